@@ -1,0 +1,53 @@
+# tprof's short commands. Everything builds into build/ through CMake (see CMakeLists.txt).
+#   make deps      install the Debian packages (apt-get; sudo when not root)
+#   make           build the library, the tprof command, examples, benchmarks and tests
+#   make demo      run the bundled training loop profiled and print its report
+#   make test      run every test (ctest)
+#   make sanitize  run the tests under AddressSanitizer and UndefinedBehaviorSanitizer
+#   make fuzz      run each libFuzzer target for FUZZ_SECONDS
+#   make bench     run the benchmarks (figures go into BENCHMARKS.md by hand)
+#   make lint      clang-tidy, cppcheck and a clang-format check
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+FUZZ_SECONDS ?= 60
+
+.PHONY: all build deps demo test sanitize fuzz bench lint format clean
+
+all: build
+
+build:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS)
+
+deps:
+	scripts/install-deps
+
+demo: build
+	scripts/demo $(BUILD)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+sanitize:
+	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DTPROF_SANITIZE=ON $(CMAKE_FLAGS)
+	cmake --build build-sanitize -j$(JOBS)
+	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS) -LE python
+
+fuzz:
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPROF_FUZZ=ON -DTPROF_TESTS=OFF
+	cmake --build build-fuzz -j$(JOBS)
+	scripts/fuzz build-fuzz $(FUZZ_SECONDS)
+
+bench: build
+	scripts/bench $(BUILD)
+
+lint: build
+	scripts/lint $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) build-sanitize build-fuzz

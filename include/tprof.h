@@ -1,0 +1,190 @@
+/* tprof.h - the public API of libtprof, a profiler for machine-learning training loops.
+ *
+ * This is the only header tprof installs. Everything it declares starts with tprof_ or TPROF_;
+ * everything else in the library is private. Typical use:
+ *
+ *     int main(int argc, char **argv) {
+ *         tprof_init(&argc, argv);            // reads YAML, TPROF_* and --profiling.* arguments
+ *         for (int step = 0; step < steps; step++) {
+ *             { TPROF_ZONE("dataloader"); load_batch(); }
+ *             { TPROF_ZONE("forward");    forward(); }
+ *             { TPROF_ZONE("backward");   backward(); }
+ *             { TPROF_ZONE("optimizer");  sgd(); }
+ *             tprof_step();                   // ends step k, begins step k+1
+ *         }
+ *         tprof_shutdown();                   // writes the last window, prints the summary
+ *     }
+ *
+ * Contract: every function is safe to call in every state (before tprof_init, after
+ * tprof_shutdown, when profiling is disabled) and from any thread. No call ever aborts or exits
+ * the host program; problems are reported once as a "tprof: ..." line on stderr.
+ *
+ * Cost: while no session is active, each range call is one relaxed load and a predictable branch,
+ * inlined here. While recording, a range costs about two clock reads.
+ *
+ * Compile-time switch: define TPROF_DISABLE before including this header and every TPROF_ macro
+ * expands to nothing (its arguments are not evaluated). The functions stay callable.
+ */
+#ifndef TPROF_H
+#define TPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPROF_VERSION_MAJOR 0
+#define TPROF_VERSION_MINOR 1
+#define TPROF_VERSION_PATCH 0
+#define TPROF_VERSION       "0.1.0"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TPROF_API         __attribute__((visibility("default")))
+#define TPROF_LIKELY_0(x) __builtin_expect(!!(x), 0)
+#else
+#define TPROF_API
+#define TPROF_LIKELY_0(x) (x)
+#endif
+
+/* ---- Configuration -------------------------------------------------------------------------
+ * One set of keys (docs/CONFIG.md lists them), four sources, later sources win:
+ * built-in defaults < YAML file (top-level "profiling:" mapping) < environment (TPROF_<KEY>)
+ * < command line (--profile, --profiling.<key> <value>, --profiling.<key>=<value>,
+ * profiling.<key>=<value>). Functions returning int give 0 on success and -1 on error; the error
+ * (one line naming the key, the value and the source) is then in tprof_config_error(). */
+
+typedef struct tprof_config tprof_config;
+
+TPROF_API tprof_config *tprof_config_new(void); /* built-in defaults; NULL if out of memory */
+TPROF_API void tprof_config_free(tprof_config *cfg);
+TPROF_API int tprof_config_set(tprof_config *cfg, const char *key, const char *value);
+TPROF_API int tprof_config_load_yaml(tprof_config *cfg, const char *path);
+TPROF_API int tprof_config_load_env(tprof_config *cfg);
+/* Consumes the tprof arguments from argv (and lowers *argc), leaving the program's own. */
+TPROF_API int tprof_config_load_args(tprof_config *cfg, int *argc, char **argv);
+TPROF_API const char *tprof_config_error(const tprof_config *cfg);
+/* The effective configuration as a JSON object; the caller frees it with free(). */
+TPROF_API char *tprof_config_to_json(const tprof_config *cfg);
+
+/* ---- Session -------------------------------------------------------------------------------- */
+
+/* Starts a session with a copy of cfg. Returns 0 when started or when the configuration leaves
+ * profiling disabled, -1 when a session is already active or the output cannot be prepared. */
+TPROF_API int tprof_start(const tprof_config *cfg);
+/* All sources in order: defaults, the YAML file named by TPROF_CONFIG or --profiling.config,
+ * the environment, then argv (argc/argv may be NULL). On a configuration error it prints
+ * "tprof: <error>", starts nothing and returns -1. */
+TPROF_API int tprof_init(int *argc, char **argv);
+/* Saves a window that is still recording (marked partial), waits for pending writes, prints
+ * the summary on rank 0 and ends the session. A later tprof_start begins a new session. */
+TPROF_API void tprof_shutdown(void);
+/* The last error or warning line, without the "tprof: " prefix; "" if none. */
+TPROF_API const char *tprof_last_error(void);
+/* 1 while events of the current step are being kept (RECORD or RECORD_AND_SAVE), else 0. */
+TPROF_API int tprof_is_recording(void);
+
+/* ---- Steps and epochs ----------------------------------------------------------------------- */
+
+TPROF_API void tprof_step(void);           /* ends step k, begins step k+1 */
+TPROF_API void tprof_epoch(int epoch);     /* marks the start of epoch `epoch` */
+
+/* ---- Ranges --------------------------------------------------------------------------------
+ * tprof_begin keeps the pointer: name must stay valid until tprof_shutdown (a string literal).
+ * tprof_begin_copy copies the name, for names built at run time. Ranges nest per thread. */
+
+TPROF_API extern int tprof_active_;         /* nonzero while a session is active; internal */
+TPROF_API void tprof_begin_(const char *name);
+TPROF_API void tprof_begin_copy_(const char *name);
+TPROF_API void tprof_end_(void);
+
+static inline int tprof_active(void) { return __atomic_load_n(&tprof_active_, __ATOMIC_RELAXED); }
+static inline void tprof_begin(const char *name) {
+    if (TPROF_LIKELY_0(tprof_active())) tprof_begin_(name);
+}
+static inline void tprof_begin_copy(const char *name) {
+    if (TPROF_LIKELY_0(tprof_active())) tprof_begin_copy_(name);
+}
+static inline void tprof_end(void) {
+    if (TPROF_LIKELY_0(tprof_active())) tprof_end_();
+}
+
+/* ---- Annotations ---------------------------------------------------------------------------
+ * FLOPs and arguments attach to the innermost range open on the calling thread. Names, keys and
+ * string values are copied. */
+
+TPROF_API void tprof_flops(uint64_t flops);
+TPROF_API void tprof_arg_int(const char *key, int64_t value);
+TPROF_API void tprof_arg_str(const char *key, const char *value);
+/* Input shapes as a JSON array of arrays, e.g. "[[64, 784], [784, 256]]"; kept as the
+ * "Input Dims" argument, as PyTorch writes it, only when record_shapes is on. */
+TPROF_API void tprof_shapes(const char *dims_json);
+TPROF_API void tprof_counter(const char *name, double value);
+/* Memory events for a device: -1 is the host, 0.. are CUDA devices. Kept only when
+ * profile_memory is on; written as PyTorch's "[memory]" instants. */
+TPROF_API void tprof_alloc(int device, const void *ptr, size_t bytes);
+TPROF_API void tprof_free(int device, const void *ptr);
+TPROF_API void tprof_thread_name(const char *name);
+
+/* ---- Macros --------------------------------------------------------------------------------
+ * TPROF_ZONE(name) opens a range that closes when the enclosing block ends. */
+
+typedef struct tprof_zone_ {
+    char unused_;
+} tprof_zone_;
+static inline tprof_zone_ tprof_zone_begin_(const char *name) {
+    tprof_begin(name);
+    return (tprof_zone_){0};
+}
+static inline void tprof_zone_end_(tprof_zone_ *zone) {
+    (void)zone;
+    tprof_end();
+}
+
+#define TPROF_CAT2_(a, b) a##b
+#define TPROF_CAT_(a, b)  TPROF_CAT2_(a, b)
+
+#ifndef TPROF_DISABLE
+#define TPROF_INIT(argcp, argv) tprof_init((argcp), (argv))
+#define TPROF_SHUTDOWN()        tprof_shutdown()
+#define TPROF_BEGIN(name)       tprof_begin(name)
+#define TPROF_BEGIN_COPY(name)  tprof_begin_copy(name)
+#define TPROF_END()             tprof_end()
+#define TPROF_ZONE(name)                                                                           \
+    tprof_zone_ TPROF_CAT_(tprof_zone_, __LINE__)                                                  \
+        __attribute__((cleanup(tprof_zone_end_), unused)) = tprof_zone_begin_(name)
+#define TPROF_STEP()                      tprof_step()
+#define TPROF_EPOCH(epoch)                tprof_epoch(epoch)
+#define TPROF_FLOPS(flops)                tprof_flops(flops)
+#define TPROF_ARG_INT(key, value)         tprof_arg_int((key), (value))
+#define TPROF_ARG_STR(key, value)         tprof_arg_str((key), (value))
+#define TPROF_SHAPES(dims_json)           tprof_shapes(dims_json)
+#define TPROF_COUNTER(name, value)        tprof_counter((name), (value))
+#define TPROF_ALLOC(device, ptr, bytes)   tprof_alloc((device), (ptr), (bytes))
+#define TPROF_FREE(device, ptr)           tprof_free((device), (ptr))
+#define TPROF_THREAD_NAME(name)           tprof_thread_name(name)
+#else
+#define TPROF_INIT(argcp, argv)         ((void)0)
+#define TPROF_SHUTDOWN()                ((void)0)
+#define TPROF_BEGIN(name)               ((void)0)
+#define TPROF_BEGIN_COPY(name)          ((void)0)
+#define TPROF_END()                     ((void)0)
+#define TPROF_ZONE(name)                ((void)0)
+#define TPROF_STEP()                    ((void)0)
+#define TPROF_EPOCH(epoch)              ((void)0)
+#define TPROF_FLOPS(flops)              ((void)0)
+#define TPROF_ARG_INT(key, value)       ((void)0)
+#define TPROF_ARG_STR(key, value)       ((void)0)
+#define TPROF_SHAPES(dims_json)         ((void)0)
+#define TPROF_COUNTER(name, value)      ((void)0)
+#define TPROF_ALLOC(device, ptr, bytes) ((void)0)
+#define TPROF_FREE(device, ptr)         ((void)0)
+#define TPROF_THREAD_NAME(name)         ((void)0)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPROF_H */

@@ -1,0 +1,143 @@
+/* analysis.h - every figure of SEMANTICS.md §3, computed from event models.
+ *
+ * One implementation serves both the library (each closed window is added to the run's analysis,
+ * whose report is the console summary and summary.json) and `tprof analyze` (each input file is
+ * added). Models are added one at a time and may be freed right after: the analysis copies what
+ * it keeps (names as strings, not model ids), so windows and files with different string tables
+ * accumulate into one result. tp_analysis_finish then sorts tables, derives percentages and
+ * writes the recommendations.
+ *
+ * Units: every *_ns field is integer nanoseconds; renderers print microseconds. */
+#ifndef TP_ANALYSIS_H
+#define TP_ANALYSIS_H
+
+#include "model/model.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A stage: a name and case-insensitive glob patterns (`*` any run, `?` one character). */
+typedef struct tp_stage_def {
+    const char *name;
+    const char *const *patterns;
+    size_t npatterns;
+} tp_stage_def;
+
+typedef struct tp_analysis_opts {
+    const tp_stage_def *stages; /* NULL: the four default stages of SEMANTICS.md §3 */
+    size_t nstages;
+} tp_analysis_opts;
+
+typedef struct tp_op_row {
+    char *name;
+    uint64_t calls;
+    int64_t total_ns, self_ns, min_ns, max_ns;
+    double self_pct;          /* self / sum of self over all rows (set by finish) */
+    double flops;             /* sum of "flops" args */
+    int64_t flops_time_ns;    /* total duration of this op's ranges that carry flops */
+    int64_t gpu_ns;           /* kernel time launched from inside this op (launch attribution) */
+    uint64_t kernels;         /* kernels launched from inside this op */
+} tp_op_row;
+
+typedef struct tp_kernel_row {
+    char *name;
+    uint64_t calls;
+    int64_t total_ns, min_ns, max_ns;
+    double pct;               /* total / sum over all kernels (set by finish) */
+} tp_kernel_row;
+
+typedef struct tp_step_row {
+    char *name;               /* "ProfilerStep#12" */
+    int64_t number;           /* 12 */
+    int64_t start_ns;         /* absolute (base_ns + ts) */
+    int64_t dur_ns;
+    int64_t *stage_ns;        /* per stage (parallel to tp_analysis.stages): time inside this step */
+} tp_step_row;
+
+typedef struct tp_stage_row {
+    char *name;
+    uint64_t count;           /* outermost matching ranges */
+    int64_t total_ns, max_ns;
+    int64_t p50_ns, p95_ns;   /* over the ranges' durations (set by finish) */
+    double pct;               /* total / total step time (set by finish) */
+    int64_t *durs;            /* every counted range's duration */
+} tp_stage_row;
+
+typedef struct tp_mem_row {
+    int64_t device_type;      /* PyTorch's Device Type: 0 CPU, 1 CUDA, ... */
+    int64_t device_id;
+    int64_t peak_bytes;
+    int64_t peak_ts_ns;       /* absolute */
+    uint64_t capacity_bytes;  /* totalGlobalMem of that device when the trace says; else 0 */
+} tp_mem_row;
+
+typedef struct tp_reco {
+    char *id;                 /* stable: dataloader, gpu_idle, memory_pressure, nccl, launch_bound */
+    char *message;            /* one sentence with its evidence in numbers */
+} tp_reco;
+
+typedef struct tp_analysis {
+    /* inputs */
+    size_t ninputs;
+    char *input_path;         /* the first input's path ("" for a recorded window) */
+    uint64_t input_bytes, input_events;
+    /* steps, in the order added; steps_total_ns is their summed duration */
+    tp_step_row *steps;
+    size_t nsteps, cap_steps;
+    int64_t steps_total_ns;
+    int64_t steps_mean_ns, steps_p50_ns, steps_p95_ns, steps_max_ns; /* set by finish */
+    /* ops: all host ranges except steps (sorted by self time, descending, by finish) */
+    tp_op_row *ops;
+    size_t nops, cap_ops;
+    /* kernels (sorted by total, descending, by finish) */
+    tp_kernel_row *kernels;
+    size_t nkernels, cap_kernels;
+    uint64_t kernel_count;
+    /* GPU busy: union of kernel/memcpy/memset intervals per device, summed */
+    int64_t gpu_busy_ns;
+    int64_t gpu_capacity_ns;  /* window length x devices, summed over inputs */
+    size_t gpu_devices;       /* most devices seen in one input */
+    double gpu_utilization_pct; /* busy / capacity x 100; -1 when no device work (set by finish) */
+    /* stages in definition order */
+    tp_stage_row *stages;
+    size_t nstages;
+    double dataloader_pct;    /* -1 when no stage is named dataloader */
+    /* memory peaks per (device type, device id) */
+    tp_mem_row *memory;
+    size_t nmemory, cap_memory;
+    /* FLOPs */
+    double flops;
+    int64_t flops_time_ns;
+    /* run facts and warnings (dropped events, partial windows, ...) */
+    uint64_t dropped_events;
+    size_t windows, partial_windows;
+    char **warnings;
+    size_t nwarnings, cap_warnings;
+    tp_reco *recos;
+    size_t nrecos;
+    /* private accumulation state */
+    struct tp_analysis_priv *priv;
+    int failed;               /* an allocation failed: results are incomplete */
+} tp_analysis;
+
+/* The stages of SEMANTICS.md §3: dataloader, forward, backward, optimizer. */
+const tp_stage_def *tp_default_stages(size_t *n);
+
+tp_analysis *tp_analysis_new(const tp_analysis_opts *opts);
+/* Accumulates one model (a window or an input file). path may be NULL. 0, or -1 out of memory. */
+int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path);
+/* A run-level warning shown by every renderer (copied). */
+void tp_analysis_add_warning(tp_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sorts the tables, derives percentiles and percentages, writes the recommendations.
+ * Idempotent; adding models after it is allowed (call it again). */
+void tp_analysis_finish(tp_analysis *a);
+void tp_analysis_free(tp_analysis *a);
+
+/* p-th percentile (0..100) of n values sorted ascending, by linear interpolation between the
+ * closest ranks (numpy's default; Python's statistics.quantiles(method="inclusive")). */
+int64_t tp_percentile(const int64_t *sorted, size_t n, double p);
+
+/* Case-insensitive glob match of a whole name: `*` matches any run, `?` one character. */
+int tp_glob_match(const char *pattern, const char *name);
+
+#endif

@@ -1,0 +1,45 @@
+/* strtab.h - interned strings: each distinct string stored once and named by a small id.
+ *
+ * A trace repeats a few thousand names across millions of events, so events hold 4-byte ids
+ * and equal ids mean equal strings. Id 0 is always "". Strings are NUL-terminated and never
+ * move, so a pointer from tp_strtab_get stays valid until tp_strtab_free. */
+#ifndef TP_STRTAB_H
+#define TP_STRTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint32_t tp_str;
+#define TP_STR_EMPTY ((tp_str)0)
+
+typedef struct tp_strtab {
+    struct tp_strent *ents; /* id -> string */
+    uint32_t n, cap;
+    uint32_t *slots;        /* open addressing: id + 1, or 0 for empty */
+    uint32_t nslots;        /* power of two */
+    struct tp_arena_block *arena;
+    size_t bytes;           /* string bytes held, for memory accounting */
+    int failed;             /* an allocation failed: some strings became "" */
+} tp_strtab;
+
+struct tp_strent {
+    const char *s;
+    uint32_t len;
+    uint32_t hash; /* low bits of tp_hash_bytes, compared before the bytes */
+};
+
+void tp_strtab_init(tp_strtab *t);
+void tp_strtab_free(tp_strtab *t);
+/* The id of s[0..len), added if new. Returns TP_STR_EMPTY (and sets failed) when out of memory. */
+tp_str tp_strtab_intern(tp_strtab *t, const char *s, size_t len);
+/* The id of s[0..len) if present, else UINT32_MAX. */
+tp_str tp_strtab_find(const tp_strtab *t, const char *s, size_t len);
+
+static inline const char *tp_strtab_get(const tp_strtab *t, tp_str id) {
+    return id < t->n ? t->ents[id].s : "";
+}
+static inline size_t tp_strtab_len(const tp_strtab *t, tp_str id) {
+    return id < t->n ? t->ents[id].len : 0;
+}
+
+#endif

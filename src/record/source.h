@@ -1,0 +1,45 @@
+/* source.h - how a producer of events other than the tprof_* calls joins a session.
+ *
+ * The CUPTI activity source (cupti.c) is one: it follows the schedule through on_action (started
+ * in WARMUP so its start-up cost stays out of the window, stopped outside windows) and adds its
+ * kernels, copies and runtime calls to each window's model through collect. */
+#ifndef TP_SOURCE_H
+#define TP_SOURCE_H
+
+#include "model/model.h"
+
+#include <stdint.h>
+
+typedef enum tp_action {
+    TP_ACTION_NONE,
+    TP_ACTION_WARMUP,
+    TP_ACTION_RECORD,
+    TP_ACTION_RECORD_AND_SAVE,
+} tp_action;
+
+typedef struct tp_window_info {
+    const char *name;         /* file-name stem of the window's trace */
+    int64_t start_ns, end_ns; /* on the session clock (tp_clock_now_ns) */
+    int64_t first_step, last_step;
+    int partial;              /* closed early (shutdown or signal) */
+} tp_window_info;
+
+typedef struct tp_source {
+    const char *name;
+    void *ctx;
+    /* The step that begins now has this action. Called on the stepping thread. */
+    void (*on_action)(void *ctx, tp_action action);
+    /* A window closed: append the source's events between w->start_ns and w->end_ns to m, with
+     * times converted by tp_session_model_ns. Called on the writer thread. */
+    void (*collect)(void *ctx, tp_model *m, const tp_window_info *w);
+    /* The session ends: stop and release everything; must not hang. */
+    void (*shutdown)(void *ctx);
+} tp_source;
+
+/* Registers a source for the active session (the struct is copied). 0, or -1 if none is active
+ * or too many sources are registered. */
+int tp_session_add_source(const tp_source *src);
+/* A session-clock time as a time in the session's models (ns since the models' base_ns). */
+int64_t tp_session_model_ns(int64_t clock_ns);
+
+#endif

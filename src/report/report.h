@@ -1,0 +1,34 @@
+/* report.h - an analysis rendered for people and programs.
+ *
+ * The same renderers print the library's console summary and `tprof analyze`'s output, and write
+ * the run artifacts derived from an analysis (op_stats.csv, stage_times.json, summary.json), so
+ * every view of a run agrees. Output goes into a tp_buf; callers write it where they need. */
+#ifndef TP_REPORT_H
+#define TP_REPORT_H
+
+#include "analysis/analysis.h"
+#include "util/buf.h"
+
+typedef struct tp_report_opts {
+    size_t top_k;             /* rows per table; 0 means 10 */
+    const char *title;        /* first line of text/markdown reports; NULL for a default */
+    const char *extra_json;   /* JSON object members ("\"run\": {...}") added at the top level of
+                                 tp_report_json's object; NULL for none */
+} tp_report_opts;
+
+/* The readable report: steps, stages, top ops, top kernels, GPU, memory, FLOPs, warnings and
+ * recommendations. */
+void tp_report_text(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
+/* The stable keys of SEMANTICS.md §4 (documented in docs/ANALYZE_JSON.md), plus extras. */
+void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
+void tp_report_markdown(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
+/* One CSV table: kind,name,calls,total_us,self_us,mean_us,min_us,max_us,pct,flops with kind
+ * op, kernel or stage (top_k rows of each). */
+void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
+
+/* Run artifacts. op_stats.csv: every op, name,calls,total_us,self_us,mean_us,min_us,max_us,flops.
+ * stage_times.json: per stage count/total/mean/p50/p95/max/pct and per step the stage times. */
+void tp_report_op_stats_csv(tp_buf *out, const tp_analysis *a);
+void tp_report_stage_times_json(tp_buf *out, const tp_analysis *a);
+
+#endif

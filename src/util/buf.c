@@ -1,0 +1,179 @@
+/* buf.c - tp_buf's allocation and formatting (see buf.h). */
+#include "util/buf.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void tp_buf_init(tp_buf *b) { memset(b, 0, sizeof(*b)); }
+
+void tp_buf_free(tp_buf *b) {
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}
+
+int tp_buf_reserve_slow(tp_buf *b, size_t extra) {
+    if (b->failed) return -1;
+    size_t need = b->len + extra;
+    size_t ncap = b->cap ? b->cap : 256;
+    while (ncap < need) ncap *= 2;
+    char *p = realloc(b->data, ncap);
+    if (!p) {
+        b->failed = 1;
+        return -1;
+    }
+    b->data = p;
+    b->cap = ncap;
+    return 0;
+}
+
+void tp_buf_puts(tp_buf *b, const char *s) { tp_buf_put(b, s, strlen(s)); }
+
+void tp_buf_printf(tp_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || tp_buf_reserve(b, (size_t)n + 1)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+/* Two digits at a time: halves the divisions of the naive loop. */
+static const char tp_digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                     "31323334353637383940414243444546474849505152535455565758596061"
+                                     "6263646566676869707172737475767778798081828384858687888990919293"
+                                     "949596979899";
+
+void tp_buf_u64(tp_buf *b, uint64_t v) {
+    char tmp[20];
+    char *end = tmp + sizeof(tmp), *p = end;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--p = tp_digit_pairs[d + 1];
+        *--p = tp_digit_pairs[d];
+    }
+    if (v >= 10) {
+        unsigned d = (unsigned)v * 2;
+        *--p = tp_digit_pairs[d + 1];
+        *--p = tp_digit_pairs[d];
+    } else {
+        *--p = (char)('0' + v);
+    }
+    tp_buf_put(b, p, (size_t)(end - p));
+}
+
+void tp_buf_i64(tp_buf *b, int64_t v) {
+    if (v < 0) {
+        tp_buf_putc(b, '-');
+        tp_buf_u64(b, (uint64_t)0 - (uint64_t)v);
+    } else {
+        tp_buf_u64(b, (uint64_t)v);
+    }
+}
+
+void tp_buf_us(tp_buf *b, int64_t ns) {
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    if (ns < 0) tp_buf_putc(b, '-');
+    tp_buf_u64(b, mag / 1000);
+    unsigned frac = (unsigned)(mag % 1000);
+    if (frac == 0) return;
+    char f[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
+    size_t n = 4;
+    while (f[n - 1] == '0') n--;
+    tp_buf_put(b, f, n);
+}
+
+void tp_buf_double(tp_buf *b, double v) {
+    if (!isfinite(v)) {
+        TP_BUF_LIT(b, "null");
+        return;
+    }
+    if (v == (double)(int64_t)v && fabs(v) < 9.0e15) {
+        tp_buf_i64(b, (int64_t)v);
+        return;
+    }
+    char tmp[32];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
+        if (prec == 17 || strtod(tmp, NULL) == v) break;
+    }
+    tp_buf_puts(b, tmp);
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if it is not valid. */
+static size_t utf8_seq_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (n < len) return 0;
+    unsigned cp = c & (0x3fu >> (len - 1));
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return len;
+}
+
+void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    /* Worst case: every byte becomes a 6-byte escape. */
+    if (tp_buf_reserve(b, n * 6 + 2)) return;
+    char *out = b->data + b->len;
+    *out++ = '"';
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            *out++ = (char)c;
+            i++;
+        } else if (c < 0x80) {
+            *out++ = '\\';
+            switch (c) {
+            case '"': *out++ = '"'; break;
+            case '\\': *out++ = '\\'; break;
+            case '\n': *out++ = 'n'; break;
+            case '\t': *out++ = 't'; break;
+            case '\r': *out++ = 'r'; break;
+            default:
+                *out++ = 'u';
+                *out++ = '0';
+                *out++ = '0';
+                *out++ = hex[c >> 4];
+                *out++ = hex[c & 15];
+            }
+            i++;
+        } else {
+            size_t len = utf8_seq_len(s + i, n - i);
+            if (len) {
+                memcpy(out, s + i, len);
+                out += len;
+                i += len;
+            } else {
+                memcpy(out, "\xef\xbf\xbd", 3); /* U+FFFD, 3 bytes <= the 6 reserved */
+                out += 3;
+                i++;
+            }
+        }
+    }
+    *out++ = '"';
+    b->len = (size_t)(out - b->data);
+}

@@ -1,0 +1,57 @@
+/* buf.h - a growing byte buffer with the JSON and number formatting every tprof writer shares.
+ *
+ * The trace writer formats millions of events through these helpers, so the common cases
+ * (integers, microseconds from integer nanoseconds, ASCII strings) avoid printf entirely.
+ * Invariant: data[0..len) is the output so far; `failed` turns on at the first allocation
+ * failure, after which appends are ignored and the writer reports the error once. */
+#ifndef TP_BUF_H
+#define TP_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct tp_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+    int failed;
+} tp_buf;
+
+void tp_buf_init(tp_buf *b);
+void tp_buf_free(tp_buf *b);
+/* Ensures room for `extra` more bytes; 0 on success, -1 (and failed set) when out of memory. */
+int tp_buf_reserve_slow(tp_buf *b, size_t extra);
+
+static inline int tp_buf_reserve(tp_buf *b, size_t extra) {
+    return b->cap - b->len >= extra ? 0 : tp_buf_reserve_slow(b, extra);
+}
+static inline void tp_buf_put(tp_buf *b, const void *p, size_t n) {
+    if (tp_buf_reserve(b, n)) return;
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+static inline void tp_buf_putc(tp_buf *b, char c) {
+    if (tp_buf_reserve(b, 1)) return;
+    b->data[b->len++] = c;
+}
+#define TP_BUF_LIT(b, lit) tp_buf_put((b), (lit), sizeof(lit) - 1)
+
+void tp_buf_puts(tp_buf *b, const char *s);
+void tp_buf_printf(tp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tp_buf_u64(tp_buf *b, uint64_t v);
+void tp_buf_i64(tp_buf *b, int64_t v);
+/* Integer nanoseconds as decimal microseconds, exact, trailing zeros dropped: 12345 -> 12.345,
+ * 12000 -> 12, -1500 -> -1.5. */
+void tp_buf_us(tp_buf *b, int64_t ns);
+/* A double as a JSON number (shortest form that reads back the same); NaN and infinities,
+ * which JSON cannot hold, become null. */
+void tp_buf_double(tp_buf *b, double v);
+/* A JSON string literal with quotes. Control characters are escaped; bytes that are not valid
+ * UTF-8 become U+FFFD, so the output is always valid JSON whatever the input. */
+void tp_buf_json_str(tp_buf *b, const char *s, size_t n);
+static inline void tp_buf_json_cstr(tp_buf *b, const char *s) {
+    tp_buf_json_str(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+#endif

@@ -1,0 +1,27 @@
+/* fs.h - files that appear whole or not at all.
+ *
+ * Every artifact tprof writes goes to "<path>.tmp.<pid>" first and is renamed over <path> only
+ * after the last byte was written and closed without error, so a reader never sees half a file
+ * and a failed write (full disk, unwritable directory) leaves nothing behind. Errors come back
+ * as one line naming the path and the system's reason. */
+#ifndef TP_FS_H
+#define TP_FS_H
+
+#include <stddef.h>
+
+typedef struct tp_ofile tp_ofile;
+
+/* Creates path and its missing parents, like mkdir -p. 0, or -1 with err filled. */
+int tp_mkdirs(const char *path, char *err, size_t errlen);
+/* Opens a temporary file that will become `path`; gzip != 0 compresses the stream. */
+tp_ofile *tp_ofile_open(const char *path, int gzip, char *err, size_t errlen);
+/* 0, or -1 once any write failed (later writes are ignored, commit then fails). */
+int tp_ofile_write(tp_ofile *f, const void *data, size_t len);
+/* Closes and renames into place; on any error removes the temporary file. Frees f. */
+int tp_ofile_commit(tp_ofile *f, char *err, size_t errlen);
+/* Closes and removes the temporary file. Frees f. */
+void tp_ofile_abort(tp_ofile *f);
+/* The whole of data as the file `path`, through tp_ofile. */
+int tp_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+#endif

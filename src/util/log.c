@@ -1,0 +1,72 @@
+/* log.c - the warning list behind tp_log_warn (see log.h). */
+#include "util/log.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TP_LOG_MAX = 256, TP_LOG_LINE = 512 };
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *log_msgs[TP_LOG_MAX];
+static size_t log_n;
+static char log_prefix[64];
+static int log_quiet;
+static char log_latest[TP_LOG_LINE];
+
+void tp_log_warn(const char *fmt, ...) {
+    char line[TP_LOG_LINE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+
+    pthread_mutex_lock(&log_lock);
+    int seen = 0;
+    for (size_t i = 0; i < log_n && !seen; i++) seen = strcmp(log_msgs[i], line) == 0;
+    if (!seen) {
+        snprintf(log_latest, sizeof(log_latest), "%s", line);
+        char *copy = log_n < TP_LOG_MAX ? strdup(line) : NULL;
+        if (copy) log_msgs[log_n++] = copy;
+        if (!log_quiet) fprintf(stderr, "tprof: %s%s\n", log_prefix, line);
+    }
+    pthread_mutex_unlock(&log_lock);
+}
+
+void tp_log_set_prefix(const char *prefix) {
+    pthread_mutex_lock(&log_lock);
+    snprintf(log_prefix, sizeof(log_prefix), "%s", prefix ? prefix : "");
+    pthread_mutex_unlock(&log_lock);
+}
+
+void tp_log_set_quiet(int quiet) {
+    pthread_mutex_lock(&log_lock);
+    log_quiet = quiet;
+    pthread_mutex_unlock(&log_lock);
+}
+
+const char *tp_log_last(void) { return log_latest; }
+
+size_t tp_log_count(void) {
+    pthread_mutex_lock(&log_lock);
+    size_t n = log_n;
+    pthread_mutex_unlock(&log_lock);
+    return n;
+}
+
+const char *tp_log_get(size_t i) {
+    pthread_mutex_lock(&log_lock);
+    const char *m = i < log_n ? log_msgs[i] : NULL;
+    pthread_mutex_unlock(&log_lock);
+    return m;
+}
+
+void tp_log_reset(void) {
+    pthread_mutex_lock(&log_lock);
+    for (size_t i = 0; i < log_n; i++) free(log_msgs[i]);
+    log_n = 0;
+    log_latest[0] = '\0';
+    pthread_mutex_unlock(&log_lock);
+}

@@ -1,0 +1,15 @@
+/* vec.h - growing arrays: the one place that decides how tprof's arrays grow.
+ *
+ * tp_grow makes room for `need` elements of `elem` bytes in *ptr, doubling the capacity, and
+ * returns 0, or -1 with *ptr untouched when memory runs out (callers degrade, never abort). */
+#ifndef TP_VEC_H
+#define TP_VEC_H
+
+#include <stddef.h>
+
+int tp_grow(void **ptr, size_t *cap, size_t need, size_t elem);
+
+/* TP_GROW(array, cap, need): tp_grow for a typed pointer. */
+#define TP_GROW(arr, cap, need) tp_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+#endif
