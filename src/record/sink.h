@@ -1,0 +1,46 @@
+/* sink.h - where the recorder delivers its output: the run's start, each closed window, the end.
+ *
+ * The recorder knows nothing of files or analyses; the sink does. The default sink
+ * (src/export/artifacts.c) writes the traces and the run artifacts and prints the summary;
+ * tests install their own to capture the models a session produces. */
+#ifndef TP_SINK_H
+#define TP_SINK_H
+
+#include "analysis/analysis.h"
+#include "model/model.h"
+#include "record/source.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tp_run_info {
+    const char *run_dir;       /* <output_dir>/<run_id> */
+    const char *config_json;   /* the effective configuration, a JSON object */
+    int64_t rank, world_size;  /* world_size 1 when not distributed */
+    int gzip;                  /* traces as .json.gz */
+    int tensorboard_names;     /* <worker>.<time_ns>.pt.trace.json names */
+    int print_summary;         /* this process prints the console summary (rank 0, summary on) */
+    size_t top_k;
+    const tp_stage_def *stages;
+    size_t nstages;
+    /* filled at the end of the run */
+    size_t windows, partial_windows;
+    uint64_t dropped_events;
+    const char *no_window_reason; /* why no window completed, or NULL */
+} tp_run_info;
+
+typedef struct tp_sink {
+    void *ctx;
+    /* The session starts (on the thread calling tprof_start): prepare the run directory.
+     * Returns 0, or -1 after warning (the session then records nothing). */
+    int (*start)(void *ctx, const tp_run_info *run);
+    /* A window closed; called on the writer thread. The sink owns m and must free it. */
+    void (*window)(void *ctx, tp_model *m, const tp_window_info *w);
+    /* The run ended (on the thread calling tprof_shutdown), after the last window. */
+    void (*finish)(void *ctx, const tp_run_info *run);
+} tp_sink;
+
+/* Installs the sink for the next session (copied); NULL restores the default. */
+void tp_session_set_sink(const tp_sink *sink);
+
+#endif
