@@ -22,6 +22,7 @@ typedef struct tp_window_info {
     int64_t start_ns, end_ns; /* on the session clock (tp_clock_now_ns) */
     int64_t first_step, last_step;
     int partial;              /* closed early (shutdown or signal) */
+    int64_t model_offset_ns;  /* a session-clock time minus this is a time in the window's model */
 } tp_window_info;
 
 typedef struct tp_source {
@@ -30,7 +31,7 @@ typedef struct tp_source {
     /* The step that begins now has this action. Called on the stepping thread. */
     void (*on_action)(void *ctx, tp_action action);
     /* A window closed: append the source's events between w->start_ns and w->end_ns to m, with
-     * times converted by tp_session_model_ns. Called on the writer thread. */
+     * times converted by subtracting w->model_offset_ns. Called on the writer thread. */
     void (*collect)(void *ctx, tp_model *m, const tp_window_info *w);
     /* The session ends: stop and release everything; must not hang. */
     void (*shutdown)(void *ctx);
@@ -39,7 +40,5 @@ typedef struct tp_source {
 /* Registers a source for the active session (the struct is copied). 0, or -1 if none is active
  * or too many sources are registered. */
 int tp_session_add_source(const tp_source *src);
-/* A session-clock time as a time in the session's models (ns since the models' base_ns). */
-int64_t tp_session_model_ns(int64_t clock_ns);
 
 #endif
