@@ -23,7 +23,8 @@
  * inlined here. While recording, a range costs about two clock reads.
  *
  * Compile-time switch: define TPROF_DISABLE before including this header and every TPROF_ macro
- * expands to nothing (its arguments are not evaluated). The functions stay callable.
+ * expands to nothing (its arguments are not evaluated; TPROF_INIT yields 0). The functions stay
+ * callable.
  */
 #ifndef TPROF_H
 #define TPROF_H
@@ -87,19 +88,21 @@ TPROF_API int tprof_is_recording(void);
 
 /* ---- Steps and epochs ----------------------------------------------------------------------- */
 
-TPROF_API void tprof_step(void);           /* ends step k, begins step k+1 */
-TPROF_API void tprof_epoch(int epoch);     /* marks the start of epoch `epoch` */
+TPROF_API void tprof_step(void);       /* ends step k, begins step k+1 */
+TPROF_API void tprof_epoch(int epoch); /* marks the start of epoch `epoch` */
 
 /* ---- Ranges --------------------------------------------------------------------------------
  * tprof_begin keeps the pointer: name must stay valid until tprof_shutdown (a string literal).
  * tprof_begin_copy copies the name, for names built at run time. Ranges nest per thread. */
 
-TPROF_API extern int tprof_active_;         /* nonzero while a session is active; internal */
+TPROF_API extern int tprof_active_; /* nonzero while a session is active; internal */
 TPROF_API void tprof_begin_(const char *name);
 TPROF_API void tprof_begin_copy_(const char *name);
 TPROF_API void tprof_end_(void);
 
-static inline int tprof_active(void) { return __atomic_load_n(&tprof_active_, __ATOMIC_RELAXED); }
+static inline int tprof_active(void) {
+    return __atomic_load_n(&tprof_active_, __ATOMIC_RELAXED);
+}
 static inline void tprof_begin(const char *name) {
     if (TPROF_LIKELY_0(tprof_active())) tprof_begin_(name);
 }
@@ -154,33 +157,36 @@ static inline void tprof_zone_end_(tprof_zone_ *zone) {
 #define TPROF_ZONE(name)                                                                           \
     tprof_zone_ TPROF_CAT_(tprof_zone_, __LINE__)                                                  \
         __attribute__((cleanup(tprof_zone_end_), unused)) = tprof_zone_begin_(name)
-#define TPROF_STEP()                      tprof_step()
-#define TPROF_EPOCH(epoch)                tprof_epoch(epoch)
-#define TPROF_FLOPS(flops)                tprof_flops(flops)
-#define TPROF_ARG_INT(key, value)         tprof_arg_int((key), (value))
-#define TPROF_ARG_STR(key, value)         tprof_arg_str((key), (value))
-#define TPROF_SHAPES(dims_json)           tprof_shapes(dims_json)
-#define TPROF_COUNTER(name, value)        tprof_counter((name), (value))
-#define TPROF_ALLOC(device, ptr, bytes)   tprof_alloc((device), (ptr), (bytes))
-#define TPROF_FREE(device, ptr)           tprof_free((device), (ptr))
-#define TPROF_THREAD_NAME(name)           tprof_thread_name(name)
+#define TPROF_STEP()                    tprof_step()
+#define TPROF_EPOCH(epoch)              tprof_epoch(epoch)
+#define TPROF_FLOPS(flops)              tprof_flops(flops)
+#define TPROF_ARG_INT(key, value)       tprof_arg_int((key), (value))
+#define TPROF_ARG_STR(key, value)       tprof_arg_str((key), (value))
+#define TPROF_SHAPES(dims_json)         tprof_shapes(dims_json)
+#define TPROF_COUNTER(name, value)      tprof_counter((name), (value))
+#define TPROF_ALLOC(device, ptr, bytes) tprof_alloc((device), (ptr), (bytes))
+#define TPROF_FREE(device, ptr)         tprof_free((device), (ptr))
+#define TPROF_THREAD_NAME(name)         tprof_thread_name(name)
 #else
-#define TPROF_INIT(argcp, argv)         ((void)0)
-#define TPROF_SHUTDOWN()                ((void)0)
-#define TPROF_BEGIN(name)               ((void)0)
-#define TPROF_BEGIN_COPY(name)          ((void)0)
-#define TPROF_END()                     ((void)0)
-#define TPROF_ZONE(name)                ((void)0)
-#define TPROF_STEP()                    ((void)0)
-#define TPROF_EPOCH(epoch)              ((void)0)
-#define TPROF_FLOPS(flops)              ((void)0)
-#define TPROF_ARG_INT(key, value)       ((void)0)
-#define TPROF_ARG_STR(key, value)       ((void)0)
-#define TPROF_SHAPES(dims_json)         ((void)0)
-#define TPROF_COUNTER(name, value)      ((void)0)
-#define TPROF_ALLOC(device, ptr, bytes) ((void)0)
-#define TPROF_FREE(device, ptr)         ((void)0)
-#define TPROF_THREAD_NAME(name)         ((void)0)
+/* Disabled: nothing is evaluated or called; sizeof keeps the arguments "used" for the compiler. */
+#define TPROF_UNUSED_(x)           ((void)sizeof(x))
+#define TPROF_INIT(argcp, argv)    (TPROF_UNUSED_(argcp), TPROF_UNUSED_(argv), 0)
+#define TPROF_SHUTDOWN()           ((void)0)
+#define TPROF_BEGIN(name)          TPROF_UNUSED_(name)
+#define TPROF_BEGIN_COPY(name)     TPROF_UNUSED_(name)
+#define TPROF_END()                ((void)0)
+#define TPROF_ZONE(name)           TPROF_UNUSED_(name)
+#define TPROF_STEP()               ((void)0)
+#define TPROF_EPOCH(epoch)         TPROF_UNUSED_(epoch)
+#define TPROF_FLOPS(flops)         TPROF_UNUSED_(flops)
+#define TPROF_ARG_INT(key, value)  (TPROF_UNUSED_(key), TPROF_UNUSED_(value))
+#define TPROF_ARG_STR(key, value)  (TPROF_UNUSED_(key), TPROF_UNUSED_(value))
+#define TPROF_SHAPES(dims_json)    TPROF_UNUSED_(dims_json)
+#define TPROF_COUNTER(name, value) (TPROF_UNUSED_(name), TPROF_UNUSED_(value))
+#define TPROF_ALLOC(device, ptr, bytes)                                                            \
+    (TPROF_UNUSED_(device), TPROF_UNUSED_(ptr), TPROF_UNUSED_(bytes))
+#define TPROF_FREE(device, ptr) (TPROF_UNUSED_(device), TPROF_UNUSED_(ptr))
+#define TPROF_THREAD_NAME(name) TPROF_UNUSED_(name)
 #endif
 
 #ifdef __cplusplus
