@@ -422,9 +422,10 @@ static int cli_arg(int argc, char **argv, int i, tp_cli_arg *out) {
 int tprof_config_load_args(tprof_config *cfg, int *argc, char **argv) {
     if (!cfg) return -1;
     if (!argc || !argv || *argc <= 1) return 0;
-    int n = *argc;
-    /* First apply everything, so that an error leaves argv as it was. */
-    for (int i = 1; i < n; i++) {
+    int n = *argc, rc = 0;
+    /* The arguments are tprof's whether or not their values are valid: they leave argv either
+     * way, so that the host's own parser never sees them. The first error is kept. */
+    for (int i = 1; i < n && rc == 0; i++) {
         tp_cli_arg arg;
         if (strcmp(argv[i], "--") == 0) break;
         if (!cli_arg(n, argv, i, &arg)) continue;
@@ -433,8 +434,8 @@ int tprof_config_load_args(tprof_config *cfg, int *argc, char **argv) {
         int in_arg = arg.key > argv[i] && arg.key < argv[i] + strlen(argv[i]);
         int srclen = in_arg ? (int)(arg.key + arg.keylen - argv[i]) : (int)strlen(argv[i]);
         snprintf(source, sizeof(source), "%.*s", srclen, argv[i]);
-        if (!arg.value) return fail(cfg, "missing value for %s (from the command line)", source);
-        if (tp_config_apply(cfg, arg.key, arg.keylen, arg.value, source)) return -1;
+        if (!arg.value) rc = fail(cfg, "missing value for %s (from the command line)", source);
+        else rc = tp_config_apply(cfg, arg.key, arg.keylen, arg.value, source);
         i += arg.slots - 1;
     }
     int out = 1, i = 1;
@@ -451,7 +452,7 @@ int tprof_config_load_args(tprof_config *cfg, int *argc, char **argv) {
         argv[out++] = argv[i++];
     argv[out] = NULL;
     *argc = out;
-    return 0;
+    return rc;
 }
 
 const char *tp_config_find_path(int argc, char **argv) {

@@ -88,6 +88,11 @@ void tp_mem_stop(void) {
     pthread_mutex_unlock(&mem_lock);
 }
 
+void tp_mem_fork(int phase) {
+    if (phase == 0) pthread_mutex_lock(&mem_lock);
+    else pthread_mutex_unlock(&mem_lock);
+}
+
 int tp_mem_update(int device, uint64_t addr, int64_t bytes, int is_free, tp_mem_change *out) {
     if (addr == 0 || device < -1 || device >= TP_MEM_DEVICES - 1) return -1;
     int rc = -1;

@@ -216,6 +216,36 @@ static void set_origin(void) {
     tp_sess.env.world_size = tp_sess.rank.distributed ? tp_sess.rank.world_size : -1;
 }
 
+/* fork: the locks are held across it so the child finds them free and the state consistent.
+ * The child has no writer thread, so a session active in the parent is off in the child (its
+ * tprof calls do nothing, as when profiling is disabled); the parent's goes on. */
+static void fork_prepare(void) {
+    tp_session_lock();
+    tp_threads_fork(0);
+    tp_mem_fork(0);
+}
+
+static void fork_parent(void) {
+    tp_mem_fork(1);
+    tp_threads_fork(1);
+    tp_session_unlock();
+}
+
+static void fork_child(void) {
+    TP_STORE_RLX(&tprof_active_, 0);
+    TP_STORE_RLX(&tp_gen, 0);
+    TP_STORE_RLX(&tp_sess.writer.running, 0);
+    if (tp_sess.state == TP_SESSION_ACTIVE || tp_sess.state == TP_SESSION_ENDING) {
+        tp_sess.state = TP_SESSION_DISABLED;
+        tp_sess.open = NULL; /* the parent's to write */
+        tp_signals_restore();
+    }
+    fork_parent();
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void register_fork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
 static int start_locked(const tprof_config *cfg, const char *fn) {
     char err[512];
     if (tp_sess.state == TP_SESSION_ACTIVE || tp_sess.state == TP_SESSION_ENDING) {
@@ -231,6 +261,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
         return 0;
     }
     tp_log_reset();
+    pthread_once(&fork_once, register_fork);
     tp_clock_init();
     tp_rank_detect(&tp_sess.rank);
     char prefix[32] = "";

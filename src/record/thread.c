@@ -185,6 +185,11 @@ void tp_window_done(uint32_t gen) {
     pthread_mutex_unlock(&threads_lock);
 }
 
+void tp_threads_fork(int phase) {
+    if (phase == 0) pthread_mutex_lock(&threads_lock);
+    else pthread_mutex_unlock(&threads_lock);
+}
+
 void tp_threads_session_end(void) {
     pthread_mutex_lock(&threads_lock);
     for (tp_thread *thr = threads; thr; thr = thr->next)

@@ -252,10 +252,10 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
     if (tp_collect_chunks(w->gen, visit_thread, cv)) m->failed = 1;
     add_steps(cv);
     if (cv->truncated)
-        tp_log_warn(
-            "window %s: %zu range%s still open at its end closed there and flagged truncated "
-            "(first: \"%s\")",
-            w->name, cv->truncated, cv->truncated == 1 ? " was" : "s were", cv->first_truncated);
+        tp_log_warn("window %s: %zu range%s still open at its end %s closed there and flagged "
+                    "truncated (first: \"%s\")",
+                    w->name, cv->truncated, cv->truncated == 1 ? "" : "s",
+                    cv->truncated == 1 ? "was" : "were", cv->first_truncated);
     if (cv->bad_dims)
         tp_log_warn(
             "window %s: %d tprof_shapes value%s not a JSON array of arrays of integers; kept "

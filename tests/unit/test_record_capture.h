@@ -13,6 +13,9 @@
 
 enum { CAP_MAX = 64 };
 
+/* Each test program uses some of these helpers. */
+#define CAP_FN static __attribute__((unused))
+
 typedef struct capture {
     pthread_mutex_t lock;
     tp_model *models[CAP_MAX];
@@ -27,14 +30,14 @@ typedef struct capture {
 
 static capture cap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static int cap_start(void *ctx, const tp_run_info *run) {
+CAP_FN int cap_start(void *ctx, const tp_run_info *run) {
     (void)ctx;
     cap.started++;
     snprintf(cap.run_dir, sizeof(cap.run_dir), "%s", run->run_dir);
     return 0;
 }
 
-static void cap_window(void *ctx, tp_model *m, const tp_window_info *w) {
+CAP_FN void cap_window(void *ctx, tp_model *m, const tp_window_info *w) {
     (void)ctx;
     pthread_mutex_lock(&cap.lock);
     if (cap.n < CAP_MAX) {
@@ -50,7 +53,7 @@ static void cap_window(void *ctx, tp_model *m, const tp_window_info *w) {
     pthread_mutex_unlock(&cap.lock);
 }
 
-static void cap_finish(void *ctx, const tp_run_info *run) {
+CAP_FN void cap_finish(void *ctx, const tp_run_info *run) {
     (void)ctx;
     cap.finished++;
     cap.run = *run;
@@ -59,7 +62,7 @@ static void cap_finish(void *ctx, const tp_run_info *run) {
     cap.run.no_window_reason = cap.reason;
 }
 
-static void cap_reset(void) {
+CAP_FN void cap_reset(void) {
     for (size_t i = 0; i < cap.n; i++) {
         tp_model_free(cap.models[i]);
         free(cap.models[i]);
@@ -69,38 +72,38 @@ static void cap_reset(void) {
     cap.reason[0] = '\0';
 }
 
-static void cap_install(void) {
+CAP_FN void cap_install(void) {
     static const tp_sink sink = {NULL, cap_start, cap_window, cap_finish};
     cap_reset();
     tp_session_set_sink(&sink);
 }
 
-static const char *ev_name(const tp_model *m, const tp_event *ev) {
+CAP_FN const char *ev_name(const tp_model *m, const tp_event *ev) {
     return tp_model_str(m, ev->name);
 }
 
 /* The number of events of model m named `name` (any kind). */
-static size_t count_named(const tp_model *m, const char *name) {
+CAP_FN size_t count_named(const tp_model *m, const char *name) {
     size_t n = 0;
     for (size_t i = 0; i < m->nevents; i++)
         n += strcmp(ev_name(m, &m->events[i]), name) == 0;
     return n;
 }
 
-static const tp_event *find_named(const tp_model *m, const char *name) {
+CAP_FN const tp_event *find_named(const tp_model *m, const char *name) {
     for (size_t i = 0; i < m->nevents; i++)
         if (strcmp(ev_name(m, &m->events[i]), name) == 0) return &m->events[i];
     return NULL;
 }
 
-static const tp_arg *arg_of(const tp_model *m, const tp_event *ev, const char *key) {
+CAP_FN const tp_arg *arg_of(const tp_model *m, const tp_event *ev, const char *key) {
     tp_str k = tp_strtab_find(&m->strings, key, strlen(key));
     return k == UINT32_MAX ? NULL : tp_event_arg(m, ev, k);
 }
 
 /* A tprof config with the given key=value pairs (NULL-terminated), enabled. */
 #include "tprof.h"
-static tprof_config *cfg_of(const char *const *kv) {
+CAP_FN tprof_config *cfg_of(const char *const *kv) {
     tprof_config *c = tprof_config_new();
     tprof_config_set(c, "enabled", "true");
     tprof_config_set(c, "signals", "false");
@@ -113,7 +116,7 @@ static tprof_config *cfg_of(const char *const *kv) {
 }
 
 /* Starts a session configured by kv with the capturing sink. */
-static int start_with(const char *const *kv) {
+CAP_FN int start_with(const char *const *kv) {
     cap_install();
     tprof_config *c = cfg_of(kv);
     int rc = tprof_start(c);
