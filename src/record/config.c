@@ -434,8 +434,10 @@ int tprof_config_load_args(tprof_config *cfg, int *argc, char **argv) {
         int in_arg = arg.key > argv[i] && arg.key < argv[i] + strlen(argv[i]);
         int srclen = in_arg ? (int)(arg.key + arg.keylen - argv[i]) : (int)strlen(argv[i]);
         snprintf(source, sizeof(source), "%.*s", srclen, argv[i]);
-        if (!arg.value) rc = fail(cfg, "missing value for %s (from the command line)", source);
-        else rc = tp_config_apply(cfg, arg.key, arg.keylen, arg.value, source);
+        if (!arg.value)
+            rc = fail(cfg, "missing value for %s (from the command line)", source);
+        else
+            rc = tp_config_apply(cfg, arg.key, arg.keylen, arg.value, source);
         i += arg.slots - 1;
     }
     int out = 1, i = 1;

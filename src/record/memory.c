@@ -89,8 +89,10 @@ void tp_mem_stop(void) {
 }
 
 void tp_mem_fork(int phase) {
-    if (phase == 0) pthread_mutex_lock(&mem_lock);
-    else pthread_mutex_unlock(&mem_lock);
+    if (phase == 0)
+        pthread_mutex_lock(&mem_lock);
+    else
+        pthread_mutex_unlock(&mem_lock);
 }
 
 int tp_mem_update(int device, uint64_t addr, int64_t bytes, int is_free, tp_mem_change *out) {

@@ -244,7 +244,9 @@ static void fork_child(void) {
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-static void register_fork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void register_fork(void) {
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 static int start_locked(const tprof_config *cfg, const char *fn) {
     char err[512];

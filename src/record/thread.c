@@ -186,8 +186,10 @@ void tp_window_done(uint32_t gen) {
 }
 
 void tp_threads_fork(int phase) {
-    if (phase == 0) pthread_mutex_lock(&threads_lock);
-    else pthread_mutex_unlock(&threads_lock);
+    if (phase == 0)
+        pthread_mutex_lock(&threads_lock);
+    else
+        pthread_mutex_unlock(&threads_lock);
 }
 
 void tp_threads_session_end(void) {

@@ -25,6 +25,7 @@ typedef struct capture {
     int started, finished;
     tp_run_info run; /* as given to finish (strings not kept) */
     char run_dir[256];
+    char *config_json; /* as given to start */
     char reason[512];
 } capture;
 
@@ -34,6 +35,8 @@ CAP_FN int cap_start(void *ctx, const tp_run_info *run) {
     (void)ctx;
     cap.started++;
     snprintf(cap.run_dir, sizeof(cap.run_dir), "%s", run->run_dir);
+    free(cap.config_json);
+    cap.config_json = strdup(run->config_json);
     return 0;
 }
 
@@ -69,6 +72,8 @@ CAP_FN void cap_reset(void) {
     }
     cap.n = 0;
     cap.started = cap.finished = 0;
+    free(cap.config_json);
+    cap.config_json = NULL;
     cap.reason[0] = '\0';
 }
 

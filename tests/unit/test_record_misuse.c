@@ -51,7 +51,8 @@ static const char *stderr_end(void) {
 
 static size_t lines(const char *s) {
     size_t n = 0;
-    for (; *s; s++) n += *s == '\n';
+    for (; *s; s++)
+        n += *s == '\n';
     return n;
 }
 
@@ -79,14 +80,16 @@ static void test_calls_before_init(void **state) {
 static void test_invalid_config_records_nothing(void **state) {
     (void)state;
     cap_install();
-    char a0[] = "prog", a1[] = "--profile", a2[] = "--profiling.wait", a3[] = "-1", a4[] = "data.txt";
+    char a0[] = "prog", a1[] = "--profile", a2[] = "--profiling.wait", a3[] = "-1",
+         a4[] = "data.txt";
     char *argv[] = {a0, a1, a2, a3, a4, NULL};
     int argc = 5;
     stderr_begin();
     assert_int_equal(tprof_init(&argc, argv), -1);
     const char *out = stderr_end();
-    assert_string_equal(out, "tprof: invalid value \"-1\" for profiling.wait (from --profiling.wait): "
-                             "must be an integer >= 0\n");
+    assert_string_equal(out,
+                        "tprof: invalid value \"-1\" for profiling.wait (from --profiling.wait): "
+                        "must be an integer >= 0\n");
     assert_string_equal(tprof_last_error(),
                         "invalid value \"-1\" for profiling.wait (from --profiling.wait): must be "
                         "an integer >= 0");
@@ -144,7 +147,8 @@ static void test_ends_across_windows_are_not_misuse(void **state) {
     tprof_step(); /* window saved with the range open */
     tprof_end();
     tprof_shutdown();
-    for (size_t i = 0; i < tp_log_count(); i++) assert_null(strstr(tp_log_get(i), "without a matching"));
+    for (size_t i = 0; i < tp_log_count(); i++)
+        assert_null(strstr(tp_log_get(i), "without a matching"));
     tp_model *m = cap.models[0];
     assert_int_equal(count_named(m, "from_before"), 0); /* torch keeps no half range either */
     assert_true(find_named(m, "into_after")->flags & TP_EVF_TRUNCATED);
@@ -186,7 +190,8 @@ static void test_step_from_two_threads(void **state) {
     for (int k = 0; k < 4; k++) {
         char name[32];
         snprintf(name, sizeof(name), "ProfilerStep#%d", k);
-        if (find_named(m, name)) snprintf(steps + strlen(steps), sizeof(steps) - strlen(steps), "%d", k);
+        if (find_named(m, name))
+            snprintf(steps + strlen(steps), sizeof(steps) - strlen(steps), "%d", k);
     }
     assert_string_equal(steps, "012"); /* the other thread's call moved nothing */
     cap_reset();
@@ -198,7 +203,8 @@ static void test_init_twice_and_shutdown_twice(void **state) {
     setenv("TPROF_ENABLED", "1", 1);
     assert_int_equal(tprof_init(NULL, NULL), -1);
     unsetenv("TPROF_ENABLED");
-    assert_non_null(strstr(tprof_last_error(), "tprof_init called while a session is active (ignored)"));
+    assert_non_null(
+        strstr(tprof_last_error(), "tprof_init called while a session is active (ignored)"));
     assert_int_equal(tprof_is_recording(), 1); /* the first session goes on */
     tprof_begin("still");
     tprof_end();

@@ -28,9 +28,11 @@ static void report_window(void *ctx, tp_model *m, const tp_window_info *w) {
     (void)ctx;
     char line[256];
     size_t work = count_named(m, "work"), steps = 0;
-    for (size_t i = 0; i < m->nevents; i++) steps += (m->events[i].flags & TP_EVF_STEP) != 0;
-    int n = snprintf(line, sizeof(line), "window %s partial=%d model_partial=%d work=%zu steps=%zu\n",
-                     w->name, w->partial, m->partial, work, steps);
+    for (size_t i = 0; i < m->nevents; i++)
+        steps += (m->events[i].flags & TP_EVF_STEP) != 0;
+    int n =
+        snprintf(line, sizeof(line), "window %s partial=%d model_partial=%d work=%zu steps=%zu\n",
+                 w->name, w->partial, m->partial, work, steps);
     if (write(report_fd, line, (size_t)n) != n) _exit(90);
     tp_model_free(m);
     free(m);

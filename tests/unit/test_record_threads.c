@@ -39,13 +39,16 @@ static size_t check_track(const tp_model *m, uint32_t track) {
     size_t n = 0;
     const tp_event **v = malloc(m->nevents * sizeof(*v) + 1);
     for (size_t i = 0; i < m->nevents; i++)
-        if (m->events[i].track == track && m->events[i].kind == TP_HOST_RANGE) v[n++] = &m->events[i];
+        if (m->events[i].track == track && m->events[i].kind == TP_HOST_RANGE)
+            v[n++] = &m->events[i];
     qsort(v, n, sizeof(*v), cmp_range);
     const tp_event *stack[64];
     size_t depth = 0;
     for (size_t i = 0; i < n; i++) {
-        while (depth && v[i]->ts >= stack[depth - 1]->ts + stack[depth - 1]->dur) depth--;
-        if (depth) assert_true(v[i]->ts + v[i]->dur <= stack[depth - 1]->ts + stack[depth - 1]->dur);
+        while (depth && v[i]->ts >= stack[depth - 1]->ts + stack[depth - 1]->dur)
+            depth--;
+        if (depth)
+            assert_true(v[i]->ts + v[i]->dur <= stack[depth - 1]->ts + stack[depth - 1]->dur);
         assert_true(depth < 64);
         stack[depth++] = v[i];
     }
@@ -70,8 +73,10 @@ static void test_four_threads_at_once(void **state) {
     (void)state;
     assert_int_equal(start_with(NULL), 0);
     pthread_t th[NTHREADS];
-    for (int i = 0; i < NTHREADS; i++) pthread_create(&th[i], NULL, recorder_thread, (void *)(intptr_t)i);
-    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_create(&th[i], NULL, recorder_thread, (void *)(intptr_t)i);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
     tprof_shutdown();
     assert_int_equal(cap.n, 1);
     tp_model *m = cap.models[0];
@@ -86,9 +91,11 @@ static void test_four_threads_at_once(void **state) {
         assert_int_equal(m->tracks[t].pid, getpid());
         assert_int_equal(check_track(m, t), 3 * PER_THREAD);
     }
-    for (int i = 0; i < NTHREADS; i++) assert_int_equal(seen[i], 1);
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(seen[i], 1);
     assert_int_equal(count_named(m, "level1"), NTHREADS * PER_THREAD);
-    for (size_t i = 0; i < m->nevents; i++) assert_false(m->events[i].flags & TP_EVF_TRUNCATED);
+    for (size_t i = 0; i < m->nevents; i++)
+        assert_false(m->events[i].flags & TP_EVF_TRUNCATED);
     cap_reset();
 }
 
@@ -119,14 +126,16 @@ static void test_windows_flip_under_threads(void **state) {
     assert_int_equal(start_with(kv), 0);
     stop_flag = 0;
     pthread_t th[NTHREADS];
-    for (int i = 0; i < NTHREADS; i++) pthread_create(&th[i], NULL, named_ranges, (void *)(intptr_t)i);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_create(&th[i], NULL, named_ranges, (void *)(intptr_t)i);
     struct timespec ms = {0, 2000000};
     for (int s = 0; s < 20; s++) {
         nanosleep(&ms, NULL);
         tprof_step();
     }
     __atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
-    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
     tprof_shutdown();
     assert_int_equal(cap.n, 21); /* 20 saved, and the one recording at shutdown */
     size_t cap_names = 1 << 20, nnames = 0;
@@ -135,7 +144,8 @@ static void test_windows_flip_under_threads(void **state) {
         tp_model *m = cap.models[w];
         int64_t start = cap.info[w].start_ns - cap.info[w].model_offset_ns;
         int64_t end = cap.info[w].end_ns - cap.info[w].model_offset_ns;
-        for (uint32_t t = 0; t < m->ntracks; t++) check_track(m, t);
+        for (uint32_t t = 0; t < m->ntracks; t++)
+            check_track(m, t);
         for (size_t i = 0; i < m->nevents; i++) {
             const tp_event *ev = &m->events[i];
             assert_true(ev->ts >= start - 1000 && ev->ts + ev->dur <= end);
@@ -147,7 +157,8 @@ static void test_windows_flip_under_threads(void **state) {
     qsort(names, nnames, sizeof(*names), cmp_str);
     for (size_t i = 1; i < nnames; i++)
         if (strcmp(names[i - 1], names[i]) == 0) fail_msg("%s is in two windows", names[i]);
-    for (size_t i = 0; i < nnames; i++) free(names[i]);
+    for (size_t i = 0; i < nnames; i++)
+        free(names[i]);
     free(names);
     assert_true(nnames > 100); /* the threads did record into the windows */
     cap_reset();
