@@ -69,6 +69,10 @@ int64_t tp_clock_now_ns(void) {
     return tp_clock_mono_ns();
 }
 
+uint64_t tp_clock_ticks_mono(void) {
+    return (uint64_t)tp_clock_mono_ns();
+}
+
 void tp_clock_calibrate(tp_clock_cal *cal) {
     tp_clock_init();
     read_pair(&cal->ticks0, &cal->ns0);

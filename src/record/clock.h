@@ -13,8 +13,9 @@
 #include <x86intrin.h>
 #endif
 
-/* Set once by tp_clock_init: nonzero when ticks are TSC cycles. */
-extern int tp_clock_tsc;
+/* Set once by tp_clock_init: nonzero when ticks are TSC cycles. (Hidden, so that the hot path
+ * reads it directly rather than through the GOT.) */
+extern int tp_clock_tsc __attribute__((visibility("hidden")));
 
 /* Decides the tick source and measures its rate (about 1 ms, once per process). Thread-safe. */
 void tp_clock_init(void);
@@ -28,12 +29,33 @@ static inline int64_t tp_clock_mono_ns(void) {
 /* The session clock, in nanoseconds. */
 int64_t tp_clock_now_ns(void);
 
+/* The fallback tick read, out of line so that the hot path stays free of calls. */
+uint64_t tp_clock_ticks_mono(void);
+
 /* The raw tick read of the hot path: one rdtsc, or clock_gettime on the fallback. */
 static inline uint64_t tp_clock_ticks(void) {
 #if defined(__x86_64__)
     if (__builtin_expect(tp_clock_tsc, 1)) return __rdtsc();
 #endif
-    return (uint64_t)tp_clock_mono_ns();
+    return tp_clock_ticks_mono();
+}
+
+/* The hot path's own read: 1 when ticks can be read inline (the TSC), and that read. When 0,
+ * the hot path takes its slow path, which calls tp_clock_ticks: keeping every call out of the
+ * fast path lets it run without saving registers. */
+static inline int tp_clock_inline(void) {
+#if defined(__x86_64__)
+    return __builtin_expect(tp_clock_tsc, 1);
+#else
+    return 0;
+#endif
+}
+static inline uint64_t tp_clock_inline_ticks(void) {
+#if defined(__x86_64__)
+    return __rdtsc();
+#else
+    return 0;
+#endif
 }
 
 /* A conversion of ticks into session-clock nanoseconds: ns = ns0 + (ticks - ticks0) * mult / 2^32.

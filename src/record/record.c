@@ -59,7 +59,7 @@ static tp_rec *start_dropping(tp_tls *t) {
 
 tp_rec *tp_room_slow(tp_tls *t, uint32_t need) {
     uint32_t g = tp_tls_sync(t);
-    if (g == 0 || !t->thr) return NULL;
+    if (!tp_gen_records(g) || !t->thr) return NULL;
     if (t->drop_depth != INT32_MAX) return count_drop(t);
     if (t->chunk && t->cap - t->n >= t->owed + need) return t->recs + t->n;
     tp_chunk *c = tp_chunk_take(t->thr, t->chunk, g, TP_CHUNK_RECS);
@@ -77,15 +77,36 @@ tp_rec *tp_room_slow(tp_tls *t, uint32_t need) {
     return start_dropping(t);
 }
 
-void tprof_begin_(const char *name) {
-    tp_tls *t = &tp_tls_cur;
-    tp_rec *r = tp_room(t, 2); /* this begin and, reserved, its end */
-    t->depth++;
+__attribute__((noinline)) static void begin_slow(tp_tls *t, const char *name) {
+    tp_rec *r = tp_room_slow(t, 2);
+    t->depth++; /* after tp_room_slow, which may start the thread's depth over */
     if (!r) return;
     r->a = tp_clock_ticks();
     r->b = tp_rec_word(TP_REC_BEGIN, (uintptr_t)name);
     tp_publish(t, 1);
     t->owed++;
+}
+
+void tprof_begin_(const char *name) {
+    tp_tls *t = &tp_tls_cur;
+    uint32_t g = TP_LOAD_RLX(&tp_gen);
+    if (TP_LIKELY(g == t->gen)) {
+        /* room for this begin and, reserved, its end */
+        if (TP_LIKELY(t->cap - t->n >= t->owed + 2 && tp_clock_inline())) {
+            tp_rec *r = t->recs + t->n;
+            r->a = tp_clock_inline_ticks();
+            r->b = tp_rec_word(TP_REC_BEGIN, (uintptr_t)name);
+            tp_publish(t, 1);
+            t->owed++;
+            t->depth++;
+            return;
+        }
+        if (g & TP_GEN_IDLE) {
+            t->depth++;
+            return;
+        }
+    }
+    begin_slow(t, name);
 }
 
 void tprof_begin_copy_(const char *name) {
@@ -100,23 +121,23 @@ void tprof_begin_copy_(const char *name) {
     t->owed++;
 }
 
-static void write_end(tp_tls *t) {
+__attribute__((always_inline)) static inline void write_end(tp_tls *t, uint64_t ticks) {
     tp_rec *r = t->recs + t->n; /* room reserved by its begin (record.h, 4) */
-    r->a = tp_clock_ticks();
+    r->a = ticks;
     r->b = tp_rec_word(TP_REC_END, 0);
     tp_publish(t, 1);
     t->owed--;
     t->depth--;
 }
 
-static void end_slow(tp_tls *t) {
+__attribute__((noinline)) static void end_slow(tp_tls *t) {
     uint32_t g = tp_tls_sync(t);
     if (t->depth <= 0) {
         tp_session_unmatched_end();
-    } else if (g && t->depth > t->drop_depth) {
+    } else if (tp_gen_records(g) && t->depth > t->drop_depth) {
         t->depth--; /* the end of a dropped range */
-    } else if (g && t->owed) {
-        write_end(t);
+    } else if (tp_gen_records(g) && t->owed) {
+        write_end(t, tp_clock_ticks());
     } else {
         t->depth--; /* begun before this window, or not recording: nothing to close here */
     }
@@ -124,13 +145,20 @@ static void end_slow(tp_tls *t) {
 
 void tprof_end_(void) {
     tp_tls *t = &tp_tls_cur;
-    if (TP_LIKELY(TP_LOAD_RLX(&tp_gen) == t->gen && t->owed && t->depth <= t->drop_depth)) {
-        write_end(t);
-        return;
+    uint32_t g = TP_LOAD_RLX(&tp_gen);
+    if (TP_LIKELY(g == t->gen)) {
+        if (TP_LIKELY(t->owed && t->depth <= t->drop_depth && tp_clock_inline())) {
+            write_end(t, tp_clock_inline_ticks());
+            return;
+        }
+        if ((g & TP_GEN_IDLE) && t->depth > 0) {
+            t->depth--;
+            return;
+        }
     }
     end_slow(t);
 }
 
 int tprof_is_recording(void) {
-    return TP_LOAD_RLX(&tp_gen) != 0;
+    return tp_gen_records(TP_LOAD_RLX(&tp_gen));
 }

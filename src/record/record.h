@@ -20,8 +20,10 @@
  *     from then on (drop_depth) it keeps no new record except the ends it owes. Ranges open on the
  *     thread's stack are therefore, bottom to top: those begun before the window, the kept ones
  *     (owed of them), and the dropped ones (deeper than drop_depth).
- *  6. Window generations are never reused, not even across sessions, so a thread's stale gen can
- *     only differ from the current one. */
+ *  6. Generations are never reused, not even across sessions, so a thread's stale gen can only
+ *     differ from the current one. Windows are numbered 1, 2, ... in the order they open; each gap
+ *     between windows gets a generation of its own too, marked TP_GEN_IDLE, so that a thread in
+ *     step with a gap counts its depth on the fast path. */
 #ifndef TP_RECORD_H
 #define TP_RECORD_H
 
@@ -86,6 +88,7 @@ typedef struct tp_thread {
     const char *name;  /* interned in `strings`; stored with release */
     tp_strtab strings; /* owner only: copied names, keys and values; never move */
     uint64_t next_seq; /* owner only */
+    tp_chunk *cursor;  /* owner only: where the next search for a reusable chunk starts */
     int exited;        /* set by the thread's exit; the thread is then freed once its
                           chunks' windows are written */
 } tp_thread;
@@ -103,9 +106,15 @@ typedef struct tp_tls {
     uint64_t session; /* tp_session_serial this state belongs to */
 } tp_tls;
 
-extern __thread tp_tls tp_tls_cur __attribute__((tls_model("initial-exec")));
-extern uint32_t tp_gen;            /* the recording window's generation; 0 = none */
-extern uint64_t tp_session_serial; /* changes at every session start */
+#define TP_HIDDEN __attribute__((visibility("hidden")))
+extern __thread tp_tls tp_tls_cur TP_HIDDEN __attribute__((tls_model("initial-exec")));
+extern uint32_t tp_gen TP_HIDDEN; /* a window's generation, a gap's (TP_GEN_IDLE), or 0 */
+extern uint64_t tp_session_serial TP_HIDDEN; /* changes at every session start */
+
+#define TP_GEN_IDLE 0x80000000u
+static inline int tp_gen_records(uint32_t g) {
+    return g != 0 && !(g & TP_GEN_IDLE);
+}
 
 /* ---- the hot path's shared pieces (record.c, api.c) ---- */
 

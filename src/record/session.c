@@ -385,6 +385,7 @@ void tprof_shutdown(void) {
         tp_steps_end(tp_clock_ticks(), partial);
     }
     TP_STORE_REL(&tprof_active_, 0);
+    TP_STORE_REL(&tp_gen, 0);
     __atomic_store_n(&tp_sess.state, TP_SESSION_ENDING, __ATOMIC_RELAXED);
     tp_signals_restore();
     tp_session_unlock();

@@ -15,7 +15,12 @@
 #include <unistd.h>
 
 /* Generations are never reused, not even across sessions (record.h, invariant 6). */
-static uint32_t last_gen;
+static uint32_t last_window, last_gap;
+
+static uint32_t next_gen(int gap) {
+    if (gap) return TP_GEN_IDLE | (++last_gap & ~TP_GEN_IDLE);
+    return ++last_window & ~TP_GEN_IDLE;
+}
 
 static void notify_sources(void) {
     for (size_t i = 0; i < tp_sess.nsources; i++)
@@ -29,8 +34,7 @@ static void open_window(uint64_t now) {
         tp_log_warn("out of memory: a window is not recorded");
         return;
     }
-    if (++last_gen == 0) last_gen = 1;
-    w->gen = last_gen;
+    w->gen = next_gen(0);
     w->start_ticks = now;
     w->first_step = tp_sess.sm.step;
     tp_sess.open = w;
@@ -54,7 +58,7 @@ static void step_thread(tp_window *w) {
 
 static void close_window(uint64_t now, int partial, int64_t last_step) {
     tp_window *w = tp_sess.open;
-    TP_STORE_REL(&tp_gen, 0);
+    TP_STORE_REL(&tp_gen, next_gen(1));
     tp_sess.open = NULL;
     w->end_ticks = now;
     w->partial = partial;
@@ -74,6 +78,7 @@ static void close_window(uint64_t now, int partial, int64_t last_step) {
 /* The current step's action is set: open a window if it records. */
 static void enter_step(uint64_t now) {
     if (!tp_sess.open && tp_action_records(tp_sess.sm.action) && !tp_sess.stopped) open_window(now);
+    if (!tp_sess.open && TP_LOAD_RLX(&tp_gen) == 0) TP_STORE_REL(&tp_gen, next_gen(1));
     notify_sources();
 }
 

@@ -47,7 +47,7 @@ static void reap_locked(void) {
     while (*pp) {
         tp_thread *thr = *pp;
         int busy = !TP_LOAD_ACQ(&thr->exited);
-        for (tp_chunk *c = thr->chunks; c && !busy; c = c->next)
+        for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c && !busy; c = c->next)
             busy = TP_LOAD_RLX(&c->gen) > done;
         if (busy) {
             pp = &thr->next;
@@ -110,10 +110,17 @@ void tp_thread_new_session(tp_thread *thr) {
 }
 
 tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want) {
+    /* A reusable chunk, looked for from where the last search stopped, so that a thread
+     * going through its chunks one after the other finds each in one step. */
     uint32_t done = TP_LOAD_ACQ(&done_gen);
-    tp_chunk *c = thr->chunks;
-    while (c && (c == current || TP_LOAD_RLX(&c->gen) > done))
-        c = c->next;
+    tp_chunk *c = NULL;
+    for (int pass = 0; pass < 2 && !c; pass++) {
+        tp_chunk *from = pass ? thr->chunks : thr->cursor, *to = pass ? thr->cursor : NULL;
+        for (c = from; c != to; c = c->next)
+            if (c != current && TP_LOAD_RLX(&c->gen) <= done) break;
+        if (c == to) c = NULL;
+    }
+    if (c) thr->cursor = c->next;
     int fresh = !c;
     if (fresh && !(c = malloc(sizeof(*c)))) return NULL;
     if (!fresh) budget_return(c); /* a late chunk the writer never saw still holds budget */
