@@ -79,7 +79,7 @@ static void memory_event(int device, const void *ptr, size_t bytes, int is_free)
     tp_rec *r = tp_room(t, 3);
     if (!r) return;
     r[0].a = tp_clock_ticks();
-    r[0].b = tp_rec_word(TP_REC_MEMORY, (uint64_t)(device + 1));
+    r[0].b = tp_rec_word(TP_REC_MEMORY, (uint64_t)((int64_t)device + 1));
     r[1].a = (uint64_t)(uintptr_t)ptr;
     r[1].b = (uint64_t)ch.bytes;
     r[2].a = (uint64_t)ch.total;

@@ -134,13 +134,14 @@ __attribute__((noinline)) static void end_slow(tp_tls *t) {
     uint32_t g = tp_tls_sync(t);
     if (t->depth <= 0) {
         tp_session_unmatched_end();
-    } else if (tp_gen_records(g) && t->depth > t->drop_depth) {
-        t->depth--; /* the end of a dropped range */
-    } else if (tp_gen_records(g) && t->owed) {
-        write_end(t, tp_clock_ticks());
-    } else {
-        t->depth--; /* begun before this window, or not recording: nothing to close here */
+        return;
     }
+    /* A kept range's end is written (record.h, 5); the end of a dropped range, of one begun
+     * before this window, or of one outside any window only lowers the depth. */
+    if (tp_gen_records(g) && t->owed && t->depth <= t->drop_depth)
+        write_end(t, tp_clock_ticks());
+    else
+        t->depth--;
 }
 
 void tprof_end_(void) {

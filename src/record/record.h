@@ -66,6 +66,7 @@ static inline int tp_rec_kind(const tp_rec *r) {
     return (int)(r->b >> TP_REC_KIND_SHIFT);
 }
 static inline const char *tp_rec_str(uint64_t word) {
+    /* NOLINTNEXTLINE(performance-no-int-to-ptr): records carry pointers packed with a kind */
     return (const char *)(uintptr_t)(word & TP_REC_PAYLOAD);
 }
 

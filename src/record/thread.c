@@ -6,6 +6,7 @@
 #include "record/record.h"
 
 #include "util/log.h"
+#include "util/vec.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -155,26 +156,22 @@ int tp_collect_chunks(uint32_t gen, tp_chunk_visit fn, void *ctx) {
             mine += TP_LOAD_ACQ(&c->gen) == gen;
         if (!mine) continue;
         nchunks = mine > nchunks ? mine : nchunks;
-        if (nthr == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            tp_thread **l = realloc(list, ncap * sizeof(*l));
-            if (!l) {
-                rc = -1;
-                break;
-            }
-            list = l;
-            cap = ncap;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+        if (TP_GROW(list, cap, nthr + 1)) {
+            rc = -1;
+            break;
         }
         list[nthr++] = thr;
     }
     pthread_mutex_unlock(&threads_lock);
-    tp_chunk **chunks = nchunks ? malloc(nchunks * sizeof(*chunks)) : NULL;
-    if (nchunks && !chunks) rc = -1;
+    tp_chunk **chunks = NULL;
+    size_t cap_chunks = 0;
+    if (TP_GROW(chunks, cap_chunks, nchunks)) rc = -1; /* NOLINT(bugprone-sizeof-expression) */
     for (size_t i = 0; i < nthr && chunks; i++) {
         size_t n = 0;
         for (tp_chunk *c = TP_LOAD_ACQ(&list[i]->chunks); c && n < nchunks; c = c->next)
             if (TP_LOAD_ACQ(&c->gen) == gen) chunks[n++] = c;
-        qsort(chunks, n, sizeof(*chunks), chunk_seq_cmp);
+        qsort(chunks, n, sizeof(*chunks), chunk_seq_cmp); /* NOLINT(bugprone-sizeof-expression) */
         fn(ctx, list[i], chunks, n);
     }
     free(chunks);

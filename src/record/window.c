@@ -172,7 +172,7 @@ static int convert_records(convert *cv, const tp_rec *recs, uint32_t n, uint32_t
             add_pending(cv, tp_rec_str(r->b), TP_ARG_INT, (int64_t)r->a, NULL);
             break;
         case TP_REC_ARG_STR:
-            add_pending(cv, tp_rec_str(r->b), TP_ARG_STR, 0, (const char *)(uintptr_t)r->a);
+            add_pending(cv, tp_rec_str(r->b), TP_ARG_STR, 0, tp_rec_str(r->a));
             break;
         case TP_REC_SHAPES:
             add_shapes(cv, tp_rec_str(r->b));
