@@ -88,11 +88,8 @@ void tp_mem_stop(void) {
     pthread_mutex_unlock(&mem_lock);
 }
 
-void tp_mem_fork(int phase) {
-    if (phase == 0)
-        pthread_mutex_lock(&mem_lock);
-    else
-        pthread_mutex_unlock(&mem_lock);
+pthread_mutex_t *tp_mem_mutex(void) {
+    return &mem_lock;
 }
 
 int tp_mem_update(int device, uint64_t addr, int64_t bytes, int is_free, tp_mem_change *out) {

@@ -2,6 +2,7 @@
 #ifndef TP_MEMORY_H
 #define TP_MEMORY_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 typedef struct tp_mem_change {
@@ -12,8 +13,8 @@ typedef struct tp_mem_change {
 /* Starts (forgetting everything) and stops tracking, with the session. */
 void tp_mem_start(void);
 void tp_mem_stop(void);
-/* Around fork: phase 0 takes the lock, 1 releases it (in parent and child alike). */
-void tp_mem_fork(int phase);
+/* The tracker's lock, for the session's fork handlers only. */
+pthread_mutex_t *tp_mem_mutex(void);
 /* An allocation of `bytes` at addr on device (-1 = host, 0..63 = CUDA), or its free (bytes
  * ignored). 0 with *out filled; -1 when not tracking, for a NULL address or another device,
  * and for the free of an address not seen allocated. */

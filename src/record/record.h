@@ -30,6 +30,7 @@
 #include "model/strtab.h"
 #include "record/clock.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -159,7 +160,7 @@ int tp_collect_chunks(uint32_t gen, tp_chunk_visit fn, void *ctx);
 void tp_window_done(uint32_t gen);
 /* The session ended and every window is written: all budget is released. */
 void tp_threads_session_end(void);
-/* Around fork: phase 0 takes the registry lock, 1 releases it (in parent and child alike). */
-void tp_threads_fork(int phase);
+/* The registry's lock, for the session's fork handlers only. */
+pthread_mutex_t *tp_threads_mutex(void);
 
 #endif

@@ -221,13 +221,13 @@ static void set_origin(void) {
  * tprof calls do nothing, as when profiling is disabled); the parent's goes on. */
 static void fork_prepare(void) {
     tp_session_lock();
-    tp_threads_fork(0);
-    tp_mem_fork(0);
+    pthread_mutex_lock(tp_threads_mutex());
+    pthread_mutex_lock(tp_mem_mutex());
 }
 
 static void fork_parent(void) {
-    tp_mem_fork(1);
-    tp_threads_fork(1);
+    pthread_mutex_unlock(tp_mem_mutex());
+    pthread_mutex_unlock(tp_threads_mutex());
     tp_session_unlock();
 }
 

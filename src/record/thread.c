@@ -189,11 +189,8 @@ void tp_window_done(uint32_t gen) {
     pthread_mutex_unlock(&threads_lock);
 }
 
-void tp_threads_fork(int phase) {
-    if (phase == 0)
-        pthread_mutex_lock(&threads_lock);
-    else
-        pthread_mutex_unlock(&threads_lock);
+pthread_mutex_t *tp_threads_mutex(void) {
+    return &threads_lock;
 }
 
 void tp_threads_session_end(void) {

@@ -6,7 +6,10 @@
 #include "model/model.h"
 #include "record/sink.h"
 
+#include "tprof.h"
+
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,8 +109,19 @@ CAP_FN const tp_arg *arg_of(const tp_model *m, const tp_event *ev, const char *k
     return k == UINT32_MAX ? NULL : tp_event_arg(m, ev, k);
 }
 
+/* One step holding one range of a name made at run time, e.g. "work_%d". */
+__attribute__((format(printf, 1, 2))) CAP_FN void step_with_range(const char *fmt, ...) {
+    char name[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof(name), fmt, ap);
+    va_end(ap);
+    tprof_begin_copy(name);
+    tprof_end();
+    tprof_step();
+}
+
 /* A tprof config with the given key=value pairs (NULL-terminated), enabled. */
-#include "tprof.h"
 CAP_FN tprof_config *cfg_of(const char *const *kv) {
     tprof_config *c = tprof_config_new();
     tprof_config_set(c, "enabled", "true");

@@ -106,36 +106,39 @@ static int child(const child_opts *o, char *out, size_t n) {
     return status;
 }
 
-static void test_sigterm_default_action(void **state) {
-    (void)state;
-    child_opts o = {SIGTERM, 0, 1, 0};
+/* What every flushed child reports: steps 0-2 and the running step 3, 5 ranges each before it. */
+static const char flushed[] = "window steps_0-3 partial=1 model_partial=1 work=15 steps=4\n";
+
+/* Runs a child with o; it must die of `sig` (or exit with `code` when sig is 0) having reported
+ * `want`. */
+static void expect_child(child_opts o, int sig, int code, const char *want) {
     char out[1024];
     int st = child(&o, out, sizeof(out));
-    assert_true(WIFSIGNALED(st));
-    assert_int_equal(WTERMSIG(st), SIGTERM);
-    /* The open window arrived whole, marked partial: steps 0-2 and the running step 3. */
-    assert_string_equal(out, "window steps_0-3 partial=1 model_partial=1 work=15 steps=4\n");
+    if (sig) {
+        assert_true(WIFSIGNALED(st));
+        assert_int_equal(WTERMSIG(st), sig);
+    } else {
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), code);
+    }
+    assert_string_equal(out, want);
+}
+
+static void test_sigterm_default_action(void **state) {
+    (void)state;
+    expect_child((child_opts){SIGTERM, 0, 1, 0}, SIGTERM, 0, flushed);
 }
 
 static void test_sigint_default_action(void **state) {
     (void)state;
-    child_opts o = {SIGINT, 0, 1, 0};
-    char out[1024];
-    int st = child(&o, out, sizeof(out));
-    assert_true(WIFSIGNALED(st));
-    assert_int_equal(WTERMSIG(st), SIGINT);
-    assert_string_equal(out, "window steps_0-3 partial=1 model_partial=1 work=15 steps=4\n");
+    expect_child((child_opts){SIGINT, 0, 1, 0}, SIGINT, 0, flushed);
 }
 
 static void test_previous_handler_runs_after_flush(void **state) {
     (void)state;
-    child_opts o = {SIGTERM, 1, 1, 0};
-    char out[1024];
-    int st = child(&o, out, sizeof(out));
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 7);
-    assert_string_equal(out, "window steps_0-3 partial=1 model_partial=1 work=15 steps=4\n"
-                             "previous handler ran\n");
+    char want[256];
+    snprintf(want, sizeof(want), "%sprevious handler ran\n", flushed);
+    expect_child((child_opts){SIGTERM, 1, 1, 0}, 0, 7, want);
 }
 
 /* Recording threads keep running while the writer flushes; the window still arrives whole. */
@@ -154,12 +157,7 @@ static void test_signal_while_threads_record(void **state) {
 /* signals: false leaves the host's signals alone: no flush, the default action. */
 static void test_signals_off(void **state) {
     (void)state;
-    child_opts o = {SIGTERM, 0, 0, 0};
-    char out[1024];
-    int st = child(&o, out, sizeof(out));
-    assert_true(WIFSIGNALED(st));
-    assert_int_equal(WTERMSIG(st), SIGTERM);
-    assert_string_equal(out, "");
+    expect_child((child_opts){SIGTERM, 0, 0, 0}, SIGTERM, 0, "");
 }
 
 /* After tprof_shutdown, the host's handlers are back as they were. */

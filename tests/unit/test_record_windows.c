@@ -109,13 +109,8 @@ static void test_schedule_example(void **state) {
     static const char *const kv[] = {"skip_first", "2", "wait",   "1", "warmup", "1",
                                      "active",     "2", "repeat", "2", NULL};
     assert_int_equal(start_with(kv), 0);
-    for (int k = 0; k < 12; k++) {
-        char name[32];
-        snprintf(name, sizeof(name), "work_%d", k);
-        tprof_begin_copy(name);
-        tprof_end();
-        tprof_step();
-    }
+    for (int k = 0; k < 12; k++)
+        step_with_range("work_%d", k);
     tprof_shutdown();
     assert_int_equal(cap.n, 2);
     const char *want_steps[2] = {"4 5", "8 9"}, *want_names[2] = {"steps_4-5", "steps_8-9"};
@@ -291,6 +286,27 @@ static void test_drops_are_counted(void **state) {
     cap_reset();
 }
 
+/* Over several chunks: every kept range keeps its end, and kept + dropped = all. */
+static void test_drops_across_chunks(void **state) {
+    (void)state;
+    static const char *const kv[] = {"max_events", "5000", NULL};
+    assert_int_equal(start_with(kv), 0);
+    for (int i = 0; i < 3000; i++) {
+        TPROF_ZONE("outer");
+        TPROF_ZONE("inner");
+    }
+    tprof_shutdown();
+    tp_model *m = cap.models[0];
+    size_t outer = count_named(m, "outer"), inner = count_named(m, "inner");
+    assert_int_equal(outer + inner + m->dropped_events, 6000);
+    assert_true(outer >= inner && outer <= 2500);
+    assert_true(outer + inner >= 2000); /* most of the budget was used */
+    for (size_t i = 0; i < m->nevents; i++)
+        assert_false(m->events[i].flags & TP_EVF_TRUNCATED);
+    assert_nested(m);
+    cap_reset();
+}
+
 /* In a listed epoch: warmup steps, then epoch_steps recorded, saved as epoch_<e>. */
 static void test_epoch_windows(void **state) {
     (void)state;
@@ -298,13 +314,8 @@ static void test_epoch_windows(void **state) {
     assert_int_equal(start_with(kv), 0);
     for (int e = 0; e < 4; e++) {
         tprof_epoch(e);
-        for (int s = 0; s < 4; s++) {
-            char name[32];
-            snprintf(name, sizeof(name), "e%d_s%d", e, s);
-            tprof_begin_copy(name);
-            tprof_end();
-            tprof_step();
-        }
+        for (int s = 0; s < 4; s++)
+            step_with_range("e%d_s%d", e, s);
     }
     tprof_shutdown();
     /* Epoch e's steps are 4e .. 4e+3: one warmup, then two recorded. */
@@ -563,6 +574,7 @@ int main(void) {
         cmocka_unit_test(test_bad_shapes_kept_as_text),
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_drops_are_counted),
+        cmocka_unit_test(test_drops_across_chunks),
         cmocka_unit_test(test_epoch_windows),
         cmocka_unit_test(test_epoch_whole),
         cmocka_unit_test(test_epoch_cut_short),
