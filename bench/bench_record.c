@@ -8,6 +8,7 @@
  *   recording  a window records every range
  *   4 threads  four threads record at once; cost per thread from its CPU time, so that the
  *              machine's core count does not show as waiting
+ *   convert    the writer thread's conversion of the recorded window into a model
  * Usage: bench_record [N]  (default 1000000); BENCH_VERBOSE=1 also prints every run. */
 #include "record/clock.h"
 #include "tprof.h"
@@ -104,7 +105,7 @@ static double threads_run(void) {
     return sum / THREADS;
 }
 
-enum { EMPTY, CLOCK, IDLE, BETWEEN, RECORDING, THREADS4, NCASES };
+enum { EMPTY, CLOCK, IDLE, BETWEEN, RECORDING, THREADS4, CONVERT, NCASES };
 
 /* One run of every case, on this thread's CPU time. Sessions start and end outside the timed
  * loops, so the writer's conversion at shutdown is not counted. */
@@ -119,7 +120,9 @@ static void run_cases(double *out) {
     tprof_shutdown();
     start(NULL);
     out[RECORDING] = loop_ranges(cpu, iters);
-    tprof_shutdown();
+    double t0 = now_s(CLOCK_MONOTONIC);
+    tprof_shutdown(); /* waits for the writer thread to turn the window into a model */
+    out[CONVERT] = (now_s(CLOCK_MONOTONIC) - t0) * 1e9 / (double)iters;
     start(NULL);
     out[THREADS4] = threads_run();
     tprof_shutdown();
@@ -159,5 +162,7 @@ int main(int argc, char **argv) {
            "begin+end, recording", rec, rec / clk, rec / budget, budget);
     printf("  %-36s %7.2f ns = %.2f clock reads = %.2f x budget, per thread\n",
            "begin+end, recording, 4 threads", rec4, rec4 / clk, rec4 / budget);
+    printf("  %-36s %7.2f ns per range (wall time of tprof_shutdown, off the recording thread)\n",
+           "window to model, writer thread", med[CONVERT]);
     return 0;
 }

@@ -206,6 +206,13 @@ static void visit_thread(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n)
     convert *cv = ctx;
     uint32_t track = track_of(cv, thr->tid, TP_LOAD_ACQ(&thr->name));
     if (track == UINT32_MAX) return;
+    /* Room for the thread's ranges at once (about one event per two records), rather than by
+     * repeated doubling of a large array. */
+    size_t records = 0;
+    for (size_t c = 0; c < n; c++)
+        records += TP_LOAD_ACQ(&chunks[c]->count);
+    if (TP_GROW(cv->m->events, cv->m->cap_events, cv->m->nevents + records / 2 + 1))
+        cv->m->failed = 1;
     int late = 0;
     for (size_t c = 0; c < n; c++) {
         cv->m->dropped_events += TP_LOAD_ACQ(&chunks[c]->dropped);
