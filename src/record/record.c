@@ -1,7 +1,7 @@
 /* record.c - the hot path: tprof_begin_/tprof_end_ and the slow path behind every record.
  *
- * A range costs two tick reads and a few stores while recording; between windows it is a
- * depth count in the slow path. The invariants this code keeps are listed in record.h. */
+ * A range costs two tick reads and a few stores while recording, and a depth count between
+ * windows; everything else takes the slow path. The invariants kept are listed in record.h. */
 #include "tprof.h"
 
 #include "record/record.h"

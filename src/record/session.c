@@ -297,7 +297,8 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     tp_sched_start(&tp_sess.sm, &tp_sess.sched);
     tp_sess.nsources = tp_sess.windows = tp_sess.partial_windows = 0;
     tp_sess.dropped = tp_sess.unmatched_ends = 0;
-    tp_sess.stepper = 0;
+    tp_sess.stepper = tp_sess.step_tid = 0;
+    tp_steps_note_thread(); /* the starter carries the steps until a tprof_step says otherwise */
     tp_sess.stopped = tp_sess.warned_after = 0;
     tp_sess.no_window_reason[0] = '\0';
     tp_sess.state = TP_SESSION_ACTIVE;

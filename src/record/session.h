@@ -44,10 +44,13 @@ typedef struct tp_session {
     tp_writer writer;
     tp_window_env env;
     char process_name[64];
-    tp_window *open;     /* the recording window, or NULL */
-    uint64_t step_start; /* ticks at which the current step began */
-    int64_t stepper;     /* the thread driving steps; 0 until the first tprof_step */
-    int stopped;         /* a signal flushed the session: nothing more is recorded */
+    tp_window *open;           /* the recording window, or NULL */
+    uint64_t step_start;       /* ticks at which the current step began */
+    int64_t stepper;           /* the thread driving steps; 0 until the first tprof_step */
+    int64_t step_tid;          /* the ProfilerStep ranges' thread: the stepper, else the starter */
+    char step_name[64];        /* that thread's name, noted on it */
+    const char *step_name_src; /* the interned name step_name was copied from */
+    int stopped;               /* a signal flushed the session: nothing more is recorded */
     size_t windows, partial_windows;
     uint64_t dropped; /* written by the writer thread (atomic) */
     /* for the sink */
@@ -72,6 +75,9 @@ int tp_session_lock_held(void);
 void tp_steps_begin(uint64_t now);
 /* Closes the recording window, if any, at `now` as the run ends (shutdown or signal). */
 void tp_steps_end(uint64_t now, int partial);
+/* On the thread whose track carries the ProfilerStep ranges (the starter, then the stepper):
+ * notes its id and name. */
+void tp_steps_note_thread(void);
 /* Why no window completed, for the summary; "" when one did. */
 void tp_steps_no_window_reason(char *buf, size_t n);
 

@@ -9,6 +9,7 @@
 #include "util/log.h"
 #include "util/vec.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +48,22 @@ static void add_step(tp_window *w, int64_t step, uint64_t start, uint64_t end) {
         (tp_step_span){step, start < w->start_ticks ? w->start_ticks : start, end};
 }
 
-/* The thread whose track carries the ProfilerStep ranges, and its name. */
-static void step_thread(tp_window *w) {
+/* Called on the thread that carries the ProfilerStep ranges: notes its id and name, taking a
+ * name set with tprof_thread_name when there is one. */
+void tp_steps_note_thread(void) {
     tp_tls *t = &tp_tls_cur;
+    const char *named = t->thr ? TP_LOAD_ACQ(&t->thr->name) : NULL;
     int64_t self = (int64_t)gettid();
-    w->step_tid = tp_sess.stepper ? tp_sess.stepper : self;
-    if (w->step_tid == self && t->thr && t->thr->name)
-        snprintf(w->step_thread, sizeof(w->step_thread), "%s", t->thr->name);
+    if (self != tp_sess.step_tid) {
+        tp_sess.step_tid = self;
+        tp_sess.step_name_src = NULL;
+        if (pthread_getname_np(pthread_self(), tp_sess.step_name, sizeof(tp_sess.step_name)))
+            tp_sess.step_name[0] = '\0';
+    }
+    if (named && named != tp_sess.step_name_src) {
+        snprintf(tp_sess.step_name, sizeof(tp_sess.step_name), "%s", named);
+        tp_sess.step_name_src = named;
+    }
 }
 
 static void close_window(uint64_t now, int partial, int64_t last_step) {
@@ -68,7 +78,8 @@ static void close_window(uint64_t now, int partial, int64_t last_step) {
     else
         snprintf(w->name, sizeof(w->name), "steps_%lld-%lld", (long long)w->first_step,
                  (long long)last_step);
-    step_thread(w);
+    w->step_tid = tp_sess.step_tid;
+    memcpy(w->step_thread, tp_sess.step_name, sizeof(w->step_thread));
     tp_clock_calibrate(&w->cal);
     tp_sess.windows++;
     tp_sess.partial_windows += partial != 0;
@@ -98,7 +109,10 @@ void tp_steps_end(uint64_t now, int partial) {
 static int is_stepper(const char *fn) {
     int64_t self = (int64_t)gettid();
     if (!tp_sess.stepper) tp_sess.stepper = self;
-    if (tp_sess.stepper == self) return 1;
+    if (tp_sess.stepper == self) {
+        tp_steps_note_thread();
+        return 1;
+    }
     tp_log_warn("%s from thread %lld ignored: steps are driven by thread %lld, the first to call "
                 "tprof_step",
                 fn, (long long)self, (long long)tp_sess.stepper);

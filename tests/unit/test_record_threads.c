@@ -193,6 +193,53 @@ static void test_thread_exits_mid_window(void **state) {
     cap_reset();
 }
 
+static int64_t trainer_tid;
+
+static void *trainer(void *arg) {
+    (void)arg;
+    tprof_thread_name("trainer");
+    trainer_tid = gettid();
+    for (int s = 0; s < 3; s++)
+        tprof_step();
+    return NULL;
+}
+
+static void *shutdown_thread(void *arg) {
+    (void)arg;
+    tprof_shutdown();
+    return NULL;
+}
+
+/* The ProfilerStep ranges sit on the thread that steps, under its name, whoever starts and ends
+ * the session; before any tprof_step, on the thread that started it. */
+static void test_steps_on_the_stepping_thread(void **state) {
+    (void)state;
+    assert_int_equal(start_with(NULL), 0);
+    pthread_t th;
+    pthread_create(&th, NULL, trainer, NULL);
+    pthread_join(th, NULL);
+    tprof_shutdown();
+    tp_model *m = cap.models[0];
+    size_t steps = 0;
+    for (size_t i = 0; i < m->nevents; i++) {
+        if (!(m->events[i].flags & TP_EVF_STEP)) continue;
+        const tp_track *tr = &m->tracks[m->events[i].track];
+        assert_int_equal(tr->tid, trainer_tid);
+        assert_string_equal(tp_model_str(m, tr->thread_name), "trainer");
+        steps++;
+    }
+    assert_int_equal(steps, 4);
+    cap_reset();
+
+    assert_int_equal(start_with(NULL), 0);
+    pthread_t closer;
+    pthread_create(&closer, NULL, shutdown_thread, NULL);
+    pthread_join(closer, NULL);
+    const tp_event *s0 = find_named(cap.models[0], "ProfilerStep#0");
+    assert_int_equal(cap.models[0]->tracks[s0->track].tid, gettid());
+    cap_reset();
+}
+
 /* A thread keeps recording across sessions; its depth starts over with each. */
 static void test_sessions_in_a_row(void **state) {
     (void)state;
@@ -224,6 +271,7 @@ int main(void) {
         cmocka_unit_test(test_four_threads_at_once),
         cmocka_unit_test(test_windows_flip_under_threads),
         cmocka_unit_test(test_thread_exits_mid_window),
+        cmocka_unit_test(test_steps_on_the_stepping_thread),
         cmocka_unit_test(test_sessions_in_a_row),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
