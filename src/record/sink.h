@@ -34,7 +34,8 @@ typedef struct tp_sink {
     /* The session starts (on the thread calling tprof_start): prepare the run directory.
      * Returns 0, or -1 after warning (the session then records nothing). */
     int (*start)(void *ctx, const tp_run_info *run);
-    /* A window closed; called on the writer thread. The sink owns m and must free it. */
+    /* A window closed; called on the writer thread. The sink owns m and must free it
+     * (tp_model_free(m); free(m)). */
     void (*window)(void *ctx, tp_model *m, const tp_window_info *w);
     /* The run ended (on the thread calling tprof_shutdown), after the last window. */
     void (*finish)(void *ctx, const tp_run_info *run);

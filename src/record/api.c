@@ -1,0 +1,104 @@
+/* api.c - the annotation calls: FLOPs, args and shapes on the innermost range, counters, memory
+ * events and thread names. Each appends records to the calling thread's chunk like a range does;
+ * strings are copied into the thread's intern table first. */
+#include "tprof.h"
+
+#include "record/memory.h"
+#include "record/record.h"
+#include "record/session.h"
+#include "util/log.h"
+
+#include <string.h>
+
+/* Room for an annotation of k records on the innermost kept range; NULL when there is none to
+ * attach to (no range open: misuse, said once; a range begun before the window: skipped). */
+static tp_rec *annotation_room(tp_tls *t, uint32_t k, const char *fn) {
+    tp_rec *r = tp_room(t, k);
+    if (!r || t->owed) return r;
+    if (t->depth == 0) tp_log_warn("%s outside any range (ignored)", fn);
+    return NULL;
+}
+
+void tprof_flops(uint64_t flops) {
+    if (!tp_api_enter("tprof_flops") || !tp_opts.flops) return;
+    tp_tls *t = &tp_tls_cur;
+    tp_rec *r = annotation_room(t, 1, "tprof_flops");
+    if (!r) return;
+    r->a = flops;
+    r->b = tp_rec_word(TP_REC_FLOPS, 0);
+    tp_publish(t, 1);
+}
+
+/* An annotation of copied strings: b = kind | the copy of key (the JSON text for shapes),
+ * a = the copy of sval when given, else value. */
+static void annotate(int kind, const char *key, const char *sval, uint64_t value, const char *fn) {
+    tp_tls *t = &tp_tls_cur;
+    tp_rec *r = annotation_room(t, 1, fn);
+    if (!r) return;
+    const char *k = tp_intern(t, key);
+    if (sval && !(sval = tp_intern(t, sval))) return;
+    if (!k) return;
+    r->a = sval ? (uint64_t)(uintptr_t)sval : value;
+    r->b = tp_rec_word(kind, (uintptr_t)k);
+    tp_publish(t, 1);
+}
+
+void tprof_arg_int(const char *key, int64_t value) {
+    if (tp_api_enter("tprof_arg_int"))
+        annotate(TP_REC_ARG_INT, key, NULL, (uint64_t)value, "tprof_arg_int");
+}
+
+void tprof_arg_str(const char *key, const char *value) {
+    if (tp_api_enter("tprof_arg_str"))
+        annotate(TP_REC_ARG_STR, key, value ? value : "(null)", 0, "tprof_arg_str");
+}
+
+void tprof_shapes(const char *dims_json) {
+    if (tp_api_enter("tprof_shapes") && tp_opts.shapes)
+        annotate(TP_REC_SHAPES, dims_json ? dims_json : "null", NULL, 0, "tprof_shapes");
+}
+
+void tprof_counter(const char *name, double value) {
+    if (!tp_api_enter("tprof_counter")) return;
+    tp_tls *t = &tp_tls_cur;
+    tp_rec *r = tp_room(t, 2);
+    const char *copy = r ? tp_intern(t, name) : NULL;
+    if (!copy) return;
+    r[0].a = tp_clock_ticks();
+    r[0].b = tp_rec_word(TP_REC_COUNTER, (uintptr_t)copy);
+    memcpy(&r[1].a, &value, sizeof(value));
+    r[1].b = 0;
+    tp_publish(t, 2);
+}
+
+/* Tracked whether or not a window records, so that totals are right when one opens. */
+static void memory_event(int device, const void *ptr, size_t bytes, int is_free) {
+    tp_mem_change ch;
+    if (tp_mem_update(device, (uint64_t)(uintptr_t)ptr, (int64_t)bytes, is_free, &ch)) return;
+    tp_tls *t = &tp_tls_cur;
+    tp_rec *r = tp_room(t, 3);
+    if (!r) return;
+    r[0].a = tp_clock_ticks();
+    r[0].b = tp_rec_word(TP_REC_MEMORY, (uint64_t)((int64_t)device + 1));
+    r[1].a = (uint64_t)(uintptr_t)ptr;
+    r[1].b = (uint64_t)ch.bytes;
+    r[2].a = (uint64_t)ch.total;
+    r[2].b = 0;
+    tp_publish(t, 3);
+}
+
+void tprof_alloc(int device, const void *ptr, size_t bytes) {
+    if (tp_api_enter("tprof_alloc") && tp_opts.memory) memory_event(device, ptr, bytes, 0);
+}
+
+void tprof_free(int device, const void *ptr) {
+    if (tp_api_enter("tprof_free") && tp_opts.memory) memory_event(device, ptr, 0, 1);
+}
+
+/* Works in every state: a thread may name itself before tprof_init. */
+void tprof_thread_name(const char *name) {
+    tp_tls *t = &tp_tls_cur;
+    if (!t->thr && !(t->thr = tp_thread_register())) return;
+    const char *copy = tp_intern(t, name);
+    if (copy) TP_STORE_REL(&t->thr->name, copy);
+}

@@ -1,0 +1,165 @@
+/* record.c - the hot path: tprof_begin_/tprof_end_ and the slow path behind every record.
+ *
+ * A range costs two tick reads and a few stores while recording, and a depth count between
+ * windows; everything else takes the slow path. The invariants kept are listed in record.h. */
+#include "tprof.h"
+
+#include "record/record.h"
+#include "record/session.h"
+
+#include <string.h>
+
+__thread tp_tls tp_tls_cur __attribute__((tls_model("initial-exec")));
+uint32_t tp_gen;
+uint64_t tp_session_serial;
+int tprof_active_;
+
+uint32_t tp_tls_sync(tp_tls *t) {
+    uint64_t serial = TP_LOAD_ACQ(&tp_session_serial);
+    if (t->session != serial) {
+        if (!t->thr && !(t->thr = tp_thread_register())) return 0;
+        tp_thread *thr = t->thr;
+        tp_thread_new_session(thr);
+        memset(t, 0, sizeof(*t));
+        t->thr = thr;
+        t->drop_depth = INT32_MAX;
+        t->session = serial;
+    }
+    uint32_t g = TP_LOAD_ACQ(&tp_gen);
+    if (g != t->gen) {
+        /* Leave the previous window: its chunk now belongs to the writer (record.h, 1), and the
+         * ranges still open in it become ranges begun before the new window. */
+        t->gen = g;
+        t->chunk = NULL;
+        t->recs = NULL;
+        t->n = t->cap = t->owed = 0;
+        t->drop_depth = INT32_MAX;
+    }
+    return g;
+}
+
+const char *tp_intern(tp_tls *t, const char *s) {
+    tp_strtab *st = &t->thr->strings;
+    if (!s) s = "(null)";
+    tp_str id = tp_strtab_intern(st, s, strlen(s));
+    return id == TP_STR_EMPTY && *s ? NULL : tp_strtab_get(st, id);
+}
+
+static tp_rec *count_drop(tp_tls *t) {
+    if (t->chunk) TP_STORE_REL(&t->chunk->dropped, t->chunk->dropped + 1);
+    return NULL;
+}
+
+/* Out of budget (or memory) in this window: keep only the ends already owed (record.h, 5). */
+static tp_rec *start_dropping(tp_tls *t) {
+    t->drop_depth = t->depth;
+    t->cap = t->n + t->owed;
+    return count_drop(t);
+}
+
+tp_rec *tp_room_slow(tp_tls *t, uint32_t need) {
+    uint32_t g = tp_tls_sync(t);
+    if (!tp_gen_records(g) || !t->thr) return NULL;
+    if (t->drop_depth != INT32_MAX) return count_drop(t);
+    if (t->chunk && t->cap - t->n >= t->owed + need) return t->recs + t->n;
+    tp_chunk *c = tp_chunk_take(t->thr, t->chunk, g, TP_CHUNK_RECS);
+    if (!c) return start_dropping(t);
+    uint32_t got = TP_LOAD_RLX(&c->reserved);
+    /* The first chunk of a window is kept even when it got no budget: it carries the drop
+     * count. A later one that cannot hold the owed ends stays empty; the writer skips it. */
+    if (got >= t->owed + need || !t->chunk) {
+        t->chunk = c;
+        t->recs = c->recs;
+        t->n = 0;
+        t->cap = got;
+        if (got >= t->owed + need) return t->recs;
+    }
+    return start_dropping(t);
+}
+
+__attribute__((noinline)) static void begin_slow(tp_tls *t, const char *name) {
+    tp_rec *r = tp_room_slow(t, 2);
+    t->depth++; /* after tp_room_slow, which may start the thread's depth over */
+    if (!r) return;
+    r->a = tp_clock_ticks();
+    r->b = tp_rec_word(TP_REC_BEGIN, (uintptr_t)name);
+    tp_publish(t, 1);
+    t->owed++;
+}
+
+void tprof_begin_(const char *name) {
+    tp_tls *t = &tp_tls_cur;
+    uint32_t g = TP_LOAD_RLX(&tp_gen);
+    if (TP_LIKELY(g == t->gen)) {
+        /* room for this begin and, reserved, its end */
+        if (TP_LIKELY(t->cap - t->n >= t->owed + 2 && tp_clock_inline())) {
+            tp_rec *r = t->recs + t->n;
+            r->a = tp_clock_inline_ticks();
+            r->b = tp_rec_word(TP_REC_BEGIN, (uintptr_t)name);
+            tp_publish(t, 1);
+            t->owed++;
+            t->depth++;
+            return;
+        }
+        if (g & TP_GEN_IDLE) {
+            t->depth++;
+            return;
+        }
+    }
+    begin_slow(t, name);
+}
+
+void tprof_begin_copy_(const char *name) {
+    tp_tls *t = &tp_tls_cur;
+    tp_rec *r = tp_room(t, 2);
+    t->depth++;
+    if (!r) return;
+    const char *copy = tp_intern(t, name);
+    r->a = tp_clock_ticks();
+    r->b = tp_rec_word(TP_REC_BEGIN, (uintptr_t)(copy ? copy : "(out of memory)"));
+    tp_publish(t, 1);
+    t->owed++;
+}
+
+__attribute__((always_inline)) static inline void write_end(tp_tls *t, uint64_t ticks) {
+    tp_rec *r = t->recs + t->n; /* room reserved by its begin (record.h, 4) */
+    r->a = ticks;
+    r->b = tp_rec_word(TP_REC_END, 0);
+    tp_publish(t, 1);
+    t->owed--;
+    t->depth--;
+}
+
+__attribute__((noinline)) static void end_slow(tp_tls *t) {
+    uint32_t g = tp_tls_sync(t);
+    if (t->depth <= 0) {
+        tp_session_unmatched_end();
+        return;
+    }
+    /* A kept range's end is written (record.h, 5); the end of a dropped range, of one begun
+     * before this window, or of one outside any window only lowers the depth. */
+    if (tp_gen_records(g) && t->owed && t->depth <= t->drop_depth)
+        write_end(t, tp_clock_ticks());
+    else
+        t->depth--;
+}
+
+void tprof_end_(void) {
+    tp_tls *t = &tp_tls_cur;
+    uint32_t g = TP_LOAD_RLX(&tp_gen);
+    if (TP_LIKELY(g == t->gen)) {
+        if (TP_LIKELY(t->owed && t->depth <= t->drop_depth && tp_clock_inline())) {
+            write_end(t, tp_clock_inline_ticks());
+            return;
+        }
+        if ((g & TP_GEN_IDLE) && t->depth > 0) {
+            t->depth--;
+            return;
+        }
+    }
+    end_slow(t);
+}
+
+int tprof_is_recording(void) {
+    return tp_gen_records(TP_LOAD_RLX(&tp_gen));
+}

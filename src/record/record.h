@@ -1,0 +1,166 @@
+/* record.h - per-thread record buffers: what the hot path writes and the rules that make it safe
+ * without locks.
+ *
+ * Each host thread appends 16-byte records to a chunk it owns. A global window generation
+ * (tp_gen, 0 = not recording) tells threads which window their records belong to; the writer
+ * thread later reads the chunks of a closed generation and turns them into a tp_model.
+ *
+ * Invariants (the proofs of safety rest on these):
+ *  1. Only a chunk's owner thread writes its records, and only the owner reuses or frees a chunk
+ *     while the owner lives. A chunk is reused only once tp_done_gen >= its gen, i.e. after the
+ *     writer finished with that window, so a record written late (after its window closed) lands
+ *     in memory nobody else reads any more.
+ *  2. chunk->count is stored with release after the records it counts, and read with acquire:
+ *     the writer sees records[0 .. count) complete. Records past the count it read are ignored.
+ *  3. chunk->gen is stored (release) last when a chunk is taken, after count, dropped and
+ *     reserved were reset; a reader that sees the new gen sees the reset fields.
+ *  4. In the thread's current chunk, cap - n >= owed at all times: every range kept in this
+ *     window has room reserved for its end, so a range whose begin was kept never loses its end.
+ *  5. Within a window a thread keeps every range it begins until it first runs out of budget;
+ *     from then on (drop_depth) it keeps no new record except the ends it owes. Ranges open on the
+ *     thread's stack are therefore, bottom to top: those begun before the window, the kept ones
+ *     (owed of them), and the dropped ones (deeper than drop_depth).
+ *  6. Generations are never reused, not even across sessions, so a thread's stale gen can only
+ *     differ from the current one. Windows are numbered 1, 2, ... in the order they open; each gap
+ *     between windows gets a generation of its own too, marked TP_GEN_IDLE, so that a thread in
+ *     step with a gap counts its depth on the fast path. */
+#ifndef TP_RECORD_H
+#define TP_RECORD_H
+
+#include "model/strtab.h"
+#include "record/clock.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TP_LOAD_RLX(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
+#define TP_LOAD_ACQ(p)     __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define TP_STORE_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define TP_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define TP_LIKELY(x)       __builtin_expect(!!(x), 1)
+
+/* A record: b's top byte is the kind, its low 56 bits a pointer (user-space addresses fit in 56
+ * bits on every 64-bit Linux, 5-level paging included). Some kinds are followed by raw records. */
+typedef struct tp_rec {
+    uint64_t a;
+    uint64_t b;
+} tp_rec;
+
+enum tp_rec_kind {
+    TP_REC_BEGIN = 1, /* a = ticks; name */
+    TP_REC_END,       /* a = ticks */
+    TP_REC_FLOPS,     /* a = flops, for the innermost kept range */
+    TP_REC_ARG_INT,   /* a = value; key */
+    TP_REC_ARG_STR,   /* a = value (const char *); key */
+    TP_REC_SHAPES,    /* JSON text */
+    TP_REC_COUNTER,   /* a = ticks; name; then {a = the value's bits} */
+    TP_REC_MEMORY,    /* a = ticks; payload = device + 1; then {a = addr, b = bytes}, {a = total} */
+};
+#define TP_REC_KIND_SHIFT 56
+#define TP_REC_PAYLOAD    ((UINT64_C(1) << TP_REC_KIND_SHIFT) - 1)
+
+static inline uint64_t tp_rec_word(int kind, uint64_t payload) {
+    return (uint64_t)kind << TP_REC_KIND_SHIFT | (payload & TP_REC_PAYLOAD);
+}
+static inline int tp_rec_kind(const tp_rec *r) {
+    return (int)(r->b >> TP_REC_KIND_SHIFT);
+}
+static inline const char *tp_rec_str(uint64_t word) {
+    /* NOLINTNEXTLINE(performance-no-int-to-ptr): records carry pointers packed with a kind */
+    return (const char *)(uintptr_t)(word & TP_REC_PAYLOAD);
+}
+
+enum { TP_CHUNK_RECS = 4096 }; /* 64 KiB of records */
+
+typedef struct tp_chunk {
+    struct tp_chunk *next; /* the owner's list; fixed once pushed */
+    uint32_t gen;          /* window generation (invariant 3) */
+    uint32_t count;        /* records published (invariant 2) */
+    uint64_t dropped;      /* events the owner could not keep in this window */
+    uint64_t seq;          /* order of the owner's chunks */
+    uint32_t reserved;     /* max_events budget held; returned once, by whoever exchanges it */
+    tp_rec recs[TP_CHUNK_RECS];
+} tp_chunk;
+
+typedef struct tp_thread {
+    struct tp_thread *next; /* the registry (tp_threads_lock) */
+    tp_chunk *chunks;       /* pushed by the owner with release */
+    int64_t tid;
+    const char *name;  /* interned in `strings`; stored with release */
+    tp_strtab strings; /* owner only: copied names, keys and values; never move */
+    uint64_t next_seq; /* owner only */
+    tp_chunk *cursor;  /* owner only: where the next search for a reusable chunk starts */
+    int exited;        /* set by the thread's exit; the thread is then freed once its
+                          chunks' windows are written */
+} tp_thread;
+
+/* The calling thread's recording state (initial-exec TLS: one segment-relative access). */
+typedef struct tp_tls {
+    tp_rec *recs;       /* the current chunk's records */
+    uint32_t n, cap;    /* written / allowed in the current chunk (invariant 4) */
+    uint32_t gen;       /* window the chunk belongs to; 0 = none */
+    uint32_t owed;      /* ends owed: kept ranges still open in this window */
+    int32_t depth;      /* ranges open on this thread in this session */
+    int32_t drop_depth; /* INT32_MAX, or the depth at which this window's dropping began */
+    tp_chunk *chunk;
+    tp_thread *thr;
+    uint64_t session; /* tp_session_serial this state belongs to */
+} tp_tls;
+
+#define TP_HIDDEN __attribute__((visibility("hidden")))
+extern __thread tp_tls tp_tls_cur TP_HIDDEN __attribute__((tls_model("initial-exec")));
+extern uint32_t tp_gen TP_HIDDEN; /* a window's generation, a gap's (TP_GEN_IDLE), or 0 */
+extern uint64_t tp_session_serial TP_HIDDEN; /* changes at every session start */
+
+#define TP_GEN_IDLE 0x80000000u
+static inline int tp_gen_records(uint32_t g) {
+    return g != 0 && !(g & TP_GEN_IDLE);
+}
+
+/* ---- the hot path's shared pieces (record.c, api.c) ---- */
+
+/* Room for `need` more records beyond the owed ends, in the current window's chunk; NULL when
+ * not recording or when the thread is dropping (the drop is then counted). */
+tp_rec *tp_room_slow(tp_tls *t, uint32_t need);
+static inline tp_rec *tp_room(tp_tls *t, uint32_t need) {
+    if (TP_LIKELY(TP_LOAD_RLX(&tp_gen) == t->gen && t->cap - t->n >= t->owed + need))
+        return t->recs + t->n;
+    return tp_room_slow(t, need);
+}
+static inline void tp_publish(tp_tls *t, uint32_t k) {
+    t->n += k;
+    TP_STORE_REL(&t->chunk->count, t->n);
+}
+/* Brings t up to date with the session and window (thread registration, depth reset, leaving
+ * a closed window's chunk). Returns the current generation. */
+uint32_t tp_tls_sync(tp_tls *t);
+/* The calling thread's copy of s, stable until the thread's state is freed; NULL if out of
+ * memory. Requires a registered thread (after tp_tls_sync in a session). */
+const char *tp_intern(tp_tls *t, const char *s);
+
+/* ---- thread registry and chunks (thread.c) ---- */
+
+/* Registers the calling thread (once per thread lifetime). NULL if out of memory. */
+tp_thread *tp_thread_register(void);
+/* The calling thread joins a new session: the strings it copied for the last one are freed
+ * (that session's windows are all written), its name is kept. */
+void tp_thread_new_session(tp_thread *thr);
+/* A chunk for window gen with up to `want` records of budget (0 if none is left), or NULL when
+ * out of memory. */
+tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want);
+void tp_budget_reset(int64_t records);
+
+/* Calls fn for every thread with chunks of window gen, with those chunks in recording order.
+ * Runs on the writer thread; chunks stay valid until tp_window_done(gen). */
+typedef void (*tp_chunk_visit)(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n);
+int tp_collect_chunks(uint32_t gen, tp_chunk_visit fn, void *ctx);
+/* The writer finished window gen: its chunks' budget returns, their owners may reuse them, and
+ * exited threads with nothing left to write are freed. */
+void tp_window_done(uint32_t gen);
+/* The session ended and every window is written: all budget is released. */
+void tp_threads_session_end(void);
+/* The registry's lock, for the session's fork handlers only. */
+pthread_mutex_t *tp_threads_mutex(void);
+
+#endif

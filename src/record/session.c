@@ -1,0 +1,407 @@
+/* session.c - the session's life: tprof_init/tprof_start, tprof_shutdown, sinks and sources, and
+ * the writer thread's work for each closed window.
+ *
+ * There is one session per process at a time. Its state lives in tp_sess under its lock; the
+ * hot path sees only tprof_active_, tp_gen and tp_opts, all set before they turn on. */
+#include "tprof.h"
+
+#include "record/memory.h"
+#include "record/record.h"
+#include "record/session.h"
+#include "util/log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+tp_session tp_sess = {.lock = PTHREAD_MUTEX_INITIALIZER};
+tp_rec_opts tp_opts;
+
+static __thread int lock_held;
+static tp_sink next_sink;
+static int next_sink_set;
+
+void tp_session_lock(void) {
+    pthread_mutex_lock(&tp_sess.lock);
+    lock_held = 1;
+}
+
+void tp_session_unlock(void) {
+    lock_held = 0;
+    pthread_mutex_unlock(&tp_sess.lock);
+}
+
+int tp_session_lock_held(void) {
+    return lock_held;
+}
+
+static void discard_window(void *ctx, tp_model *m, const tp_window_info *w) {
+    (void)ctx;
+    (void)w;
+    tp_model_free(m);
+    free(m);
+}
+
+/* Until the lead wires the files sink (src/export), a session without a sink writes nothing. */
+static const tp_sink default_sink = {.window = discard_window};
+
+void tp_session_set_sink(const tp_sink *sink) {
+    tp_session_lock();
+    next_sink_set = sink != NULL;
+    if (sink) next_sink = *sink;
+    tp_session_unlock();
+}
+
+int tp_session_add_source(const tp_source *src) {
+    int rc = -1;
+    tp_session_lock();
+    if (src && tp_sess.state == TP_SESSION_ACTIVE && tp_sess.nsources < TP_MAX_SOURCES) {
+        tp_sess.sources[tp_sess.nsources++] = *src;
+        /* It joins mid-run: tell it where the schedule stands. */
+        if (src->on_action) src->on_action(src->ctx, tp_sess.sm.action);
+        rc = 0;
+    }
+    tp_session_unlock();
+    return rc;
+}
+
+void tp_session_unmatched_end(void) {
+    if (__atomic_fetch_add(&tp_sess.unmatched_ends, 1, __ATOMIC_RELAXED) == 0)
+        tp_log_warn("tprof_end without a matching tprof_begin on thread %lld (ignored)",
+                    (long long)gettid());
+}
+
+void tp_session_inactive_call(const char *fn) {
+    tp_session_state st = __atomic_load_n(&tp_sess.state, __ATOMIC_RELAXED);
+    if (st == TP_SESSION_IDLE && !__atomic_exchange_n(&tp_sess.warned_before, 1, __ATOMIC_RELAXED))
+        tp_log_warn("%s called before tprof_init; ignored, as is every tprof call until then", fn);
+    if (st >= TP_SESSION_ENDING && !__atomic_exchange_n(&tp_sess.warned_after, 1, __ATOMIC_RELAXED))
+        tp_log_warn("%s called after tprof_shutdown; ignored, as is every tprof call since", fn);
+}
+
+/* ---- the writer thread's side ---- */
+
+static void write_window(void *ctx, tp_window *w) {
+    (void)ctx;
+    tp_window_info info;
+    tp_model *m = tp_window_build(w, &tp_sess.env, &info);
+    if (m) {
+        tp_source src[TP_MAX_SOURCES];
+        tp_session_lock();
+        size_t n = tp_sess.nsources;
+        memcpy(src, tp_sess.sources, n * sizeof(src[0]));
+        tp_session_unlock();
+        for (size_t i = 0; i < n; i++)
+            if (src[i].collect) src[i].collect(src[i].ctx, m, &info);
+        if (m->dropped_events) {
+            __atomic_fetch_add(&tp_sess.dropped, m->dropped_events, __ATOMIC_RELAXED);
+            tp_log_warn(
+                "window %s: %llu events dropped: more than profiling.max_events=%lld records "
+                "were held at once",
+                w->name, (unsigned long long)m->dropped_events, (long long)tp_sess.cfg->max_events);
+        }
+        tp_sess.sink.window(tp_sess.sink.ctx, m, &info);
+    } else {
+        tp_log_warn("window %s: out of memory; it is not written", w->name);
+    }
+    tp_window_done(w->gen);
+    free(w->steps);
+    free(w);
+}
+
+/* A signal asked for the open window: it is saved as partial, and the session records nothing
+ * more (the host is expected to end; if it goes on, tprof_shutdown still finishes normally). */
+static void signal_flush(void *ctx) {
+    (void)ctx;
+    tp_session_lock();
+    if (tp_sess.state == TP_SESSION_ACTIVE && !tp_sess.stopped) {
+        tp_steps_end(tp_clock_ticks(), 1);
+        tp_sess.stopped = 1;
+    }
+    tp_session_unlock();
+}
+
+int tp_session_signal_flush(int timeout_ms) {
+    return tp_writer_flush_from_signal(&tp_sess.writer, timeout_ms);
+}
+
+/* ---- start ---- */
+
+static void free_run(void) {
+    for (size_t i = 0; i < tp_sess.nstages; i++)
+        free((void *)tp_sess.stages[i].patterns);
+    free(tp_sess.stages);
+    free(tp_sess.run_dir);
+    free(tp_sess.config_json);
+    tprof_config_free(tp_sess.cfg);
+    tp_sess.stages = NULL;
+    tp_sess.nstages = 0;
+    tp_sess.run_dir = tp_sess.config_json = NULL;
+    tp_sess.cfg = NULL;
+}
+
+/* Stage definitions from the configured "name" or "name=pattern|pattern" entries; the strings
+ * point into the session's configuration. Left NULL when stages are not configured, so the
+ * analysis uses its defaults. */
+static int build_stages(void) {
+    const tprof_config *cfg = tp_sess.cfg;
+    if (!cfg->origin[TP_KEY_STAGES] || !cfg->nstages) return 0;
+    if (!(tp_sess.stages = calloc(cfg->nstages, sizeof(*tp_sess.stages)))) return -1;
+    tp_sess.nstages = cfg->nstages;
+    for (size_t i = 0; i < cfg->nstages; i++) {
+        char *s = cfg->stages[i], *eq = strchr(s, '=');
+        size_t n = 1;
+        for (char *p = eq; p && *p; p++)
+            n += *p == '|';
+        const char **pats = calloc(n, sizeof(*pats));
+        if (!pats) return -1;
+        tp_sess.stages[i] = (tp_stage_def){.name = s, .patterns = pats, .npatterns = n};
+        if (!eq) {
+            pats[0] = s;
+            continue;
+        }
+        *eq = '\0'; /* the name ends here; patterns follow, split at '|' */
+        char *p = eq + 1;
+        for (size_t j = 0; j < n; j++) {
+            pats[j] = p;
+            char *bar = strchr(p, '|');
+            if (bar) *bar = '\0', p = bar + 1;
+        }
+    }
+    return 0;
+}
+
+static void fill_run_info(tp_run_info *run) {
+    const tprof_config *cfg = tp_sess.cfg;
+    *run = (tp_run_info){.run_dir = tp_sess.run_dir,
+                         .config_json = tp_sess.config_json,
+                         .rank = tp_sess.rank.rank,
+                         .world_size = tp_sess.rank.world_size,
+                         .gzip = cfg->gzip,
+                         .tensorboard_names = cfg->tensorboard_names,
+                         .print_summary = cfg->summary && tp_sess.rank.rank == 0,
+                         .top_k = (size_t)cfg->top_k,
+                         .stages = tp_sess.stages,
+                         .nstages = tp_sess.nstages,
+                         .windows = tp_sess.windows,
+                         .partial_windows = tp_sess.partial_windows,
+                         .dropped_events = __atomic_load_n(&tp_sess.dropped, __ATOMIC_RELAXED),
+                         .no_window_reason =
+                             tp_sess.no_window_reason[0] ? tp_sess.no_window_reason : NULL};
+}
+
+static int prepare_run(const tprof_config *cfg) {
+    if (!(tp_sess.cfg = tp_config_dup(cfg))) return -1;
+    size_t n = strlen(cfg->output_dir) + strlen(cfg->run_id) + 2;
+    if (!(tp_sess.run_dir = malloc(n))) return -1;
+    snprintf(tp_sess.run_dir, n, "%s/%s", cfg->output_dir, cfg->run_id);
+    if (!(tp_sess.config_json = tprof_config_to_json(cfg))) return -1;
+    return build_stages();
+}
+
+/* The session clock's origin: model time 0, and its wall-clock time for cross-rank alignment. */
+static void set_origin(void) {
+    struct timespec real;
+    tp_sess.env.origin_ns = tp_clock_now_ns();
+    clock_gettime(CLOCK_REALTIME, &real);
+    tp_sess.env.base_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+    tp_sess.env.pid = (int64_t)getpid();
+    snprintf(tp_sess.process_name, sizeof(tp_sess.process_name), "%s",
+             program_invocation_short_name);
+    tp_sess.env.process_name = tp_sess.process_name;
+    tp_sess.env.rank = tp_sess.rank.distributed ? tp_sess.rank.rank : -1;
+    tp_sess.env.world_size = tp_sess.rank.distributed ? tp_sess.rank.world_size : -1;
+}
+
+/* fork: the locks are held across it so the child finds them free and the state consistent.
+ * The child has no writer thread, so a session active in the parent is off in the child (its
+ * tprof calls do nothing, as when profiling is disabled); the parent's goes on. */
+static void fork_prepare(void) {
+    tp_session_lock();
+    pthread_mutex_lock(tp_threads_mutex());
+    pthread_mutex_lock(tp_mem_mutex());
+}
+
+static void fork_parent(void) {
+    pthread_mutex_unlock(tp_mem_mutex());
+    pthread_mutex_unlock(tp_threads_mutex());
+    tp_session_unlock();
+}
+
+static void fork_child(void) {
+    TP_STORE_RLX(&tprof_active_, 0);
+    TP_STORE_RLX(&tp_gen, 0);
+    TP_STORE_RLX(&tp_sess.writer.running, 0);
+    if (tp_sess.state == TP_SESSION_ACTIVE || tp_sess.state == TP_SESSION_ENDING) {
+        tp_sess.state = TP_SESSION_DISABLED;
+        tp_sess.open = NULL; /* the parent's to write */
+        tp_signals_restore();
+    }
+    fork_parent();
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void register_fork(void) {
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static int start_locked(const tprof_config *cfg, const char *fn) {
+    char err[512];
+    if (tp_sess.state == TP_SESSION_ACTIVE || tp_sess.state == TP_SESSION_ENDING) {
+        tp_log_warn("%s called while a session is active (ignored)", fn);
+        return -1;
+    }
+    if (tp_config_validate(cfg, err, sizeof(err))) {
+        tp_log_warn("%s", err);
+        return -1;
+    }
+    if (!cfg->enabled) {
+        tp_sess.state = TP_SESSION_DISABLED;
+        return 0;
+    }
+    tp_log_reset();
+    pthread_once(&fork_once, register_fork);
+    tp_clock_init();
+    tp_rank_detect(&tp_sess.rank);
+    char prefix[32] = "";
+    if (tp_sess.rank.distributed && tp_sess.rank.rank != 0)
+        snprintf(prefix, sizeof(prefix), "[rank %lld] ", (long long)tp_sess.rank.rank);
+    tp_log_set_prefix(prefix);
+    if (prepare_run(cfg)) {
+        tp_log_warn("out of memory: profiling is off");
+        free_run();
+        return -1;
+    }
+    tp_sess.sink = next_sink_set ? next_sink : default_sink;
+    tp_run_info run;
+    fill_run_info(&run);
+    if (tp_sess.sink.start && tp_sess.sink.start(tp_sess.sink.ctx, &run)) {
+        free_run();
+        return -1;
+    }
+    set_origin();
+    tp_sess.writer.write = write_window;
+    tp_sess.writer.flush = signal_flush;
+    if (tp_writer_start(&tp_sess.writer)) {
+        tp_log_warn("cannot start the writer thread: %s; profiling is off", strerror(errno));
+        free_run();
+        return -1;
+    }
+    tp_opts = (tp_rec_opts){cfg->record_shapes, cfg->profile_memory, cfg->with_flops};
+    tp_budget_reset(cfg->max_events);
+    if (cfg->profile_memory) tp_mem_start();
+    tp_config_schedule(tp_sess.cfg, &tp_sess.sched);
+    tp_sched_start(&tp_sess.sm, &tp_sess.sched);
+    tp_sess.nsources = tp_sess.windows = tp_sess.partial_windows = 0;
+    tp_sess.dropped = tp_sess.unmatched_ends = 0;
+    tp_sess.stepper = tp_sess.step_tid = 0;
+    tp_steps_note_thread(); /* the starter carries the steps until a tprof_step says otherwise */
+    tp_sess.stopped = tp_sess.warned_after = 0;
+    tp_sess.no_window_reason[0] = '\0';
+    tp_sess.state = TP_SESSION_ACTIVE;
+    __atomic_fetch_add(&tp_session_serial, 1, __ATOMIC_RELEASE);
+    tp_steps_begin(tp_clock_ticks());
+    TP_STORE_REL(&tprof_active_, 1);
+    if (tp_sess.cfg->signals) tp_signals_install();
+    return 0;
+}
+
+int tprof_start(const tprof_config *cfg) {
+    if (!cfg) {
+        tp_log_warn("tprof_start: no configuration");
+        return -1;
+    }
+    tp_session_lock();
+    int rc = start_locked(cfg, "tprof_start");
+    tp_session_unlock();
+    return rc;
+}
+
+int tprof_init(int *argc, char **argv) {
+    tprof_config *cfg = tprof_config_new();
+    if (!cfg) {
+        tp_log_warn("out of memory: profiling is off");
+        return -1;
+    }
+    /* Every source runs, so that tprof's arguments leave argv even when one source fails; the
+     * first error is the one reported. */
+    const char *path = tp_config_find_path(argc ? *argc : 0, argv);
+    char err[sizeof(cfg->err)] = "";
+    if (path && tprof_config_load_yaml(cfg, path)) memcpy(err, cfg->err, sizeof(err));
+    if (tprof_config_load_env(cfg) && !err[0]) memcpy(err, cfg->err, sizeof(err));
+    if (tprof_config_load_args(cfg, argc, argv) && !err[0]) memcpy(err, cfg->err, sizeof(err));
+    int rc = -1;
+    if (err[0]) {
+        tp_log_warn("%s", err);
+    } else {
+        tp_session_lock();
+        rc = start_locked(cfg, "tprof_init");
+        tp_session_unlock();
+    }
+    tprof_config_free(cfg);
+    return rc;
+}
+
+/* ---- shutdown ---- */
+
+static void finish_run(void) {
+    tp_source src[TP_MAX_SOURCES];
+    size_t n = tp_sess.nsources;
+    memcpy(src, tp_sess.sources, n * sizeof(src[0]));
+    for (size_t i = 0; i < n; i++)
+        if (src[i].shutdown) src[i].shutdown(src[i].ctx);
+    tp_mem_stop();
+    tp_threads_session_end();
+    tp_steps_no_window_reason(tp_sess.no_window_reason, sizeof(tp_sess.no_window_reason));
+    if (tp_sess.no_window_reason[0]) tp_log_warn("%s", tp_sess.no_window_reason);
+    uint64_t unmatched = __atomic_load_n(&tp_sess.unmatched_ends, __ATOMIC_RELAXED);
+    if (unmatched > 1)
+        tp_log_warn("%llu tprof_end calls in all had no matching tprof_begin",
+                    (unsigned long long)unmatched);
+    tp_run_info run;
+    fill_run_info(&run);
+    if (tp_sess.sink.finish) tp_sess.sink.finish(tp_sess.sink.ctx, &run);
+}
+
+void tprof_shutdown(void) {
+    tp_session_lock();
+    tp_session_state st = tp_sess.state;
+    if (st == TP_SESSION_IDLE) tp_log_warn("tprof_shutdown called before tprof_init (ignored)");
+    if (st == TP_SESSION_ENDING || st == TP_SESSION_ENDED)
+        tp_log_warn("tprof_shutdown called twice (ignored)");
+    if (st == TP_SESSION_DISABLED) tp_sess.state = TP_SESSION_IDLE;
+    if (st != TP_SESSION_ACTIVE) {
+        tp_session_unlock();
+        return;
+    }
+    if (!tp_sess.stopped) {
+        /* The no-schedule window and an epoch window meant to last the whole epoch end here
+         * naturally; a step-schedule window is cut short. */
+        const tp_schedule *s = &tp_sess.sched;
+        int partial =
+            s->mode == TP_SCHED_STEPS || (s->mode == TP_SCHED_EPOCHS && s->epoch_steps > 0);
+        tp_steps_end(tp_clock_ticks(), partial);
+    }
+    TP_STORE_REL(&tprof_active_, 0);
+    TP_STORE_REL(&tp_gen, 0);
+    __atomic_store_n(&tp_sess.state, TP_SESSION_ENDING, __ATOMIC_RELAXED);
+    tp_signals_restore();
+    tp_session_unlock();
+
+    /* The writer may take the lock (a signal flush, the sources), so it is joined unlocked;
+     * ENDING keeps a new session from starting meanwhile. */
+    tp_writer_stop(&tp_sess.writer);
+    finish_run();
+
+    tp_session_lock();
+    free_run();
+    __atomic_store_n(&tp_sess.state, TP_SESSION_ENDED, __ATOMIC_RELAXED);
+    tp_session_unlock();
+}
+
+const char *tprof_last_error(void) {
+    return tp_log_last();
+}

@@ -1,0 +1,101 @@
+/* session.h - the one profiling session of the process: its state and what the rest of the
+ * recorder asks of it.
+ *
+ * Everything in tp_session is guarded by its lock except where a field says otherwise. The hot
+ * path never takes the lock: it reads tprof_active_, tp_gen and tp_opts. */
+#ifndef TP_SESSION_H
+#define TP_SESSION_H
+
+#include "record/config.h"
+#include "record/rank.h"
+#include "record/schedule.h"
+#include "record/sink.h"
+#include "record/writer.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+enum { TP_MAX_SOURCES = 8 };
+
+typedef enum tp_session_state {
+    TP_SESSION_IDLE,     /* never started (tprof calls are misuse) */
+    TP_SESSION_DISABLED, /* started with profiling disabled (tprof calls do nothing) */
+    TP_SESSION_ACTIVE,
+    TP_SESSION_ENDING, /* tprof_shutdown is writing the last windows */
+    TP_SESSION_ENDED,  /* shut down (tprof calls are misuse until the next start) */
+} tp_session_state;
+
+/* Options the annotation calls read without the lock (set before tprof_active_ turns on). */
+typedef struct tp_rec_opts {
+    int shapes, memory, flops;
+} tp_rec_opts;
+extern tp_rec_opts tp_opts;
+
+typedef struct tp_session {
+    pthread_mutex_t lock;
+    tp_session_state state;
+    tprof_config *cfg;
+    tp_schedule sched;
+    tp_sched sm;
+    tp_rank rank;
+    tp_sink sink;
+    tp_source sources[TP_MAX_SOURCES];
+    size_t nsources;
+    tp_writer writer;
+    tp_window_env env;
+    char process_name[64];
+    tp_window *open;           /* the recording window, or NULL */
+    uint64_t step_start;       /* ticks at which the current step began */
+    int64_t stepper;           /* the thread driving steps; 0 until the first tprof_step */
+    int64_t step_tid;          /* the ProfilerStep ranges' thread: the stepper, else the starter */
+    char step_name[64];        /* that thread's name, noted on it */
+    const char *step_name_src; /* the interned name step_name was copied from */
+    int stopped;               /* a signal flushed the session: nothing more is recorded */
+    size_t windows, partial_windows;
+    uint64_t dropped; /* written by the writer thread (atomic) */
+    /* for the sink */
+    char *run_dir, *config_json;
+    tp_stage_def *stages;
+    size_t nstages;
+    char no_window_reason[512];
+    int warned_before, warned_after; /* misuse warnings given (atomic) */
+    uint64_t unmatched_ends;         /* atomic */
+} tp_session;
+
+extern tp_session tp_sess;
+
+/* The lock, with a per-thread note that this thread holds it (a signal handler that interrupts
+ * the holder must not wait for the writer, which may need the lock). */
+void tp_session_lock(void);
+void tp_session_unlock(void);
+int tp_session_lock_held(void);
+
+/* ---- steps and windows (steps.c); lock held ---- */
+/* The current step (its action set) begins at `now`: a window opens if it records. */
+void tp_steps_begin(uint64_t now);
+/* Closes the recording window, if any, at `now` as the run ends (shutdown or signal). */
+void tp_steps_end(uint64_t now, int partial);
+/* On the thread whose track carries the ProfilerStep ranges (the starter, then the stepper):
+ * notes its id and name. */
+void tp_steps_note_thread(void);
+/* Why no window completed, for the summary; "" when one did. */
+void tp_steps_no_window_reason(char *buf, size_t n);
+
+/* ---- misuse, reported once (session.c) ---- */
+void tp_session_unmatched_end(void);
+/* A tprof call while no session is active: a warning before init and after shutdown. */
+void tp_session_inactive_call(const char *fn);
+static inline int tp_api_enter(const char *fn) {
+    if (__builtin_expect(__atomic_load_n(&tprof_active_, __ATOMIC_RELAXED), 1)) return 1;
+    tp_session_inactive_call(fn);
+    return 0;
+}
+
+/* Async-signal-safe: the writer flushes the recording window as partial; waits up to timeout_ms. */
+int tp_session_signal_flush(int timeout_ms);
+
+/* ---- signals.c ---- */
+void tp_signals_install(void);
+void tp_signals_restore(void);
+
+#endif

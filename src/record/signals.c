@@ -1,0 +1,74 @@
+/* signals.c - SIGINT and SIGTERM: the open window is written as a valid (partial) trace, then
+ * the handler that was there before runs, or the default action ends the process.
+ *
+ * The handler only does async-signal-safe things: it posts the writer thread a request and polls
+ * for its answer with sem_trywait and nanosleep for a bounded time, so a host interrupted inside
+ * tprof or inside malloc can be delayed by a few seconds at most, never deadlocked. */
+#include "record/session.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+enum { TP_FLUSH_TIMEOUT_MS = 5000 };
+
+static const int sigs[2] = {SIGINT, SIGTERM};
+static struct sigaction previous[2];
+static int installed[2];
+static int flushing; /* the first signal flushes; later ones go straight to the previous handler */
+
+static void chain(int i, int sig, siginfo_t *info, void *uctx) {
+    const struct sigaction *prev = &previous[i];
+    if (prev->sa_flags & SA_SIGINFO) {
+        prev->sa_sigaction(sig, info, uctx);
+    } else if (prev->sa_handler == SIG_DFL) {
+        /* Re-raised with the default action: delivered as the handler returns (the signal is
+         * blocked until then), so the process dies of the signal, as without tprof. */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        sigaction(sig, &dfl, NULL);
+        raise(sig);
+    } else if (prev->sa_handler != SIG_IGN) {
+        prev->sa_handler(sig);
+    }
+}
+
+static void on_signal(int sig, siginfo_t *info, void *uctx) {
+    int saved_errno = errno;
+    int i = sig == SIGINT ? 0 : 1;
+    /* A thread holding the session lock cannot wait for the writer, which may need that lock. */
+    if (!tp_session_lock_held() && !__atomic_exchange_n(&flushing, 1, __ATOMIC_ACQ_REL))
+        tp_session_signal_flush(TP_FLUSH_TIMEOUT_MS);
+    chain(i, sig, info, uctx);
+    errno = saved_errno;
+}
+
+void tp_signals_install(void) {
+    __atomic_store_n(&flushing, 0, __ATOMIC_RELEASE);
+    for (int i = 0; i < 2; i++) {
+        struct sigaction sa, old;
+        if (sigaction(sigs[i], NULL, &old) != 0) continue;
+        /* A host that ignores the signal (nohup, a background job) keeps it ignored. */
+        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = on_signal;
+        /* Keep the host's restart behaviour: Python, for one, wants EINTR. */
+        sa.sa_flags = SA_SIGINFO | (old.sa_flags & (SA_RESTART | SA_ONSTACK));
+        sigemptyset(&sa.sa_mask);
+        previous[i] = old;
+        if (sigaction(sigs[i], &sa, NULL) == 0) installed[i] = 1;
+    }
+}
+
+void tp_signals_restore(void) {
+    for (int i = 0; i < 2; i++) {
+        if (!installed[i]) continue;
+        installed[i] = 0;
+        /* Only when ours is still in place: a handler installed after ours stays. */
+        struct sigaction cur;
+        if (sigaction(sigs[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_sigaction == on_signal)
+            sigaction(sigs[i], &previous[i], NULL);
+    }
+}

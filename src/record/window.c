@@ -1,0 +1,320 @@
+/* window.c - turning a closed window's thread records into a tp_model (on the writer thread).
+ *
+ * Per thread, begins and ends are matched with a stack; an end with nothing open closes a range
+ * begun before the window and is skipped. A range's args wait on the stack until its end, since
+ * tp_model wants an event's args contiguous and nested ranges end first. Ranges still open at the
+ * window's end are closed there and flagged TP_EVF_TRUNCATED. */
+#include "record/window.h"
+
+#include "record/record.h"
+#include "util/log.h"
+#include "util/vec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pending_arg {
+    const char *key;
+    int type; /* tp_arg_type */
+    int64_t i;
+    const char *s;
+} pending_arg;
+
+typedef struct open_range {
+    const char *name;
+    int64_t ts;
+    size_t arg0; /* its args are pending[arg0 ..] */
+    uint64_t flops;
+    int has_flops;
+} open_range;
+
+/* Names are mostly the same few literal pointers: remember each pointer's interned id. */
+enum { NAME_CACHE = 1024 };
+
+typedef struct convert {
+    tp_model *m;
+    const tp_window *w;
+    const tp_window_env *env;
+    int64_t end_ts; /* the window's end as a model time */
+    open_range *stack;
+    size_t depth, cap_stack;
+    pending_arg *pending;
+    size_t npending, cap_pending;
+    size_t truncated;
+    char first_truncated[96];
+    int bad_dims;
+    struct {
+        const char *p;
+        tp_str id;
+    } cache[NAME_CACHE];
+} convert;
+
+static tp_str name_id(convert *cv, const char *s) {
+    if (!s) s = "(null)";
+    size_t h = ((uintptr_t)s >> 3) & (NAME_CACHE - 1);
+    if (cv->cache[h].p != s) {
+        cv->cache[h].p = s;
+        cv->cache[h].id = tp_model_intern_cstr(cv->m, s);
+    }
+    return cv->cache[h].id;
+}
+
+static int64_t model_ts(const convert *cv, uint64_t ticks) {
+    return tp_clock_to_ns(&cv->w->cal, ticks) - cv->env->origin_ns;
+}
+
+static tp_event *add_event(convert *cv, int kind, const char *name, int64_t ts, uint32_t track) {
+    tp_event *ev = tp_model_add_event(cv->m);
+    if (!ev) return NULL;
+    ev->kind = (uint8_t)kind;
+    ev->name = name_id(cv, name);
+    ev->ts = ts;
+    ev->track = track;
+    return ev;
+}
+
+static void add_pending(convert *cv, const char *key, int type, int64_t i, const char *s) {
+    if (!cv->depth) return; /* the innermost range began before the window */
+    if (TP_GROW(cv->pending, cv->cap_pending, cv->npending + 1)) {
+        cv->m->failed = 1;
+        return;
+    }
+    cv->pending[cv->npending++] = (pending_arg){key, type, i, s};
+}
+
+static void close_range(convert *cv, int64_t end, uint32_t track, int truncated) {
+    open_range *r = &cv->stack[--cv->depth];
+    tp_event *ev = add_event(cv, TP_HOST_RANGE, r->name, r->ts, track);
+    if (ev) {
+        ev->dur = end > r->ts ? end - r->ts : 0;
+        ev->cat = name_id(cv, "user_annotation");
+        if (truncated) ev->flags |= TP_EVF_TRUNCATED;
+        for (size_t i = r->arg0; i < cv->npending; i++) {
+            const pending_arg *a = &cv->pending[i];
+            tp_str key = name_id(cv, a->key);
+            if (a->type == TP_ARG_INT) {
+                tp_model_add_arg(cv->m, ev, key, TP_ARG_INT, &a->i);
+            } else {
+                tp_str s = tp_model_intern_cstr(cv->m, a->s);
+                tp_model_add_arg(cv->m, ev, key, (tp_arg_type)a->type, &s);
+            }
+        }
+        if (r->has_flops) {
+            int64_t f = r->flops > INT64_MAX ? INT64_MAX : (int64_t)r->flops;
+            tp_model_add_arg(cv->m, ev, name_id(cv, "flops"), TP_ARG_INT, &f);
+        }
+    }
+    if (truncated && cv->truncated++ == 0)
+        snprintf(cv->first_truncated, sizeof(cv->first_truncated), "%s",
+                 r->name ? r->name : "(null)");
+    cv->npending = r->arg0;
+}
+
+static void open_range_at(convert *cv, const char *name, int64_t ts) {
+    if (TP_GROW(cv->stack, cv->cap_stack, cv->depth + 1)) {
+        cv->m->failed = 1;
+        return;
+    }
+    cv->stack[cv->depth++] = (open_range){.name = name, .ts = ts, .arg0 = cv->npending};
+}
+
+static void add_counter(convert *cv, const tp_rec *r, int64_t ts, uint32_t track) {
+    double v;
+    memcpy(&v, &r[1].a, sizeof(v));
+    tp_event *ev = add_event(cv, TP_COUNTER, tp_rec_str(r->b), ts, track);
+    if (ev) tp_model_add_arg(cv->m, ev, name_id(cv, "value"), TP_ARG_DOUBLE, &v);
+}
+
+/* A "[memory]" instant with PyTorch's args (Total Reserved is unknown to tprof). */
+static void add_memory(convert *cv, const tp_rec *r, int64_t ts, uint32_t track) {
+    int64_t device = (int64_t)(r->b & TP_REC_PAYLOAD) - 1;
+    int64_t vals[5] = {(int64_t)r[2].a, (int64_t)r[1].b, (int64_t)r[1].a, device,
+                       device < 0 ? 0 : 1};
+    static const char *const keys[5] = {"Total Allocated", "Bytes", "Addr", "Device Id",
+                                        "Device Type"};
+    tp_event *ev = add_event(cv, TP_MEMORY, "[memory]", ts, track);
+    if (!ev) return;
+    ev->cat = name_id(cv, "cpu_instant_event");
+    for (int i = 0; i < 5; i++)
+        tp_model_add_arg(cv->m, ev, name_id(cv, keys[i]), TP_ARG_INT, &vals[i]);
+}
+
+static void add_shapes(convert *cv, const char *json) {
+    int ok = tp_dims_json_valid(json);
+    if (!ok) cv->bad_dims++;
+    add_pending(cv, "Input Dims", ok ? TP_ARG_JSON : TP_ARG_STR, 0, json);
+}
+
+/* The records of one chunk; returns 1 once past the window's end (late records). */
+static int convert_records(convert *cv, const tp_rec *recs, uint32_t n, uint32_t track) {
+    for (uint32_t i = 0; i < n; i++) {
+        const tp_rec *r = &recs[i];
+        int kind = tp_rec_kind(r);
+        int timed = kind == TP_REC_BEGIN || kind == TP_REC_END || kind == TP_REC_COUNTER ||
+                    kind == TP_REC_MEMORY;
+        int64_t ts = timed ? model_ts(cv, r->a) : 0;
+        if (timed && ts > cv->end_ts) return 1;
+        switch (kind) {
+        case TP_REC_BEGIN:
+            open_range_at(cv, tp_rec_str(r->b), ts);
+            break;
+        case TP_REC_END:
+            if (cv->depth) close_range(cv, ts, track, 0);
+            break;
+        case TP_REC_FLOPS:
+            if (cv->depth) {
+                cv->stack[cv->depth - 1].flops += r->a;
+                cv->stack[cv->depth - 1].has_flops = 1;
+            }
+            break;
+        case TP_REC_ARG_INT:
+            add_pending(cv, tp_rec_str(r->b), TP_ARG_INT, (int64_t)r->a, NULL);
+            break;
+        case TP_REC_ARG_STR:
+            add_pending(cv, tp_rec_str(r->b), TP_ARG_STR, 0, tp_rec_str(r->a));
+            break;
+        case TP_REC_SHAPES:
+            add_shapes(cv, tp_rec_str(r->b));
+            break;
+        case TP_REC_COUNTER:
+            if (i + 1 < n) add_counter(cv, r, ts, track);
+            i += 1;
+            break;
+        case TP_REC_MEMORY:
+            if (i + 2 < n) add_memory(cv, r, ts, track);
+            i += 2;
+            break;
+        default:
+            break;
+        }
+    }
+    return 0;
+}
+
+static uint32_t track_of(convert *cv, int64_t tid, const char *thread_name) {
+    uint32_t t = tp_model_track(cv->m, cv->env->pid, 0, tid, 0);
+    if (t == UINT32_MAX) return t;
+    tp_track *tr = &cv->m->tracks[t];
+    if (cv->env->process_name)
+        tr->process_name = tp_model_intern_cstr(cv->m, cv->env->process_name);
+    if (thread_name && *thread_name) tr->thread_name = tp_model_intern_cstr(cv->m, thread_name);
+    return t;
+}
+
+static void visit_thread(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n) {
+    convert *cv = ctx;
+    uint32_t track = track_of(cv, thr->tid, TP_LOAD_ACQ(&thr->name));
+    if (track == UINT32_MAX) return;
+    /* Room for the thread's ranges at once (about one event per two records), rather than by
+     * repeated doubling of a large array. */
+    size_t records = 0;
+    for (size_t c = 0; c < n; c++)
+        records += TP_LOAD_ACQ(&chunks[c]->count);
+    if (TP_GROW(cv->m->events, cv->m->cap_events, cv->m->nevents + records / 2 + 1))
+        cv->m->failed = 1;
+    int late = 0;
+    for (size_t c = 0; c < n; c++) {
+        cv->m->dropped_events += TP_LOAD_ACQ(&chunks[c]->dropped);
+        uint32_t count = TP_LOAD_ACQ(&chunks[c]->count);
+        if (!late) late = convert_records(cv, chunks[c]->recs, count, track);
+    }
+    while (cv->depth)
+        close_range(cv, cv->end_ts, track, 1);
+    cv->npending = 0;
+}
+
+static void add_steps(convert *cv) {
+    const tp_window *w = cv->w;
+    if (!w->nsteps) return;
+    uint32_t track = track_of(cv, w->step_tid, w->step_thread);
+    char name[40];
+    for (size_t i = 0; i < w->nsteps && track != UINT32_MAX; i++) {
+        snprintf(name, sizeof(name), "ProfilerStep#%lld", (long long)w->steps[i].step);
+        int64_t ts = model_ts(cv, w->steps[i].start), end = model_ts(cv, w->steps[i].end);
+        tp_event *ev = add_event(cv, TP_HOST_RANGE, NULL, ts, track);
+        if (!ev) return;
+        ev->name = tp_model_intern_cstr(cv->m, name); /* not through the pointer cache */
+        ev->dur = end > ts ? end - ts : 0;
+        ev->cat = name_id(cv, "user_annotation");
+        ev->flags = TP_EVF_STEP;
+    }
+}
+
+tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_window_info *info) {
+    tp_model *m = malloc(sizeof(*m));
+    convert *cv = calloc(1, sizeof(*cv));
+    if (!m || !cv) {
+        free(m);
+        free(cv);
+        return NULL;
+    }
+    tp_model_init(m);
+    m->base_ns = env->base_ns;
+    m->rank = env->rank;
+    m->world_size = env->world_size;
+    m->partial = w->partial;
+    *cv = (convert){.m = m, .w = w, .env = env};
+    cv->end_ts = model_ts(cv, w->end_ticks);
+    if (tp_collect_chunks(w->gen, visit_thread, cv)) m->failed = 1;
+    add_steps(cv);
+    if (cv->truncated)
+        tp_log_warn("window %s: %zu range%s still open at its end %s closed there and flagged "
+                    "truncated (first: \"%s\")",
+                    w->name, cv->truncated, cv->truncated == 1 ? "" : "s",
+                    cv->truncated == 1 ? "was" : "were", cv->first_truncated);
+    if (cv->bad_dims)
+        tp_log_warn(
+            "window %s: %d tprof_shapes value%s not a JSON array of arrays of integers; kept "
+            "as text",
+            w->name, cv->bad_dims, cv->bad_dims == 1 ? " is" : "s are");
+    if (m->failed) tp_log_warn("window %s: out of memory; the trace is incomplete", w->name);
+    *info = (tp_window_info){.name = w->name,
+                             .start_ns = tp_clock_to_ns(&w->cal, w->start_ticks),
+                             .end_ns = tp_clock_to_ns(&w->cal, w->end_ticks),
+                             .first_step = w->first_step,
+                             .last_step = w->last_step,
+                             .partial = w->partial,
+                             .model_offset_ns = env->origin_ns};
+    free(cv->stack);
+    free(cv->pending);
+    free(cv);
+    return m;
+}
+
+/* JSON arrays of integers at any depth, e.g. [[64, 784], [], [[1, 2], [3]]]. */
+static const char *dims_value(const char *p, int depth) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    if (*p == '-' || (*p >= '0' && *p <= '9')) {
+        if (*p == '-') p++;
+        if (*p < '0' || *p > '9') return NULL;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        return p;
+    }
+    if (*p != '[' || depth > 32) return NULL;
+    p++;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    if (*p == ']') return p + 1;
+    for (;;) {
+        if (!(p = dims_value(p, depth + 1))) return NULL;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        if (*p == ']') return p + 1;
+        if (*p++ != ',') return NULL;
+    }
+}
+
+int tp_dims_json_valid(const char *s) {
+    if (!s) return 0;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    if (*s != '[') return 0;
+    const char *end = dims_value(s, 0);
+    if (!end) return 0;
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+        end++;
+    return *end == '\0';
+}

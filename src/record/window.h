@@ -1,0 +1,50 @@
+/* window.h - a closed window, and its conversion from thread records into a tp_model.
+ *
+ * The stepping thread fills a tp_window while the window records (its steps) and hands it to the
+ * writer thread when it closes; from then on only the writer touches it. */
+#ifndef TP_WINDOW_H
+#define TP_WINDOW_H
+
+#include "model/model.h"
+#include "record/clock.h"
+#include "record/source.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tp_step_span {
+    int64_t step;
+    uint64_t start, end; /* ticks */
+} tp_step_span;
+
+typedef struct tp_window {
+    uint32_t gen;
+    uint64_t start_ticks, end_ticks;
+    int64_t first_step, last_step;
+    tp_step_span *steps; /* the ProfilerStep#k ranges, on the stepping thread's track */
+    size_t nsteps, cap_steps;
+    int64_t step_tid;
+    char step_thread[64]; /* the stepping thread's name ("" if unnamed) */
+    int partial;
+    char name[64];          /* steps_<first>-<last> or epoch_<e> */
+    tp_clock_cal cal;       /* taken as the window closed */
+    struct tp_window *next; /* the writer's queue */
+} tp_window;
+
+/* What the conversion takes from the session. */
+typedef struct tp_window_env {
+    int64_t pid;
+    const char *process_name;
+    int64_t origin_ns;        /* session-clock time of model ts 0 */
+    int64_t base_ns;          /* wall-clock time of the same instant */
+    int64_t rank, world_size; /* -1 when not distributed */
+} tp_window_env;
+
+/* The window's model (the caller owns it: tp_model_free, then free), with w's info filled for
+ * sources and sinks. Never NULL unless out of memory; a partial conversion sets m->failed. */
+tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_window_info *info);
+
+/* 1 when s is a JSON array of arrays of integers at any depth ("Input Dims"), else 0. */
+int tp_dims_json_valid(const char *s);
+
+#endif

@@ -1,0 +1,90 @@
+/* writer.c - the writer thread's queue and loop (see writer.h). */
+#include "record/writer.h"
+
+#include "record/record.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+
+static tp_window *pop(tp_writer *wr, int *stop) {
+    pthread_mutex_lock(&wr->lock);
+    tp_window *w = wr->head;
+    if (w && !(wr->head = w->next)) wr->tail = NULL;
+    *stop = wr->stop;
+    pthread_mutex_unlock(&wr->lock);
+    return w;
+}
+
+static void *writer_main(void *arg) {
+    tp_writer *wr = arg;
+    for (;;) {
+        while (sem_wait(&wr->wake) != 0 && errno == EINTR) {
+        }
+        int flush = __atomic_exchange_n(&wr->flush_req, 0, __ATOMIC_ACQ_REL);
+        if (flush) wr->flush(wr->ctx);
+        int stop;
+        tp_window *w;
+        while ((w = pop(wr, &stop)))
+            wr->write(wr->ctx, w);
+        if (flush) sem_post(&wr->flushed);
+        if (stop) return NULL;
+    }
+}
+
+int tp_writer_start(tp_writer *wr) {
+    wr->head = wr->tail = NULL;
+    wr->stop = wr->flush_req = 0;
+    if (sem_init(&wr->wake, 0, 0) || sem_init(&wr->flushed, 0, 0)) return -1;
+    pthread_mutex_init(&wr->lock, NULL);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&wr->thread, NULL, writer_main, wr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        errno = rc;
+        sem_destroy(&wr->wake);
+        sem_destroy(&wr->flushed);
+        pthread_mutex_destroy(&wr->lock);
+        return -1;
+    }
+    TP_STORE_REL(&wr->running, 1);
+    return 0;
+}
+
+void tp_writer_push(tp_writer *wr, tp_window *w) {
+    w->next = NULL;
+    pthread_mutex_lock(&wr->lock);
+    if (wr->tail)
+        wr->tail->next = w;
+    else
+        wr->head = w;
+    wr->tail = w;
+    pthread_mutex_unlock(&wr->lock);
+    sem_post(&wr->wake);
+}
+
+void tp_writer_stop(tp_writer *wr) {
+    TP_STORE_REL(&wr->running, 0);
+    pthread_mutex_lock(&wr->lock);
+    wr->stop = 1;
+    pthread_mutex_unlock(&wr->lock);
+    sem_post(&wr->wake);
+    pthread_join(wr->thread, NULL);
+    sem_destroy(&wr->wake);
+    sem_destroy(&wr->flushed);
+    pthread_mutex_destroy(&wr->lock);
+}
+
+int tp_writer_flush_from_signal(tp_writer *wr, int timeout_ms) {
+    if (!TP_LOAD_ACQ(&wr->running)) return -1;
+    TP_STORE_REL(&wr->flush_req, 1);
+    sem_post(&wr->wake);
+    struct timespec ms = {0, 1000000};
+    for (int waited = 0; waited < timeout_ms; waited++) {
+        if (sem_trywait(&wr->flushed) == 0) return 0;
+        nanosleep(&ms, NULL);
+    }
+    return -1;
+}

@@ -1,0 +1,36 @@
+/* writer.h - the session's background thread: closed windows in, models out to the sink.
+ *
+ * The stepping thread queues a window and returns at once; the writer converts and delivers it.
+ * A signal handler can ask it to flush the open window and wait for that, async-signal-safely. */
+#ifndef TP_WRITER_H
+#define TP_WRITER_H
+
+#include "record/window.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+
+typedef struct tp_writer {
+    pthread_t thread;
+    sem_t wake;    /* posted for each queued window, the flush request and the stop */
+    sem_t flushed; /* posted once a requested flush is written */
+    pthread_mutex_t lock;
+    tp_window *head, *tail;                 /* the queue, under lock */
+    int stop;                               /* under lock */
+    int flush_req;                          /* atomic: set by a signal handler */
+    int running;                            /* atomic: the thread exists and takes requests */
+    void (*write)(void *ctx, tp_window *w); /* converts, delivers and frees w */
+    void (*flush)(void *ctx);               /* closes the open window (queues it) */
+    void *ctx;
+} tp_writer;
+
+/* Starts the thread with every signal blocked in it (a handler waiting for the writer must never
+ * run on the writer). 0, or -1 when the thread cannot be created. */
+int tp_writer_start(tp_writer *wr);
+void tp_writer_push(tp_writer *wr, tp_window *w);
+/* Writes what is queued, then ends and joins the thread. */
+void tp_writer_stop(tp_writer *wr);
+/* Async-signal-safe: asks for a flush and waits up to timeout_ms for it. 0 when written. */
+int tp_writer_flush_from_signal(tp_writer *wr, int timeout_ms);
+
+#endif
