@@ -248,7 +248,10 @@ static int64_t elapsed_ms(const struct timespec *t0) {
 }
 
 /* Flushes, then waits (bounded) until every kernel launched in the window has its record: the
- * GPU usually runs behind the CPU, and its last kernels finish after the window closed. */
+ * GPU usually runs behind the CPU, and its last kernels finish after the window closed. A default
+ * flush holds back every buffer with a record still incomplete, so when the wait ends without
+ * them (work that never yields a kernel, or back-to-back windows keeping the GPU busy), a forced
+ * flush takes what there is; records still incomplete then are lost, and counted by CUPTI. */
 static void flush_and_drain(const tp_window_info *w) {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -257,7 +260,11 @@ static void flush_and_drain(const tp_window_info *w) {
         pthread_mutex_lock(&S.lock);
         size_t missing = tp_cupti_pending_unfinished(&S.pending, w->start_ns, w->end_ns);
         pthread_mutex_unlock(&S.lock);
-        if (!missing || elapsed_ms(&t0) >= DRAIN_MS) return;
+        if (!missing) return;
+        if (elapsed_ms(&t0) >= DRAIN_MS) {
+            S.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            return;
+        }
         nanosleep(&(struct timespec){0, DRAIN_POLL_MS * 1000000L}, NULL);
     }
 }

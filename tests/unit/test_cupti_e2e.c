@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int64_t now_ns;
@@ -272,6 +273,34 @@ static void test_back_to_back_windows(void **state) {
     assert_int_equal(tp_log_count(), 0);
 }
 
+/* A launch whose kernel never completes (in real life: back-to-back windows keeping the GPU
+ * busy) holds back its buffer from default flushes; collect waits its bounded time, then a
+ * forced flush delivers the rest of the window. */
+static void test_kernel_never_completes(void **state) {
+    (void)state;
+    create();
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    CUpti_ActivityAPI a1 = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 6000, 40);
+    CUpti_ActivityAPI a2 = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 6100, 41);
+    CUpti_ActivityKernel10 k1 = kernel(6050, 6080, 40, "done"),
+                           k2 = kernel(6200, 6300, 41, "stuck");
+    assert_true(push(&a1, sizeof(a1)) && push(&k1, sizeof(k1)) && push(&a2, sizeof(a2)));
+    assert_true(push_late(&k2, sizeof(k2), 1 << 30));
+    tp_model m;
+    tp_model_init(&m);
+    tp_window_info w = {.name = "w", .start_ns = 6000, .end_ns = 7000, .model_offset_ns = 6000};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    src.collect(src.ctx, &m, &w);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double waited_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_true(waited_ms >= 450 && waited_ms < 5000); /* the bounded wait, then no more */
+    assert_int_equal(m.nevents, 3);                    /* both launches and the kernel that ran */
+    assert_non_null(find(&m, TP_KERNEL, 40));
+    assert_null(find(&m, TP_KERNEL, 41));
+    tp_model_free(&m);
+}
+
 /* A CUPTI that cannot use the session clock: its own is mapped by the offset at start. */
 static void test_clock_offset_without_callback(void **state) {
     (void)state;
@@ -323,6 +352,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_teardown(test_found_through_cuda_home, end_source),
         cmocka_unit_test_teardown(test_one_window, end_source),
         cmocka_unit_test_teardown(test_back_to_back_windows, end_source),
+        cmocka_unit_test_teardown(test_kernel_never_completes, end_source),
         cmocka_unit_test_teardown(test_clock_offset_without_callback, end_source),
         cmocka_unit_test_teardown(test_no_gpu, end_source),
     };

@@ -3,8 +3,10 @@
  * It exports the CUPTI functions tprof resolves, with the same signatures, and behaves like CUPTI
  * where tprof depends on it: records of enabled kinds only, written into buffers obtained from
  * the registered request callback and handed back through the completion callback on another
- * thread (when full or flushed), timestamps from the registered clock. Tests steer it through
- * environment variables (read at each call) and the fake_cupti_* functions:
+ * thread (when full or flushed), timestamps from the registered clock. As in CUPTI, GPU work
+ * (kernels, copies, sets) goes to a buffer of its own, apart from API and other host records,
+ * and a default flush holds that buffer back while a record in it is incomplete. Tests steer it
+ * through environment variables (read at each call) and the fake_cupti_* functions:
  *   FAKE_CUPTI_SUBSCRIBE=<code>      cuptiSubscribe returns it (39: FAKE_CUPTI_HOLDER holds CUPTI)
  *   FAKE_CUPTI_ENABLE_FAIL=<kind>:<code>[,...]   cuptiActivityEnable(kind) returns code
  *   FAKE_CUPTI_NO_TS_CALLBACK=1      no timestamp callback; cuptiGetTimestamp returns 5000
@@ -39,8 +41,12 @@ static int kind_on[MAX_KINDS];
 static int driver_api_on[MAX_CBID];
 static int subscribed;
 static int torn_down;
-static uint8_t *cur; /* the buffer being filled */
-static size_t cur_size, cur_used;
+typedef struct fake_buffer {
+    uint8_t *p; /* being filled; NULL until the first record */
+    size_t size, used;
+} fake_buffer;
+enum { HOST_BUF, DEVICE_BUF };
+static fake_buffer bufs[2];
 static late_rec late[MAX_LATE];
 static int nlate;
 static size_t dropped_to_report, disabled_records;
@@ -88,31 +94,50 @@ static void deliver(uint8_t *buf, size_t size, size_t used) {
         deliver_thread(&d);
 }
 
-/* Appends under lock; returns a full buffer to deliver (outside the lock), or NULL. */
+static int buffer_of(const void *rec) {
+    switch (((const CUpti_Activity *)rec)->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return DEVICE_BUF;
+    default:
+        return HOST_BUF;
+    }
+}
+
+/* Appends under lock; returns a full buffer to deliver (outside the lock), or an empty one. */
 static delivery append(const void *rec, size_t size) {
+    fake_buffer *b = &bufs[buffer_of(rec)];
     delivery full = {0};
-    if (!cur) {
+    if (b->p && b->used + 8 + round8(size) > b->size) {
+        full = (delivery){b->p, b->size, b->used};
+        b->p = NULL;
+    }
+    if (!b->p) {
         size_t max_records = 0;
-        request_cb(&cur, &cur_size, &max_records);
-        cur_used = 0;
-        if (!cur || !cur_size) {
-            cur = NULL;
+        request_cb(&b->p, &b->size, &max_records);
+        b->used = 0;
+        if (!b->p || !b->size) {
+            b->p = NULL;
             dropped_to_report++;
             return full;
         }
     }
-    if (cur_used + 8 + round8(size) > cur_size) {
-        full = (delivery){cur, cur_size, cur_used};
-        cur = NULL;
-        delivery again = append(rec, size);
-        (void)again; /* a fresh buffer never fills with one record */
-        return full;
-    }
     uint64_t sz = size;
-    memcpy(cur + cur_used, &sz, 8);
-    memcpy(cur + cur_used + 8, rec, size);
-    cur_used += 8 + round8(size);
+    memcpy(b->p + b->used, &sz, 8);
+    memcpy(b->p + b->used + 8, rec, size);
+    b->used += 8 + round8(size);
     return full;
+}
+
+/* Takes buffer i for delivery if it holds records. */
+static int take(int i, delivery *out) {
+    if (!bufs[i].p || !bufs[i].used) return 0;
+    *out = (delivery){bufs[i].p, bufs[i].size, bufs[i].used};
+    bufs[i].p = NULL;
+    return 1;
 }
 
 static int produced(const void *rec) {
@@ -149,7 +174,8 @@ int fake_cupti_push(const void *rec, size_t size) {
     return ok;
 }
 
-/* GPU work still running: its record completes only after `flushes` more flushes. */
+/* GPU work still running (a kernel record): it completes only after `flushes` more flushes,
+ * and holds back the buffer it is in until then. */
 int fake_cupti_push_late(const void *rec, size_t size, int flushes) {
     pthread_mutex_lock(&lock);
     int ok = produced(rec) && nlate < MAX_LATE && size <= sizeof(late[0].bytes);
@@ -272,23 +298,29 @@ FAKE_API CUptiResult cuptiGetTimestamp(uint64_t *ts) {
     return CUPTI_SUCCESS;
 }
 
+/* As CUPTI: a default flush returns the GPU-work buffer only when all its records are complete
+ * (no late record pending); a forced flush returns it anyway, late records without timestamps. */
 FAKE_API CUptiResult cuptiActivityFlushAll(uint32_t flag) {
-    (void)flag;
     check_alive("cuptiActivityFlushAll");
+    int forced = (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0;
     pthread_mutex_lock(&lock);
-    delivery spill[MAX_LATE + 1];
+    delivery spill[MAX_LATE + 2];
     int nspill = 0;
-    for (int i = 0; i < nlate;) { /* running kernels that finished by now join the buffer */
-        if (--late[i].flushes_left > 0) {
+    for (int i = 0; i < nlate;) {
+        if (--late[i].flushes_left > 0 && !forced) {
             i++;
             continue;
+        }
+        if (late[i].flushes_left > 0) { /* still running: CUPTI has no timestamps for it */
+            CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)late[i].bytes;
+            k->start = k->end = 0;
         }
         delivery full = append(late[i].bytes, late[i].size);
         if (full.buf) spill[nspill++] = full;
         late[i] = late[--nlate];
     }
-    if (cur && cur_used) spill[nspill++] = (delivery){cur, cur_size, cur_used};
-    if (cur && cur_used) cur = NULL;
+    nspill += take(HOST_BUF, &spill[nspill]);
+    if (forced || nlate == 0) nspill += take(DEVICE_BUF, &spill[nspill]);
     pthread_mutex_unlock(&lock);
     for (int i = 0; i < nspill; i++)
         deliver(spill[i].buf, spill[i].size, spill[i].used);
