@@ -85,11 +85,11 @@ static struct {
     tp_cupti_conv conv;
     tp_cupti_pending pending;
     uint64_t cupti_dropped, reported_dropped;
-    int buffers_out;
+    int buffers_out; /* handed to CUPTI, not yet back */
+    int hook_fresh;  /* the exit hook was registered since the window kinds went on */
 } S = {.ctl = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int64_t (*session_clock)(void); /* set before CUPTI can call clock_cb */
-static pthread_once_t exit_hook_once = PTHREAD_ONCE_INIT;
 
 static int64_t monotonic_ns(void) {
     struct timespec ts;
@@ -104,16 +104,14 @@ static uint64_t CUPTIAPI clock_cb(void) {
 }
 
 static void exit_flush(void);
-static void add_exit_hook(void) {
-    atexit(exit_flush);
-}
 
 static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records) {
-    /* The first buffer is asked for after CUDA started, so this handler runs before CUDA's own
-     * exit teardown (handlers run in reverse order of registration). */
-    pthread_once(&exit_hook_once, add_exit_hook);
     *max_records = 0;
     pthread_mutex_lock(&S.lock);
+    /* CUDA registers its exit teardown when it starts, and exit handlers run in reverse order,
+     * so exit_flush must be registered after it: a buffer is asked for only once CUDA runs. */
+    if (!S.hook_fresh) atexit(exit_flush);
+    S.hook_fresh = 1;
     int ok = S.buffers_out < MAX_BUFFERS;
     S.buffers_out += ok;
     pthread_mutex_unlock(&S.lock);
@@ -208,6 +206,12 @@ static int enable_kinds(const kind_info *k, size_t n) {
 }
 
 static void start_window_kinds(void) {
+    /* usually CUDA runs already; if not, the window's first buffer registers the hook again
+     * (each registration runs; exit_flush acts once) */
+    atexit(exit_flush);
+    pthread_mutex_lock(&S.lock);
+    S.hook_fresh = 0;
+    pthread_mutex_unlock(&S.lock);
     if (!S.held) {
         if (enable_kinds(session_kinds, COUNT(session_kinds))) goto broken;
         S.held = 1;
@@ -259,8 +263,11 @@ static void flush_and_drain(const tp_window_info *w) {
         S.api.ActivityFlushAll(0);
         pthread_mutex_lock(&S.lock);
         size_t missing = tp_cupti_pending_unfinished(&S.pending, w->start_ns, w->end_ns);
+        int held = S.buffers_out;
         pthread_mutex_unlock(&S.lock);
-        if (!missing) return;
+        /* with the kinds off, CUPTI owes nothing once every buffer is back; with the next window
+         * recording, its buffers stay out, and the window's own launches are what counts */
+        if (!missing && (S.enabled || !held)) return;
         if (elapsed_ms(&t0) >= DRAIN_MS) {
             S.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
             return;
@@ -313,19 +320,28 @@ static void release(void) {
     pthread_mutex_unlock(&S.lock);
 }
 
+/* Turns every kind off and takes back every buffer (forced: those still being filled too). Only
+ * what is on is turned off, so a source that never recorded does not call CUPTI here. */
+static void stop_all(void) {
+    if (S.enabled) stop_window_kinds();
+    if (S.held) set_kinds(session_kinds, COUNT(session_kinds), 0);
+    S.held = 0;
+    pthread_mutex_lock(&S.lock);
+    int out = S.buffers_out;
+    pthread_mutex_unlock(&S.lock);
+    if (out) S.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
 static void cupti_shutdown(void *ctx) {
     (void)ctx;
     pthread_mutex_lock(&S.ctl);
     if (S.alive) {
         if (!S.exiting) {
-            stop_window_kinds();
-            set_kinds(session_kinds, COUNT(session_kinds), 0);
-            /* forced: buffers still being filled come back too, so none is left with CUPTI */
-            S.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            stop_all();
             S.api.Unsubscribe(S.sub);
         }
         release();
-        S.held = S.broken = S.devices_known = 0;
+        S.broken = S.devices_known = 0;
     }
     pthread_mutex_unlock(&S.ctl);
 }
@@ -335,11 +351,7 @@ static void cupti_shutdown(void *ctx) {
  * driver). The records flushed here are still written by that shutdown's last collect. */
 static void exit_flush(void) {
     pthread_mutex_lock(&S.ctl);
-    if (S.alive && !S.exiting) {
-        stop_window_kinds();
-        set_kinds(session_kinds, COUNT(session_kinds), 0);
-        S.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    }
+    if (S.alive && !S.exiting) stop_all();
     S.exiting = 1;
     pthread_mutex_unlock(&S.ctl);
 }

@@ -10,9 +10,9 @@
  *   FAKE_CUPTI_SUBSCRIBE=<code>      cuptiSubscribe returns it (39: FAKE_CUPTI_HOLDER holds CUPTI)
  *   FAKE_CUPTI_ENABLE_FAIL=<kind>:<code>[,...]   cuptiActivityEnable(kind) returns code
  *   FAKE_CUPTI_NO_TS_CALLBACK=1      no timestamp callback; cuptiGetTimestamp returns 5000
- *   FAKE_CUPTI_TEARDOWN=1            at exit, after the handlers registered later than the first
- *                                    subscribe, CUDA is "torn down": a CUPTI call then exits 97,
- *                                    as a real flush would hang */
+ *   FAKE_CUPTI_TEARDOWN=1            "CUDA starts" at the first activity (push), registering its
+ *                                    exit teardown as CUDA does; once it ran, a CUPTI call exits
+ *                                    97, as a real flush would hang */
 #include <cupti.h>
 
 #include <pthread.h>
@@ -162,6 +162,9 @@ FAKE_API size_t fake_cupti_disabled_records(void);
 
 /* Activity happened: a record of an enabled kind lands in the current buffer. 1 if recorded. */
 int fake_cupti_push(const void *rec, size_t size) {
+    static int cuda_started;
+    if (!cuda_started && env_int("FAKE_CUPTI_TEARDOWN", 0)) atexit(teardown);
+    cuda_started = 1;
     pthread_mutex_lock(&lock);
     int ok = produced(rec);
     delivery full = {0};
@@ -215,9 +218,6 @@ FAKE_API CUptiResult cuptiGetVersion(uint32_t *v) {
 }
 
 static CUptiResult subscribe_result(void) {
-    static int hooked;
-    if (!hooked && env_int("FAKE_CUPTI_TEARDOWN", 0)) atexit(teardown);
-    hooked = 1;
     CUptiResult r = (CUptiResult)env_int("FAKE_CUPTI_SUBSCRIBE", CUPTI_SUCCESS);
     if (r == CUPTI_SUCCESS) subscribed = 1;
     return r;
