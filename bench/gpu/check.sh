@@ -11,7 +11,8 @@
 # 4. runs `tprof analyze --json` on both traces and checks its kernel table against the traces
 #    themselves, then shows both runs' top kernels side by side;
 # 5. measures overhead: step time unprofiled, profiled CPU-only and profiled with CUPTI (every
-#    step recorded), three alternating runs each; PyTorch's own profiler the same way;
+#    step recorded), three alternating runs each, at the demo's batch (64: launch-bound) and at
+#    1024; PyTorch without and with its profiler the same way;
 # 6. with nsys installed: captures the window through cudaProfilerStart/Stop (nsight: true).
 # Writes results.json (one entry per check: PASS, FAIL or SKIP, with its numbers) and logs.
 # Exit status 1 when a check failed.
@@ -83,7 +84,7 @@ fi
 
 say "profiled example vs CUDA events"
 rm -rf "$OUT/runs"
-timeout 300 "$EXAMPLE" --steps 30 --cuda-events "$OUT/events.jsonl" "${WINDOW[@]}" \
+timeout 300 "$EXAMPLE" --steps 30 --batch 1024 --cuda-events "$OUT/events.jsonl" "${WINDOW[@]}" \
   --profiling.gpu on --profiling.output_dir "$OUT/runs" --profiling.run_id events \
   > "$OUT/events_run.log" 2>&1
 rc=$?
@@ -101,7 +102,7 @@ else
 fi
 
 say "PyTorch under torch.profiler"
-if timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --trace "$OUT/torch_trace.json" > "$OUT/torch_run.log" 2>&1; then
+if timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 --trace "$OUT/torch_trace.json" > "$OUT/torch_run.log" 2>&1; then
   tail -n 2 "$OUT/torch_run.log"
   record torch_trace PASS
 else
@@ -128,18 +129,21 @@ fi
 say "overhead ($STEPS_OVERHEAD steps per run)"
 : > "$OUT/overhead_runs.txt"
 for rep in 1 2 3; do
-  for mode in off cpu gpu torch torch_prof; do
-    case $mode in
-      off) cmd=("$EXAMPLE" --steps "$STEPS_OVERHEAD") ;;
-      cpu) cmd=("$EXAMPLE" --steps "$STEPS_OVERHEAD" --profile --profiling.gpu off
-                --profiling.output_dir "$OUT/overhead" --profiling.summary false) ;;
-      gpu) cmd=("$EXAMPLE" --steps "$STEPS_OVERHEAD" --profile --profiling.gpu on
-                --profiling.output_dir "$OUT/overhead" --profiling.summary false) ;;
-      torch) cmd=($PY bench/gpu/torch_mlp.py --steps "$STEPS_OVERHEAD") ;;
-      torch_prof) cmd=($PY bench/gpu/torch_mlp.py --steps "$STEPS_OVERHEAD" --profile-all) ;;
-    esac
-    line=$(timeout 300 "${cmd[@]}" 2>> "$OUT/overhead.err" | grep -o 'step_ms=[0-9.]*' | cut -d= -f2)
-    [ -n "$line" ] && echo "$mode $line" >> "$OUT/overhead_runs.txt"
+  for batch in 64 1024; do
+    for mode in off cpu gpu torch torch_prof; do
+      case $mode in
+        off) cmd=("$EXAMPLE") ;;
+        cpu) cmd=("$EXAMPLE" --profile --profiling.gpu off --profiling.output_dir "$OUT/overhead"
+                  --profiling.summary false) ;;
+        gpu) cmd=("$EXAMPLE" --profile --profiling.gpu on --profiling.output_dir "$OUT/overhead"
+                  --profiling.summary false) ;;
+        torch) cmd=($PY bench/gpu/torch_mlp.py) ;;
+        torch_prof) cmd=($PY bench/gpu/torch_mlp.py --profile-all) ;;
+      esac
+      ms=$(timeout 300 "${cmd[@]}" --steps "$STEPS_OVERHEAD" --batch "$batch" 2>> "$OUT/overhead.err" |
+           grep -o 'step_ms=[0-9.]*' | cut -d= -f2)
+      [ -n "$ms" ] && echo "$mode@$batch $ms" >> "$OUT/overhead_runs.txt"
+    done
   done
 done
 run_check overhead $CHECK overhead "$OUT/overhead_runs.txt"

@@ -1,26 +1,26 @@
 #!/usr/bin/env python3
-"""The example's MLP in PyTorch on the GPU, for bench/gpu/check.sh: the same sizes, data and
-stages (record_function ranges) as examples/train_mlp_cuda.cu.
+"""The main demo's MLP (examples/train_mlp.c, and train_mlp_cuda.cu on the GPU) in PyTorch, for
+bench/gpu/check.sh: 64 -> 256 -> 128 -> 10 with ReLU, softmax cross-entropy and SGD, on ten
+Gaussian clusters, with the same stages as record_function ranges.
 
-  torch_mlp.py --steps N [--trace FILE | --profile-all]
+  torch_mlp.py [--steps N] [--batch B] [--trace FILE | --profile-all] [--device cpu]
 
-With --trace, torch.profiler records steps 5..14 (wait 3, warmup 2, active 10, one cycle) and
-writes its Kineto trace to FILE; with --profile-all it records every step (for the overhead
-comparison) and discards the trace. Prints "train_ms=... steps=... step_ms=...", as the
-example does."""
+With --trace, torch.profiler records ten steps after wait 3 and warmup 2 (one cycle) and writes
+its Kineto trace to FILE; with --profile-all it records every step (for the overhead comparison)
+and keeps no trace. Prints "train_ms=... steps=... step_ms=...", as the example does."""
 import argparse
 import time
 
 import torch
 
-INPUTS, CLASSES = 784, 10
+INPUT, HIDDEN1, HIDDEN2, CLASSES = 64, 256, 128, 10
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=100)
-    ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--hidden", type=int, default=512)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--trace")
     ap.add_argument("--profile-all", action="store_true")
     ap.add_argument("--device", default="cuda", help="cpu runs it where there is no GPU (tests)")
@@ -28,24 +28,27 @@ def main():
     dev = torch.device(a.device)
     cuda = dev.type == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    gen = torch.Generator().manual_seed(7)
-    protos = torch.rand(CLASSES, INPUTS, generator=gen) * 2 - 1
-    model = torch.nn.Sequential(torch.nn.Linear(INPUTS, a.hidden), torch.nn.ReLU(),
-                                torch.nn.Linear(a.hidden, CLASSES)).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    x_host = torch.empty(a.batch, INPUTS, pin_memory=cuda)
+    gen = torch.Generator().manual_seed(1)
+    centers = torch.randn(CLASSES, INPUT, generator=gen) * 1.5
+    model = torch.nn.Sequential(
+        torch.nn.Linear(INPUT, HIDDEN1), torch.nn.ReLU(),
+        torch.nn.Linear(HIDDEN1, HIDDEN2), torch.nn.ReLU(),
+        torch.nn.Linear(HIDDEN2, CLASSES)).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr)
+    x_host = torch.empty(a.batch, INPUT, pin_memory=cuda)
     y_host = torch.empty(a.batch, dtype=torch.long, pin_memory=cuda)
 
     def step():
         with torch.profiler.record_function("dataloader"):
             labels = torch.randint(0, CLASSES, (a.batch,), generator=gen)
-            x_host.copy_(protos[labels] + torch.rand(a.batch, INPUTS, generator=gen) - 0.5)
+            x = centers[labels] + torch.randn(a.batch, INPUT, generator=gen) * 3.5
+            x_host.copy_(x / torch.sqrt((x * x).mean(dim=1, keepdim=True) + 1e-6))
             y_host.copy_(labels)
-            x = x_host.to(dev, non_blocking=True)
-            y = y_host.to(dev, non_blocking=True)
+            xd = x_host.to(dev, non_blocking=True)
+            yd = y_host.to(dev, non_blocking=True)
             sync()  # the host buffers are refilled next step
         with torch.profiler.record_function("forward"):
-            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss = torch.nn.functional.cross_entropy(model(xd), yd)
         with torch.profiler.record_function("backward"):
             opt.zero_grad(set_to_none=False)
             loss.backward()
@@ -56,10 +59,10 @@ def main():
     for _ in range(3):  # cuBLAS handles and kernels load outside the timing
         step()
     sync()
-    prof = None
     activities = [torch.profiler.ProfilerActivity.CPU]
     if cuda:
         activities.append(torch.profiler.ProfilerActivity.CUDA)
+    prof = None
     if a.trace:
         prof = torch.profiler.profile(
             activities=activities,

@@ -96,11 +96,17 @@ def test_analyze_check(trace, tmp_path):
 
 def test_overhead_summary(tmp_path):
     runs = tmp_path / "runs.txt"
-    runs.write_text("off 1.0\ncpu 1.1\ngpu 1.3\noff 3.0\ncpu 1.2\ngpu 1.2\noff 2.0\ncpu 9\ngpu 1.1\n")
+    runs.write_text("off@64 1.0\ngpu@64 1.3\noff@64 3.0\ngpu@64 1.2\noff@64 2.0\ngpu@64 1.1\n"
+                    "torch@64 4\ntorch_prof@64 6\noff@1024 5\ngpu@1024 5.5\n")
     rc, res, _ = check("overhead", runs)
     assert rc == 0
-    assert res["median_step_ms"] == {"off": 2.0, "cpu": 1.2, "gpu": 1.2}
-    assert res["ratio_to_off"]["gpu"] == pytest.approx(0.6)
+    assert res["median_step_ms"]["off@64"] == 2.0 and res["median_step_ms"]["gpu@64"] == 1.2
+    assert res["ratio"]["gpu@64"] == pytest.approx(0.6)
+    assert res["ratio"]["gpu@1024"] == pytest.approx(1.1)
+    assert res["ratio"]["torch_prof@64"] == pytest.approx(1.5)  # against torch's own baseline
+    runs.write_text("gpu@64 1.3\n")
+    rc, res, _ = check("overhead", runs)
+    assert rc == 1 and "off@64" in res["reason"]
 
 
 def test_find_and_compare_fixtures(tmp_path):
@@ -125,7 +131,7 @@ def test_torch_workload_on_cpu(tmp_path):
     pytest.importorskip("torch")
     out = tmp_path / "torch.json"
     p = subprocess.run([PYTHON, os.path.join(SCRIPTS, "torch_mlp.py"), "--device", "cpu",
-                        "--steps", "16", "--batch", "8", "--hidden", "16", "--trace", str(out)],
+                        "--steps", "16", "--batch", "8", "--trace", str(out)],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "step_ms=" in p.stdout
