@@ -31,25 +31,25 @@ enum {
 };
 
 typedef struct kind_info {
-    CUpti_ActivityKind kind;
     const char *name;
+    CUpti_ActivityKind kind;
     int essential; /* without it there is no GPU timeline: the source gives up */
 } kind_info;
 
 /* On while a window records. */
 static const kind_info window_kinds[] = {
-    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL", 1},
-    {CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", 1},
-    {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", 0},
-    {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", 0},
-    {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", 0},
-    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", 0},
+    {"CONCURRENT_KERNEL", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 1},
+    {"RUNTIME", CUPTI_ACTIVITY_KIND_RUNTIME, 1},
+    {"MEMCPY", CUPTI_ACTIVITY_KIND_MEMCPY, 0},
+    {"MEMCPY2", CUPTI_ACTIVITY_KIND_MEMCPY2, 0},
+    {"MEMSET", CUPTI_ACTIVITY_KIND_MEMSET, 0},
+    {"SYNCHRONIZATION", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0},
 };
 /* On from the first window to shutdown: memory totals must see every allocation and free, and
  * contexts are announced once. Both are rare events, so they cost nothing between windows. */
 static const kind_info session_kinds[] = {
-    {CUPTI_ACTIVITY_KIND_MEMORY2, "MEMORY2", 0},
-    {CUPTI_ACTIVITY_KIND_CONTEXT, "CONTEXT", 0},
+    {"MEMORY2", CUPTI_ACTIVITY_KIND_MEMORY2, 0},
+    {"CONTEXT", CUPTI_ACTIVITY_KIND_CONTEXT, 0},
 };
 /* Driver calls worth a cuda_driver event: launches made without the runtime (Triton, cuBLASLt).
  * The whole DRIVER kind would also trace the runtime's own driver calls. */

@@ -84,9 +84,8 @@ static void *deliver_thread(void *arg) {
 }
 
 /* Hands a buffer back on a thread of its own, as CUPTI's worker does. */
-static void deliver(uint8_t *buf, size_t size, size_t used) {
-    if (!buf) return;
-    delivery d = {buf, size, used};
+static void deliver(delivery d) {
+    if (!d.buf) return;
     pthread_t t;
     if (pthread_create(&t, NULL, deliver_thread, &d) == 0)
         pthread_join(t, NULL);
@@ -173,7 +172,7 @@ int fake_cupti_push(const void *rec, size_t size) {
     else
         disabled_records++;
     pthread_mutex_unlock(&lock);
-    deliver(full.buf, full.size, full.used);
+    deliver(full);
     return ok;
 }
 
@@ -323,7 +322,7 @@ FAKE_API CUptiResult cuptiActivityFlushAll(uint32_t flag) {
     if (forced || nlate == 0) nspill += take(DEVICE_BUF, &spill[nspill]);
     pthread_mutex_unlock(&lock);
     for (int i = 0; i < nspill; i++)
-        deliver(spill[i].buf, spill[i].size, spill[i].used);
+        deliver(spill[i]);
     return CUPTI_SUCCESS;
 }
 
