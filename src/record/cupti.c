@@ -51,16 +51,6 @@ static const kind_info session_kinds[] = {
     {"MEMORY2", CUPTI_ACTIVITY_KIND_MEMORY2, 0},
     {"CONTEXT", CUPTI_ACTIVITY_KIND_CONTEXT, 0},
 };
-/* Driver calls worth a cuda_driver event: launches made without the runtime (Triton, cuBLASLt).
- * The whole DRIVER kind would also trace the runtime's own driver calls. */
-static const CUpti_CallbackId driver_launches[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The process's one CUPTI source. Static and never freed: CUPTI calls back from its own threads,
@@ -174,10 +164,12 @@ static void set_kinds(const kind_info *k, size_t n, int on) {
         (on ? S.api.ActivityEnable : S.api.ActivityDisable)(k[i].kind);
 }
 
+/* Driver calls worth a cuda_driver event: launches made without the runtime (Triton, cuBLASLt).
+ * The whole DRIVER kind would also trace the runtime's own driver calls. */
 static void set_driver_launches(int on) {
     if (!S.api.ActivityEnableDriverApi) return;
-    for (size_t i = 0; i < COUNT(driver_launches); i++)
-        S.api.ActivityEnableDriverApi(driver_launches[i], (uint8_t)on);
+    for (size_t i = 0; i < tp_cupti_ndriver_launches; i++)
+        S.api.ActivityEnableDriverApi(tp_cupti_driver_launches[i], (uint8_t)on);
 }
 
 /* Turns kinds on; an essential one failing turns them all back off. 0 or -1. */

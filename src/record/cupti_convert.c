@@ -186,22 +186,17 @@ static int reduce_memcpy(tp_cupti_conv *c, const CUpti_ActivityMemcpy6 *mc, tp_c
     return set_times(c, mc->start, mc->end, r);
 }
 
-static int reduce_p2p(tp_cupti_conv *c, const CUpti_ActivityMemcpyPtoP4 *mc, tp_cupti_rec *r) {
-    learn_context(c, mc->contextId, mc->deviceId);
+/* A peer-to-peer copy's record begins as a memcpy record does (kind to streamId, same offsets;
+ * test_fields_read_have_stable_offsets), then places its correlation id elsewhere. */
+static int reduce_p2p(tp_cupti_conv *c, const CUpti_ActivityMemcpyPtoP4 *p, tp_cupti_rec *r) {
+    int timed = reduce_memcpy(c, (const CUpti_ActivityMemcpy6 *)p, r);
     r->kind = TP_CUPTI_MEMCPY_P2P;
-    r->sub = mc->copyKind;
-    r->src_kind = mc->srcKind;
-    r->dst_kind = mc->dstKind;
-    r->corr = mc->correlationId;
-    r->device = mc->deviceId;
-    r->context = mc->contextId;
-    r->stream = mc->streamId;
-    r->u.copy.bytes = mc->bytes;
-    r->u.copy.src_device = mc->srcDeviceId;
-    r->u.copy.dst_device = mc->dstDeviceId;
-    r->u.copy.src_context = mc->srcContextId;
-    r->u.copy.dst_context = mc->dstContextId;
-    return set_times(c, mc->start, mc->end, r);
+    r->corr = p->correlationId;
+    r->u.copy.src_device = p->srcDeviceId;
+    r->u.copy.dst_device = p->dstDeviceId;
+    r->u.copy.src_context = p->srcContextId;
+    r->u.copy.dst_context = p->dstContextId;
+    return timed;
 }
 
 static int reduce_memset(tp_cupti_conv *c, const CUpti_ActivityMemset4 *ms, tp_cupti_rec *r) {
@@ -456,6 +451,18 @@ int tp_cupti_convert(tp_cupti_conv *c, tp_model *m, const CUpti_Activity *raw, i
     return tp_cupti_emit(c, m, &r, offset_ns) ? -1 : 1;
 }
 
+/* Driver functions that launch kernels (each launch yields at least one kernel record). */
+const uint32_t tp_cupti_driver_launches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+};
+const size_t tp_cupti_ndriver_launches =
+    sizeof(tp_cupti_driver_launches) / sizeof(tp_cupti_driver_launches[0]);
+
 int tp_cupti_launches_kernel(int driver, uint32_t cbid) {
     static const uint32_t runtime[] = {
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
@@ -469,16 +476,8 @@ int tp_cupti_launches_kernel(int driver, uint32_t cbid) {
         CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
 #endif
     };
-    static const uint32_t drv[] = {
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    };
-    const uint32_t *set = driver ? drv : runtime;
-    size_t n = driver ? sizeof(drv) / sizeof(drv[0]) : sizeof(runtime) / sizeof(runtime[0]);
+    const uint32_t *set = driver ? tp_cupti_driver_launches : runtime;
+    size_t n = driver ? tp_cupti_ndriver_launches : sizeof(runtime) / sizeof(runtime[0]);
     for (size_t i = 0; i < n; i++)
         if (set[i] == cbid) return 1;
     return 0;

@@ -115,6 +115,9 @@ int tp_cupti_convert(tp_cupti_conv *c, tp_model *m, const CUpti_Activity *raw, i
 const char *tp_cupti_api_shown(tp_cupti_conv *c, int driver, uint32_t cbid);
 /* 1 for API functions that launch kernels (each launch yields at least one kernel record). */
 int tp_cupti_launches_kernel(int driver, uint32_t cbid);
+/* The driver's kernel-launch functions (cbids), which the source traces one by one. */
+extern const uint32_t tp_cupti_driver_launches[];
+extern const size_t tp_cupti_ndriver_launches;
 
 /* Kineto's "est. achieved occupancy %": the share of an SM's threads the kernel keeps busy,
  * min(blocks per SM, resident blocks) x block threads / max threads per SM, rounded, where

@@ -145,7 +145,7 @@ static void test_fields_read_have_stable_offsets(void **state) {
     KERNEL(CUpti_ActivityKernel7);
     KERNEL(CUpti_ActivityKernel8);
     KERNEL(CUpti_ActivityKernel9);
-#define MEMCPY(old)                                                                                \
+#define MEMCPY_HEAD(old)                                                                           \
     SAME(old, CUpti_ActivityMemcpy6, copyKind);                                                    \
     SAME(old, CUpti_ActivityMemcpy6, srcKind);                                                     \
     SAME(old, CUpti_ActivityMemcpy6, dstKind);                                                     \
@@ -154,7 +154,9 @@ static void test_fields_read_have_stable_offsets(void **state) {
     SAME(old, CUpti_ActivityMemcpy6, end);                                                         \
     SAME(old, CUpti_ActivityMemcpy6, deviceId);                                                    \
     SAME(old, CUpti_ActivityMemcpy6, contextId);                                                   \
-    SAME(old, CUpti_ActivityMemcpy6, streamId);                                                    \
+    SAME(old, CUpti_ActivityMemcpy6, streamId)
+#define MEMCPY(old)                                                                                \
+    MEMCPY_HEAD(old);                                                                              \
     SAME(old, CUpti_ActivityMemcpy6, correlationId)
     MEMCPY(CUpti_ActivityMemcpy4);
     MEMCPY(CUpti_ActivityMemcpy5);
@@ -167,6 +169,8 @@ static void test_fields_read_have_stable_offsets(void **state) {
     SAME(old, CUpti_ActivityMemcpyPtoP4, correlationId)
     P2P(CUpti_ActivityMemcpyPtoP2);
     P2P(CUpti_ActivityMemcpyPtoP3);
+    /* a peer-to-peer record is read as a memcpy record up to streamId */
+    MEMCPY_HEAD(CUpti_ActivityMemcpyPtoP4);
 #define MEMSET(old)                                                                                \
     SAME(old, CUpti_ActivityMemset4, bytes);                                                       \
     SAME(old, CUpti_ActivityMemset4, start);                                                       \
