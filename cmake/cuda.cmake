@@ -2,6 +2,12 @@
 # a working nvcc is found: everything else in tprof builds and tests without CUDA. libtprof itself
 # never links CUDA; the example links the CUDA runtime as a shared library, so tprof's Nsight
 # mirroring finds cudaProfilerStart in it.
+# The CUPTI conversion benchmark (bench/bench_cupti.c) reads CUDA's CUPTI record structs.
+if(TARGET bench_cupti AND EXISTS ${TPROF_CUDA_HOME}/include/cupti.h)
+  target_include_directories(bench_cupti SYSTEM PRIVATE ${TPROF_CUDA_HOME}/include)
+  target_compile_definitions(bench_cupti PRIVATE TPROF_HAVE_CUPTI_HEADERS)
+endif()
+
 include(CheckLanguage)
 check_language(CUDA)
 if(NOT CMAKE_CUDA_COMPILER)

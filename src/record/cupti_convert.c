@@ -49,12 +49,6 @@ void tp_cupti_conv_set_devices(tp_cupti_conv *c, tp_cupti_dev *devs, size_t n) {
     c->ndevs = n;
 }
 
-static const tp_cupti_dev *find_dev(const tp_cupti_conv *c, uint32_t id) {
-    for (size_t i = 0; i < c->ndevs; i++)
-        if (c->devs[i].id == (int64_t)id) return &c->devs[i];
-    return NULL;
-}
-
 void tp_cupti_add_devices(const tp_cupti_conv *c, tp_model *m) {
     for (size_t i = 0; i < c->ndevs; i++) {
         const tp_cupti_dev *d = &c->devs[i];
@@ -108,24 +102,6 @@ const char *tp_cupti_api_shown(tp_cupti_conv *c, int driver, uint32_t cbid) {
         !grow_zeroed((void **)&c->api_ids, &c->cap_api_ids, key + 1, sizeof(*c->api_ids)))
         c->api_ids[key] = id + 1;
     return tp_strtab_get(&c->names, id);
-}
-
-static const char *memcpy_kind_str(unsigned k) {
-    static const char *const s[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-    return k < sizeof(s) / sizeof(s[0]) ? s[k] : "Unknown";
-}
-
-static const char *memory_kind_str(unsigned k) {
-    static const char *const s[] = {"Unknown", "Pageable", "Pinned",        "Device",
-                                    "Array",   "Managed",  "Device Static", "Managed Static"};
-    return k < sizeof(s) / sizeof(s[0]) ? s[k] : "Unknown";
-}
-
-static const char *sync_kind_str(unsigned k) {
-    static const char *const s[] = {"Unknown Sync", "Event Sync", "Stream Wait Event",
-                                    "Stream Sync", "Context Sync"};
-    return k < sizeof(s) / sizeof(s[0]) ? s[k] : "Unknown Sync";
 }
 
 /* ---- reduction ------------------------------------------------------------------------------- */
@@ -282,120 +258,6 @@ int tp_cupti_reduce(tp_cupti_conv *c, const CUpti_Activity *raw, tp_cupti_rec *r
     }
 }
 
-/* ---- emission -------------------------------------------------------------------------------- */
-
-static tp_event *range_event(tp_model *m, const tp_cupti_rec *r, int64_t pid, int64_t tid,
-                             tp_kind kind, const char *name, const char *cat, int64_t off) {
-    uint32_t track = tp_model_track(m, pid, 0, tid, 0);
-    tp_str nm = tp_model_intern_cstr(m, name);
-    tp_str ct = tp_model_intern_cstr(m, cat);
-    tp_event *ev = track == UINT32_MAX ? NULL : tp_model_add_event(m);
-    if (!ev) return NULL;
-    ev->ts = r->start - off;
-    ev->dur = r->end - r->start;
-    ev->corr = r->corr;
-    ev->name = nm;
-    ev->cat = ct;
-    ev->track = track;
-    ev->kind = (uint8_t)kind;
-    return ev;
-}
-
-/* device, context, stream: the first args of every GPU-work event. */
-static int place_args(tp_model *m, tp_event *ev, const tp_cupti_rec *r) {
-    return tp_model_arg_int(m, ev, "device", r->device) |
-           tp_model_arg_int(m, ev, "context", r->context) |
-           tp_model_arg_int(m, ev, "stream", r->stream);
-}
-
-/* bytes and bandwidth; Kineto's bandwidth is bytes per ns (= GB/s), absent for a zero duration. */
-static int transfer_args(tp_model *m, tp_event *ev, const tp_cupti_rec *r) {
-    int rc = tp_model_arg_int(m, ev, "bytes", (int64_t)r->u.copy.bytes);
-    if (ev->dur > 0)
-        rc |= tp_model_arg_double(m, ev, "memory bandwidth (GB/s)",
-                                  (double)r->u.copy.bytes / (double)ev->dur);
-    return rc;
-}
-
-static int dims_arg(tp_model *m, tp_event *ev, const char *key, const int32_t v[3]) {
-    char json[48];
-    snprintf(json, sizeof(json), "[%d, %d, %d]", v[0], v[1], v[2]);
-    return tp_model_arg_json(m, ev, key, json);
-}
-
-static int emit_kernel(tp_cupti_conv *c, tp_model *m, const tp_cupti_rec *r, int64_t off) {
-    tp_event *ev = range_event(m, r, r->device, r->stream, TP_KERNEL, r->u.k.name, "kernel", off);
-    if (!ev) return -1;
-    const int32_t *g = r->u.k.grid, *b = r->u.k.block;
-    int threads = b[0] * b[1] * b[2];
-    int smem = r->u.k.smem_static + r->u.k.smem_dynamic;
-    /* latency timestamps stay off (they cost), so the queue time is unknown: 0, as Kineto says */
-    int rc = tp_model_arg_int(m, ev, "queued", 0) | place_args(m, ev, r) |
-             tp_model_arg_int(m, ev, "registers per thread", r->u.k.regs) |
-             tp_model_arg_int(m, ev, "shared memory", smem);
-    const tp_cupti_dev *d = find_dev(c, r->device);
-    double blocks_per_sm = -1;
-    if (d && d->num_sms > 0 && d->warp_size > 0) {
-        blocks_per_sm = (double)g[0] * g[1] * g[2] / d->num_sms;
-        rc |= tp_model_arg_double(m, ev, "blocks per SM", blocks_per_sm) |
-              tp_model_arg_double(m, ev, "warps per SM", blocks_per_sm * threads / d->warp_size);
-    }
-    rc |= dims_arg(m, ev, "grid", g) | dims_arg(m, ev, "block", b);
-    int occ = tp_cupti_occupancy_pct(d, r->u.k.regs, smem, threads, blocks_per_sm);
-    if (occ >= 0) rc |= tp_model_arg_int(m, ev, "est. achieved occupancy %", occ);
-    return rc ? -1 : 0;
-}
-
-static int emit_copy(tp_model *m, const tp_cupti_rec *r, int64_t off) {
-    char name[80];
-    tp_event *ev;
-    if (r->kind == TP_CUPTI_MEMSET) {
-        snprintf(name, sizeof(name), "Memset (%s)", memory_kind_str(r->sub));
-        ev = range_event(m, r, r->device, r->stream, TP_MEMSET, name, "gpu_memset", off);
-    } else {
-        snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)", memcpy_kind_str(r->sub),
-                 memory_kind_str(r->src_kind), memory_kind_str(r->dst_kind));
-        ev = range_event(m, r, r->device, r->stream, TP_MEMCPY, name, "gpu_memcpy", off);
-    }
-    if (!ev) return -1;
-    int rc;
-    if (r->kind == TP_CUPTI_MEMCPY_P2P)
-        rc = tp_model_arg_int(m, ev, "fromDevice", r->u.copy.src_device) |
-             tp_model_arg_int(m, ev, "inDevice", r->device) |
-             tp_model_arg_int(m, ev, "toDevice", r->u.copy.dst_device) |
-             tp_model_arg_int(m, ev, "fromContext", r->u.copy.src_context) |
-             tp_model_arg_int(m, ev, "inContext", r->context) |
-             tp_model_arg_int(m, ev, "toContext", r->u.copy.dst_context) |
-             tp_model_arg_int(m, ev, "stream", r->stream);
-    else
-        rc = place_args(m, ev, r);
-    return rc | transfer_args(m, ev, r) ? -1 : 0;
-}
-
-static int emit_api(tp_cupti_conv *c, tp_model *m, const tp_cupti_rec *r, int64_t off) {
-    int driver = r->kind == TP_CUPTI_DRIVER;
-    tp_event *ev = range_event(m, r, r->u.api.pid, r->u.api.tid, TP_HOST_RANGE,
-                               tp_cupti_api_shown(c, driver, r->u.api.cbid),
-                               driver ? "cuda_driver" : "cuda_runtime", off);
-    return ev && !tp_model_arg_int(m, ev, "cbid", r->u.api.cbid) ? 0 : -1;
-}
-
-/* Kineto shows a synchronization on the GPU track of the stream it waited for (stream -1 for a
- * context synchronization). Its category is not one of device work, so it is a host range. */
-static int emit_sync(tp_model *m, const tp_cupti_rec *r, int64_t off) {
-    const char *kind = sync_kind_str(r->sub);
-    int64_t stream = (int32_t)r->stream;
-    tp_event *ev = range_event(m, r, r->device, stream, TP_HOST_RANGE, kind, "cuda_sync", off);
-    if (!ev) return -1;
-    int rc = tp_model_arg_str(m, ev, "cuda_sync_kind", kind);
-    if (r->sub == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE ||
-        r->sub == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT)
-        rc |= tp_model_arg_int(m, ev, "wait_on_cuda_event_id", (int32_t)r->u.sync.event);
-    rc |= tp_model_arg_int(m, ev, "stream", stream) | tp_model_arg_int(m, ev, "device", r->device) |
-          tp_model_arg_int(m, ev, "context", r->context);
-    return rc ? -1 : 0;
-}
-
 int64_t tp_cupti_memory_apply(tp_cupti_conv *c, const tp_cupti_rec *r) {
     if (r->device >= MAX_DEVICE_ID || grow_zeroed((void **)&c->mem_total, &c->cap_mem_total,
                                                   (size_t)r->device + 1, sizeof(*c->mem_total)))
@@ -407,48 +269,12 @@ int64_t tp_cupti_memory_apply(tp_cupti_conv *c, const tp_cupti_rec *r) {
     return *total;
 }
 
-/* A "[memory]" instant with PyTorch's args, on the process's main thread track. */
-static int emit_memory(tp_cupti_conv *c, tp_model *m, const tp_cupti_rec *r, int64_t off) {
-    int64_t total = tp_cupti_memory_apply(c, r);
-    tp_cupti_rec at = *r;
-    at.corr = 0; /* PyTorch's memory events carry no correlation */
-    tp_event *ev = range_event(m, &at, r->u.mem.pid, r->u.mem.pid, TP_MEMORY, "[memory]",
-                               "cpu_instant_event", off);
-    if (!ev) return -1;
-    int64_t bytes = (int64_t)r->u.mem.bytes;
-    if (r->sub == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) bytes = -bytes;
-    int rc = tp_model_arg_int(m, ev, "Total Allocated", total) |
-             tp_model_arg_int(m, ev, "Bytes", bytes) |
-             tp_model_arg_int(m, ev, "Addr", (int64_t)r->u.mem.addr) |
-             tp_model_arg_int(m, ev, "Device Id", r->device) |
-             tp_model_arg_int(m, ev, "Device Type", 1);
-    return rc ? -1 : 0;
-}
-
-int tp_cupti_emit(tp_cupti_conv *c, tp_model *m, const tp_cupti_rec *r, int64_t offset_ns) {
-    switch (r->kind) {
-    case TP_CUPTI_KERNEL:
-        return emit_kernel(c, m, r, offset_ns);
-    case TP_CUPTI_MEMCPY:
-    case TP_CUPTI_MEMCPY_P2P:
-    case TP_CUPTI_MEMSET:
-        return emit_copy(m, r, offset_ns);
-    case TP_CUPTI_RUNTIME:
-    case TP_CUPTI_DRIVER:
-        return emit_api(c, m, r, offset_ns);
-    case TP_CUPTI_SYNC:
-        return emit_sync(m, r, offset_ns);
-    case TP_CUPTI_MEMORY:
-        return emit_memory(c, m, r, offset_ns);
-    default:
-        return 0;
-    }
-}
-
 int tp_cupti_convert(tp_cupti_conv *c, tp_model *m, const CUpti_Activity *raw, int64_t offset_ns) {
     tp_cupti_rec r;
     if (!tp_cupti_reduce(c, raw, &r)) return 0;
-    return tp_cupti_emit(c, m, &r, offset_ns) ? -1 : 1;
+    tp_cupti_out out;
+    tp_cupti_out_init(&out, m);
+    return tp_cupti_emit(c, &out, &r, offset_ns) ? -1 : 1;
 }
 
 /* Driver functions that launch kernels (each launch yields at least one kernel record). */

@@ -1,8 +1,9 @@
 /* cupti_convert.h - CUPTI activity records as tprof model events, and which window each belongs to.
  *
- * Pure code: no dlopen, no CUPTI calls, so tests drive it with record structs they fill in. The
- * source (cupti.c) reduces each raw record to a tp_cupti_rec as its buffer completes, keeps the
- * reduced records pending, and at each window's collect moves those of the window into the model.
+ * Pure code (cupti_convert.c, cupti_emit.c, cupti_window.c, cupti_occupancy.c): no dlopen, no
+ * CUPTI calls, so tests drive it with record structs they fill in. The source (cupti.c) reduces
+ * each raw record to a tp_cupti_rec as its buffer completes, keeps the reduced records pending,
+ * and at each window's collect moves those of the window into the model.
  *
  * Record layouts: only fields whose offsets are the same in every record version since CUDA 11
  * are read (tests/unit/test_cupti_convert.c checks this against the deprecated structs), so
@@ -102,9 +103,17 @@ void tp_cupti_add_devices(const tp_cupti_conv *c, tp_model *m);
 /* Reduces a raw record. 1 when out holds a record to keep; 0 for kinds that carry no event
  * (contexts, whose device is remembered; records without timestamps; unknown kinds). */
 int tp_cupti_reduce(tp_cupti_conv *c, const CUpti_Activity *raw, tp_cupti_rec *out);
-/* Appends the event of r to m with times (session clock) - offset_ns. Memory records also move
- * the device's total. 0, or -1 when m ran out of memory. */
-int tp_cupti_emit(tp_cupti_conv *c, tp_model *m, const tp_cupti_rec *r, int64_t offset_ns);
+
+/* A model being filled, with the strings every event uses (arg keys, categories) interned once. */
+#define TP_CUPTI_NSTRINGS 40
+typedef struct tp_cupti_out {
+    tp_model *m;
+    tp_str s[TP_CUPTI_NSTRINGS];
+} tp_cupti_out;
+void tp_cupti_out_init(tp_cupti_out *o, tp_model *m);
+/* Appends the event of r to o->m with times (session clock) - offset_ns (cupti_emit.c). Memory
+ * records also move the device's total. 0, or -1 when the model ran out of memory. */
+int tp_cupti_emit(tp_cupti_conv *c, tp_cupti_out *o, const tp_cupti_rec *r, int64_t offset_ns);
 /* Moves the device's "Total Allocated" by a memory record; returns the new total. Emitting a
  * memory record applies it; records outside every window are applied without an event. */
 int64_t tp_cupti_memory_apply(tp_cupti_conv *c, const tp_cupti_rec *r);

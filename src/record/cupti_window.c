@@ -114,6 +114,8 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
     size_t kept = 0;
     long appended = 0;
     int failed = 0;
+    tp_cupti_out out;
+    tp_cupti_out_init(&out, m);
     for (size_t i = 0; i < p->n; i++) {
         const tp_cupti_rec *r = &p->recs[i];
         switch (place(r, w, launches, nlaunches)) {
@@ -121,7 +123,7 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
             p->recs[kept++] = *r;
             break;
         case EMIT:
-            if (!failed && tp_cupti_emit(c, m, r, w->model_offset_ns) == 0)
+            if (!failed && tp_cupti_emit(c, &out, r, w->model_offset_ns) == 0)
                 appended++;
             else
                 failed = 1;

@@ -147,7 +147,7 @@ def test_libtprof_links_no_cuda_library():
     assert not [n for n in needed if n.startswith(("libcupti", "libcuda", "libcudart", "libnv"))]
 
 
-GPU_SOURCES = ["cupti.c", "cupti_convert.c", "cupti_window.c", "cupti_occupancy.c",
+GPU_SOURCES = ["cupti.c", "cupti_convert.c", "cupti_emit.c", "cupti_window.c", "cupti_occupancy.c",
                "cupti_load.c", "cupti_driver.c", "nvtx.c"]
 
 
