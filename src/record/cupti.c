@@ -76,7 +76,7 @@ static struct {
     tp_cupti_pending pending;
     uint64_t cupti_dropped, reported_dropped;
     int buffers_out; /* handed to CUPTI, not yet back */
-    int hook_fresh;  /* the exit hook was registered since the window kinds went on */
+    int exit_hooked; /* exit_flush is registered, after CUDA's own exit teardown */
 } S = {.ctl = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int64_t (*session_clock)(void); /* set before CUPTI can call clock_cb */
@@ -95,13 +95,19 @@ static uint64_t CUPTIAPI clock_cb(void) {
 
 static void exit_flush(void);
 
+/* exit_flush must run before CUDA's exit teardown, which CUDA registers when it starts; exit
+ * handlers run in reverse order of registration, so it is registered once CUDA is known to run
+ * (CUDA registers only once, so once is enough). Called with `lock` held. */
+static void hook_exit_if(int cuda_runs) {
+    if (S.exit_hooked || !cuda_runs) return;
+    atexit(exit_flush);
+    S.exit_hooked = 1;
+}
+
 static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records) {
     *max_records = 0;
     pthread_mutex_lock(&S.lock);
-    /* CUDA registers its exit teardown when it starts, and exit handlers run in reverse order,
-     * so exit_flush must be registered after it: a buffer is asked for only once CUDA runs. */
-    if (!S.hook_fresh) atexit(exit_flush);
-    S.hook_fresh = 1;
+    hook_exit_if(1); /* CUPTI asks for a buffer when CUDA activity is recorded: CUDA runs */
     int ok = S.buffers_out < MAX_BUFFERS;
     S.buffers_out += ok;
     pthread_mutex_unlock(&S.lock);
@@ -198,11 +204,11 @@ static int enable_kinds(const kind_info *k, size_t n) {
 }
 
 static void start_window_kinds(void) {
-    /* usually CUDA runs already; if not, the window's first buffer registers the hook again
-     * (each registration runs; exit_flush acts once) */
-    atexit(exit_flush);
+    /* the program usually runs CUDA before its first window: its driver is loaded then */
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (driver) dlclose(driver); /* drops the reference RTLD_NOLOAD took */
     pthread_mutex_lock(&S.lock);
-    S.hook_fresh = 0;
+    hook_exit_if(driver != NULL);
     pthread_mutex_unlock(&S.lock);
     if (!S.held) {
         if (enable_kinds(session_kinds, COUNT(session_kinds))) goto broken;
@@ -438,8 +444,7 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
         tp_cupti_load_status st =
             tp_cupti_load(&S.api, o->library, o->extra_dirs, cause, sizeof(cause));
         if (st != TP_CUPTI_LOADED) {
-            /* a machine without CUDA at all is not worth a warning unless GPU profiling was asked
-             */
+            /* a machine without any CUDA is worth a warning only when GPU profiling was asked */
             if (o->required || st == TP_CUPTI_BROKEN || tp_cuda_driver_present())
                 warn_unavailable(o->required, cause);
             goto out;

@@ -62,6 +62,17 @@ def test_exit_without_shutdown_flushes_before_cuda_teardown():
     assert "after CUDA teardown" not in p.stderr
 
 
+def test_exit_in_a_window_that_recorded_nothing():
+    """CUDA started before the window (its driver is loaded), and the window recorded nothing:
+    tprof's exit hook, registered when the window began, still runs before CUDA's teardown, so
+    the late shutdown makes no CUPTI call (it would turn the kinds off)."""
+    p = run([os.path.join(TOOLS, "cupti_exit"), "idle", FAKE_CUPTI],
+            env={"LD_LIBRARY_PATH": FAKE_DRIVER_DIR})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "collected=0" in p.stdout
+    assert "after CUDA teardown" not in p.stderr
+
+
 def test_exit_control_catches_cupti_calls_after_teardown():
     """The same exit, but the late handler calls CUPTI itself: the fake must notice, or the test
     above would prove nothing."""

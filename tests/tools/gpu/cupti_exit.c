@@ -7,6 +7,8 @@
  *                                before the source (as the recorder's is) collects and shuts down
  *   cupti_exit naive LIBRARY    control: that handler calls CUPTI itself after CUDA's teardown,
  *                                which the fake reports (exit status 97) as a real one would hang
+ *   cupti_exit idle LIBRARY     CUDA starts (its driver loaded, found through LD_LIBRARY_PATH)
+ *                                before the window, which then records nothing before exit()
  * Prints "create=<rc> warnings=<n>" and, from the late handler, "collected=<events>". */
 #include "model/model.h"
 #include "record/gpu.h"
@@ -81,6 +83,7 @@ int main(int argc, char **argv) {
     const char *lib = argc > 2 ? argv[2] : NULL;
     tp_log_set_quiet(1);
     int fake_mode = strcmp(argv[1], "real") != 0;
+    int idle = strcmp(argv[1], "idle") == 0;
     naive = strcmp(argv[1], "naive") == 0;
     if (fake_mode) {
         setenv("FAKE_CUPTI_TEARDOWN", "1", 1);
@@ -95,9 +98,16 @@ int main(int argc, char **argv) {
     if (!fake_mode || rc != 0) return rc == 0 ? 3 : 0;
 #ifdef TPROF_HAVE_CUPTI_HEADERS
     fake = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+    if (idle) {
+        void (*start_cuda)(void) = NULL;
+        void *sym = dlsym(fake, "fake_cupti_start_cuda");
+        memcpy(&start_cuda, &sym, sizeof(sym));
+        if (!start_cuda || !dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) return 4;
+        start_cuda();
+    }
     src.on_action(src.ctx, TP_ACTION_WARMUP);
     src.on_action(src.ctx, TP_ACTION_RECORD);
-    record_window();
+    if (!idle) record_window();
 #endif
     exit(0); /* no shutdown: the handlers must end it cleanly */
 }

@@ -10,9 +10,10 @@
  *   FAKE_CUPTI_SUBSCRIBE=<code>      cuptiSubscribe returns it (39: FAKE_CUPTI_HOLDER holds CUPTI)
  *   FAKE_CUPTI_ENABLE_FAIL=<kind>:<code>[,...]   cuptiActivityEnable(kind) returns code
  *   FAKE_CUPTI_NO_TS_CALLBACK=1      no timestamp callback; cuptiGetTimestamp returns 5000
- *   FAKE_CUPTI_TEARDOWN=1            "CUDA starts" at the first activity (push), registering its
- *                                    exit teardown as CUDA does; once it ran, a CUPTI call exits
- *                                    97, as a real flush would hang */
+ *   FAKE_CUPTI_TEARDOWN=1            "CUDA starts" at the first activity (push) or at
+ *                                    fake_cupti_start_cuda, registering its exit teardown as CUDA
+ *                                    does; once that ran, a CUPTI call exits 97, as a real flush
+ *                                    would hang */
 #include <cupti.h>
 
 #include <pthread.h>
@@ -150,6 +151,7 @@ static int produced(const void *rec) {
 
 /* ---- control for tests ---- */
 
+FAKE_API void fake_cupti_start_cuda(void);
 FAKE_API int fake_cupti_push(const void *rec, size_t size);
 FAKE_API int fake_cupti_push_late(const void *rec, size_t size, int flushes);
 FAKE_API uint64_t fake_cupti_now(void);
@@ -160,10 +162,14 @@ FAKE_API void fake_cupti_drop(size_t n);
 FAKE_API size_t fake_cupti_disabled_records(void);
 
 /* Activity happened: a record of an enabled kind lands in the current buffer. 1 if recorded. */
+void fake_cupti_start_cuda(void) {
+    static int started;
+    if (!started && env_int("FAKE_CUPTI_TEARDOWN", 0)) atexit(teardown);
+    started = 1;
+}
+
 int fake_cupti_push(const void *rec, size_t size) {
-    static int cuda_started;
-    if (!cuda_started && env_int("FAKE_CUPTI_TEARDOWN", 0)) atexit(teardown);
-    cuda_started = 1;
+    fake_cupti_start_cuda();
     pthread_mutex_lock(&lock);
     int ok = produced(rec);
     delivery full = {0};
