@@ -139,18 +139,14 @@ static double median(double *v) {
     return v[ROUNDS / 2];
 }
 
-static tp_cupti_dev *h100(void) {
-    tp_cupti_dev *dev = calloc(1, sizeof(*dev)); /* kernels then carry their occupancy args */
-    if (dev)
-        *dev = (tp_cupti_dev){.name = "H100",
-                              .cc_major = 9,
-                              .num_sms = 132,
-                              .warp_size = 32,
-                              .max_threads_per_sm = 2048,
-                              .max_blocks_per_sm = 32,
-                              .regs_per_sm = 65536,
-                              .smem_per_sm = 233472,
-                              .smem_reserved_per_block = 1024};
+/* An A100, so that kernels carry their occupancy args. */
+static tp_cupti_dev *a100(void) {
+    tp_cupti_dev *dev = calloc(1, sizeof(*dev));
+    if (!dev) return NULL;
+    snprintf(dev->name, sizeof(dev->name), "A100");
+    dev->cc_major = 8, dev->num_sms = 108, dev->warp_size = 32, dev->max_threads_per_sm = 2048;
+    dev->max_blocks_per_sm = 32, dev->regs_per_sm = 65536, dev->smem_per_sm = 167936;
+    dev->smem_reserved_per_block = 1024;
     return dev;
 }
 
@@ -160,7 +156,7 @@ static int round_once(const raw_record *raw, tp_cupti_rec *reduced, size_t n, do
     tp_cupti_conv c;
     tp_cupti_conv_init(&c);
     c.api_name = api_name;
-    tp_cupti_dev *dev = h100();
+    tp_cupti_dev *dev = a100();
     if (!dev) return -1;
     tp_cupti_conv_set_devices(&c, dev, 1);
     tp_cupti_pending p;
@@ -194,16 +190,19 @@ int main(int argc, char **argv) {
     size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
     raw_record *raw = malloc(n * sizeof(*raw));
     tp_cupti_rec *reduced = malloc(n * sizeof(*reduced));
-    if (!n || !raw || !reduced) return 1;
-    for (size_t i = 0; i < n; i++)
-        make_record(i, 1000000 + (uint64_t)i * 1000, &raw[i]);
     double t_reduce[ROUNDS], t_take[ROUNDS], t_base[ROUNDS];
     long events = 0;
-    for (int r = 0; r < ROUNDS; r++)
-        if (round_once(raw, reduced, n, &t_reduce[r], &t_take[r], &t_base[r], &events)) {
-            fprintf(stderr, "bench_cupti: the baseline built a different model\n");
-            return 1;
-        }
+    int rc = !n || !raw || !reduced;
+    for (size_t i = 0; !rc && i < n; i++)
+        make_record(i, 1000000 + (uint64_t)i * 1000, &raw[i]);
+    for (int r = 0; !rc && r < ROUNDS; r++)
+        rc = round_once(raw, reduced, n, &t_reduce[r], &t_take[r], &t_base[r], &events);
+    if (rc) {
+        fprintf(stderr, "bench_cupti: out of memory, or the baseline built a different model\n");
+        free(raw);
+        free(reduced);
+        return 1;
+    }
     double reduce = median(t_reduce), take = median(t_take), base = median(t_base);
     printf("records %zu -> events %ld, median of %d rounds\n", n, events, ROUNDS);
     printf("reduce (CUPTI thread)      %7.1f ns/record\n", reduce * 1e9 / n);

@@ -37,7 +37,7 @@
 enum { INPUT = 64, HIDDEN1 = 256, HIDDEN2 = 128, CLASSES = 10, MAX_BATCH = 1024 };
 enum { TILE = 16, THREADS = 256, MAX_KERNELS_PER_STEP = 64 };
 
-/* ---- kernels ---------------------------------------------------------------------------------- */
+/* ---- kernels -------------------------------------------------------------------------------- */
 
 /* C[m x n] = op(A) op(B) with op(A) m x k and op(B) k x n, row-major; TA/TB read A/B transposed. */
 template <bool TA, bool TB>
@@ -52,7 +52,8 @@ __global__ void gemm(const float *A, const float *B, float *C, int m, int n, int
         bs[threadIdx.y][threadIdx.x] =
             bk < k && col < n ? (TB ? B[(size_t)col * k + bk] : B[(size_t)bk * n + col]) : 0.f;
         __syncthreads();
-        for (int i = 0; i < TILE; i++) acc += as[threadIdx.y][i] * bs[i][threadIdx.x];
+        for (int i = 0; i < TILE; i++)
+            acc += as[threadIdx.y][i] * bs[i][threadIdx.x];
         __syncthreads();
     }
     if (row < m && col < n) C[(size_t)row * n + col] = acc;
@@ -85,7 +86,8 @@ __global__ void softmax_cross_entropy(const float *logits, const int *labels, fl
     int argmax = 0;
     for (int c = 1; c < CLASSES; c++)
         if (z[c] > zmax) zmax = z[c], argmax = c;
-    for (int c = 0; c < CLASSES; c++) sum += expf(z[c] - zmax);
+    for (int c = 0; c < CLASSES; c++)
+        sum += expf(z[c] - zmax);
     for (int c = 0; c < CLASSES; c++)
         grad[(size_t)r * CLASSES + c] = (expf(z[c] - zmax) / sum - (c == labels[r])) / rows;
     atomicAdd(&stats[0], (logf(sum) - (z[labels[r]] - zmax)) / rows);
@@ -97,7 +99,8 @@ __global__ void column_sum(const float *g, float *out, int rows, int cols) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= cols) return;
     float s = 0.f;
-    for (int r = 0; r < rows; r++) s += g[(size_t)r * cols + c];
+    for (int r = 0; r < rows; r++)
+        s += g[(size_t)r * cols + c];
     out[c] = s;
 }
 
@@ -179,7 +182,8 @@ static int load_sample(float *x) {
         norm += x[i] * x[i];
     }
     float inv = 1.0f / sqrtf(norm / INPUT + 1e-6f);
-    for (int i = 0; i < INPUT; i++) x[i] *= inv;
+    for (int i = 0; i < INPUT; i++)
+        x[i] *= inv;
     return label;
 }
 
@@ -209,7 +213,8 @@ static void layer_init(layer *l, const char *name, const char *grad_name, int in
     l->db = device_floats(out);
     float *w = (float *)malloc((size_t)in * out * sizeof(float));
     float scale = sqrtf(2.0f / (float)in); /* He initialisation for ReLU layers */
-    for (int i = 0; i < in * out; i++) w[i] = rng_normal() * scale;
+    for (int i = 0; i < in * out; i++)
+        w[i] = rng_normal() * scale;
     CHECK(cudaMemcpy(l->w, w, (size_t)in * out * sizeof(float), cudaMemcpyHostToDevice));
     free(w);
 }
@@ -234,12 +239,12 @@ static void linear_forward(const layer *l, const float *x, float *y, int n) {
 static void linear_backward(layer *l, const float *x, const float *dy, float *dx, int n) {
     TPROF_ZONE(l->grad_name);
     TPROF_FLOPS((dx ? 4ULL : 2ULL) * (uint64_t)n * (uint64_t)l->in * (uint64_t)l->out);
-    launch(gemm<true, false>, grid_2d(l->out, l->in), dim3(TILE, TILE), dy, x, l->dw, l->out,
-           l->in, n);
+    launch(gemm<true, false>, grid_2d(l->out, l->in), dim3(TILE, TILE), dy, x, l->dw, l->out, l->in,
+           n);
     launch(column_sum, grid_1d(l->out), dim3(THREADS), dy, l->db, n, l->out);
     if (dx)
-        launch(gemm<false, false>, grid_2d(n, l->in), dim3(TILE, TILE), dy, (const float *)l->w,
-               dx, n, l->in, l->out);
+        launch(gemm<false, false>, grid_2d(n, l->in), dim3(TILE, TILE), dy, (const float *)l->w, dx,
+               n, l->in, l->out);
 }
 
 static void relu_range(const char *name, float *y, int count) {
@@ -364,7 +369,8 @@ int main(int argc, char **argv) {
     }
     rng_state = ((uint64_t)o.seed + 1) * 0x9e3779b97f4a7c15ULL | 1; /* never 0 */
     for (int c = 0; c < CLASSES; c++)
-        for (int i = 0; i < INPUT; i++) centers[c][i] = rng_normal() * 1.5f;
+        for (int i = 0; i < INPUT; i++)
+            centers[c][i] = rng_normal() * 1.5f;
     TPROF_THREAD_NAME("trainer");
 
     layer layers[3];
@@ -374,7 +380,8 @@ int main(int argc, char **argv) {
     int n = (int)o.batch;
     float *x = device_floats((size_t)n * INPUT), *h1 = device_floats((size_t)n * HIDDEN1);
     float *h2 = device_floats((size_t)n * HIDDEN2), *logits = device_floats((size_t)n * CLASSES);
-    float *d_logits = device_floats((size_t)n * CLASSES), *d_h2 = device_floats((size_t)n * HIDDEN2);
+    float *d_logits = device_floats((size_t)n * CLASSES),
+          *d_h2 = device_floats((size_t)n * HIDDEN2);
     float *d_h1 = device_floats((size_t)n * HIDDEN1), *stats = device_floats(2);
     int *labels;
     CHECK(cudaMalloc(&labels, n * sizeof(int)));
@@ -391,10 +398,12 @@ int main(int argc, char **argv) {
         for (long step = 0; step < o.steps; step++, global_step++) {
             {
                 TPROF_ZONE("dataloader");
-                for (int s = 0; s < n; s++) host_labels[s] = load_sample(host_x + (size_t)s * INPUT);
+                for (int s = 0; s < n; s++)
+                    host_labels[s] = load_sample(host_x + (size_t)s * INPUT);
                 CHECK(cudaMemcpyAsync(x, host_x, (size_t)n * INPUT * sizeof(float),
                                       cudaMemcpyHostToDevice));
-                CHECK(cudaMemcpyAsync(labels, host_labels, n * sizeof(int), cudaMemcpyHostToDevice));
+                CHECK(
+                    cudaMemcpyAsync(labels, host_labels, n * sizeof(int), cudaMemcpyHostToDevice));
                 /* the host buffers are refilled next step: wait until the copies read them */
                 CHECK(cudaStreamSynchronize(0));
             }
@@ -438,9 +447,11 @@ int main(int argc, char **argv) {
     fflush(stdout);
 
     if (T.out) fclose(T.out);
-    for (int k = 0; k < 3; k++) layer_free(&layers[k]);
+    for (int k = 0; k < 3; k++)
+        layer_free(&layers[k]);
     float *bufs[] = {x, h1, h2, logits, d_logits, d_h2, d_h1, stats};
-    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) CHECK(cudaFree(bufs[i]));
+    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+        CHECK(cudaFree(bufs[i]));
     CHECK(cudaFree(labels));
     CHECK(cudaFreeHost(host_x));
     CHECK(cudaFreeHost(host_labels));

@@ -2,6 +2,8 @@
  *
  * One device shaped like an H100 (FAKE_CUDA_DEVICES=<n> for n of them; 0 makes cuInit report
  * CUDA_ERROR_NO_DEVICE). cuProfilerStart/Stop append "start"/"stop" lines to $FAKE_CUDA_LOG. */
+#include "fake_log.h"
+
 #include <cuda.h>
 
 #include <stdio.h>
@@ -83,21 +85,13 @@ FAKE_API CUresult cuGetErrorName(CUresult r, const char **s) {
     return CUDA_SUCCESS;
 }
 
-static CUresult log_line(const char *line) {
-    const char *path = getenv("FAKE_CUDA_LOG");
-    FILE *f = path ? fopen(path, "a") : NULL;
-    if (f) {
-        fprintf(f, "%s\n", line);
-        fclose(f);
-    }
-    return CUDA_SUCCESS;
-}
-
 FAKE_API CUresult cuProfilerStart(void);
 FAKE_API CUresult cuProfilerStop(void);
 CUresult cuProfilerStart(void) {
-    return log_line("cuProfilerStart");
+    fake_log("FAKE_CUDA_LOG", "cuProfilerStart", NULL);
+    return CUDA_SUCCESS;
 }
 CUresult cuProfilerStop(void) {
-    return log_line("cuProfilerStop");
+    fake_log("FAKE_CUDA_LOG", "cuProfilerStop", NULL);
+    return CUDA_SUCCESS;
 }

@@ -1,27 +1,18 @@
 /* fake_nvtx.c - an NVTX injection library (what Nsight Systems loads through
  * NVTX_INJECTION64_PATH) that appends "push <name>" and "pop" lines to $FAKE_NVTX_LOG. */
-#include <nvtx3/nvToolsExt.h>
+#include "fake_log.h"
 
-#include <stdio.h>
-#include <stdlib.h>
+#include <nvtx3/nvToolsExt.h>
 
 #define FAKE_API __attribute__((visibility("default")))
 
-static void log_line(const char *what, const char *name) {
-    const char *path = getenv("FAKE_NVTX_LOG");
-    FILE *f = path ? fopen(path, "a") : NULL;
-    if (!f) return;
-    fprintf(f, "%s%s%s\n", what, name ? " " : "", name ? name : "");
-    fclose(f);
-}
-
 static int NVTX_API push_a(const char *name) {
-    log_line("push", name);
+    fake_log("FAKE_NVTX_LOG", "push", name);
     return 0;
 }
 
 static int NVTX_API pop(void) {
-    log_line("pop", NULL);
+    fake_log("FAKE_NVTX_LOG", "pop", NULL);
     return 0;
 }
 
