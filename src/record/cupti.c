@@ -158,10 +158,12 @@ static const char *result_str(CUptiResult r) {
     return tp_cupti_result_str(&S.api, r, buf, sizeof(buf));
 }
 
+/* One line naming the cause. With gpu: auto, a machine without the NVIDIA driver has nothing to
+ * profile and nothing to fix (a CPU-only host, a CI runner with the CUDA toolkit): no line. */
 static void warn_unavailable(int required, const char *cause) {
     if (required)
         tp_log_warn("gpu: on, but GPU profiling is unavailable: %s; continuing CPU-only", cause);
-    else
+    else if (tp_cuda_driver_present())
         tp_log_warn("GPU profiling off: %s; continuing CPU-only", cause);
 }
 
@@ -444,9 +446,7 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
         tp_cupti_load_status st =
             tp_cupti_load(&S.api, o->library, o->extra_dirs, cause, sizeof(cause));
         if (st != TP_CUPTI_LOADED) {
-            /* a machine without any CUDA is worth a warning only when GPU profiling was asked */
-            if (o->required || st == TP_CUPTI_BROKEN || tp_cuda_driver_present())
-                warn_unavailable(o->required, cause);
+            warn_unavailable(o->required, cause);
             goto out;
         }
         S.loaded = 1;

@@ -19,8 +19,8 @@ typedef struct tp_gpu_opts {
 
 /* Loads and initialises CUPTI and fills *src (see src/record/source.h). 0, or -1 after one warning
  * naming the cause (no libcupti, no driver, no GPU, another subscriber such as Nsight Systems or
- * torch.profiler already holds CUPTI); tprof then continues CPU-only. With required == 0 the
- * plain CPU machine (no libcupti found and no driver) returns -1 without a warning.
+ * torch.profiler already holds CUPTI); tprof then continues CPU-only. With required == 0 (auto),
+ * a machine without the NVIDIA driver returns -1 without a warning: nothing to profile there.
  *
  * At most one CUPTI source exists at a time (CUPTI has one set of callbacks per process); a second
  * create while one is alive fails with a warning. src->shutdown releases it. */
