@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# bench/gpu/check.sh - every check of tprof's GPU support, in one call, on a machine with an
+# NVIDIA GPU and driver, CUDA 13 (nvcc, CUPTI) and PyTorch; about 5 minutes (docs/GPU.md).
+#
+#   bench/gpu/check.sh            results in $OUT (default bench/out/gpu), build in $BUILD
+#
+# 1. builds tprof (Release) with the CUDA example and runs the unit tests;
+# 2. runs the example profiled (steps 7..16 recorded, CUPTI on) with every kernel also timed by
+#    CUDA events, and checks the trace's kernel count (exact) and time (tolerance) against them;
+# 3. runs the same MLP in PyTorch under torch.profiler for a Kineto trace;
+# 4. runs `tprof analyze --json` on both traces and checks its kernel table against the traces
+#    themselves, then shows both runs' top kernels side by side;
+# 5. measures overhead: step time unprofiled, profiled CPU-only and profiled with CUPTI (every
+#    step recorded), three alternating runs each, at the demo's batch (64: launch-bound) and at
+#    1024; PyTorch without and with its profiler the same way;
+# 6. with nsys installed: captures the window through cudaProfilerStart/Stop (nsight: true).
+# Writes results.json (one entry per check: PASS, FAIL or SKIP, with its numbers) and logs.
+# Exit status 1 when a check failed.
+set -u -o pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-$ROOT/bench/out/gpu}
+BUILD=${BUILD:-$ROOT/build-gpu}
+PY=${PYTHON:-python3}
+STEPS_OVERHEAD=${STEPS_OVERHEAD:-300}
+mkdir -p "$OUT"
+RESULTS=$OUT/results.jsonl
+: > "$RESULTS"
+failed=0
+EXAMPLE=$BUILD/examples/train_mlp_cuda
+CHECK="$PY $ROOT/bench/gpu/check_trace.py"
+WINDOW=(--profile --profiling.wait 5 --profiling.warmup 2 --profiling.active 10 --profiling.repeat 1)
+
+say() { printf '\n== %s\n' "$*"; }
+
+# record NAME STATUS JSON: one line of results
+record() {
+  printf '{"check": "%s", "status": "%s", "detail": %s}\n' "$1" "$2" "${3:-null}" >> "$RESULTS"
+  echo "-> $1: $2"
+  [ "$2" = FAIL ] && failed=1
+  return 0
+}
+
+# run_check NAME COMMAND...: runs a check_trace.py command, records its last line
+run_check() {
+  local name=$1; shift
+  local out
+  out=$("$@" 2>&1); local rc=$?
+  printf '%s\n' "$out" | sed '$d'
+  local last
+  last=$(printf '%s\n' "$out" | tail -n 1)
+  local status
+  status=$(printf '%s' "$last" | $PY -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null) || status=FAIL
+  [ $rc -ne 0 ] && status=FAIL
+  record "$name" "$status" "$(printf '%s' "$last" | $PY -c 'import json,sys; json.dump(json.load(sys.stdin), sys.stdout)' 2>/dev/null || echo null)"
+}
+
+# trace_in DIR: the trace file a tprof run wrote in DIR
+trace_in() { $CHECK find "$1" 2>/dev/null; }
+
+say "machine"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  nvcc --version | tail -n 1 || true
+  $PY -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' || true
+} | tee "$OUT/machine.txt"
+
+say "build"
+if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
+   cmake --build "$BUILD" -j"$(nproc)" >> "$OUT/build.log" 2>&1 && [ -x "$EXAMPLE" ]; then
+  record build PASS
+else
+  tail -n 30 "$OUT/build.log"
+  record build FAIL '"see build.log (is nvcc found? is the public API implemented?)"'
+  exit 1
+fi
+
+say "unit tests"
+if (cd "$BUILD" && timeout 300 ctest -L unit --output-on-failure) > "$OUT/ctest.log" 2>&1; then
+  record unit_tests PASS
+else
+  tail -n 30 "$OUT/ctest.log"
+  record unit_tests FAIL '"see ctest.log"'
+fi
+
+say "profiled example vs CUDA events"
+rm -rf "$OUT/runs"
+timeout 300 "$EXAMPLE" --steps 30 --batch 1024 --cuda-events "$OUT/events.jsonl" "${WINDOW[@]}" \
+  --profiling.gpu on --profiling.output_dir "$OUT/runs" --profiling.run_id events \
+  > "$OUT/events_run.log" 2>&1
+rc=$?
+cat "$OUT/events_run.log" | tail -n 5
+TPROF_TRACE=$(trace_in "$OUT/runs/events")
+if [ $rc -ne 0 ] || [ -z "$TPROF_TRACE" ]; then
+  record events FAIL "\"the example exited with $rc or wrote no trace; see events_run.log\""
+else
+  if grep -E 'tprof: .*(GPU|CUPTI)' "$OUT/events_run.log"; then
+    record cupti_clean FAIL '"tprof warned about the GPU source"'
+  else
+    record cupti_clean PASS
+  fi
+  run_check events $CHECK events "$TPROF_TRACE" "$OUT/events.jsonl"
+fi
+
+say "PyTorch under torch.profiler"
+if timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 --trace "$OUT/torch_trace.json" > "$OUT/torch_run.log" 2>&1; then
+  tail -n 2 "$OUT/torch_run.log"
+  record torch_trace PASS
+else
+  tail -n 20 "$OUT/torch_run.log"
+  record torch_trace FAIL '"see torch_run.log"'
+fi
+
+say "tprof analyze on both traces"
+for which in tprof torch; do
+  trace=$([ $which = tprof ] && echo "${TPROF_TRACE:-}" || echo "$OUT/torch_trace.json")
+  if [ ! -x "$BUILD/tprof" ]; then record "analyze_$which" SKIP '"no tprof command in this build"'
+  elif [ ! -f "$trace" ]; then record "analyze_$which" SKIP '"no trace"'
+  elif timeout 120 "$BUILD/tprof" analyze "$trace" --json --top 20 > "$OUT/analyze_$which.json" 2> "$OUT/analyze_$which.err"; then
+    run_check "analyze_$which" $CHECK analyze "$trace" "$OUT/analyze_$which.json"
+  else
+    cat "$OUT/analyze_$which.err"
+    record "analyze_$which" FAIL '"tprof analyze failed"'
+  fi
+done
+if [ -n "${TPROF_TRACE:-}" ] && [ -f "$OUT/torch_trace.json" ]; then
+  run_check compare $CHECK compare "$TPROF_TRACE" "$OUT/torch_trace.json"
+fi
+
+say "overhead ($STEPS_OVERHEAD steps per run)"
+: > "$OUT/overhead_runs.txt"
+for rep in 1 2 3; do
+  for batch in 64 1024; do
+    for mode in off cpu gpu torch torch_prof; do
+      case $mode in
+        off) cmd=("$EXAMPLE") ;;
+        cpu) cmd=("$EXAMPLE" --profile --profiling.gpu off --profiling.output_dir "$OUT/overhead"
+                  --profiling.summary false) ;;
+        gpu) cmd=("$EXAMPLE" --profile --profiling.gpu on --profiling.output_dir "$OUT/overhead"
+                  --profiling.summary false) ;;
+        torch) cmd=($PY bench/gpu/torch_mlp.py) ;;
+        torch_prof) cmd=($PY bench/gpu/torch_mlp.py --profile-all) ;;
+      esac
+      ms=$(timeout 300 "${cmd[@]}" --steps "$STEPS_OVERHEAD" --batch "$batch" 2>> "$OUT/overhead.err" |
+           grep -o 'step_ms=[0-9.]*' | cut -d= -f2)
+      [ -n "$ms" ] && echo "$mode@$batch $ms" >> "$OUT/overhead_runs.txt"
+    done
+  done
+done
+run_check overhead $CHECK overhead "$OUT/overhead_runs.txt"
+
+say "Nsight Systems capture range"
+if command -v nsys > /dev/null; then
+  rm -rf "$OUT/nsys" && mkdir -p "$OUT/nsys"
+  timeout 300 nsys profile --capture-range=cudaProfilerApi --capture-range-end=stop -f true \
+    -o "$OUT/nsys/window" "$EXAMPLE" --steps 30 "${WINDOW[@]}" --profiling.nsight true \
+    --profiling.output_dir "$OUT/nsys/runs" > "$OUT/nsys.log" 2>&1
+  if ls "$OUT"/nsys/window.* > /dev/null 2>&1; then
+    nsys stats --report nvtx_sum "$OUT"/nsys/window.nsys-rep > "$OUT/nsys_nvtx.txt" 2>&1 || true
+    head -n 20 "$OUT/nsys_nvtx.txt"
+    # under nsys, CUPTI belongs to Nsight: tprof must say so once and go on CPU-only
+    n=$(grep -c 'another profiler holds CUPTI' "$OUT/nsys.log")
+    [ "$n" -le 1 ] && record nsys PASS "{\"cupti_warnings\": $n}" || record nsys FAIL "{\"cupti_warnings\": $n}"
+  else
+    tail -n 20 "$OUT/nsys.log"
+    record nsys FAIL '"no report; see nsys.log"'
+  fi
+else
+  record nsys SKIP '"nsys not installed"'
+fi
+
+$PY -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; json.dump({r["check"]: r for r in rows}, open(sys.argv[2], "w"), indent=1)' \
+  "$RESULTS" "$OUT/results.json"
+say "summary ($OUT/results.json)"
+$PY -c 'import json,sys; [print(f"{k:16s} {v[\"status\"]}") for k, v in json.load(open(sys.argv[1])).items()]' "$OUT/results.json"
+exit $failed

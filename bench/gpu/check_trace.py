@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Checks of GPU traces for bench/gpu/check.sh, with the Python standard library only.
+
+  check_trace.py events TRACE EVENTS.jsonl     kernels of the trace's steps vs CUDA events
+  check_trace.py analyze TRACE ANALYZE.json    `tprof analyze --json` top_gpu_kernels vs the trace
+  check_trace.py compare TPROF_TRACE TORCH_TRACE   top kernels and per-step GPU work side by side
+  check_trace.py overhead RUNS.txt             step times of unprofiled vs profiled runs
+  check_trace.py find DIR                      prints the first trace file under DIR
+
+Each prints a human summary and one JSON object (last line) with "status": PASS, FAIL or SKIP.
+Exit status 1 on FAIL."""
+import gzip
+import json
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+KERNEL_CATS = {"kernel"}
+LAUNCH_CATS = {"cuda_runtime", "cuda_driver", "runtime", "driver"}
+
+
+def load_json(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def load(path):
+    """The event list of a trace in object or array form."""
+    data = load_json(path)
+    return data["traceEvents"] if isinstance(data, dict) else data
+
+
+def steps_of(events):
+    """ProfilerStep#k ranges: list of (k, pid, tid, start_us, end_us)."""
+    out = []
+    for e in events:
+        name = e.get("name", "")
+        if e.get("ph") == "X" and name.startswith("ProfilerStep#"):
+            ts = float(e["ts"])
+            out.append((int(name.split("#")[1]), e.get("pid"), e.get("tid"), ts, ts + float(e["dur"])))
+    return sorted(out)
+
+
+def kernels(events):
+    return [e for e in events if e.get("ph") == "X" and str(e.get("cat", "")).lower() in KERNEL_CATS]
+
+
+def kernels_by_step(events):
+    """Each kernel goes to the step whose range holds its launch (same correlation id)."""
+    steps = steps_of(events)
+    launches = {}
+    for e in events:
+        if e.get("ph") == "X" and str(e.get("cat", "")).lower() in LAUNCH_CATS:
+            corr = e.get("args", {}).get("correlation")
+            if corr is not None:
+                launches[corr] = e
+    per_step = defaultdict(lambda: [0, 0.0])
+    unplaced = 0
+    for k in kernels(events):
+        launch = launches.get(k.get("args", {}).get("correlation"))
+        step = None
+        if launch is not None:
+            t = float(launch["ts"])
+            for n, pid, tid, start, end in steps:
+                if pid == launch.get("pid") and tid == launch.get("tid") and start <= t < end:
+                    step = n
+                    break
+        if step is None:
+            unplaced += 1
+            continue
+        per_step[step][0] += 1
+        per_step[step][1] += float(k["dur"])
+    return steps, dict(per_step), unplaced
+
+
+def result(status, **fields):
+    fields["status"] = status
+    print(json.dumps(fields))
+    return 1 if status == "FAIL" else 0
+
+
+def cmd_events(trace_path, events_path):
+    """Kernel count must match exactly; total kernel time within 15% + 3 us per kernel (CUDA
+    events around each launch also time the gap between the event and the kernel)."""
+    events = load(trace_path)
+    steps, per_step, unplaced = kernels_by_step(events)
+    timed = {}
+    with open(events_path) as f:
+        for line in f:
+            row = json.loads(line)
+            timed[row["step"]] = row
+    recorded = [n for n, *_ in steps]
+    if not recorded:
+        return result("FAIL", reason="no ProfilerStep ranges in the trace")
+    missing = [n for n in recorded if n not in timed]
+    if missing:
+        return result("FAIL", reason=f"steps {missing} have no CUDA-event row")
+    n_trace = sum(per_step.get(n, [0, 0])[0] for n in recorded)
+    us_trace = sum(per_step.get(n, [0, 0.0])[1] for n in recorded)
+    n_events = sum(timed[n]["kernels"] for n in recorded)
+    us_events = sum(timed[n]["kernel_us"] for n in recorded)
+    all_kernels = len(kernels(events))
+    print(f"steps {recorded[0]}..{recorded[-1]} ({len(recorded)}): kernels trace {n_trace} "
+          f"(+{unplaced} outside steps, {all_kernels} in all) vs CUDA events {n_events}; "
+          f"kernel time trace {us_trace:.1f} us vs events {us_events:.1f} us "
+          f"(ratio {us_trace / us_events if us_events else float('nan'):.3f})")
+    tolerance = 0.15 * us_events + 3.0 * n_events
+    ok = n_trace == n_events and abs(us_trace - us_events) <= tolerance
+    return result("PASS" if ok else "FAIL", steps=len(recorded), kernels_trace=n_trace,
+                  kernels_events=n_events, kernels_outside_steps=unplaced, kernel_us_trace=us_trace,
+                  kernel_us_events=us_events, tolerance_us=tolerance)
+
+
+def kernel_table(events):
+    table = defaultdict(lambda: [0, 0.0])
+    for k in kernels(events):
+        table[k["name"]][0] += 1
+        table[k["name"]][1] += float(k["dur"])
+    return table
+
+
+def cmd_analyze(trace_path, analyze_path):
+    """tprof analyze's kernel table against the trace read here: same calls, total within 1 ns
+    per call (both sum integer nanoseconds, the trace prints microseconds with 3 decimals)."""
+    want = kernel_table(load(trace_path))
+    with open(analyze_path) as f:
+        got = json.load(f).get("top_gpu_kernels", [])
+    if not want:
+        return result("FAIL", reason="the trace has no kernels")
+    if not got:
+        return result("FAIL", reason="tprof analyze reports no kernels")
+    bad = []
+    for row in got:
+        calls, total = want.get(row["name"], (0, 0.0))
+        if row["calls"] != calls or abs(row["total_us"] - total) > 0.001 * calls + 1e-6:
+            bad.append((row["name"][:60], row["calls"], calls, row["total_us"], total))
+    # sorted by total, descending, starting with the largest kernel of the trace
+    totals = [r["total_us"] for r in got]
+    order_ok = totals == sorted(totals, reverse=True) and \
+        abs(totals[0] - max(t for _, t in want.values())) <= 0.001 * len(want) + 1e-6
+    for row in got[:5]:
+        print(f"  {row['calls']:6d} calls {row['total_us']:12.3f} us  {row['name'][:90]}")
+    return result("PASS" if not bad and order_ok else "FAIL", rows=len(got), mismatches=bad[:5],
+                  order_ok=order_ok)
+
+
+def cmd_compare(tprof_trace, torch_trace):
+    """Informational: both runs' top kernels and GPU work per step (different kernels: tprof's
+    example has its own, PyTorch calls cuBLAS), and that each trace has steps and kernels."""
+    summary = {}
+    for label, path in (("tprof", tprof_trace), ("torch", torch_trace)):
+        events = load(path)
+        steps, per_step, _ = kernels_by_step(events)
+        n = len(steps) or 1
+        table = kernel_table(events)
+        summary[label] = {
+            "steps": len(steps),
+            "kernels_per_step": sum(v[0] for v in per_step.values()) / n,
+            "kernel_us_per_step": sum(v[1] for v in per_step.values()) / n,
+            "top": [(name[:80], c, round(t, 3)) for name, (c, t) in
+                    sorted(table.items(), key=lambda kv: -kv[1][1])[:5]],
+        }
+        print(f"{label}: {len(steps)} steps, {summary[label]['kernels_per_step']:.1f} kernels and "
+              f"{summary[label]['kernel_us_per_step']:.1f} us of kernels per step")
+        for name, c, t in summary[label]["top"]:
+            print(f"    {c:6d} {t:12.3f} us  {name}")
+    ok = all(s["steps"] > 0 and s["kernels_per_step"] > 0 for s in summary.values())
+    return result("PASS" if ok else "FAIL", **summary)
+
+
+def cmd_overhead(runs_path):
+    """RUNS.txt lines: "<mode>[@<batch>] <step_ms>". Modes: off, cpu, gpu (the example unprofiled,
+    profiled CPU-only, profiled with CUPTI), torch, torch_prof. Reports median step times and
+    ratios to the unprofiled run of the same program and batch (measured, not asserted)."""
+    times = defaultdict(list)
+    with open(runs_path) as f:
+        for line in f:
+            mode, ms = line.split()
+            times[mode].append(float(ms))
+    med = {m: statistics.median(v) for m, v in times.items()}
+
+    def baseline(mode):
+        name, _, batch = mode.partition("@")
+        base = "torch" if name.startswith("torch") else "off"
+        return base + ("@" + batch if batch else "")
+
+    missing = sorted({baseline(m) for m in med} - set(med))
+    if missing:
+        return result("FAIL", reason=f"no baseline run for {missing}")
+    ratios = {m: med[m] / med[baseline(m)] for m in med}
+    for m in sorted(med):
+        print(f"  {m:16s} median step {med[m]:.4f} ms over {len(times[m])} runs, "
+              f"ratio to {baseline(m)} {ratios[m]:.4f}")
+    return result("PASS", median_step_ms=med, ratio=ratios, runs=dict(times))
+
+
+def cmd_find(directory):
+    """The first file under directory (sorted) holding a trace: .json or .json.gz with
+    traceEvents at the top (not config.json, summary.json, ...)."""
+    for root, _, files in sorted(os.walk(directory)):
+        for name in sorted(files):
+            if not name.endswith((".json", ".json.gz")):
+                continue
+            path = os.path.join(root, name)
+            try:
+                data = load_json(path)
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and "traceEvents" in data:
+                print(path)
+                return 0
+    return 1
+
+
+def main(argv):
+    cmds = {"events": cmd_events, "analyze": cmd_analyze, "compare": cmd_compare,
+            "overhead": cmd_overhead, "find": cmd_find}
+    if len(argv) < 2 or argv[1] not in cmds:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return cmds[argv[1]](*argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

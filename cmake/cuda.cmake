@@ -1,0 +1,55 @@
+# The CUDA example (examples/train_mlp_cuda.cu -> build/examples/train_mlp_cuda), built only when
+# a working nvcc is found: everything else in tprof builds and tests without CUDA. libtprof itself
+# never links CUDA; the example links the CUDA runtime as a shared library, so tprof's Nsight
+# mirroring finds cudaProfilerStart in it.
+# The CUPTI conversion benchmark (bench/bench_cupti.c) reads CUDA's CUPTI record structs.
+if(TARGET bench_cupti AND EXISTS ${TPROF_CUDA_HOME}/include/cupti.h)
+  target_include_directories(bench_cupti SYSTEM PRIVATE ${TPROF_CUDA_HOME}/include)
+  target_compile_definitions(bench_cupti PRIVATE TPROF_HAVE_CUPTI_HEADERS)
+endif()
+
+include(CheckLanguage)
+check_language(CUDA)
+if(NOT CMAKE_CUDA_COMPILER)
+  message(STATUS "tprof: no CUDA compiler; the CUDA example is not built")
+  return()
+endif()
+if(TPROF_SANITIZE)
+  # nvcc does not take the sanitizer flags the rest of the build uses
+  message(STATUS "tprof: sanitizer build; the CUDA example is not built")
+  return()
+endif()
+# The example calls the public API: a tree without its implementation (src/record defines
+# tprof_init) cannot link it.
+file(GLOB tprof_record_sources ${CMAKE_SOURCE_DIR}/src/record/*.c)
+set(tprof_api_found FALSE)
+foreach(src ${tprof_record_sources})
+  file(STRINGS ${src} tprof_api_line REGEX "^int tprof_init\\(")
+  if(tprof_api_line)
+    set(tprof_api_found TRUE)
+  endif()
+endforeach()
+if(NOT tprof_api_found)
+  message(STATUS "tprof: the public API is not implemented in this tree; the CUDA example is not built")
+  return()
+endif()
+if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+  # Ampere and Hopper natively, PTX of Hopper for anything newer (compiled by the driver)
+  set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
+endif()
+enable_language(CUDA)
+
+add_executable(train_mlp_cuda examples/train_mlp_cuda.cu)
+# The C warning flags of the top-level build are not nvcc's: the host compiler gets its own.
+set(tprof_cuda_host_flags -Wall -Wextra -Wshadow)
+if(TPROF_WERROR)
+  list(APPEND tprof_cuda_host_flags -Werror)
+endif()
+list(JOIN tprof_cuda_host_flags "," tprof_cuda_host_flags)
+set_property(TARGET train_mlp_cuda PROPERTY COMPILE_OPTIONS
+  "-Xcompiler=${tprof_cuda_host_flags}" $<$<BOOL:${TPROF_WERROR}>:-Werror=all-warnings>)
+set_target_properties(train_mlp_cuda PROPERTIES
+  CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Shared
+  RUNTIME_OUTPUT_DIRECTORY ${TPROF_OUT}/examples)
+target_compile_definitions(train_mlp_cuda PRIVATE _GNU_SOURCE)
+target_link_libraries(train_mlp_cuda PRIVATE tprof_static)

@@ -1,0 +1,480 @@
+/* cupti.c - the CUPTI activity source: GPU kernels, copies, sets, synchronizations, CUDA API calls
+ * and device memory of each window, from libcupti loaded at run time (src/record/gpu.h).
+ *
+ * Life cycle: create subscribes (claiming CUPTI, so another profiler cannot interleave) and
+ * registers the callbacks; the window's activity kinds go on at WARMUP and off outside windows;
+ * buffers come back on CUPTI's threads and are reduced into pending records at once; collect
+ * flushes, waits briefly for kernels the window launched, and moves the window's records into the
+ * model. Failures warn once and leave tprof CPU-only; nothing here aborts or blocks for long. */
+#include "record/gpu.h"
+
+#include "util/log.h"
+
+#ifdef TPROF_HAVE_CUPTI_HEADERS
+
+#include "record/cupti_api.h"
+#include "record/cupti_convert.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum {
+    BUFFER_BYTES = 4 << 20, /* one activity buffer */
+    MAX_BUFFERS = 64,       /* held by CUPTI at once (256 MiB); beyond, CUPTI drops and counts */
+    MAX_PENDING = 1 << 22,  /* reduced records waiting for their window */
+    DRAIN_MS = 500,         /* how long collect waits for kernels its window launched */
+    DRAIN_POLL_MS = 2,
+};
+
+typedef struct kind_info {
+    const char *name;
+    CUpti_ActivityKind kind;
+    int essential; /* without it there is no GPU timeline: the source gives up */
+} kind_info;
+
+/* On while a window records. */
+static const kind_info window_kinds[] = {
+    {"CONCURRENT_KERNEL", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 1},
+    {"RUNTIME", CUPTI_ACTIVITY_KIND_RUNTIME, 1},
+    {"MEMCPY", CUPTI_ACTIVITY_KIND_MEMCPY, 0},
+    {"MEMCPY2", CUPTI_ACTIVITY_KIND_MEMCPY2, 0},
+    {"MEMSET", CUPTI_ACTIVITY_KIND_MEMSET, 0},
+    {"SYNCHRONIZATION", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0},
+};
+/* On from the first window to shutdown: memory totals must see every allocation and free, and
+ * contexts are announced once. Both are rare events, so they cost nothing between windows. */
+static const kind_info session_kinds[] = {
+    {"MEMORY2", CUPTI_ACTIVITY_KIND_MEMORY2, 0},
+    {"CONTEXT", CUPTI_ACTIVITY_KIND_CONTEXT, 0},
+};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The process's one CUPTI source. Static and never freed: CUPTI calls back from its own threads,
+ * possibly after the session ended, and must always find valid memory.
+ * Locks: `ctl` serialises the control paths (on_action, collect, shutdown, exit) and is held
+ * across CUPTI calls; `lock` guards the data the buffer callbacks touch and is never held across
+ * a CUPTI call that may call back (enable, disable, flush), so callbacks cannot deadlock. Order:
+ * ctl, then lock. */
+static struct {
+    pthread_mutex_t ctl, lock;
+    tp_cupti_api api; /* loaded once per process (never unloaded) */
+    int loaded;
+    int alive;         /* between create and shutdown (ctl and lock to write, either to read) */
+    int enabled;       /* the window kinds are on (ctl) */
+    int held;          /* the session kinds are on (ctl) */
+    int exiting;       /* exit() began: CUDA may be torn down, so CUPTI is called no more (ctl) */
+    int broken;        /* enabling failed: nothing more is enabled this session (ctl) */
+    int devices_known; /* ctl */
+    int required;      /* gpu: on (ctl) */
+    CUpti_SubscriberHandle sub;
+    /* lock: */
+    tp_cupti_conv conv;
+    tp_cupti_pending pending;
+    uint64_t cupti_dropped, reported_dropped;
+    int buffers_out; /* handed to CUPTI, not yet back */
+    int exit_hooked; /* exit_flush is registered, after CUDA's own exit teardown */
+} S = {.ctl = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int64_t (*session_clock)(void); /* set before CUPTI can call clock_cb */
+
+static int64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- callbacks from CUPTI -------------------------------------------------------------------- */
+
+static uint64_t CUPTIAPI clock_cb(void) {
+    return (uint64_t)session_clock();
+}
+
+static void exit_flush(void);
+
+/* exit_flush must run before CUDA's exit teardown, which CUDA registers when it starts; exit
+ * handlers run in reverse order of registration, so it is registered once CUDA is known to run
+ * (CUDA registers only once, so once is enough). Called with `lock` held. */
+static void hook_exit_if(int cuda_runs) {
+    if (S.exit_hooked || !cuda_runs) return;
+    atexit(exit_flush);
+    S.exit_hooked = 1;
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records) {
+    *max_records = 0;
+    pthread_mutex_lock(&S.lock);
+    hook_exit_if(1); /* CUPTI asks for a buffer when CUDA activity is recorded: CUDA runs */
+    int ok = S.buffers_out < MAX_BUFFERS;
+    S.buffers_out += ok;
+    pthread_mutex_unlock(&S.lock);
+    *buf = ok ? aligned_alloc(8, BUFFER_BYTES) : NULL; /* CUPTI needs 8-byte alignment */
+    *size = *buf ? BUFFER_BYTES : 0;
+    if (ok && !*buf) {
+        pthread_mutex_lock(&S.lock);
+        S.buffers_out--;
+        pthread_mutex_unlock(&S.lock);
+    }
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
+                                      size_t valid) {
+    (void)size;
+    if (!buf) return;
+    pthread_mutex_lock(&S.lock);
+    if (S.alive) {
+        CUpti_Activity *raw = NULL;
+        tp_cupti_rec r;
+        while (S.api.ActivityGetNextRecord(buf, valid, &raw) == CUPTI_SUCCESS)
+            if (tp_cupti_reduce(&S.conv, raw, &r)) tp_cupti_pending_add(&S.pending, &r);
+        size_t dropped = 0;
+        if (S.api.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
+            S.cupti_dropped += dropped;
+    }
+    S.buffers_out--;
+    pthread_mutex_unlock(&S.lock);
+    free(buf);
+}
+
+static void CUPTIAPI subscriber_cb(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                   const void *data) {
+    (void)user, (void)domain, (void)cbid, (void)data; /* subscribed only to hold CUPTI */
+}
+
+static const char *api_name(int driver, uint32_t cbid) {
+    const char *name = NULL;
+    CUpti_CallbackDomain d = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+    return S.api.GetCallbackName && S.api.GetCallbackName(d, cbid, &name) == CUPTI_SUCCESS ? name
+                                                                                           : NULL;
+}
+
+/* ---- enabling -------------------------------------------------------------------------------- */
+
+static const char *result_str(CUptiResult r) {
+    static char buf[32]; /* only for codes CUPTI cannot name; callers hold ctl */
+    return tp_cupti_result_str(&S.api, r, buf, sizeof(buf));
+}
+
+/* One line naming the cause. With gpu: auto, a machine without the NVIDIA driver has nothing to
+ * profile and nothing to fix (a CPU-only host, a CI runner with the CUDA toolkit): no line. */
+static void warn_unavailable(int required, const char *cause) {
+    if (required)
+        tp_log_warn("gpu: on, but GPU profiling is unavailable: %s; continuing CPU-only", cause);
+    else if (tp_cuda_driver_present())
+        tp_log_warn("GPU profiling off: %s; continuing CPU-only", cause);
+}
+
+static void set_kinds(const kind_info *k, size_t n, int on) {
+    for (size_t i = 0; i < n; i++)
+        (on ? S.api.ActivityEnable : S.api.ActivityDisable)(k[i].kind);
+}
+
+/* Driver calls worth a cuda_driver event: launches made without the runtime (Triton, cuBLASLt).
+ * The whole DRIVER kind would also trace the runtime's own driver calls. */
+static void set_driver_launches(int on) {
+    if (!S.api.ActivityEnableDriverApi) return;
+    for (size_t i = 0; i < tp_cupti_ndriver_launches; i++)
+        S.api.ActivityEnableDriverApi(tp_cupti_driver_launches[i], (uint8_t)on);
+}
+
+/* Turns kinds on; an essential one failing turns them all back off. 0 or -1. */
+static int enable_kinds(const kind_info *k, size_t n) {
+    char missing[256] = "";
+    for (size_t i = 0; i < n; i++) {
+        CUptiResult r = S.api.ActivityEnable(k[i].kind);
+        if (r == CUPTI_SUCCESS) continue;
+        if (k[i].essential) {
+            set_kinds(k, i, 0);
+            char cause[256];
+            snprintf(cause, sizeof(cause), "%scuptiActivityEnable(%s) failed with %s",
+                     r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                         ? "another profiler holds CUPTI: "
+                         : "",
+                     k[i].name, result_str(r));
+            warn_unavailable(S.required, cause);
+            return -1;
+        }
+        size_t len = strlen(missing);
+        snprintf(missing + len, sizeof(missing) - len, "%s%s (%s)", len ? ", " : "", k[i].name,
+                 result_str(r));
+    }
+    if (missing[0]) tp_log_warn("GPU activity without %s: CUPTI refused them", missing);
+    return 0;
+}
+
+static void start_window_kinds(void) {
+    /* the program usually runs CUDA before its first window: its driver is loaded then */
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (driver) dlclose(driver); /* drops the reference RTLD_NOLOAD took */
+    pthread_mutex_lock(&S.lock);
+    hook_exit_if(driver != NULL);
+    pthread_mutex_unlock(&S.lock);
+    if (!S.held) {
+        if (enable_kinds(session_kinds, COUNT(session_kinds))) goto broken;
+        S.held = 1;
+    }
+    if (enable_kinds(window_kinds, COUNT(window_kinds))) goto broken;
+    set_driver_launches(1);
+    S.enabled = 1;
+    return;
+broken:
+    if (S.held) set_kinds(session_kinds, COUNT(session_kinds), 0);
+    S.held = 0;
+    S.broken = 1;
+}
+
+static void stop_window_kinds(void) {
+    set_kinds(window_kinds, COUNT(window_kinds), 0);
+    set_driver_launches(0);
+    S.enabled = 0;
+}
+
+/* ---- the tp_source --------------------------------------------------------------------------- */
+
+static void cupti_on_action(void *ctx, tp_action action) {
+    (void)ctx;
+    pthread_mutex_lock(&S.ctl);
+    if (S.alive && !S.exiting && !S.broken) {
+        int want = action != TP_ACTION_NONE;
+        if (want && !S.enabled) start_window_kinds();
+        if (!want && S.enabled) stop_window_kinds();
+    }
+    pthread_mutex_unlock(&S.ctl);
+}
+
+static int64_t elapsed_ms(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Flushes, then waits (bounded) until every kernel launched in the window has its record: the
+ * GPU usually runs behind the CPU, and its last kernels finish after the window closed. A default
+ * flush holds back every buffer with a record still incomplete, so when the wait ends without
+ * them (work that never yields a kernel, or back-to-back windows keeping the GPU busy), a forced
+ * flush takes what there is; records still incomplete then are lost, and counted by CUPTI. */
+static void flush_and_drain(const tp_window_info *w) {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        S.api.ActivityFlushAll(0);
+        pthread_mutex_lock(&S.lock);
+        size_t missing = tp_cupti_pending_unfinished(&S.pending, w->start_ns, w->end_ns);
+        int held = S.buffers_out;
+        pthread_mutex_unlock(&S.lock);
+        /* with the kinds off, CUPTI owes nothing once every buffer is back; with the next window
+         * recording, its buffers stay out, and the window's own launches are what counts */
+        if (!missing && (S.enabled || !held)) return;
+        if (elapsed_ms(&t0) >= DRAIN_MS) {
+            S.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            return;
+        }
+        nanosleep(&(struct timespec){0, DRAIN_POLL_MS * 1000000L}, NULL);
+    }
+}
+
+/* Device properties come from the program's driver once it has loaded one (outside `lock`: the
+ * driver calls may make CUPTI ask for a buffer). */
+static void learn_devices(void) {
+    tp_cupti_dev *devs;
+    size_t n;
+    if (S.devices_known || tp_cuda_devices(&devs, &n)) return;
+    pthread_mutex_lock(&S.lock);
+    tp_cupti_conv_set_devices(&S.conv, devs, n);
+    pthread_mutex_unlock(&S.lock);
+    S.devices_known = 1;
+}
+
+static void cupti_collect(void *ctx, tp_model *m, const tp_window_info *w) {
+    (void)ctx;
+    pthread_mutex_lock(&S.ctl);
+    if (!S.alive) goto out;
+    if (!S.exiting) {
+        flush_and_drain(w);
+        learn_devices();
+    }
+    pthread_mutex_lock(&S.lock);
+    tp_cupti_add_devices(&S.conv, m);
+    tp_cupti_pending_take(&S.pending, &S.conv, m, w); /* out of memory shows as m->failed */
+    uint64_t dropped = S.cupti_dropped + S.pending.dropped - S.reported_dropped;
+    S.reported_dropped += dropped;
+    pthread_mutex_unlock(&S.lock);
+    if (dropped) {
+        m->dropped_events += dropped;
+        tp_log_warn("%llu GPU activity records were dropped (buffers full); the GPU timeline of "
+                    "window %s is incomplete",
+                    (unsigned long long)dropped, w->name ? w->name : "?");
+    }
+out:
+    pthread_mutex_unlock(&S.ctl);
+}
+
+static void release(void) {
+    pthread_mutex_lock(&S.lock);
+    S.alive = 0;
+    tp_cupti_conv_free(&S.conv);
+    tp_cupti_pending_free(&S.pending);
+    pthread_mutex_unlock(&S.lock);
+}
+
+/* Turns every kind off and takes back every buffer (forced: those still being filled too). Only
+ * what is on is turned off, so a source that never recorded does not call CUPTI here. */
+static void stop_all(void) {
+    if (S.enabled) stop_window_kinds();
+    if (S.held) set_kinds(session_kinds, COUNT(session_kinds), 0);
+    S.held = 0;
+    pthread_mutex_lock(&S.lock);
+    int out = S.buffers_out;
+    pthread_mutex_unlock(&S.lock);
+    if (out) S.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+static void cupti_shutdown(void *ctx) {
+    (void)ctx;
+    pthread_mutex_lock(&S.ctl);
+    if (S.alive) {
+        if (!S.exiting) {
+            stop_all();
+            S.api.Unsubscribe(S.sub);
+        }
+        release();
+        S.broken = S.devices_known = 0;
+    }
+    pthread_mutex_unlock(&S.ctl);
+}
+
+/* exit() with a live source: stop and flush while CUDA still works, then never call CUPTI again
+ * (a later tprof_shutdown from an earlier atexit handler would otherwise hang in a torn-down
+ * driver). The records flushed here are still written by that shutdown's last collect. */
+static void exit_flush(void) {
+    pthread_mutex_lock(&S.ctl);
+    if (S.alive && !S.exiting) stop_all();
+    S.exiting = 1;
+    pthread_mutex_unlock(&S.ctl);
+}
+
+/* ---- creation -------------------------------------------------------------------------------- */
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* The C++ runtime's demangler: the program's own if it has one, else libstdc++ (kernel names
+ * come mangled; traces show them as C++ declarations, as Kineto does). */
+static demangle_fn find_demangler(void) {
+    demangle_fn f = NULL;
+    if (!tp_dlsym_fn(RTLD_DEFAULT, "__cxa_demangle", &f)) return f;
+    void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+    return h && !tp_dlsym_fn(h, "__cxa_demangle", &f) ? f : NULL;
+}
+
+/* Why cuptiSubscribe failed, as one clause. */
+static void subscribe_cause(CUptiResult r, const char *holder, char *cause, size_t n) {
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        snprintf(cause, n, "another profiler holds CUPTI (%s): cuptiSubscribe returned %s",
+                 holder[0] ? holder : "Nsight Systems, Nsight Compute, torch.profiler or similar",
+                 result_str(r));
+        return;
+    }
+    char driver[320];
+    tp_cuda_diagnose(driver, sizeof(driver));
+    if (driver[0])
+        snprintf(cause, n, "CUPTI (%s) cannot start: %s", S.api.path, driver);
+    else
+        snprintf(cause, n, "CUPTI (%s) cannot start: cuptiSubscribe returned %s", S.api.path,
+                 result_str(r));
+}
+
+static CUptiResult subscribe(char *holder, size_t n) {
+    holder[0] = '\0';
+    if (!S.api.Subscribe_v2) return S.api.Subscribe(&S.sub, subscriber_cb, NULL);
+    CUpti_SubscriberParams p;
+    memset(&p, 0, sizeof(p));
+    p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    p.subscriberName = "tprof";
+    p.oldSubscriberName = holder;
+    p.oldSubscriberSize = n;
+    return S.api.Subscribe_v2(&S.sub, subscriber_cb, NULL, &p);
+}
+
+/* Subscribes and registers the callbacks. 0, or -1 with cause filled. */
+static int start_cupti(char *cause, size_t n) {
+    char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1];
+    CUptiResult r = subscribe(holder, sizeof(holder) - 1);
+    if (r != CUPTI_SUCCESS) {
+        subscribe_cause(r, holder, cause, n);
+        return -1;
+    }
+    /* API records name the OS thread (gettid), as tprof's host tracks do */
+    if (S.api.SetThreadIdType) S.api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    int64_t delta = 0;
+    uint64_t cupti_now = 0;
+    if ((!S.api.ActivityRegisterTimestampCallback ||
+         S.api.ActivityRegisterTimestampCallback(clock_cb) != CUPTI_SUCCESS) &&
+        S.api.GetTimestamp && S.api.GetTimestamp(&cupti_now) == CUPTI_SUCCESS)
+        delta = session_clock() - (int64_t)cupti_now; /* older CUPTI: map its clock by offset */
+    r = S.api.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != CUPTI_SUCCESS) {
+        snprintf(cause, n, "CUPTI (%s) refused its buffer callbacks: %s", S.api.path,
+                 result_str(r));
+        S.api.Unsubscribe(S.sub);
+        return -1;
+    }
+    pthread_mutex_lock(&S.lock);
+    tp_cupti_conv_init(&S.conv);
+    S.conv.api_name = api_name;
+    S.conv.demangle = find_demangler();
+    S.conv.clock_delta_ns = delta;
+    tp_cupti_pending_init(&S.pending, MAX_PENDING);
+    S.cupti_dropped = S.reported_dropped = 0;
+    S.alive = 1;
+    pthread_mutex_unlock(&S.lock);
+    return 0;
+}
+
+int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
+    char cause[1024];
+    int rc = -1;
+    pthread_mutex_lock(&S.ctl);
+    if (S.alive) {
+        tp_log_warn("GPU profiling: a CUPTI source is already active in this process");
+        goto out;
+    }
+    if (S.exiting) goto out;
+    if (!S.loaded) {
+        tp_cupti_load_status st =
+            tp_cupti_load(&S.api, o->library, o->extra_dirs, cause, sizeof(cause));
+        if (st != TP_CUPTI_LOADED) {
+            warn_unavailable(o->required, cause);
+            goto out;
+        }
+        S.loaded = 1;
+    }
+    session_clock = o->now_ns ? o->now_ns : monotonic_ns;
+    S.required = o->required;
+    if (start_cupti(cause, sizeof(cause))) {
+        warn_unavailable(o->required, cause);
+        goto out;
+    }
+    *src = (tp_source){.name = "cupti",
+                       .on_action = cupti_on_action,
+                       .collect = cupti_collect,
+                       .shutdown = cupti_shutdown};
+    rc = 0;
+out:
+    pthread_mutex_unlock(&S.ctl);
+    return rc;
+}
+
+#else /* built without the CUPTI headers */
+
+int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
+    (void)src;
+    if (o->required)
+        tp_log_warn("gpu: on, but this tprof was built without CUDA's CUPTI headers; continuing "
+                    "CPU-only");
+    return -1;
+}
+
+#endif

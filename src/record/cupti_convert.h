@@ -1,0 +1,164 @@
+/* cupti_convert.h - CUPTI activity records as tprof model events, and which window each belongs to.
+ *
+ * Pure code (cupti_convert.c, cupti_emit.c, cupti_window.c, cupti_occupancy.c): no dlopen, no
+ * CUPTI calls, so tests drive it with record structs they fill in. The source (cupti.c) reduces
+ * each raw record to a tp_cupti_rec as its buffer completes, keeps the reduced records pending,
+ * and at each window's collect moves those of the window into the model.
+ *
+ * Record layouts: only fields whose offsets are the same in every record version since CUDA 11
+ * are read (tests/unit/test_cupti_convert.c checks this against the deprecated structs), so
+ * records from libcupti 11, 12 and 13 convert alike through the CUDA 13 structs. */
+#ifndef TP_CUPTI_CONVERT_H
+#define TP_CUPTI_CONVERT_H
+
+#ifdef TPROF_HAVE_CUPTI_HEADERS
+
+#include "model/model.h"
+#include "record/source.h"
+
+#include <cupti.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the occupancy estimate and deviceProperties need to know about one device. */
+typedef struct tp_cupti_dev {
+    int64_t id;
+    char name[256];
+    uint64_t total_mem;
+    int cc_major, cc_minor, num_sms;
+    int warp_size, max_threads_per_sm, max_blocks_per_sm;
+    int regs_per_sm, smem_per_sm, smem_reserved_per_block; /* bytes for smem */
+} tp_cupti_dev;
+
+typedef enum tp_cupti_kind {
+    TP_CUPTI_KERNEL = 1,
+    TP_CUPTI_MEMCPY,
+    TP_CUPTI_MEMCPY_P2P,
+    TP_CUPTI_MEMSET,
+    TP_CUPTI_RUNTIME,
+    TP_CUPTI_DRIVER,
+    TP_CUPTI_SYNC,
+    TP_CUPTI_MEMORY,
+} tp_cupti_kind;
+
+/* One activity record reduced to what conversion needs. Times are on the session clock. */
+typedef struct tp_cupti_rec {
+    int64_t start, end; /* memory records: start == end == the operation's time */
+    uint32_t corr;
+    uint8_t kind; /* tp_cupti_kind */
+    uint8_t sub;  /* memcpy: copy kind; memset: memory kind; sync: type; memory: operation */
+    uint8_t src_kind, dst_kind; /* memcpy memory kinds; memory: memory kind in src_kind */
+    uint32_t device, context, stream;
+    union {
+        struct {
+            const char *name; /* demangled, owned by the tp_cupti_conv */
+            int32_t grid[3], block[3];
+            int32_t smem_static, smem_dynamic;
+            uint16_t regs;
+        } k;
+        struct {
+            uint64_t bytes;
+            uint32_t src_device, dst_device, src_context, dst_context; /* P2P only */
+        } copy;
+        struct {
+            uint32_t cbid, pid, tid;
+        } api;
+        struct {
+            uint32_t event;
+        } sync;
+        struct {
+            uint64_t bytes, addr;
+            uint32_t pid;
+        } mem;
+    } u;
+} tp_cupti_rec;
+
+/* State that outlives windows: name caches, devices, context -> device, memory totals. */
+typedef struct tp_cupti_conv {
+    /* CUPTI's name of an API function ("cudaLaunchKernel_v7000"), or NULL when unknown. */
+    const char *(*api_name)(int driver, uint32_t cbid);
+    /* __cxa_demangle's signature; NULL leaves kernel names as CUPTI gives them. */
+    char *(*demangle)(const char *mangled, char *out, size_t *len, int *status);
+    int64_t clock_delta_ns; /* added to every CUPTI time: 0 when CUPTI uses the session clock */
+    tp_strtab names;        /* kernel names as given and as shown, API names */
+    uint32_t *shown;        /* names id -> id of the name shown for it, + 1 (0 = not yet) */
+    size_t cap_shown;
+    uint32_t *api_ids; /* (cbid * 2 + driver) -> names id + 1 (0 = not yet) */
+    size_t cap_api_ids;
+    tp_cupti_dev *devs;
+    size_t ndevs;
+    uint32_t (*ctx_dev)[2]; /* (context id, device id) pairs seen */
+    size_t nctx, cap_ctx;
+    int64_t *mem_total; /* bytes allocated, by device id, over the whole session */
+    size_t cap_mem_total;
+} tp_cupti_conv;
+
+void tp_cupti_conv_init(tp_cupti_conv *c);
+void tp_cupti_conv_free(tp_cupti_conv *c);
+/* Takes over devs (malloc'd, n entries) as the devices' properties. */
+void tp_cupti_conv_set_devices(tp_cupti_conv *c, tp_cupti_dev *devs, size_t n);
+/* Adds the known devices to m (its deviceProperties). */
+void tp_cupti_add_devices(const tp_cupti_conv *c, tp_model *m);
+
+/* Reduces a raw record. 1 when out holds a record to keep; 0 for kinds that carry no event
+ * (contexts, whose device is remembered; records without timestamps; unknown kinds). */
+int tp_cupti_reduce(tp_cupti_conv *c, const CUpti_Activity *raw, tp_cupti_rec *out);
+
+/* A model being filled, with the strings every event uses (arg keys, categories) interned once. */
+#define TP_CUPTI_NSTRINGS 40
+typedef struct tp_cupti_out {
+    tp_model *m;
+    tp_str s[TP_CUPTI_NSTRINGS];
+} tp_cupti_out;
+void tp_cupti_out_init(tp_cupti_out *o, tp_model *m);
+/* Appends the event of r to o->m with times (session clock) - offset_ns (cupti_emit.c). Memory
+ * records also move the device's total. 0, or -1 when the model ran out of memory. */
+int tp_cupti_emit(tp_cupti_conv *c, tp_cupti_out *o, const tp_cupti_rec *r, int64_t offset_ns);
+/* Moves the device's "Total Allocated" by a memory record; returns the new total. Emitting a
+ * memory record applies it; records outside every window are applied without an event. */
+int64_t tp_cupti_memory_apply(tp_cupti_conv *c, const tp_cupti_rec *r);
+/* Both at once: the unit the tests drive with real record structs. 1 appended, 0 nothing, -1. */
+int tp_cupti_convert(tp_cupti_conv *c, tp_model *m, const CUpti_Activity *raw, int64_t offset_ns);
+
+/* The name an API record shows: CUPTI's name without its version suffix ("cudaLaunchKernel"). */
+const char *tp_cupti_api_shown(tp_cupti_conv *c, int driver, uint32_t cbid);
+/* 1 for API functions that launch kernels (each launch yields at least one kernel record). */
+int tp_cupti_launches_kernel(int driver, uint32_t cbid);
+/* The driver's kernel-launch functions (cbids), which the source traces one by one. */
+extern const uint32_t tp_cupti_driver_launches[];
+extern const size_t tp_cupti_ndriver_launches;
+
+/* Kineto's "est. achieved occupancy %": the share of an SM's threads the kernel keeps busy,
+ * min(blocks per SM, resident blocks) x block threads / max threads per SM, rounded, where
+ * resident blocks is the occupancy calculator's limit from threads, blocks, registers and shared
+ * memory. -1 when the device's properties are unknown. */
+int tp_cupti_occupancy_pct(const tp_cupti_dev *d, int regs_per_thread, int smem_per_block,
+                           int block_threads, double blocks_per_sm);
+
+/* ---- Windows -------------------------------------------------------------------------------
+ * Records wait in a pending list until the window they belong to is collected:
+ *  - host records (API calls, synchronizations) belong to the window their start lies in;
+ *  - GPU work belongs to the window of its launch (an API record with the same correlation id),
+ *    or, when the launch is not in the window, to the window its start lies in (work launched in
+ *    warmup that ran inside the window);
+ *  - memory records move the device totals in time order; those inside the window are emitted.
+ * Records that may belong to a later window stay pending; older ones are dropped. */
+
+typedef struct tp_cupti_pending {
+    tp_cupti_rec *recs;
+    size_t n, cap, max; /* max bounds memory; records beyond it are dropped and counted */
+    uint64_t dropped;
+} tp_cupti_pending;
+
+void tp_cupti_pending_init(tp_cupti_pending *p, size_t max);
+void tp_cupti_pending_free(tp_cupti_pending *p);
+void tp_cupti_pending_add(tp_cupti_pending *p, const tp_cupti_rec *r);
+/* Kernel launches in [start, end) whose kernels have no record yet: the GPU may still run them. */
+size_t tp_cupti_pending_unfinished(tp_cupti_pending *p, int64_t start, int64_t end);
+/* Moves the records of window w into m (times - w->model_offset_ns); keeps later ones. Returns
+ * the number of events appended, or -1 when m ran out of memory. */
+long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
+                           const tp_window_info *w);
+
+#endif /* TPROF_HAVE_CUPTI_HEADERS */
+#endif

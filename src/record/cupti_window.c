@@ -1,0 +1,145 @@
+/* cupti_window.c - which pending CUPTI records belong to a closing window (rules in
+ * cupti_convert.h).
+ *
+ * CUPTI delivers records late and out of order: API records when a buffer fills or is flushed,
+ * kernels only once the GPU ran them, possibly after the window that launched them closed. So
+ * records wait here, and each window takes its own by time and by correlation id. */
+#ifdef TPROF_HAVE_CUPTI_HEADERS
+
+#include "record/cupti_convert.h"
+
+#include "util/vec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tp_cupti_pending_init(tp_cupti_pending *p, size_t max) {
+    memset(p, 0, sizeof(*p));
+    p->max = max;
+}
+
+void tp_cupti_pending_free(tp_cupti_pending *p) {
+    free(p->recs);
+    memset(p, 0, sizeof(*p));
+}
+
+void tp_cupti_pending_add(tp_cupti_pending *p, const tp_cupti_rec *r) {
+    if (p->n >= p->max || TP_GROW(p->recs, p->cap, p->n + 1)) {
+        p->dropped++;
+        return;
+    }
+    p->recs[p->n++] = *r;
+}
+
+static int is_api(const tp_cupti_rec *r) {
+    return r->kind == TP_CUPTI_RUNTIME || r->kind == TP_CUPTI_DRIVER;
+}
+
+static int is_gpu_work(const tp_cupti_rec *r) {
+    return r->kind == TP_CUPTI_KERNEL || r->kind == TP_CUPTI_MEMCPY ||
+           r->kind == TP_CUPTI_MEMCPY_P2P || r->kind == TP_CUPTI_MEMSET;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int has_corr(const uint32_t *set, size_t n, uint32_t corr) {
+    return n && bsearch(&corr, set, n, sizeof(*set), cmp_u32) != NULL;
+}
+
+/* The sorted correlation ids of the records that pass keep(r, start, end); NULL when none. */
+static uint32_t *corr_set(const tp_cupti_pending *p,
+                          int (*keep)(const tp_cupti_rec *, int64_t, int64_t), int64_t start,
+                          int64_t end, size_t *n) {
+    uint32_t *set = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (!keep(&p->recs[i], start, end)) continue;
+        if (TP_GROW(set, cap, *n + 1)) break; /* a shorter set only makes windows less complete */
+        set[(*n)++] = p->recs[i].corr;
+    }
+    if (*n) qsort(set, *n, sizeof(*set), cmp_u32);
+    return set;
+}
+
+static int is_kernel(const tp_cupti_rec *r, int64_t start, int64_t end) {
+    (void)start, (void)end;
+    return r->kind == TP_CUPTI_KERNEL;
+}
+
+static int is_launch_in(const tp_cupti_rec *r, int64_t start, int64_t end) {
+    return is_api(r) && r->start >= start && r->start < end;
+}
+
+size_t tp_cupti_pending_unfinished(tp_cupti_pending *p, int64_t start, int64_t end) {
+    size_t nk, missing = 0;
+    uint32_t *kernels = corr_set(p, is_kernel, 0, 0, &nk);
+    for (size_t i = 0; i < p->n; i++) {
+        const tp_cupti_rec *r = &p->recs[i];
+        if (is_launch_in(r, start, end) &&
+            tp_cupti_launches_kernel(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid) &&
+            !has_corr(kernels, nk, r->corr))
+            missing++;
+    }
+    free(kernels);
+    return missing;
+}
+
+/* Time order, so that memory totals move as they did; ties broken for a deterministic output. */
+static int cmp_rec(const void *a, const void *b) {
+    const tp_cupti_rec *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+enum placement { DROP, KEEP, EMIT, APPLY };
+
+static enum placement place(const tp_cupti_rec *r, const tp_window_info *w,
+                            const uint32_t *launches, size_t nlaunches) {
+    if (is_gpu_work(r) && has_corr(launches, nlaunches, r->corr)) return EMIT;
+    if (r->start >= w->end_ns) return KEEP;
+    if (r->start >= w->start_ns) return EMIT;
+    return r->kind == TP_CUPTI_MEMORY ? APPLY : DROP;
+}
+
+long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
+                           const tp_window_info *w) {
+    if (p->n) qsort(p->recs, p->n, sizeof(*p->recs), cmp_rec);
+    size_t nlaunches;
+    uint32_t *launches = corr_set(p, is_launch_in, w->start_ns, w->end_ns, &nlaunches);
+    size_t kept = 0;
+    long appended = 0;
+    int failed = 0;
+    tp_cupti_out out;
+    tp_cupti_out_init(&out, m);
+    for (size_t i = 0; i < p->n; i++) {
+        const tp_cupti_rec *r = &p->recs[i];
+        switch (place(r, w, launches, nlaunches)) {
+        case KEEP:
+            p->recs[kept++] = *r;
+            break;
+        case EMIT:
+            if (!failed && tp_cupti_emit(c, &out, r, w->model_offset_ns) == 0)
+                appended++;
+            else
+                failed = 1;
+            break;
+        case APPLY:
+            tp_cupti_memory_apply(c, r);
+            break;
+        case DROP:
+            break;
+        }
+    }
+    p->n = kept;
+    free(launches);
+    return failed ? -1 : appended;
+}
+
+#else
+typedef int tp_cupti_window_unused; /* built without the CUPTI headers */
+#endif

@@ -1,0 +1,148 @@
+"""The GPU machine's checks (bench/gpu/), run here on what can run without a GPU: the trace checks
+on traces built in the test (expected numbers by construction) and on the fixtures, the PyTorch
+workload on the CPU, and the driver script's syntax."""
+import gzip
+import json
+import os
+import subprocess
+
+import pytest
+
+SOURCE = os.environ["TPROF_SOURCE_DIR"]
+FIXTURES = os.environ["TPROF_FIXTURES"]
+PYTHON = os.environ.get("TPROF_PYTHON", "python3")
+SCRIPTS = os.path.join(SOURCE, "bench", "gpu")
+
+
+def check(*args):
+    p = subprocess.run([PYTHON, os.path.join(SCRIPTS, "check_trace.py"), *map(str, args)],
+                       capture_output=True, text=True, timeout=120)
+    lines = p.stdout.strip().splitlines()
+    last = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
+    return p.returncode, last, p.stdout + p.stderr
+
+
+def x(name, cat, pid, tid, ts, dur, **args):
+    return {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": dur,
+            "args": args}
+
+
+# Steps 7 and 8 on thread (1, 1); launches 1 and 2 in step 7, 3 in step 8, 4 after the steps.
+TRACE = {"traceEvents": [
+    x("ProfilerStep#7", "user_annotation", 1, 1, 0, 100),
+    x("ProfilerStep#8", "user_annotation", 1, 1, 100, 100),
+    x("cudaLaunchKernel", "cuda_runtime", 1, 1, 10, 2, correlation=1),
+    x("cudaLaunchKernel", "cuda_runtime", 1, 1, 20, 2, correlation=2),
+    x("cudaLaunchKernel", "cuda_runtime", 1, 1, 110, 2, correlation=3),
+    x("cudaLaunchKernel", "cuda_runtime", 1, 1, 250, 2, correlation=4),
+    x("gemm", "kernel", 0, 7, 15, 5.5, correlation=1),
+    x("relu", "kernel", 0, 7, 25, 4.5, correlation=2),
+    x("gemm", "kernel", 0, 7, 190, 10, correlation=3),  # ran after its step: still step 8's
+    x("gemm", "kernel", 0, 7, 260, 1, correlation=4),
+]}
+
+
+@pytest.fixture
+def trace(tmp_path):
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(TRACE))
+    return path
+
+
+def write_lines(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_events_check(trace, tmp_path):
+    # trace: step 7 has 2 kernels, 10 us; step 8 has 1 kernel, 10 us
+    good = write_lines(tmp_path / "good.jsonl", [{"step": 7, "kernels": 2, "kernel_us": 11.0},
+                                                 {"step": 8, "kernels": 1, "kernel_us": 10.5}])
+    rc, res, out = check("events", trace, good)
+    assert rc == 0 and res["status"] == "PASS", out
+    assert res["kernels_trace"] == 3 and res["kernels_outside_steps"] == 1
+    assert res["kernel_us_trace"] == pytest.approx(20.0)
+    count = write_lines(tmp_path / "count.jsonl", [{"step": 7, "kernels": 3, "kernel_us": 11.0},
+                                                   {"step": 8, "kernels": 1, "kernel_us": 10.5}])
+    rc, res, _ = check("events", trace, count)
+    assert rc == 1 and res["status"] == "FAIL"
+    # 20 us in the trace vs 40 us timed: beyond 15% + 3 us per kernel
+    slow = write_lines(tmp_path / "slow.jsonl", [{"step": 7, "kernels": 2, "kernel_us": 30.0},
+                                                 {"step": 8, "kernels": 1, "kernel_us": 10.0}])
+    rc, res, _ = check("events", trace, slow)
+    assert rc == 1 and res["status"] == "FAIL"
+    missing = write_lines(tmp_path / "missing.jsonl", [{"step": 7, "kernels": 2, "kernel_us": 10}])
+    rc, res, _ = check("events", trace, missing)
+    assert rc == 1 and "8" in res["reason"]
+
+
+def test_analyze_check(trace, tmp_path):
+    # by construction: gemm 3 calls 16.5 us, relu 1 call 4.5 us
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps({"top_gpu_kernels": [
+        {"name": "gemm", "calls": 3, "total_us": 16.5, "pct": 78.57},
+        {"name": "relu", "calls": 1, "total_us": 4.5, "pct": 21.43}]}))
+    rc, res, out = check("analyze", trace, ok)
+    assert rc == 0 and res["status"] == "PASS", out
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"top_gpu_kernels": [
+        {"name": "gemm", "calls": 2, "total_us": 16.5}, {"name": "relu", "calls": 1, "total_us": 4.5}]}))
+    assert check("analyze", trace, wrong)[0] == 1
+    unsorted = tmp_path / "unsorted.json"
+    unsorted.write_text(json.dumps({"top_gpu_kernels": [
+        {"name": "relu", "calls": 1, "total_us": 4.5}, {"name": "gemm", "calls": 3, "total_us": 16.5}]}))
+    assert check("analyze", trace, unsorted)[0] == 1
+
+
+def test_overhead_summary(tmp_path):
+    runs = tmp_path / "runs.txt"
+    runs.write_text("off@64 1.0\ngpu@64 1.3\noff@64 3.0\ngpu@64 1.2\noff@64 2.0\ngpu@64 1.1\n"
+                    "torch@64 4\ntorch_prof@64 6\noff@1024 5\ngpu@1024 5.5\n")
+    rc, res, _ = check("overhead", runs)
+    assert rc == 0
+    assert res["median_step_ms"]["off@64"] == 2.0 and res["median_step_ms"]["gpu@64"] == 1.2
+    assert res["ratio"]["gpu@64"] == pytest.approx(0.6)
+    assert res["ratio"]["gpu@1024"] == pytest.approx(1.1)
+    assert res["ratio"]["torch_prof@64"] == pytest.approx(1.5)  # against torch's own baseline
+    runs.write_text("gpu@64 1.3\n")
+    rc, res, _ = check("overhead", runs)
+    assert rc == 1 and "off@64" in res["reason"]
+
+
+def test_find_and_compare_fixtures(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "config.json").write_text("{}")
+    src = os.path.join(FIXTURES, "kineto", "nccl_data.json.gz")
+    dst = tmp_path / "run" / "window.json.gz"
+    dst.write_bytes(open(src, "rb").read())
+    rc, _, out = check("find", tmp_path)
+    assert rc == 0 and out.strip() == str(dst)
+    rc, res, out = check("compare", dst, os.path.join(FIXTURES, "kineto", "sampled_rank-0.json.gz"))
+    assert rc == 0 and res["status"] == "PASS", out
+    assert res["torch"]["steps"] == 2  # ProfilerStep#551 and #552
+    with gzip.open(src, "rt") as f:
+        steps = [e for e in json.load(f)["traceEvents"] if e.get("name", "").startswith("ProfilerStep#")]
+    assert res["tprof"]["steps"] == len(steps)
+
+
+def test_torch_workload_on_cpu(tmp_path):
+    """The PyTorch side of check.sh, on the CPU: it trains and writes a profiler trace with the
+    scheduled steps (the exact step numbers depend on the profiler's version)."""
+    pytest.importorskip("torch")
+    out = tmp_path / "torch.json"
+    p = subprocess.run([PYTHON, os.path.join(SCRIPTS, "torch_mlp.py"), "--device", "cpu",
+                        "--steps", "16", "--batch", "8", "--trace", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "step_ms=" in p.stdout
+    data = json.loads(out.read_text())
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    steps = {e["name"] for e in events if e.get("name", "").startswith("ProfilerStep#")}
+    assert len(steps) == 10
+    names = {e.get("name") for e in events}
+    assert {"dataloader", "forward", "backward", "optimizer"} <= names
+
+
+def test_check_script_parses():
+    p = subprocess.run(["bash", "-n", os.path.join(SCRIPTS, "check.sh")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr

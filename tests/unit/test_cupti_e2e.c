@@ -1,0 +1,366 @@
+/* test_cupti_e2e.c - the whole CUPTI path without a GPU: the fake libcupti (found through
+ * CUDA_HOME) records activity of the enabled kinds into buffers from tprof's request callback,
+ * hands them back on its own thread, and tprof flushes, waits for a kernel still running,
+ * converts, and places each record in its window; the fake driver supplies device properties.
+ *
+ * The program re-executes itself once with LD_LIBRARY_PATH and CUDA_HOME pointing at the fakes,
+ * since the loader reads LD_LIBRARY_PATH only at start. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#ifdef TPROF_HAVE_CUPTI_HEADERS
+
+#include "model/model.h"
+#include "record/gpu.h"
+#include "util/log.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t now_ns;
+static int64_t test_clock(void) {
+    return now_ns;
+}
+
+static void *fake_sym(const char *name) {
+    void *h = dlopen(TPROF_FAKE_CUPTI, RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(h);
+    void *sym = dlsym(h, name);
+    assert_non_null(sym);
+    return sym;
+}
+
+static int push(const void *rec, size_t size) {
+    int (*fn)(const void *, size_t);
+    void *sym = fake_sym("fake_cupti_push");
+    memcpy(&fn, &sym, sizeof(sym));
+    return fn(rec, size);
+}
+
+static int push_late(const void *rec, size_t size, int flushes) {
+    int (*fn)(const void *, size_t, int);
+    void *sym = fake_sym("fake_cupti_push_late");
+    memcpy(&fn, &sym, sizeof(sym));
+    return fn(rec, size, flushes);
+}
+
+static uint64_t fake_now(void) {
+    uint64_t (*fn)(void);
+    void *sym = fake_sym("fake_cupti_now");
+    memcpy(&fn, &sym, sizeof(sym));
+    return fn();
+}
+
+static void fake_drop(size_t n) {
+    void (*fn)(size_t);
+    void *sym = fake_sym("fake_cupti_drop");
+    memcpy(&fn, &sym, sizeof(sym));
+    fn(n);
+}
+
+static CUpti_ActivityAPI api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start,
+                             uint32_t corr) {
+    return (CUpti_ActivityAPI){.kind = kind,
+                               .cbid = cbid,
+                               .start = start,
+                               .end = start + 10,
+                               .processId = 4242,
+                               .threadId = 4243,
+                               .correlationId = corr};
+}
+
+static CUpti_ActivityKernel10 kernel(uint64_t start, uint64_t end, uint32_t corr,
+                                     const char *name) {
+    return (CUpti_ActivityKernel10){.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                    .registersPerThread = 32,
+                                    .start = start,
+                                    .end = end,
+                                    .deviceId = 0,
+                                    .contextId = 1,
+                                    .streamId = 7,
+                                    .gridX = 564,
+                                    .gridY = 1,
+                                    .gridZ = 1,
+                                    .blockX = 128,
+                                    .blockY = 1,
+                                    .blockZ = 1,
+                                    .correlationId = corr,
+                                    .name = name};
+}
+
+static const tp_event *find(const tp_model *m, int kind, uint64_t corr) {
+    for (size_t i = 0; i < m->nevents; i++)
+        if (m->events[i].kind == kind && m->events[i].corr == corr) return &m->events[i];
+    return NULL;
+}
+
+static size_t count(const tp_model *m, int kind) {
+    size_t n = 0;
+    for (size_t i = 0; i < m->nevents; i++)
+        n += m->events[i].kind == kind;
+    return n;
+}
+
+static tp_source src;
+
+static void create(void) {
+    tp_gpu_opts o = {.required = 1, .now_ns = test_clock}; /* found through CUDA_HOME */
+    assert_int_equal(tp_cupti_source_create(&o, &src), 0);
+}
+
+/* A failed test leaves no source behind for the next one. */
+static int end_source(void **state) {
+    (void)state;
+    if (src.shutdown) src.shutdown(src.ctx);
+    memset(&src, 0, sizeof(src));
+    return 0;
+}
+
+static void test_found_through_cuda_home(void **state) {
+    (void)state;
+    tp_log_reset();
+    create();
+    assert_non_null(dlopen(TPROF_FAKE_CUPTI, RTLD_NOW | RTLD_NOLOAD));
+    assert_null(dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD)); /* the real one stayed out */
+    now_ns = 12345;
+    assert_int_equal(fake_now(), 12345); /* CUPTI timestamps come from the session clock */
+    assert_int_equal(tp_log_count(), 0);
+}
+
+static void test_one_window(void **state) {
+    (void)state;
+    tp_log_reset();
+    /* the program uses CUDA (it loads the driver), so tprof can ask it for device properties */
+    assert_non_null(dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL));
+    create();
+    CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 10, 1);
+    src.on_action(src.ctx, TP_ACTION_NONE);
+    assert_int_equal(push(&a, sizeof(a)), 0); /* not recording: CUPTI keeps nothing */
+
+    src.on_action(src.ctx, TP_ACTION_WARMUP);
+    a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 100, 2);
+    CUpti_ActivityKernel10 k = kernel(150, 180, 2, "_Z6warmupv");
+    assert_true(push(&a, sizeof(a)) && push(&k, sizeof(k)));
+
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 1000, 10);
+    k = kernel(1100, 1200, 10, "_Z4stepPKfPfi");
+    assert_true(push(&a, sizeof(a)) && push(&k, sizeof(k)));
+    a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 41, 1020, 11);
+    CUpti_ActivityMemcpy6 mc = {.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
+                                .copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+                                .srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+                                .dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                                .bytes = 4096,
+                                .start = 1040,
+                                .end = 1090,
+                                .contextId = 1,
+                                .streamId = 7,
+                                .correlationId = 11};
+    assert_true(push(&a, sizeof(a)) && push(&mc, sizeof(mc)));
+    CUpti_ActivityMemset4 ms = {.kind = CUPTI_ACTIVITY_KIND_MEMSET,
+                                .bytes = 64,
+                                .start = 1300,
+                                .end = 1310,
+                                .contextId = 1,
+                                .streamId = 7,
+                                .correlationId = 12,
+                                .memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE};
+    assert_true(push(&ms, sizeof(ms)));
+    /* a driver launch whose kernel still runs when the window closes: it completes only after
+     * three more flushes, and starts after the window's end */
+    a = api(CUPTI_ACTIVITY_KIND_DRIVER, 307, 1400, 13);
+    k = kernel(2100, 2300, 13, "_Z4tailv");
+    assert_true(push(&a, sizeof(a)) && push_late(&k, sizeof(k), 3));
+    CUpti_ActivitySynchronization2 sy = {.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                         .type =
+                                             CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+                                         .start = 1500,
+                                         .end = 1600,
+                                         .correlationId = 14,
+                                         .contextId = 1,
+                                         .streamId = 7};
+    assert_true(push(&sy, sizeof(sy)));
+    CUpti_ActivityMemory4 mem = {.kind = CUPTI_ACTIVITY_KIND_MEMORY2,
+                                 .memoryOperationType =
+                                     CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+                                 .memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                                 .address = 0x7000,
+                                 .bytes = 1 << 20,
+                                 .timestamp = 1700,
+                                 .processId = 4242};
+    assert_true(push(&mem, sizeof(mem)));
+    src.on_action(src.ctx, TP_ACTION_RECORD_AND_SAVE);
+    src.on_action(src.ctx, TP_ACTION_NONE);
+    fake_drop(3);
+
+    tp_model m;
+    tp_model_init(&m);
+    tp_window_info w = {.name = "w1", .start_ns = 1000, .end_ns = 2000, .model_offset_ns = 1000};
+    src.collect(src.ctx, &m, &w);
+    assert_int_equal(count(&m, TP_KERNEL), 2);
+    assert_int_equal(count(&m, TP_MEMCPY), 1);
+    assert_int_equal(count(&m, TP_MEMSET), 1);
+    assert_int_equal(count(&m, TP_MEMORY), 1);
+    assert_int_equal(count(&m, TP_HOST_RANGE), 4); /* 2 runtime, 1 driver, 1 synchronization */
+    assert_int_equal(m.nevents, 9);
+    assert_null(find(&m, TP_KERNEL, 2)); /* warmup's */
+
+    const tp_event *ev = find(&m, TP_KERNEL, 10);
+    assert_non_null(ev);
+    assert_string_equal(tp_model_str(&m, ev->name), "step(float const*, float*, int)");
+    assert_int_equal(ev->ts, 100);
+    assert_int_equal(ev->dur, 100);
+    double occ;
+    assert_int_equal(tp_event_arg_number(&m, ev, "est. achieved occupancy %", &occ), 0);
+    assert_true(occ == 27); /* the fake driver's H100, as Kineto computed for this launch */
+    ev = find(&m, TP_KERNEL, 13);
+    assert_non_null(ev); /* collect waited for it */
+    assert_int_equal(ev->ts, 1100);
+    ev = find(&m, TP_HOST_RANGE, 13);
+    assert_non_null(ev);
+    assert_string_equal(tp_model_str(&m, ev->name), "cuLaunchKernel");
+    assert_int_equal(m.tracks[ev->track].pid, 4242);
+    assert_int_equal(m.tracks[ev->track].tid, 4243);
+    ev = find(&m, TP_HOST_RANGE, 11);
+    assert_string_equal(tp_model_str(&m, ev->name), "cudaMemcpyAsync");
+    ev = find(&m, TP_HOST_RANGE, 14);
+    assert_string_equal(tp_model_str(&m, ev->name), "Stream Sync");
+
+    assert_int_equal(m.ndevices, 1);
+    assert_string_equal(tp_model_str(&m, m.devices[0].name), "Fake H100 #0");
+    assert_int_equal(m.devices[0].total_mem, 85018279936u);
+    assert_int_equal(m.devices[0].compute_major, 9);
+    assert_int_equal(m.devices[0].num_sms, 132);
+    assert_int_equal(m.dropped_events, 3);
+    assert_int_equal(tp_log_count(), 1);
+    assert_non_null(strstr(tp_log_get(0), "3 GPU activity records were dropped"));
+    tp_model_free(&m);
+}
+
+static void test_back_to_back_windows(void **state) {
+    (void)state;
+    tp_log_reset();
+    create();
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    CUpti_ActivityAPI a1 = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 3000, 20);
+    CUpti_ActivityAPI a2 = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 4100, 21);
+    CUpti_ActivityKernel10 k1 = kernel(3100, 3200, 20, "k1"), k2 = kernel(4200, 4300, 21, "k2");
+    assert_true(push(&a1, sizeof(a1)) && push(&k1, sizeof(k1)));
+    assert_true(push(&a2, sizeof(a2)) && push(&k2, sizeof(k2)));
+    tp_model m1, m2;
+    tp_model_init(&m1);
+    tp_model_init(&m2);
+    tp_window_info w1 = {.name = "w1", .start_ns = 3000, .end_ns = 4000, .model_offset_ns = 3000};
+    tp_window_info w2 = {.name = "w2", .start_ns = 4000, .end_ns = 5000, .model_offset_ns = 4000};
+    src.collect(src.ctx, &m1, &w1); /* the next window already recorded: its records wait */
+    src.collect(src.ctx, &m2, &w2);
+    assert_int_equal(m1.nevents, 2);
+    assert_int_equal(m2.nevents, 2);
+    assert_non_null(find(&m1, TP_KERNEL, 20));
+    assert_non_null(find(&m2, TP_KERNEL, 21));
+    assert_int_equal(find(&m2, TP_KERNEL, 21)->ts, 200);
+    tp_model_free(&m1);
+    tp_model_free(&m2);
+    assert_int_equal(tp_log_count(), 0);
+}
+
+/* A launch whose kernel never completes (in real life: back-to-back windows keeping the GPU
+ * busy) holds back its buffer from default flushes; collect waits its bounded time, then a
+ * forced flush delivers the rest of the window. */
+static void test_kernel_never_completes(void **state) {
+    (void)state;
+    create();
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    CUpti_ActivityAPI a1 = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 6000, 40);
+    CUpti_ActivityAPI a2 = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 6100, 41);
+    CUpti_ActivityKernel10 k1 = kernel(6050, 6080, 40, "done"),
+                           k2 = kernel(6200, 6300, 41, "stuck");
+    assert_true(push(&a1, sizeof(a1)) && push(&k1, sizeof(k1)) && push(&a2, sizeof(a2)));
+    assert_true(push_late(&k2, sizeof(k2), 1 << 30));
+    tp_model m;
+    tp_model_init(&m);
+    tp_window_info w = {.name = "w", .start_ns = 6000, .end_ns = 7000, .model_offset_ns = 6000};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    src.collect(src.ctx, &m, &w);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double waited_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_true(waited_ms >= 450 && waited_ms < 5000); /* the bounded wait, then no more */
+    assert_int_equal(m.nevents, 3);                    /* both launches and the kernel that ran */
+    assert_non_null(find(&m, TP_KERNEL, 40));
+    assert_null(find(&m, TP_KERNEL, 41));
+    tp_model_free(&m);
+}
+
+/* A CUPTI that cannot use the session clock: its own is mapped by the offset at start. */
+static void test_clock_offset_without_callback(void **state) {
+    (void)state;
+    setenv("FAKE_CUPTI_NO_TS_CALLBACK", "1", 1);
+    now_ns = 7000; /* the fake's cuptiGetTimestamp says 5000: CUPTI time + 2000 = session time */
+    create();
+    unsetenv("FAKE_CUPTI_NO_TS_CALLBACK");
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 20, 5100, 30);
+    assert_true(push(&a, sizeof(a)));
+    tp_model m;
+    tp_model_init(&m);
+    tp_window_info w = {.name = "w", .start_ns = 7000, .end_ns = 8000, .model_offset_ns = 7000};
+    src.collect(src.ctx, &m, &w);
+    assert_int_equal(m.nevents, 1);
+    assert_int_equal(m.events[0].ts, 100);
+    assert_string_equal(tp_model_str(&m, m.events[0].name), "cudaMalloc");
+    tp_model_free(&m);
+}
+
+static void test_no_gpu(void **state) {
+    (void)state;
+    tp_log_reset();
+    setenv("FAKE_CUDA_DEVICES", "0", 1);
+    setenv("FAKE_CUPTI_SUBSCRIBE", "999", 1);
+    tp_gpu_opts o = {.required = 0, .now_ns = test_clock};
+    assert_int_equal(tp_cupti_source_create(&o, &src), -1);
+    unsetenv("FAKE_CUPTI_SUBSCRIBE");
+    unsetenv("FAKE_CUDA_DEVICES");
+    assert_int_equal(tp_log_count(), 1);
+    assert_string_equal(tp_log_get(0), "GPU profiling off: CUPTI (" TPROF_FAKE_CUDA_HOME
+                                       "/lib64/libcupti.so) cannot start: no CUDA-capable GPU "
+                                       "(the driver reports CUDA_ERROR_NO_DEVICE); continuing "
+                                       "CPU-only");
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    if (!getenv("TPROF_TEST_FAKES")) {
+        setenv("TPROF_TEST_FAKES", "1", 1);
+        setenv("LD_LIBRARY_PATH", TPROF_FAKE_DRIVER_DIR, 1);
+        setenv("CUDA_HOME", TPROF_FAKE_CUDA_HOME, 1);
+        execv("/proc/self/exe", argv);
+        perror("test_cupti_e2e: re-executing with the fake CUDA libraries");
+        return 1;
+    }
+    tp_log_set_quiet(1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_found_through_cuda_home, end_source),
+        cmocka_unit_test_teardown(test_one_window, end_source),
+        cmocka_unit_test_teardown(test_back_to_back_windows, end_source),
+        cmocka_unit_test_teardown(test_kernel_never_completes, end_source),
+        cmocka_unit_test_teardown(test_clock_offset_without_callback, end_source),
+        cmocka_unit_test_teardown(test_no_gpu, end_source),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#else
+int main(void) {
+    return 77;
+} /* built without CUDA's CUPTI headers: skipped */
+#endif
