@@ -4,6 +4,7 @@
  * windows; everything else takes the slow path. The invariants kept are listed in record.h. */
 #include "tprof.h"
 
+#include "record/gpu.h"
 #include "record/record.h"
 #include "record/session.h"
 
@@ -89,6 +90,7 @@ __attribute__((noinline)) static void begin_slow(tp_tls *t, const char *name) {
 
 void tprof_begin_(const char *name) {
     tp_tls *t = &tp_tls_cur;
+    if (TP_UNLIKELY(TP_LOAD_RLX(&tp_opts.nsight))) tp_nvtx_push(name);
     uint32_t g = TP_LOAD_RLX(&tp_gen);
     if (TP_LIKELY(g == t->gen)) {
         /* room for this begin and, reserved, its end */
@@ -111,6 +113,7 @@ void tprof_begin_(const char *name) {
 
 void tprof_begin_copy_(const char *name) {
     tp_tls *t = &tp_tls_cur;
+    if (TP_UNLIKELY(TP_LOAD_RLX(&tp_opts.nsight))) tp_nvtx_push(name);
     tp_rec *r = tp_room(t, 2);
     t->depth++;
     if (!r) return;
@@ -146,6 +149,7 @@ __attribute__((noinline)) static void end_slow(tp_tls *t) {
 
 void tprof_end_(void) {
     tp_tls *t = &tp_tls_cur;
+    if (TP_UNLIKELY(TP_LOAD_RLX(&tp_opts.nsight))) tp_nvtx_pop();
     uint32_t g = TP_LOAD_RLX(&tp_gen);
     if (TP_LIKELY(g == t->gen)) {
         if (TP_LIKELY(t->owed && t->depth <= t->drop_depth && tp_clock_inline())) {

@@ -39,6 +39,7 @@
 #define TP_STORE_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define TP_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define TP_LIKELY(x)       __builtin_expect(!!(x), 1)
+#define TP_UNLIKELY(x)     __builtin_expect(!!(x), 0)
 
 /* A record: b's top byte is the kind, its low 56 bits a pointer (user-space addresses fit in 56
  * bits on every 64-bit Linux, 5-level paging included). Some kinds are followed by raw records. */

@@ -290,7 +290,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
         free_run();
         return -1;
     }
-    tp_opts = (tp_rec_opts){cfg->record_shapes, cfg->profile_memory, cfg->with_flops};
+    tp_opts = (tp_rec_opts){cfg->record_shapes, cfg->profile_memory, cfg->with_flops, 0};
     tp_budget_reset(cfg->max_events);
     if (cfg->profile_memory) tp_mem_start();
     tp_config_schedule(tp_sess.cfg, &tp_sess.sched);
@@ -317,6 +317,7 @@ int tprof_start(const tprof_config *cfg) {
     tp_session_lock();
     int rc = start_locked(cfg, "tprof_start");
     tp_session_unlock();
+    if (rc == 0 && cfg->enabled) tp_gpu_attach(cfg);
     return rc;
 }
 
@@ -340,6 +341,7 @@ int tprof_init(int *argc, char **argv) {
         tp_session_lock();
         rc = start_locked(cfg, "tprof_init");
         tp_session_unlock();
+        if (rc == 0 && cfg->enabled) tp_gpu_attach(cfg);
     }
     tprof_config_free(cfg);
     return rc;
