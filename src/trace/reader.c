@@ -79,10 +79,6 @@ static int fail_at(reader *r, uint64_t offset, const char *fmt, ...) {
 
 /* ---- top-level values ------------------------------------------------------------------- */
 
-static int key_is(reader *r, const tp_jstr *key, const char *lit) {
-    return tp_scan_str_eq(&r->sc, key, lit);
-}
-
 /* An integer value into *out (left as it is when the value is no integer). */
 static int int_value(reader *r, int64_t *out) {
     tp_jnum n;
@@ -100,7 +96,7 @@ typedef int (*member_fn)(reader *r, const tp_jstr *key, void *ctx);
  * skipped. */
 static int each_member(reader *r, member_fn fn, void *ctx) {
     tp_scan *sc = &r->sc;
-    if (*sc->p != '{') return tp_scan_skip(sc, NULL);
+    if (*sc->p != '{') return tp_scan_skip_value(sc);
     sc->p++;
     int first = 1, rc;
     tp_jstr key;
@@ -111,28 +107,28 @@ static int each_member(reader *r, member_fn fn, void *ctx) {
 
 static int device_member(reader *r, const tp_jstr *key, void *ctx) {
     device_fields *d = ctx;
-    if (key_is(r, key, "id")) return int_value(r, &d->id);
-    if (key_is(r, key, "totalGlobalMem")) return int_value(r, &d->mem);
+    if (tp_scan_str_eq(&r->sc, key, "id")) return int_value(r, &d->id);
+    if (tp_scan_str_eq(&r->sc, key, "totalGlobalMem")) return int_value(r, &d->mem);
     /* computeProperties (2021) says major, minor, multiProcessorCount. */
-    if (key_is(r, key, "computeMajor") || key_is(r, key, "major")) return int_value(r, &d->major);
-    if (key_is(r, key, "computeMinor") || key_is(r, key, "minor")) return int_value(r, &d->minor);
-    if (key_is(r, key, "numSms") || key_is(r, key, "multiProcessorCount"))
+    if (tp_scan_str_eq(&r->sc, key, "computeMajor") || tp_scan_str_eq(&r->sc, key, "major")) return int_value(r, &d->major);
+    if (tp_scan_str_eq(&r->sc, key, "computeMinor") || tp_scan_str_eq(&r->sc, key, "minor")) return int_value(r, &d->minor);
+    if (tp_scan_str_eq(&r->sc, key, "numSms") || tp_scan_str_eq(&r->sc, key, "multiProcessorCount"))
         return int_value(r, &d->sms);
-    if (key_is(r, key, "name") && *r->sc.p == '"') return tp_scan_string(&r->sc, &d->name);
-    return tp_scan_skip(&r->sc, NULL);
+    if (tp_scan_str_eq(&r->sc, key, "name") && *r->sc.p == '"') return tp_scan_string(&r->sc, &d->name);
+    return tp_scan_skip_value(&r->sc);
 }
 
 /* deviceProperties: each device replaces the model's device of the same id, so a retried unit
  * adds nothing twice. A device without an id takes its index. */
 static int devices(reader *r) {
     tp_scan *sc = &r->sc;
-    if (*sc->p != '[') return tp_scan_skip(sc, NULL);
+    if (*sc->p != '[') return tp_scan_skip_value(sc);
     sc->p++;
     int first = 1, rc;
     for (int64_t index = 0; (rc = tp_scan_element(sc, &first)) == TP_SCAN_ITEM; index++) {
         device_fields f = {.id = index};
         if (*sc->p != '{') {
-            if ((rc = tp_scan_skip(sc, NULL)) != TP_SCAN_OK) return rc;
+            if ((rc = tp_scan_skip_value(sc)) != TP_SCAN_OK) return rc;
             continue;
         }
         if ((rc = each_member(r, device_member, &f)) != TP_SCAN_OK) return rc;
@@ -151,29 +147,29 @@ static int devices(reader *r) {
 
 static int dist_member(reader *r, const tp_jstr *key, void *ctx) {
     (void)ctx;
-    if (key_is(r, key, "rank")) return int_value(r, &r->rank);
-    if (key_is(r, key, "world_size")) return int_value(r, &r->world_size);
-    return tp_scan_skip(&r->sc, NULL);
+    if (tp_scan_str_eq(&r->sc, key, "rank")) return int_value(r, &r->rank);
+    if (tp_scan_str_eq(&r->sc, key, "world_size")) return int_value(r, &r->world_size);
+    return tp_scan_skip_value(&r->sc);
 }
 
 static int tprof_member(reader *r, const tp_jstr *key, void *ctx) {
     (void)ctx;
     tp_scan *sc = &r->sc;
-    if (key_is(r, key, "dropped_events")) {
+    if (tp_scan_str_eq(&r->sc, key, "dropped_events")) {
         int64_t n = 0;
         int rc = int_value(r, &n);
         r->dropped = n > 0 ? (uint64_t)n : 0;
         return rc;
     }
-    if (key_is(r, key, "partial")) {
+    if (tp_scan_str_eq(&r->sc, key, "partial")) {
         const char *v = sc->p;
-        int rc = tp_scan_skip(sc, NULL);
+        int rc = tp_scan_skip_value(sc);
         r->partial = sc->p - v == 4 && memcmp(v, "true", 4) == 0;
         return rc;
     }
-    if (key_is(r, key, "rank")) return int_value(r, &r->tprof_rank);
-    if (key_is(r, key, "world_size")) return int_value(r, &r->tprof_world_size);
-    return tp_scan_skip(sc, NULL);
+    if (tp_scan_str_eq(&r->sc, key, "rank")) return int_value(r, &r->tprof_rank);
+    if (tp_scan_str_eq(&r->sc, key, "world_size")) return int_value(r, &r->tprof_world_size);
+    return tp_scan_skip_value(sc);
 }
 
 static int base_time(reader *r) {
@@ -188,17 +184,17 @@ static int base_time(reader *r) {
  * skipped token by token (ST_SKIP), so it may be of any size. */
 static int top_member(reader *r, const tp_jstr *key) {
     tp_scan *sc = &r->sc;
-    if (key_is(r, key, "traceEvents") && *sc->p == '[') {
+    if (tp_scan_str_eq(&r->sc, key, "traceEvents") && *sc->p == '[') {
         sc->p++;
         r->state = ST_EVENTS;
         r->first = 1;
         return TP_SCAN_OK;
     }
-    if (key_is(r, key, "deviceProperties") || key_is(r, key, "computeProperties"))
+    if (tp_scan_str_eq(&r->sc, key, "deviceProperties") || tp_scan_str_eq(&r->sc, key, "computeProperties"))
         return devices(r);
-    if (key_is(r, key, "distributedInfo")) return each_member(r, dist_member, NULL);
-    if (key_is(r, key, "baseTimeNanoseconds")) return base_time(r);
-    if (key_is(r, key, "tprof")) return each_member(r, tprof_member, NULL);
+    if (tp_scan_str_eq(&r->sc, key, "distributedInfo")) return each_member(r, dist_member, NULL);
+    if (tp_scan_str_eq(&r->sc, key, "baseTimeNanoseconds")) return base_time(r);
+    if (tp_scan_str_eq(&r->sc, key, "tprof")) return each_member(r, tprof_member, NULL);
     r->state = ST_SKIP;
     sc->depth = 0;
     return TP_SCAN_OK;
@@ -260,7 +256,7 @@ static int events(reader *r) {
             return rc;
         }
         if (rc != TP_SCAN_ITEM) return rc;
-        rc = *sc->p == '{' ? tp_evread_event(&r->ev) : tp_scan_skip(sc, NULL);
+        rc = *sc->p == '{' ? tp_evread_event(&r->ev) : tp_scan_skip_value(sc);
         if (rc != TP_SCAN_OK) return rc;
         r->first = 0;
         r->events_in++;

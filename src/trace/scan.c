@@ -8,9 +8,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #define WS (TP_CC_WS | TP_CC_DELIM)
 #define DL TP_CC_DELIM
@@ -69,39 +66,6 @@ int tp_scan_fail(tp_scan *sc, const char *at, const char *msg) {
         sc->err_msg = msg;
     }
     return TP_SCAN_ERR;
-}
-
-/* The first '"' or '\\' at or after p; the sentinel guarantees one. */
-static inline const char *find_quote_or_backslash(const char *p) {
-#ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    for (;; p += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        int hits = _mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
-        if (hits) return p + __builtin_ctz((unsigned)hits);
-    }
-#else
-    while (*p != '"' && *p != '\\') p++;
-    return p;
-#endif
-}
-
-int tp_scan_string(tp_scan *sc, tp_jstr *out) {
-    const char *start = sc->p + 1, *p = start;
-    uint32_t esc = 0;
-    for (;;) {
-        p = find_quote_or_backslash(p);
-        if (p >= sc->end) return TP_SCAN_MORE;
-        if (*p == '"') break;
-        esc = 1;
-        p += 2; /* the backslash and the byte it protects (at worst the padding's first quote) */
-    }
-    out->s = start;
-    out->len = (uint32_t)(p - start); /* units are bounded far below 4 GB (reader.c) */
-    out->esc = esc;
-    sc->p = p + 1;
-    return TP_SCAN_OK;
 }
 
 static int hex4(const char *s, size_t n, unsigned *out) {
@@ -203,8 +167,8 @@ static size_t unescape(char *out, const char *s, size_t n) {
     return (size_t)(o - out);
 }
 
-const char *tp_scan_text(tp_scan *sc, const tp_jstr *s, size_t *len) {
-    if (!s->esc || tp_buf_reserve(&sc->tmp, s->len + 1)) {
+const char *tp_scan_text_slow(tp_scan *sc, const tp_jstr *s, size_t *len) {
+    if (tp_buf_reserve(&sc->tmp, s->len + 1)) {
         *len = s->len;
         return s->s;
     }
@@ -213,15 +177,15 @@ const char *tp_scan_text(tp_scan *sc, const tp_jstr *s, size_t *len) {
     return sc->tmp.data;
 }
 
-int tp_scan_str_eq(tp_scan *sc, const tp_jstr *s, const char *lit) {
-    size_t n, litlen = strlen(lit);
+int tp_scan_str_eq_slow(tp_scan *sc, const tp_jstr *s, const char *lit, size_t litlen) {
+    size_t n;
     const char *t = tp_scan_text(sc, s, &n);
     return n == litlen && memcmp(t, lit, n) == 0;
 }
 
 /* Member and element steps share this: after an item, a comma (then possibly the closer: a
  * trailing comma is tolerated) or the closer. */
-static int next_item(tp_scan *sc, int *first, char closer, const char *msg) {
+static inline int next_item(tp_scan *sc, int *first, char closer, const char *msg) {
     tp_scan_ws(sc);
     if (sc->p == sc->end) return TP_SCAN_MORE;
     if (*sc->p == closer) {
@@ -241,7 +205,7 @@ static int next_item(tp_scan *sc, int *first, char closer, const char *msg) {
     return TP_SCAN_ITEM;
 }
 
-int tp_scan_member(tp_scan *sc, int *first, tp_jstr *key) {
+int tp_scan_member_slow(tp_scan *sc, int *first, tp_jstr *key) {
     int rc = next_item(sc, first, '}', "expected ',' or '}' in an object");
     if (rc != TP_SCAN_ITEM) return rc;
     if (*sc->p != '"') return tp_scan_fail(sc, sc->p, "expected a string key in an object");
@@ -314,13 +278,14 @@ int tp_scan_skip(tp_scan *sc, const char **resume) {
     }
 }
 
+static inline int is_digit(unsigned char c) { return (unsigned)(c - '0') < 10; }
+
+/* One digit of a number with more than 19: only the first 19 count, the next rounds. */
 static inline void add_digit(tp_jnum *n, unsigned d, int frac) {
     if (n->ndigits < 19) {
-        if (n->ndigits || d) {
-            n->mant = n->mant * 10 + d;
-            n->ndigits++;
-        }
-        n->exp10 -= frac; /* leading zeros of a fraction still move the point */
+        n->mant = n->mant * 10 + d;
+        n->ndigits++;
+        n->exp10 -= frac;
     } else {
         if (!n->cut) n->dropped = (uint8_t)d;
         n->cut = 1;
@@ -328,34 +293,58 @@ static inline void add_digit(tp_jnum *n, unsigned d, int frac) {
     }
 }
 
-/* Digits at p into n; returns how many. */
-static size_t digits(const unsigned char **pp, tp_jnum *n, int frac) {
-    const unsigned char *p = *pp, *start = p;
-    while (tp_scan_class[*p] & TP_CC_DIGIT) add_digit(n, (unsigned)(*p++ - '0'), frac);
-    *pp = p;
-    return (size_t)(p - start);
+/* The digits of p[0..len) (integer part) and f[0..flen) (fraction) when together they exceed
+ * 19, leading zeros dropped. */
+static void long_digits(tp_jnum *n, const unsigned char *p, size_t len, const unsigned char *f,
+                        size_t flen) {
+    n->mant = 0;
+    n->ndigits = 0;
+    n->exp10 = 0;
+    for (size_t i = 0; i < len; i++)
+        if (n->ndigits || p[i] != '0') add_digit(n, (unsigned)(p[i] - '0'), 0);
+    for (size_t i = 0; i < flen; i++) {
+        if (n->ndigits || f[i] != '0')
+            add_digit(n, (unsigned)(f[i] - '0'), 1);
+        else
+            n->exp10--; /* a leading zero of the fraction still moves the point */
+    }
 }
 
-/* The JSON number grammar at p (leniently: leading zeros pass); 1 when it is one. */
+/* The JSON number grammar at p (leniently: leading zeros pass); 1 when it is one. The common
+ * case, at most 19 digits, accumulates in one pass; ndigits then counts leading zeros too,
+ * which keeps it an upper bound of the significant digits. */
 static int number_syntax(const unsigned char **pp, tp_jnum *n) {
     const unsigned char *p = *pp;
     if (*p == '-') {
         n->neg = 1;
         p++;
     }
-    if (!digits(&p, n, 0)) return 0;
+    const unsigned char *ip = p, *fp = p;
+    uint64_t v = 0;
+    while (is_digit(*p)) v = v * 10 + (unsigned)(*p++ - '0');
+    size_t ni = (size_t)(p - ip), nf = 0;
+    if (!ni) return 0;
     if (*p == '.') {
-        p++;
-        if (!digits(&p, n, 1)) return 0;
+        fp = ++p;
+        while (is_digit(*p)) v = v * 10 + (unsigned)(*p++ - '0');
+        nf = (size_t)(p - fp);
+        if (!nf) return 0;
         n->integral = 0;
+    }
+    if (ni + nf <= 19) {
+        n->mant = v;
+        n->ndigits = (uint8_t)(ni + nf);
+        n->exp10 = -(int32_t)nf;
+    } else {
+        long_digits(n, ip, ni, fp, nf);
     }
     if ((*p | 0x20) == 'e') {
         p++;
         int eneg = *p == '-';
         if (*p == '-' || *p == '+') p++;
-        if (!(tp_scan_class[*p] & TP_CC_DIGIT)) return 0;
+        if (!is_digit(*p)) return 0;
         int32_t e = 0;
-        for (; tp_scan_class[*p] & TP_CC_DIGIT; p++)
+        for (; is_digit(*p); p++)
             if (e < 100000000) e = e * 10 + (*p - '0');
         n->exp10 += eneg ? -e : e;
         n->integral = 0;
@@ -365,7 +354,7 @@ static int number_syntax(const unsigned char **pp, tp_jnum *n) {
 }
 
 int tp_scan_number(tp_scan *sc, tp_jnum *n, int *isnum) {
-    memset(n, 0, sizeof(*n));
+    n->neg = n->cut = n->dropped = 0;
     n->integral = 1;
     *isnum = 0;
     char c = *sc->p;

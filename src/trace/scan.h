@@ -15,6 +15,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 enum { TP_SCAN_PAD = 64 };
 
@@ -76,26 +80,114 @@ static inline uint64_t tp_scan_offset(const tp_scan *sc, const char *at) {
     return sc->origin + (uint64_t)(at - sc->buf);
 }
 
+/* The first byte at or after p that is not whitespace (the sentinel is not). */
+static inline const char *tp_scan_ws_run(const char *p) {
+#ifdef __SSE2__
+    for (;; p += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i ws = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+        unsigned other = ~(unsigned)_mm_movemask_epi8(ws) & 0xffffu;
+        if (other) return p + __builtin_ctz(other);
+    }
+#else
+    while (tp_scan_class[(unsigned char)*p] & TP_CC_WS) p++;
+    return p;
+#endif
+}
+
+/* Skips whitespace. Writers put one space after ':' and ',': that one costs no branch; longer
+ * runs (newline and indentation) go 16 bytes at a time. */
 static inline void tp_scan_ws(tp_scan *sc) {
-    const unsigned char *p = (const unsigned char *)sc->p;
-    while (tp_scan_class[*p] & TP_CC_WS) p++;
-    sc->p = (const char *)p;
+    const char *p = sc->p;
+    p += *p == ' ';
+    if (__builtin_expect(tp_scan_class[(unsigned char)*p] & TP_CC_WS, 0)) p = tp_scan_ws_run(p);
+    sc->p = p;
+}
+
+/* The first '"' or '\\' at or after p; the sentinel guarantees one. SSE2 (baseline on x86-64)
+ * tests 16 bytes at a time. */
+static inline const char *tp_scan_quote_or_backslash(const char *p) {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    for (;; p += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        int hits = _mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+        if (hits) return p + __builtin_ctz((unsigned)hits);
+    }
+#else
+    while (*p != '"' && *p != '\\') p++;
+    return p;
+#endif
 }
 
 /* The string at p (which is at its opening quote). Raw control bytes and invalid UTF-8 are
  * accepted as they are. */
-int tp_scan_string(tp_scan *sc, tp_jstr *out);
+static inline int tp_scan_string(tp_scan *sc, tp_jstr *out) {
+    const char *start = sc->p + 1, *p = start;
+    uint32_t esc = 0;
+    for (;;) {
+        p = tp_scan_quote_or_backslash(p);
+        if (p >= sc->end) return TP_SCAN_MORE;
+        if (*p == '"') break;
+        esc = 1;
+        p += 2; /* the backslash and the byte it protects (at worst the padding's first quote) */
+    }
+    out->s = start;
+    out->len = (uint32_t)(p - start); /* units are bounded far below 4 GB (reader.c) */
+    out->esc = esc;
+    sc->p = p + 1;
+    return TP_SCAN_OK;
+}
 /* The bytes of s with escapes decoded (\uXXXX to UTF-8; lone surrogates and \u0000 become
  * U+FFFD). Points into s itself or into sc->tmp: valid until the next call. */
-const char *tp_scan_text(tp_scan *sc, const tp_jstr *s, size_t *len);
-/* 1 when s, decoded, equals lit. */
-int tp_scan_str_eq(tp_scan *sc, const tp_jstr *s, const char *lit);
+const char *tp_scan_text_slow(tp_scan *sc, const tp_jstr *s, size_t *len);
+static inline const char *tp_scan_text(tp_scan *sc, const tp_jstr *s, size_t *len) {
+    if (s->esc) return tp_scan_text_slow(sc, s, len);
+    *len = s->len;
+    return s->s;
+}
+/* 1 when s, decoded, equals lit[0..n). */
+int tp_scan_str_eq_slow(tp_scan *sc, const tp_jstr *s, const char *lit, size_t n);
+static inline int tp_scan_str_eq_n(tp_scan *sc, const tp_jstr *s, const char *lit, size_t n) {
+    if (!s->esc) return s->len == n && memcmp(s->s, lit, n) == 0;
+    return tp_scan_str_eq_slow(sc, s, lit, n);
+}
+/* The same for a string literal (anything else does not compile). */
+#define tp_scan_str_eq(sc, s, lit) tp_scan_str_eq_n((sc), (s), "" lit, sizeof(lit) - 1)
 
 /* Steps through an object, after its '{': TP_SCAN_ITEM with *key set and p at the member's
  * value, or TP_SCAN_OK once the closing brace is consumed. *first is 1 before the first member
  * and is cleared only when a member is returned, so a caller can retry a unit. A trailing comma
- * is tolerated. */
-int tp_scan_member(tp_scan *sc, int *first, tp_jstr *key);
+ * is tolerated. The inline part takes the common shape `, "key": `; the rest goes to
+ * tp_scan_member_slow. */
+int tp_scan_member_slow(tp_scan *sc, int *first, tp_jstr *key);
+static inline int tp_scan_member(tp_scan *sc, int *first, tp_jstr *key) {
+    const char *at = sc->p, *p = at;
+    p += *p == ' ';
+    if (*p == ',' && !*first) {
+        p++;
+        p += *p == ' ';
+    } else if (!*first) {
+        return tp_scan_member_slow(sc, first, key);
+    }
+    if (__builtin_expect(tp_scan_class[(unsigned char)*p] & TP_CC_WS, 0)) p = tp_scan_ws_run(p);
+    if (*p != '"' || p >= sc->end) return tp_scan_member_slow(sc, first, key);
+    sc->p = p;
+    int rc = tp_scan_string(sc, key);
+    if (rc) return rc;
+    if (*sc->p != ':') {
+        sc->p = at;
+        return tp_scan_member_slow(sc, first, key);
+    }
+    sc->p++;
+    tp_scan_ws(sc);
+    if (sc->p == sc->end) return TP_SCAN_MORE;
+    *first = 0;
+    return TP_SCAN_ITEM;
+}
 /* The same through an array, after its '[': TP_SCAN_ITEM with p at the element, or TP_SCAN_OK
  * once the closing bracket is consumed. */
 int tp_scan_element(tp_scan *sc, int *first);
@@ -108,6 +200,21 @@ int tp_scan_element(tp_scan *sc, int *first);
  * over with its unit. */
 enum { TP_SCAN_MAX_DEPTH = 1 << 20 };
 int tp_scan_skip(tp_scan *sc, const char **resume);
+/* tp_scan_skip for a value inside a unit, with numbers and strings inline. */
+static inline int tp_scan_skip_value(tp_scan *sc) {
+    const unsigned char *p = (const unsigned char *)sc->p;
+    if ((unsigned)(*p - '0') < 10 || *p == '-') {
+        while (!(tp_scan_class[*p] & TP_CC_DELIM)) p++;
+        if ((const char *)p == sc->end) return TP_SCAN_MORE;
+        sc->p = (const char *)p;
+        return TP_SCAN_OK;
+    }
+    if (*p == '"') {
+        tp_jstr s;
+        return tp_scan_string(sc, &s);
+    }
+    return tp_scan_skip(sc, NULL);
+}
 
 /* A number at p into *out. Returns TP_SCAN_OK with *isnum = 1 for a JSON number, or *isnum = 0
  * for any other value (string, bare word such as N/A, object or array), which is skipped. */
