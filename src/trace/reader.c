@@ -250,6 +250,10 @@ static int events(reader *r) {
         }
         int first = r->first;
         int rc = tp_scan_element(sc, &first);
+        if (rc == TP_SCAN_MORE && sc->eof && r->array_form) {
+            r->state = ST_DONE; /* ... or with a trailing comma */
+            return TP_SCAN_OK;
+        }
         if (rc == TP_SCAN_OK) {
             r->state = r->array_form ? ST_AFTER : ST_OBJECT;
             r->first = 0;

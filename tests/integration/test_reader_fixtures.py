@@ -233,7 +233,7 @@ def test_fixtures_present():
     assert len(ALL) >= 8, "expected the kineto and torch-legacy fixtures in " + FIXTURES
 
 
-@pytest.mark.parametrize("path", ALL, ids=os.path.basename)
+@pytest.mark.parametrize("path", ALL, ids=[os.path.basename(p) for p in ALL])
 def test_fixture(path):
     got = dump(path)
     want = expected(path)
