@@ -39,7 +39,8 @@ static int raw_read(const char *path) {
     unsigned long long bytes = 0;
     double t0 = now();
     ssize_t n;
-    while ((n = read(fd, buf, sizeof(buf))) > 0) bytes += (unsigned long long)n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        bytes += (unsigned long long)n;
     double dt = now() - t0;
     close(fd);
     printf("mode=raw bytes=%llu seconds=%.4f mb_s=%.1f peak_rss_kb=%ld\n", bytes, dt,

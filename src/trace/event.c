@@ -77,12 +77,14 @@ void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
     er->m = m;
     er->sc = sc;
     er->k_flops = tp_model_intern_cstr(m, "flops");
-    for (int i = 0; i < NMEM; i++) er->k_mem[i] = tp_model_intern_cstr(m, mem_keys[i]);
+    for (int i = 0; i < NMEM; i++)
+        er->k_mem[i] = tp_model_intern_cstr(m, mem_keys[i]);
     er->last_track = UINT32_MAX;
 }
 
 void tp_evread_free(tp_evread *er) {
-    for (size_t i = 0; i < er->cap_stacks; i++) free(er->stacks[i].r);
+    for (size_t i = 0; i < er->cap_stacks; i++)
+        free(er->stacks[i].r);
     free(er->stacks);
     free(er->cat_kind);
     free(er->names);
@@ -98,12 +100,17 @@ static int want_of(tp_scan *sc, const tp_jstr *ph) {
     if (!ph->s || n != 1) return W_NONE;
     switch (s[0]) {
     case 'X':
-    case 'B': return W_RANGE;
+    case 'B':
+        return W_RANGE;
     case 'i':
-    case 'I': return W_MEMORY;
-    case 'C': return W_COUNTER;
-    case 'M': return W_META;
-    default: return W_NONE;
+    case 'I':
+        return W_MEMORY;
+    case 'C':
+        return W_COUNTER;
+    case 'M':
+        return W_META;
+    default:
+        return W_NONE;
     }
 }
 
@@ -125,7 +132,8 @@ static int field_of(tp_scan *sc, const tp_jstr *key) {
         if (memcmp(k, "name", 4) == 0) return F_NAME;
         if (memcmp(k, "args", 4) == 0) return F_ARGS;
         break;
-    default: break;
+    default:
+        break;
     }
     return F_OTHER;
 }
@@ -181,11 +189,13 @@ static int arg_value(tp_evread *er, fields *f, int want, const tp_jstr *key) {
             return rc;
         }
         break;
-    case W_COUNTER: return counter_arg(er, key);
+    case W_COUNTER:
+        return counter_arg(er, key);
     case W_META:
         if (tp_scan_str_eq(sc, key, "name")) return string_value(sc, &f->meta_name);
         break;
-    default: break;
+    default:
+        break;
     }
     return tp_scan_skip_value(sc);
 }
@@ -205,19 +215,27 @@ static int args_value(tp_evread *er, fields *f, int want) {
 static int field_value(tp_evread *er, fields *f, const tp_jstr *key) {
     tp_scan *sc = er->sc;
     switch (field_of(sc, key)) {
-    case F_PH: return string_value(sc, &f->ph);
-    case F_NAME: return string_value(sc, &f->name);
-    case F_CAT: return string_value(sc, &f->cat);
-    case F_TS: return tp_scan_number(sc, &f->ts, &f->has_ts);
-    case F_DUR: return tp_scan_number(sc, &f->dur, &f->has_dur);
-    case F_PID: return id_value(sc, &f->pid);
-    case F_TID: return id_value(sc, &f->tid);
+    case F_PH:
+        return string_value(sc, &f->ph);
+    case F_NAME:
+        return string_value(sc, &f->name);
+    case F_CAT:
+        return string_value(sc, &f->cat);
+    case F_TS:
+        return tp_scan_number(sc, &f->ts, &f->has_ts);
+    case F_DUR:
+        return tp_scan_number(sc, &f->dur, &f->has_dur);
+    case F_PID:
+        return id_value(sc, &f->pid);
+    case F_TID:
+        return id_value(sc, &f->tid);
     case F_ARGS:
         f->args = sc->p;
         /* Kineto and PyTorch write ph before args: then the args are read in the same pass. */
         f->args_read = f->ph.s != NULL;
         return f->args_read ? args_value(er, f, want_of(sc, &f->ph)) : tp_scan_skip_value(sc);
-    default: return tp_scan_skip_value(sc);
+    default:
+        return tp_scan_skip_value(sc);
     }
 }
 
@@ -404,8 +422,8 @@ static void end_event(tp_evread *er, const fields *f, const char *start) {
 static void memory_event(tp_evread *er, const fields *f, const char *start) {
     int64_t ts;
     if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
-    tp_event *ev = new_event(er, track_of(er, f), TP_MEMORY, ts, intern(er, &f->name),
-                             intern(er, &f->cat));
+    tp_event *ev =
+        new_event(er, track_of(er, f), TP_MEMORY, ts, intern(er, &f->name), intern(er, &f->cat));
     for (int i = 0; ev && i < NMEM; i++) {
         num_arg a = number_arg(er, &f->mem[i], (f->mem_mask >> i) & 1);
         add_number_arg(er->m, ev, er->k_mem[i], &a);
@@ -415,8 +433,8 @@ static void memory_event(tp_evread *er, const fields *f, const char *start) {
 static void counter_event(tp_evread *er, const fields *f, const char *start) {
     int64_t ts;
     if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
-    tp_event *ev = new_event(er, track_of(er, f), TP_COUNTER, ts, intern(er, &f->name),
-                             intern(er, &f->cat));
+    tp_event *ev =
+        new_event(er, track_of(er, f), TP_COUNTER, ts, intern(er, &f->name), intern(er, &f->cat));
     for (size_t i = 0; ev && i < er->ncargs; i++) {
         num_arg a = number_arg(er, &er->cargs[i].val, 1);
         add_number_arg(er->m, ev, intern(er, &er->cargs[i].key), &a);
@@ -424,8 +442,9 @@ static void counter_event(tp_evread *er, const fields *f, const char *start) {
 }
 
 static void metadata_event(tp_evread *er, const fields *f) {
-    int thread = f->name.s && tp_scan_str_eq(er->sc, &f->name, "thread_name");
-    if (!f->meta_name.s || (!thread && !tp_scan_str_eq(er->sc, &f->name, "process_name"))) return;
+    if (!f->name.s || !f->meta_name.s) return;
+    int thread = tp_scan_str_eq(er->sc, &f->name, "thread_name");
+    if (!thread && !tp_scan_str_eq(er->sc, &f->name, "process_name")) return;
     if (TP_GROW(er->names, er->cap_names, er->nnames + 1)) {
         er->m->failed = 1;
         return;
@@ -442,16 +461,27 @@ static void add_event(tp_evread *er, const fields *f, const char *start) {
     const char *ph = f->ph.s ? tp_scan_text(er->sc, &f->ph, &n) : "";
     if (!f->ph.s || n != 1) return;
     switch (ph[0]) {
-    case 'X': complete_event(er, f, start); break;
-    case 'B': begin_event(er, f, start); break;
-    case 'E': end_event(er, f, start); break;
+    case 'X':
+        complete_event(er, f, start);
+        break;
+    case 'B':
+        begin_event(er, f, start);
+        break;
+    case 'E':
+        end_event(er, f, start);
+        break;
     case 'i':
     case 'I':
         if (f->name.s && tp_scan_str_eq(er->sc, &f->name, "[memory]")) memory_event(er, f, start);
         break;
-    case 'C': counter_event(er, f, start); break;
-    case 'M': metadata_event(er, f); break;
-    default: break; /* flows, async, samples, ...: not needed */
+    case 'C':
+        counter_event(er, f, start);
+        break;
+    case 'M':
+        metadata_event(er, f);
+        break;
+    default:
+        break; /* flows, async, samples, ...: not needed */
     }
 }
 

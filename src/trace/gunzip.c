@@ -89,14 +89,16 @@ static void *producer(void *arg) {
     tp_gunzip *g = arg;
     for (;;) {
         pthread_mutex_lock(&g->lock);
-        while (g->count == TP_GZ_NBLOCKS && !g->stop) pthread_cond_wait(&g->drained, &g->lock);
+        while (g->count == TP_GZ_NBLOCKS && !g->stop)
+            pthread_cond_wait(&g->drained, &g->lock);
         size_t slot = (g->head + g->count) % TP_GZ_NBLOCKS;
         int stop = g->stop;
         pthread_mutex_unlock(&g->lock);
         if (stop) return NULL;
         size_t len = 0;
         ptrdiff_t n = 1;
-        while (len < TP_GZ_BLOCK && (n = inflate_some(g, g->blocks[slot] + len, TP_GZ_BLOCK - len)) > 0)
+        while (len < TP_GZ_BLOCK &&
+               (n = inflate_some(g, g->blocks[slot] + len, TP_GZ_BLOCK - len)) > 0)
             len += (size_t)n;
         pthread_mutex_lock(&g->lock);
         g->lens[slot] = len;
@@ -148,7 +150,8 @@ tp_gunzip *tp_gunzip_new(tp_raw_read raw, void *ctx, int threaded) {
 ptrdiff_t tp_gunzip_read(tp_gunzip *g, char *dst, size_t cap) {
     if (!g->threaded) return inflate_some(g, dst, cap);
     pthread_mutex_lock(&g->lock);
-    while (g->count == 0 && !g->finished) pthread_cond_wait(&g->filled, &g->lock);
+    while (g->count == 0 && !g->finished)
+        pthread_cond_wait(&g->filled, &g->lock);
     if (g->count == 0) {
         pthread_mutex_unlock(&g->lock);
         return g->done > 0 ? 0 : -1;
@@ -170,7 +173,9 @@ ptrdiff_t tp_gunzip_read(tp_gunzip *g, char *dst, size_t cap) {
     return (ptrdiff_t)n;
 }
 
-const char *tp_gunzip_error(const tp_gunzip *g) { return g->err; }
+const char *tp_gunzip_error(const tp_gunzip *g) {
+    return g->err;
+}
 
 void tp_gunzip_free(tp_gunzip *g) {
     if (!g) return;
@@ -184,7 +189,8 @@ void tp_gunzip_free(tp_gunzip *g) {
         pthread_cond_destroy(&g->filled);
         pthread_cond_destroy(&g->drained);
     }
-    for (int i = 0; i < TP_GZ_NBLOCKS; i++) free(g->blocks[i]);
+    for (int i = 0; i < TP_GZ_NBLOCKS; i++)
+        free(g->blocks[i]);
     inflateEnd(&g->zs);
     free(g->in);
     free(g);

@@ -42,7 +42,8 @@ static ptrdiff_t raw_read(void *ctx, unsigned char *dst, size_t cap, char *err, 
         memcpy(dst, in->mem + pos, n);
     } else {
         ssize_t r;
-        do r = read(in->fd, dst, cap);
+        do
+            r = read(in->fd, dst, cap);
         while (r < 0 && errno == EINTR);
         if (r < 0) {
             snprintf(err, errlen, "read error: %s", strerror(errno));
@@ -89,10 +90,10 @@ tp_input *tp_input_open(const char *path, char *err, size_t errlen) {
     }
     in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
     in->own_fd = in->fd != STDIN_FILENO;
-    struct stat st;
+    struct stat st = {0};
     int errnum = 0;
     if (in->fd < 0 || fstat(in->fd, &st) != 0)
-        errnum = errno;
+        errnum = errno ? errno : EIO;
     else if (S_ISDIR(st.st_mode))
         errnum = EISDIR;
     if (errnum) {
@@ -105,8 +106,8 @@ tp_input *tp_input_open(const char *path, char *err, size_t errlen) {
         posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
     while (in->head_len < sizeof(in->head)) {
-        ptrdiff_t n = raw_read(in, in->head + in->head_len, sizeof(in->head) - in->head_len, err,
-                               errlen);
+        ptrdiff_t n =
+            raw_read(in, in->head + in->head_len, sizeof(in->head) - in->head_len, err, errlen);
         if (n <= 0) {
             if (n == 0) break;
             tp_input_close(in);

@@ -21,7 +21,6 @@
 #include "trace/scan.h"
 #include "util/log.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,14 +63,7 @@ typedef struct reader {
     size_t errlen;
 } reader;
 
-static int fail_at(reader *r, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail_at(reader *r, uint64_t offset, const char *fmt, ...) {
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
+static int fail_at(reader *r, uint64_t offset, const char *msg) {
     if (r->err && r->errlen)
         snprintf(r->err, r->errlen, "%s: byte %llu: %s", r->name, (unsigned long long)offset, msg);
     return -1;
@@ -110,11 +102,14 @@ static int device_member(reader *r, const tp_jstr *key, void *ctx) {
     if (tp_scan_str_eq(&r->sc, key, "id")) return int_value(r, &d->id);
     if (tp_scan_str_eq(&r->sc, key, "totalGlobalMem")) return int_value(r, &d->mem);
     /* computeProperties (2021) says major, minor, multiProcessorCount. */
-    if (tp_scan_str_eq(&r->sc, key, "computeMajor") || tp_scan_str_eq(&r->sc, key, "major")) return int_value(r, &d->major);
-    if (tp_scan_str_eq(&r->sc, key, "computeMinor") || tp_scan_str_eq(&r->sc, key, "minor")) return int_value(r, &d->minor);
+    if (tp_scan_str_eq(&r->sc, key, "computeMajor") || tp_scan_str_eq(&r->sc, key, "major"))
+        return int_value(r, &d->major);
+    if (tp_scan_str_eq(&r->sc, key, "computeMinor") || tp_scan_str_eq(&r->sc, key, "minor"))
+        return int_value(r, &d->minor);
     if (tp_scan_str_eq(&r->sc, key, "numSms") || tp_scan_str_eq(&r->sc, key, "multiProcessorCount"))
         return int_value(r, &d->sms);
-    if (tp_scan_str_eq(&r->sc, key, "name") && *r->sc.p == '"') return tp_scan_string(&r->sc, &d->name);
+    if (tp_scan_str_eq(&r->sc, key, "name") && *r->sc.p == '"')
+        return tp_scan_string(&r->sc, &d->name);
     return tp_scan_skip_value(&r->sc);
 }
 
@@ -190,7 +185,8 @@ static int top_member(reader *r, const tp_jstr *key) {
         r->first = 1;
         return TP_SCAN_OK;
     }
-    if (tp_scan_str_eq(&r->sc, key, "deviceProperties") || tp_scan_str_eq(&r->sc, key, "computeProperties"))
+    if (tp_scan_str_eq(&r->sc, key, "deviceProperties") ||
+        tp_scan_str_eq(&r->sc, key, "computeProperties"))
         return devices(r);
     if (tp_scan_str_eq(&r->sc, key, "distributedInfo")) return each_member(r, dist_member, NULL);
     if (tp_scan_str_eq(&r->sc, key, "baseTimeNanoseconds")) return base_time(r);
@@ -202,7 +198,7 @@ static int top_member(reader *r, const tp_jstr *key) {
 
 /* ---- the states ------------------------------------------------------------------------- */
 
-static int start(reader *r) {
+static int open_document(reader *r) {
     tp_scan *sc = &r->sc;
     static const char bom[] = "\xef\xbb\xbf";
     if (sc->origin == 0 && sc->p == sc->buf && (unsigned char)*sc->p == 0xef) {
@@ -268,7 +264,7 @@ static int events(reader *r) {
     }
 }
 
-static int after(reader *r) {
+static int document_end(reader *r) {
     tp_scan *sc = &r->sc;
     tp_scan_ws(sc);
     if (sc->p < sc->end) return tp_scan_fail(sc, sc->p, "unexpected data after the trace");
@@ -280,15 +276,24 @@ static int after(reader *r) {
 static int step(reader *r) {
     int rc;
     switch (r->state) {
-    case ST_START: rc = start(r); break;
-    case ST_OBJECT: rc = object(r); break;
-    case ST_EVENTS: rc = events(r); break;
+    case ST_START:
+        rc = open_document(r);
+        break;
+    case ST_OBJECT:
+        rc = object(r);
+        break;
+    case ST_EVENTS:
+        rc = events(r);
+        break;
     case ST_SKIP:
         rc = tp_scan_skip(&r->sc, &r->mark);
         if (rc == TP_SCAN_OK) r->state = ST_OBJECT;
         break;
-    case ST_AFTER: rc = after(r); break;
-    default: return TP_SCAN_OK;
+    case ST_AFTER:
+        rc = document_end(r);
+        break;
+    default:
+        return TP_SCAN_OK;
     }
     if (rc == TP_SCAN_OK) r->mark = r->sc.p;
     return rc;
@@ -320,8 +325,7 @@ static int refill(reader *r) {
     size_t off = (size_t)(r->mark - sc->buf), keep = (size_t)(sc->end - r->mark);
     if (keep > sc->cap / 2) {
         if (keep == sc->cap && sc->cap >= TP_READ_MAX_UNIT)
-            return fail_at(r, tp_scan_offset(sc, r->mark), "a single value longer than %d MB",
-                           TP_READ_MAX_UNIT >> 20);
+            return fail_at(r, tp_scan_offset(sc, r->mark), "a single value longer than 128 MB");
         if (sc->cap < TP_READ_MAX_UNIT) {
             char *nb = realloc(sc->buf, sc->cap * 2 + TP_SCAN_PAD);
             if (!nb) return fail_at(r, tp_scan_offset(sc, r->mark), "out of memory");
@@ -334,7 +338,7 @@ static int refill(reader *r) {
     size_t len = keep;
     while (len < sc->cap) {
         ptrdiff_t n = tp_input_read(r->in, sc->buf + len, sc->cap - len);
-        if (n < 0) return fail_at(r, sc->origin + len, "%s", tp_input_error(r->in));
+        if (n < 0) return fail_at(r, sc->origin + len, tp_input_error(r->in));
         if (n == 0) {
             sc->eof = 1;
             break;
@@ -353,10 +357,14 @@ static int fail_end(reader *r) {
     if (r->state == ST_START) return fail_at(r, end, "empty input: no JSON trace");
     if (r->state == ST_EVENTS && *r->mark != ']') {
         const char *p = r->mark;
-        while (tp_scan_class[(unsigned char)*p] & TP_CC_WS || *p == ',') p++;
-        if (p < sc->end)
-            return fail_at(r, end, "unexpected end of input inside the event at byte %llu",
-                           (unsigned long long)tp_scan_offset(sc, p));
+        while (tp_scan_class[(unsigned char)*p] & TP_CC_WS || *p == ',')
+            p++;
+        if (p < sc->end) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "unexpected end of input inside the event at byte %llu",
+                     (unsigned long long)tp_scan_offset(sc, p));
+            return fail_at(r, end, msg);
+        }
     }
     return fail_at(r, end, "unexpected end of input (the trace is cut short)");
 }
@@ -421,7 +429,7 @@ static int read_input(tp_input *in, const char *name, tp_model *m, int progress,
     while (rc == 0 && r.state != ST_DONE) {
         int s = step(&r);
         if (s == TP_SCAN_ERR)
-            rc = fail_at(&r, tp_scan_offset(&r.sc, r.sc.err_at), "%s", r.sc.err_msg);
+            rc = fail_at(&r, tp_scan_offset(&r.sc, r.sc.err_at), r.sc.err_msg);
         else if (s == TP_SCAN_MORE)
             rc = r.sc.eof ? fail_end(&r) : refill(&r);
     }

@@ -13,7 +13,8 @@
 #include <stddef.h>
 
 typedef struct tp_read_opts {
-    int progress; /* 1: a progress line on stderr for inputs over ~100 MB when stderr is a terminal */
+    int progress; /* 1: a progress line on stderr for inputs over ~100 MB when stderr is a terminal
+                   */
 } tp_read_opts;
 
 /* Reads a Chrome/Kineto trace into m (already tp_model_init'ed; events are appended, so several

@@ -139,12 +139,24 @@ static size_t unescape(char *out, const char *s, size_t n) {
         switch (c) {
         case '"':
         case '\\':
-        case '/': plain = c; break;
-        case 'b': plain = '\b'; break;
-        case 'f': plain = '\f'; break;
-        case 'n': plain = '\n'; break;
-        case 'r': plain = '\r'; break;
-        case 't': plain = '\t'; break;
+        case '/':
+            plain = c;
+            break;
+        case 'b':
+            plain = '\b';
+            break;
+        case 'f':
+            plain = '\f';
+            break;
+        case 'n':
+            plain = '\n';
+            break;
+        case 'r':
+            plain = '\r';
+            break;
+        case 't':
+            plain = '\t';
+            break;
         case 'u': {
             size_t used;
             unsigned cp = unicode_escape(s + i, n - i, &used);
@@ -155,7 +167,8 @@ static size_t unescape(char *out, const char *s, size_t n) {
             }
             break;
         }
-        default: break;
+        default:
+            break;
         }
         if (plain) {
             *o++ = plain;
@@ -185,7 +198,7 @@ int tp_scan_str_eq_slow(tp_scan *sc, const tp_jstr *s, const char *lit, size_t l
 
 /* Member and element steps share this: after an item, a comma (then possibly the closer: a
  * trailing comma is tolerated) or the closer. */
-static inline int next_item(tp_scan *sc, int *first, char closer, const char *msg) {
+static inline int next_item(tp_scan *sc, const int *first, char closer, const char *msg) {
     tp_scan_ws(sc);
     if (sc->p == sc->end) return TP_SCAN_MORE;
     if (*sc->p == closer) {
@@ -230,7 +243,8 @@ int tp_scan_element(tp_scan *sc, int *first) {
 /* A bare token (a number, true, N/A, ...): up to the next delimiter. */
 static int skip_token(tp_scan *sc) {
     const unsigned char *p = (const unsigned char *)sc->p;
-    while (!(tp_scan_class[*p] & TP_CC_DELIM)) p++;
+    while (!(tp_scan_class[*p] & TP_CC_DELIM))
+        p++;
     if ((const char *)p == sc->end) return TP_SCAN_MORE;
     if ((const char *)p == sc->p) return tp_scan_fail(sc, sc->p, "expected a value");
     sc->p = (const char *)p;
@@ -278,7 +292,9 @@ int tp_scan_skip(tp_scan *sc, const char **resume) {
     }
 }
 
-static inline int is_digit(unsigned char c) { return (unsigned)(c - '0') < 10; }
+static inline int is_digit(unsigned char c) {
+    return (unsigned)(c - '0') < 10;
+}
 
 /* One digit of a number with more than 19: only the first 19 count, the next rounds. */
 static inline void add_digit(tp_jnum *n, unsigned d, int frac) {
@@ -321,12 +337,14 @@ static int number_syntax(const unsigned char **pp, tp_jnum *n) {
     }
     const unsigned char *ip = p, *fp = p;
     uint64_t v = 0;
-    while (is_digit(*p)) v = v * 10 + (unsigned)(*p++ - '0');
+    while (is_digit(*p))
+        v = v * 10 + (unsigned)(*p++ - '0');
     size_t ni = (size_t)(p - ip), nf = 0;
     if (!ni) return 0;
     if (*p == '.') {
         fp = ++p;
-        while (is_digit(*p)) v = v * 10 + (unsigned)(*p++ - '0');
+        while (is_digit(*p))
+            v = v * 10 + (unsigned)(*p++ - '0');
         nf = (size_t)(p - fp);
         if (!nf) return 0;
         n->integral = 0;
@@ -393,7 +411,9 @@ int tp_jnum_scaled(const tp_jnum *n, int scale, int64_t limit, int64_t *out) {
 
 static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-static void c_locale_init(void) { c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
+static void c_locale_init(void) {
+    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
 
 int tp_jnum_value(tp_scan *sc, const tp_jnum *n, int64_t *i, double *d) {
     static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,

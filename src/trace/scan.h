@@ -85,14 +85,16 @@ static inline const char *tp_scan_ws_run(const char *p) {
 #ifdef __SSE2__
     for (;; p += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i ws = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
         unsigned other = ~(unsigned)_mm_movemask_epi8(ws) & 0xffffu;
         if (other) return p + __builtin_ctz(other);
     }
 #else
-    while (tp_scan_class[(unsigned char)*p] & TP_CC_WS) p++;
+    while (tp_scan_class[(unsigned char)*p] & TP_CC_WS)
+        p++;
     return p;
 #endif
 }
@@ -113,12 +115,13 @@ static inline const char *tp_scan_quote_or_backslash(const char *p) {
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
     for (;; p += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        int hits = _mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+        int hits =
+            _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
         if (hits) return p + __builtin_ctz((unsigned)hits);
     }
 #else
-    while (*p != '"' && *p != '\\') p++;
+    while (*p != '"' && *p != '\\')
+        p++;
     return p;
 #endif
 }
@@ -204,7 +207,8 @@ int tp_scan_skip(tp_scan *sc, const char **resume);
 static inline int tp_scan_skip_value(tp_scan *sc) {
     const unsigned char *p = (const unsigned char *)sc->p;
     if ((unsigned)(*p - '0') < 10 || *p == '-') {
-        while (!(tp_scan_class[*p] & TP_CC_DELIM)) p++;
+        while (!(tp_scan_class[*p] & TP_CC_DELIM))
+            p++;
         if ((const char *)p == sc->end) return TP_SCAN_MORE;
         sc->p = (const char *)p;
         return TP_SCAN_OK;

@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[] = {"",       "host_range", "kernel", "memcpy", "memset",
-                                         "gpu_annotation", "instant", "memory", "counter"};
+static const char *const kind_names[] = {"",        "host_range", "kernel",
+                                         "memcpy",  "memset",     "gpu_annotation",
+                                         "instant", "memory",     "counter"};
 enum { NKINDS = 9 };
 
 typedef struct kind_sum {
@@ -129,7 +130,8 @@ static void arg_sums(tp_buf *b, const tp_model *m) {
 
 static void tracks(tp_buf *b, const tp_model *m) {
     uint64_t *per = calloc(m->ntracks + 1, sizeof(*per));
-    for (size_t i = 0; per && i < m->nevents; i++) per[m->events[i].track]++;
+    for (size_t i = 0; per && i < m->nevents; i++)
+        per[m->events[i].track]++;
     put_key(b, "track_events");
     tp_buf_putc(b, '{');
     size_t start = b->len;

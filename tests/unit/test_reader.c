@@ -72,13 +72,14 @@ static void test_out_of_range_times_are_left_out(void **state) {
     (void)state;
     tp_log_set_quiet(1);
     tp_model m;
-    assert_int_equal(read_json(&m, "[{\"ph\":\"X\",\"name\":\"big\",\"ts\":99999999999999999999999,\"dur\":1},"
-                                   "{\"ph\":\"X\",\"name\":\"neg\",\"ts\":1,\"dur\":-2},"
-                                   "{\"ph\":\"X\",\"name\":\"na\",\"ts\":N/A,\"dur\":1},"
-                                   "{\"ph\":\"X\",\"name\":\"huge\",\"ts\":1e300,\"dur\":1},"
-                                   "{\"ph\":\"X\",\"name\":\"nodur\",\"ts\":7},"
-                                   "{\"ph\":\"X\",\"name\":\"nadur\",\"ts\":8,\"dur\":N/A}]"),
-                     0);
+    assert_int_equal(
+        read_json(&m, "[{\"ph\":\"X\",\"name\":\"big\",\"ts\":99999999999999999999999,\"dur\":1},"
+                      "{\"ph\":\"X\",\"name\":\"neg\",\"ts\":1,\"dur\":-2},"
+                      "{\"ph\":\"X\",\"name\":\"na\",\"ts\":N/A,\"dur\":1},"
+                      "{\"ph\":\"X\",\"name\":\"huge\",\"ts\":1e300,\"dur\":1},"
+                      "{\"ph\":\"X\",\"name\":\"nodur\",\"ts\":7},"
+                      "{\"ph\":\"X\",\"name\":\"nadur\",\"ts\":8,\"dur\":N/A}]"),
+        0);
     assert_int_equal(m.nevents, 2);
     assert_string_equal(name_of(&m, &m.events[0]), "nodur");
     assert_true(m.events[0].dur == 0 && m.events[1].dur == 0);
@@ -92,9 +93,10 @@ static void test_out_of_range_times_are_left_out(void **state) {
 static void test_args_numbers(void **state) {
     (void)state;
     tp_model m;
-    assert_int_equal(read_json(&m, "[{\"ph\":\"C\",\"name\":\"c\",\"ts\":1,\"args\":{\"i\":-42,"
-                                   "\"big\":123456789012345678901234567890,\"f\":0.1,\"e\":-2.5e-3,"
-                                   "\"s\":\"7\",\"na\":N/A,\"t\":true,\"n\":null,\"o\":{\"x\":1}}}]"),
+    assert_int_equal(read_json(&m,
+                               "[{\"ph\":\"C\",\"name\":\"c\",\"ts\":1,\"args\":{\"i\":-42,"
+                               "\"big\":123456789012345678901234567890,\"f\":0.1,\"e\":-2.5e-3,"
+                               "\"s\":\"7\",\"na\":N/A,\"t\":true,\"n\":null,\"o\":{\"x\":1}}}]"),
                      0);
     const tp_event *ev = only(&m);
     assert_int_equal(ev->kind, TP_COUNTER);
@@ -118,9 +120,10 @@ static void test_args_numbers(void **state) {
 static void test_string_escapes(void **state) {
     (void)state;
     tp_model m;
-    assert_int_equal(read_json(&m, "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"name\":"
-                                   "\"q\\\" b\\\\ \\/ \\u00e9 \\ud83d\\ude00 \\ud800x \\u0000 \\n\\t\\x\"}]"),
-                     0);
+    assert_int_equal(
+        read_json(&m, "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"name\":"
+                      "\"q\\\" b\\\\ \\/ \\u00e9 \\ud83d\\ude00 \\ud800x \\u0000 \\n\\t\\x\"}]"),
+        0);
     assert_string_equal(name_of(&m, only(&m)),
                         "q\" b\\ / \xc3\xa9 \xf0\x9f\x98\x80 \xef\xbf\xbdx \xef\xbf\xbd \n\t\\x");
     tp_model_free(&m);
@@ -134,11 +137,14 @@ static void test_string_escapes(void **state) {
 static void test_pids_and_tids(void **state) {
     (void)state;
     tp_model m;
-    assert_int_equal(read_json(&m, "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,\"pid\":7,\"tid\":\"25738\"},"
-                                   "{\"ph\":\"X\",\"name\":\"b\",\"ts\":1,\"dur\":1,\"pid\":\"7\",\"tid\":25738},"
-                                   "{\"ph\":\"X\",\"name\":\"c\",\"ts\":1,\"dur\":1,\"pid\":\"CPU functions\",\"tid\":\"stream 7\"},"
-                                   "{\"ph\":\"X\",\"name\":\"d\",\"ts\":1,\"dur\":1,\"pid\":-1,\"tid\":\"-3\"}]"),
-                     0);
+    assert_int_equal(
+        read_json(&m,
+                  "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,\"pid\":7,\"tid\":\"25738\"},"
+                  "{\"ph\":\"X\",\"name\":\"b\",\"ts\":1,\"dur\":1,\"pid\":\"7\",\"tid\":25738},"
+                  "{\"ph\":\"X\",\"name\":\"c\",\"ts\":1,\"dur\":1,\"pid\":\"CPU "
+                  "functions\",\"tid\":\"stream 7\"},"
+                  "{\"ph\":\"X\",\"name\":\"d\",\"ts\":1,\"dur\":1,\"pid\":-1,\"tid\":\"-3\"}]"),
+        0);
     assert_int_equal(m.nevents, 4);
     assert_int_equal(m.events[0].track, m.events[1].track);
     const tp_track *t = &m.tracks[m.events[0].track];
@@ -157,11 +163,15 @@ static void test_kinds_by_category(void **state) {
         const char *cat;
         int kind; /* 0: not kept */
     } cases[] = {
-        {"kernel", TP_KERNEL},         {"Kernel", TP_KERNEL},
-        {"gpu_memcpy", TP_MEMCPY},     {"Memcpy", TP_MEMCPY},
-        {"GPU_MEMSET", TP_MEMSET},     {"memset", TP_MEMSET},
+        {"kernel", TP_KERNEL},
+        {"Kernel", TP_KERNEL},
+        {"gpu_memcpy", TP_MEMCPY},
+        {"Memcpy", TP_MEMCPY},
+        {"GPU_MEMSET", TP_MEMSET},
+        {"memset", TP_MEMSET},
         {"gpu_user_annotation", TP_GPU_ANNOTATION},
-        {"Trace", 0},                  {"cpu_op", TP_HOST_RANGE},
+        {"Trace", 0},
+        {"cpu_op", TP_HOST_RANGE},
         {"my own category", TP_HOST_RANGE},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -190,14 +200,17 @@ static void test_kinds_by_category(void **state) {
 static void test_steps_flows_and_unknown_phases(void **state) {
     (void)state;
     tp_model m;
-    assert_int_equal(read_json(&m, "[{\"ph\":\"X\",\"name\":\"ProfilerStep#12\",\"ts\":1,\"dur\":9},"
-                                   "{\"ph\":\"X\",\"name\":\"ProfilerStep#x\",\"ts\":1,\"dur\":9},"
-                                   "{\"ph\":\"f\",\"id\":3,\"ts\":2,\"bp\":\"e\",\"name\":\"ac2g\"},"
-                                   "{\"ph\":\"s\",\"id\":4,\"ts\":2},{\"ph\":\"Q\",\"ts\":3},"
-                                   "{\"ph\":\"i\",\"name\":\"Iteration Start\",\"ts\":3,\"s\":\"g\"},"
-                                   "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ProfilerStep#3\",\"ts\":1,\"dur\":1},"
-                                   "{\"unknown\":[1,{\"a\":[]}],\"ph\":\"X\",\"name\":\"late\",\"ts\":1,\"dur\":1}, 5, \"x\"]"),
-                     0);
+    assert_int_equal(
+        read_json(
+            &m, "[{\"ph\":\"X\",\"name\":\"ProfilerStep#12\",\"ts\":1,\"dur\":9},"
+                "{\"ph\":\"X\",\"name\":\"ProfilerStep#x\",\"ts\":1,\"dur\":9},"
+                "{\"ph\":\"f\",\"id\":3,\"ts\":2,\"bp\":\"e\",\"name\":\"ac2g\"},"
+                "{\"ph\":\"s\",\"id\":4,\"ts\":2},{\"ph\":\"Q\",\"ts\":3},"
+                "{\"ph\":\"i\",\"name\":\"Iteration Start\",\"ts\":3,\"s\":\"g\"},"
+                "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ProfilerStep#3\",\"ts\":1,\"dur\":1},"
+                "{\"unknown\":[1,{\"a\":[]}],\"ph\":\"X\",\"name\":\"late\",\"ts\":1,\"dur\":1}, "
+                "5, \"x\"]"),
+        0);
     assert_int_equal(m.input_events, 10);
     assert_int_equal(m.nevents, 4);
     assert_int_equal(m.events[0].flags, TP_EVF_STEP);
@@ -210,16 +223,19 @@ static void test_steps_flows_and_unknown_phases(void **state) {
 static void test_begin_end_pairs(void **state) {
     (void)state;
     tp_model m;
-    assert_int_equal(read_json(&m, "[{\"ph\":\"E\",\"ts\":0,\"pid\":1,\"tid\":1},"
-                                   "{\"ph\":\"B\",\"name\":\"outer\",\"ts\":1,\"pid\":1,\"tid\":1,\"args\":{\"correlation\":5}},"
-                                   "{\"ph\":\"B\",\"name\":\"other\",\"ts\":2,\"pid\":1,\"tid\":2},"
-                                   "{\"ph\":\"B\",\"name\":\"inner\",\"ts\":3,\"pid\":1,\"tid\":1},"
-                                   "{\"ph\":\"E\",\"ts\":4.5,\"pid\":1,\"tid\":1},"
-                                   "{\"ph\":\"E\",\"ts\":10,\"pid\":1,\"tid\":1},"
-                                   "{\"ph\":\"B\",\"name\":\"open\",\"ts\":11,\"pid\":1,\"tid\":1},"
-                                   "{\"ph\":\"B\",\"cat\":\"Trace\",\"name\":\"t\",\"ts\":11,\"pid\":1,\"tid\":3},"
-                                   "{\"ph\":\"E\",\"ts\":12,\"pid\":1,\"tid\":3}]"),
-                     0);
+    assert_int_equal(
+        read_json(&m,
+                  "[{\"ph\":\"E\",\"ts\":0,\"pid\":1,\"tid\":1},"
+                  "{\"ph\":\"B\",\"name\":\"outer\",\"ts\":1,\"pid\":1,\"tid\":1,\"args\":{"
+                  "\"correlation\":5}},"
+                  "{\"ph\":\"B\",\"name\":\"other\",\"ts\":2,\"pid\":1,\"tid\":2},"
+                  "{\"ph\":\"B\",\"name\":\"inner\",\"ts\":3,\"pid\":1,\"tid\":1},"
+                  "{\"ph\":\"E\",\"ts\":4.5,\"pid\":1,\"tid\":1},"
+                  "{\"ph\":\"E\",\"ts\":10,\"pid\":1,\"tid\":1},"
+                  "{\"ph\":\"B\",\"name\":\"open\",\"ts\":11,\"pid\":1,\"tid\":1},"
+                  "{\"ph\":\"B\",\"cat\":\"Trace\",\"name\":\"t\",\"ts\":11,\"pid\":1,\"tid\":3},"
+                  "{\"ph\":\"E\",\"ts\":12,\"pid\":1,\"tid\":3}]"),
+        0);
     assert_int_equal(m.nevents, 2);
     assert_string_equal(name_of(&m, &m.events[0]), "inner");
     assert_true(m.events[0].ts == 3000 && m.events[0].dur == 1500);
@@ -232,12 +248,15 @@ static void test_begin_end_pairs(void **state) {
 static void test_memory_events(void **state) {
     (void)state;
     tp_model m;
-    assert_int_equal(read_json(&m, "[{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\","
-                                   "\"pid\":1,\"tid\":1,\"ts\":5,\"args\":{\"Total Reserved\":9,\"Total Allocated\":4096,"
-                                   "\"Bytes\":-512,\"Addr\":140000000000000,\"Device Id\":0,\"Device Type\":1}},"
-                                   "{\"args\":{\"Bytes\":4,\"Device Id\":-1},\"ph\":\"I\",\"name\":\"[memory]\",\"ts\":6},"
-                                   "{\"ph\":\"i\",\"name\":\"other\",\"ts\":6,\"args\":{\"Bytes\":4}}]"),
-                     0);
+    assert_int_equal(
+        read_json(
+            &m,
+            "[{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\","
+            "\"pid\":1,\"tid\":1,\"ts\":5,\"args\":{\"Total Reserved\":9,\"Total Allocated\":4096,"
+            "\"Bytes\":-512,\"Addr\":140000000000000,\"Device Id\":0,\"Device Type\":1}},"
+            "{\"args\":{\"Bytes\":4,\"Device Id\":-1},\"ph\":\"I\",\"name\":\"[memory]\",\"ts\":6},"
+            "{\"ph\":\"i\",\"name\":\"other\",\"ts\":6,\"args\":{\"Bytes\":4}}]"),
+        0);
     assert_int_equal(m.nevents, 2);
     const tp_event *ev = &m.events[0];
     assert_int_equal(ev->kind, TP_MEMORY);
@@ -262,13 +281,19 @@ static void test_memory_events(void **state) {
 static void test_metadata_names(void **state) {
     (void)state;
     tp_model m;
-    assert_int_equal(read_json(&m, "[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"python\"}},"
-                                   "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":\"2\",\"args\":{\"name\":\"main\"}},"
-                                   "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":9,\"tid\":9,\"args\":{\"name\":\"unused\"}},"
-                                   "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,\"args\":{\"sort_index\":3}},"
-                                   "{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":2},"
-                                   "{\"ph\":\"X\",\"name\":\"b\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":3}]"),
-                     0);
+    assert_int_equal(
+        read_json(
+            &m,
+            "[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":"
+            "\"python\"}},"
+            "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":\"2\",\"args\":{\"name\":"
+            "\"main\"}},"
+            "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":9,\"tid\":9,\"args\":{\"name\":"
+            "\"unused\"}},"
+            "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,\"args\":{\"sort_index\":3}},"
+            "{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":2},"
+            "{\"ph\":\"X\",\"name\":\"b\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":3}]"),
+        0);
     assert_int_equal(m.ntracks, 2); /* metadata creates no track */
     const tp_track *t = &m.tracks[m.events[0].track];
     assert_string_equal(tp_model_str(&m, t->process_name), "python");
@@ -282,16 +307,21 @@ static void test_metadata_names(void **state) {
 static void test_top_level_keys_after_events(void **state) {
     (void)state;
     tp_model m;
-    assert_int_equal(read_json(&m, "\xef\xbb\xbf{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1}],"
-                                   "\"metadata\":{\"deep\":[[[{\"x\":\"]\"}]]]},\"INFO\":[\"a\",\"b\"],"
-                                   "\"deviceProperties\":[{\"id\":0,\"name\":\"H100\",\"totalGlobalMem\":85018279936,"
-                                   "\"computeMajor\":9,\"computeMinor\":0,\"numSms\":132,\"warpSize\":32},"
-                                   "{\"name\":\"no id\",\"numSms\":2}],"
-                                   "\"computeProperties\":[{\"id\":5,\"major\":7,\"minor\":5,\"multiProcessorCount\":80}],"
-                                   "\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,\"world_size\":8,\"pg_config\":[{\"ranks\":[0,1]}]},"
-                                   "\"baseTimeNanoseconds\":1711964646000000000,"
-                                   "\"tprof\":{\"version\":\"0.1.0\",\"dropped_events\":17,\"partial\":true,\"config\":{\"a\":{}}}}\n\n"),
-                     0);
+    assert_int_equal(
+        read_json(
+            &m,
+            "\xef\xbb\xbf{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1}],"
+            "\"metadata\":{\"deep\":[[[{\"x\":\"]\"}]]]},\"INFO\":[\"a\",\"b\"],"
+            "\"deviceProperties\":[{\"id\":0,\"name\":\"H100\",\"totalGlobalMem\":85018279936,"
+            "\"computeMajor\":9,\"computeMinor\":0,\"numSms\":132,\"warpSize\":32},"
+            "{\"name\":\"no id\",\"numSms\":2}],"
+            "\"computeProperties\":[{\"id\":5,\"major\":7,\"minor\":5,\"multiProcessorCount\":80}],"
+            "\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,\"world_size\":8,\"pg_config\":[{"
+            "\"ranks\":[0,1]}]},"
+            "\"baseTimeNanoseconds\":1711964646000000000,"
+            "\"tprof\":{\"version\":\"0.1.0\",\"dropped_events\":17,\"partial\":true,\"config\":{"
+            "\"a\":{}}}}\n\n"),
+        0);
     assert_int_equal(m.nevents, 1);
     assert_true(m.base_ns == 1711964646000000000LL);
     assert_true(m.rank == 3 && m.world_size == 8);
@@ -301,10 +331,14 @@ static void test_top_level_keys_after_events(void **state) {
     assert_string_equal(tp_model_str(&m, m.devices[0].name), "H100");
     assert_true(m.devices[0].compute_major == 9 && m.devices[0].num_sms == 132);
     assert_true(m.devices[1].id == 1 && m.devices[1].num_sms == 2); /* no id: its index */
-    assert_true(m.devices[2].id == 5 && m.devices[2].compute_minor == 5 && m.devices[2].num_sms == 80);
+    assert_true(m.devices[2].id == 5 && m.devices[2].compute_minor == 5 &&
+                m.devices[2].num_sms == 80);
     tp_model_free(&m);
     /* tprof's own rank when distributedInfo is absent */
-    assert_int_equal(read_json(&m, "{\"tprof\":{\"rank\":2,\"world_size\":4,\"partial\":false},\"traceEvents\":[]}"), 0);
+    assert_int_equal(
+        read_json(&m,
+                  "{\"tprof\":{\"rank\":2,\"world_size\":4,\"partial\":false},\"traceEvents\":[]}"),
+        0);
     assert_true(m.rank == 2 && m.world_size == 4 && m.partial == 0);
     tp_model_free(&m);
 }
@@ -346,7 +380,8 @@ static void test_error_messages(void **state) {
     expect_error("[{ph:1}]", 8, "bad.json: byte 2: expected a string key in an object");
     expect_error("[{\"a\":[1}]", 10, "bad.json: byte 8: mismatched bracket");
     expect_error("[{\"a\":}]", 8, "bad.json: byte 6: expected a value");
-    expect_error("[{\"ph\":\"X\",\"ts\":1}] x", 21, "bad.json: byte 20: unexpected data after the trace");
+    expect_error("[{\"ph\":\"X\",\"ts\":1}] x", 21,
+                 "bad.json: byte 20: unexpected data after the trace");
     expect_error("[{\"ph\":\"X\"},{\"ph\":\"X\",\"na", 25,
                  "bad.json: byte 25: unexpected end of input inside the event at byte 12");
     expect_error("{\"traceEvents\":[{\"ph\":\"X\"}", 26,
@@ -365,12 +400,16 @@ static void test_error_messages(void **state) {
 }
 
 static const char sample[] =
-    "{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0,\"name\":\"GPU\",\"totalGlobalMem\":1024}],"
+    "{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0,\"name\":\"GPU\",\"totalGlobalMem\":1024}"
+    "],"
     "\"traceEvents\":[\n"
-    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":2,\"ts\":1.5,\"dur\":2,"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":2,\"ts\":1.5,\"dur\":"
+    "2,"
     "\"args\":{\"External id\":3,\"Input Dims\":[[2,3],[3,4]],\"correlation\":9}},\n"
-    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\u00e9\",\"pid\":0,\"tid\":\"stream 7\",\"ts\":2,\"dur\":1e0},\n"
-    "{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":3},{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4},\n"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\u00e9\",\"pid\":0,\"tid\":\"stream "
+    "7\",\"ts\":2,\"dur\":1e0},\n"
+    "{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":3},{\"ph\":\"E\",\"pid\":1,\"tid\":2,"
+    "\"ts\":4},\n"
     "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":5,\"args\":{\"Bytes\":8}},\n"
     "{\"ph\":\"C\",\"name\":\"mem\",\"ts\":6,\"args\":{\"v\":1.5}},\n"
     "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"main\"}}],\n"
@@ -429,7 +468,8 @@ static void test_gzip_input(void **state) {
     tp_model_free(&m);
     /* Two members read as one stream (as zcat does). */
     size_t half = 100, l1, l2;
-    unsigned char *g1 = gzip_bytes(sample, half, &l1), *g2 = gzip_bytes(sample + half, n - half, &l2);
+    unsigned char *g1 = gzip_bytes(sample, half, &l1),
+                  *g2 = gzip_bytes(sample + half, n - half, &l2);
     unsigned char *both = malloc(l1 + l2);
     memcpy(both, g1, l1);
     memcpy(both + l1, g2, l2);
@@ -448,7 +488,8 @@ static void test_gzip_input(void **state) {
     gz[gzlen / 2] ^= 0x55;
     tp_model_init(&m);
     assert_int_equal(tp_trace_read_mem(gz, gzlen, "t.json.gz", &m, err, sizeof(err)), -1);
-    assert_true(strstr(err, "corrupt gzip data") || strstr(err, "unexpected") || strstr(err, "expected"));
+    assert_true(strstr(err, "corrupt gzip data") || strstr(err, "unexpected") ||
+                strstr(err, "expected"));
     tp_model_free(&m);
     free(gz);
     free(g1);
@@ -465,9 +506,11 @@ static void test_file_big_event_and_stdin(void **state) {
     FILE *f = fdopen(fd, "w");
     fputs("[", f);
     for (int i = 0; i < 30000; i++)
-        fprintf(f, "{\"ph\":\"X\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,\"ts\":%d.5,\"dur\":1},\n", i % 10, i);
+        fprintf(f, "{\"ph\":\"X\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,\"ts\":%d.5,\"dur\":1},\n",
+                i % 10, i);
     fputs("{\"ph\":\"X\",\"name\":\"", f);
-    for (int i = 0; i < 3 << 20; i++) fputc('a' + i % 26, f);
+    for (int i = 0; i < 3 << 20; i++)
+        fputc('a' + i % 26, f);
     fputs("\",\"ts\":1,\"dur\":1}]", f);
     fclose(f);
     tp_model m;
@@ -491,7 +534,8 @@ static void test_hostile_inputs(void **state) {
     /* 100 000 nested arrays in args: skipped without recursion. */
     size_t depth = 100000;
     char *deep = malloc(2 * depth + 128);
-    size_t n = (size_t)sprintf(deep, "[{\"ph\":\"X\",\"name\":\"d\",\"ts\":1,\"dur\":1,\"args\":{\"x\":");
+    size_t n =
+        (size_t)sprintf(deep, "[{\"ph\":\"X\",\"name\":\"d\",\"ts\":1,\"dur\":1,\"args\":{\"x\":");
     memset(deep + n, '[', depth);
     memset(deep + n + depth, ']', depth);
     strcpy(deep + n + 2 * depth, "}}]");
@@ -523,7 +567,8 @@ static void test_hostile_inputs(void **state) {
         size_t len = (size_t)(rand() % (int)sizeof(junk));
         size_t start = round % 2 ? 0 : 16;
         memcpy(junk, "[{\"ph\":\"X\",\"ts\":", 16);
-        for (size_t i = start; i < len; i++) junk[i] = (char)(rand() % 256);
+        for (size_t i = start; i < len; i++)
+            junk[i] = (char)(rand() % 256);
         tp_model_init(&m);
         int rc = tp_trace_read_mem(junk, len, "junk", &m, err, sizeof(err));
         assert_true(rc == 0 || strncmp(err, "junk: byte ", 11) == 0);
@@ -533,8 +578,10 @@ static void test_hostile_inputs(void **state) {
 
 static void test_files_append_and_align(void **state) {
     (void)state;
-    const char *a = "{\"baseTimeNanoseconds\":1000000,\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1}]}";
-    const char *b = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"b\",\"ts\":1,\"dur\":1}],\"baseTimeNanoseconds\":3000000}";
+    const char *a = "{\"baseTimeNanoseconds\":1000000,\"traceEvents\":[{\"ph\":\"X\",\"name\":"
+                    "\"a\",\"ts\":1,\"dur\":1}]}";
+    const char *b = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"b\",\"ts\":1,\"dur\":1}],"
+                    "\"baseTimeNanoseconds\":3000000}";
     tp_model m;
     assert_int_equal(read_json(&m, a), 0);
     assert_int_equal(tp_trace_read_mem(b, strlen(b), "b", &m, err, sizeof(err)), 0);
