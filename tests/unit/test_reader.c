@@ -281,6 +281,12 @@ static void test_memory_events(void **state) {
 static void test_metadata_names(void **state) {
     (void)state;
     tp_model m;
+    /* Metadata without a name, or with one of another type (found by fuzzing): ignored. */
+    assert_int_equal(read_json(&m, "[{\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"x\"}},"
+                                   "{\"ph\":\"M\",\"name\":5,\"args\":{\"name\":\"x\"}}]"),
+                     0);
+    assert_int_equal(m.nevents, 0);
+    tp_model_free(&m);
     assert_int_equal(
         read_json(
             &m,
