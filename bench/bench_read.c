@@ -2,8 +2,9 @@
  *
  * Usage: bench_read FILE [raw]
  * Reads FILE once with tp_trace_read_file and prints one line of key=value pairs: the JSON
- * bytes, seconds, MB/s (decompressed JSON per second), events kept and read, and the process's
- * peak RSS (getrusage). With "raw" it only read()s the file through a 1 MB buffer: the floor
+ * bytes, wall seconds and MB/s (decompressed JSON per second), the same per second of CPU time
+ * (user + system of the whole process: on a shared machine it moves less than the wall clock),
+ * events kept and read, and the process's peak RSS (getrusage). With "raw" it only read()s the file through a 1 MB buffer: the floor
  * that any reader of this file pays (page cache to user space), measured the same way.
  * bench/reader.sh runs it several times and prints medians and ratios. */
 #include "model/model.h"
@@ -21,6 +22,13 @@ static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_seconds(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
 static long peak_rss_kb(void) {
@@ -57,17 +65,18 @@ int main(int argc, char **argv) {
     tp_model m;
     tp_model_init(&m);
     char err[512];
-    double t0 = now();
+    double t0 = now(), c0 = cpu_seconds();
     int rc = tp_trace_read_file(argv[1], &m, NULL, err, sizeof(err));
-    double dt = now() - t0;
+    double dt = now() - t0, dc = cpu_seconds() - c0;
     if (rc != 0) {
         fprintf(stderr, "%s\n", err);
         tp_model_free(&m);
         return 1;
     }
-    printf("mode=read bytes=%llu seconds=%.4f mb_s=%.1f events=%zu input_events=%llu "
-           "strings=%u peak_rss_kb=%ld\n",
-           (unsigned long long)m.input_bytes, dt, (double)m.input_bytes / 1e6 / dt, m.nevents,
+    printf("mode=read bytes=%llu seconds=%.4f mb_s=%.1f cpu_s=%.4f cpu_mb_s=%.1f events=%zu "
+           "input_events=%llu strings=%u peak_rss_kb=%ld\n",
+           (unsigned long long)m.input_bytes, dt, (double)m.input_bytes / 1e6 / dt, dc,
+           (double)m.input_bytes / 1e6 / dc, m.nevents,
            (unsigned long long)m.input_events, m.strings.n, peak_rss_kb());
     tp_model_free(&m);
     return 0;
