@@ -26,6 +26,7 @@ typedef struct id_field {
 /* An event's fields, pointing into the scanner's buffer: valid until the next refill. */
 typedef struct fields {
     tp_jstr ph, name, cat;
+    int ph_unused; /* the phase adds nothing to the model */
     tp_jnum ts, dur;
     int has_ts, has_dur;
     id_field pid, tid;
@@ -112,6 +113,12 @@ static int want_of(tp_scan *sc, const tp_jstr *ph) {
     default:
         return W_NONE;
     }
+}
+
+static int phase_is(tp_scan *sc, const tp_jstr *ph, char c) {
+    size_t n;
+    const char *s = tp_scan_text(sc, ph, &n);
+    return n == 1 && s[0] == c;
 }
 
 static int field_of(tp_scan *sc, const tp_jstr *key) {
@@ -215,8 +222,12 @@ static int args_value(tp_evread *er, fields *f, int want) {
 static int field_value(tp_evread *er, fields *f, const tp_jstr *key) {
     tp_scan *sc = er->sc;
     switch (field_of(sc, key)) {
-    case F_PH:
-        return string_value(sc, &f->ph);
+    case F_PH: {
+        int rc = string_value(sc, &f->ph);
+        f->ph_unused =
+            !rc && f->ph.s && want_of(sc, &f->ph) == W_NONE && !phase_is(sc, &f->ph, 'E');
+        return rc;
+    }
     case F_NAME:
         return string_value(sc, &f->name);
     case F_CAT:
@@ -240,6 +251,17 @@ static int field_value(tp_evread *er, fields *f, const tp_jstr *key) {
 }
 
 /* ---- into the model ----------------------------------------------------------------------- */
+
+/* A category: consecutive events mostly share one, so the last is compared before hashing. */
+static tp_str intern_cat(tp_evread *er, const tp_jstr *s) {
+    size_t n;
+    if (!s->s) return TP_STR_EMPTY;
+    const char *t = tp_scan_text(er->sc, s, &n);
+    const tp_strtab *st = &er->m->strings;
+    if (n == tp_strtab_len(st, er->last_cat) && memcmp(t, tp_strtab_get(st, er->last_cat), n) == 0)
+        return er->last_cat;
+    return er->last_cat = tp_model_intern(er->m, t, n);
+}
 
 static tp_str intern(tp_evread *er, const tp_jstr *s) {
     size_t n;
@@ -364,7 +386,7 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
 static int range_start(tp_evread *er, const fields *f, const char *start, open_range *r) {
     if (!event_time(er, &f->ts, f->has_ts, start, &r->ts)) return 0;
     r->name = intern(er, &f->name);
-    r->cat = intern(er, &f->cat);
+    r->cat = intern_cat(er, &f->cat);
     r->corr = f->corr > 0 ? (uint64_t)f->corr : 0;
     r->flops = number_arg(er, &f->flops, f->has_flops);
     return 1;
@@ -492,7 +514,7 @@ int tp_evread_event(tp_evread *er) {
      * event showed in profiles. Numbers are read only where their has_ flag says. */
     fields f;
     f.ph.s = f.name.s = f.cat.s = f.meta_name.s = NULL;
-    f.has_ts = f.has_dur = f.has_flops = f.args_read = 0;
+    f.has_ts = f.has_dur = f.has_flops = f.args_read = f.ph_unused = 0;
     f.pid.kind = f.tid.kind = ID_ABSENT;
     f.args = NULL;
     f.corr = 0;
@@ -501,8 +523,11 @@ int tp_evread_event(tp_evread *er) {
     sc->p++;
     int first = 1, rc;
     tp_jstr key;
-    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM)
+    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM) {
         if ((rc = field_value(er, &f, &key)) != TP_SCAN_OK) return rc;
+        /* Flows and other phases that add nothing: the rest of the object is only skipped. */
+        if (f.ph_unused) return tp_scan_skip_rest(sc);
+    }
     if (rc != TP_SCAN_OK) return rc;
     if (f.args && !f.args_read) {
         /* The args came before the phase: read them again, now knowing what is needed. */

@@ -268,28 +268,76 @@ static int skip_bracket(tp_scan *sc, char c) {
     return TP_SCAN_OK;
 }
 
-int tp_scan_skip(tp_scan *sc, const char **resume) {
-    if (!resume) sc->depth = 0;
+/* The first quote or bracket at or after p: inside a skipped structure nothing else matters.
+ * ('[' | 0x20) == '{' and (']' | 0x20) == '}', and no other byte maps to either. */
+static inline const char *quote_or_bracket(const char *p) {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
+                  case_bit = _mm_set1_epi8(0x20);
+    for (;; p += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i folded = _mm_or_si128(v, case_bit);
+        __m128i hit =
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                         _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
+        int mask = _mm_movemask_epi8(hit);
+        if (mask) return p + __builtin_ctz((unsigned)mask);
+    }
+#else
+    while (*p != '"' && (*p | 0x20) != '{' && (*p | 0x20) != '}')
+        p++;
+    return p;
+#endif
+}
+
+/* The skip itself, from the brackets already open in sc->stack. Inside a structure it jumps
+ * from quote or bracket to the next: the bytes between (numbers, commas, whitespace) change
+ * nothing, so a resumable skip may also resume after them. */
+static int skip_from(tp_scan *sc, const char **resume) {
     for (;;) {
-        tp_scan_ws(sc);
-        if (sc->p == sc->end) return TP_SCAN_MORE;
-        char c = *sc->p;
         int rc;
-        if (c == '"') {
-            tp_jstr s;
-            rc = tp_scan_string(sc, &s);
-        } else if (c == '{' || c == '[' || c == '}' || c == ']') {
-            rc = skip_bracket(sc, c);
-        } else if (c == ',' || c == ':') {
-            rc = sc->depth ? TP_SCAN_OK : tp_scan_fail(sc, sc->p, "expected a value");
-            sc->p++;
+        if (sc->depth == 0) {
+            tp_scan_ws(sc);
+            if (sc->p == sc->end) return TP_SCAN_MORE;
+            char c = *sc->p;
+            if (c == '"') {
+                tp_jstr s;
+                rc = tp_scan_string(sc, &s);
+            } else if (c == '{' || c == '[') {
+                rc = skip_bracket(sc, c);
+            } else {
+                rc = skip_token(sc); /* "expected a value" for } ] , : */
+            }
         } else {
-            rc = skip_token(sc);
+            const char *q = quote_or_bracket(sc->p);
+            if (q >= sc->end) {
+                if (resume) *resume = sc->end;
+                return TP_SCAN_MORE;
+            }
+            sc->p = q;
+            if (*q == '"') {
+                tp_jstr s;
+                rc = tp_scan_string(sc, &s);
+            } else {
+                rc = skip_bracket(sc, *q);
+            }
         }
         if (rc) return rc;
         if (resume) *resume = sc->p;
         if (sc->depth == 0) return TP_SCAN_OK;
     }
+}
+
+int tp_scan_skip(tp_scan *sc, const char **resume) {
+    if (!resume) sc->depth = 0;
+    return skip_from(sc, resume);
+}
+
+int tp_scan_skip_rest(tp_scan *sc) {
+    sc->depth = 0;
+    if (TP_GROW(sc->stack, sc->cap_stack, 1)) return tp_scan_fail(sc, sc->p, "out of memory");
+    sc->stack[sc->depth++] = '{';
+    return skip_from(sc, NULL);
 }
 
 static inline int is_digit(unsigned char c) {

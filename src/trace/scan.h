@@ -203,6 +203,8 @@ int tp_scan_element(tp_scan *sc, int *first);
  * over with its unit. */
 enum { TP_SCAN_MAX_DEPTH = 1 << 20 };
 int tp_scan_skip(tp_scan *sc, const char **resume);
+/* Skips the rest of the object p is in (between members) and its closing brace. */
+int tp_scan_skip_rest(tp_scan *sc);
 /* tp_scan_skip for a value inside a unit, with numbers and strings inline. */
 static inline int tp_scan_skip_value(tp_scan *sc) {
     const unsigned char *p = (const unsigned char *)sc->p;
