@@ -439,15 +439,13 @@ int tp_scan_number(tp_scan *sc, tp_jnum *n, int *isnum) {
 int tp_jnum_scaled(const tp_jnum *n, int scale, int64_t limit, int64_t *out) {
     uint64_t v;
     int64_t e = (int64_t)n->exp10 + scale;
-    if (n->mant == 0) {
-        v = 0;
+    if (n->mant == 0 || -e > n->ndigits) {
+        v = 0; /* zero, or below a tenth of the unit */
     } else if (e >= 0) {
         if (e > 19 || n->mant > UINT64_MAX / pow10_u64[e]) return -1;
         v = n->mant * pow10_u64[e];
         /* Only here can digits beyond the nineteenth decide the rounding. */
         if (e == 0 && n->cut && n->dropped >= 5) v++;
-    } else if (-e > n->ndigits) {
-        v = 0; /* below a tenth of the unit */
     } else {
         uint64_t p10 = pow10_u64[-e];
         v = n->mant / p10 + (n->mant % p10 >= p10 / 2);
