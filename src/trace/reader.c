@@ -29,6 +29,7 @@
 
 enum {
     TP_READ_BUF = 1 << 20,
+    TP_READ_MIN = 256,
     TP_READ_MAX_UNIT = 128 << 20,
     TP_PROGRESS_MIN = 100 << 20, /* inputs smaller than this read too fast to need a line */
 };
@@ -403,8 +404,9 @@ static void apply_facts(reader *r, size_t first_event) {
                     (unsigned long long)r->ev.bad_time_at);
 }
 
-static int read_input(tp_input *in, const char *name, tp_model *m, int progress, char *err,
-                      size_t errlen) {
+/* cap: the buffer's first size; it doubles for a unit longer than half of it. */
+static int read_input(tp_input *in, const char *name, tp_model *m, int progress, size_t cap,
+                      char *err, size_t errlen) {
     reader r;
     memset(&r, 0, sizeof(r));
     r.in = in;
@@ -418,11 +420,11 @@ static int read_input(tp_input *in, const char *name, tp_model *m, int progress,
     tp_evread_init(&r.ev, m, &r.sc);
     size_t first_event = m->nevents;
     int rc = 0;
-    r.sc.buf = malloc(TP_READ_BUF + TP_SCAN_PAD);
+    r.sc.buf = malloc(cap + TP_SCAN_PAD);
     if (!r.sc.buf) {
         rc = fail_at(&r, 0, "out of memory");
     } else {
-        r.sc.cap = TP_READ_BUF;
+        r.sc.cap = cap;
         tp_scan_set_data(&r.sc, 0);
         r.sc.p = r.mark = r.sc.buf;
     }
@@ -449,7 +451,7 @@ int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, cha
         if (err && errlen) snprintf(err, errlen, "%s: %s", name, why);
         return -1;
     }
-    int rc = read_input(in, name, m, o && o->progress, err, errlen);
+    int rc = read_input(in, name, m, o && o->progress, TP_READ_BUF, err, errlen);
     tp_input_close(in);
     return rc;
 }
@@ -462,7 +464,11 @@ int tp_trace_read_mem(const void *data, size_t len, const char *name, tp_model *
         if (err && errlen) snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
-    int rc = read_input(in, name, m, 0, err, errlen);
+    /* A quarter of the input, so small inputs (tests, the fuzzer) go through refills too. */
+    size_t cap = len / 4 < TP_READ_MIN   ? TP_READ_MIN
+                 : len / 4 > TP_READ_BUF ? TP_READ_BUF
+                                         : len / 4;
+    int rc = read_input(in, name, m, 0, cap, err, errlen);
     tp_input_close(in);
     return rc;
 }
