@@ -11,15 +11,12 @@
 
 #define WS (TP_CC_WS | TP_CC_DELIM)
 #define DL TP_CC_DELIM
-#define DG TP_CC_DIGIT
 const uint8_t tp_scan_class[256] = {
-    ['\t'] = WS, ['\n'] = WS, ['\r'] = WS, [' '] = WS, [','] = DL, [':'] = DL, ['['] = DL,
-    [']'] = DL,  ['{'] = DL,  ['}'] = DL,  ['"'] = DL, ['0'] = DG, ['1'] = DG, ['2'] = DG,
-    ['3'] = DG,  ['4'] = DG,  ['5'] = DG,  ['6'] = DG, ['7'] = DG, ['8'] = DG, ['9'] = DG,
+    ['\t'] = WS, ['\n'] = WS, ['\r'] = WS, [' '] = WS, [','] = DL, [':'] = DL,
+    ['['] = DL,  [']'] = DL,  ['{'] = DL,  ['}'] = DL, ['"'] = DL,
 };
 #undef WS
 #undef DL
-#undef DG
 
 static const uint64_t pow10_u64[20] = {1ULL,
                                        10ULL,

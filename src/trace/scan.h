@@ -29,8 +29,8 @@ typedef enum tp_scan_rc {
     TP_SCAN_ITEM = 2, /* tp_scan_member, tp_scan_element: another item follows */
 } tp_scan_rc;
 
-/* Character classes (tp_scan_class): whitespace, the bytes that end a bare token, digits. */
-enum { TP_CC_WS = 1, TP_CC_DELIM = 2, TP_CC_DIGIT = 4 };
+/* Character classes (tp_scan_class): whitespace, and the bytes that end a bare token. */
+enum { TP_CC_WS = 1, TP_CC_DELIM = 2 };
 extern const uint8_t tp_scan_class[256];
 
 /* A string as it appears between its quotes; esc says whether it holds backslash escapes. */
