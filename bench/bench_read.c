@@ -4,8 +4,9 @@
  * Reads FILE once with tp_trace_read_file and prints one line of key=value pairs: the JSON
  * bytes, wall seconds and MB/s (decompressed JSON per second), the same per second of CPU time
  * (user + system of the whole process: on a shared machine it moves less than the wall clock),
- * events kept and read, and the process's peak RSS (getrusage). With "raw" it only read()s the file through a 1 MB buffer: the floor
- * that any reader of this file pays (page cache to user space), measured the same way.
+ * events kept and read, and the process's peak RSS (getrusage). With "raw" it only read()s
+ * the file through a 1 MB buffer: the floor that any reader of this file pays (page cache to
+ * user space), measured the same way.
  * bench/reader.sh runs it several times and prints medians and ratios. */
 #include "model/model.h"
 #include "trace/reader.h"
@@ -76,8 +77,8 @@ int main(int argc, char **argv) {
     printf("mode=read bytes=%llu seconds=%.4f mb_s=%.1f cpu_s=%.4f cpu_mb_s=%.1f events=%zu "
            "input_events=%llu strings=%u peak_rss_kb=%ld\n",
            (unsigned long long)m.input_bytes, dt, (double)m.input_bytes / 1e6 / dt, dc,
-           (double)m.input_bytes / 1e6 / dc, m.nevents,
-           (unsigned long long)m.input_events, m.strings.n, peak_rss_kb());
+           (double)m.input_bytes / 1e6 / dc, m.nevents, (unsigned long long)m.input_events,
+           m.strings.n, peak_rss_kb());
     tp_model_free(&m);
     return 0;
 }

@@ -30,7 +30,7 @@ typedef struct tp_evread {
     int64_t last_pid, last_tid;
     tp_str last_pid_str, last_tid_str;
     uint32_t last_track;
-    tp_str last_cat; /* the category interned last */
+    tp_str last_cat;      /* the category interned last */
     uint64_t bad_time;    /* events left out: time missing, not a number, out of range, or a
                              negative duration */
     uint64_t bad_time_at; /* input offset of the first */
