@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Builds a large, realistic Kineto trace for bench/reader.sh by replicating a fixture's events.
+
+The events are copied as the profiler wrote them (same layout, names, args and nesting); each
+copy is shifted in time past the previous one, and its correlation ids, external ids, flow ids
+and ProfilerStep numbers move to fresh ranges, so the result reads like one long profiling run.
+
+Usage: make_big_trace.py [--source FIXTURE] [--mb SIZE] OUT.json
+Writes OUT.json (at least SIZE MB of JSON, default 1100) and prints its size and event count.
+"""
+import argparse
+import gzip
+import json
+import os
+import re
+import sys
+
+# The values each copy moves: "ts": 123.456, ids, and step names.
+FIELD = re.compile(r'"(ts|id|correlation|External id)": (\d+)(\.\d+)?|"ProfilerStep#(\d+)"')
+
+
+def load_text(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return f.read()
+
+
+def event_spans(text):
+    """(start, end) of each event's text inside the traceEvents array, and the array's span."""
+    key = text.index('"traceEvents"')
+    pos = text.index("[", key) + 1
+    dec = json.JSONDecoder()
+    spans = []
+    while True:
+        while text[pos] in " \t\r\n,":
+            pos += 1
+        if text[pos] == "]":
+            return spans, key, pos + 1
+        _, end = dec.raw_decode(text, pos)
+        spans.append((pos, end))
+        pos = end
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    fixtures = os.environ.get("TPROF_FIXTURES", os.path.join(here, "..", "..", "shared", "fixtures"))
+    ap.add_argument("--source", default=os.path.join(fixtures, "kineto", "nccl_data.json.gz"))
+    ap.add_argument("--mb", type=float, default=1100)
+    ap.add_argument("out")
+    a = ap.parse_args()
+
+    text = load_text(a.source)
+    spans, key, array_end = event_spans(text)
+    body = [text[s:e] for s, e in spans if '"ph": "M"' not in text[s:e]]
+    meta = [text[s:e] for s, e in spans if '"ph": "M"' in text[s:e]]
+    sep = text[spans[0][1]:spans[1][0]] if len(spans) > 1 else ",\n  "
+    events = json.loads("[" + ",".join(body) + "]")
+    lo = min(e["ts"] for e in events if "ts" in e)
+    hi = max(e["ts"] + e.get("dur", 0) for e in events if "ts" in e)
+    dt = int(hi - lo) + 1000  # a millisecond between copies
+    biggest = {"id": 0, "correlation": 0, "External id": 0, "step": 0}
+    for m in FIELD.finditer("".join(body)):
+        if m.group(1) in biggest:
+            biggest[m.group(1)] = max(biggest[m.group(1)], int(m.group(2)))
+        elif m.group(4):
+            biggest["step"] = max(biggest["step"], int(m.group(4)))
+    chunk = sep.join(body)
+
+    def shift(copy):
+        def sub(m):
+            if m.group(4):
+                return '"ProfilerStep#%d"' % (int(m.group(4)) + copy * (biggest["step"] + 1))
+            field, num, frac = m.group(1), int(m.group(2)), m.group(3) or ""
+            if field == "ts":
+                return '"ts": %d%s' % (num + copy * dt, frac)
+            return '"%s": %d%s' % (field, num + copy * (biggest[field] + 1) if num else 0, frac)
+        return sub
+
+    target, n, copy = int(a.mb * 1e6), 0, 0
+    tmp = a.out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        head = text[:text.index("[", key) + 1] + text[text.index("[", key) + 1:spans[0][0]]
+        f.write(head + sep.join(meta))
+        size = len(head)
+        while size < target:
+            piece = sep + (chunk if copy == 0 else FIELD.sub(shift(copy), chunk))
+            f.write(piece)
+            size += len(piece.encode("utf-8"))
+            n += len(body)
+            copy += 1
+        f.write(text[spans[-1][1]:])
+    os.replace(tmp, a.out)
+    print("%s: %.1f MB, %d events, %d copies of %s" % (a.out, os.path.getsize(a.out) / 1e6, n + len(meta), copy, os.path.basename(a.source)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

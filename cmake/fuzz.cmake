@@ -1,0 +1,27 @@
+# libFuzzer targets: each tests/fuzz/fuzz_*.c becomes build/fuzz/fuzz_<name> when -DTPROF_FUZZ=ON
+# with clang. The library is compiled again for them with the fuzzer's coverage instrumentation
+# and the sanitizers; the targets link the fuzzer's main. Run them with scripts/fuzz.
+if(TPROF_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "TPROF_FUZZ needs clang (CC=clang cmake ...)")
+  endif()
+  set(TPROF_FUZZ_FLAGS -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+    -fno-sanitize-recover=undefined)
+  add_library(tprof_fuzz_obj OBJECT ${TPROF_CORE_SOURCES})
+  target_include_directories(tprof_fuzz_obj PUBLIC include src)
+  target_compile_definitions(tprof_fuzz_obj PRIVATE _GNU_SOURCE TPROF_BUILDING)
+  target_compile_options(tprof_fuzz_obj PRIVATE ${TPROF_FUZZ_FLAGS})
+  target_link_libraries(tprof_fuzz_obj PUBLIC ZLIB::ZLIB PkgConfig::YAML Threads::Threads
+    ${CMAKE_DL_LIBS} m)
+  file(GLOB TPROF_FUZZ_TARGETS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_*.c)
+  foreach(src ${TPROF_FUZZ_TARGETS})
+    get_filename_component(name ${src} NAME_WE)
+    add_executable(${name} ${src} $<TARGET_OBJECTS:tprof_fuzz_obj>)
+    target_compile_definitions(${name} PRIVATE _GNU_SOURCE)
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined
+      -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_libraries(${name} PRIVATE tprof_fuzz_obj)
+    set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TPROF_OUT}/fuzz)
+  endforeach()
+endif()

@@ -1,0 +1,561 @@
+/* event.c - one trace event object: its fields, the args its phase needs, and the model event
+ * it becomes (see event.h). */
+#include "trace/event.h"
+
+#include "util/vec.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* The args an event's phase needs; others are skipped unread. */
+enum want { W_NONE, W_RANGE, W_MEMORY, W_COUNTER, W_META };
+enum field { F_OTHER, F_PH, F_NAME, F_CAT, F_TS, F_DUR, F_PID, F_TID, F_ARGS };
+enum { ID_ABSENT, ID_NUMBER, ID_STRING };
+enum { KIND_DROP = 0xff }; /* cat_kind of category Trace: the profiler's own span */
+enum { NMEM = 5 };
+static const char *const mem_keys[NMEM] = {"Device Type", "Device Id", "Bytes", "Total Allocated",
+                                           "Addr"};
+
+typedef struct id_field {
+    int kind;
+    tp_jnum num;
+    tp_jstr str;
+} id_field;
+
+/* An event's fields, pointing into the scanner's buffer: valid until the next refill. */
+typedef struct fields {
+    tp_jstr ph, name, cat;
+    int ph_unused; /* the phase adds nothing to the model */
+    tp_jnum ts, dur;
+    int has_ts, has_dur;
+    id_field pid, tid;
+    const char *args; /* where args began */
+    int args_read;    /* args were parsed on the way (the phase came first) */
+    int64_t corr;
+    tp_jnum flops;
+    int has_flops;
+    tp_jnum mem[NMEM];
+    unsigned mem_mask;
+    tp_jstr meta_name;
+} fields;
+
+/* A numeric arg converted out of the buffer (B ranges outlive it). */
+typedef struct num_arg {
+    int type; /* -1 none, else tp_arg_type TP_ARG_INT or TP_ARG_DOUBLE */
+    union {
+        int64_t i;
+        double d;
+    } v;
+} num_arg;
+
+/* A range being built: an X event, or a B waiting for its E. */
+typedef struct open_range {
+    int64_t ts;
+    tp_str name, cat;
+    uint64_t corr;
+    num_arg flops;
+} open_range;
+
+struct tp_range_stack {
+    open_range *r;
+    size_t n, cap;
+};
+
+struct tp_pending_name {
+    int thread; /* thread_name (else process_name) */
+    int64_t pid, tid;
+    tp_str pid_str, tid_str, name;
+};
+
+struct tp_counter_arg {
+    tp_jstr key;
+    tp_jnum val;
+};
+
+void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
+    memset(er, 0, sizeof(*er));
+    er->m = m;
+    er->sc = sc;
+    er->k_flops = tp_model_intern_cstr(m, "flops");
+    for (int i = 0; i < NMEM; i++)
+        er->k_mem[i] = tp_model_intern_cstr(m, mem_keys[i]);
+    er->last_track = UINT32_MAX;
+}
+
+void tp_evread_free(tp_evread *er) {
+    for (size_t i = 0; i < er->cap_stacks; i++)
+        free(er->stacks[i].r);
+    free(er->stacks);
+    free(er->cat_kind);
+    free(er->names);
+    free(er->cargs);
+    memset(er, 0, sizeof(*er));
+}
+
+/* ---- parsing ------------------------------------------------------------------------------ */
+
+static int want_of(tp_scan *sc, const tp_jstr *ph) {
+    size_t n;
+    const char *s = ph->s ? tp_scan_text(sc, ph, &n) : "";
+    if (!ph->s || n != 1) return W_NONE;
+    switch (s[0]) {
+    case 'X':
+    case 'B':
+        return W_RANGE;
+    case 'i':
+    case 'I':
+        return W_MEMORY;
+    case 'C':
+        return W_COUNTER;
+    case 'M':
+        return W_META;
+    default:
+        return W_NONE;
+    }
+}
+
+static int phase_is(tp_scan *sc, const tp_jstr *ph, char c) {
+    size_t n;
+    const char *s = tp_scan_text(sc, ph, &n);
+    return n == 1 && s[0] == c;
+}
+
+static int field_of(tp_scan *sc, const tp_jstr *key) {
+    size_t n;
+    const char *k = tp_scan_text(sc, key, &n);
+    switch (n) {
+    case 2:
+        if (k[0] == 'p' && k[1] == 'h') return F_PH;
+        if (k[0] == 't' && k[1] == 's') return F_TS;
+        break;
+    case 3:
+        if (memcmp(k, "cat", 3) == 0) return F_CAT;
+        if (memcmp(k, "dur", 3) == 0) return F_DUR;
+        if (memcmp(k, "pid", 3) == 0) return F_PID;
+        if (memcmp(k, "tid", 3) == 0) return F_TID;
+        break;
+    case 4:
+        if (memcmp(k, "name", 4) == 0) return F_NAME;
+        if (memcmp(k, "args", 4) == 0) return F_ARGS;
+        break;
+    default:
+        break;
+    }
+    return F_OTHER;
+}
+
+/* A string value, or s = NULL when the value is of another type (skipped). */
+static int string_value(tp_scan *sc, tp_jstr *out) {
+    out->s = NULL;
+    if (*sc->p != '"') return tp_scan_skip_value(sc);
+    return tp_scan_string(sc, out);
+}
+
+static int id_value(tp_scan *sc, id_field *id) {
+    int isnum;
+    if (*sc->p == '"') {
+        id->kind = ID_STRING;
+        return tp_scan_string(sc, &id->str);
+    }
+    int rc = tp_scan_number(sc, &id->num, &isnum);
+    id->kind = isnum ? ID_NUMBER : ID_ABSENT;
+    return rc;
+}
+
+static int counter_arg(tp_evread *er, const tp_jstr *key) {
+    tp_jnum v;
+    int isnum;
+    int rc = tp_scan_number(er->sc, &v, &isnum);
+    if (rc || !isnum) return rc;
+    if (TP_GROW(er->cargs, er->cap_cargs, er->ncargs + 1))
+        return tp_scan_fail(er->sc, er->sc->p, "out of memory");
+    er->cargs[er->ncargs++] = (struct tp_counter_arg){*key, v};
+    return TP_SCAN_OK;
+}
+
+static int arg_value(tp_evread *er, fields *f, int want, const tp_jstr *key) {
+    tp_scan *sc = er->sc;
+    int isnum, rc;
+    tp_jnum v;
+    switch (want) {
+    case W_RANGE:
+        if (tp_scan_str_eq(sc, key, "correlation")) {
+            rc = tp_scan_number(sc, &v, &isnum);
+            double d;
+            if (!rc && isnum && tp_jnum_value(sc, &v, &f->corr, &d) != 1) f->corr = 0;
+            return rc;
+        }
+        if (tp_scan_str_eq(sc, key, "flops")) return tp_scan_number(sc, &f->flops, &f->has_flops);
+        break;
+    case W_MEMORY:
+        for (int i = 0; i < NMEM; i++) {
+            if (!tp_scan_str_eq_n(sc, key, mem_keys[i], strlen(mem_keys[i]))) continue;
+            rc = tp_scan_number(sc, &f->mem[i], &isnum);
+            if (isnum) f->mem_mask |= 1u << i;
+            return rc;
+        }
+        break;
+    case W_COUNTER:
+        return counter_arg(er, key);
+    case W_META:
+        if (tp_scan_str_eq(sc, key, "name")) return string_value(sc, &f->meta_name);
+        break;
+    default:
+        break;
+    }
+    return tp_scan_skip_value(sc);
+}
+
+static int args_value(tp_evread *er, fields *f, int want) {
+    tp_scan *sc = er->sc;
+    if (want == W_NONE || *sc->p != '{') return tp_scan_skip_value(sc);
+    sc->p++;
+    er->ncargs = 0;
+    int first = 1, rc;
+    tp_jstr key;
+    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM)
+        if ((rc = arg_value(er, f, want, &key)) != TP_SCAN_OK) return rc;
+    return rc;
+}
+
+static int field_value(tp_evread *er, fields *f, const tp_jstr *key) {
+    tp_scan *sc = er->sc;
+    switch (field_of(sc, key)) {
+    case F_PH: {
+        int rc = string_value(sc, &f->ph);
+        f->ph_unused =
+            !rc && f->ph.s && want_of(sc, &f->ph) == W_NONE && !phase_is(sc, &f->ph, 'E');
+        return rc;
+    }
+    case F_NAME:
+        return string_value(sc, &f->name);
+    case F_CAT:
+        return string_value(sc, &f->cat);
+    case F_TS:
+        return tp_scan_number(sc, &f->ts, &f->has_ts);
+    case F_DUR:
+        return tp_scan_number(sc, &f->dur, &f->has_dur);
+    case F_PID:
+        return id_value(sc, &f->pid);
+    case F_TID:
+        return id_value(sc, &f->tid);
+    case F_ARGS:
+        f->args = sc->p;
+        /* Kineto and PyTorch write ph before args: then the args are read in the same pass. */
+        f->args_read = f->ph.s != NULL;
+        return f->args_read ? args_value(er, f, want_of(sc, &f->ph)) : tp_scan_skip_value(sc);
+    default:
+        return tp_scan_skip_value(sc);
+    }
+}
+
+/* ---- into the model ----------------------------------------------------------------------- */
+
+/* A category: consecutive events mostly share one, so the last is compared before hashing. */
+static tp_str intern_cat(tp_evread *er, const tp_jstr *s) {
+    size_t n;
+    if (!s->s) return TP_STR_EMPTY;
+    const char *t = tp_scan_text(er->sc, s, &n);
+    const tp_strtab *st = &er->m->strings;
+    if (n == tp_strtab_len(st, er->last_cat) && memcmp(t, tp_strtab_get(st, er->last_cat), n) == 0)
+        return er->last_cat;
+    return er->last_cat = tp_model_intern(er->m, t, n);
+}
+
+static tp_str intern(tp_evread *er, const tp_jstr *s) {
+    size_t n;
+    if (!s->s) return TP_STR_EMPTY;
+    const char *t = tp_scan_text(er->sc, s, &n);
+    return tp_model_intern(er->m, t, n);
+}
+
+/* A decimal string ("25738", "-1") as its number, as SEMANTICS.md §2 asks. */
+static int decimal(const char *s, size_t n, int64_t *out) {
+    size_t i = n && s[0] == '-';
+    if (i == n || n - i > 19) return 0;
+    uint64_t v = 0;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (v > (uint64_t)INT64_MAX) return 0;
+    *out = s[0] == '-' ? -(int64_t)v : (int64_t)v;
+    return 1;
+}
+
+/* A pid or tid as the model keeps it: a number, or a string id for anything else. */
+static void resolve_id(tp_evread *er, const id_field *id, int64_t *num, tp_str *str) {
+    *num = 0;
+    *str = TP_STR_EMPTY;
+    if (id->kind == ID_NUMBER) {
+        double d;
+        if (tp_jnum_value(er->sc, &id->num, num, &d) != 1)
+            *str = tp_model_intern(er->m, id->num.text, id->num.len);
+    } else if (id->kind == ID_STRING) {
+        size_t n;
+        const char *s = tp_scan_text(er->sc, &id->str, &n);
+        if (!decimal(s, n, num)) *str = tp_model_intern(er->m, s, n);
+    }
+}
+
+static uint32_t track_of(tp_evread *er, const fields *f) {
+    int64_t pid, tid;
+    tp_str pid_str, tid_str;
+    resolve_id(er, &f->pid, &pid, &pid_str);
+    resolve_id(er, &f->tid, &tid, &tid_str);
+    if (er->last_track != UINT32_MAX && pid == er->last_pid && tid == er->last_tid &&
+        pid_str == er->last_pid_str && tid_str == er->last_tid_str)
+        return er->last_track;
+    uint32_t t = tp_model_track(er->m, pid, pid_str, tid, tid_str);
+    if (t == UINT32_MAX) return t;
+    er->last_pid = pid;
+    er->last_tid = tid;
+    er->last_pid_str = pid_str;
+    er->last_tid_str = tid_str;
+    er->last_track = t;
+    return t;
+}
+
+static uint8_t classify(const char *cat) {
+    if (strcasecmp(cat, "kernel") == 0) return TP_KERNEL;
+    if (strcasecmp(cat, "gpu_memcpy") == 0 || strcasecmp(cat, "memcpy") == 0) return TP_MEMCPY;
+    if (strcasecmp(cat, "gpu_memset") == 0 || strcasecmp(cat, "memset") == 0) return TP_MEMSET;
+    if (strcasecmp(cat, "gpu_user_annotation") == 0) return TP_GPU_ANNOTATION;
+    if (strcasecmp(cat, "trace") == 0) return KIND_DROP;
+    return TP_HOST_RANGE;
+}
+
+/* The kind of a range of category cat (or KIND_DROP; 0 when out of memory). */
+static uint8_t kind_of(tp_evread *er, tp_str cat) {
+    if (cat >= er->cap_cat_kind) {
+        size_t old = er->cap_cat_kind;
+        if (TP_GROW(er->cat_kind, er->cap_cat_kind, (size_t)cat + 1)) return 0;
+        memset(er->cat_kind + old, 0, er->cap_cat_kind - old);
+    }
+    if (!er->cat_kind[cat]) er->cat_kind[cat] = classify(tp_model_str(er->m, cat));
+    return er->cat_kind[cat];
+}
+
+/* Counts the event at start as left out for its time. */
+static void left_out(tp_evread *er, const char *start) {
+    if (!er->bad_time++) er->bad_time_at = tp_scan_offset(er->sc, start);
+}
+
+/* *out = the time n in ns when present and in range; else the event is left out. */
+static int event_time(tp_evread *er, const tp_jnum *n, int has, const char *start, int64_t *out) {
+    if (has && tp_jnum_scaled(n, 3, TP_TIME_LIMIT, out) == 0) return 1;
+    left_out(er, start);
+    return 0;
+}
+
+static num_arg number_arg(tp_evread *er, const tp_jnum *n, int has) {
+    num_arg a = {.type = -1};
+    if (has) a.type = tp_jnum_value(er->sc, n, &a.v.i, &a.v.d) ? TP_ARG_INT : TP_ARG_DOUBLE;
+    return a;
+}
+
+static void add_number_arg(tp_model *m, tp_event *ev, tp_str key, const num_arg *a) {
+    if (a->type >= 0) tp_model_add_arg(m, ev, key, (tp_arg_type)a->type, &a->v);
+}
+
+static tp_event *new_event(tp_evread *er, uint32_t track, int kind, int64_t ts, tp_str name,
+                           tp_str cat) {
+    tp_event *ev = track == UINT32_MAX ? NULL : tp_model_add_event(er->m);
+    if (!ev) return NULL;
+    ev->ts = ts;
+    ev->name = name;
+    ev->cat = cat;
+    ev->track = track;
+    ev->kind = (uint8_t)kind;
+    return ev;
+}
+
+static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_t dur) {
+    uint8_t kind = kind_of(er, r->cat);
+    if (!kind || kind == KIND_DROP) return;
+    tp_event *ev = new_event(er, track, kind, r->ts, r->name, r->cat);
+    if (!ev) return;
+    ev->dur = dur;
+    ev->corr = r->corr;
+    if (kind == TP_HOST_RANGE && tp_step_number(tp_model_str(er->m, r->name)) >= 0)
+        ev->flags |= TP_EVF_STEP;
+    add_number_arg(er->m, ev, er->k_flops, &r->flops);
+}
+
+static int range_start(tp_evread *er, const fields *f, const char *start, open_range *r) {
+    if (!event_time(er, &f->ts, f->has_ts, start, &r->ts)) return 0;
+    r->name = intern(er, &f->name);
+    r->cat = intern_cat(er, &f->cat);
+    r->corr = f->corr > 0 ? (uint64_t)f->corr : 0;
+    r->flops = number_arg(er, &f->flops, f->has_flops);
+    return 1;
+}
+
+static void complete_event(tp_evread *er, const fields *f, const char *start) {
+    open_range r;
+    int64_t dur = 0;
+    if (!range_start(er, f, start, &r)) return;
+    /* A missing or non-numeric dur reads as 0; a negative or absurd one leaves the event out. */
+    if (f->has_dur && !event_time(er, &f->dur, 1, start, &dur)) return;
+    if (dur < 0) {
+        left_out(er, start);
+        return;
+    }
+    add_range(er, track_of(er, f), &r, dur);
+}
+
+static struct tp_range_stack *stack_of(tp_evread *er, uint32_t track) {
+    if (track == UINT32_MAX) return NULL;
+    if (track >= er->cap_stacks) {
+        size_t old = er->cap_stacks;
+        if (TP_GROW(er->stacks, er->cap_stacks, (size_t)track + 1)) return NULL;
+        memset(er->stacks + old, 0, (er->cap_stacks - old) * sizeof(*er->stacks));
+    }
+    return &er->stacks[track];
+}
+
+static void begin_event(tp_evread *er, const fields *f, const char *start) {
+    open_range r;
+    if (!range_start(er, f, start, &r)) return;
+    struct tp_range_stack *st = stack_of(er, track_of(er, f));
+    if (!st || TP_GROW(st->r, st->cap, st->n + 1)) {
+        er->m->failed = 1;
+        return;
+    }
+    st->r[st->n++] = r;
+}
+
+/* Closes the innermost open B of the thread; an E with none open is ignored. */
+static void end_event(tp_evread *er, const fields *f, const char *start) {
+    uint32_t track = track_of(er, f);
+    struct tp_range_stack *st = stack_of(er, track);
+    if (!st || !st->n) return;
+    open_range r = st->r[--st->n];
+    int64_t ts;
+    if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
+    if (ts < r.ts) {
+        left_out(er, start);
+        return;
+    }
+    add_range(er, track, &r, ts - r.ts);
+}
+
+static void memory_event(tp_evread *er, const fields *f, const char *start) {
+    int64_t ts;
+    if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
+    tp_event *ev =
+        new_event(er, track_of(er, f), TP_MEMORY, ts, intern(er, &f->name), intern(er, &f->cat));
+    for (int i = 0; ev && i < NMEM; i++) {
+        num_arg a = number_arg(er, &f->mem[i], (f->mem_mask >> i) & 1);
+        add_number_arg(er->m, ev, er->k_mem[i], &a);
+    }
+}
+
+static void counter_event(tp_evread *er, const fields *f, const char *start) {
+    int64_t ts;
+    if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
+    tp_event *ev =
+        new_event(er, track_of(er, f), TP_COUNTER, ts, intern(er, &f->name), intern(er, &f->cat));
+    for (size_t i = 0; ev && i < er->ncargs; i++) {
+        num_arg a = number_arg(er, &er->cargs[i].val, 1);
+        add_number_arg(er->m, ev, intern(er, &er->cargs[i].key), &a);
+    }
+}
+
+static void metadata_event(tp_evread *er, const fields *f) {
+    if (!f->name.s || !f->meta_name.s) return;
+    int thread = tp_scan_str_eq(er->sc, &f->name, "thread_name");
+    if (!thread && !tp_scan_str_eq(er->sc, &f->name, "process_name")) return;
+    if (TP_GROW(er->names, er->cap_names, er->nnames + 1)) {
+        er->m->failed = 1;
+        return;
+    }
+    struct tp_pending_name *pn = &er->names[er->nnames++];
+    pn->thread = thread;
+    resolve_id(er, &f->pid, &pn->pid, &pn->pid_str);
+    resolve_id(er, &f->tid, &pn->tid, &pn->tid_str);
+    pn->name = intern(er, &f->meta_name);
+}
+
+static void add_event(tp_evread *er, const fields *f, const char *start) {
+    size_t n;
+    const char *ph = f->ph.s ? tp_scan_text(er->sc, &f->ph, &n) : "";
+    if (!f->ph.s || n != 1) return;
+    switch (ph[0]) {
+    case 'X':
+        complete_event(er, f, start);
+        break;
+    case 'B':
+        begin_event(er, f, start);
+        break;
+    case 'E':
+        end_event(er, f, start);
+        break;
+    case 'i':
+    case 'I':
+        if (f->name.s && tp_scan_str_eq(er->sc, &f->name, "[memory]")) memory_event(er, f, start);
+        break;
+    case 'C':
+        counter_event(er, f, start);
+        break;
+    case 'M':
+        metadata_event(er, f);
+        break;
+    default:
+        break; /* flows, async, samples, ...: not needed */
+    }
+}
+
+int tp_evread_event(tp_evread *er) {
+    tp_scan *sc = er->sc;
+    const char *start = sc->p;
+    /* Only what tells a field's presence is set: clearing the whole struct (half a KB) per
+     * event showed in profiles. Numbers are read only where their has_ flag says. */
+    fields f;
+    f.ph.s = f.name.s = f.cat.s = f.meta_name.s = NULL;
+    f.has_ts = f.has_dur = f.has_flops = f.args_read = f.ph_unused = 0;
+    f.pid.kind = f.tid.kind = ID_ABSENT;
+    f.args = NULL;
+    f.corr = 0;
+    f.mem_mask = 0;
+    er->ncargs = 0;
+    sc->p++;
+    int first = 1, rc;
+    tp_jstr key;
+    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM) {
+        if ((rc = field_value(er, &f, &key)) != TP_SCAN_OK) return rc;
+        /* Flows and other phases that add nothing: the rest of the object is only skipped. */
+        if (f.ph_unused) return tp_scan_skip_rest(sc);
+    }
+    if (rc != TP_SCAN_OK) return rc;
+    if (f.args && !f.args_read) {
+        /* The args came before the phase: read them again, now knowing what is needed. */
+        const char *after = sc->p;
+        sc->p = f.args;
+        rc = args_value(er, &f, want_of(sc, &f.ph));
+        sc->p = after;
+        if (rc != TP_SCAN_OK) return rc;
+    }
+    add_event(er, &f, start);
+    return TP_SCAN_OK;
+}
+
+static int name_applies(const struct tp_pending_name *pn, const tp_track *t) {
+    return t->pid == pn->pid && t->pid_str == pn->pid_str &&
+           (!pn->thread || (t->tid == pn->tid && t->tid_str == pn->tid_str));
+}
+
+void tp_evread_finish(tp_evread *er) {
+    tp_model *m = er->m;
+    for (size_t i = 0; i < er->nnames; i++) {
+        const struct tp_pending_name *pn = &er->names[i];
+        for (size_t t = 0; t < m->ntracks; t++) {
+            if (!name_applies(pn, &m->tracks[t])) continue;
+            if (pn->thread)
+                m->tracks[t].thread_name = pn->name;
+            else
+                m->tracks[t].process_name = pn->name;
+        }
+    }
+}

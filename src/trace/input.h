@@ -1,0 +1,26 @@
+/* input.h - the bytes of a trace: a file, standard input or memory, plain or gzip.
+ *
+ * gzip is recognised by its magic bytes, never by the file's name. Files are read with read()
+ * into the caller's buffer, not mapped: a mapping would count the whole file in the process's
+ * resident memory. */
+#ifndef TP_INPUT_H
+#define TP_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tp_input tp_input;
+
+/* path "-" is standard input (left open at the end). NULL with err = "cannot open: <reason>". */
+tp_input *tp_input_open(const char *path, char *err, size_t errlen);
+/* data must stay valid until tp_input_close. NULL when out of memory. */
+tp_input *tp_input_mem(const void *data, size_t len);
+/* Up to cap bytes of JSON (decompressed) into dst: the count, 0 at the end, -1 on error. */
+ptrdiff_t tp_input_read(tp_input *in, char *dst, size_t cap);
+/* The error after a -1, one phrase ("read error: ...", "truncated gzip data", ...). */
+const char *tp_input_error(const tp_input *in);
+/* Progress through the underlying file: bytes consumed and its size (0 when unknown). */
+void tp_input_progress(const tp_input *in, uint64_t *pos, uint64_t *size);
+void tp_input_close(tp_input *in);
+
+#endif

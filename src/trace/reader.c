@@ -1,0 +1,474 @@
+/* reader.c - the trace reader's driver: the input buffer and its refills, the top level of the
+ * document, and the run facts it carries (devices, rank, base time, tprof's own object).
+ *
+ * Parsing goes by units: an event, a top-level member with its value, a token of a skipped
+ * value. A unit is parsed from a buffer that holds it whole; when the data ends inside one, its
+ * bytes move to the front of the buffer, more input follows them, and the unit is parsed again
+ * from r->mark, where it began. Nothing reaches the model before its unit is complete, so the
+ * retry is invisible; units are bounded (TP_READ_MAX_UNIT), everything else streams.
+ *
+ * Tolerated, as real traces need: the array form without its closing bracket, trailing commas,
+ * unknown keys, phases and categories, bare words as values (N/A), raw control bytes and invalid
+ * UTF-8 in strings (kept as they are), integers beyond 64 bits (doubles in args), a UTF-8 byte
+ * order mark. Events whose time is missing, not a number, beyond ±2^62 ns or whose duration is
+ * negative are left out and counted in one warning. Anything else malformed stops the read with
+ * "PATH: byte N: problem". Metadata creates no tracks: process and thread names go to the tracks
+ * of the model's events at the end of each read. */
+#include "trace/reader.h"
+
+#include "trace/event.h"
+#include "trace/input.h"
+#include "trace/scan.h"
+#include "util/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+    TP_READ_BUF = 1 << 20,
+    TP_READ_MIN = 256,
+    TP_READ_MAX_UNIT = 128 << 20,
+    TP_PROGRESS_MIN = 100 << 20, /* inputs smaller than this read too fast to need a line */
+};
+
+enum state { ST_START, ST_OBJECT, ST_EVENTS, ST_SKIP, ST_AFTER, ST_DONE };
+
+/* A device of deviceProperties while its members are read (its id may come last). */
+typedef struct device_fields {
+    int64_t id, mem, major, minor, sms;
+    tp_jstr name;
+} device_fields;
+
+typedef struct reader {
+    tp_scan sc;
+    tp_evread ev;
+    tp_input *in;
+    tp_model *m;
+    const char *name; /* the input as messages name it */
+    const char *mark; /* where the unit being parsed began */
+    int state;
+    int first; /* no item yet in the current object or array */
+    int array_form;
+    uint64_t events_in;
+    /* Run facts, applied at the end: top-level keys may come in any order. */
+    int64_t base_ns, rank, world_size, tprof_rank, tprof_world_size;
+    uint64_t dropped;
+    int partial;
+    /* progress line */
+    int progress, progress_shown;
+    double next_progress;
+    char *err;
+    size_t errlen;
+} reader;
+
+static int fail_at(reader *r, uint64_t offset, const char *msg) {
+    if (r->err && r->errlen)
+        snprintf(r->err, r->errlen, "%s: byte %llu: %s", r->name, (unsigned long long)offset, msg);
+    return -1;
+}
+
+/* ---- top-level values ------------------------------------------------------------------- */
+
+/* An integer value into *out (left as it is when the value is no integer). */
+static int int_value(reader *r, int64_t *out) {
+    tp_jnum n;
+    int isnum;
+    int rc = tp_scan_number(&r->sc, &n, &isnum);
+    int64_t i;
+    double d;
+    if (!rc && isnum && tp_jnum_value(&r->sc, &n, &i, &d)) *out = i;
+    return rc;
+}
+
+typedef int (*member_fn)(reader *r, const tp_jstr *key, void *ctx);
+
+/* Calls fn on each member of the object at p (fn consumes the value); other values are
+ * skipped. */
+static int each_member(reader *r, member_fn fn, void *ctx) {
+    tp_scan *sc = &r->sc;
+    if (*sc->p != '{') return tp_scan_skip_value(sc);
+    sc->p++;
+    int first = 1, rc;
+    tp_jstr key;
+    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM)
+        if ((rc = fn(r, &key, ctx)) != TP_SCAN_OK) return rc;
+    return rc;
+}
+
+static int device_member(reader *r, const tp_jstr *key, void *ctx) {
+    device_fields *d = ctx;
+    if (tp_scan_str_eq(&r->sc, key, "id")) return int_value(r, &d->id);
+    if (tp_scan_str_eq(&r->sc, key, "totalGlobalMem")) return int_value(r, &d->mem);
+    /* computeProperties (2021) says major, minor, multiProcessorCount. */
+    if (tp_scan_str_eq(&r->sc, key, "computeMajor") || tp_scan_str_eq(&r->sc, key, "major"))
+        return int_value(r, &d->major);
+    if (tp_scan_str_eq(&r->sc, key, "computeMinor") || tp_scan_str_eq(&r->sc, key, "minor"))
+        return int_value(r, &d->minor);
+    if (tp_scan_str_eq(&r->sc, key, "numSms") || tp_scan_str_eq(&r->sc, key, "multiProcessorCount"))
+        return int_value(r, &d->sms);
+    if (tp_scan_str_eq(&r->sc, key, "name") && *r->sc.p == '"')
+        return tp_scan_string(&r->sc, &d->name);
+    return tp_scan_skip_value(&r->sc);
+}
+
+/* deviceProperties: each device replaces the model's device of the same id, so a retried unit
+ * adds nothing twice. A device without an id takes its index. */
+static int devices(reader *r) {
+    tp_scan *sc = &r->sc;
+    if (*sc->p != '[') return tp_scan_skip_value(sc);
+    sc->p++;
+    int first = 1, rc;
+    for (int64_t index = 0; (rc = tp_scan_element(sc, &first)) == TP_SCAN_ITEM; index++) {
+        device_fields f = {.id = index};
+        if (*sc->p != '{') {
+            if ((rc = tp_scan_skip_value(sc)) != TP_SCAN_OK) return rc;
+            continue;
+        }
+        if ((rc = each_member(r, device_member, &f)) != TP_SCAN_OK) return rc;
+        tp_device *d = tp_model_device(r->m, f.id);
+        if (!d) continue;
+        size_t n;
+        const char *name = f.name.s ? tp_scan_text(sc, &f.name, &n) : "";
+        d->name = tp_model_intern(r->m, name, f.name.s ? n : 0);
+        d->total_mem = f.mem > 0 ? (uint64_t)f.mem : 0;
+        d->compute_major = (int)f.major;
+        d->compute_minor = (int)f.minor;
+        d->num_sms = (int)f.sms;
+    }
+    return rc;
+}
+
+static int dist_member(reader *r, const tp_jstr *key, void *ctx) {
+    (void)ctx;
+    if (tp_scan_str_eq(&r->sc, key, "rank")) return int_value(r, &r->rank);
+    if (tp_scan_str_eq(&r->sc, key, "world_size")) return int_value(r, &r->world_size);
+    return tp_scan_skip_value(&r->sc);
+}
+
+static int tprof_member(reader *r, const tp_jstr *key, void *ctx) {
+    (void)ctx;
+    tp_scan *sc = &r->sc;
+    if (tp_scan_str_eq(&r->sc, key, "dropped_events")) {
+        int64_t n = 0;
+        int rc = int_value(r, &n);
+        r->dropped = n > 0 ? (uint64_t)n : 0;
+        return rc;
+    }
+    if (tp_scan_str_eq(&r->sc, key, "partial")) {
+        const char *v = sc->p;
+        int rc = tp_scan_skip_value(sc);
+        r->partial = sc->p - v == 4 && memcmp(v, "true", 4) == 0;
+        return rc;
+    }
+    if (tp_scan_str_eq(&r->sc, key, "rank")) return int_value(r, &r->tprof_rank);
+    if (tp_scan_str_eq(&r->sc, key, "world_size")) return int_value(r, &r->tprof_world_size);
+    return tp_scan_skip_value(sc);
+}
+
+static int base_time(reader *r) {
+    tp_jnum n;
+    int isnum;
+    int rc = tp_scan_number(&r->sc, &n, &isnum);
+    if (!rc && isnum && tp_jnum_scaled(&n, 0, TP_TIME_LIMIT, &r->base_ns) != 0) r->base_ns = 0;
+    return rc;
+}
+
+/* The value of a top-level member. traceEvents opens the event array; a value nobody needs is
+ * skipped token by token (ST_SKIP), so it may be of any size. */
+static int top_member(reader *r, const tp_jstr *key) {
+    tp_scan *sc = &r->sc;
+    if (tp_scan_str_eq(&r->sc, key, "traceEvents") && *sc->p == '[') {
+        sc->p++;
+        r->state = ST_EVENTS;
+        r->first = 1;
+        return TP_SCAN_OK;
+    }
+    if (tp_scan_str_eq(&r->sc, key, "deviceProperties") ||
+        tp_scan_str_eq(&r->sc, key, "computeProperties"))
+        return devices(r);
+    if (tp_scan_str_eq(&r->sc, key, "distributedInfo")) return each_member(r, dist_member, NULL);
+    if (tp_scan_str_eq(&r->sc, key, "baseTimeNanoseconds")) return base_time(r);
+    if (tp_scan_str_eq(&r->sc, key, "tprof")) return each_member(r, tprof_member, NULL);
+    r->state = ST_SKIP;
+    sc->depth = 0;
+    return TP_SCAN_OK;
+}
+
+/* ---- the states ------------------------------------------------------------------------- */
+
+static int open_document(reader *r) {
+    tp_scan *sc = &r->sc;
+    static const char bom[] = "\xef\xbb\xbf";
+    if (sc->origin == 0 && sc->p == sc->buf && (unsigned char)*sc->p == 0xef) {
+        if (sc->end - sc->p < 3 && !sc->eof) return TP_SCAN_MORE;
+        if (sc->end - sc->p >= 3 && memcmp(sc->p, bom, 3) == 0) sc->p += 3;
+    }
+    tp_scan_ws(sc);
+    if (sc->p == sc->end) return TP_SCAN_MORE;
+    if (*sc->p == '{') {
+        r->state = ST_OBJECT;
+    } else if (*sc->p == '[') {
+        r->state = ST_EVENTS;
+        r->array_form = 1;
+    } else {
+        return tp_scan_fail(sc, sc->p, "not a JSON trace: expected '{' or '['");
+    }
+    sc->p++;
+    r->first = 1;
+    return TP_SCAN_OK;
+}
+
+static int object(reader *r) {
+    tp_scan *sc = &r->sc;
+    int first = r->first;
+    tp_jstr key;
+    int rc = tp_scan_member(sc, &first, &key);
+    if (rc == TP_SCAN_OK) r->state = ST_AFTER;
+    if (rc != TP_SCAN_ITEM) return rc;
+    /* A member follows the first one from now on, unless the retry starts before it. */
+    int before = r->first;
+    r->first = 0;
+    rc = top_member(r, &key);
+    if (rc != TP_SCAN_OK) r->first = before;
+    return rc;
+}
+
+/* The hot loop: one unit per event, committed as soon as it is read. */
+static int events(reader *r) {
+    tp_scan *sc = &r->sc;
+    for (;;) {
+        tp_scan_ws(sc);
+        if (sc->p == sc->end && sc->eof && r->array_form) {
+            r->state = ST_DONE; /* the array form may end without its ']' */
+            return TP_SCAN_OK;
+        }
+        int first = r->first;
+        int rc = tp_scan_element(sc, &first);
+        if (rc == TP_SCAN_MORE && sc->eof && r->array_form) {
+            r->state = ST_DONE; /* ... or with a trailing comma */
+            return TP_SCAN_OK;
+        }
+        if (rc == TP_SCAN_OK) {
+            r->state = r->array_form ? ST_AFTER : ST_OBJECT;
+            r->first = 0;
+            return rc;
+        }
+        if (rc != TP_SCAN_ITEM) return rc;
+        rc = *sc->p == '{' ? tp_evread_event(&r->ev) : tp_scan_skip_value(sc);
+        if (rc != TP_SCAN_OK) return rc;
+        r->first = 0;
+        r->events_in++;
+        r->mark = sc->p;
+    }
+}
+
+static int document_end(reader *r) {
+    tp_scan *sc = &r->sc;
+    tp_scan_ws(sc);
+    if (sc->p < sc->end) return tp_scan_fail(sc, sc->p, "unexpected data after the trace");
+    if (!sc->eof) return TP_SCAN_MORE;
+    r->state = ST_DONE;
+    return TP_SCAN_OK;
+}
+
+static int step(reader *r) {
+    int rc;
+    switch (r->state) {
+    case ST_START:
+        rc = open_document(r);
+        break;
+    case ST_OBJECT:
+        rc = object(r);
+        break;
+    case ST_EVENTS:
+        rc = events(r);
+        break;
+    case ST_SKIP:
+        rc = tp_scan_skip(&r->sc, &r->mark);
+        if (rc == TP_SCAN_OK) r->state = ST_OBJECT;
+        break;
+    case ST_AFTER:
+        rc = document_end(r);
+        break;
+    default:
+        return TP_SCAN_OK;
+    }
+    if (rc == TP_SCAN_OK) r->mark = r->sc.p;
+    return rc;
+}
+
+/* ---- input ------------------------------------------------------------------------------ */
+
+static void progress(reader *r) {
+    uint64_t pos, size;
+    tp_input_progress(r->in, &pos, &size);
+    if ((size ? size : pos) < TP_PROGRESS_MIN) return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double t = (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+    if (t < r->next_progress) return;
+    r->next_progress = t + 0.25;
+    if (size)
+        fprintf(stderr, "\rtprof: reading %s: %3d%% of %llu MB", r->name, (int)(pos * 100 / size),
+                (unsigned long long)(size >> 20));
+    else
+        fprintf(stderr, "\rtprof: reading %s: %llu MB", r->name, (unsigned long long)(pos >> 20));
+    r->progress_shown = 1;
+}
+
+/* Moves the unit that began at mark to the front of the buffer and fills the rest. A unit
+ * longer than half the buffer doubles it, so a long unit is parsed again only a few times. */
+static int refill(reader *r) {
+    tp_scan *sc = &r->sc;
+    size_t off = (size_t)(r->mark - sc->buf), keep = (size_t)(sc->end - r->mark);
+    if (keep > sc->cap / 2) {
+        if (keep == sc->cap && sc->cap >= TP_READ_MAX_UNIT)
+            return fail_at(r, tp_scan_offset(sc, r->mark), "a single value longer than 128 MB");
+        if (sc->cap < TP_READ_MAX_UNIT) {
+            char *nb = realloc(sc->buf, sc->cap * 2 + TP_SCAN_PAD);
+            if (!nb) return fail_at(r, tp_scan_offset(sc, r->mark), "out of memory");
+            sc->buf = nb;
+            sc->cap *= 2;
+        }
+    }
+    memmove(sc->buf, sc->buf + off, keep);
+    sc->origin += off;
+    size_t len = keep;
+    while (len < sc->cap) {
+        ptrdiff_t n = tp_input_read(r->in, sc->buf + len, sc->cap - len);
+        if (n < 0) return fail_at(r, sc->origin + len, tp_input_error(r->in));
+        if (n == 0) {
+            sc->eof = 1;
+            break;
+        }
+        len += (size_t)n;
+    }
+    tp_scan_set_data(sc, len);
+    sc->p = r->mark = sc->buf;
+    if (r->progress) progress(r);
+    return 0;
+}
+
+static int fail_end(reader *r) {
+    tp_scan *sc = &r->sc;
+    uint64_t end = tp_scan_offset(sc, sc->end);
+    if (r->state == ST_START) return fail_at(r, end, "empty input: no JSON trace");
+    if (r->state == ST_EVENTS && *r->mark != ']') {
+        const char *p = r->mark;
+        while (tp_scan_class[(unsigned char)*p] & TP_CC_WS || *p == ',')
+            p++;
+        if (p < sc->end) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "unexpected end of input inside the event at byte %llu",
+                     (unsigned long long)tp_scan_offset(sc, p));
+            return fail_at(r, end, msg);
+        }
+    }
+    return fail_at(r, end, "unexpected end of input (the trace is cut short)");
+}
+
+/* ---- the run facts and the entry points ------------------------------------------------- */
+
+static int64_t sat_add(int64_t a, int64_t b) {
+    int64_t s;
+    if (!__builtin_add_overflow(a, b, &s)) return s;
+    return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* A model's events share one base: the first read sets it, later reads move their events onto
+ * it, so several files (ranks) read into one model keep their relative times. */
+static void apply_facts(reader *r, size_t first_event) {
+    tp_model *m = r->m;
+    if (first_event == 0) {
+        m->base_ns = r->base_ns;
+    } else if (r->base_ns != m->base_ns) {
+        int64_t shift = sat_add(r->base_ns, -m->base_ns);
+        for (size_t i = first_event; i < m->nevents; i++)
+            m->events[i].ts = sat_add(m->events[i].ts, shift);
+    }
+    if (r->rank >= 0 || r->tprof_rank >= 0) m->rank = r->rank >= 0 ? r->rank : r->tprof_rank;
+    if (r->world_size >= 0 || r->tprof_world_size >= 0)
+        m->world_size = r->world_size >= 0 ? r->world_size : r->tprof_world_size;
+    m->dropped_events += r->dropped;
+    m->partial |= r->partial;
+    m->input_events += r->events_in;
+    m->input_bytes += tp_scan_offset(&r->sc, r->sc.end);
+    tp_evread_finish(&r->ev);
+    if (r->ev.bad_time)
+        tp_log_warn("%s: %llu events left out: time missing, not a number or out of range "
+                    "(the first at byte %llu)",
+                    r->name, (unsigned long long)r->ev.bad_time,
+                    (unsigned long long)r->ev.bad_time_at);
+}
+
+/* cap: the buffer's first size; it doubles for a unit longer than half of it. */
+static int read_input(tp_input *in, const char *name, tp_model *m, int progress, size_t cap,
+                      char *err, size_t errlen) {
+    reader r;
+    memset(&r, 0, sizeof(r));
+    r.in = in;
+    r.m = m;
+    r.name = name;
+    r.err = err;
+    r.errlen = errlen;
+    r.rank = r.world_size = r.tprof_rank = r.tprof_world_size = -1;
+    r.progress = progress && isatty(STDERR_FILENO);
+    tp_scan_init(&r.sc);
+    tp_evread_init(&r.ev, m, &r.sc);
+    size_t first_event = m->nevents;
+    int rc = 0;
+    r.sc.buf = malloc(cap + TP_SCAN_PAD);
+    if (!r.sc.buf) {
+        rc = fail_at(&r, 0, "out of memory");
+    } else {
+        r.sc.cap = cap;
+        tp_scan_set_data(&r.sc, 0);
+        r.sc.p = r.mark = r.sc.buf;
+    }
+    while (rc == 0 && r.state != ST_DONE) {
+        int s = step(&r);
+        if (s == TP_SCAN_ERR)
+            rc = fail_at(&r, tp_scan_offset(&r.sc, r.sc.err_at), r.sc.err_msg);
+        else if (s == TP_SCAN_MORE)
+            rc = r.sc.eof ? fail_end(&r) : refill(&r);
+    }
+    if (r.progress_shown) fputs("\r\033[K", stderr);
+    if (r.sc.buf) apply_facts(&r, first_event);
+    tp_evread_free(&r.ev);
+    tp_scan_free(&r.sc);
+    return rc;
+}
+
+int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, char *err,
+                       size_t errlen) {
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    char why[256];
+    tp_input *in = tp_input_open(path, why, sizeof(why));
+    if (!in) {
+        if (err && errlen) snprintf(err, errlen, "%s: %s", name, why);
+        return -1;
+    }
+    int rc = read_input(in, name, m, o && o->progress, TP_READ_BUF, err, errlen);
+    tp_input_close(in);
+    return rc;
+}
+
+int tp_trace_read_mem(const void *data, size_t len, const char *name, tp_model *m, char *err,
+                      size_t errlen) {
+    if (!name) name = "<memory>";
+    tp_input *in = tp_input_mem(data, len);
+    if (!in) {
+        if (err && errlen) snprintf(err, errlen, "%s: out of memory", name);
+        return -1;
+    }
+    /* A quarter of the input, so small inputs (tests, the fuzzer) go through refills too. */
+    size_t cap = len / 4 < TP_READ_MIN   ? TP_READ_MIN
+                 : len / 4 > TP_READ_BUF ? TP_READ_BUF
+                                         : len / 4;
+    int rc = read_input(in, name, m, 0, cap, err, errlen);
+    tp_input_close(in);
+    return rc;
+}

@@ -1,0 +1,31 @@
+/* reader.h - Chrome/Kineto trace files read into the event model.
+ *
+ * One streaming pass over the JSON (object or array form, plain or gzip, a file, standard input
+ * or memory): no document tree, names interned, only the fields the analyses need kept, so
+ * memory grows with the events kept and not with the file. What goes into the model follows
+ * SEMANTICS.md §2 and docs/ARCHITECTURE.md ("Event-model conventions"); reader.c lists the
+ * details (defects tolerated, what is left out). */
+#ifndef TP_READER_H
+#define TP_READER_H
+
+#include "model/model.h"
+
+#include <stddef.h>
+
+typedef struct tp_read_opts {
+    int progress; /* 1: a progress line on stderr for inputs over ~100 MB when stderr is a terminal
+                   */
+} tp_read_opts;
+
+/* Reads a Chrome/Kineto trace into m (already tp_model_init'ed; events are appended, so several
+ * files can go into one model or each into its own). path "-" is standard input. 0 on success;
+ * -1 with err set to one line "PATH: byte N: problem" (N the offset in the decompressed JSON),
+ * or "PATH: cannot open: reason"; the model then holds the events read before the problem.
+ * o may be NULL. */
+int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, char *err,
+                       size_t errlen);
+/* The same from memory; name (NULL: "<memory>") stands for PATH in messages. */
+int tp_trace_read_mem(const void *data, size_t len, const char *name, tp_model *m, char *err,
+                      size_t errlen);
+
+#endif

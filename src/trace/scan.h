@@ -1,0 +1,234 @@
+/* scan.h - the JSON scanner under the trace reader: a cursor over a padded buffer of input.
+ *
+ * Hand-written on purpose: a generic DOM parser holds the whole document (gigabytes here) and runs
+ * 10-30x slower; the reader needs a few fields of each event and skips the rest without
+ * materialising it. Functions return TP_SCAN_MORE when the data ends before the token does: the
+ * caller refills the buffer and parses its unit (an event) again from its start.
+ *
+ * Invariant: buf[0..end) is input; end[0] == '"' and TP_SCAN_PAD bytes past end are readable, so
+ * every inner loop stops at end without testing for it (a quote ends strings, tokens and
+ * whitespace alike) and 16-byte vector loads never leave the allocation. */
+#ifndef TP_SCAN_H
+#define TP_SCAN_H
+
+#include "util/buf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+enum { TP_SCAN_PAD = 64 };
+
+typedef enum tp_scan_rc {
+    TP_SCAN_ERR = -1,
+    TP_SCAN_OK = 0,
+    TP_SCAN_MORE = 1, /* the input ends inside the token: refill and retry the unit */
+    TP_SCAN_ITEM = 2, /* tp_scan_member, tp_scan_element: another item follows */
+} tp_scan_rc;
+
+/* Character classes (tp_scan_class): whitespace, and the bytes that end a bare token. */
+enum { TP_CC_WS = 1, TP_CC_DELIM = 2 };
+extern const uint8_t tp_scan_class[256];
+
+/* A string as it appears between its quotes; esc says whether it holds backslash escapes. */
+typedef struct tp_jstr {
+    const char *s;
+    uint32_t len;
+    uint32_t esc;
+} tp_jstr;
+
+/* A JSON number as up to 19 significant digits: value = mant * 10^exp10 (negated when neg).
+ * Of the digits that did not fit only the first matters (for rounding). */
+typedef struct tp_jnum {
+    const char *text; /* the number as written (inside the scanner's buffer) */
+    uint32_t len;
+    uint64_t mant;
+    int32_t exp10;
+    uint8_t neg;
+    uint8_t ndigits;  /* significant digits kept in mant */
+    uint8_t cut;      /* more significant digits followed */
+    uint8_t dropped;  /* the first of them */
+    uint8_t integral; /* written without fraction or exponent */
+} tp_jnum;
+
+typedef struct tp_scan {
+    const char *p;   /* the cursor */
+    const char *end; /* end of the input bytes in buf */
+    char *buf;       /* cap bytes of room plus TP_SCAN_PAD */
+    size_t cap;
+    uint64_t origin; /* input offset of buf[0] */
+    int eof;         /* no input follows end */
+    /* the first error: its position and a static message */
+    const char *err_at;
+    const char *err_msg;
+    /* tp_scan_skip: the open brackets, innermost last ('{' or '[') */
+    char *stack;
+    size_t depth, cap_stack;
+    tp_buf tmp; /* unescaped strings and number text, valid until the next use */
+} tp_scan;
+
+void tp_scan_init(tp_scan *sc);
+void tp_scan_free(tp_scan *sc);
+/* Marks buf[0..len) as the input that follows offset origin and writes the sentinel. */
+void tp_scan_set_data(tp_scan *sc, size_t len);
+/* Records an error at p (the first one wins) and returns TP_SCAN_ERR. */
+int tp_scan_fail(tp_scan *sc, const char *at, const char *msg);
+static inline uint64_t tp_scan_offset(const tp_scan *sc, const char *at) {
+    return sc->origin + (uint64_t)(at - sc->buf);
+}
+
+/* The first byte at or after p that is not whitespace (the sentinel is not). */
+static inline const char *tp_scan_ws_run(const char *p) {
+#ifdef __SSE2__
+    for (;; p += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+        unsigned other = ~(unsigned)_mm_movemask_epi8(ws) & 0xffffu;
+        if (other) return p + __builtin_ctz(other);
+    }
+#else
+    while (tp_scan_class[(unsigned char)*p] & TP_CC_WS)
+        p++;
+    return p;
+#endif
+}
+
+/* Skips whitespace. Writers put one space after ':' and ',': that one costs no branch; longer
+ * runs (newline and indentation) go 16 bytes at a time. */
+static inline void tp_scan_ws(tp_scan *sc) {
+    const char *p = sc->p;
+    p += *p == ' ';
+    if (__builtin_expect(tp_scan_class[(unsigned char)*p] & TP_CC_WS, 0)) p = tp_scan_ws_run(p);
+    sc->p = p;
+}
+
+/* The first '"' or '\\' at or after p; the sentinel guarantees one. SSE2 (baseline on x86-64)
+ * tests 16 bytes at a time. */
+static inline const char *tp_scan_quote_or_backslash(const char *p) {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    for (;; p += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        int hits =
+            _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+        if (hits) return p + __builtin_ctz((unsigned)hits);
+    }
+#else
+    while (*p != '"' && *p != '\\')
+        p++;
+    return p;
+#endif
+}
+
+/* The string at p (which is at its opening quote). Raw control bytes and invalid UTF-8 are
+ * accepted as they are. */
+static inline int tp_scan_string(tp_scan *sc, tp_jstr *out) {
+    const char *start = sc->p + 1, *p = start;
+    uint32_t esc = 0;
+    for (;;) {
+        p = tp_scan_quote_or_backslash(p);
+        if (p >= sc->end) return TP_SCAN_MORE;
+        if (*p == '"') break;
+        esc = 1;
+        p += 2; /* the backslash and the byte it protects (at worst the padding's first quote) */
+    }
+    out->s = start;
+    out->len = (uint32_t)(p - start); /* units are bounded far below 4 GB (reader.c) */
+    out->esc = esc;
+    sc->p = p + 1;
+    return TP_SCAN_OK;
+}
+/* The bytes of s with escapes decoded (\uXXXX to UTF-8; lone surrogates and \u0000 become
+ * U+FFFD). Points into s itself or into sc->tmp: valid until the next call. */
+const char *tp_scan_text_slow(tp_scan *sc, const tp_jstr *s, size_t *len);
+static inline const char *tp_scan_text(tp_scan *sc, const tp_jstr *s, size_t *len) {
+    if (s->esc) return tp_scan_text_slow(sc, s, len);
+    *len = s->len;
+    return s->s;
+}
+/* 1 when s, decoded, equals lit[0..n). */
+int tp_scan_str_eq_slow(tp_scan *sc, const tp_jstr *s, const char *lit, size_t n);
+static inline int tp_scan_str_eq_n(tp_scan *sc, const tp_jstr *s, const char *lit, size_t n) {
+    if (!s->esc) return s->len == n && memcmp(s->s, lit, n) == 0;
+    return tp_scan_str_eq_slow(sc, s, lit, n);
+}
+/* The same for a string literal (anything else does not compile). */
+#define tp_scan_str_eq(sc, s, lit) tp_scan_str_eq_n((sc), (s), "" lit, sizeof(lit) - 1)
+
+/* Steps through an object, after its '{': TP_SCAN_ITEM with *key set and p at the member's
+ * value, or TP_SCAN_OK once the closing brace is consumed. *first is 1 before the first member
+ * and is cleared only when a member is returned, so a caller can retry a unit. A trailing comma
+ * is tolerated. The inline part takes the common shape `, "key": `; the rest goes to
+ * tp_scan_member_slow. */
+int tp_scan_member_slow(tp_scan *sc, int *first, tp_jstr *key);
+static inline int tp_scan_member(tp_scan *sc, int *first, tp_jstr *key) {
+    const char *at = sc->p, *p = at;
+    p += *p == ' ';
+    if (*p == ',' && !*first) {
+        p++;
+        p += *p == ' ';
+    } else if (!*first) {
+        return tp_scan_member_slow(sc, first, key);
+    }
+    if (__builtin_expect(tp_scan_class[(unsigned char)*p] & TP_CC_WS, 0)) p = tp_scan_ws_run(p);
+    if (*p != '"' || p >= sc->end) return tp_scan_member_slow(sc, first, key);
+    sc->p = p;
+    int rc = tp_scan_string(sc, key);
+    if (rc) return rc;
+    if (*sc->p != ':') {
+        sc->p = at;
+        return tp_scan_member_slow(sc, first, key);
+    }
+    sc->p++;
+    tp_scan_ws(sc);
+    if (sc->p == sc->end) return TP_SCAN_MORE;
+    *first = 0;
+    return TP_SCAN_ITEM;
+}
+/* The same through an array, after its '[': TP_SCAN_ITEM with p at the element, or TP_SCAN_OK
+ * once the closing bracket is consumed. */
+int tp_scan_element(tp_scan *sc, int *first);
+
+/* Skips one value of any kind without validating what it holds beyond balanced brackets and
+ * terminated strings: unknown fields are never errors. Iterative: nesting costs one byte per
+ * level, up to TP_SCAN_MAX_DEPTH. With resume != NULL the skip can continue after a refill:
+ * *resume moves past each complete token and the open brackets stay in sc->stack (the caller
+ * sets sc->depth = 0 before the first call); without, a skip cut by the end of the data starts
+ * over with its unit. */
+enum { TP_SCAN_MAX_DEPTH = 1 << 20 };
+int tp_scan_skip(tp_scan *sc, const char **resume);
+/* Skips the rest of the object p is in (between members) and its closing brace. */
+int tp_scan_skip_rest(tp_scan *sc);
+/* tp_scan_skip for a value inside a unit, with numbers and strings inline. */
+static inline int tp_scan_skip_value(tp_scan *sc) {
+    const unsigned char *p = (const unsigned char *)sc->p;
+    if ((unsigned)(*p - '0') < 10 || *p == '-') {
+        while (!(tp_scan_class[*p] & TP_CC_DELIM))
+            p++;
+        if ((const char *)p == sc->end) return TP_SCAN_MORE;
+        sc->p = (const char *)p;
+        return TP_SCAN_OK;
+    }
+    if (*p == '"') {
+        tp_jstr s;
+        return tp_scan_string(sc, &s);
+    }
+    return tp_scan_skip(sc, NULL);
+}
+
+/* A number at p into *out. Returns TP_SCAN_OK with *isnum = 1 for a JSON number, or *isnum = 0
+ * for any other value (string, bare word such as N/A, object or array), which is skipped. */
+int tp_scan_number(tp_scan *sc, tp_jnum *out, int *isnum);
+/* round(value * 10^scale), half away from zero, into *out: 0, or -1 when |result| > limit. */
+int tp_jnum_scaled(const tp_jnum *n, int scale, int64_t limit, int64_t *out);
+/* The value as an int64 when integral and in range (returns 1), else as the nearest double
+ * (returns 0). Integers beyond 64 bits become doubles. */
+int tp_jnum_value(tp_scan *sc, const tp_jnum *n, int64_t *i, double *d);
+
+#endif

@@ -1,0 +1,36 @@
+/* fuzz_reader.c - libFuzzer target: any bytes through tp_trace_read_mem.
+ *
+ * The reader must return 0 or -1 with a one-line message naming the input and a byte offset
+ * inside it; never crash, hang, leak or read out of bounds (the sanitizers check the rest). */
+#include "model/model.h"
+#include "trace/reader.h"
+#include "util/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
+    static int quiet;
+    if (!quiet) {
+        tp_log_set_quiet(1);
+        quiet = 1;
+    }
+    tp_model m;
+    tp_model_init(&m);
+    char err[512] = "";
+    int rc = tp_trace_read_mem(data, size, "fuzz", &m, err, sizeof(err));
+    if (rc != 0) {
+        unsigned long long at;
+        /* Compressed input counts offsets in the decompressed JSON, which may be longer. */
+        int gz = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+        if (sscanf(err, "fuzz: byte %llu:", &at) != 1 || (!gz && at > size) || strchr(err, '\n'))
+            abort();
+    }
+    for (size_t i = 0; i < m.nevents; i++)
+        if (m.events[i].track >= m.ntracks || m.events[i].dur < 0) abort();
+    tp_model_free(&m);
+    return 0;
+}
