@@ -464,6 +464,19 @@ const char *tp_config_find_path(int argc, char **argv) {
     return path && *path ? path : NULL;
 }
 
+int tp_config_load_sources(tprof_config *cfg, int *argc, char **argv) {
+    /* Every source runs, so that tprof's arguments leave argv even when one source fails; the
+     * first error is the one kept. */
+    const char *path = tp_config_find_path(argc ? *argc : 0, argv);
+    char err[sizeof(cfg->err)] = "";
+    if (path && tprof_config_load_yaml(cfg, path)) memcpy(err, cfg->err, sizeof(err));
+    if (tprof_config_load_env(cfg) && !err[0]) memcpy(err, cfg->err, sizeof(err));
+    if (tprof_config_load_args(cfg, argc, argv) && !err[0]) memcpy(err, cfg->err, sizeof(err));
+    if (!err[0]) return 0;
+    memcpy(cfg->err, err, sizeof(err));
+    return -1;
+}
+
 static const char *origin(const tprof_config *cfg, int key) {
     return cfg->origin[key] ? cfg->origin[key] : "the default";
 }

@@ -87,5 +87,9 @@ void tp_config_schedule(const tprof_config *cfg, tp_schedule *s);
 /* The YAML file named by --profiling.config among argv (not consumed), else by TPROF_CONFIG,
  * else NULL. */
 const char *tp_config_find_path(int argc, char **argv);
+/* Every source after the defaults, as tprof_init reads them: the YAML file of
+ * tp_config_find_path, the environment, then argv (consumed; argc/argv may be NULL). All run;
+ * 0, or -1 with cfg->err holding the first error. */
+int tp_config_load_sources(tprof_config *cfg, int *argc, char **argv);
 
 #endif

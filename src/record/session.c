@@ -327,16 +327,9 @@ int tprof_init(int *argc, char **argv) {
         tp_log_warn("out of memory: profiling is off");
         return -1;
     }
-    /* Every source runs, so that tprof's arguments leave argv even when one source fails; the
-     * first error is the one reported. */
-    const char *path = tp_config_find_path(argc ? *argc : 0, argv);
-    char err[sizeof(cfg->err)] = "";
-    if (path && tprof_config_load_yaml(cfg, path)) memcpy(err, cfg->err, sizeof(err));
-    if (tprof_config_load_env(cfg) && !err[0]) memcpy(err, cfg->err, sizeof(err));
-    if (tprof_config_load_args(cfg, argc, argv) && !err[0]) memcpy(err, cfg->err, sizeof(err));
     int rc = -1;
-    if (err[0]) {
-        tp_log_warn("%s", err);
+    if (tp_config_load_sources(cfg, argc, argv)) {
+        tp_log_warn("%s", cfg->err);
     } else {
         tp_session_lock();
         rc = start_locked(cfg, "tprof_init");
