@@ -1,0 +1,273 @@
+/* session.c - the session and annotation calls of tprof._tprof: start and shutdown, steps and
+ * epochs, counters, FLOPs, args, shapes, and what the library reported.
+ *
+ * Recording never raises into the training loop: a value that cannot be used is reported once
+ * through the library's warning ("tprof: ...") and the call does nothing. Only start() checks
+ * its configuration and raises tprof.ConfigError. Calls that may wait (start, shutdown, a step
+ * that closes a window) release the GIL, so the host's other threads run meanwhile. */
+#include "tprof_py.h"
+
+#include "record/config.h"
+#include "record/session.h"
+#include "util/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* start(config) -> bool: True when a session started (or the configuration leaves profiling
+ * disabled), False when the library declined (a session is already active, the output cannot
+ * be prepared): it then said why on stderr and in messages(). */
+static PyObject *py_start(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    tprof_config *cfg = tp_py_config_get(arg);
+    if (!cfg) return NULL;
+    char err[512];
+    if (tp_config_validate(cfg, err, sizeof(err))) {
+        PyErr_SetString(tp_py_config_error, err);
+        return NULL;
+    }
+    PyThreadState *ts = PyEval_SaveThread();
+    int rc = tprof_start(cfg);
+    PyEval_RestoreThread(ts);
+    return PyBool_FromLong(rc == 0);
+}
+
+static PyObject *py_shutdown(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    PyThreadState *ts = PyEval_SaveThread();
+    tprof_shutdown();
+    PyEval_RestoreThread(ts);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_step(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    PyThreadState *ts = PyEval_SaveThread();
+    tprof_step();
+    PyEval_RestoreThread(ts);
+    Py_RETURN_NONE;
+}
+
+/* An integer argument that recording may not raise about: NULL-free, with *ok = 0 (and a
+ * warning naming fn) when obj is not an integer in range. */
+static long long int_arg(PyObject *obj, const char *fn, int *ok) {
+    int overflow = 0;
+    long long v = PyLong_Check(obj) ? PyLong_AsLongLongAndOverflow(obj, &overflow) : 0;
+    *ok = PyLong_Check(obj) && !overflow && !PyErr_Occurred();
+    if (*ok) return v;
+    PyErr_Clear();
+    PyObject *r = PyObject_Repr(obj);
+    const char *shown = r ? PyUnicode_AsUTF8(r) : NULL;
+    tp_log_warn("%s: %.60s is not a 64-bit integer (ignored)", fn, shown ? shown : "?");
+    PyErr_Clear();
+    Py_XDECREF(r);
+    return 0;
+}
+
+static PyObject *py_epoch(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    int ok;
+    long long e = int_arg(arg, "tprof.epoch", &ok);
+    if (ok && (e < 0 || e > INT32_MAX)) {
+        tp_log_warn("tprof.epoch: %lld is not an epoch number (ignored)", e);
+        ok = 0;
+    }
+    if (ok) {
+        PyThreadState *ts = PyEval_SaveThread();
+        tprof_epoch((int)e);
+        PyEval_RestoreThread(ts);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_flops(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    int ok;
+    long long n = int_arg(arg, "tprof.flops", &ok);
+    if (ok && n < 0) {
+        tp_log_warn("tprof.flops: %lld is negative (ignored)", n);
+        ok = 0;
+    }
+    if (ok) tprof_flops((uint64_t)n);
+    Py_RETURN_NONE;
+}
+
+/* The text of a name argument, or NULL (the error cleared and reported once). */
+static const char *name_arg(PyObject *obj, PyObject **owner, const char *fn) {
+    const char *s = tp_py_text(obj, owner);
+    if (!s) {
+        PyErr_Clear();
+        tp_log_warn("%s: the name is neither text nor printable (ignored)", fn);
+    }
+    return s;
+}
+
+static PyObject *py_counter(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    (void)mod;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "counter(name, value) takes two arguments");
+        return NULL;
+    }
+    double v = PyFloat_AsDouble(args[1]);
+    if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        tp_log_warn("tprof.counter: the value is not a number (ignored)");
+        Py_RETURN_NONE;
+    }
+    PyObject *owner;
+    const char *name = name_arg(args[0], &owner, "tprof.counter");
+    if (name) {
+        tprof_counter(name, v);
+        Py_DECREF(owner);
+    }
+    Py_RETURN_NONE;
+}
+
+/* arg(key, value): an int value is kept as a number, anything else as its text. */
+static PyObject *py_arg(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    (void)mod;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "arg(key, value) takes two arguments");
+        return NULL;
+    }
+    PyObject *kown, *vown;
+    const char *key = name_arg(args[0], &kown, "tprof.arg");
+    if (!key) Py_RETURN_NONE;
+    int ok = 0;
+    long long i = PyLong_Check(args[1]) ? int_arg(args[1], "tprof.arg", &ok) : 0;
+    if (ok) {
+        tprof_arg_int(key, i);
+    } else if (!PyLong_Check(args[1])) {
+        const char *v = name_arg(args[1], &vown, "tprof.arg");
+        if (v) {
+            tprof_arg_str(key, v);
+            Py_DECREF(vown);
+        }
+    }
+    Py_DECREF(kown);
+    Py_RETURN_NONE;
+}
+
+/* shapes(dims_json): the innermost range's "Input Dims" (kept only with record_shapes). */
+static PyObject *py_shapes(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    PyObject *owner;
+    const char *json = name_arg(arg, &owner, "tprof.shapes");
+    if (json) {
+        tprof_shapes(json);
+        Py_DECREF(owner);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_thread_name(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    PyObject *owner;
+    const char *name = name_arg(arg, &owner, "tprof.thread_name");
+    if (name) {
+        tprof_thread_name(name);
+        Py_DECREF(owner);
+    }
+    Py_RETURN_NONE;
+}
+
+/* warn(message): a problem found by the Python layer, reported as the library reports its own
+ * (once, as "tprof: ..." on stderr, and in messages()). */
+static PyObject *py_warn(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    PyObject *owner;
+    const char *msg = name_arg(arg, &owner, "tprof.warn");
+    if (msg) {
+        tp_log_warn("%s", msg);
+        Py_DECREF(owner);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_is_recording(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    return PyBool_FromLong(tprof_is_recording());
+}
+
+static PyObject *py_is_active(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    return PyBool_FromLong(tprof_active());
+}
+
+static PyObject *py_last_error(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    return PyUnicode_DecodeUTF8(tprof_last_error(), (Py_ssize_t)strlen(tprof_last_error()),
+                                "replace");
+}
+
+/* Every distinct message the library reported since the current (or last) session started. */
+static PyObject *py_messages(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    PyObject *list = PyList_New(0);
+    const char *m;
+    for (size_t i = 0; list && (m = tp_log_get(i)) != NULL; i++) {
+        PyObject *s = PyUnicode_DecodeUTF8(m, (Py_ssize_t)strlen(m), "replace");
+        if (!s || PyList_Append(list, s)) Py_CLEAR(list);
+        Py_XDECREF(s);
+    }
+    return list;
+}
+
+/* Folders holding a wheel-installed libcupti, searched before the system's. The library keeps
+ * the pointers for the sessions to come, so they live as long as the process: each call leaks
+ * the previous list, and callers set it once. */
+static PyObject *py_set_cupti_dirs(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    if (tprof_active()) {
+        PyErr_SetString(PyExc_RuntimeError, "CUPTI folders can only change between sessions");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(arg, "the CUPTI folders must be a list of str");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    char **dirs = calloc((size_t)n + 1, sizeof(*dirs));
+    int ok = dirs != NULL;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        PyObject *path;
+        ok = PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(seq, i), &path);
+        if (ok) {
+            ok = (dirs[i] = strdup(PyBytes_AS_STRING(path))) != NULL;
+            Py_DECREF(path);
+        }
+    }
+    Py_DECREF(seq);
+    if (!ok) {
+        for (Py_ssize_t i = 0; dirs && i < n; i++)
+            free(dirs[i]);
+        free(dirs);
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    }
+    tp_gpu_set_extra_dirs((const char *const *)dirs);
+    Py_RETURN_NONE;
+}
+
+PyMethodDef tp_py_session_methods[] = {
+    {"start", py_start, METH_O,
+     "start(config) -> bool\n--\n\nStarts a session (tprof_start); False when the library "
+     "declined and said why."},
+    {"shutdown", py_shutdown, METH_NOARGS, "Ends the session: the last window, the artifacts."},
+    {"step", py_step, METH_NOARGS, "Ends step k and begins step k+1."},
+    {"epoch", py_epoch, METH_O, "Marks the start of epoch n."},
+    {"flops", py_flops, METH_O, "Adds FLOPs to the innermost open range."},
+    {"counter", (PyCFunction)(void (*)(void))py_counter, METH_FASTCALL,
+     "counter(name, value)\n--\n\nA counter sample (a Chrome \"C\" event)."},
+    {"arg", (PyCFunction)(void (*)(void))py_arg, METH_FASTCALL,
+     "arg(key, value)\n--\n\nAn argument of the innermost open range (int, else text)."},
+    {"shapes", py_shapes, METH_O,
+     "The innermost range's input shapes, a JSON array of arrays (needs record_shapes)."},
+    {"thread_name", py_thread_name, METH_O, "Names the calling thread's track."},
+    {"warn", py_warn, METH_O, "Reports a problem as the library does (once, on stderr)."},
+    {"is_recording", py_is_recording, METH_NOARGS, "True while the current step is recorded."},
+    {"is_active", py_is_active, METH_NOARGS, "True while a session is active."},
+    {"last_error", py_last_error, METH_NOARGS, "The library's latest warning, '' if none."},
+    {"messages", py_messages, METH_NOARGS,
+     "The library's warnings since the session started, oldest first."},
+    {"set_cupti_dirs", py_set_cupti_dirs, METH_O,
+     "Extra folders to search for libcupti (set before a session starts)."},
+    {NULL, NULL, 0, NULL},
+};

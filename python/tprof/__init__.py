@@ -1,0 +1,50 @@
+"""tprof: a profiler for machine-learning training loops, from Python.
+
+    import tprof
+
+    with tprof.profile(wait=1, warmup=1, active=3) as prof:
+        for batch in loader:
+            with tprof.stage("forward"):
+                loss = model(batch)
+            ...
+            prof.step()
+
+The recording calls (ranges, steps, counters, FLOPs) are the C library's, through the extension
+tprof._tprof; this package only adds the session object and, in tprof.torch, PyTorch's pieces.
+Configuration keys and their rules are the library's (docs/CONFIG.md); see docs/PYTHON.md.
+"""
+from tprof._tprof import (
+    Config,
+    ConfigError,
+    arg,
+    counter,
+    flops,
+    is_recording,
+    last_error,
+    messages,
+    range,
+    thread_name,
+    version as __version__,
+)
+from tprof._analyze import analyze
+from tprof._session import Profile, config_from_args, epoch, profile, stage, step
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "Profile",
+    "analyze",
+    "arg",
+    "config_from_args",
+    "counter",
+    "epoch",
+    "flops",
+    "is_recording",
+    "last_error",
+    "messages",
+    "profile",
+    "range",
+    "stage",
+    "step",
+    "thread_name",
+]

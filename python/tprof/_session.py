@@ -1,0 +1,229 @@
+"""The profiling session from Python: tprof.profile, the module's step/epoch/stage and
+config_from_args.
+
+One session runs per process (the library's rule). The Profile that started it is the current
+one: tprof.step() and tprof.epoch() go through it, so the PyTorch parts it drives (module ranges,
+op recording, torch.profiler, CUDA memory counters) follow the same steps.
+"""
+import atexit
+import contextlib
+import json
+import os
+import sys
+import threading
+
+from tprof import _tprof
+from tprof._cupti import pass_wheel_cupti_dirs
+
+_lock = threading.Lock()
+_current = None  # the Profile whose session is active (or started disabled)
+
+
+def config_from_args(argv=None):
+    """Reads the configuration as the C library's tprof_init does: the YAML file named by
+    --profiling.config or TPROF_CONFIG, then TPROF_<KEY> variables, then tprof's arguments of argv
+    (sys.argv by default; argv[0] is the program). The arguments are consumed from argv, in place,
+    even when one is invalid; the first error then raises ConfigError.
+
+    Returns (config, argv): pass config to tprof.profile(config), argv to your own parser."""
+    if argv is None:
+        argv = sys.argv
+    elif not isinstance(argv, list):
+        argv = list(argv)
+    cfg = _tprof.Config()
+    cfg.load_sources(argv)
+    return cfg, argv
+
+
+def _build_config(config, keys):
+    """A Config from tprof.profile's arguments (see Profile)."""
+    if isinstance(config, _tprof.Config):
+        cfg = config.copy()
+    else:
+        cfg = _tprof.Config()
+        cfg.set("enabled", True, "tprof.profile")
+        path = config if isinstance(config, (str, bytes, os.PathLike)) else None
+        if config is not None and path is None and not isinstance(config, dict):
+            raise TypeError("tprof.profile(config): a tprof.Config, a dict or a YAML file's path, "
+                            "not %s" % type(config).__name__)
+        path = path or os.environ.get("TPROF_CONFIG") or None
+        if path is not None:
+            cfg.load_yaml(path)
+        for key, value in (config.items() if isinstance(config, dict) else ()):
+            if value is not None:
+                cfg.set(key, value, "tprof.profile(config)")
+    for key, value in keys.items():
+        if value is not None:
+            cfg.set(key, value, "tprof.profile")
+    if not isinstance(config, _tprof.Config):
+        cfg.load_env()
+    cfg.validate()
+    return cfg
+
+
+class Profile(contextlib.ContextDecorator):
+    """A profiling session: a context manager, a decorator, or start()/stop().
+
+    tprof.profile(config=None, *, model=None, with_modules=True, record_ops=False,
+                  torch_profiler=False, cuda_memory=None, **keys)
+
+    keys are the library's configuration keys (docs/CONFIG.md: wait=1, active=3, epochs=[1, 5],
+    output_dir="runs", ...). Without a tprof.Config, the sources are, later winning: the built-in
+    defaults with enabled=True, the YAML file (config as a path, or TPROF_CONFIG), config as a
+    dict, keys, then the TPROF_<KEY> variables (so TPROF_ENABLED=0 switches a profiled script
+    off). With a tprof.Config (from config_from_args), that configuration and then keys.
+    A bad value raises ConfigError with the library's message.
+
+    The PyTorch options (tprof.torch; docs/PYTHON.md): model, an nn.Module whose forward calls
+    become ranges named by their path (with_modules); record_ops, a range per aten op with its
+    FLOPs (and input shapes with record_shapes=True); torch_profiler, a torch.profiler run on the
+    same schedule whose traces tprof analyzes; cuda_memory, allocated/reserved/peak counters per
+    step (default: when CUDA is in use).
+    """
+
+    def __init__(self, config=None, *, model=None, with_modules=True, record_ops=False,
+                 torch_profiler=False, cuda_memory=None, **keys):
+        self._config_arg = config
+        self._keys = keys
+        self._torch_options = {"model": model, "with_modules": with_modules,
+                               "record_ops": record_ops, "torch_profiler": torch_profiler,
+                               "cuda_memory": cuda_memory}
+        self.config = None  # the Config of the last start
+        self.running = False  # this object's session is the process's session
+        self.enabled = False  # ... and it records (enabled=True)
+        self.run_dir = None  # <output_dir>/<run_id> of the last start
+        self._parts = []
+
+    # ---- life cycle ----
+
+    def start(self):
+        global _current
+        with _lock:
+            if self.running:
+                return self
+            if _current is not None:
+                _tprof.warn("tprof.profile started while another profile is running "
+                            "(ignored): profiles do not nest")
+                return self
+            cfg = _build_config(self._config_arg, self._keys)
+            effective = json.loads(cfg.to_json())
+            parts = self._torch_parts(cfg, effective) if effective["enabled"] else []
+            pass_wheel_cupti_dirs()
+            if not _tprof.start(cfg):
+                return self  # the library said why (on stderr and in tprof.messages())
+            self.config = cfg
+            self.enabled = effective["enabled"]
+            self.run_dir = os.path.join(effective["output_dir"], effective["run_id"])
+            self.running = True
+            self._parts = []
+            _current = self
+        try:
+            for part in parts:
+                part.start()
+                self._parts.append(part)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        global _current
+        with _lock:
+            if not self.running:
+                return
+            try:
+                for part in reversed(self._parts):
+                    part.stop()
+            finally:
+                self.running = False
+                _current = None
+                _tprof.shutdown()
+
+    __enter__ = start
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def _torch_parts(self, cfg, effective):
+        """The PyTorch parts this profile drives (none when no option asks for one)."""
+        opts = self._torch_options
+        wanted = (opts["model"] is not None or opts["record_ops"] or opts["torch_profiler"]
+                  or opts["cuda_memory"] or (opts["cuda_memory"] is None and "torch" in sys.modules))
+        if not wanted:
+            return []
+        from tprof.torch import _parts  # imports torch
+
+        return _parts.build(cfg, effective, opts)
+
+    # ---- steps ----
+
+    def step(self):
+        """Ends step k and begins step k+1 (the schedule moves; a window may close)."""
+        if self.running:
+            for part in self._parts:
+                try:
+                    part.step()
+                except Exception as e:  # recording never raises into the training loop
+                    _tprof.warn("%s: %s: %s (ignored)" % (part.name, type(e).__name__, e))
+            _tprof.step()
+        elif _current is None:
+            _tprof.step()  # no session: the library reports the misuse
+
+    def epoch(self, n):
+        """Marks the start of epoch n (epoch windows: docs/CONFIG.md)."""
+        if self.running or _current is None:
+            _tprof.epoch(n)
+
+    # ---- results ----
+
+    def summary(self):
+        """The run's summary.json as a dict, or None when the run wrote none."""
+        path = self.run_dir and os.path.join(self.run_dir, "summary.json")
+        if not path or not os.path.exists(path):
+            return None
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
+    @property
+    def torch_traces(self):
+        """The traces torch.profiler saved (torch_profiler=True), oldest first."""
+        return [path for part in self._parts for path in getattr(part, "traces", ())]
+
+    def __repr__(self):
+        state = "running" if self.running else "stopped"
+        return "<tprof.profile %s run_dir=%r>" % (state, self.run_dir)
+
+
+profile = Profile
+
+
+def step():
+    """Ends the current step of the running profile (tprof.profile's step())."""
+    current = _current
+    if current is not None:
+        current.step()
+    else:
+        _tprof.step()
+
+
+def epoch(n):
+    """Marks the start of epoch n in the running profile."""
+    current = _current
+    if current is not None:
+        current.epoch(n)
+    else:
+        _tprof.epoch(n)
+
+
+def stage(name):
+    """A range for one of the summary's stages (dataloader, forward, backward, optimizer by
+    default; the `stages` key sets others). It is a tprof.range: `with tprof.stage("forward"):`."""
+    return _tprof.range(name)
+
+
+@atexit.register
+def _stop_at_exit():
+    current = _current
+    if current is not None:
+        current.stop()

@@ -1,0 +1,28 @@
+"""tprof for PyTorch: the pieces tprof.profile drives through its options, usable alone too.
+
+    with tprof.profile(model=model, record_ops=True, wait=1, active=3) as prof:
+        for x, y in tprof.torch.dataloader(loader):
+            ...
+            prof.step()
+
+- dataloader(loader): each batch fetch timed as the "dataloader" stage;
+- watch(model) / model=: a range per nn.Module forward, named by its path in the model;
+- record_ops=True: a range per aten op with FLOPs (torch.profiler's formulas) and shapes;
+- torch_profiler=True: torch.profiler on the same schedule, its traces read by tprof.analyze;
+- cuda_memory: allocated / reserved / peak counters at each recorded step;
+- Callback: a PyTorch Lightning callback (when Lightning is installed).
+
+Importing this package imports torch.
+"""
+import torch  # noqa: F401  (this package needs it)
+
+from tprof.torch.data import dataloader
+from tprof.torch.flops import batched_gemm, conv2d, gemm
+from tprof.torch.modules import ModuleRanges, watch
+from tprof.torch.ops import OpRecording, input_dims
+from tprof.torch.lightning import CallbackLogic, lightning_callback
+
+Callback = lightning_callback()  # None when Lightning is not installed
+
+__all__ = ["Callback", "CallbackLogic", "ModuleRanges", "OpRecording", "batched_gemm", "conv2d",
+           "dataloader", "gemm", "input_dims", "watch"]

@@ -1,0 +1,37 @@
+"""The data-loading stage: each next() of a loader timed as a range (default "dataloader", the
+name the summary's dataloader stage and its recommendation look for)."""
+from tprof import _tprof
+
+
+class dataloader:
+    """Wraps any iterable (a torch DataLoader, a generator): iterating it yields the same
+    batches, each fetch inside the range. len() and the loader's attributes pass through."""
+
+    def __init__(self, loader, name="dataloader"):
+        self.loader = loader
+        self.range = _tprof.range(name)
+
+    def __iter__(self):
+        rng = self.range
+        rng.begin()
+        try:
+            it = iter(self.loader)  # a DataLoader starts its workers here: part of the stage
+        finally:
+            rng.end()
+        while True:
+            rng.begin()
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            finally:
+                rng.end()
+            yield batch
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __getattr__(self, name):
+        if name == "loader":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.loader, name)

@@ -1,0 +1,85 @@
+"""Op recording: a range per aten op, through PyTorch's Python dispatch mode (TorchDispatchMode),
+with FLOPs by torch.profiler's formulas (flops.py) and, with record_shapes, the inputs' shapes as
+the "Input Dims" arg, as Kineto writes them.
+
+The mode sees the ops below autograd, forward and backward, on the thread that started it (and
+autograd's threads, which inherit it). Outside a recorded step an op costs one extra check.
+"""
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import torch
+from tprof import _tprof
+from tprof.torch import flops as _flops
+
+_Tensor = torch.Tensor
+_is_recording = _tprof.is_recording
+
+
+def input_dims(args, kwargs):
+    """Kineto's "Input Dims": a tensor's sizes, a tensor list's sizes each, [] for the rest."""
+    dims = []
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, _Tensor):
+            dims.append(str(list(a.shape)))
+        elif isinstance(a, (list, tuple)) and a and all(isinstance(t, _Tensor) for t in a):
+            dims.append("[" + ", ".join(str(list(t.shape)) for t in a) + "]")
+        else:
+            dims.append("[]")
+    return "[" + ", ".join(dims) + "]"
+
+
+class _OpMode(TorchDispatchMode):
+    def __init__(self, record_shapes, with_flops):
+        super().__init__()
+        self.record_shapes = record_shapes
+        self.with_flops = with_flops
+        self.ops = {}  # op overload -> (its range, its FLOPs function or None); None: not kept
+
+    def describe(self, func):
+        name = func._schema.name  # "aten::mm", as torch.profiler names the op
+        if name.startswith("profiler::"):  # record_function's own ops
+            return None
+        return _tprof.range(name), (_flops.rule(name) if self.with_flops else None)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        if not _is_recording():
+            return func(*args, **kwargs)
+        try:
+            op = self.ops[func]
+        except KeyError:
+            op = self.ops[func] = self.describe(func)
+        if op is None:
+            return func(*args, **kwargs)
+        rng, flops_of = op
+        rng.begin()
+        try:
+            if self.record_shapes:
+                _tprof.shapes(input_dims(args, kwargs))
+            if flops_of is not None:
+                n = flops_of(args)
+                if n:
+                    _tprof.flops(n)
+            return func(*args, **kwargs)
+        finally:
+            rng.end()
+
+
+class OpRecording:
+    """The profile part behind record_ops=True: the dispatch mode, entered at start and left at
+    stop, on the thread that starts the profile."""
+
+    name = "record_ops"
+
+    def __init__(self, record_shapes=False, with_flops=True):
+        self.mode = _OpMode(record_shapes, with_flops)
+
+    def start(self):
+        self.mode.__enter__()
+
+    def step(self):
+        pass
+
+    def stop(self):
+        self.mode.__exit__(None, None, None)
