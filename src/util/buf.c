@@ -48,65 +48,100 @@ static const char tp_digit_pairs[] = "000102030405060708091011121314151617181920
                                      "6263646566676869707172737475767778798081828384858687888990919293"
                                      "949596979899";
 
+/* Decimal digits in v: floor(log10 v) + 1 from the bit length, corrected by one comparison. */
+static unsigned decimal_digits(uint64_t v) {
+    static const uint64_t pow10[20] = {
+        1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+        100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+        10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+        100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
+    if (v < 10) return 1;
+    unsigned t = ((unsigned)(64 - __builtin_clzll(v)) * 1233) >> 12; /* 1233/4096 ~ log10(2) */
+    return t + (v >= pow10[t]);
+}
+
+/* Four digits per 64-bit division (the dependent chain in this loop is the cost), then pairs
+ * of digits with 32-bit arithmetic. */
+char *tp_fmt_u64(char *p, uint64_t v) {
+    char *end = p + decimal_digits(v), *q = end;
+    while (v >= 10000) {
+        uint64_t rest = v / 10000;
+        unsigned r = (unsigned)(v - rest * 10000);
+        q -= 4;
+        memcpy(q, tp_digit_pairs + 2 * (r / 100), 2);
+        memcpy(q + 2, tp_digit_pairs + 2 * (r % 100), 2);
+        v = rest;
+    }
+    unsigned u = (unsigned)v;
+    if (u >= 100) {
+        q -= 2;
+        memcpy(q, tp_digit_pairs + 2 * (u % 100), 2);
+        u /= 100;
+    }
+    if (u >= 10)
+        memcpy(q - 2, tp_digit_pairs + 2 * u, 2);
+    else
+        q[-1] = (char)('0' + u);
+    return end;
+}
+
+char *tp_fmt_i64(char *p, int64_t v) {
+    if (v >= 0) return tp_fmt_u64(p, (uint64_t)v);
+    *p++ = '-';
+    return tp_fmt_u64(p, (uint64_t)0 - (uint64_t)v);
+}
+
+char *tp_fmt_us(char *p, int64_t ns) {
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    if (ns < 0) *p++ = '-';
+    p = tp_fmt_u64(p, mag / 1000);
+    unsigned frac = (unsigned)(mag % 1000);
+    if (frac == 0) return p;
+    p[0] = '.';
+    p[1] = (char)('0' + frac / 100);
+    p[2] = (char)('0' + frac / 10 % 10);
+    p[3] = (char)('0' + frac % 10);
+    return p + (frac % 10 ? 4 : frac % 100 ? 3 : 2); /* trailing zeros dropped */
+}
+
 void tp_buf_u64(tp_buf *b, uint64_t v) {
-    char tmp[20];
-    char *end = tmp + sizeof(tmp), *p = end;
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--p = tp_digit_pairs[d + 1];
-        *--p = tp_digit_pairs[d];
-    }
-    if (v >= 10) {
-        unsigned d = (unsigned)v * 2;
-        *--p = tp_digit_pairs[d + 1];
-        *--p = tp_digit_pairs[d];
-    } else {
-        *--p = (char)('0' + v);
-    }
-    tp_buf_put(b, p, (size_t)(end - p));
+    if (tp_buf_reserve(b, TP_FMT_NUM_MAX)) return;
+    b->len = (size_t)(tp_fmt_u64(b->data + b->len, v) - b->data);
 }
 
 void tp_buf_i64(tp_buf *b, int64_t v) {
-    if (v < 0) {
-        tp_buf_putc(b, '-');
-        tp_buf_u64(b, (uint64_t)0 - (uint64_t)v);
-    } else {
-        tp_buf_u64(b, (uint64_t)v);
-    }
+    if (tp_buf_reserve(b, TP_FMT_NUM_MAX)) return;
+    b->len = (size_t)(tp_fmt_i64(b->data + b->len, v) - b->data);
 }
 
 void tp_buf_us(tp_buf *b, int64_t ns) {
-    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    if (ns < 0) tp_buf_putc(b, '-');
-    tp_buf_u64(b, mag / 1000);
-    unsigned frac = (unsigned)(mag % 1000);
-    if (frac == 0) return;
-    char f[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
-    size_t n = 4;
-    while (f[n - 1] == '0') n--;
-    tp_buf_put(b, f, n);
+    if (tp_buf_reserve(b, TP_FMT_NUM_MAX)) return;
+    b->len = (size_t)(tp_fmt_us(b->data + b->len, ns) - b->data);
 }
 
-void tp_buf_double(tp_buf *b, double v) {
+char *tp_fmt_double(char *p, double v) {
     if (!isfinite(v)) {
-        TP_BUF_LIT(b, "null");
-        return;
+        memcpy(p, "null", 4);
+        return p + 4;
     }
-    if (v == (double)(int64_t)v && fabs(v) < 9.0e15) {
-        tp_buf_i64(b, (int64_t)v);
-        return;
-    }
-    char tmp[32];
+    /* The range test first: converting a double beyond int64 is undefined. */
+    if (fabs(v) < 9.0e15 && v == (double)(int64_t)v) return tp_fmt_i64(p, (int64_t)v);
+    char tmp[TP_FMT_DOUBLE_MAX];
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
         if (prec == 17 || strtod(tmp, NULL) == v) break;
     }
-    tp_buf_puts(b, tmp);
+    size_t n = strlen(tmp);
+    memcpy(p, tmp, n);
+    return p + n;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if it is not valid. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n) {
+void tp_buf_double(tp_buf *b, double v) {
+    if (tp_buf_reserve(b, TP_FMT_DOUBLE_MAX)) return;
+    b->len = (size_t)(tp_fmt_double(b->data + b->len, v) - b->data);
+}
+
+size_t tp_utf8_seq_len(const unsigned char *s, size_t n) {
     unsigned c = s[0];
     size_t len;
     unsigned min;
@@ -142,7 +177,8 @@ void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
     size_t i = 0;
     while (i < n) {
         unsigned c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+        /* DEL is legal JSON but Perfetto's tokenizer rejects any raw control byte. */
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
             *out++ = (char)c;
             i++;
         } else if (c < 0x80) {
@@ -162,7 +198,7 @@ void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
             }
             i++;
         } else {
-            size_t len = utf8_seq_len(s + i, n - i);
+            size_t len = tp_utf8_seq_len(s + i, n - i);
             if (len) {
                 memcpy(out, s + i, len);
                 out += len;
