@@ -1,0 +1,289 @@
+/* bench_write.c - the Chrome trace writer's cost per event, against a straightforward
+ * fprintf writer of the same JSON measured in the same run (the baseline).
+ *
+ * The model imitates a recorded window of a GPU training loop: steps holding nested host
+ * ranges with args (shapes, FLOPs), runtime launches correlated with kernels on two streams,
+ * and memory instants. Both writers go to /dev/null, plain and gzip (level 1 for both), so the
+ * figures are formatting (and compression) cost only. Prints the median of several runs.
+ *     bench_write [EVENTS] [RUNS] [OUT_DIR]
+ * With OUT_DIR, both plain outputs are also written there once (tprof.json, baseline.json) so
+ * that their equivalence can be checked. */
+#include "export/chrome.h"
+#include "model/model.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+/* ---- the model --------------------------------------------------------------------------------
+ */
+
+typedef struct gen {
+    tp_model *m;
+    uint32_t host, stream[2];
+    int64_t now;
+    uint64_t corr;
+    uint64_t rng;
+} gen;
+
+static uint64_t next_rand(gen *g) {
+    g->rng ^= g->rng << 13;
+    g->rng ^= g->rng >> 7;
+    g->rng ^= g->rng << 17;
+    return g->rng;
+}
+
+static tp_event *add(gen *g, int kind, uint32_t track, const char *cat, const char *name,
+                     int64_t ts, int64_t dur) {
+    tp_event *ev = tp_model_add_event(g->m);
+    if (!ev) {
+        fprintf(stderr, "bench_write: out of memory\n");
+        exit(1);
+    }
+    ev->kind = (uint8_t)kind;
+    ev->track = track;
+    ev->cat = tp_model_intern_cstr(g->m, cat);
+    ev->name = tp_model_intern_cstr(g->m, name);
+    ev->ts = ts;
+    ev->dur = dur;
+    return ev;
+}
+
+/* One aten op: the op (shapes, FLOPs), its inner op, the launch and its kernel, a memory
+ * event: 5 events. */
+static void add_op(gen *g, const char *op, const char *inner, const char *kernel) {
+    int64_t t0 = g->now, r = (int64_t)(next_rand(g) % 4000);
+    tp_event *ev = add(g, TP_HOST_RANGE, g->host, "cpu_op", op, t0, 41000 + r);
+    tp_model_arg_json(g->m, ev, "Input Dims", "[[64, 784], [784, 256], []]");
+    tp_model_arg_int(g->m, ev, "flops", 25690112 + r);
+    add(g, TP_HOST_RANGE, g->host, "cpu_op", inner, t0 + 1234, 30111 + r);
+    uint64_t corr = ++g->corr;
+    ev = add(g, TP_HOST_RANGE, g->host, "cuda_runtime", "cudaLaunchKernel", t0 + 5001, 7007);
+    ev->corr = corr;
+    ev = add(g, TP_KERNEL, g->stream[corr % 2], "kernel", kernel, t0 + 20017, 9013 + r);
+    ev->corr = corr;
+    tp_model_arg_int(g->m, ev, "device", 0);
+    tp_model_arg_int(g->m, ev, "stream", 7);
+    ev = add(g, TP_MEMORY, g->host, "cpu_instant_event", "[memory]", t0 + 40001, 0);
+    tp_model_arg_int(g->m, ev, "Device Type", 1);
+    tp_model_arg_int(g->m, ev, "Device Id", 0);
+    tp_model_arg_int(g->m, ev, "Addr", (int64_t)(0x7f0000000000 + (next_rand(g) % 65536) * 512));
+    tp_model_arg_int(g->m, ev, "Bytes", 200704);
+    tp_model_arg_int(g->m, ev, "Total Allocated", 91505152 + r * 512);
+    g->now += 45000 + r;
+}
+
+static void build(tp_model *m, size_t nevents) {
+    static const char *stage[] = {"forward", "backward", "optimizer"};
+    static const char *ops[][3] = {
+        {"aten::linear", "aten::addmm", "ampere_sgemm_128x64_tn"},
+        {"aten::relu", "aten::clamp_min", "void at::native::vectorized_elementwise_kernel<4>"},
+        {"aten::mm", "aten::mm", "ampere_sgemm_64x64_nn"},
+        {"Optimizer.step#SGD.step", "aten::add_", "void at::native::unrolled_elementwise_kernel"},
+    };
+    gen g = {.m = m, .rng = 0x9e3779b97f4a7c15ULL};
+    m->base_ns = 1700000000123456789;
+    m->rank = 0;
+    m->world_size = 1;
+    g.host = tp_model_track(m, 4242, 0, 4242, 0);
+    g.stream[0] = tp_model_track(m, 0, 0, 7, 0);
+    g.stream[1] = tp_model_track(m, 0, 0, 13, 0);
+    tp_device *d = tp_model_device(m, 0);
+    d->name = tp_model_intern_cstr(m, "NVIDIA H100 80GB HBM3");
+    d->total_mem = 85018279936;
+    for (int64_t step = 0; m->nevents < nevents; step++) {
+        char name[48];
+        snprintf(name, sizeof(name), "ProfilerStep#%" PRId64, step);
+        size_t step_ev = m->nevents;
+        int64_t step_t0 = g.now;
+        add(&g, TP_HOST_RANGE, g.host, "user_annotation", name, g.now, 0)->flags = TP_EVF_STEP;
+        for (int s = 0; s < 3; s++) {
+            size_t stage_ev = m->nevents;
+            int64_t t0 = g.now;
+            add(&g, TP_HOST_RANGE, g.host, "user_annotation", stage[s], t0, 0);
+            for (int k = 0; k < 20 && m->nevents < nevents; k++)
+                add_op(&g, ops[k % 4][0], ops[k % 4][1], ops[k % 4][2]);
+            m->events[stage_ev].dur = g.now - t0;
+        }
+        m->events[step_ev].dur = g.now - step_t0;
+    }
+}
+
+/* ---- the baseline: fprintf of the same JSON ---------------------------------------------------
+ */
+
+static const char *esc(const char *s, char *buf, size_t cap) {
+    size_t o = 0;
+    for (; *s && o + 7 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            o += (size_t)snprintf(buf + o, cap - o, "\\%c", c);
+        else if (c < 0x20)
+            o += (size_t)snprintf(buf + o, cap - o, "\\u%04x", c);
+        else
+            buf[o++] = (char)c;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+typedef struct sink {
+    FILE *f;
+    gzFile gz;
+} sink;
+
+static void sink_printf(sink *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sink_printf(sink *o, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (o->gz) {
+        char line[4096];
+        int n = vsnprintf(line, sizeof(line), fmt, ap);
+        if (n > 0)
+            gzwrite(o->gz, line, (unsigned)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
+    } else {
+        vfprintf(o->f, fmt, ap);
+    }
+    va_end(ap);
+}
+
+#define US(ns) (int64_t)((ns) / 1000), (int)((ns) % 1000)
+
+static void baseline_args(sink *o, const tp_model *m, const tp_event *ev) {
+    char k[256], v[256];
+    if (!ev->nargs && !ev->corr) return;
+    sink_printf(o, ",\"args\":{");
+    for (unsigned i = 0; i < ev->nargs; i++) {
+        const tp_arg *a = &m->args[ev->arg0 + i];
+        sink_printf(o, "%s\"%s\":", i ? "," : "", esc(tp_model_str(m, a->key), k, sizeof(k)));
+        if (a->type == TP_ARG_INT)
+            sink_printf(o, "%" PRId64, a->v.i);
+        else if (a->type == TP_ARG_JSON)
+            sink_printf(o, "%s", tp_model_str(m, a->v.s));
+        else
+            sink_printf(o, "\"%s\"", esc(tp_model_str(m, a->v.s), v, sizeof(v)));
+    }
+    if (ev->corr) sink_printf(o, "%s\"correlation\":%" PRIu64, ev->nargs ? "," : "", ev->corr);
+    sink_printf(o, "}");
+}
+
+static void baseline_write(const tp_model *m, sink *o) {
+    char c[256], n[256];
+    sink_printf(o, "{\"schemaVersion\":1,\n\"traceEvents\":[");
+    for (size_t t = 0; t < m->ntracks; t++) {
+        const tp_track *tr = &m->tracks[t];
+        sink_printf(o,
+                    "%s\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRId64
+                    ",\"tid\":%" PRId64 ",\"args\":{\"name\":\"thread %" PRId64 "\"}}",
+                    t ? "," : "", tr->pid, tr->tid, tr->tid);
+    }
+    for (size_t i = 0; i < m->nevents; i++) {
+        const tp_event *ev = &m->events[i];
+        const tp_track *tr = &m->tracks[ev->track];
+        esc(tp_model_str(m, ev->cat), c, sizeof(c));
+        esc(tp_model_str(m, ev->name), n, sizeof(n));
+        if (ev->kind == TP_MEMORY)
+            sink_printf(
+                o,
+                ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%" PRId64
+                ",\"tid\":%" PRId64 ",\"ts\":%" PRId64 ".%03d",
+                c, n, tr->pid, tr->tid, US(ev->ts));
+        else
+            sink_printf(o,
+                        ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%" PRId64
+                        ",\"tid\":%" PRId64 ",\"ts\":%" PRId64 ".%03d,\"dur\":%" PRId64 ".%03d",
+                        c, n, tr->pid, tr->tid, US(ev->ts), US(ev->dur));
+        baseline_args(o, m, ev);
+        sink_printf(o, "}");
+        if (ev->corr)
+            sink_printf(o,
+                        ",\n{\"ph\":\"%s\",\"id\":%" PRIu64 ",\"pid\":%" PRId64 ",\"tid\":%" PRId64
+                        ",\"ts\":%" PRId64 ".%03d,\"cat\":\"ac2g\",\"name\":\"ac2g\"%s}",
+                        ev->kind == TP_KERNEL ? "f" : "s", ev->corr, tr->pid, tr->tid, US(ev->ts),
+                        ev->kind == TP_KERNEL ? ",\"bp\":\"e\"" : "");
+    }
+    sink_printf(o, "\n],\n\"baseTimeNanoseconds\":%" PRId64 "}\n", m->base_ns);
+}
+
+/* ---- timing -----------------------------------------------------------------------------------
+ */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int to_file(void *ctx, const void *data, size_t len) {
+    return fwrite(data, 1, len, ctx) == len ? 0 : -1;
+}
+
+static double time_tprof(const tp_model *m, int gzip, const char *path) {
+    FILE *f = fopen(path, "wb");
+    tp_chrome_opts o = {.gzip = gzip};
+    double t0 = now_s();
+    int rc = tp_chrome_write(m, &o, to_file, f);
+    double t = now_s() - t0;
+    fclose(f);
+    if (rc) {
+        fprintf(stderr, "bench_write: tp_chrome_write failed\n");
+        exit(1);
+    }
+    return t;
+}
+
+static double time_baseline(const tp_model *m, int gzip, const char *path) {
+    sink o = {fopen(path, "wb"), NULL};
+    if (gzip) o.gz = gzdopen(fileno(o.f), "wb1");
+    double t0 = now_s();
+    baseline_write(m, &o);
+    if (o.gz) gzclose(o.gz);
+    double t = now_s() - t0;
+    if (!gzip) fclose(o.f);
+    return t;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv) {
+    size_t nevents = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
+    int runs = argc > 2 ? atoi(argv[2]) : 5;
+    if (runs < 1 || runs > 100) runs = 5;
+    tp_model m;
+    tp_model_init(&m);
+    build(&m, nevents);
+    if (argc > 3) {
+        char p[4096];
+        snprintf(p, sizeof(p), "%s/tprof.json", argv[3]);
+        time_tprof(&m, 0, p);
+        snprintf(p, sizeof(p), "%s/baseline.json", argv[3]);
+        time_baseline(&m, 0, p);
+    }
+    printf("bench_write: %zu events, median of %d runs, output to /dev/null\n", m.nevents, runs);
+    for (int gzip = 0; gzip <= 1; gzip++) {
+        double t[100], b[100];
+        for (int r = 0; r < runs; r++) {
+            t[r] = time_tprof(&m, gzip, "/dev/null");
+            b[r] = time_baseline(&m, gzip, "/dev/null");
+        }
+        double tn = median(t, runs) * 1e9 / (double)m.nevents;
+        double bn = median(b, runs) * 1e9 / (double)m.nevents;
+        printf("%-5s tprof %7.1f ns/event   fprintf baseline %7.1f ns/event   ratio %.3f (%.1fx "
+               "faster)\n",
+               gzip ? "gzip" : "plain", tn, bn, tn / bn, bn / tn);
+    }
+    tp_model_free(&m);
+    return 0;
+}
