@@ -65,21 +65,20 @@ static unsigned decimal_digits(uint64_t v) {
 char *tp_fmt_u64(char *p, uint64_t v) {
     char *end = p + decimal_digits(v), *q = end;
     while (v >= 10000) {
-        uint64_t rest = v / 10000;
-        unsigned r = (unsigned)(v - rest * 10000);
+        unsigned r = (unsigned)(v % 10000);
         q -= 4;
-        memcpy(q, tp_digit_pairs + 2 * (r / 100), 2);
-        memcpy(q + 2, tp_digit_pairs + 2 * (r % 100), 2);
-        v = rest;
+        memcpy(q, tp_digit_pairs + (size_t)(r / 100) * 2, 2);
+        memcpy(q + 2, tp_digit_pairs + (size_t)(r % 100) * 2, 2);
+        v /= 10000;
     }
     unsigned u = (unsigned)v;
     if (u >= 100) {
         q -= 2;
-        memcpy(q, tp_digit_pairs + 2 * (u % 100), 2);
+        memcpy(q, tp_digit_pairs + (size_t)(u % 100) * 2, 2);
         u /= 100;
     }
     if (u >= 10)
-        memcpy(q - 2, tp_digit_pairs + 2 * u, 2);
+        memcpy(q - 2, tp_digit_pairs + (size_t)u * 2, 2);
     else
         q[-1] = (char)('0' + u);
     return end;
