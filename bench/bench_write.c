@@ -273,7 +273,7 @@ int main(int argc, char **argv) {
     }
     printf("bench_write: %zu events, median of %d runs, output to /dev/null\n", m.nevents, runs);
     for (int gzip = 0; gzip <= 1; gzip++) {
-        double t[100], b[100];
+        double t[100] = {0}, b[100] = {0};
         for (int r = 0; r < runs; r++) {
             t[r] = time_tprof(&m, gzip, "/dev/null");
             b[r] = time_baseline(&m, gzip, "/dev/null");

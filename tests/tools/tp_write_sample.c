@@ -83,6 +83,7 @@ static int parse_opts(sample *s, char *cur) {
         if (!f) return bad(s, "missing option");
         if (strcmp(f, "-") == 0) continue;
         if (unhex(f) < 0) return bad(s, "bad hex option");
+        free(s->opt[i]); /* a repeated O line replaces the options */
         s->opt[i] = strdup(f);
     }
     return 0;

@@ -177,10 +177,10 @@ static void test_json_check(void **state) {
         if (valid(bad[i])) fail_msg("accepted: %s", bad[i]);
     assert_false(tp_json_valid("[1]\0", 4)); /* the length counts, not the NUL */
     /* Nesting: up to the limit is fine, beyond it is refused without recursion. */
-    char deep[2 * TP_JSON_MAX_DEPTH + 8];
+    char deep[(size_t)2 * TP_JSON_MAX_DEPTH + 8];
     memset(deep, '[', TP_JSON_MAX_DEPTH);
     memset(deep + TP_JSON_MAX_DEPTH, ']', TP_JSON_MAX_DEPTH);
-    assert_true(tp_json_valid(deep, 2 * TP_JSON_MAX_DEPTH));
+    assert_true(tp_json_valid(deep, (size_t)2 * TP_JSON_MAX_DEPTH));
     size_t huge = 1000000;
     char *d = malloc(2 * huge);
     memset(d, '[', huge);
