@@ -48,40 +48,45 @@ static const char tp_digit_pairs[] = "000102030405060708091011121314151617181920
                                      "6263646566676869707172737475767778798081828384858687888990919293"
                                      "949596979899";
 
-/* Decimal digits in v: floor(log10 v) + 1 from the bit length, corrected by one comparison. */
-static unsigned decimal_digits(uint64_t v) {
-    static const uint64_t pow10[20] = {
-        1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
-        100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
-        10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-        100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
-    if (v < 10) return 1;
-    unsigned t = ((unsigned)(64 - __builtin_clzll(v)) * 1233) >> 12; /* 1233/4096 ~ log10(2) */
-    return t + (v >= pow10[t]);
+/* Four digits of v < 10000, zero-padded. */
+static void put4(char *p, unsigned v) {
+    memcpy(p, tp_digit_pairs + (size_t)(v / 100) * 2, 2);
+    memcpy(p + 2, tp_digit_pairs + (size_t)(v % 100) * 2, 2);
 }
 
-/* Four digits per 64-bit division (the dependent chain in this loop is the cost), then pairs
- * of digits with 32-bit arithmetic. */
+/* v < 10000 without leading zeros. */
+static char *put_small(char *p, unsigned v) {
+    if (v < 10) {
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    if (v < 100) {
+        memcpy(p, tp_digit_pairs + (size_t)v * 2, 2);
+        return p + 2;
+    }
+    if (v < 1000) {
+        *p = (char)('0' + v / 100);
+        memcpy(p + 1, tp_digit_pairs + (size_t)(v % 100) * 2, 2);
+        return p + 3;
+    }
+    put4(p, v);
+    return p + 4;
+}
+
+/* Groups of eight digits from one 64-bit division, each split into halves that the CPU works
+ * out in parallel: a digit loop's chain of dependent divisions was the cost. */
 char *tp_fmt_u64(char *p, uint64_t v) {
-    char *end = p + decimal_digits(v), *q = end;
-    while (v >= 10000) {
-        unsigned r = (unsigned)(v % 10000);
-        q -= 4;
-        memcpy(q, tp_digit_pairs + (size_t)(r / 100) * 2, 2);
-        memcpy(q + 2, tp_digit_pairs + (size_t)(r % 100) * 2, 2);
-        v /= 10000;
+    if (v < 10000) return put_small(p, (unsigned)v);
+    if (v < 100000000) {
+        p = put_small(p, (unsigned)(v / 10000));
+        put4(p, (unsigned)(v % 10000));
+        return p + 4;
     }
-    unsigned u = (unsigned)v;
-    if (u >= 100) {
-        q -= 2;
-        memcpy(q, tp_digit_pairs + (size_t)(u % 100) * 2, 2);
-        u /= 100;
-    }
-    if (u >= 10)
-        memcpy(q - 2, tp_digit_pairs + (size_t)u * 2, 2);
-    else
-        q[-1] = (char)('0' + u);
-    return end;
+    unsigned low = (unsigned)(v % 100000000);
+    p = tp_fmt_u64(p, v / 100000000); /* at most twice more: UINT64_MAX has 20 digits */
+    put4(p, low / 10000);
+    put4(p + 4, low % 10000);
+    return p + 8;
 }
 
 char *tp_fmt_i64(char *p, int64_t v) {
