@@ -6,7 +6,13 @@
  * (when rank >= 0), "traceEvents": [metadata, then events], "displayTimeUnit",
  * "baseTimeNanoseconds", "traceName" (when given), "tprof": {version, window, partial,
  * dropped_events, rank, world_size, config}}. Event times are the model's ts (relative to
- * base_ns) in microseconds, exact to the nanosecond. */
+ * base_ns) in microseconds, exact to the nanosecond. Events keep the model's order, one per
+ * line; a launch -> kernel flow ("s"/"f", cat ac2g) follows the range it belongs to.
+ *
+ * Whatever the model holds, the output is valid JSON that viewers accept: strings are escaped
+ * (invalid UTF-8 becomes U+FFFD), raw JSON args and the configuration are embedded only when
+ * they are valid JSON (else written as strings), negative durations are written as 0, and an
+ * event whose track is out of range is written on pid 0, tid 0. */
 #ifndef TP_CHROME_H
 #define TP_CHROME_H
 
