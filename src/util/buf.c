@@ -124,19 +124,15 @@ void tp_buf_us(tp_buf *b, int64_t ns) {
 }
 
 char *tp_fmt_double(char *p, double v) {
-    if (!isfinite(v)) {
-        memcpy(p, "null", 4);
-        return p + 4;
-    }
+    /* JSON has no NaN or infinity. Rare paths: snprintf is fine here. */
+    if (!isfinite(v)) return p + snprintf(p, TP_FMT_DOUBLE_MAX, "null");
     /* The range test first: converting a double beyond int64 is undefined. */
     if (fabs(v) < 9.0e15 && v == (double)(int64_t)v) return tp_fmt_i64(p, (int64_t)v);
-    char tmp[TP_FMT_DOUBLE_MAX];
+    int n = 0;
     for (int prec = 15; prec <= 17; prec++) {
-        snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
-        if (prec == 17 || strtod(tmp, NULL) == v) break;
+        n = snprintf(p, TP_FMT_DOUBLE_MAX, "%.*g", prec, v); /* at most 24 characters */
+        if (prec == 17 || strtod(p, NULL) == v) break;
     }
-    size_t n = strlen(tmp);
-    memcpy(p, tmp, n);
     return p + n;
 }
 
