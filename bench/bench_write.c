@@ -13,7 +13,6 @@
 #include "model/model.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,55 +131,44 @@ static const char *esc(const char *s, char *buf, size_t cap) {
     return buf;
 }
 
-typedef struct sink {
-    FILE *f;
-    gzFile gz;
-} sink;
+/* With gzip, the baseline's FILE writes through zlib (a stdio cookie), so it stays fprintf. */
+static ssize_t gz_cookie_write(void *cookie, const char *data, size_t len) {
+    return gzwrite(cookie, data, (unsigned)len) == (int)len ? (ssize_t)len : -1;
+}
 
-static void sink_printf(sink *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sink_printf(sink *o, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (o->gz) {
-        char line[4096];
-        int n = vsnprintf(line, sizeof(line), fmt, ap);
-        if (n > 0)
-            gzwrite(o->gz, line, (unsigned)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
-    } else {
-        vfprintf(o->f, fmt, ap);
-    }
-    va_end(ap);
+static int gz_cookie_close(void *cookie) {
+    return gzclose(cookie) == Z_OK ? 0 : -1;
 }
 
 #define US(ns) (int64_t)((ns) / 1000), (int)((ns) % 1000)
 
-static void baseline_args(sink *o, const tp_model *m, const tp_event *ev) {
+static void baseline_args(FILE *o, const tp_model *m, const tp_event *ev) {
     char k[256], v[256];
     if (!ev->nargs && !ev->corr) return;
-    sink_printf(o, ",\"args\":{");
+    fprintf(o, ",\"args\":{");
     for (unsigned i = 0; i < ev->nargs; i++) {
         const tp_arg *a = &m->args[ev->arg0 + i];
-        sink_printf(o, "%s\"%s\":", i ? "," : "", esc(tp_model_str(m, a->key), k, sizeof(k)));
+        fprintf(o, "%s\"%s\":", i ? "," : "", esc(tp_model_str(m, a->key), k, sizeof(k)));
         if (a->type == TP_ARG_INT)
-            sink_printf(o, "%" PRId64, a->v.i);
+            fprintf(o, "%" PRId64, a->v.i);
         else if (a->type == TP_ARG_JSON)
-            sink_printf(o, "%s", tp_model_str(m, a->v.s));
+            fprintf(o, "%s", tp_model_str(m, a->v.s));
         else
-            sink_printf(o, "\"%s\"", esc(tp_model_str(m, a->v.s), v, sizeof(v)));
+            fprintf(o, "\"%s\"", esc(tp_model_str(m, a->v.s), v, sizeof(v)));
     }
-    if (ev->corr) sink_printf(o, "%s\"correlation\":%" PRIu64, ev->nargs ? "," : "", ev->corr);
-    sink_printf(o, "}");
+    if (ev->corr) fprintf(o, "%s\"correlation\":%" PRIu64, ev->nargs ? "," : "", ev->corr);
+    fprintf(o, "}");
 }
 
-static void baseline_write(const tp_model *m, sink *o) {
+static void baseline_write(const tp_model *m, FILE *o) {
     char c[256], n[256];
-    sink_printf(o, "{\"schemaVersion\":1,\n\"traceEvents\":[");
+    fprintf(o, "{\"schemaVersion\":1,\n\"traceEvents\":[");
     for (size_t t = 0; t < m->ntracks; t++) {
         const tp_track *tr = &m->tracks[t];
-        sink_printf(o,
-                    "%s\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRId64
-                    ",\"tid\":%" PRId64 ",\"args\":{\"name\":\"thread %" PRId64 "\"}}",
-                    t ? "," : "", tr->pid, tr->tid, tr->tid);
+        fprintf(o,
+                "%s\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
+                ",\"args\":{\"name\":\"thread %" PRId64 "\"}}",
+                t ? "," : "", tr->pid, tr->tid, tr->tid);
     }
     for (size_t i = 0; i < m->nevents; i++) {
         const tp_event *ev = &m->events[i];
@@ -188,26 +176,25 @@ static void baseline_write(const tp_model *m, sink *o) {
         esc(tp_model_str(m, ev->cat), c, sizeof(c));
         esc(tp_model_str(m, ev->name), n, sizeof(n));
         if (ev->kind == TP_MEMORY)
-            sink_printf(
-                o,
-                ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%" PRId64
-                ",\"tid\":%" PRId64 ",\"ts\":%" PRId64 ".%03d",
-                c, n, tr->pid, tr->tid, US(ev->ts));
+            fprintf(o,
+                    ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%" PRId64
+                    ",\"tid\":%" PRId64 ",\"ts\":%" PRId64 ".%03d",
+                    c, n, tr->pid, tr->tid, US(ev->ts));
         else
-            sink_printf(o,
-                        ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%" PRId64
-                        ",\"tid\":%" PRId64 ",\"ts\":%" PRId64 ".%03d,\"dur\":%" PRId64 ".%03d",
-                        c, n, tr->pid, tr->tid, US(ev->ts), US(ev->dur));
+            fprintf(o,
+                    ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%" PRId64
+                    ",\"tid\":%" PRId64 ",\"ts\":%" PRId64 ".%03d,\"dur\":%" PRId64 ".%03d",
+                    c, n, tr->pid, tr->tid, US(ev->ts), US(ev->dur));
         baseline_args(o, m, ev);
-        sink_printf(o, "}");
+        fprintf(o, "}");
         if (ev->corr)
-            sink_printf(o,
-                        ",\n{\"ph\":\"%s\",\"id\":%" PRIu64 ",\"pid\":%" PRId64 ",\"tid\":%" PRId64
-                        ",\"ts\":%" PRId64 ".%03d,\"cat\":\"ac2g\",\"name\":\"ac2g\"%s}",
-                        ev->kind == TP_KERNEL ? "f" : "s", ev->corr, tr->pid, tr->tid, US(ev->ts),
-                        ev->kind == TP_KERNEL ? ",\"bp\":\"e\"" : "");
+            fprintf(o,
+                    ",\n{\"ph\":\"%s\",\"id\":%" PRIu64 ",\"pid\":%" PRId64 ",\"tid\":%" PRId64
+                    ",\"ts\":%" PRId64 ".%03d,\"cat\":\"ac2g\",\"name\":\"ac2g\"%s}",
+                    ev->kind == TP_KERNEL ? "f" : "s", ev->corr, tr->pid, tr->tid, US(ev->ts),
+                    ev->kind == TP_KERNEL ? ",\"bp\":\"e\"" : "");
     }
-    sink_printf(o, "\n],\n\"baseTimeNanoseconds\":%" PRId64 "}\n", m->base_ns);
+    fprintf(o, "\n],\n\"baseTimeNanoseconds\":%" PRId64 "}\n", m->base_ns);
 }
 
 /* ---- timing -----------------------------------------------------------------------------------
@@ -238,14 +225,15 @@ static double time_tprof(const tp_model *m, int gzip, const char *path) {
 }
 
 static double time_baseline(const tp_model *m, int gzip, const char *path) {
-    sink o = {fopen(path, "wb"), NULL};
-    if (gzip) o.gz = gzdopen(fileno(o.f), "wb1");
+    FILE *f = fopen(path, "wb");
+    if (gzip) {
+        cookie_io_functions_t io = {.write = gz_cookie_write, .close = gz_cookie_close};
+        f = fopencookie(gzdopen(fileno(f), "wb1"), "w", io);
+    }
     double t0 = now_s();
-    baseline_write(m, &o);
-    if (o.gz) gzclose(o.gz);
-    double t = now_s() - t0;
-    if (!gzip) fclose(o.f);
-    return t;
+    baseline_write(m, f);
+    fclose(f);
+    return now_s() - t0;
 }
 
 static int cmp_double(const void *a, const void *b) {
