@@ -10,6 +10,7 @@
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/jsonvalid.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -178,12 +179,12 @@ static const span *track_span(const writer *w, uint32_t track) {
 
 /* ---- correlation: launch -> device work ------------------------------------------------------ */
 
-/* Stable LSD radix sort by corr, 8 bits a pass. Passes where all keys share the byte are
- * skipped: ids are dense and small, so about three passes run. A hash table was the first
- * design; its random probes into a table of millions of ids were a quarter of the writer's
- * time, and a crafted set of ids could make its probe chains long. */
-static int sort_by_corr(corr_ref **refs, size_t n) {
-    static const size_t nbytes = sizeof(uint64_t);
+/* Stable LSD radix sort by corr, 8 bits a pass, over the nbytes low bytes that any id uses
+ * (ids are dense and small: about three passes); a pass where all keys share the byte is
+ * skipped. A hash table was the first design: its random probes into a table of millions of
+ * ids were a quarter of the writer's time, and a crafted set of ids could make its probe
+ * chains long. */
+static int sort_by_corr(corr_ref **refs, size_t n, size_t nbytes) {
     size_t(*count)[256] = calloc(nbytes, sizeof(*count));
     corr_ref *src = *refs, *dst = malloc(n * sizeof(*dst));
     if (!count || !dst) {
@@ -231,31 +232,19 @@ static void mark_run(uint8_t *flow, const corr_ref *r, size_t n) {
         if (r[i].idx_dev & 1) flow[r[i].idx_dev >> 1] = FLOW_END;
 }
 
-static int mark_flows(writer *w, size_t nrefs) {
-    const tp_model *m = w->m;
-    corr_ref *refs = malloc(nrefs * sizeof(*refs));
-    w->flow = calloc(m->nevents, 1);
-    if (!refs || !w->flow) {
-        free(refs);
-        return -1;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < m->nevents; i++) {
-        const tp_event *ev = &m->events[i];
-        int dev = tp_kind_is_device(ev->kind);
-        if (ev->corr && (dev || ev->kind == TP_HOST_RANGE))
-            refs[n++] = (corr_ref){ev->corr, (uint64_t)i << 1 | (uint64_t)dev};
-    }
-    if (sort_by_corr(&refs, n)) {
-        free(refs);
-        return -1;
-    }
+/* refs: the ranges carrying a correlation id, in event order; corr_bits: their ids OR-ed. */
+static int mark_flows(writer *w, corr_ref **refs, size_t n, uint64_t corr_bits) {
+    size_t nbytes = 1;
+    while (nbytes < sizeof(corr_bits) && corr_bits >> (8 * nbytes))
+        nbytes++;
+    w->flow = calloc(w->m->nevents, 1);
+    if (!w->flow || sort_by_corr(refs, n, nbytes)) return -1;
+    const corr_ref *r = *refs;
     for (size_t a = 0, b; a < n; a = b) {
-        for (b = a + 1; b < n && refs[b].corr == refs[a].corr; b++) {
+        for (b = a + 1; b < n && r[b].corr == r[a].corr; b++) {
         }
-        mark_run(w->flow, refs + a, b - a);
+        mark_run(w->flow, r + a, b - a);
     }
-    free(refs);
     return 0;
 }
 
@@ -653,8 +642,9 @@ static void put_trailer(writer *w, const tp_chrome_opts *o) {
     TP_BUF_LIT(&w->out, "}}\n");
 }
 
-/* One pass over the events: which tracks are GPU streams, the earliest time, how many carry a
- * correlation id; then the flows, and every track's pid/tid text. */
+/* One pass over the events (the model may be far larger than the caches): which tracks are GPU
+ * streams, the earliest time, the ranges carrying a correlation id; then the flows, and every
+ * track's pid/tid text. */
 static int prepare(writer *w) {
     const tp_model *m = w->m;
     w->nstr = m->strings.n ? m->strings.n : 1;
@@ -664,15 +654,23 @@ static int prepare(writer *w) {
     w->gpu = calloc(m->ntracks + 1, 1);
     if (!w->str || !w->json_ok || !w->track || !w->gpu || tp_buf_reserve(&w->out, CHUNK + 4096))
         return -1;
-    size_t nrefs = 0;
-    for (size_t i = 0; i < m->nevents; i++) {
+    corr_ref *refs = NULL;
+    size_t nrefs = 0, cap = 0;
+    uint64_t corr_bits = 0;
+    int rc = 0;
+    for (size_t i = 0; i < m->nevents && rc == 0; i++) {
         const tp_event *ev = &m->events[i];
         if (i == 0 || ev->ts < w->first_ts) w->first_ts = ev->ts;
-        if (tp_kind_is_device(ev->kind))
-            w->gpu[ev->track < m->ntracks ? ev->track : m->ntracks] = 1;
-        nrefs += ev->corr && (ev->kind == TP_HOST_RANGE || tp_kind_is_device(ev->kind));
+        int dev = tp_kind_is_device(ev->kind);
+        if (dev) w->gpu[ev->track < m->ntracks ? ev->track : m->ntracks] = 1;
+        if (!ev->corr || (!dev && ev->kind != TP_HOST_RANGE)) continue;
+        rc = TP_GROW(refs, cap, nrefs + 1);
+        if (rc == 0) refs[nrefs++] = (corr_ref){ev->corr, (uint64_t)i << 1 | (uint64_t)dev};
+        corr_bits |= ev->corr;
     }
-    if (nrefs && mark_flows(w, nrefs)) return -1;
+    if (rc == 0 && nrefs) rc = mark_flows(w, &refs, nrefs, corr_bits);
+    free(refs);
+    if (rc) return -1;
     render_tracks(w);
     return out_of_memory(w) ? -1 : 0;
 }
