@@ -48,65 +48,100 @@ static const char tp_digit_pairs[] = "000102030405060708091011121314151617181920
                                      "6263646566676869707172737475767778798081828384858687888990919293"
                                      "949596979899";
 
+/* Four digits of v < 10000, zero-padded. */
+static void put4(char *p, unsigned v) {
+    memcpy(p, tp_digit_pairs + (size_t)(v / 100) * 2, 2);
+    memcpy(p + 2, tp_digit_pairs + (size_t)(v % 100) * 2, 2);
+}
+
+/* v < 10000 without leading zeros. */
+static char *put_small(char *p, unsigned v) {
+    if (v < 10) {
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    if (v < 100) {
+        memcpy(p, tp_digit_pairs + (size_t)v * 2, 2);
+        return p + 2;
+    }
+    if (v < 1000) {
+        *p = (char)('0' + v / 100);
+        memcpy(p + 1, tp_digit_pairs + (size_t)(v % 100) * 2, 2);
+        return p + 3;
+    }
+    put4(p, v);
+    return p + 4;
+}
+
+/* Groups of eight digits from one 64-bit division, each split into halves that the CPU works
+ * out in parallel: a digit loop's chain of dependent divisions was the cost. */
+char *tp_fmt_u64(char *p, uint64_t v) {
+    if (v < 10000) return put_small(p, (unsigned)v);
+    if (v < 100000000) {
+        p = put_small(p, (unsigned)(v / 10000));
+        put4(p, (unsigned)(v % 10000));
+        return p + 4;
+    }
+    unsigned low = (unsigned)(v % 100000000);
+    p = tp_fmt_u64(p, v / 100000000); /* at most twice more: UINT64_MAX has 20 digits */
+    put4(p, low / 10000);
+    put4(p + 4, low % 10000);
+    return p + 8;
+}
+
+char *tp_fmt_i64(char *p, int64_t v) {
+    if (v >= 0) return tp_fmt_u64(p, (uint64_t)v);
+    *p++ = '-';
+    return tp_fmt_u64(p, (uint64_t)0 - (uint64_t)v);
+}
+
+char *tp_fmt_us(char *p, int64_t ns) {
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    if (ns < 0) *p++ = '-';
+    p = tp_fmt_u64(p, mag / 1000);
+    unsigned frac = (unsigned)(mag % 1000);
+    if (frac == 0) return p;
+    p[0] = '.';
+    p[1] = (char)('0' + frac / 100);
+    p[2] = (char)('0' + frac / 10 % 10);
+    p[3] = (char)('0' + frac % 10);
+    return p + (frac % 10 ? 4 : frac % 100 ? 3 : 2); /* trailing zeros dropped */
+}
+
 void tp_buf_u64(tp_buf *b, uint64_t v) {
-    char tmp[20];
-    char *end = tmp + sizeof(tmp), *p = end;
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--p = tp_digit_pairs[d + 1];
-        *--p = tp_digit_pairs[d];
-    }
-    if (v >= 10) {
-        unsigned d = (unsigned)v * 2;
-        *--p = tp_digit_pairs[d + 1];
-        *--p = tp_digit_pairs[d];
-    } else {
-        *--p = (char)('0' + v);
-    }
-    tp_buf_put(b, p, (size_t)(end - p));
+    if (tp_buf_reserve(b, TP_FMT_NUM_MAX)) return;
+    b->len = (size_t)(tp_fmt_u64(b->data + b->len, v) - b->data);
 }
 
 void tp_buf_i64(tp_buf *b, int64_t v) {
-    if (v < 0) {
-        tp_buf_putc(b, '-');
-        tp_buf_u64(b, (uint64_t)0 - (uint64_t)v);
-    } else {
-        tp_buf_u64(b, (uint64_t)v);
-    }
+    if (tp_buf_reserve(b, TP_FMT_NUM_MAX)) return;
+    b->len = (size_t)(tp_fmt_i64(b->data + b->len, v) - b->data);
 }
 
 void tp_buf_us(tp_buf *b, int64_t ns) {
-    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    if (ns < 0) tp_buf_putc(b, '-');
-    tp_buf_u64(b, mag / 1000);
-    unsigned frac = (unsigned)(mag % 1000);
-    if (frac == 0) return;
-    char f[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
-    size_t n = 4;
-    while (f[n - 1] == '0') n--;
-    tp_buf_put(b, f, n);
+    if (tp_buf_reserve(b, TP_FMT_NUM_MAX)) return;
+    b->len = (size_t)(tp_fmt_us(b->data + b->len, ns) - b->data);
+}
+
+char *tp_fmt_double(char *p, double v) {
+    /* JSON has no NaN or infinity. Rare paths: snprintf is fine here. */
+    if (!isfinite(v)) return p + snprintf(p, TP_FMT_DOUBLE_MAX, "null");
+    /* The range test first: converting a double beyond int64 is undefined. */
+    if (fabs(v) < 9.0e15 && v == (double)(int64_t)v) return tp_fmt_i64(p, (int64_t)v);
+    int n = 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        n = snprintf(p, TP_FMT_DOUBLE_MAX, "%.*g", prec, v); /* at most 24 characters */
+        if (prec == 17 || strtod(p, NULL) == v) break;
+    }
+    return p + n;
 }
 
 void tp_buf_double(tp_buf *b, double v) {
-    if (!isfinite(v)) {
-        TP_BUF_LIT(b, "null");
-        return;
-    }
-    if (v == (double)(int64_t)v && fabs(v) < 9.0e15) {
-        tp_buf_i64(b, (int64_t)v);
-        return;
-    }
-    char tmp[32];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
-        if (prec == 17 || strtod(tmp, NULL) == v) break;
-    }
-    tp_buf_puts(b, tmp);
+    if (tp_buf_reserve(b, TP_FMT_DOUBLE_MAX)) return;
+    b->len = (size_t)(tp_fmt_double(b->data + b->len, v) - b->data);
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if it is not valid. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n) {
+size_t tp_utf8_seq_len(const unsigned char *s, size_t n) {
     unsigned c = s[0];
     size_t len;
     unsigned min;
@@ -142,7 +177,8 @@ void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
     size_t i = 0;
     while (i < n) {
         unsigned c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+        /* DEL is legal JSON but Perfetto's tokenizer rejects any raw control byte. */
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
             *out++ = (char)c;
             i++;
         } else if (c < 0x80) {
@@ -162,7 +198,7 @@ void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
             }
             i++;
         } else {
-            size_t len = utf8_seq_len(s + i, n - i);
+            size_t len = tp_utf8_seq_len(s + i, n - i);
             if (len) {
                 memcpy(out, s + i, len);
                 out += len;

@@ -44,12 +44,23 @@ void tp_buf_i64(tp_buf *b, int64_t v);
 /* Integer nanoseconds as decimal microseconds, exact, trailing zeros dropped: 12345 -> 12.345,
  * 12000 -> 12, -1500 -> -1.5. */
 void tp_buf_us(tp_buf *b, int64_t ns);
+/* The same without a buffer, for loops that reserve once for several numbers: each writes at
+ * p, which must have TP_FMT_NUM_MAX bytes of room, and returns the end of what it wrote. */
+#define TP_FMT_NUM_MAX 24
+char *tp_fmt_u64(char *p, uint64_t v);
+char *tp_fmt_i64(char *p, int64_t v);
+char *tp_fmt_us(char *p, int64_t ns);
 /* A double as a JSON number (shortest form that reads back the same); NaN and infinities,
- * which JSON cannot hold, become null. */
+ * which JSON cannot hold, become null. tp_fmt_double needs TP_FMT_DOUBLE_MAX bytes of room. */
+#define TP_FMT_DOUBLE_MAX 32
 void tp_buf_double(tp_buf *b, double v);
-/* A JSON string literal with quotes. Control characters are escaped; bytes that are not valid
- * UTF-8 become U+FFFD, so the output is always valid JSON whatever the input. */
+char *tp_fmt_double(char *p, double v);
+/* A JSON string literal with quotes. Control characters (DEL too) are escaped; bytes that are
+ * not valid UTF-8 become U+FFFD, so the output is always valid JSON whatever the input. */
 void tp_buf_json_str(tp_buf *b, const char *s, size_t n);
+/* Length of the valid UTF-8 sequence at s (n >= 1 bytes available), or 0 if it is not valid
+ * (overlong forms, surrogates and code points past U+10FFFF are not). */
+size_t tp_utf8_seq_len(const unsigned char *s, size_t n);
 static inline void tp_buf_json_cstr(tp_buf *b, const char *s) {
     tp_buf_json_str(b, s ? s : "", s ? strlen(s) : 0);
 }

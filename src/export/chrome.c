@@ -1,0 +1,751 @@
+/* chrome.c - the Chrome Trace Event JSON writer (see chrome.h): tp_model in, Kineto's JSON out.
+ *
+ * Speed (budget: 100 ns per event): names repeat across millions of events, so each string is
+ * JSON-escaped once per model and copied afterwards; each track's "pid"/"tid" text is rendered
+ * once; numbers never go through printf. Output gathers in a buffer flushed (through zlib when
+ * asked) in ~1 MB chunks, so memory stays bounded whatever the size of the model. */
+#include "export/chrome.h"
+
+#include "tprof.h"
+#include "util/buf.h"
+#include "util/fs.h"
+#include "util/jsonvalid.h"
+#include "util/vec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+enum {
+    CHUNK = 1 << 20,  /* the output buffer is flushed once it holds this much */
+    COPY_SLACK = 16,  /* readable bytes behind every cached rendering (see copy_text) */
+    ZCHUNK = 1 << 18, /* compressed bytes per write call */
+    /* process_sort_index of GPU 0: past every Linux pid (pid_max <= 2^22), so host processes
+     * sort before GPUs in the viewers, as in Kineto's traces. */
+    GPU_SORT_BASE = 0x1000000,
+};
+
+/* Where a cached rendering sits in its buffer; len 0 = not rendered yet (never a valid one:
+ * every rendering holds at least two bytes). */
+typedef struct span {
+    size_t off, len;
+} span;
+
+/* What an event is in a launch -> device work flow (writer.flow, by event index). */
+enum { FLOW_NONE, FLOW_START, FLOW_END };
+
+/* An event carrying a correlation id: idx_dev is its index << 1 | whether it is device work. */
+typedef struct corr_ref {
+    uint64_t corr;
+    uint64_t idx_dev;
+} corr_ref;
+
+typedef struct writer {
+    const tp_model *m;
+    tp_buf out;
+    int (*write)(void *ctx, const void *data, size_t len);
+    void *ctx;
+    int write_failed;
+    int stop;         /* a write or an allocation failed: the output is lost, stop working */
+    size_t nentries;  /* entries written to traceEvents (the first takes no comma) */
+    int64_t first_ts; /* earliest event time, the ts of the metadata entries */
+    int gzip;
+    z_stream z;
+    unsigned char *zout;
+    /* By string id: its JSON literal in strs, and the verdict on it as raw JSON text
+     * (0 not checked yet, 1 valid, 2 not JSON: written as a string instead). */
+    size_t nstr;
+    span *str;
+    tp_buf strs;
+    uint8_t *json_ok;
+    /* By track (plus one for events whose track is out of range): ,"pid":P,"tid":T in tracks,
+     * and whether the track carries device work (a GPU stream). */
+    span *track;
+    tp_buf tracks;
+    uint8_t *gpu;
+    uint8_t *flow; /* FLOW_* by event; NULL when no event starts or ends a flow */
+} writer;
+
+/* ---- output stream --------------------------------------------------------------------------- */
+
+static void emit(writer *w, const void *data, size_t len) {
+    if (len && !w->write_failed && w->write(w->ctx, data, len) != 0) w->write_failed = 1;
+}
+
+static int out_of_memory(const writer *w) {
+    return w->out.failed || w->strs.failed || w->tracks.failed;
+}
+
+/* Hands the buffered text on (compressed when asked); final ends the gzip stream. */
+static void flush(writer *w, int final) {
+    if (out_of_memory(w)) {
+        w->stop = 1;
+        return;
+    }
+    if (!w->gzip) {
+        emit(w, w->out.data, w->out.len);
+    } else {
+        w->z.next_in = (Bytef *)w->out.data;
+        w->z.avail_in = (uInt)w->out.len;
+        do {
+            w->z.next_out = w->zout;
+            w->z.avail_out = ZCHUNK;
+            deflate(&w->z, final ? Z_FINISH : Z_NO_FLUSH);
+            emit(w, w->zout, ZCHUNK - w->z.avail_out);
+        } while (w->z.avail_out == 0 && !w->write_failed);
+    }
+    w->out.len = 0;
+    w->stop = w->write_failed;
+}
+
+static void maybe_flush(writer *w) {
+    if (w->out.len >= CHUNK) flush(w, 0);
+}
+
+/* ---- strings and tracks ---------------------------------------------------------------------- */
+
+/* Escapes string id into strs; its span stays len 0 when memory ran out (caught at flush).
+ * Every rendering in strs and tracks is followed by COPY_SLACK readable bytes, for
+ * copy_text's block copies. */
+static void cache_str(writer *w, tp_str id) {
+    span *s = &w->str[id];
+    s->off = w->strs.len;
+    tp_buf_json_str(&w->strs, tp_strtab_get(&w->m->strings, id), tp_strtab_len(&w->m->strings, id));
+    tp_buf_reserve(&w->strs, COPY_SLACK);
+    s->len = w->strs.failed ? 0 : w->strs.len - s->off;
+}
+
+/* The cached JSON literal of a string, escaped on first use. */
+static inline const span *str_span(writer *w, tp_str id) {
+    if (id >= w->nstr) id = TP_STR_EMPTY;
+    if (!w->str[id].len) cache_str(w, id);
+    return &w->str[id];
+}
+
+/* A raw JSON text (an arg) is embedded as it is when valid, else written as a string, so one
+ * bad value never makes the trace unreadable. Checked once per distinct text. */
+static int json_valid(writer *w, tp_str id) {
+    if (id >= w->nstr) id = TP_STR_EMPTY;
+    if (!w->json_ok[id])
+        w->json_ok[id] =
+            tp_json_valid(tp_strtab_get(&w->m->strings, id), tp_strtab_len(&w->m->strings, id)) ? 1
+                                                                                                : 2;
+    return w->json_ok[id] == 1;
+}
+
+static void buf_str(writer *w, tp_buf *dst, tp_str id) {
+    const span *s = str_span(w, id);
+    tp_buf_put(dst, w->strs.data + s->off, s->len);
+}
+
+/* A pid or tid: a string when the trace had one, else the number. */
+static void buf_id(writer *w, tp_buf *dst, int64_t num, tp_str str) {
+    if (str != TP_STR_EMPTY)
+        buf_str(w, dst, str);
+    else
+        tp_buf_i64(dst, num);
+}
+
+/* "label N" with quotes; label holds nothing that needs escaping. */
+static void buf_labelled(tp_buf *dst, const char *label, int64_t n) {
+    tp_buf_putc(dst, '"');
+    tp_buf_puts(dst, label);
+    tp_buf_i64(dst, n);
+    tp_buf_putc(dst, '"');
+}
+
+static void render_tracks(writer *w) {
+    const tp_model *m = w->m;
+    for (size_t t = 0; t <= m->ntracks; t++) {
+        /* The extra last entry stands for tracks out of range: pid 0, tid 0. */
+        static const tp_track none;
+        const tp_track *tr = t < m->ntracks ? &m->tracks[t] : &none;
+        w->track[t].off = w->tracks.len;
+        TP_BUF_LIT(&w->tracks, ",\"pid\":");
+        buf_id(w, &w->tracks, tr->pid, tr->pid_str);
+        TP_BUF_LIT(&w->tracks, ",\"tid\":");
+        buf_id(w, &w->tracks, tr->tid, tr->tid_str);
+        w->track[t].len = w->tracks.len - w->track[t].off;
+    }
+    tp_buf_reserve(&w->tracks, COPY_SLACK);
+}
+
+static const span *track_span(const writer *w, uint32_t track) {
+    return &w->track[track < w->m->ntracks ? track : w->m->ntracks];
+}
+
+/* ---- correlation: launch -> device work ------------------------------------------------------ */
+
+/* Stable LSD radix sort by corr, 8 bits a pass, over the nbytes low bytes that any id uses
+ * (ids are dense and small: about three passes); a pass where all keys share the byte is
+ * skipped. A hash table was the first design: its random probes into a table of millions of
+ * ids were a quarter of the writer's time, and a crafted set of ids could make its probe
+ * chains long. */
+static int sort_by_corr(corr_ref **refs, size_t n, size_t nbytes) {
+    size_t(*count)[256] = calloc(nbytes, sizeof(*count));
+    corr_ref *src = *refs, *dst = malloc(n * sizeof(*dst));
+    if (!count || !dst) {
+        free(count);
+        free(dst);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < nbytes; b++)
+            count[b][(src[i].corr >> (8 * b)) & 255]++;
+    for (size_t b = 0; b < nbytes; b++) {
+        if (count[b][(src[0].corr >> (8 * b)) & 255] == n) continue;
+        size_t pos[256], sum = 0;
+        for (int v = 0; v < 256; v++) {
+            pos[v] = sum;
+            sum += count[b][v];
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[pos[(src[i].corr >> (8 * b)) & 255]++] = src[i];
+        corr_ref *t = src;
+        src = dst;
+        dst = t;
+    }
+    free(count);
+    free(dst);
+    *refs = src;
+    return 0;
+}
+
+/* Within one id's run of refs (in event order, the sort being stable): the first host range
+ * is the launch; when device work carries the id too, the launch starts a flow and each such
+ * device range ends one. Without a launch in the model, device work gets no flow. */
+static void mark_run(uint8_t *flow, const corr_ref *r, size_t n) {
+    size_t launch = SIZE_MAX;
+    int linked = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].idx_dev & 1)
+            linked = 1;
+        else if (launch == SIZE_MAX)
+            launch = (size_t)(r[i].idx_dev >> 1);
+    }
+    if (launch == SIZE_MAX || !linked) return;
+    flow[launch] = FLOW_START;
+    for (size_t i = 0; i < n; i++)
+        if (r[i].idx_dev & 1) flow[r[i].idx_dev >> 1] = FLOW_END;
+}
+
+/* refs: the ranges carrying a correlation id, in event order; corr_bits: their ids OR-ed. */
+static int mark_flows(writer *w, corr_ref **refs, size_t n, uint64_t corr_bits) {
+    size_t nbytes = 1;
+    while (nbytes < sizeof(corr_bits) && corr_bits >> (8 * nbytes))
+        nbytes++;
+    w->flow = calloc(w->m->nevents, 1);
+    if (!w->flow || sort_by_corr(refs, n, nbytes)) return -1;
+    const corr_ref *r = *refs;
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && r[b].corr == r[a].corr; b++) {
+        }
+        mark_run(w->flow, r + a, b - a);
+    }
+    return 0;
+}
+
+/* ---- events ---------------------------------------------------------------------------------
+ * The hot path. Each event reserves its room once (event_room), then writes through a cursor
+ * with no further checks: on a trace of millions of events, per-append checks and calls were
+ * most of the cost. */
+
+/* Room for an event's literals and numbers, a flow, and copy_text's overshoot; its strings
+ * and args are added by event_room. */
+enum { EVENT_FIXED_ROOM = 384 };
+
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
+/* Copies a cached rendering in 16-byte blocks, possibly past its end: the source has
+ * COPY_SLACK readable bytes behind it and the destination is inside the event's room. */
+static char *copy_text(char *p, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i += 16)
+        memcpy(p + i, s + i, 16);
+    return p + n;
+}
+
+static char *put_str(writer *w, char *p, tp_str id) {
+    const span *s = str_span(w, id);
+    return copy_text(p, w->strs.data + s->off, s->len);
+}
+
+static size_t event_nargs(const tp_model *m, const tp_event *ev) {
+    return (size_t)ev->arg0 + ev->nargs <= m->nargs ? ev->nargs : 0;
+}
+
+static size_t arg_room(writer *w, const tp_arg *a) {
+    size_t room = str_span(w, a->key)->len + 2; /* key, colon, comma */
+    switch (a->type) {
+    case TP_ARG_INT:
+        return room + TP_FMT_NUM_MAX;
+    case TP_ARG_DOUBLE:
+        return room + TP_FMT_DOUBLE_MAX;
+    case TP_ARG_JSON:
+        if (json_valid(w, a->v.s)) return room + tp_strtab_len(&w->m->strings, a->v.s);
+        return room + str_span(w, a->v.s)->len;
+    case TP_ARG_STR:
+        return room + str_span(w, a->v.s)->len;
+    default:
+        return room + 4;
+    }
+}
+
+/* Escapes (and caches) every string the event will write, and returns the room it needs. */
+static size_t event_room(writer *w, const tp_event *ev) {
+    size_t room = EVENT_FIXED_ROOM + 2 * track_span(w, ev->track)->len + str_span(w, ev->cat)->len +
+                  str_span(w, ev->name)->len;
+    const tp_arg *a = w->m->args + ev->arg0;
+    for (size_t i = 0, n = event_nargs(w->m, ev); i < n; i++)
+        room += arg_room(w, &a[i]);
+    return room;
+}
+
+/* Entries are separated by a comma and a newline (one event per line, as Kineto writes). */
+static char *put_sep(writer *w, char *p) {
+    if (w->nentries++) *p++ = ',';
+    *p++ = '\n';
+    return p;
+}
+
+/* "cat":..,"name":.. ; an empty category is left out, as Kineto does. */
+static char *put_names(writer *w, char *p, const tp_event *ev) {
+    if (ev->cat != TP_STR_EMPTY) {
+        p = PUT_LIT(p, "\"cat\":");
+        p = put_str(w, p, ev->cat);
+        *p++ = ',';
+    }
+    p = PUT_LIT(p, "\"name\":");
+    return put_str(w, p, ev->name);
+}
+
+/* ,"pid":..,"tid":..,"ts":.. */
+static char *put_where(writer *w, char *p, uint32_t track, int64_t ts) {
+    const span *s = track_span(w, track);
+    p = copy_text(p, w->tracks.data + s->off, s->len);
+    p = PUT_LIT(p, ",\"ts\":");
+    return tp_fmt_us(p, ts);
+}
+
+static char *put_arg_value(writer *w, char *p, const tp_arg *a) {
+    switch (a->type) {
+    case TP_ARG_INT:
+        return tp_fmt_i64(p, a->v.i);
+    case TP_ARG_DOUBLE:
+        return tp_fmt_double(p, a->v.d);
+    case TP_ARG_JSON:
+        if (json_valid(w, a->v.s)) {
+            size_t n = tp_strtab_len(&w->m->strings, a->v.s);
+            memcpy(p, tp_strtab_get(&w->m->strings, a->v.s), n);
+            return p + n;
+        }
+        return put_str(w, p, a->v.s);
+    case TP_ARG_STR:
+        return put_str(w, p, a->v.s);
+    default:
+        return PUT_LIT(p, "null");
+    }
+}
+
+/* ,"args":{...} from the model's args plus the correlation id and the truncation mark; nothing
+ * when all are absent. */
+static char *put_args(writer *w, char *p, const tp_event *ev) {
+    size_t n = event_nargs(w->m, ev);
+    int truncated = (ev->flags & TP_EVF_TRUNCATED) != 0;
+    if (!n && !ev->corr && !truncated) return p;
+    p = PUT_LIT(p, ",\"args\":{");
+    const tp_arg *a = w->m->args + ev->arg0;
+    for (size_t i = 0; i < n; i++) {
+        if (i) *p++ = ',';
+        p = put_str(w, p, a[i].key);
+        *p++ = ':';
+        p = put_arg_value(w, p, &a[i]);
+    }
+    if (ev->corr) {
+        if (n) *p++ = ',';
+        p = PUT_LIT(p, "\"correlation\":");
+        p = tp_fmt_u64(p, ev->corr);
+    }
+    if (truncated) {
+        if (n || ev->corr) *p++ = ',';
+        p = PUT_LIT(p, "\"tprof truncated\":true");
+    }
+    *p++ = '}';
+    return p;
+}
+
+/* A launch -> device work flow end as Kineto writes it: "s" at the launch, "f" bound to the
+ * enclosing slice ("bp":"e") at the device range. Written right after its range: viewers bind
+ * a flow to the slice open at its time on its thread, and keep file order among equal times. */
+static char *put_flow(writer *w, char *p, int end, const tp_event *ev) {
+    p = put_sep(w, p);
+    p = end ? PUT_LIT(p, "{\"ph\":\"f\",\"id\":") : PUT_LIT(p, "{\"ph\":\"s\",\"id\":");
+    p = tp_fmt_u64(p, ev->corr);
+    p = put_where(w, p, ev->track, ev->ts);
+    if (end) return PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+    return PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+}
+
+static char *put_range(writer *w, char *p, const tp_event *ev, size_t index) {
+    p = PUT_LIT(p, "{\"ph\":\"X\",");
+    p = put_names(w, p, ev);
+    p = put_where(w, p, ev->track, ev->ts);
+    /* Viewers drop or mis-nest slices of negative length. */
+    p = PUT_LIT(p, ",\"dur\":");
+    p = tp_fmt_us(p, ev->dur > 0 ? ev->dur : 0);
+    p = put_args(w, p, ev);
+    *p++ = '}';
+    if (w->flow && w->flow[index] != FLOW_NONE) p = put_flow(w, p, w->flow[index] == FLOW_END, ev);
+    return p;
+}
+
+static char *put_instant(writer *w, char *p, const tp_event *ev) {
+    switch (ev->kind) {
+    case TP_MEMORY:
+        /* PyTorch's own spelling, which memory tools look for. */
+        p = PUT_LIT(
+            p, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
+        break;
+    case TP_COUNTER:
+        p = PUT_LIT(p, "{\"ph\":\"C\",");
+        p = put_names(w, p, ev);
+        break;
+    default:
+        p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\",");
+        p = put_names(w, p, ev);
+        break;
+    }
+    p = put_where(w, p, ev->track, ev->ts);
+    p = put_args(w, p, ev);
+    *p++ = '}';
+    return p;
+}
+
+static void put_event(writer *w, const tp_event *ev, size_t index) {
+    if (tp_buf_reserve(&w->out, event_room(w, ev)) || w->strs.failed) return;
+    char *p = put_sep(w, w->out.data + w->out.len);
+    if (ev->kind == TP_HOST_RANGE || tp_kind_is_device(ev->kind))
+        p = put_range(w, p, ev, index);
+    else
+        p = put_instant(w, p, ev);
+    w->out.len = (size_t)(p - w->out.data);
+}
+
+/* ---- metadata: process and thread names, sort order ------------------------------------------ */
+
+static void buf_sep(writer *w) {
+    if (tp_buf_reserve(&w->out, 2)) return;
+    w->out.len = (size_t)(put_sep(w, w->out.data + w->out.len) - w->out.data);
+}
+
+typedef struct track_ref {
+    tp_track t;
+    uint32_t index;
+} track_ref;
+
+static int cmp_i64(int64_t a, int64_t b) {
+    return (a > b) - (a < b);
+}
+
+static int cmp_track_ref(const void *pa, const void *pb) {
+    const track_ref *a = pa, *b = pb;
+    int c = cmp_i64(a->t.pid_str, b->t.pid_str);
+    if (!c) c = cmp_i64(a->t.pid, b->t.pid);
+    if (!c) c = cmp_i64(a->t.tid_str, b->t.tid_str);
+    if (!c) c = cmp_i64(a->t.tid, b->t.tid);
+    return c ? c : cmp_i64(a->index, b->index);
+}
+
+static int same_process(const tp_track *a, const tp_track *b) {
+    return a->pid == b->pid && a->pid_str == b->pid_str;
+}
+
+static int64_t clamp(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* {"name":"<what>","ph":"M","ts":..,"pid":..,"tid":..,"args":{ ; the caller closes it. The
+ * process-wide entries use tid 0, as Kineto writes them. */
+static void begin_meta(writer *w, const char *what, const tp_track *t, int whole_process) {
+    buf_sep(w);
+    TP_BUF_LIT(&w->out, "{\"name\":\"");
+    tp_buf_puts(&w->out, what);
+    TP_BUF_LIT(&w->out, "\",\"ph\":\"M\",\"ts\":");
+    tp_buf_us(&w->out, w->first_ts);
+    TP_BUF_LIT(&w->out, ",\"pid\":");
+    buf_id(w, &w->out, t->pid, t->pid_str);
+    TP_BUF_LIT(&w->out, ",\"tid\":");
+    if (whole_process)
+        tp_buf_putc(&w->out, '0');
+    else
+        buf_id(w, &w->out, t->tid, t->tid_str);
+    TP_BUF_LIT(&w->out, ",\"args\":{");
+}
+
+static void put_sort_meta(writer *w, const char *what, const tp_track *t, int whole_process,
+                          int64_t index) {
+    begin_meta(w, what, t, whole_process);
+    TP_BUF_LIT(&w->out, "\"sort_index\":");
+    tp_buf_i64(&w->out, index);
+    TP_BUF_LIT(&w->out, "}}");
+}
+
+/* The process's name: from its tracks, else "GPU <id>" for a device, the pid itself when it
+ * is a string, this program's name for this process, "process <pid>" otherwise. */
+static void put_process_name(writer *w, const track_ref *r, size_t n, int gpu) {
+    const tp_track *t = &r[0].t;
+    begin_meta(w, "process_name", t, 1);
+    TP_BUF_LIT(&w->out, "\"name\":");
+    size_t i = 0;
+    while (i < n && r[i].t.process_name == TP_STR_EMPTY)
+        i++;
+    if (i < n)
+        buf_str(w, &w->out, r[i].t.process_name);
+    else if (t->pid_str != TP_STR_EMPTY)
+        buf_str(w, &w->out, t->pid_str);
+    else if (gpu)
+        buf_labelled(&w->out, "GPU ", t->pid);
+    else if (t->pid == (int64_t)getpid())
+        tp_buf_json_cstr(&w->out, program_invocation_short_name);
+    else
+        buf_labelled(&w->out, "process ", t->pid);
+    TP_BUF_LIT(&w->out, "}}");
+}
+
+static void put_thread_meta(writer *w, const tp_track *t, int gpu) {
+    begin_meta(w, "thread_name", t, 0);
+    TP_BUF_LIT(&w->out, "\"name\":");
+    if (t->thread_name != TP_STR_EMPTY)
+        buf_str(w, &w->out, t->thread_name);
+    else if (t->tid_str != TP_STR_EMPTY)
+        buf_str(w, &w->out, t->tid_str);
+    else
+        buf_labelled(&w->out, gpu ? "stream " : "thread ", t->tid);
+    TP_BUF_LIT(&w->out, "}}");
+    if (t->tid_str == TP_STR_EMPTY) put_sort_meta(w, "thread_sort_index", t, 0, t->tid);
+}
+
+/* One process: the tracks r[0..n) share its pid. It is a GPU when any of them carries device
+ * work; GPUs sort after every host process. */
+static void put_process_meta(writer *w, const track_ref *r, size_t n) {
+    int gpu = 0;
+    for (size_t i = 0; i < n; i++)
+        gpu |= w->gpu[r[i].index];
+    const tp_track *t = &r[0].t;
+    int64_t order =
+        t->pid_str != TP_STR_EMPTY ? GPU_SORT_BASE - 1 : clamp(t->pid, 0, GPU_SORT_BASE - 1);
+    put_process_name(w, r, n, gpu);
+    put_sort_meta(w, "process_sort_index", t, 1, gpu ? GPU_SORT_BASE + order : order);
+    for (size_t i = 0; i < n; i++) {
+        put_thread_meta(w, &r[i].t, w->gpu[r[i].index]);
+        maybe_flush(w);
+    }
+}
+
+static int put_metadata(writer *w) {
+    const tp_model *m = w->m;
+    if (!m->ntracks) return 0;
+    track_ref *refs = malloc(m->ntracks * sizeof(*refs));
+    if (!refs) return -1;
+    for (size_t t = 0; t < m->ntracks; t++)
+        refs[t] = (track_ref){m->tracks[t], (uint32_t)t};
+    qsort(refs, m->ntracks, sizeof(*refs), cmp_track_ref);
+    for (size_t a = 0, b; a < m->ntracks && !w->stop; a = b) {
+        for (b = a + 1; b < m->ntracks && same_process(&refs[a].t, &refs[b].t); b++) {
+        }
+        put_process_meta(w, refs + a, b - a);
+    }
+    free(refs);
+    return 0;
+}
+
+/* ---- the document ---------------------------------------------------------------------------- */
+
+static void put_device(writer *w, const tp_device *d) {
+    TP_BUF_LIT(&w->out, "{\"id\":");
+    tp_buf_i64(&w->out, d->id);
+    TP_BUF_LIT(&w->out, ",\"name\":");
+    buf_str(w, &w->out, d->name);
+    /* Unknown properties (0) are left out rather than written as a misleading 0. */
+    if (d->total_mem) {
+        TP_BUF_LIT(&w->out, ",\"totalGlobalMem\":");
+        tp_buf_u64(&w->out, d->total_mem);
+    }
+    if (d->compute_major || d->compute_minor) {
+        TP_BUF_LIT(&w->out, ",\"computeMajor\":");
+        tp_buf_i64(&w->out, d->compute_major);
+        TP_BUF_LIT(&w->out, ",\"computeMinor\":");
+        tp_buf_i64(&w->out, d->compute_minor);
+    }
+    if (d->num_sms) {
+        TP_BUF_LIT(&w->out, ",\"numSms\":");
+        tp_buf_i64(&w->out, d->num_sms);
+    }
+    tp_buf_putc(&w->out, '}');
+}
+
+static void put_header(writer *w) {
+    const tp_model *m = w->m;
+    TP_BUF_LIT(&w->out, "{\"schemaVersion\":1");
+    if (m->ndevices) {
+        TP_BUF_LIT(&w->out, ",\n\"deviceProperties\":[");
+        for (size_t i = 0; i < m->ndevices; i++) {
+            if (i) tp_buf_putc(&w->out, ',');
+            put_device(w, &m->devices[i]);
+        }
+        tp_buf_putc(&w->out, ']');
+    }
+    if (m->rank >= 0) {
+        TP_BUF_LIT(&w->out, ",\n\"distributedInfo\":{\"rank\":");
+        tp_buf_i64(&w->out, m->rank);
+        TP_BUF_LIT(&w->out, ",\"world_size\":");
+        tp_buf_i64(&w->out, m->world_size);
+        tp_buf_putc(&w->out, '}');
+    }
+    TP_BUF_LIT(&w->out, ",\n\"traceEvents\":[");
+}
+
+static void put_trailer(writer *w, const tp_chrome_opts *o) {
+    const tp_model *m = w->m;
+    TP_BUF_LIT(&w->out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
+    tp_buf_i64(&w->out, m->base_ns);
+    if (o->trace_name) {
+        TP_BUF_LIT(&w->out, ",\n\"traceName\":");
+        tp_buf_json_cstr(&w->out, o->trace_name);
+    }
+    TP_BUF_LIT(&w->out, ",\n\"tprof\":{\"version\":\"" TPROF_VERSION "\"");
+    if (o->window) {
+        TP_BUF_LIT(&w->out, ",\"window\":");
+        tp_buf_json_cstr(&w->out, o->window);
+    }
+    if (m->partial)
+        TP_BUF_LIT(&w->out, ",\"partial\":true");
+    else
+        TP_BUF_LIT(&w->out, ",\"partial\":false");
+    TP_BUF_LIT(&w->out, ",\"dropped_events\":");
+    tp_buf_u64(&w->out, m->dropped_events);
+    TP_BUF_LIT(&w->out, ",\"rank\":");
+    tp_buf_i64(&w->out, m->rank);
+    TP_BUF_LIT(&w->out, ",\"world_size\":");
+    tp_buf_i64(&w->out, m->world_size);
+    if (o->config_json) {
+        /* Kept even when it is not JSON, as a string, so the trace stays readable. */
+        size_t n = strlen(o->config_json);
+        TP_BUF_LIT(&w->out, ",\"config\":");
+        if (tp_json_valid(o->config_json, n))
+            tp_buf_put(&w->out, o->config_json, n);
+        else
+            tp_buf_json_str(&w->out, o->config_json, n);
+    }
+    TP_BUF_LIT(&w->out, "}}\n");
+}
+
+/* One pass over the events (the model may be far larger than the caches): which tracks are GPU
+ * streams, the earliest time, the ranges carrying a correlation id; then the flows, and every
+ * track's pid/tid text. */
+static int prepare(writer *w) {
+    const tp_model *m = w->m;
+    w->nstr = m->strings.n ? m->strings.n : 1;
+    w->str = calloc(w->nstr, sizeof(*w->str));
+    w->json_ok = calloc(w->nstr, 1);
+    w->track = calloc(m->ntracks + 1, sizeof(*w->track));
+    w->gpu = calloc(m->ntracks + 1, 1);
+    if (!w->str || !w->json_ok || !w->track || !w->gpu || tp_buf_reserve(&w->out, CHUNK + 4096))
+        return -1;
+    corr_ref *refs = NULL;
+    size_t nrefs = 0, cap = 0;
+    uint64_t corr_bits = 0;
+    int rc = 0;
+    for (size_t i = 0; i < m->nevents && rc == 0; i++) {
+        const tp_event *ev = &m->events[i];
+        if (i == 0 || ev->ts < w->first_ts) w->first_ts = ev->ts;
+        int dev = tp_kind_is_device(ev->kind);
+        if (dev) w->gpu[ev->track < m->ntracks ? ev->track : m->ntracks] = 1;
+        if (!ev->corr || (!dev && ev->kind != TP_HOST_RANGE)) continue;
+        rc = TP_GROW(refs, cap, nrefs + 1);
+        if (rc == 0) refs[nrefs++] = (corr_ref){ev->corr, (uint64_t)i << 1 | (uint64_t)dev};
+        corr_bits |= ev->corr;
+    }
+    if (rc == 0 && nrefs) rc = mark_flows(w, &refs, nrefs, corr_bits);
+    free(refs);
+    if (rc) return -1;
+    render_tracks(w);
+    return out_of_memory(w) ? -1 : 0;
+}
+
+static int write_trace(writer *w, const tp_chrome_opts *o) {
+    const tp_model *m = w->m;
+    if (prepare(w)) return -1;
+    put_header(w);
+    if (put_metadata(w)) return -1;
+    for (size_t i = 0; i < m->nevents && !w->stop; i++) {
+        put_event(w, &m->events[i], i);
+        maybe_flush(w);
+    }
+    put_trailer(w, o);
+    if (!w->stop) flush(w, 1);
+    return w->stop ? -1 : 0;
+}
+
+int tp_chrome_write(const tp_model *m, const tp_chrome_opts *o,
+                    int (*write)(void *ctx, const void *data, size_t len), void *ctx) {
+    static const tp_chrome_opts defaults;
+    if (!m || !write) return -1;
+    writer w;
+    memset(&w, 0, sizeof(w));
+    w.m = m;
+    w.write = write;
+    w.ctx = ctx;
+    w.gzip = o && o->gzip;
+    if (w.gzip) {
+        /* Level 1: traces still shrink about 10x, and writing must keep up with the run. */
+        w.zout = malloc(ZCHUNK);
+        if (!w.zout || deflateInit2(&w.z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            free(w.zout);
+            return -1;
+        }
+    }
+    int rc = write_trace(&w, o ? o : &defaults);
+    if (w.gzip) {
+        deflateEnd(&w.z);
+        free(w.zout);
+    }
+    tp_buf_free(&w.out);
+    tp_buf_free(&w.strs);
+    tp_buf_free(&w.tracks);
+    free(w.str);
+    free(w.json_ok);
+    free(w.track);
+    free(w.gpu);
+    free(w.flow);
+    return rc;
+}
+
+/* ---- files ----------------------------------------------------------------------------------- */
+
+typedef struct file_out {
+    tp_ofile *f;
+    int failed;
+} file_out;
+
+static int write_to_file(void *ctx, const void *data, size_t len) {
+    file_out *fo = ctx;
+    if (tp_ofile_write(fo->f, data, len) == 0) return 0;
+    fo->failed = 1;
+    return -1;
+}
+
+int tp_chrome_write_file(const tp_model *m, const char *path, const tp_chrome_opts *o, char *err,
+                         size_t errlen) {
+    file_out fo = {tp_ofile_open(path, 0, err, errlen), 0};
+    if (!fo.f) return -1;
+    /* After a failed write, commit is what reports the system's reason and removes the
+     * temporary file; it renames only when every write succeeded. */
+    if (tp_chrome_write(m, o, write_to_file, &fo) == 0 || fo.failed)
+        return tp_ofile_commit(fo.f, err, errlen);
+    tp_ofile_abort(fo.f);
+    if (err && errlen) snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENOMEM));
+    return -1;
+}

@@ -1,0 +1,43 @@
+/* chrome.h - a tp_model written as one Chrome Trace Event JSON file (object form), as PyTorch's
+ * Kineto writes it, so that Perfetto UI, chrome://tracing, HTA, TensorBoard's plugin and tprof's
+ * own reader all open it. Each window the recorder saves becomes one such file.
+ *
+ * Layout: {"schemaVersion", "deviceProperties" (when the model has devices), "distributedInfo"
+ * (when rank >= 0), "traceEvents": [metadata, then events], "displayTimeUnit",
+ * "baseTimeNanoseconds", "traceName" (when given), "tprof": {version, window, partial,
+ * dropped_events, rank, world_size, config}}. Event times are the model's ts (relative to
+ * base_ns) in microseconds, exact to the nanosecond. Events keep the model's order, one per
+ * line; a launch -> kernel flow ("s"/"f", cat ac2g) follows the range it belongs to.
+ *
+ * Whatever the model holds, the output is valid JSON that viewers accept: strings are escaped
+ * (invalid UTF-8 becomes U+FFFD), raw JSON args and the configuration are embedded only when
+ * they are valid JSON (else written as strings), negative durations are written as 0, and an
+ * event whose track is out of range is written on pid 0, tid 0. */
+#ifndef TP_CHROME_H
+#define TP_CHROME_H
+
+#include "model/model.h"
+
+#include <stddef.h>
+
+typedef struct tp_chrome_opts {
+    int gzip; /* compress the output stream (gzip format, level 1) */
+    const char
+        *config_json;       /* the effective configuration (a JSON object), embedded; may be NULL */
+    const char *window;     /* the window's name, e.g. "steps_4-5" or "epoch_5"; may be NULL */
+    const char *trace_name; /* "traceName"; may be NULL */
+} tp_chrome_opts;
+
+/* Streams the trace of m through write(ctx, data, len) in chunks of about 1 MB; write returns 0,
+ * or -1 to stop. o may be NULL (defaults: plain, nothing optional). Returns 0, or -1 when write
+ * failed or memory ran out (the output is then incomplete). */
+int tp_chrome_write(const tp_model *m, const tp_chrome_opts *o,
+                    int (*write)(void *ctx, const void *data, size_t len), void *ctx);
+
+/* The trace of m as the file at path, written atomically (tp_ofile: temporary name, then
+ * rename); the directory must exist. 0, or -1 with err = one line naming the path and the
+ * reason; nothing is left behind on failure. */
+int tp_chrome_write_file(const tp_model *m, const char *path, const tp_chrome_opts *o, char *err,
+                         size_t errlen);
+
+#endif
