@@ -1,0 +1,392 @@
+/* analysis.c - the life of a tp_analysis: creation, adding models, warnings, freeing.
+ *
+ * Adding a model is one classifying pass over its events into index lists, then the passes of
+ * internal.h over those lists; the per-name results are finally merged into the analysis' rows
+ * by name, so models with different string tables accumulate. finish.c derives the rest. */
+#include "analysis/internal.h"
+
+#include "util/vec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int copy_stages(tp_analysis *a, const tp_stage_def *defs, size_t n) {
+    struct tp_analysis_priv *pv = a->priv;
+    a->stages = calloc(n ? n : 1, sizeof(*a->stages));
+    pv->patterns = calloc(n ? n : 1, sizeof(*pv->patterns));
+    pv->npatterns = calloc(n ? n : 1, sizeof(*pv->npatterns));
+    if (!a->stages || !pv->patterns || !pv->npatterns) return -1;
+    a->nstages = n;
+    for (size_t st = 0; st < n; st++) {
+        a->stages[st].name = strdup(defs[st].name ? defs[st].name : "");
+        pv->patterns[st] = calloc(defs[st].npatterns ? defs[st].npatterns : 1, sizeof(char *));
+        if (!a->stages[st].name || !pv->patterns[st]) return -1;
+        for (size_t i = 0; i < defs[st].npatterns; i++) {
+            if (!(pv->patterns[st][i] = strdup(defs[st].patterns[i]))) return -1;
+            pv->npatterns[st]++;
+        }
+    }
+    return 0;
+}
+
+tp_analysis *tp_analysis_new(const tp_analysis_opts *opts) {
+    tp_analysis *a = calloc(1, sizeof(*a));
+    if (!a) return NULL;
+    a->priv = calloc(1, sizeof(*a->priv));
+    a->gpu_utilization_pct = -1;
+    a->dataloader_pct = -1;
+    size_t n;
+    const tp_stage_def *defs = tp_default_stages(&n);
+    if (opts && opts->stages) {
+        defs = opts->stages;
+        n = opts->nstages;
+    }
+    if (!a->priv || copy_stages(a, defs, n)) {
+        tp_analysis_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void tp_analysis_add_warning(tp_analysis *a, const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    char *copy = strdup(line);
+    if (!copy || TP_GROW(a->warnings, a->cap_warnings, a->nwarnings + 1)) {
+        free(copy);
+        a->failed = 1;
+        return;
+    }
+    a->warnings[a->nwarnings++] = copy;
+}
+
+tp_name_stats *tp_scan_name(tp_scan *s, tp_str name) {
+    if (name >= s->m->strings.n) name = TP_STR_EMPTY; /* a corrupt id names "" */
+    uint32_t slot = s->slot_of[name];
+    if (slot) return &s->stats[slot - 1];
+    if (TP_GROW(s->stats, s->cap_stats, s->nstats + 1)) return NULL;
+    s->stats[s->nstats] = (tp_name_stats){.name = name, .stage = TP_STAGE_UNKNOWN};
+    s->slot_of[name] = (uint32_t)++s->nstats;
+    return &s->stats[s->nstats - 1];
+}
+
+/* The event lists of one model, filled by classify. */
+typedef struct lists {
+    uint32_t *host, *work, *mem;
+    size_t nhost, nwork, nmem, cap_host, cap_work, cap_mem;
+    size_t ncorr_work;
+    int64_t first, last; /* span of all events */
+} lists;
+
+#define TP_PUSH(arr, n, cap, v) (TP_GROW(arr, cap, (n) + 1) ? -1 : ((arr)[(n)++] = (v), 0))
+
+static int classify(tp_scan *s, lists *l) {
+    const tp_model *m = s->m;
+    tp_analysis *a = s->a;
+    l->first = INT64_MAX;
+    l->last = INT64_MIN;
+    /* Lists hold uint32_t indices; a model beyond that (hundreds of GB) is analysed in part. */
+    size_t n = m->nevents < UINT32_MAX ? m->nevents : UINT32_MAX - 1;
+    if (n < m->nevents)
+        tp_analysis_add_warning(a, "a model holds %zu events; only the first %zu are analysed",
+                                m->nevents, n);
+    for (size_t i = 0; i < n; i++) {
+        const tp_event *e = &m->events[i];
+        uint32_t idx = (uint32_t)i;
+        int64_t end = tp_ev_end(e);
+        if (e->ts < l->first) l->first = e->ts;
+        if (end > l->last) l->last = end;
+        switch (e->kind) {
+        case TP_HOST_RANGE:
+            if (TP_PUSH(l->host, l->nhost, l->cap_host, idx)) return -1;
+            break;
+        case TP_KERNEL: {
+            tp_name_stats *ns = tp_scan_name(s, e->name);
+            if (!ns) return -1;
+            int64_t dur = tp_ev_dur(e);
+            if (ns->kcalls++ == 0 || dur < ns->kmin_ns) ns->kmin_ns = dur;
+            if (dur > ns->kmax_ns) ns->kmax_ns = dur;
+            ns->ktotal_ns = tp_add_sat(ns->ktotal_ns, dur);
+            a->kernel_count++;
+            a->kernel_total_ns = tp_add_sat(a->kernel_total_ns, dur);
+        }
+            __attribute__((fallthrough)); /* a kernel is GPU work */
+        case TP_MEMCPY:
+        case TP_MEMSET:
+            if (TP_PUSH(l->work, l->nwork, l->cap_work, idx)) return -1;
+            a->gpu_work_ns = tp_add_sat(a->gpu_work_ns, tp_ev_dur(e));
+            l->ncorr_work += e->corr != 0;
+            break;
+        case TP_MEMORY:
+            if (TP_PUSH(l->mem, l->nmem, l->cap_mem, idx)) return -1;
+            break;
+        default:
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Correlation ids of GPU work, and for each the first host range (in event order) carrying it. */
+static int link_launches(tp_scan *s, const lists *l) {
+    const tp_event *ev = s->m->events;
+    if (tp_corr_map_init(&s->corr, l->ncorr_work)) return -1;
+    for (size_t i = 0; i < l->nwork; i++) {
+        const tp_event *e = &ev[l->work[i]];
+        if (!e->corr) continue;
+        tp_corr_entry *ce = tp_corr_map_get(&s->corr, e->corr, 1);
+        ce->gpu_ns = tp_add_sat(ce->gpu_ns, tp_ev_dur(e));
+        ce->count++;
+    }
+    for (size_t i = 0; i < l->nhost; i++) {
+        const tp_event *e = &ev[l->host[i]];
+        tp_corr_entry *ce = e->corr ? tp_corr_map_get(&s->corr, e->corr, 0) : NULL;
+        if (ce && ce->launch == UINT32_MAX) ce->launch = l->host[i];
+    }
+    return 0;
+}
+
+static int find_steps(tp_scan *s, const lists *l) {
+    for (size_t i = 0; i < l->nhost; i++)
+        if (s->m->events[l->host[i]].flags & TP_EVF_STEP) s->nsteps++;
+    s->steps = malloc((s->nsteps ? s->nsteps : 1) * sizeof(*s->steps));
+    s->step_stage = calloc(s->nsteps * s->a->nstages + 1, sizeof(*s->step_stage));
+    if (!s->steps || !s->step_stage) return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < l->nhost; i++)
+        if (s->m->events[l->host[i]].flags & TP_EVF_STEP) s->steps[k++] = l->host[i];
+    return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
+}
+
+/* Each thread's host ranges in start order, walked by nesting.c. */
+static int walk_threads(tp_scan *s, const lists *l) {
+    const tp_model *m = s->m;
+    uint32_t *key = malloc((l->nhost ? l->nhost : 1) * sizeof(*key));
+    uint32_t *grouped = malloc((l->nhost ? l->nhost : 1) * sizeof(*grouped));
+    size_t *start = malloc((m->ntracks + 1) * sizeof(*start));
+    int rc = key && grouped && start ? 0 : -1;
+    if (rc == 0) {
+        for (size_t i = 0; i < l->nhost; i++)
+            key[i] = m->events[l->host[i]].track;
+        tp_group_by_key(l->host, key, l->nhost, m->ntracks, grouped, start);
+    }
+    for (size_t t = 0; rc == 0 && t < m->ntracks; t++) {
+        size_t len = start[t + 1] - start[t];
+        rc = tp_order_ranges(&s->order, m->events, grouped + start[t], len);
+        if (rc == 0) rc = tp_nesting_walk(s, grouped + start[t], len);
+    }
+    free(start);
+    free(grouped);
+    free(key);
+    return rc;
+}
+
+/* The row named name in a table whose rows begin with their char *name; created if new. */
+static void *row_for(tp_name_index *ix, void **rows, size_t *n, size_t *cap, size_t elem,
+                     const char *name) {
+    uint32_t r = tp_name_index_get(ix, name);
+    if (r != UINT32_MAX) return (char *)*rows + r * elem;
+    char *copy = strdup(name);
+    if (!copy || *n >= UINT32_MAX || tp_grow(rows, cap, *n + 1, elem)) {
+        free(copy);
+        return NULL;
+    }
+    char *row = (char *)*rows + *n * elem;
+    memset(row, 0, elem);
+    memcpy(row, &copy, sizeof(copy));
+    if (tp_name_index_put(ix, copy, (uint32_t)*n)) {
+        free(copy);
+        return NULL;
+    }
+    ++*n;
+    return row;
+}
+
+static int merge_names(tp_scan *s) {
+    tp_analysis *a = s->a;
+    struct tp_analysis_priv *pv = a->priv;
+    for (size_t i = 0; i < s->nstats; i++) {
+        const tp_name_stats *ns = &s->stats[i];
+        const char *name = tp_model_str(s->m, ns->name);
+        if (ns->calls) {
+            tp_op_row *r =
+                row_for(&pv->ops_ix, (void **)&a->ops, &a->nops, &a->cap_ops, sizeof(*r), name);
+            if (!r) return -1;
+            if (r->calls == 0 || ns->min_ns < r->min_ns) r->min_ns = ns->min_ns;
+            if (ns->max_ns > r->max_ns) r->max_ns = ns->max_ns;
+            r->calls += ns->calls;
+            r->total_ns = tp_add_sat(r->total_ns, ns->total_ns);
+            r->self_ns = tp_add_sat(r->self_ns, ns->self_ns);
+            r->flops += ns->flops;
+            r->flops_time_ns = tp_add_sat(r->flops_time_ns, ns->flops_time_ns);
+            r->gpu_ns = tp_add_sat(r->gpu_ns, ns->gpu_ns);
+            r->kernels += ns->kernels;
+            a->flops += ns->flops;
+            a->flops_time_ns = tp_add_sat(a->flops_time_ns, ns->flops_time_ns);
+        }
+        if (ns->kcalls) {
+            tp_kernel_row *r = row_for(&pv->kernels_ix, (void **)&a->kernels, &a->nkernels,
+                                       &a->cap_kernels, sizeof(*r), name);
+            if (!r) return -1;
+            if (r->calls == 0 || ns->kmin_ns < r->min_ns) r->min_ns = ns->kmin_ns;
+            if (ns->kmax_ns > r->max_ns) r->max_ns = ns->kmax_ns;
+            r->calls += ns->kcalls;
+            r->total_ns = tp_add_sat(r->total_ns, ns->ktotal_ns);
+        }
+    }
+    return 0;
+}
+
+static int append_steps(tp_scan *s) {
+    tp_analysis *a = s->a;
+    for (size_t k = 0; k < s->nsteps; k++) {
+        const tp_event *e = &s->m->events[s->steps[k]];
+        if (TP_GROW(a->steps, a->cap_steps, a->nsteps + 1)) return -1;
+        tp_step_row *row = &a->steps[a->nsteps];
+        const char *name = tp_model_str(s->m, e->name);
+        *row = (tp_step_row){.name = strdup(name),
+                             .number = tp_step_number(name),
+                             .start_ns = tp_add_sat(s->m->base_ns, e->ts),
+                             .dur_ns = tp_ev_dur(e),
+                             .stage_ns = calloc(a->nstages ? a->nstages : 1, sizeof(int64_t))};
+        if (!row->name || !row->stage_ns) {
+            free(row->name);
+            free(row->stage_ns);
+            return -1;
+        }
+        if (a->nstages)
+            memcpy(row->stage_ns, &s->step_stage[k * a->nstages], a->nstages * sizeof(int64_t));
+        a->steps_total_ns = tp_add_sat(a->steps_total_ns, row->dur_ns);
+        a->nsteps++;
+    }
+    return 0;
+}
+
+/* GPU busy and capacity over the model's window: first step start to last step end, or the span
+ * of all events when there are no steps. */
+static int add_gpu(tp_scan *s, lists *l) {
+    tp_analysis *a = s->a;
+    int64_t first = l->first, last = l->last, busy;
+    if (s->nsteps) {
+        first = INT64_MAX;
+        last = INT64_MIN;
+        for (size_t k = 0; k < s->nsteps; k++) {
+            const tp_event *e = &s->m->events[s->steps[k]];
+            if (e->ts < first) first = e->ts;
+            if (tp_ev_end(e) > last) last = tp_ev_end(e);
+        }
+    }
+    int64_t window = last > first ? tp_add_sat(last, -first) : 0;
+    size_t devices;
+    if (tp_gpu_busy(s, l->work, l->nwork, &busy, &devices)) return -1;
+    a->window_ns = tp_add_sat(a->window_ns, window);
+    a->gpu_busy_ns = tp_add_sat(a->gpu_busy_ns, busy);
+    int64_t capacity;
+    if (__builtin_mul_overflow(window, (int64_t)devices, &capacity)) capacity = INT64_MAX;
+    a->gpu_capacity_ns = tp_add_sat(a->gpu_capacity_ns, capacity);
+    if (devices > a->gpu_devices) a->gpu_devices = devices;
+    return 0;
+}
+
+static int note_input(tp_analysis *a, const tp_model *m, const char *path) {
+    a->ninputs++;
+    a->input_bytes += m->input_bytes;
+    a->input_events += m->input_events;
+    a->dropped_events += m->dropped_events;
+    if (!path || !*path) {
+        a->windows++;
+        a->partial_windows += m->partial != 0;
+    } else {
+        char *copy = strdup(path);
+        if (!copy || TP_GROW(a->paths, a->cap_paths, a->npaths + 1)) {
+            free(copy);
+            return -1;
+        }
+        a->paths[a->npaths++] = copy;
+    }
+    if (!a->input_path) a->input_path = strdup(a->npaths ? a->paths[0] : "");
+    if (m->failed)
+        tp_analysis_add_warning(a, "%s: incomplete (memory ran out while it was built)",
+                                path && *path ? path : "a recorded window");
+    return a->input_path ? 0 : -1;
+}
+
+int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
+    tp_scan s = {.a = a, .m = m};
+    lists l = {0};
+    int rc = note_input(a, m, path);
+    s.slot_of = calloc(m->strings.n ? m->strings.n : 1, sizeof(*s.slot_of));
+    s.flops_key = tp_strtab_find(&m->strings, "flops", 5);
+    if (rc == 0 && !s.slot_of) rc = -1;
+    if (rc == 0) rc = classify(&s, &l);
+    if (rc == 0) rc = link_launches(&s, &l);
+    if (rc == 0) rc = find_steps(&s, &l);
+    if (rc == 0) rc = walk_threads(&s, &l);
+    if (rc == 0) rc = add_gpu(&s, &l);
+    if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
+    if (rc == 0) rc = merge_names(&s);
+    if (rc == 0) rc = append_steps(&s);
+    free(l.host);
+    free(l.work);
+    free(l.mem);
+    free(s.steps);
+    free(s.step_stage);
+    free(s.stats);
+    free(s.slot_of);
+    tp_corr_map_free(&s.corr);
+    tp_order_free(&s.order);
+    if (rc) a->failed = 1;
+    return rc;
+}
+
+static void free_strings(char **v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+void tp_analysis_free(tp_analysis *a) {
+    if (!a) return;
+    struct tp_analysis_priv *pv = a->priv;
+    free(a->input_path);
+    free_strings(a->paths, a->npaths);
+    for (size_t i = 0; i < a->nsteps; i++) {
+        free(a->steps[i].name);
+        free(a->steps[i].stage_ns);
+    }
+    free(a->steps);
+    free(a->steps_by_dur);
+    for (size_t i = 0; i < a->nops; i++)
+        free(a->ops[i].name);
+    free(a->ops);
+    free(a->ops_by_gpu);
+    for (size_t i = 0; i < a->nkernels; i++)
+        free(a->kernels[i].name);
+    free(a->kernels);
+    for (size_t st = 0; st < a->nstages; st++) {
+        free(a->stages[st].name);
+        free(a->stages[st].durs);
+        if (pv && pv->patterns && pv->npatterns) free_strings(pv->patterns[st], pv->npatterns[st]);
+    }
+    free(a->stages);
+    free(a->memory);
+    free_strings(a->warnings, a->nwarnings);
+    for (size_t i = 0; i < a->nrecos; i++) {
+        free(a->recos[i].id);
+        free(a->recos[i].message);
+    }
+    free(a->recos);
+    if (pv) {
+        free(pv->patterns);
+        free(pv->npatterns);
+        tp_name_index_free(&pv->ops_ix);
+        tp_name_index_free(&pv->kernels_ix);
+        free(pv);
+    }
+    free(a);
+}

@@ -1,0 +1,137 @@
+/* memory.c - memory peaks per (Device Type, Device Id) from PyTorch's [memory] instants.
+ *
+ * Where events carry `Total Allocated` (the allocator's running total, as Kineto writes it) the
+ * peak is its maximum; otherwise it is the peak of the running sum of `Bytes` (negative for a
+ * free) from zero in time order, which only sees allocations made inside the trace. Events
+ * without both device args are ignored. The peak's time is that of the first event reaching it. */
+#include "analysis/internal.h"
+
+#include "util/vec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mem_keys {
+    tp_str type, id, bytes, total;
+} mem_keys;
+
+typedef struct mem_group {
+    int64_t type, id;
+} mem_group;
+
+static tp_str find_key(const tp_model *m, const char *k) {
+    return tp_strtab_find(&m->strings, k, strlen(k));
+}
+
+/* A numeric arg as an integer; 0 when present, -1 otherwise. */
+static int arg_i64(const tp_model *m, const tp_event *e, tp_str key, int64_t *out) {
+    const tp_arg *a = key == UINT32_MAX ? NULL : tp_event_arg(m, e, key);
+    if (!a) return -1;
+    if (a->type == TP_ARG_INT) {
+        *out = a->v.i;
+        return 0;
+    }
+    if (a->type != TP_ARG_DOUBLE || !(fabs(a->v.d) < 9.2e18)) return -1;
+    *out = (int64_t)llround(a->v.d);
+    return 0;
+}
+
+/* The peak of one device's events (idx in time order); 0, or -1 when no event says anything. */
+static int group_peak(const tp_model *m, const mem_keys *k, const uint32_t *idx, size_t n,
+                      int64_t *peak, int64_t *peak_ts) {
+    int have_total = 0, found = 0;
+    int64_t v;
+    for (size_t i = 0; i < n && !have_total; i++)
+        have_total = arg_i64(m, &m->events[idx[i]], k->total, &v) == 0;
+    int64_t running = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tp_event *e = &m->events[idx[i]];
+        if (have_total) {
+            if (arg_i64(m, e, k->total, &v)) continue;
+        } else {
+            if (arg_i64(m, e, k->bytes, &v)) v = 0;
+            running = tp_add_sat(running, v);
+            v = running;
+        }
+        if (!found || v > *peak) {
+            *peak = v;
+            *peak_ts = e->ts;
+            found = 1;
+        }
+    }
+    return found ? 0 : -1;
+}
+
+static int merge_peak(tp_analysis *a, const tp_model *m, mem_group g, int64_t peak, int64_t ts) {
+    tp_mem_row *row = NULL;
+    for (size_t i = 0; i < a->nmemory && !row; i++)
+        if (a->memory[i].device_type == g.type && a->memory[i].device_id == g.id)
+            row = &a->memory[i];
+    if (!row) {
+        if (TP_GROW(a->memory, a->cap_memory, a->nmemory + 1)) return -1;
+        row = &a->memory[a->nmemory++];
+        *row = (tp_mem_row){.device_type = g.type,
+                            .device_id = g.id,
+                            .peak_bytes = peak,
+                            .peak_ts_ns = tp_add_sat(m->base_ns, ts)};
+    } else if (peak > row->peak_bytes) {
+        row->peak_bytes = peak;
+        row->peak_ts_ns = tp_add_sat(m->base_ns, ts);
+    }
+    if (g.type == 1) /* CUDA: the device's capacity, when the trace lists it */
+        for (size_t i = 0; i < m->ndevices; i++)
+            if (m->devices[i].id == g.id && m->devices[i].total_mem)
+                row->capacity_bytes = m->devices[i].total_mem;
+    return 0;
+}
+
+int tp_memory_peaks(tp_scan *s, uint32_t *mem, size_t n) {
+    const tp_model *m = s->m;
+    if (n == 0) return 0;
+    mem_keys k = {find_key(m, "Device Type"), find_key(m, "Device Id"), find_key(m, "Bytes"),
+                  find_key(m, "Total Allocated")};
+    uint32_t *key = malloc(n * sizeof(*key)), *kept = malloc(n * sizeof(*kept));
+    uint32_t *grouped = malloc(n * sizeof(*grouped));
+    mem_group *groups = NULL;
+    size_t ngroups = 0, nkept = 0, *start = NULL;
+    int rc = key && kept && grouped ? 0 : -1;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        mem_group g;
+        if (arg_i64(m, &m->events[mem[i]], k.type, &g.type) ||
+            arg_i64(m, &m->events[mem[i]], k.id, &g.id))
+            continue;
+        size_t j = 0;
+        while (j < ngroups && (groups[j].type != g.type || groups[j].id != g.id))
+            j++;
+        if (j == ngroups) {
+            mem_group *ng = realloc(groups, (ngroups + 1) * sizeof(*ng));
+            if (!ng) {
+                rc = -1;
+                break;
+            }
+            groups = ng;
+            groups[ngroups++] = g;
+        }
+        kept[nkept] = mem[i];
+        key[nkept++] = (uint32_t)j;
+    }
+    if (rc == 0 && ngroups && !(start = malloc((ngroups + 1) * sizeof(*start)))) rc = -1;
+    if (rc == 0 && ngroups) {
+        tp_group_by_key(kept, key, nkept, ngroups, grouped, start);
+        for (size_t g = 0; g < ngroups && rc == 0; g++) {
+            uint32_t *seg = grouped + start[g];
+            size_t len = start[g + 1] - start[g];
+            int64_t peak = 0, ts = 0;
+            rc = tp_order_ranges(&s->order, m->events, seg, len);
+            if (rc == 0 && group_peak(m, &k, seg, len, &peak, &ts) == 0)
+                rc = merge_peak(s->a, m, groups[g], peak, ts);
+        }
+    }
+    free(start);
+    free(groups);
+    free(grouped);
+    free(kept);
+    free(key);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* order.h - putting event indices in order: by start time (the one sort every analysis pass
+ * needs) and into groups (per thread, per device).
+ *
+ * Self time needs each thread's ranges by start ascending, then duration descending (torch's
+ * rule); GPU busy and memory need time order. Traces arrive nearly sorted (the recorder writes
+ * each thread in order; Kineto writes parents after their children), so the sort first peels
+ * off the elements that break the order, sorts only those, and merges them back: O(n) for sorted
+ * input. The general case is an LSD radix sort on start times, not a comparison sort. */
+#ifndef TP_ORDER_H
+#define TP_ORDER_H
+
+#include "model/model.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Scratch reused across calls; zero-initialise, free with tp_order_free. */
+typedef struct tp_order {
+    uint32_t *tmp;
+    size_t cap_tmp;
+    struct tp_order_key *keys, *keys2;
+    size_t cap_keys;
+} tp_order;
+
+void tp_order_free(tp_order *o);
+
+/* Sorts idx[0..n), indices into ev, by start ascending, then duration descending, then index
+ * ascending (a total order, so the result does not depend on the input order).
+ * 0, or -1 when out of memory (idx then holds the same indices in some order). */
+int tp_order_ranges(tp_order *o, const tp_event *ev, uint32_t *idx, size_t n);
+
+/* Groups idx[0..n) by key[i] (each < nkeys), keeping the order within a group: out receives the
+ * grouped indices, and group g is out[start[g] .. start[g + 1]) (start has nkeys + 1 entries). */
+void tp_group_by_key(const uint32_t *idx, const uint32_t *key, size_t n, size_t nkeys,
+                     uint32_t *out, size_t *start);
+
+#endif
