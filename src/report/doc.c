@@ -232,7 +232,6 @@ static void put_md_cell(tp_buf *out, const char *s, size_t max) {
 static void render_table_md(const tp_doc *d, const struct tp_doc_block *b, tp_buf *out,
                             size_t name_width) {
     size_t nrows = b->nstrs / b->ncols;
-    tp_buf_putc(out, '\n');
     for (size_t r = 0; r < nrows; r++) {
         for (size_t c = 0; c < b->ncols; c++) {
             if (b->flags[c] & TP_COL_TEXT_ONLY) continue;
@@ -253,14 +252,17 @@ static void render_table_md(const tp_doc *d, const struct tp_doc_block *b, tp_bu
 }
 
 static void render_markdown(const tp_doc *d, tp_buf *out, size_t name_width) {
+    int prev = BLOCK_TITLE;
     for (size_t i = 0; i < d->nblocks; i++) {
         const struct tp_doc_block *b = &d->blocks[i];
+        /* A list (lines) needs a blank line before whatever follows it. */
+        if (prev == BLOCK_LINE && b->kind != BLOCK_LINE) tp_buf_putc(out, '\n');
         switch (b->kind) {
         case BLOCK_TITLE:
             tp_buf_printf(out, "# %s\n\n", str_at(d, b->first));
             break;
         case BLOCK_HEADING:
-            tp_buf_printf(out, "\n## %s\n\n", str_at(d, b->first));
+            tp_buf_printf(out, "## %s\n\n", str_at(d, b->first));
             break;
         case BLOCK_LINE:
             tp_buf_printf(out, "- %s\n", str_at(d, b->first));
@@ -269,6 +271,7 @@ static void render_markdown(const tp_doc *d, tp_buf *out, size_t name_width) {
             render_table_md(d, b, out, name_width);
             break;
         }
+        prev = b->kind;
     }
 }
 

@@ -90,11 +90,12 @@ static void stages(tp_doc *d, const tp_analysis *a) {
 }
 
 static void ops(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
-    tp_doc_heading(d, "Top %zu of %zu ops by self time", tp_report_rows(o, a->nops), a->nops);
     if (!a->nops) {
+        tp_doc_heading(d, "Ops");
         tp_doc_line(d, "n/a: no host ranges");
         return;
     }
+    tp_doc_heading(d, "Top %zu of %zu ops by self time", tp_report_rows(o, a->nops), a->nops);
     static const char *const head[] = {"op", "calls", "self", "self %", "total", "mean", "max"};
     static const unsigned flags[] = {TP_COL_NAME,  TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
                                      TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
@@ -112,12 +113,13 @@ static void ops(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
 }
 
 static void kernels(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
-    tp_doc_heading(d, "Top %zu of %zu GPU kernels by total time", tp_report_rows(o, a->nkernels),
-                   a->nkernels);
     if (!a->nkernels) {
+        tp_doc_heading(d, "GPU kernels");
         tp_doc_line(d, "n/a: no GPU kernels in the input");
         return;
     }
+    tp_doc_heading(d, "Top %zu of %zu GPU kernels by total time", tp_report_rows(o, a->nkernels),
+                   a->nkernels);
     static const char *const head[] = {"kernel", "calls", "total", "%", "mean", "max"};
     static const unsigned flags[] = {TP_COL_NAME,  TP_COL_RIGHT, TP_COL_RIGHT,
                                      TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
