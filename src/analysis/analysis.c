@@ -75,55 +75,119 @@ tp_name_stats *tp_scan_name(tp_scan *s, tp_str name) {
     return &s->stats[s->nstats - 1];
 }
 
-/* The event lists of one model, filled by classify. */
+/* A correlation id and what goes with it: a duration (GPU work) or an event index (launch). */
+typedef struct corr_item {
+    uint64_t corr;
+    int64_t value;
+} corr_item;
+
+/* The last host range seen on a thread, to notice a thread whose ranges arrive out of order. */
+typedef struct track_tail {
+    int64_t ts, dur;
+    uint32_t idx;
+    uint8_t seen, unsorted;
+} track_tail;
+
+/* The event lists of one model, filled by classify; each has room for every event. The passes
+ * read these compact lists rather than going back to the 48-byte events. */
 typedef struct lists {
-    uint32_t *host, *work, *mem;
-    size_t nhost, nwork, nmem, cap_host, cap_work, cap_mem;
-    size_t ncorr_work;
-    int64_t first, last; /* span of all events */
+    track_tail *tails;           /* per track */
+    uint32_t *host, *host_track; /* host ranges and their tracks */
+    uint32_t *work, *work_track; /* GPU work (kernels, copies, sets) and their tracks */
+    uint32_t *mem, *steps;       /* [memory] instants, steps */
+    corr_item *work_corr;        /* GPU work with an id: {corr, duration} */
+    corr_item *launch_corr;      /* host ranges with an id: {corr, index} */
+    size_t nhost, nwork, nmem, nsteps, nwork_corr, nlaunch_corr;
+    uint64_t corr_lo, corr_hi; /* range of the ids of GPU work */
+    int64_t first, last;       /* span of all events */
 } lists;
 
-#define TP_PUSH(arr, n, cap, v) (TP_GROW(arr, cap, (n) + 1) ? -1 : ((arr)[(n)++] = (v), 0))
+static void free_lists(lists *l) {
+    free(l->tails);
+    free(l->host);
+    free(l->host_track);
+    free(l->work);
+    free(l->work_track);
+    free(l->mem);
+    free(l->steps);
+    free(l->work_corr);
+    free(l->launch_corr);
+}
 
-static int classify(tp_scan *s, lists *l) {
-    const tp_model *m = s->m;
-    tp_analysis *a = s->a;
+static int alloc_lists(lists *l, size_t n, size_t ntracks) {
+    size_t room = n ? n : 1; /* untouched room costs address space only */
+    l->tails = calloc(ntracks ? ntracks : 1, sizeof(*l->tails));
+    l->host = malloc(room * sizeof(uint32_t));
+    l->host_track = malloc(room * sizeof(uint32_t));
+    l->work = malloc(room * sizeof(uint32_t));
+    l->work_track = malloc(room * sizeof(uint32_t));
+    l->mem = malloc(room * sizeof(uint32_t));
+    l->steps = malloc(room * sizeof(uint32_t));
+    l->work_corr = malloc(room * sizeof(corr_item));
+    l->launch_corr = malloc(room * sizeof(corr_item));
     l->first = INT64_MAX;
     l->last = INT64_MIN;
-    /* Lists hold uint32_t indices; a model beyond that (hundreds of GB) is analysed in part. */
-    size_t n = m->nevents < UINT32_MAX ? m->nevents : UINT32_MAX - 1;
-    if (n < m->nevents)
-        tp_analysis_add_warning(a, "a model holds %zu events; only the first %zu are analysed",
-                                m->nevents, n);
+    return l->tails && l->host && l->host_track && l->work && l->work_track && l->mem && l->steps &&
+                   l->work_corr && l->launch_corr
+               ? 0
+               : -1;
+}
+
+static void count_kernel(tp_analysis *a, tp_name_stats *ns, int64_t dur) {
+    if (ns->kcalls++ == 0 || dur < ns->kmin_ns) ns->kmin_ns = dur;
+    if (dur > ns->kmax_ns) ns->kmax_ns = dur;
+    ns->ktotal_ns = tp_add_sat(ns->ktotal_ns, dur);
+    a->kernel_count++;
+    a->kernel_total_ns = tp_add_sat(a->kernel_total_ns, dur);
+}
+
+static void count_work(tp_analysis *a, lists *l, const tp_event *e, uint32_t idx) {
+    int64_t dur = tp_ev_dur(e);
+    l->work_track[l->nwork] = e->track;
+    l->work[l->nwork++] = idx;
+    a->gpu_work_ns = tp_add_sat(a->gpu_work_ns, dur);
+    if (!e->corr) return;
+    if (l->nwork_corr == 0 || e->corr < l->corr_lo) l->corr_lo = e->corr;
+    if (e->corr > l->corr_hi) l->corr_hi = e->corr;
+    l->work_corr[l->nwork_corr++] = (corr_item){e->corr, dur};
+}
+
+/* One pass over the events: index lists per kind, the kernel table, the span of all events. */
+static int classify(tp_scan *s, lists *l, size_t n) {
+    const tp_model *m = s->m;
+    if (alloc_lists(l, n, m->ntracks)) return -1;
     for (size_t i = 0; i < n; i++) {
         const tp_event *e = &m->events[i];
         uint32_t idx = (uint32_t)i;
+        if (e->track >= m->ntracks) continue; /* not from tp_model_track: a producer's bug */
         int64_t end = tp_ev_end(e);
         if (e->ts < l->first) l->first = e->ts;
         if (end > l->last) l->last = end;
         switch (e->kind) {
-        case TP_HOST_RANGE:
-            if (TP_PUSH(l->host, l->nhost, l->cap_host, idx)) return -1;
+        case TP_HOST_RANGE: {
+            track_tail *t = &l->tails[e->track];
+            if (t->seen && tp_order_key_before(e->ts, e->dur, idx, t->ts, t->dur, t->idx))
+                t->unsorted = 1;
+            *t = (track_tail){e->ts, e->dur, idx, 1, t->unsorted};
+            l->host_track[l->nhost] = e->track;
+            l->host[l->nhost++] = idx;
+            if (e->flags & TP_EVF_STEP) l->steps[l->nsteps++] = idx;
+            if (e->corr) l->launch_corr[l->nlaunch_corr++] = (corr_item){e->corr, idx};
             break;
+        }
         case TP_KERNEL: {
             tp_name_stats *ns = tp_scan_name(s, e->name);
             if (!ns) return -1;
-            int64_t dur = tp_ev_dur(e);
-            if (ns->kcalls++ == 0 || dur < ns->kmin_ns) ns->kmin_ns = dur;
-            if (dur > ns->kmax_ns) ns->kmax_ns = dur;
-            ns->ktotal_ns = tp_add_sat(ns->ktotal_ns, dur);
-            a->kernel_count++;
-            a->kernel_total_ns = tp_add_sat(a->kernel_total_ns, dur);
+            count_kernel(s->a, ns, tp_ev_dur(e));
+            count_work(s->a, l, e, idx);
+            break;
         }
-            __attribute__((fallthrough)); /* a kernel is GPU work */
         case TP_MEMCPY:
         case TP_MEMSET:
-            if (TP_PUSH(l->work, l->nwork, l->cap_work, idx)) return -1;
-            a->gpu_work_ns = tp_add_sat(a->gpu_work_ns, tp_ev_dur(e));
-            l->ncorr_work += e->corr != 0;
+            count_work(s->a, l, e, idx);
             break;
         case TP_MEMORY:
-            if (TP_PUSH(l->mem, l->nmem, l->cap_mem, idx)) return -1;
+            l->mem[l->nmem++] = idx;
             break;
         default:
             break;
@@ -134,55 +198,43 @@ static int classify(tp_scan *s, lists *l) {
 
 /* Correlation ids of GPU work, and for each the first host range (in event order) carrying it. */
 static int link_launches(tp_scan *s, const lists *l) {
-    const tp_event *ev = s->m->events;
-    if (tp_corr_map_init(&s->corr, l->ncorr_work)) return -1;
-    for (size_t i = 0; i < l->nwork; i++) {
-        const tp_event *e = &ev[l->work[i]];
-        if (!e->corr) continue;
-        tp_corr_entry *ce = tp_corr_map_get(&s->corr, e->corr, 1);
-        ce->gpu_ns = tp_add_sat(ce->gpu_ns, tp_ev_dur(e));
+    if (tp_corr_map_init(&s->corr, l->nwork_corr, l->corr_lo, l->corr_hi)) return -1;
+    for (size_t i = 0; i < l->nwork_corr; i++) {
+        tp_corr_entry *ce = tp_corr_map_get(&s->corr, l->work_corr[i].corr, 1);
+        ce->gpu_ns = tp_add_sat(ce->gpu_ns, l->work_corr[i].value);
         ce->count++;
     }
-    for (size_t i = 0; i < l->nhost; i++) {
-        const tp_event *e = &ev[l->host[i]];
-        tp_corr_entry *ce = e->corr ? tp_corr_map_get(&s->corr, e->corr, 0) : NULL;
-        if (ce && ce->launch == UINT32_MAX) ce->launch = l->host[i];
+    for (size_t i = 0; i < l->nlaunch_corr; i++) {
+        tp_corr_entry *ce = tp_corr_map_get(&s->corr, l->launch_corr[i].corr, 0);
+        if (ce && ce->launch == UINT32_MAX) ce->launch = (uint32_t)l->launch_corr[i].value;
     }
     return 0;
 }
 
 static int find_steps(tp_scan *s, const lists *l) {
-    for (size_t i = 0; i < l->nhost; i++)
-        if (s->m->events[l->host[i]].flags & TP_EVF_STEP) s->nsteps++;
-    s->steps = malloc((s->nsteps ? s->nsteps : 1) * sizeof(*s->steps));
-    s->step_stage = calloc(s->nsteps * s->a->nstages + 1, sizeof(*s->step_stage));
-    if (!s->steps || !s->step_stage) return -1;
-    size_t k = 0;
-    for (size_t i = 0; i < l->nhost; i++)
-        if (s->m->events[l->host[i]].flags & TP_EVF_STEP) s->steps[k++] = l->host[i];
+    s->steps = l->steps;
+    s->nsteps = l->nsteps;
+    s->step_stage = calloc(l->nsteps * s->a->nstages + 1, sizeof(*s->step_stage));
+    if (!s->step_stage) return -1;
     return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
 }
 
 /* Each thread's host ranges in start order, walked by nesting.c. */
 static int walk_threads(tp_scan *s, const lists *l) {
     const tp_model *m = s->m;
-    uint32_t *key = malloc((l->nhost ? l->nhost : 1) * sizeof(*key));
     uint32_t *grouped = malloc((l->nhost ? l->nhost : 1) * sizeof(*grouped));
     size_t *start = malloc((m->ntracks + 1) * sizeof(*start));
-    int rc = key && grouped && start ? 0 : -1;
-    if (rc == 0) {
-        for (size_t i = 0; i < l->nhost; i++)
-            key[i] = m->events[l->host[i]].track;
-        tp_group_by_key(l->host, key, l->nhost, m->ntracks, grouped, start);
-    }
+    int rc = grouped && start ? 0 : -1;
+    if (rc == 0) tp_group_by_key(l->host, l->host_track, l->nhost, m->ntracks, grouped, start);
     for (size_t t = 0; rc == 0 && t < m->ntracks; t++) {
         size_t len = start[t + 1] - start[t];
-        rc = tp_order_ranges(&s->order, m->events, grouped + start[t], len);
+        /* A thread written in order (the recorder, most Kineto threads) needs no sort. */
+        if (l->tails[t].unsorted)
+            rc = tp_order_ranges(&s->order, m->events, grouped + start[t], len);
         if (rc == 0) rc = tp_nesting_walk(s, grouped + start[t], len);
     }
     free(start);
     free(grouped);
-    free(key);
     return rc;
 }
 
@@ -283,7 +335,7 @@ static int add_gpu(tp_scan *s, lists *l) {
     }
     int64_t window = last > first ? tp_add_sat(last, -first) : 0;
     size_t devices;
-    if (tp_gpu_busy(s, l->work, l->nwork, &busy, &devices)) return -1;
+    if (tp_gpu_busy(s, l->work, l->work_track, l->nwork, &busy, &devices)) return -1;
     a->window_ns = tp_add_sat(a->window_ns, window);
     a->gpu_busy_ns = tp_add_sat(a->gpu_busy_ns, busy);
     int64_t capacity;
@@ -320,10 +372,15 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     tp_scan s = {.a = a, .m = m};
     lists l = {0};
     int rc = note_input(a, m, path);
+    /* Lists hold uint32_t indices; a model beyond that (hundreds of GB) is analysed in part. */
+    size_t n = m->nevents < UINT32_MAX ? m->nevents : UINT32_MAX - 1;
+    if (n < m->nevents)
+        tp_analysis_add_warning(a, "a model holds %zu events; only the first %zu are analysed",
+                                m->nevents, n);
     s.slot_of = calloc(m->strings.n ? m->strings.n : 1, sizeof(*s.slot_of));
     s.flops_key = tp_strtab_find(&m->strings, "flops", 5);
     if (rc == 0 && !s.slot_of) rc = -1;
-    if (rc == 0) rc = classify(&s, &l);
+    if (rc == 0) rc = classify(&s, &l, n);
     if (rc == 0) rc = link_launches(&s, &l);
     if (rc == 0) rc = find_steps(&s, &l);
     if (rc == 0) rc = walk_threads(&s, &l);
@@ -331,10 +388,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
     if (rc == 0) rc = merge_names(&s);
     if (rc == 0) rc = append_steps(&s);
-    free(l.host);
-    free(l.work);
-    free(l.mem);
-    free(s.steps);
+    free_lists(&l); /* s.steps is l.steps */
     free(s.step_stage);
     free(s.stats);
     free(s.slot_of);

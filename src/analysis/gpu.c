@@ -10,8 +10,10 @@ typedef struct device_key {
     tp_str pid_str;
 } device_key;
 
-/* key[i] = the device number of work[i]; returns the device count, or -1 out of memory. */
-static ptrdiff_t number_devices(const tp_model *m, const uint32_t *work, size_t n, uint32_t *key) {
+/* key[i] = the device number of the work on track tracks[i]; returns the device count, or -1
+ * out of memory. */
+static ptrdiff_t number_devices(const tp_model *m, const uint32_t *tracks, size_t n,
+                                uint32_t *key) {
     uint32_t *dev_of_track = malloc(m->ntracks * sizeof(*dev_of_track));
     device_key *keys = NULL;
     size_t ndev = 0;
@@ -19,7 +21,7 @@ static ptrdiff_t number_devices(const tp_model *m, const uint32_t *work, size_t 
     for (size_t t = 0; t < m->ntracks; t++)
         dev_of_track[t] = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
-        uint32_t t = m->events[work[i]].track;
+        uint32_t t = tracks[i];
         if (dev_of_track[t] == UINT32_MAX) {
             const tp_track *tr = &m->tracks[t];
             size_t d = 0;
@@ -58,14 +60,15 @@ static int64_t union_length(const tp_event *ev, const uint32_t *idx, size_t n) {
     return tp_add_sat(busy, end - start);
 }
 
-int tp_gpu_busy(tp_scan *s, uint32_t *work, size_t n, int64_t *busy_ns, size_t *devices) {
+int tp_gpu_busy(tp_scan *s, const uint32_t *work, const uint32_t *tracks, size_t n,
+                int64_t *busy_ns, size_t *devices) {
     const tp_model *m = s->m;
     *busy_ns = 0;
     *devices = 0;
     if (n == 0) return 0;
     uint32_t *key = malloc(n * sizeof(*key)), *grouped = malloc(n * sizeof(*grouped));
     size_t *start = NULL;
-    ptrdiff_t ndev = key && grouped ? number_devices(m, work, n, key) : -1;
+    ptrdiff_t ndev = key && grouped ? number_devices(m, tracks, n, key) : -1;
     if (ndev > 0) start = malloc(((size_t)ndev + 1) * sizeof(*start));
     int rc = start ? 0 : -1;
     if (start) {

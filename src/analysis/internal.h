@@ -58,15 +58,33 @@ typedef struct tp_corr_entry {
     uint32_t launch; /* event index of the first host range with this id, or UINT32_MAX */
 } tp_corr_entry;
 
+/* Dense when the ids are compact (CUPTI counts them up from 1): slots[corr - base], visited in
+ * nearly increasing order as the events are. Otherwise hashed: nslots is a power of two, at
+ * least twice the entries. */
 typedef struct tp_corr_map {
     tp_corr_entry *slots;
-    size_t nslots; /* a power of two, at least twice the entries */
+    size_t nslots;
+    uint64_t base;
+    int dense;
 } tp_corr_map;
 
-int tp_corr_map_init(tp_corr_map *map, size_t entries);
+/* For `entries` ids between lo and hi. */
+int tp_corr_map_init(tp_corr_map *map, size_t entries, uint64_t lo, uint64_t hi);
 void tp_corr_map_free(tp_corr_map *map);
-/* The entry of corr (nonzero), added when insert is set; NULL when absent. */
-tp_corr_entry *tp_corr_map_get(tp_corr_map *map, uint64_t corr, int insert);
+tp_corr_entry *tp_corr_map_get_hashed(tp_corr_map *map, uint64_t corr, int insert);
+
+/* The entry of corr (nonzero), added when insert is set; NULL when absent. The dense case is
+ * inline: it runs once per launch and per device range. */
+static inline tp_corr_entry *tp_corr_map_get(tp_corr_map *map, uint64_t corr, int insert) {
+    if (!map->dense) return tp_corr_map_get_hashed(map, corr, insert);
+    if (corr - map->base >= map->nslots) return NULL; /* also below base: the difference wraps */
+    tp_corr_entry *e = &map->slots[corr - map->base];
+    if (e->corr != corr) {
+        if (!insert) return NULL;
+        *e = (tp_corr_entry){.corr = corr, .launch = UINT32_MAX};
+    }
+    return e;
+}
 
 typedef struct tp_scan {
     tp_analysis *a;
@@ -97,8 +115,9 @@ tp_name_stats *tp_scan_name(tp_scan *s, tp_str name);
 /* nesting.c: walks one thread's host ranges (idx sorted by tp_order_ranges). 0 or -1. */
 int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n);
 /* gpu.c: the union of each device's work intervals, summed; work holds the indices of every
- * kernel, copy and set (reordered). Sets *devices to the number of devices. -1 out of memory. */
-int tp_gpu_busy(tp_scan *s, uint32_t *work, size_t n, int64_t *busy_ns, size_t *devices);
+ * kernel, copy and set, tracks their tracks. Sets *devices to the number of devices. 0 or -1. */
+int tp_gpu_busy(tp_scan *s, const uint32_t *work, const uint32_t *tracks, size_t n,
+                int64_t *busy_ns, size_t *devices);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
  * into the analysis' memory rows. 0 or -1. */
 int tp_memory_peaks(tp_scan *s, uint32_t *mem, size_t n);

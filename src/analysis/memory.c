@@ -24,43 +24,62 @@ static tp_str find_key(const tp_model *m, const char *k) {
     return tp_strtab_find(&m->strings, k, strlen(k));
 }
 
-/* A numeric arg as an integer; 0 when present, -1 otherwise. */
-static int arg_i64(const tp_model *m, const tp_event *e, tp_str key, int64_t *out) {
-    const tp_arg *a = key == UINT32_MAX ? NULL : tp_event_arg(m, e, key);
-    if (!a) return -1;
+enum { HAS_TYPE = 1, HAS_ID = 2, HAS_BYTES = 4, HAS_TOTAL = 8 };
+
+typedef struct mem_args {
+    int64_t type, id, bytes, total;
+} mem_args;
+
+static int arg_i64(const tp_arg *a, int64_t *out) {
     if (a->type == TP_ARG_INT) {
         *out = a->v.i;
-        return 0;
+        return 1;
     }
-    if (a->type != TP_ARG_DOUBLE || !(fabs(a->v.d) < 9.2e18)) return -1;
+    if (a->type != TP_ARG_DOUBLE || !(fabs(a->v.d) < 9.2e18)) return 0;
     *out = (int64_t)llround(a->v.d);
-    return 0;
+    return 1;
 }
 
-/* The peak of one device's events (idx in time order); 0, or -1 when no event says anything. */
-static int group_peak(const tp_model *m, const mem_keys *k, const uint32_t *idx, size_t n,
-                      int64_t *peak, int64_t *peak_ts) {
-    int have_total = 0, found = 0;
-    int64_t v;
-    for (size_t i = 0; i < n && !have_total; i++)
-        have_total = arg_i64(m, &m->events[idx[i]], k->total, &v) == 0;
-    int64_t running = 0;
+/* The numeric memory args of e, in one sweep over its args; returns the HAS_* bits found. */
+static unsigned read_args(const tp_model *m, const tp_event *e, const mem_keys *k, mem_args *out) {
+    unsigned has = 0;
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        const tp_arg *a = &m->args[e->arg0 + i];
+        if (a->key == k->type && arg_i64(a, &out->type))
+            has |= HAS_TYPE;
+        else if (a->key == k->id && arg_i64(a, &out->id))
+            has |= HAS_ID;
+        else if (a->key == k->bytes && arg_i64(a, &out->bytes))
+            has |= HAS_BYTES;
+        else if (a->key == k->total && arg_i64(a, &out->total))
+            has |= HAS_TOTAL;
+    }
+    return has;
+}
+
+/* The peak of one device's events (idx in time order): of Total Allocated when any event has
+ * it, else of the running sum of Bytes. */
+static void group_peak(const tp_model *m, const mem_keys *k, const uint32_t *idx, size_t n,
+                       int64_t *peak, int64_t *peak_ts) {
+    int64_t total_peak = 0, total_ts = 0, run_peak = 0, run_ts = 0, running = 0;
+    int have_total = 0;
     for (size_t i = 0; i < n; i++) {
         const tp_event *e = &m->events[idx[i]];
-        if (have_total) {
-            if (arg_i64(m, e, k->total, &v)) continue;
-        } else {
-            if (arg_i64(m, e, k->bytes, &v)) v = 0;
-            running = tp_add_sat(running, v);
-            v = running;
+        mem_args v = {0};
+        unsigned has = read_args(m, e, k, &v);
+        if ((has & HAS_TOTAL) && (!have_total || v.total > total_peak)) {
+            total_peak = v.total;
+            total_ts = e->ts;
+            have_total = 1;
         }
-        if (!found || v > *peak) {
-            *peak = v;
-            *peak_ts = e->ts;
-            found = 1;
+        running = tp_add_sat(running, (has & HAS_BYTES) ? v.bytes : 0);
+        if (i == 0 || running > run_peak) {
+            run_peak = running;
+            run_ts = e->ts;
         }
     }
-    return found ? 0 : -1;
+    *peak = have_total ? total_peak : run_peak;
+    *peak_ts = have_total ? total_ts : run_ts;
 }
 
 static int merge_peak(tp_analysis *a, const tp_model *m, mem_group g, int64_t peak, int64_t ts) {
@@ -97,10 +116,10 @@ int tp_memory_peaks(tp_scan *s, uint32_t *mem, size_t n) {
     size_t ngroups = 0, nkept = 0, *start = NULL;
     int rc = key && kept && grouped ? 0 : -1;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        mem_group g;
-        if (arg_i64(m, &m->events[mem[i]], k.type, &g.type) ||
-            arg_i64(m, &m->events[mem[i]], k.id, &g.id))
+        mem_args v;
+        if ((read_args(m, &m->events[mem[i]], &k, &v) & (HAS_TYPE | HAS_ID)) != (HAS_TYPE | HAS_ID))
             continue;
+        mem_group g = {v.type, v.id};
         size_t j = 0;
         while (j < ngroups && (groups[j].type != g.type || groups[j].id != g.id))
             j++;
@@ -124,8 +143,10 @@ int tp_memory_peaks(tp_scan *s, uint32_t *mem, size_t n) {
             size_t len = start[g + 1] - start[g];
             int64_t peak = 0, ts = 0;
             rc = tp_order_ranges(&s->order, m->events, seg, len);
-            if (rc == 0 && group_peak(m, &k, seg, len, &peak, &ts) == 0)
+            if (rc == 0) {
+                group_peak(m, &k, seg, len, &peak, &ts); /* every group holds an event */
                 rc = merge_peak(s->a, m, groups[g], peak, ts);
+            }
         }
     }
     free(start);

@@ -124,7 +124,7 @@ int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n) {
         }
         if (e->corr) attribute(s, idx[i], e, parent, stack);
 
-        if (TP_GROW(stack, cap, depth + 1)) goto oom;
+        if (depth == cap && TP_GROW(stack, cap, depth + 1)) goto oom;
         parent = depth ? &stack[depth - 1] : NULL;
         stack[depth] = (frame){.ev = idx[i],
                                .stat = (uint32_t)(ns - s->stats),

@@ -4,6 +4,7 @@
 #include "util/vec.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct tp_order_key {
     uint64_t key; /* start time minus the smallest start, so it sorts as unsigned */
@@ -14,6 +15,7 @@ enum {
     TP_RADIX_BITS = 11, /* 2048 buckets: the histogram stays in L1 */
     TP_RADIX_BUCKETS = 1 << TP_RADIX_BITS,
     TP_SMALL_SORT = 32, /* below this, insertion sort wins */
+    TP_NEAR = 16,       /* how far back an out-of-order element is inserted in place */
 };
 
 void tp_order_free(tp_order *o) {
@@ -23,12 +25,8 @@ void tp_order_free(tp_order *o) {
     *o = (tp_order){0};
 }
 
-/* The order of order.h: a before b? */
 static inline int before(const tp_event *ev, uint32_t a, uint32_t b) {
-    const tp_event *x = &ev[a], *y = &ev[b];
-    if (x->ts != y->ts) return x->ts < y->ts;
-    if (x->dur != y->dur) return x->dur > y->dur;
-    return a < b;
+    return tp_order_key_before(ev[a].ts, ev[a].dur, a, ev[b].ts, ev[b].dur, b);
 }
 
 static void insertion_sort(const tp_event *ev, uint32_t *v, size_t n) {
@@ -110,16 +108,36 @@ static int sort_any(tp_order *o, const tp_event *ev, uint32_t *v, size_t n) {
 
 int tp_order_ranges(tp_order *o, const tp_event *ev, uint32_t *idx, size_t n) {
     if (n < 2) return 0;
-    /* Keep the elements that extend the sorted prefix in place; set aside the others. */
+    /* Keep the elements that extend the sorted prefix in place. One that belongs a short way
+     * back (a parent written after its few children) is inserted there; the others are set
+     * aside in out, sorted apart and merged back. */
     if (TP_GROW(o->tmp, o->cap_tmp, n)) return -1;
     uint32_t *out = o->tmp;
     size_t m = 1, s = 0;
+    /* The last kept element's key stays in registers: one event read per element. */
+    int64_t last_ts = ev[idx[0]].ts, last_dur = ev[idx[0]].dur;
+    uint32_t last = idx[0];
     for (size_t i = 1; i < n; i++) {
         uint32_t x = idx[i];
-        if (before(ev, x, idx[m - 1]))
-            out[s++] = x;
-        else
+        int64_t ts = ev[x].ts, dur = ev[x].dur;
+        if (!tp_order_key_before(ts, dur, x, last_ts, last_dur, last)) {
             idx[m++] = x;
+            last_ts = ts;
+            last_dur = dur;
+            last = x;
+            continue;
+        }
+        size_t j = m - 1, limit = m > TP_NEAR ? m - TP_NEAR : 0;
+        while (j > limit && before(ev, x, idx[j - 1]))
+            j--;
+        if (j == limit && limit > 0 && before(ev, x, idx[limit - 1])) {
+            out[s++] = x;
+            continue;
+        }
+        /* m <= i, so the shift only overwrites slots already read */
+        memmove(idx + j + 1, idx + j, (m - j) * sizeof(*idx));
+        idx[j] = x;
+        m++;
     }
     if (s == 0) return 0;
     if (s > n / 4) {

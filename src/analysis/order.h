@@ -3,9 +3,10 @@
  *
  * Self time needs each thread's ranges by start ascending, then duration descending (torch's
  * rule); GPU busy and memory need time order. Traces arrive nearly sorted (the recorder writes
- * each thread in order; Kineto writes parents after their children), so the sort first peels
- * off the elements that break the order, sorts only those, and merges them back: O(n) for sorted
- * input. The general case is an LSD radix sort on start times, not a comparison sort. */
+ * each thread in order; older Kineto writes parents right after their children), so the sort
+ * keeps the sorted prefix, inserts an element that belongs a few places back directly, and sets
+ * aside the rest, which it sorts apart and merges back: O(n) for such input. The general case
+ * is an LSD radix sort on start times, not a comparison sort. */
 #ifndef TP_ORDER_H
 #define TP_ORDER_H
 
@@ -13,6 +14,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The order on unpacked keys: (ts_a, dur_a, index a) before (ts_b, dur_b, index b)? */
+static inline int tp_order_key_before(int64_t ts_a, int64_t dur_a, uint32_t a, int64_t ts_b,
+                                      int64_t dur_b, uint32_t b) {
+    if (ts_a != ts_b) return ts_a < ts_b;
+    if (dur_a != dur_b) return dur_a > dur_b;
+    return a < b;
+}
 
 /* Scratch reused across calls; zero-initialise, free with tp_order_free. */
 typedef struct tp_order {

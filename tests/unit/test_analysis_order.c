@@ -46,7 +46,7 @@ static void check_sort(tp_order *o, const tp_event *ev, uint32_t *idx, size_t n)
     free(want);
 }
 
-typedef enum { RANDOM, SORTED, REVERSED, POST_ORDER, ALL_EQUAL, EXTREMES } shape;
+typedef enum { RANDOM, SORTED, REVERSED, POST_ORDER, DEEP_POST_ORDER, ALL_EQUAL, EXTREMES } shape;
 
 static void fill(tp_event *ev, size_t n, shape s) {
     for (size_t i = 0; i < n; i++) {
@@ -66,6 +66,10 @@ static void fill(tp_event *ev, size_t n, shape s) {
         case POST_ORDER:
             /* as Kineto writes a thread: children first, then the parent that started earlier */
             e->ts = (int64_t)i * 10 - ((i % 5 == 4) ? 45 : 0);
+            break;
+        case DEEP_POST_ORDER:
+            /* as above, and every 50th a parent of many: too far back to insert in place */
+            e->ts = (int64_t)i * 10 - ((i % 5 == 4) ? 45 : 0) - ((i % 50 == 49) ? 600 : 0);
             break;
         case ALL_EQUAL:
             e->ts = 42;
