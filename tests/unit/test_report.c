@@ -37,7 +37,7 @@ static char long_kernel[501];
 static tp_analysis *full_analysis(void) {
     memset(long_kernel, 'k', 500);
     memcpy(long_kernel, "void gemm<", 10);
-    memcpy(long_kernel + 490, "(float*)END", 11);
+    memcpy(long_kernel + 489, "(float*)END", 11);
     tp_model m;
     tp_model_init(&m);
     add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#1", 0, 1000000);
