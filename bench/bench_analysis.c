@@ -244,7 +244,7 @@ int main(int argc, char **argv) {
                 m.events[j] = tmp;
             }
         }
-        double ta[99], tq[99];
+        double ta[99] = {0}, tq[99] = {0};
         uint64_t check = 0;
         for (int r = 0; r < reps; r++) {
             ta[r] = time_analysis(&m, &check);

@@ -49,7 +49,7 @@ static tp_delta_row delta(const char *name, tp_delta_status st, row_view a, row_
 static int diff_table(const tp_analysis *a, size_t na, const tp_analysis *b, size_t nb,
                       const tp_name_index *b_ix, row_at_fn row_at, tp_delta_row **out, size_t *nout,
                       size_t *added, size_t *removed) {
-    tp_delta_row *rows = malloc((na + nb ? na + nb : 1) * sizeof(*rows));
+    tp_delta_row *rows = malloc(((na + nb) ? na + nb : 1) * sizeof(*rows));
     unsigned char *seen = calloc(nb ? nb : 1, 1);
     if (!rows || !seen) {
         free(rows);

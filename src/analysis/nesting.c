@@ -93,46 +93,52 @@ static void attribute(tp_scan *s, uint32_t idx, const tp_event *e, const frame *
     s->a->gpu_attributed_ns = tp_add_sat(s->a->gpu_attributed_ns, ce->gpu_ns);
 }
 
+/* Counts e, a range that is not a step, in its name's row and, when it is the outermost range
+ * of a stage, in that stage (*in_stage tells and is updated). 0, or -1 out of memory. */
+static int count_op(tp_scan *s, const tp_event *e, tp_name_stats *ns, int *in_stage) {
+    int64_t dur = tp_ev_dur(e);
+    ns->calls++;
+    ns->total_ns = tp_add_sat(ns->total_ns, dur);
+    if (ns->calls == 1 || dur < ns->min_ns) ns->min_ns = dur;
+    if (dur > ns->max_ns) ns->max_ns = dur;
+    count_flops(s, e, ns);
+    if (ns->stage == TP_STAGE_UNKNOWN) ns->stage = tp_stage_of(s->a, tp_model_str(s->m, e->name));
+    if (ns->stage < 0 || *in_stage) return 0;
+    *in_stage = 1;
+    return count_stage(s, ns->stage, e);
+}
+
+/* The slot for a frame at depth, growing the stack; NULL when out of memory. */
+static frame *push(frame **stack, size_t *cap, size_t depth) {
+    if (depth == *cap && TP_GROW(*stack, *cap, depth + 1)) return NULL;
+    return *stack ? &(*stack)[depth] : NULL;
+}
+
 int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n) {
-    frame *stack = NULL;
+    frame *stack = NULL, *f;
     size_t depth = 0, cap = 0;
     for (size_t i = 0; i < n; i++) {
         const tp_event *e = &s->m->events[idx[i]];
-        int64_t end = tp_ev_end(e), dur = tp_ev_dur(e);
+        int64_t end = tp_ev_end(e);
         while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
             pop(s, &stack[--depth]);
         frame *parent = depth ? &stack[depth - 1] : NULL;
-        if (parent) parent->children = tp_add_sat(parent->children, dur);
-
-        int step = (e->flags & TP_EVF_STEP) != 0;
+        if (parent) parent->children = tp_add_sat(parent->children, tp_ev_dur(e));
         tp_name_stats *ns = tp_scan_name(s, e->name);
-        if (!ns) goto oom;
         int is_op = 0, in_stage = parent && parent->in_stage;
-        if (!step) {
-            ns->calls++;
-            ns->total_ns = tp_add_sat(ns->total_ns, dur);
-            if (ns->calls == 1 || dur < ns->min_ns) ns->min_ns = dur;
-            if (dur > ns->max_ns) ns->max_ns = dur;
-            count_flops(s, e, ns);
-            if (ns->stage == TP_STAGE_UNKNOWN)
-                ns->stage = tp_stage_of(s->a, tp_model_str(s->m, e->name));
-            if (ns->stage >= 0 && !in_stage) {
-                if (count_stage(s, ns->stage, e)) goto oom;
-                in_stage = 1;
-            }
+        if (!ns) goto oom;
+        if (!(e->flags & TP_EVF_STEP)) {
+            if (count_op(s, e, ns, &in_stage)) goto oom;
             is_op = cat_class(s, e->cat) == CAT_OP;
         }
         if (e->corr) attribute(s, idx[i], e, parent, stack);
-
-        if (depth == cap && TP_GROW(stack, cap, depth + 1)) goto oom;
-        parent = depth ? &stack[depth - 1] : NULL;
-        stack[depth] = (frame){.ev = idx[i],
-                               .stat = (uint32_t)(ns - s->stats),
-                               .op = is_op    ? (int32_t)depth
-                                     : parent ? parent->op
-                                              : -1,
-                               .end = end,
-                               .in_stage = in_stage};
+        int32_t op = parent ? parent->op : -1;
+        if (!(f = push(&stack, &cap, depth))) goto oom;
+        *f = (frame){.ev = idx[i],
+                     .stat = (uint32_t)(ns - s->stats),
+                     .op = is_op ? (int32_t)depth : op,
+                     .end = end,
+                     .in_stage = in_stage};
         depth++;
     }
     while (depth)

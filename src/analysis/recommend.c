@@ -28,7 +28,8 @@ static void add(tp_analysis *a, size_t *cap, const char *id, const char *fmt, ..
         a->failed = 1;
         return;
     }
-    a->recos[a->nrecos++] = (tp_reco){i, m};
+    a->recos[a->nrecos].id = i;
+    a->recos[a->nrecos++].message = m;
 }
 
 static double ms(int64_t ns) {

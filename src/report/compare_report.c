@@ -5,8 +5,6 @@
 #include "report/format.h"
 #include "report/jsonw.h"
 
-#include "tprof.h"
-
 #include <math.h>
 
 static const char *status_name(tp_delta_status s) {
@@ -40,7 +38,14 @@ static void delta_table(tp_doc *d, const char *what, const char *measure, const 
     }
 }
 
-static void build(tp_doc *d, const tp_compare *c, const tp_report_opts *o) {
+typedef struct compare_args {
+    const tp_compare *c;
+    const tp_report_opts *o;
+} compare_args;
+
+static void build(tp_doc *d, const void *arg) {
+    const tp_compare *c = ((const compare_args *)arg)->c;
+    const tp_report_opts *o = ((const compare_args *)arg)->o;
     tp_doc_title(d, "%s", o && o->title ? o->title : "tprof compare");
     tp_doc_line(d, "A: %s (%zu steps)", side_path(c->a), c->a->nsteps);
     tp_doc_line(d, "B: %s (%zu steps)", side_path(c->b), c->b->nsteps);
@@ -55,20 +60,12 @@ static void build(tp_doc *d, const tp_compare *c, const tp_report_opts *o) {
                 c->kernels_removed, o);
 }
 
-static void render(tp_buf *out, const tp_compare *c, const tp_report_opts *o, tp_doc_style st) {
-    tp_doc d;
-    tp_doc_init(&d);
-    build(&d, c, o);
-    tp_doc_render(&d, out, st);
-    tp_doc_free(&d);
-}
-
 void tp_report_compare_text(tp_buf *out, const tp_compare *c, const tp_report_opts *o) {
-    render(out, c, o, TP_DOC_TEXT);
+    tp_doc_write(out, TP_DOC_TEXT, build, &(compare_args){c, o});
 }
 
 void tp_report_compare_markdown(tp_buf *out, const tp_compare *c, const tp_report_opts *o) {
-    render(out, c, o, TP_DOC_MARKDOWN);
+    tp_doc_write(out, TP_DOC_MARKDOWN, build, &(compare_args){c, o});
 }
 
 static void side(tp_jw *w, const char *key, const tp_analysis *x, int64_t mean_ns) {
@@ -100,9 +97,7 @@ static void delta_rows(tp_jw *w, const char *key, const tp_delta_row *rows, size
 
 void tp_report_compare_json(tp_buf *out, const tp_compare *c, const tp_report_opts *o) {
     tp_jw w;
-    tp_jw_init(&w, out);
-    tp_jw_object(&w, NULL);
-    tp_jw_str(&w, "tprof_version", TPROF_VERSION);
+    tp_jw_begin_report(&w, out);
     side(&w, "a", c->a, c->a_mean_ns);
     side(&w, "b", c->b, c->b_mean_ns);
     tp_jw_double(&w, "step_change_pct", c->step_change_pct);
@@ -112,7 +107,5 @@ void tp_report_compare_json(tp_buf *out, const tp_compare *c, const tp_report_op
     delta_rows(&w, "kernels", c->kernels, c->nkernels, o);
     tp_jw_u64(&w, "kernels_added", c->kernels_added);
     tp_jw_u64(&w, "kernels_removed", c->kernels_removed);
-    tp_jw_members(&w, o ? o->extra_json : NULL);
-    tp_jw_end_object(&w);
-    tp_buf_putc(out, '\n');
+    tp_jw_end_report(&w, o ? o->extra_json : NULL);
 }

@@ -35,53 +35,55 @@ static void sep_double(tp_buf *out, double v) {
     if (v >= 0) tp_buf_double(out, v);
 }
 
-/* name,calls,total_us,self_us,mean_us,min_us,max_us: the columns both files share. */
-static void op_columns(tp_buf *out, const tp_op_row *r) {
-    field(out, r->name);
-    sep_u64(out, r->calls);
-    sep_us(out, r->total_ns);
+/* [kind,]name,calls,total_us: the columns every row starts with. */
+static void lead(tp_buf *out, const char *kind, const char *name, uint64_t calls, int64_t total) {
+    if (kind) {
+        tp_buf_puts(out, kind);
+        tp_buf_putc(out, ',');
+    }
+    field(out, name);
+    sep_u64(out, calls);
+    sep_us(out, total);
+}
+
+/* ,mean_us,min_us,max_us */
+static void spread(tp_buf *out, uint64_t calls, int64_t total, int64_t min, int64_t max) {
+    sep_us(out, tp_mean_ns(total, calls));
+    sep_us(out, min);
+    sep_us(out, max);
+}
+
+/* [kind,]name,calls,total_us,self_us,mean_us,min_us,max_us of an op: both files have these. */
+static void op_columns(tp_buf *out, const char *kind, const tp_op_row *r) {
+    lead(out, kind, r->name, r->calls, r->total_ns);
     sep_us(out, r->self_ns);
-    sep_us(out, tp_mean_ns(r->total_ns, r->calls));
-    sep_us(out, r->min_ns);
-    sep_us(out, r->max_ns);
+    spread(out, r->calls, r->total_ns, r->min_ns, r->max_ns);
 }
 
 void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
     TP_BUF_LIT(out, "kind,name,calls,total_us,self_us,mean_us,min_us,max_us,pct,flops\r\n");
     for (size_t i = 0; i < tp_report_rows(o, a->nops); i++) {
-        TP_BUF_LIT(out, "op,");
-        op_columns(out, &a->ops[i]);
+        op_columns(out, "op", &a->ops[i]);
         sep_double(out, a->ops[i].self_pct);
         sep_double(out, a->ops[i].flops);
         TP_BUF_LIT(out, "\r\n");
     }
     for (size_t i = 0; i < tp_report_rows(o, a->nkernels); i++) {
         const tp_kernel_row *r = &a->kernels[i];
-        TP_BUF_LIT(out, "kernel,");
-        field(out, r->name);
-        sep_u64(out, r->calls);
-        sep_us(out, r->total_ns);
-        tp_buf_putc(out, ',');
-        sep_us(out, tp_mean_ns(r->total_ns, r->calls));
-        sep_us(out, r->min_ns);
-        sep_us(out, r->max_ns);
+        lead(out, "kernel", r->name, r->calls, r->total_ns);
+        tp_buf_putc(out, ','); /* no self time */
+        spread(out, r->calls, r->total_ns, r->min_ns, r->max_ns);
         sep_double(out, r->pct);
         TP_BUF_LIT(out, ",\r\n");
     }
     for (size_t st = 0; st < a->nstages; st++) {
         const tp_stage_row *r = &a->stages[st];
-        TP_BUF_LIT(out, "stage,");
-        field(out, r->name);
-        sep_u64(out, r->count);
-        sep_us(out, r->total_ns);
+        lead(out, "stage", r->name, r->count, r->total_ns);
         tp_buf_putc(out, ',');
-        if (r->count) {
-            sep_us(out, r->mean_ns);
-            sep_us(out, r->min_ns);
-            sep_us(out, r->max_ns);
-        } else {
+        if (r->count)
+            spread(out, r->count, r->total_ns, r->min_ns, r->max_ns);
+        else
             TP_BUF_LIT(out, ",,,");
-        }
         sep_double(out, r->pct);
         TP_BUF_LIT(out, ",\r\n");
     }
@@ -90,7 +92,7 @@ void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
 void tp_report_op_stats_csv(tp_buf *out, const tp_analysis *a) {
     TP_BUF_LIT(out, "name,calls,total_us,self_us,mean_us,min_us,max_us,flops\r\n");
     for (size_t i = 0; i < a->nops; i++) {
-        op_columns(out, &a->ops[i]);
+        op_columns(out, NULL, &a->ops[i]);
         tp_buf_putc(out, ',');
         tp_buf_double(out, a->ops[i].flops);
         TP_BUF_LIT(out, "\r\n");

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The text kinds come first: they index the layouts' prefix and suffix arrays. */
 enum { BLOCK_TITLE, BLOCK_HEADING, BLOCK_LINE, BLOCK_TABLE };
 
 enum {
@@ -38,32 +39,49 @@ static const char *str_at(const tp_doc *d, size_t i) {
     return d->text.failed ? "" : d->text.data + d->strs[i];
 }
 
-static void add_string(tp_doc *d, const char *fmt, va_list ap) {
-    if (TP_GROW(d->strs, d->cap_strs, d->nstrs + 1)) {
+/* Starts the next string at the end of the text; 0, or -1 when out of memory. */
+static int begin_string(tp_doc *d) {
+    if (d->text.failed || TP_GROW(d->strs, d->cap_strs, d->nstrs + 1)) {
         d->text.failed = 1;
-        return;
+        return -1;
     }
     d->strs[d->nstrs++] = d->text.len;
-    char tmp[1024];
-    va_list copy;
-    va_copy(copy, ap);
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, copy);
-    va_end(copy);
-    if (n >= (int)sizeof(tmp)) {
-        /* Long cells (kernel names) are rare: format again at their size. */
-        char *big = malloc((size_t)n + 1);
-        if (big) vsnprintf(big, (size_t)n + 1, fmt, ap);
-        tp_buf_puts(&d->text, big ? big : "");
-        free(big);
-    } else {
-        tp_buf_puts(&d->text, n > 0 ? tmp : "");
-    }
-    /* Control characters (a newline inside an op name) would break the layout. */
-    if (!d->text.failed)
-        for (size_t i = d->strs[d->nstrs - 1]; i < d->text.len; i++)
-            if ((unsigned char)d->text.data[i] < 0x20) d->text.data[i] = ' ';
+    return 0;
+}
+
+/* Formats into the text's free space of `room` bytes; returns the length the string needs. */
+static size_t format_into(tp_doc *d, size_t room, const char *fmt, va_list ap) {
+    if (tp_buf_reserve(&d->text, room)) return 0;
+    int n = vsnprintf(d->text.data + d->text.len, room, fmt, ap);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Ends the string begun last, of length n. Control characters (a newline inside an op name)
+ * would break the layout: they become spaces. */
+static void end_string(tp_doc *d, size_t n) {
+    if (d->text.failed) return;
+    for (size_t i = d->text.len; i < d->text.len + n; i++)
+        if ((unsigned char)d->text.data[i] < 0x20) d->text.data[i] = ' ';
+    d->text.len += n;
     tp_buf_putc(&d->text, '\0');
 }
+
+/* Appends the formatted string as the next string of d. A macro because C cannot pass "..." on:
+ * the arguments are formatted into 256 bytes and, when longer, again at their size. */
+#define TP_DOC_FORMAT(d, fmt)                                                                      \
+    do {                                                                                           \
+        va_list ap_;                                                                               \
+        if (begin_string(d)) break;                                                                \
+        va_start(ap_, fmt);                                                                        \
+        size_t n_ = format_into(d, 256, fmt, ap_);                                                 \
+        va_end(ap_);                                                                               \
+        if (n_ >= 256) {                                                                           \
+            va_start(ap_, fmt);                                                                    \
+            n_ = format_into(d, n_ + 1, fmt, ap_);                                                 \
+            va_end(ap_);                                                                           \
+        }                                                                                          \
+        end_string(d, n_);                                                                         \
+    } while (0)
 
 static struct tp_doc_block *add_block(tp_doc *d, int kind) {
     if (TP_GROW(d->blocks, d->cap_blocks, d->nblocks + 1)) {
@@ -71,55 +89,37 @@ static struct tp_doc_block *add_block(tp_doc *d, int kind) {
         return NULL;
     }
     struct tp_doc_block *b = &d->blocks[d->nblocks++];
-    *b = (struct tp_doc_block){.kind = kind, .first = d->nstrs};
+    *b = (struct tp_doc_block){.kind = kind, .first = d->nstrs, .nstrs = 1};
     return b;
-}
-
-static void text_block(tp_doc *d, int kind, const char *fmt, va_list ap) {
-    struct tp_doc_block *b = add_block(d, kind);
-    if (!b) return;
-    add_string(d, fmt, ap);
-    b->nstrs = 1;
 }
 
 #define TP_DOC_TEXT_FN(fn, kind)                                                                   \
     void fn(tp_doc *d, const char *fmt, ...) {                                                     \
-        va_list ap;                                                                                \
-        va_start(ap, fmt);                                                                         \
-        text_block(d, kind, fmt, ap);                                                              \
-        va_end(ap);                                                                                \
+        if (add_block(d, kind)) TP_DOC_FORMAT(d, fmt);                                             \
     }
 TP_DOC_TEXT_FN(tp_doc_title, BLOCK_TITLE)
 TP_DOC_TEXT_FN(tp_doc_heading, BLOCK_HEADING)
 TP_DOC_TEXT_FN(tp_doc_line, BLOCK_LINE)
-
-static void add_cell(tp_doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_cell(tp_doc *d, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    add_string(d, fmt, ap);
-    va_end(ap);
-}
 
 void tp_doc_table(tp_doc *d, size_t ncols, const char *const *header, const unsigned *flags) {
     if (ncols > TP_DOC_MAX_COLS) ncols = TP_DOC_MAX_COLS;
     struct tp_doc_block *b = add_block(d, BLOCK_TABLE);
     if (!b) return;
     b->ncols = ncols;
+    b->nstrs = ncols;
     for (size_t c = 0; c < ncols; c++) {
         b->flags[c] = flags[c];
-        add_cell(d, "%s", header[c]);
+        if (begin_string(d) == 0) {
+            tp_buf_puts(&d->text, header[c]);
+            tp_buf_putc(&d->text, '\0');
+        }
     }
-    b->nstrs = ncols;
 }
 
 void tp_doc_cell(tp_doc *d, const char *fmt, ...) {
     if (!d->nblocks || d->blocks[d->nblocks - 1].kind != BLOCK_TABLE) return;
-    va_list ap;
-    va_start(ap, fmt);
-    add_string(d, fmt, ap);
-    va_end(ap);
     d->blocks[d->nblocks - 1].nstrs++;
+    TP_DOC_FORMAT(d, fmt);
 }
 
 /* ---- layout ---------------------------------------------------------------------------------- */
@@ -193,26 +193,6 @@ static void render_table_text(const tp_doc *d, const struct tp_doc_block *b, tp_
     }
 }
 
-static void render_text(const tp_doc *d, tp_buf *out, size_t name_width) {
-    for (size_t i = 0; i < d->nblocks; i++) {
-        const struct tp_doc_block *b = &d->blocks[i];
-        switch (b->kind) {
-        case BLOCK_TITLE:
-            tp_buf_printf(out, "%s\n", str_at(d, b->first));
-            break;
-        case BLOCK_HEADING:
-            tp_buf_printf(out, "\n%s\n", str_at(d, b->first));
-            break;
-        case BLOCK_LINE:
-            tp_buf_printf(out, "  %s\n", str_at(d, b->first));
-            break;
-        case BLOCK_TABLE:
-            render_table_text(d, b, out, name_width);
-            break;
-        }
-    }
-}
-
 /* A Markdown table cell: pipes escaped, line breaks flattened. */
 static void put_md_cell(tp_buf *out, const char *s, size_t max) {
     tp_buf tmp;
@@ -251,34 +231,43 @@ static void render_table_md(const tp_doc *d, const struct tp_doc_block *b, tp_bu
     tp_buf_putc(out, '\n');
 }
 
-static void render_markdown(const tp_doc *d, tp_buf *out, size_t name_width) {
+/* How each block kind is written in one style: text blocks between a prefix and a suffix
+ * (indexed by BLOCK_TITLE, BLOCK_HEADING, BLOCK_LINE), tables by a function. */
+typedef struct layout {
+    const char *before[3], *after[3];
+    void (*table)(const tp_doc *d, const struct tp_doc_block *b, tp_buf *out, size_t name_width);
+    size_t name_width;
+    int list_gap; /* a list (lines) needs a blank line before what follows it */
+} layout;
+
+static const layout layouts[] = {
+    [TP_DOC_TEXT] = {{"", "\n", "  "}, {"\n", "\n", "\n"}, render_table_text, TEXT_NAME_WIDTH, 0},
+    [TP_DOC_MARKDOWN] =
+        {{"# ", "## ", "- "}, {"\n\n", "\n\n", "\n"}, render_table_md, MARKDOWN_NAME_WIDTH, 1},
+};
+
+void tp_doc_render(const tp_doc *d, tp_buf *out, tp_doc_style style) {
+    const layout *l = &layouts[style == TP_DOC_MARKDOWN ? TP_DOC_MARKDOWN : TP_DOC_TEXT];
     int prev = BLOCK_TITLE;
     for (size_t i = 0; i < d->nblocks; i++) {
         const struct tp_doc_block *b = &d->blocks[i];
-        /* A list (lines) needs a blank line before whatever follows it. */
-        if (prev == BLOCK_LINE && b->kind != BLOCK_LINE) tp_buf_putc(out, '\n');
-        switch (b->kind) {
-        case BLOCK_TITLE:
-            tp_buf_printf(out, "# %s\n\n", str_at(d, b->first));
-            break;
-        case BLOCK_HEADING:
-            tp_buf_printf(out, "## %s\n\n", str_at(d, b->first));
-            break;
-        case BLOCK_LINE:
-            tp_buf_printf(out, "- %s\n", str_at(d, b->first));
-            break;
-        case BLOCK_TABLE:
-            render_table_md(d, b, out, name_width);
-            break;
+        if (l->list_gap && prev == BLOCK_LINE && b->kind != BLOCK_LINE) tp_buf_putc(out, '\n');
+        if (b->kind == BLOCK_TABLE) {
+            l->table(d, b, out, l->name_width);
+        } else {
+            tp_buf_puts(out, l->before[b->kind]);
+            tp_buf_puts(out, str_at(d, b->first));
+            tp_buf_puts(out, l->after[b->kind]);
         }
         prev = b->kind;
     }
+    if (d->text.failed) out->failed = 1;
 }
 
-void tp_doc_render(const tp_doc *d, tp_buf *out, tp_doc_style style) {
-    if (style == TP_DOC_MARKDOWN)
-        render_markdown(d, out, MARKDOWN_NAME_WIDTH);
-    else
-        render_text(d, out, TEXT_NAME_WIDTH);
-    if (d->text.failed) out->failed = 1;
+void tp_doc_write(tp_buf *out, tp_doc_style style, tp_doc_builder build, const void *arg) {
+    tp_doc d;
+    tp_doc_init(&d);
+    build(&d, arg);
+    tp_doc_render(&d, out, style);
+    tp_doc_free(&d);
 }

@@ -45,4 +45,8 @@ typedef enum tp_doc_style {
 
 void tp_doc_render(const tp_doc *d, tp_buf *out, tp_doc_style style);
 
+/* The whole life of a document: build(d, arg) fills it, then it is rendered into out. */
+typedef void (*tp_doc_builder)(tp_doc *d, const void *arg);
+void tp_doc_write(tp_buf *out, tp_doc_style style, tp_doc_builder build, const void *arg);
+
 #endif

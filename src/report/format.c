@@ -27,11 +27,9 @@ tp_fmt tp_fmt_bytes(int64_t bytes) {
         snprintf(f.s, sizeof(f.s), "%lld B", (long long)bytes);
         return f;
     }
-    int u = -1;
-    while (fabs(v) >= 1024 && u < 4) {
-        v /= 1024;
+    int u = 0;
+    for (v /= 1024; fabs(v) >= 1024 && u < 4; v /= 1024)
         u++;
-    }
     snprintf(f.s, sizeof(f.s), "%.2f %s", v, units[u]);
     return f;
 }

@@ -8,8 +8,6 @@
 
 #include "report/jsonw.h"
 
-#include "tprof.h"
-
 static void stage_rows(tp_jw *w, const tp_analysis *a) {
     tp_jw_array(w, "stages");
     for (size_t st = 0; st < a->nstages; st++) {
@@ -90,19 +88,29 @@ static void steps(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_end_object(w);
 }
 
+/* The members every table row starts with. */
+static void row_head(tp_jw *w, const char *name, uint64_t calls, int64_t total_ns) {
+    tp_jw_str(w, "name", name);
+    tp_jw_u64(w, "calls", calls);
+    tp_jw_us(w, "total_us", total_ns);
+}
+
+/* mean, min and max of a row's durations */
+static void row_spread(tp_jw *w, uint64_t calls, int64_t total_ns, int64_t min_ns, int64_t max_ns) {
+    tp_jw_us(w, "mean_us", tp_mean_ns(total_ns, calls));
+    tp_jw_us(w, "min_us", min_ns);
+    tp_jw_us(w, "max_us", max_ns);
+}
+
 static void ops(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_array(w, "top_cpu_ops");
     for (size_t i = 0; i < tp_report_rows(o, a->nops); i++) {
         const tp_op_row *r = &a->ops[i];
         tp_jw_object(w, NULL);
-        tp_jw_str(w, "name", r->name);
-        tp_jw_u64(w, "calls", r->calls);
-        tp_jw_us(w, "total_us", r->total_ns);
+        row_head(w, r->name, r->calls, r->total_ns);
         tp_jw_us(w, "self_us", r->self_ns);
         tp_jw_double(w, "self_pct", r->self_pct);
-        tp_jw_us(w, "mean_us", tp_mean_ns(r->total_ns, r->calls));
-        tp_jw_us(w, "min_us", r->min_ns);
-        tp_jw_us(w, "max_us", r->max_ns);
+        row_spread(w, r->calls, r->total_ns, r->min_ns, r->max_ns);
         tp_jw_double(w, "flops", r->flops);
         tp_jw_us(w, "gpu_us", r->gpu_ns);
         tp_jw_u64(w, "kernels", r->kernels);
@@ -127,13 +135,9 @@ static void kernels(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     for (size_t i = 0; i < tp_report_rows(o, a->nkernels); i++) {
         const tp_kernel_row *r = &a->kernels[i];
         tp_jw_object(w, NULL);
-        tp_jw_str(w, "name", r->name);
-        tp_jw_u64(w, "calls", r->calls);
-        tp_jw_us(w, "total_us", r->total_ns);
+        row_head(w, r->name, r->calls, r->total_ns);
         tp_jw_double(w, "pct", r->pct);
-        tp_jw_us(w, "mean_us", tp_mean_ns(r->total_ns, r->calls));
-        tp_jw_us(w, "min_us", r->min_ns);
-        tp_jw_us(w, "max_us", r->max_ns);
+        row_spread(w, r->calls, r->total_ns, r->min_ns, r->max_ns);
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
@@ -172,9 +176,7 @@ static void memory_and_flops(tp_jw *w, const tp_analysis *a) {
 
 void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw w;
-    tp_jw_init(&w, out);
-    tp_jw_object(&w, NULL);
-    tp_jw_str(&w, "tprof_version", TPROF_VERSION);
+    tp_jw_begin_report(&w, out);
     input(&w, a);
     steps(&w, a, o);
     ops(&w, a, o);
@@ -194,9 +196,7 @@ void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) 
         tp_jw_end_object(&w);
     }
     tp_jw_end_array(&w);
-    tp_jw_members(&w, o ? o->extra_json : NULL);
-    tp_jw_end_object(&w);
-    tp_buf_putc(out, '\n');
+    tp_jw_end_report(&w, o ? o->extra_json : NULL);
 }
 
 void tp_report_stage_times_json(tp_buf *out, const tp_analysis *a) {

@@ -1,6 +1,8 @@
 /* jsonw.c - the comma and nesting bookkeeping of tp_jw (see jsonw.h). */
 #include "report/jsonw.h"
 
+#include "tprof.h"
+
 void tp_jw_init(tp_jw *w, tp_buf *b) {
     *w = (tp_jw){.b = b};
 }
@@ -72,23 +74,32 @@ void tp_jw_null(tp_jw *w, const char *key) {
     TP_BUF_LIT(w->b, "null");
 }
 
+/* Writes null for a figure that does not apply; 1 when it did. */
+static int null_if(tp_jw *w, const char *key, int not_applicable) {
+    if (not_applicable) tp_jw_null(w, key);
+    return not_applicable;
+}
+
 void tp_jw_us_opt(tp_jw *w, const char *key, int64_t ns) {
-    if (ns < 0)
-        tp_jw_null(w, key);
-    else
-        tp_jw_us(w, key, ns);
+    if (!null_if(w, key, ns < 0)) tp_jw_us(w, key, ns);
 }
 
 void tp_jw_double_opt(tp_jw *w, const char *key, double v) {
-    if (v < 0)
-        tp_jw_null(w, key);
-    else
-        tp_jw_double(w, key, v);
+    if (!null_if(w, key, v < 0)) tp_jw_double(w, key, v);
 }
 
-void tp_jw_members(tp_jw *w, const char *members) {
-    if (!members || !*members) return;
-    if (w->has_members[w->depth]) TP_BUF_LIT(w->b, ", ");
-    w->has_members[w->depth] = 1;
-    tp_buf_puts(w->b, members);
+void tp_jw_begin_report(tp_jw *w, tp_buf *b) {
+    tp_jw_init(w, b);
+    tp_jw_object(w, NULL);
+    tp_jw_str(w, "tprof_version", TPROF_VERSION);
+}
+
+void tp_jw_end_report(tp_jw *w, const char *extra_members) {
+    if (extra_members && *extra_members) {
+        /* written verbatim: "\"run\": {...}" */
+        if (w->has_members[w->depth]) TP_BUF_LIT(w->b, ", ");
+        tp_buf_puts(w->b, extra_members);
+    }
+    tp_jw_end_object(w);
+    tp_buf_putc(w->b, '\n');
 }

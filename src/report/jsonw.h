@@ -19,6 +19,10 @@ typedef struct tp_jw {
 } tp_jw;
 
 void tp_jw_init(tp_jw *w, tp_buf *b);
+/* A report document: tp_jw_init, then "{" and "tprof_version". */
+void tp_jw_begin_report(tp_jw *w, tp_buf *b);
+/* Ends a report document: the caller's extra members (or NULL), "}" and a newline. */
+void tp_jw_end_report(tp_jw *w, const char *extra_members);
 void tp_jw_object(tp_jw *w, const char *key); /* opens { */
 void tp_jw_array(tp_jw *w, const char *key);  /* opens [ */
 void tp_jw_end_object(tp_jw *w);
@@ -32,7 +36,5 @@ void tp_jw_null(tp_jw *w, const char *key);
 /* null when the figure does not apply (v < 0) */
 void tp_jw_us_opt(tp_jw *w, const char *key, int64_t ns);
 void tp_jw_double_opt(tp_jw *w, const char *key, double v);
-/* Members written verbatim into the current object ("\"a\": 1, \"b\": 2"). */
-void tp_jw_members(tp_jw *w, const char *members);
 
 #endif

@@ -89,49 +89,60 @@ static void stages(tp_doc *d, const tp_analysis *a) {
     }
 }
 
-static void ops(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
-    if (!a->nops) {
-        tp_doc_heading(d, "Ops");
-        tp_doc_line(d, "n/a: no host ranges");
-        return;
+/* The heading of a top-K table, or when there are no rows a heading and the reason; returns
+ * whether rows follow. */
+static int table_heading(tp_doc *d, const tp_report_opts *o, size_t n, const char *what,
+                         const char *empty_heading, const char *why_empty) {
+    if (!n) {
+        tp_doc_heading(d, "%s", empty_heading);
+        tp_doc_line(d, "n/a: %s", why_empty);
+        return 0;
     }
-    tp_doc_heading(d, "Top %zu of %zu ops by self time", tp_report_rows(o, a->nops), a->nops);
+    tp_doc_heading(d, "Top %zu of %zu %s", tp_report_rows(o, n), n, what);
+    return 1;
+}
+
+/* The cells every table row starts with and ends with. */
+static void name_cells(tp_doc *d, const char *name, uint64_t calls) {
+    tp_doc_cell(d, "%s", name);
+    tp_doc_cell(d, "%llu", (unsigned long long)calls);
+}
+
+static void spread_cells(tp_doc *d, uint64_t calls, int64_t total_ns, int64_t max_ns) {
+    tp_doc_cell(d, "%s", tp_fmt_dur(tp_mean_ns(total_ns, calls)).s);
+    tp_doc_cell(d, "%s", tp_fmt_dur(max_ns).s);
+}
+
+static void ops(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
+    if (!table_heading(d, o, a->nops, "ops by self time", "Ops", "no host ranges")) return;
     static const char *const head[] = {"op", "calls", "self", "self %", "total", "mean", "max"};
     static const unsigned flags[] = {TP_COL_NAME,  TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
                                      TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
     tp_doc_table(d, 7, head, flags);
     for (size_t i = 0; i < tp_report_rows(o, a->nops); i++) {
         const tp_op_row *r = &a->ops[i];
-        tp_doc_cell(d, "%s", r->name);
-        tp_doc_cell(d, "%llu", (unsigned long long)r->calls);
+        name_cells(d, r->name, r->calls);
         tp_doc_cell(d, "%s", tp_fmt_dur(r->self_ns).s);
         tp_doc_cell(d, "%s", tp_fmt_pct(r->self_pct).s);
         tp_doc_cell(d, "%s", tp_fmt_dur(r->total_ns).s);
-        tp_doc_cell(d, "%s", tp_fmt_dur(tp_mean_ns(r->total_ns, r->calls)).s);
-        tp_doc_cell(d, "%s", tp_fmt_dur(r->max_ns).s);
+        spread_cells(d, r->calls, r->total_ns, r->max_ns);
     }
 }
 
 static void kernels(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
-    if (!a->nkernels) {
-        tp_doc_heading(d, "GPU kernels");
-        tp_doc_line(d, "n/a: no GPU kernels in the input");
+    if (!table_heading(d, o, a->nkernels, "GPU kernels by total time", "GPU kernels",
+                       "no GPU kernels in the input"))
         return;
-    }
-    tp_doc_heading(d, "Top %zu of %zu GPU kernels by total time", tp_report_rows(o, a->nkernels),
-                   a->nkernels);
     static const char *const head[] = {"kernel", "calls", "total", "%", "mean", "max"};
     static const unsigned flags[] = {TP_COL_NAME,  TP_COL_RIGHT, TP_COL_RIGHT,
                                      TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
     tp_doc_table(d, 6, head, flags);
     for (size_t i = 0; i < tp_report_rows(o, a->nkernels); i++) {
         const tp_kernel_row *r = &a->kernels[i];
-        tp_doc_cell(d, "%s", r->name);
-        tp_doc_cell(d, "%llu", (unsigned long long)r->calls);
+        name_cells(d, r->name, r->calls);
         tp_doc_cell(d, "%s", tp_fmt_dur(r->total_ns).s);
         tp_doc_cell(d, "%s", tp_fmt_pct(r->pct).s);
-        tp_doc_cell(d, "%s", tp_fmt_dur(tp_mean_ns(r->total_ns, r->calls)).s);
-        tp_doc_cell(d, "%s", tp_fmt_dur(r->max_ns).s);
+        spread_cells(d, r->calls, r->total_ns, r->max_ns);
     }
 }
 
@@ -223,7 +234,14 @@ static void notes(tp_doc *d, const tp_analysis *a) {
         tp_doc_line(d, "[%s] %s", a->recos[i].id, a->recos[i].message);
 }
 
-static void build(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
+typedef struct report_args {
+    const tp_analysis *a;
+    const tp_report_opts *o;
+} report_args;
+
+static void build(tp_doc *d, const void *arg) {
+    const tp_analysis *a = ((const report_args *)arg)->a;
+    const tp_report_opts *o = ((const report_args *)arg)->o;
     header(d, a, o);
     steps(d, a);
     stages(d, a);
@@ -236,18 +254,10 @@ static void build(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
     notes(d, a);
 }
 
-static void render(tp_buf *out, const tp_analysis *a, const tp_report_opts *o, tp_doc_style st) {
-    tp_doc d;
-    tp_doc_init(&d);
-    build(&d, a, o);
-    tp_doc_render(&d, out, st);
-    tp_doc_free(&d);
-}
-
 void tp_report_text(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
-    render(out, a, o, TP_DOC_TEXT);
+    tp_doc_write(out, TP_DOC_TEXT, build, &(report_args){a, o});
 }
 
 void tp_report_markdown(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
-    render(out, a, o, TP_DOC_MARKDOWN);
+    tp_doc_write(out, TP_DOC_MARKDOWN, build, &(report_args){a, o});
 }

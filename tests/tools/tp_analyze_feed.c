@@ -64,8 +64,8 @@ static int parse_kind(const char *s) {
 static const char *parse_event(tp_model *m, char **f, size_t n) {
     int64_t flags, pid, tid, ts, dur, corr;
     tp_str pid_str, tid_str;
-    int kind = parse_kind(f[1]);
     if (n != 10) return "an ev line has 10 fields";
+    int kind = parse_kind(f[1]);
     if (kind < 0) return "unknown event kind";
     if (parse_i64(f[2], &flags) || parse_id(m, f[3], &pid, &pid_str) ||
         parse_id(m, f[4], &tid, &tid_str) || parse_i64(f[5], &ts) || parse_i64(f[6], &dur) ||
