@@ -11,6 +11,7 @@ import json
 import math
 import os
 import pathlib
+import random
 import subprocess
 
 import pytest
@@ -94,6 +95,83 @@ def test_fixture_matches_reference(path, traces, tmp_path):
         [r["id"] for r in want["recommendations"]]
     for r in got["recommendations"]:
         assert any(c.isdigit() for c in r["message"]), r  # the evidence is in numbers
+
+
+def random_trace(seed):
+    """A trace with what the fixtures lack or have little of: FLOPs, B/E pairs, string tids,
+    zero-length and overlapping ranges, equal starts, several devices, Bytes-only memory,
+    shuffled event order, stage names nested in each other."""
+    rng = random.Random(seed)
+    names = ["aten::mm", "aten::add", "forward", "## backward ##", "Optimizer.step#SGD.step",
+             "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "dataloader",
+             "python_thing", "ncclKernel_AllReduce"]
+    events, corr = [], 0
+    t = 0
+    for step in range(rng.randint(1, 4)):
+        length = rng.randint(2000, 9000)
+        events.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step,
+                       "pid": 1, "tid": "1", "ts": t, "dur": length})
+        for _ in range(rng.randint(5, 40)):
+            tid = rng.choice([1, "1", 2])
+            ts = t + rng.randint(0, length)
+            dur = rng.choice([0, rng.randint(1, 3000)]) + rng.choice([0, 0.5, 0.125])
+            name = rng.choice(names)
+            if rng.random() < 0.2:
+                events.append({"ph": "B", "name": name, "pid": 1, "tid": tid, "ts": ts})
+                events.append({"ph": "E", "pid": 1, "tid": tid, "ts": ts + int(dur)})
+                continue
+            ev = {"ph": "X", "cat": rng.choice(["cpu_op", "python_function"]), "name": name,
+                  "pid": 1, "tid": tid, "ts": ts, "dur": dur, "args": {}}
+            if rng.random() < 0.3:
+                ev["args"]["flops"] = rng.randint(1, 10**9)
+            events.append(ev)
+            if rng.random() < 0.5:
+                corr += 1
+                lt = ts + rng.randint(0, max(0, int(dur)))
+                events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                               "pid": 1, "tid": tid, "ts": lt, "dur": 1,
+                               "args": {"correlation": corr}})
+                for _ in range(rng.randint(0, 2)):
+                    events.append({"ph": "X", "cat": rng.choice(["kernel", "gpu_memcpy"]),
+                                   "name": rng.choice(["gemm", "ncclKernel_AllReduce", "relu"]),
+                                   "pid": rng.choice([0, 1000]), "tid": rng.choice([7, 8]),
+                                   "ts": lt + rng.randint(0, 500), "dur": rng.randint(0, 900),
+                                   "args": {"correlation": corr}})
+        for _ in range(rng.randint(0, 6)):
+            events.append({"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1,
+                           "ts": t + rng.randint(0, length),
+                           "args": {"Device Type": 0, "Device Id": -1,
+                                    "Bytes": rng.randint(-500, 1000)}})
+        t += length + rng.randint(0, 100)
+    rng.shuffle(events)  # B/E stay matched per thread: re-sort those by time
+    be = sorted((e for e in events if e["ph"] in "BE"), key=lambda e: e["ts"])
+    events = [e for e in events if e["ph"] not in "BE"] + be
+    return {"traceEvents": events, "baseTimeNanoseconds": 1700000000000000000}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_traces_match_reference(seed, tmp_path):
+    path = tmp_path / "random.json"
+    path.write_text(json.dumps(random_trace(seed)))
+    trace = tprof_ref.load(str(path))
+    want = tprof_ref.analyze(trace)
+    got = json.loads(run_tool(["--top", ALL_ROWS], tmp_path, [tprof_ref.feed(trace)]))
+    check_rows("top_cpu_ops", want["top_cpu_ops"], got["top_cpu_ops"],
+               ["name", "calls", "total_us", "self_us", "self_pct", "min_us", "max_us", "flops",
+                "gpu_us", "kernels"])
+    check_rows("top_gpu_kernels", want["top_gpu_kernels"], got["top_gpu_kernels"],
+               ["name", "calls", "total_us", "pct"])
+    check_obj("steps", want["steps"], got["steps"],
+              ["count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "window_us"])
+    check_rows("steps.list", want["steps"]["list"], got["steps"]["list"],
+               ["name", "dur_us", "stages"])
+    check_obj("gpu", want["gpu"], got["gpu"], ["busy_us", "utilization_pct", "devices"])
+    check_rows("stages", want["stages"], got["stages"],
+               ["stage", "count", "total_us", "p50_us", "p95_us", "pct"])
+    check_rows("memory", want["memory"], got["memory"], ["peak_bytes", "peak_ts_us"])
+    check_obj("flops", want["flops"], got["flops"], ["total", "time_us", "per_second"])
+    assert [r["id"] for r in got["recommendations"]] == \
+        [r["id"] for r in want["recommendations"]]
 
 
 def test_fixtures_exercise_every_figure(traces):
