@@ -5,45 +5,28 @@
 
 #include <stdlib.h>
 
-typedef struct device_key {
-    int64_t pid;
-    tp_str pid_str;
-} device_key;
-
 /* key[i] = the device number of the work on track tracks[i]; returns the device count, or -1
  * out of memory. */
 static ptrdiff_t number_devices(const tp_model *m, const uint32_t *tracks, size_t n,
                                 uint32_t *key) {
-    uint32_t *dev_of_track = malloc(m->ntracks * sizeof(*dev_of_track));
-    device_key *keys = NULL;
-    size_t ndev = 0;
-    if (!dev_of_track) return -1;
-    for (size_t t = 0; t < m->ntracks; t++)
+    uint32_t *dev_of_track = malloc((m->ntracks ? m->ntracks : 1) * sizeof(*dev_of_track));
+    tp_pairs devices = {0};
+    ptrdiff_t rc = dev_of_track ? 0 : -1;
+    for (size_t t = 0; rc == 0 && t < m->ntracks; t++)
         dev_of_track[t] = UINT32_MAX;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         uint32_t t = tracks[i];
         if (dev_of_track[t] == UINT32_MAX) {
             const tp_track *tr = &m->tracks[t];
-            size_t d = 0;
-            while (d < ndev && (keys[d].pid != tr->pid || keys[d].pid_str != tr->pid_str))
-                d++;
-            if (d == ndev) {
-                device_key *k = realloc(keys, (ndev + 1) * sizeof(*k));
-                if (!k) {
-                    free(keys);
-                    free(dev_of_track);
-                    return -1;
-                }
-                keys = k;
-                keys[ndev++] = (device_key){tr->pid, tr->pid_str};
-            }
-            dev_of_track[t] = (uint32_t)d;
+            dev_of_track[t] = tp_pairs_number(&devices, tr->pid, tr->pid_str);
+            if (dev_of_track[t] == UINT32_MAX) rc = -1;
         }
         key[i] = dev_of_track[t];
     }
-    free(keys);
+    if (rc == 0) rc = (ptrdiff_t)devices.n;
+    tp_pairs_free(&devices);
     free(dev_of_track);
-    return (ptrdiff_t)ndev;
+    return rc;
 }
 
 static int64_t union_length(const tp_event *ev, const uint32_t *idx, size_t n) {

@@ -120,7 +120,7 @@ int tp_gpu_busy(tp_scan *s, const uint32_t *work, const uint32_t *tracks, size_t
                 int64_t *busy_ns, size_t *devices);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
  * into the analysis' memory rows. 0 or -1. */
-int tp_memory_peaks(tp_scan *s, uint32_t *mem, size_t n);
+int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n);
 /* stages.c: the index of the first stage with a pattern matching name, or -1. */
 int tp_stage_of(const tp_analysis *a, const char *name);
 /* recommend.c: replaces a->recos from the finished figures. */

@@ -16,10 +16,6 @@ typedef struct mem_keys {
     tp_str type, id, bytes, total;
 } mem_keys;
 
-typedef struct mem_group {
-    int64_t type, id;
-} mem_group;
-
 static tp_str find_key(const tp_model *m, const char *k) {
     return tp_strtab_find(&m->strings, k, strlen(k));
 }
@@ -82,76 +78,72 @@ static void group_peak(const tp_model *m, const mem_keys *k, const uint32_t *idx
     *peak_ts = have_total ? total_ts : run_ts;
 }
 
-static int merge_peak(tp_analysis *a, const tp_model *m, mem_group g, int64_t peak, int64_t ts) {
+/* Keeps the larger of this peak and the analysis' peak for the device. */
+static int merge_peak(tp_analysis *a, const tp_model *m, struct tp_pair dev, int64_t peak,
+                      int64_t ts) {
     tp_mem_row *row = NULL;
     for (size_t i = 0; i < a->nmemory && !row; i++)
-        if (a->memory[i].device_type == g.type && a->memory[i].device_id == g.id)
+        if (a->memory[i].device_type == dev.a && a->memory[i].device_id == dev.b)
             row = &a->memory[i];
     if (!row) {
         if (TP_GROW(a->memory, a->cap_memory, a->nmemory + 1)) return -1;
         row = &a->memory[a->nmemory++];
-        *row = (tp_mem_row){.device_type = g.type,
-                            .device_id = g.id,
+        *row = (tp_mem_row){.device_type = dev.a,
+                            .device_id = dev.b,
                             .peak_bytes = peak,
                             .peak_ts_ns = tp_add_sat(m->base_ns, ts)};
     } else if (peak > row->peak_bytes) {
         row->peak_bytes = peak;
         row->peak_ts_ns = tp_add_sat(m->base_ns, ts);
     }
-    if (g.type == 1) /* CUDA: the device's capacity, when the trace lists it */
+    if (dev.a == 1) /* CUDA: the device's capacity, when the trace lists it */
         for (size_t i = 0; i < m->ndevices; i++)
-            if (m->devices[i].id == g.id && m->devices[i].total_mem)
+            if (m->devices[i].id == dev.b && m->devices[i].total_mem)
                 row->capacity_bytes = m->devices[i].total_mem;
     return 0;
 }
 
-int tp_memory_peaks(tp_scan *s, uint32_t *mem, size_t n) {
+/* Each device's events in time order, and their peak merged into the analysis. */
+static int peaks_per_device(tp_scan *s, const mem_keys *k, const tp_pairs *devices,
+                            const uint32_t *kept, const uint32_t *key, size_t n) {
+    uint32_t *grouped = malloc((n ? n : 1) * sizeof(*grouped));
+    size_t *start = malloc((devices->n + 1) * sizeof(*start));
+    int rc = grouped && start ? 0 : -1;
+    if (rc == 0) tp_group_by_key(kept, key, n, devices->n, grouped, start);
+    for (size_t g = 0; g < devices->n && rc == 0; g++) {
+        uint32_t *seg = grouped + start[g];
+        size_t len = start[g + 1] - start[g];
+        int64_t peak = 0, ts = 0;
+        rc = tp_order_ranges(&s->order, s->m->events, seg, len);
+        if (rc == 0) {
+            group_peak(s->m, k, seg, len, &peak, &ts); /* every device holds an event */
+            rc = merge_peak(s->a, s->m, devices->v[g], peak, ts);
+        }
+    }
+    free(start);
+    free(grouped);
+    return rc;
+}
+
+int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
     const tp_model *m = s->m;
     if (n == 0) return 0;
     mem_keys k = {find_key(m, "Device Type"), find_key(m, "Device Id"), find_key(m, "Bytes"),
                   find_key(m, "Total Allocated")};
     uint32_t *key = malloc(n * sizeof(*key)), *kept = malloc(n * sizeof(*kept));
-    uint32_t *grouped = malloc(n * sizeof(*grouped));
-    mem_group *groups = NULL;
-    size_t ngroups = 0, nkept = 0, *start = NULL;
-    int rc = key && kept && grouped ? 0 : -1;
+    tp_pairs devices = {0};
+    size_t nkept = 0;
+    int rc = key && kept ? 0 : -1;
     for (size_t i = 0; i < n && rc == 0; i++) {
         mem_args v;
         if ((read_args(m, &m->events[mem[i]], &k, &v) & (HAS_TYPE | HAS_ID)) != (HAS_TYPE | HAS_ID))
-            continue;
-        mem_group g = {v.type, v.id};
-        size_t j = 0;
-        while (j < ngroups && (groups[j].type != g.type || groups[j].id != g.id))
-            j++;
-        if (j == ngroups) {
-            mem_group *ng = realloc(groups, (ngroups + 1) * sizeof(*ng));
-            if (!ng) {
-                rc = -1;
-                break;
-            }
-            groups = ng;
-            groups[ngroups++] = g;
-        }
-        kept[nkept] = mem[i];
-        key[nkept++] = (uint32_t)j;
+            continue; /* not attributable to a device */
+        key[nkept] = tp_pairs_number(&devices, v.type, v.id);
+        if (key[nkept] == UINT32_MAX) rc = -1;
+        kept[nkept++] = mem[i];
     }
-    if (rc == 0 && ngroups && !(start = malloc((ngroups + 1) * sizeof(*start)))) rc = -1;
-    if (rc == 0 && ngroups) {
-        tp_group_by_key(kept, key, nkept, ngroups, grouped, start);
-        for (size_t g = 0; g < ngroups && rc == 0; g++) {
-            uint32_t *seg = grouped + start[g];
-            size_t len = start[g + 1] - start[g];
-            int64_t peak = 0, ts = 0;
-            rc = tp_order_ranges(&s->order, m->events, seg, len);
-            if (rc == 0) {
-                group_peak(m, &k, seg, len, &peak, &ts); /* every group holds an event */
-                rc = merge_peak(s->a, m, groups[g], peak, ts);
-            }
-        }
-    }
-    free(start);
-    free(groups);
-    free(grouped);
+    if (rc == 0 && devices.n) rc = peaks_per_device(s, &k, &devices, kept, key, nkept);
+    tp_pairs_free(&devices);
     free(kept);
     free(key);
     return rc;

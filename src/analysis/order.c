@@ -177,3 +177,16 @@ void tp_group_by_key(const uint32_t *idx, const uint32_t *key, size_t n, size_t 
         start[g] = start[g - 1];
     start[0] = 0;
 }
+
+uint32_t tp_pairs_number(tp_pairs *p, int64_t a, int64_t b) {
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i].a == a && p->v[i].b == b) return (uint32_t)i;
+    if (p->n >= UINT32_MAX - 1 || TP_GROW(p->v, p->cap, p->n + 1)) return UINT32_MAX;
+    p->v[p->n] = (struct tp_pair){a, b};
+    return (uint32_t)p->n++;
+}
+
+void tp_pairs_free(tp_pairs *p) {
+    free(p->v);
+    *p = (tp_pairs){0};
+}

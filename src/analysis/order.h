@@ -38,6 +38,20 @@ void tp_order_free(tp_order *o);
  * 0, or -1 when out of memory (idx then holds the same indices in some order). */
 int tp_order_ranges(tp_order *o, const tp_event *ev, uint32_t *idx, size_t n);
 
+/* A few distinct (a, b) pairs numbered in order of appearance: the devices of a trace, keyed
+ * (pid, pid string) or (Device Type, Device Id). Zero-initialise; linear search, as traces hold
+ * a handful. */
+typedef struct tp_pairs {
+    struct tp_pair {
+        int64_t a, b;
+    } * v;
+    size_t n, cap;
+} tp_pairs;
+
+/* The number of (a, b), added if new; UINT32_MAX when out of memory. */
+uint32_t tp_pairs_number(tp_pairs *p, int64_t a, int64_t b);
+void tp_pairs_free(tp_pairs *p);
+
 /* Groups idx[0..n) by key[i] (each < nkeys), keeping the order within a group: out receives the
  * grouped indices, and group g is out[start[g] .. start[g + 1]) (start has nkeys + 1 entries). */
 void tp_group_by_key(const uint32_t *idx, const uint32_t *key, size_t n, size_t nkeys,

@@ -96,67 +96,65 @@ static void test_self_time_nesting(void **state) {
     tp_model_free(&m);
 }
 
-static void test_self_time_equal_starts(void **state) {
-    (void)state;
+/* One thread's ranges, and the self time each name must get. */
+typedef struct range_case {
+    const char *name;
+    int64_t ts, dur;
+} range_case;
+
+typedef struct self_case {
+    const char *name;
+    int64_t self_ns;
+} self_case;
+
+static void check_self_times(const range_case *ranges, size_t n, const self_case *want,
+                             size_t nwant) {
     tp_model m;
     tp_model_init(&m);
-    /* Equal starts: the longer range is the parent; equal durations: the earlier event is.
-     * P [0,100) > Q [0,60) > R [0,60): P = 40, Q = 0, R = 60. */
-    host(&m, "P", 0, 100);
-    host(&m, "Q", 0, 60);
-    host(&m, "R", 0, 60);
+    for (size_t i = 0; i < n; i++)
+        host(&m, ranges[i].name, ranges[i].ts, ranges[i].dur);
     tp_analysis *a = analyse(&m);
-    assert_int_equal(op(a, "P")->self_ns, 40);
-    assert_int_equal(op(a, "Q")->self_ns, 0);
-    assert_int_equal(op(a, "R")->self_ns, 60);
+    for (size_t i = 0; i < nwant; i++)
+        if (op(a, want[i].name)->self_ns != want[i].self_ns)
+            fail_msg("self of %s: %lld, want %lld", want[i].name,
+                     (long long)op(a, want[i].name)->self_ns, (long long)want[i].self_ns);
     tp_analysis_free(a);
     tp_model_free(&m);
+}
+
+#define CHECK_SELF(ranges, want)                                                                   \
+    check_self_times(ranges, sizeof(ranges) / sizeof(ranges[0]), want,                             \
+                     sizeof(want) / sizeof(want[0]))
+
+static void test_self_time_equal_starts(void **state) {
+    (void)state;
+    /* Equal starts: the longer range is the parent; equal durations: the earlier event is.
+     * P [0,100) > Q [0,60) > R [0,60): P = 40, Q = 0, R = 60. */
+    static const range_case ranges[] = {{"P", 0, 100}, {"Q", 0, 60}, {"R", 0, 60}};
+    static const self_case want[] = {{"P", 40}, {"Q", 0}, {"R", 60}};
+    CHECK_SELF(ranges, want);
 }
 
 static void test_self_time_overlap(void **state) {
     (void)state;
-    tp_model m;
-    tp_model_init(&m);
     /* B [30,80) ends after A [0,50): A is popped (c.end > top.end), B is not A's child;
-     * C [60,70) is B's. A = 50, B = 40, C = 10. */
-    host(&m, "A", 0, 50);
-    host(&m, "B", 30, 50);
-    host(&m, "C", 60, 10);
-    /* Children that overlap each other can sum past their parent: self stops at zero.
+     * C [60,70) is B's. A = 50, B = 40, C = 10.
+     * Children that overlap each other can sum past their parent: self stops at zero.
      * P [1000,1100) holds c1 [1000,1080) and c2 [1030,1100) (c2 ends after c1: P's child). */
-    host(&m, "P", 1000, 100);
-    host(&m, "c1", 1000, 80);
-    host(&m, "c2", 1030, 70);
-    tp_analysis *a = analyse(&m);
-    assert_int_equal(op(a, "A")->self_ns, 50);
-    assert_int_equal(op(a, "B")->self_ns, 40);
-    assert_int_equal(op(a, "C")->self_ns, 10);
-    assert_int_equal(op(a, "P")->self_ns, 0);
-    assert_int_equal(op(a, "c2")->self_ns, 70);
-    tp_analysis_free(a);
-    tp_model_free(&m);
+    static const range_case ranges[] = {{"A", 0, 50},     {"B", 30, 50},    {"C", 60, 10},
+                                        {"P", 1000, 100}, {"c1", 1000, 80}, {"c2", 1030, 70}};
+    static const self_case want[] = {{"A", 50}, {"B", 40}, {"C", 10}, {"P", 0}, {"c2", 70}};
+    CHECK_SELF(ranges, want);
 }
 
 static void test_self_time_zero_durations(void **state) {
     (void)state;
-    tp_model m;
-    tp_model_init(&m);
     /* Zero-length ranges are never parents: Z2 and Z4 at 50 are both children of A, Z3 at
-     * A's end is not inside A. A = 100 - 0, Y [60,70) is A's child too: A = 90. */
-    host(&m, "A", 0, 100);
-    host(&m, "Z1", 0, 0);
-    host(&m, "Z2", 50, 0);
-    host(&m, "Z4", 50, 0);
-    host(&m, "Z3", 100, 0);
-    host(&m, "Y", 60, 10);
-    tp_analysis *a = analyse(&m);
-    assert_int_equal(op(a, "A")->self_ns, 90);
-    assert_int_equal(op(a, "Y")->self_ns, 10);
-    assert_int_equal(op(a, "Z2")->calls, 1);
-    assert_int_equal(op(a, "Z3")->self_ns, 0);
-    assert_int_equal(op(a, "Z1")->min_ns, 0);
-    tp_analysis_free(a);
-    tp_model_free(&m);
+     * A's end is not inside A. Y [60,70) is A's child too: A = 100 - 10 = 90. */
+    static const range_case ranges[] = {{"A", 0, 100}, {"Z1", 0, 0},   {"Z2", 50, 0},
+                                        {"Z4", 50, 0}, {"Z3", 100, 0}, {"Y", 60, 10}};
+    static const self_case want[] = {{"A", 90}, {"Y", 10}, {"Z1", 0}, {"Z2", 0}, {"Z3", 0}};
+    CHECK_SELF(ranges, want);
 }
 
 static void test_self_time_tracks_and_steps(void **state) {
