@@ -85,6 +85,8 @@ static void finish_steps(tp_analysis *a) {
     int64_t *durs = malloc((a->nsteps ? a->nsteps : 1) * sizeof(*durs));
     if (!a->steps_by_dur || !durs) {
         free(durs);
+        free(a->steps_by_dur);
+        a->steps_by_dur = NULL;
         a->failed = 1;
         return;
     }
@@ -123,6 +125,10 @@ static int cmp_mem(const void *pa, const void *pb) {
 }
 
 void tp_analysis_finish(tp_analysis *a) {
+    if (a->failed && !a->priv->told_failed) {
+        a->priv->told_failed = 1;
+        tp_analysis_add_warning(a, "memory ran out during the analysis: results are incomplete");
+    }
     finish_tables(a);
     finish_steps(a);
     finish_stages(a);

@@ -216,7 +216,7 @@ static void flops(tp_doc *d, const tp_analysis *a) {
 }
 
 static void notes(tp_doc *d, const tp_analysis *a) {
-    if (a->nwarnings || a->dropped_events || a->partial_windows || a->failed) {
+    if (a->nwarnings || a->dropped_events || a->partial_windows) {
         tp_doc_heading(d, "Warnings");
         if (a->dropped_events)
             tp_doc_line(d, "%llu events were dropped (buffers full): figures undercount",
@@ -224,7 +224,6 @@ static void notes(tp_doc *d, const tp_analysis *a) {
         if (a->partial_windows)
             tp_doc_line(d, "%zu window%s closed early (shutdown or signal)", a->partial_windows,
                         a->partial_windows == 1 ? "" : "s");
-        if (a->failed) tp_doc_line(d, "memory ran out during the analysis: results are incomplete");
         for (size_t i = 0; i < a->nwarnings; i++)
             tp_doc_line(d, "%s", a->warnings[i]);
     }
