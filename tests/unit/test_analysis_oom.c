@@ -66,7 +66,6 @@ EXPORTED void free(void *p) {
     alive -= p != NULL;
     __libc_free(p);
 }
-#endif
 
 static tp_event *add(tp_model *m, tp_kind kind, int64_t tid, const char *name, int64_t ts,
                      int64_t dur, uint64_t corr) {
@@ -138,6 +137,8 @@ static int run_everything(const tp_model *m) {
     tp_analysis_free(a);
     return ok;
 }
+
+#endif /* TP_SANITIZED */
 
 static void test_every_allocation_may_fail(void **state) {
     (void)state;
