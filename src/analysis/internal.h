@@ -32,7 +32,7 @@ struct tp_analysis_priv {
     tp_name_index ops_ix, kernels_ix; /* row name -> index into ops / kernels */
     char ***patterns;                 /* per stage, its patterns (copied) */
     size_t *npatterns;
-    int told_failed;                  /* the incomplete-results warning was added */
+    int told_failed; /* the incomplete-results warning was added */
 };
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */
