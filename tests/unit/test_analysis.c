@@ -9,30 +9,17 @@
 #include "analysis/analysis.h"
 #include "model/model.h"
 
+#include "test_analysis_build.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 /* ---- building models ------------------------------------------------------------------------ */
 
-static tp_event *add(tp_model *m, tp_kind kind, int64_t pid, int64_t tid, const char *name,
-                     const char *cat, int64_t ts, int64_t dur) {
-    uint32_t track = tp_model_track(m, pid, 0, tid, 0);
-    tp_event *e = tp_model_add_event(m);
-    assert_non_null(e);
-    e->kind = (uint8_t)kind;
-    e->track = track;
-    e->name = tp_model_intern_cstr(m, name);
-    e->cat = cat ? tp_model_intern_cstr(m, cat) : TP_STR_EMPTY;
-    e->ts = ts;
-    e->dur = dur;
-    if (kind == TP_HOST_RANGE && tp_step_number(name) >= 0) e->flags |= TP_EVF_STEP;
-    return e;
-}
-
 /* A host range on thread (1, 1). */
 static tp_event *host(tp_model *m, const char *name, int64_t ts, int64_t dur) {
-    return add(m, TP_HOST_RANGE, 1, 1, name, "cpu_op", ts, dur);
+    return tb_add(m, TP_HOST_RANGE, 1, 1, name, "cpu_op", ts, dur);
 }
 
 static tp_analysis *analyse(const tp_model *m) {
@@ -165,8 +152,8 @@ static void test_self_time_tracks_and_steps(void **state) {
      * The step is a parent like any range (torch's rule): "train" [-100,2000) holds the step
      * [0,1000), so train's self is 2100 - 1000; the step has no op row. */
     host(&m, "A", 0, 100);
-    add(&m, TP_HOST_RANGE, 1, 2, "X", "cpu_op", 10, 40);
-    add(&m, TP_HOST_RANGE, 1, 2, "A", "cpu_op", 500, 7);
+    tb_add(&m, TP_HOST_RANGE, 1, 2, "X", "cpu_op", 10, 40);
+    tb_add(&m, TP_HOST_RANGE, 1, 2, "A", "cpu_op", 500, 7);
     host(&m, "train", -100, 2100);
     host(&m, "ProfilerStep#3", 0, 1000);
     tp_analysis *a = analyse(&m);
@@ -274,13 +261,13 @@ static void gpu_model(tp_model *m) {
     /* device 0: K1 [0,100) on stream 7 overlaps K2 [50,150) on stream 8, a copy [200,250):
      * busy 150 + 50 = 200. Device 1: K3 [0,50), K4 [100,120): 70. An annotation [0,1000) on
      * device 1 is not work, but it is an event: without steps the window is 0 .. 1000. */
-    add(m, TP_KERNEL, 0, 7, "K1", "kernel", 0, 100);
-    add(m, TP_KERNEL, 0, 8, "K2", "kernel", 50, 100);
-    add(m, TP_MEMCPY, 0, 7, "Memcpy HtoD", "gpu_memcpy", 200, 50);
-    add(m, TP_KERNEL, 1, 7, "K3", "kernel", 0, 50);
-    add(m, TP_KERNEL, 1, 7, "K4", "kernel", 100, 20);
-    add(m, TP_GPU_ANNOTATION, 1, 7, "ProfilerStep#0", "gpu_user_annotation", 0, 1000);
-    add(m, TP_HOST_RANGE, 100, 100, "cpu", "cpu_op", 0, 400);
+    tb_add(m, TP_KERNEL, 0, 7, "K1", "kernel", 0, 100);
+    tb_add(m, TP_KERNEL, 0, 8, "K2", "kernel", 50, 100);
+    tb_add(m, TP_MEMCPY, 0, 7, "Memcpy HtoD", "gpu_memcpy", 200, 50);
+    tb_add(m, TP_KERNEL, 1, 7, "K3", "kernel", 0, 50);
+    tb_add(m, TP_KERNEL, 1, 7, "K4", "kernel", 100, 20);
+    tb_add(m, TP_GPU_ANNOTATION, 1, 7, "ProfilerStep#0", "gpu_user_annotation", 0, 1000);
+    tb_add(m, TP_HOST_RANGE, 100, 100, "cpu", "cpu_op", 0, 400);
 }
 
 static void test_gpu_busy(void **state) {
@@ -340,7 +327,7 @@ static void test_stages_default_patterns(void **state) {
     host(&m, "my_optimizer_step", 1600, 100);
     host(&m, "not_a_stage", 1800, 100);
     /* another thread: outermost there, and it starts (500) inside step 1 */
-    add(&m, TP_HOST_RANGE, 1, 2, "DataLoader worker", "user_annotation", 500, 300);
+    tb_add(&m, TP_HOST_RANGE, 1, 2, "DataLoader worker", "user_annotation", 500, 300);
     tp_analysis *a = analyse(&m);
     /* dataloader 100 + 300 + 300; forward 300 + 200; backward 300 + 100; optimizer 200 + 100;
      * steps total 2000. */
@@ -413,7 +400,7 @@ static void test_stages_custom_and_glob(void **state) {
 
 static tp_event *mem_event(tp_model *m, int64_t ts, int64_t type, int64_t id, const char *key,
                            int64_t value) {
-    tp_event *e = add(m, TP_MEMORY, 1, 1, "[memory]", "cpu_instant_event", ts, 0);
+    tp_event *e = tb_add(m, TP_MEMORY, 1, 1, "[memory]", "cpu_instant_event", ts, 0);
     if (type >= 0) tp_model_arg_int(m, e, "Device Type", type);
     tp_model_arg_int(m, e, "Device Id", id);
     tp_model_arg_int(m, e, key, value);
@@ -488,24 +475,24 @@ static void test_flops(void **state) {
 
 static void launch(tp_model *m, const char *name, const char *cat, int64_t ts, int64_t dur,
                    uint64_t corr) {
-    add(m, TP_HOST_RANGE, 1, 1, name, cat, ts, dur)->corr = corr;
+    tb_add(m, TP_HOST_RANGE, 1, 1, name, cat, ts, dur)->corr = corr;
 }
 
 static void device(tp_model *m, tp_kind kind, const char *name, int64_t ts, int64_t dur,
                    uint64_t corr) {
-    add(m, kind, 0, 7, name, kind == TP_KERNEL ? "kernel" : "gpu_memcpy", ts, dur)->corr = corr;
+    tb_add(m, kind, 0, 7, name, kind == TP_KERNEL ? "kernel" : "gpu_memcpy", ts, dur)->corr = corr;
 }
 
 static void test_launch_attribution(void **state) {
     (void)state;
     tp_model m;
     tp_model_init(&m);
-    add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#1", "user_annotation", 0, 2000);
-    add(&m, TP_HOST_RANGE, 1, 1, "forward", "user_annotation", 0, 1000);
+    tb_add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#1", "user_annotation", 0, 2000);
+    tb_add(&m, TP_HOST_RANGE, 1, 1, "forward", "user_annotation", 0, 1000);
     host(&m, "aten::mm", 100, 400);
     launch(&m, "cudaLaunchKernel", "cuda_runtime", 200, 10, 7); /* in aten::mm */
     launch(&m, "cudaMemcpyAsync", "cuda_runtime", 600, 10, 8);  /* directly in forward */
-    add(&m, TP_HOST_RANGE, 1, 1, "model.py(3): forward", "python_function", 650, 50);
+    tb_add(&m, TP_HOST_RANGE, 1, 1, "model.py(3): forward", "python_function", 650, 50);
     launch(&m, "cudaLaunchKernel", "cuda_runtime", 660, 10, 9); /* python fn: skip to forward */
     launch(&m, "cudaLaunchKernel", "cuda_runtime", 800, 50, 10);
     launch(&m, "cuLaunchKernel", "cuda_driver", 810, 10, 11);     /* in a runtime call: forward */
@@ -551,10 +538,10 @@ static tp_analysis *reco_analysis(const reco_case *c) {
     if (c->nkernels) step = (int64_t)c->nkernels * c->short_ns * 3;
     host(&m, "ProfilerStep#0", 0, step);
     if (c->dataloader_ns) host(&m, "dataloader", 0, c->dataloader_ns);
-    if (c->kernel_ns) add(&m, TP_KERNEL, 0, 7, "gemm", "kernel", 0, c->kernel_ns);
-    if (c->nccl_ns) add(&m, TP_KERNEL, 0, 8, "ncclKernel_AllReduce", "kernel", 0, c->nccl_ns);
+    if (c->kernel_ns) tb_add(&m, TP_KERNEL, 0, 7, "gemm", "kernel", 0, c->kernel_ns);
+    if (c->nccl_ns) tb_add(&m, TP_KERNEL, 0, 8, "ncclKernel_AllReduce", "kernel", 0, c->nccl_ns);
     for (int i = 0; i < c->nkernels; i++)
-        add(&m, TP_KERNEL, 0, 7, "tiny", "kernel", (int64_t)i * c->short_ns * 2, c->short_ns);
+        tb_add(&m, TP_KERNEL, 0, 7, "tiny", "kernel", (int64_t)i * c->short_ns * 2, c->short_ns);
     if (c->capacity) {
         tp_model_device(&m, 0)->total_mem = (uint64_t)c->capacity;
         mem_event(&m, 1, 1, 0, "Total Allocated", c->peak);
@@ -606,7 +593,7 @@ static void test_merge_two_models(void **state) {
     tp_model_init(&m);
     host(&m, "ProfilerStep#1", 0, 1000);
     host(&m, "aten::mm", 10, 100);
-    add(&m, TP_KERNEL, 0, 7, "gemm", "kernel", 0, 400);
+    tb_add(&m, TP_KERNEL, 0, 7, "gemm", "kernel", 0, 400);
     mem_event(&m, 5, 1, 0, "Total Allocated", 700);
     m.input_events = 10;
     m.input_bytes = 100;
@@ -620,8 +607,8 @@ static void test_merge_two_models(void **state) {
     host(&m, "other", 0, 5);
     host(&m, "ProfilerStep#2", 0, 3000);
     host(&m, "aten::mm", 10, 300);
-    add(&m, TP_KERNEL, 0, 7, "gemm", "kernel", 0, 600);
-    add(&m, TP_KERNEL, 1, 7, "gemm", "kernel", 0, 600);
+    tb_add(&m, TP_KERNEL, 0, 7, "gemm", "kernel", 0, 600);
+    tb_add(&m, TP_KERNEL, 1, 7, "gemm", "kernel", 0, 600);
     mem_event(&m, 5, 1, 0, "Total Allocated", 500);
     mem_event(&m, 6, 1, 1, "Total Allocated", 900);
     m.input_events = 20;
@@ -673,7 +660,7 @@ static void test_empty_and_degenerate_models(void **state) {
     host(&m, "far", INT64_MAX - 5, INT64_MAX);
     host(&m, "neg", INT64_MIN, -50);
     host(&m, "ProfilerStep#1", INT64_MIN + 1, INT64_MAX);
-    add(&m, TP_KERNEL, 0, 7, "k", "kernel", INT64_MAX - 1, INT64_MAX);
+    tb_add(&m, TP_KERNEL, 0, 7, "k", "kernel", INT64_MAX - 1, INT64_MAX);
     a = analyse(&m);
     assert_int_equal(op(a, "neg")->total_ns, 0);
     assert_int_equal(op(a, "far")->calls, 1);

@@ -9,19 +9,10 @@
 #include "analysis/compare.h"
 #include "model/model.h"
 
+#include "test_analysis_build.h"
+
 #include <math.h>
 #include <string.h>
-
-static void add(tp_model *m, tp_kind kind, int64_t tid, const char *name, int64_t ts, int64_t dur) {
-    uint32_t track = tp_model_track(m, kind == TP_HOST_RANGE ? 1 : 0, 0, tid, 0);
-    tp_event *e = tp_model_add_event(m);
-    e->kind = (uint8_t)kind;
-    e->track = track;
-    e->name = tp_model_intern_cstr(m, name);
-    e->ts = ts;
-    e->dur = dur;
-    if (tp_step_number(name) >= 0) e->flags = TP_EVF_STEP;
-}
 
 /* A run: two steps, top-level ops (self = duration) and kernels. */
 typedef struct run {
@@ -36,13 +27,13 @@ static tp_analysis *analyse(const run *r) {
     tp_model m;
     tp_model_init(&m);
     if (r->step1) {
-        add(&m, TP_HOST_RANGE, 1, "ProfilerStep#1", 0, r->step1);
-        add(&m, TP_HOST_RANGE, 1, "ProfilerStep#2", 100000, r->step2);
+        tb_add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#1", NULL, 0, r->step1);
+        tb_add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#2", NULL, 100000, r->step2);
     }
     for (int i = 0; i < 3 && r->ops[i]; i++)
-        add(&m, TP_HOST_RANGE, 2, r->ops[i], (int64_t)i * 1000, r->op_ns[i]);
+        tb_add(&m, TP_HOST_RANGE, 1, 2, r->ops[i], NULL, (int64_t)i * 1000, r->op_ns[i]);
     for (int i = 0; i < 2 && r->kernels[i]; i++)
-        add(&m, TP_KERNEL, 7, r->kernels[i], (int64_t)i * 1000, r->kernel_ns[i]);
+        tb_add(&m, TP_KERNEL, 0, 7, r->kernels[i], NULL, (int64_t)i * 1000, r->kernel_ns[i]);
     tp_analysis *a = tp_analysis_new(NULL);
     assert_int_equal(tp_analysis_add_model(a, &m, "run.json"), 0);
     tp_analysis_finish(a);

@@ -15,6 +15,8 @@
 #include "analysis/compare.h"
 #include "report/report.h"
 
+#include "test_analysis_build.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,21 +69,6 @@ EXPORTED void free(void *p) {
     __libc_free(p);
 }
 
-static tp_event *add(tp_model *m, tp_kind kind, int64_t tid, const char *name, int64_t ts,
-                     int64_t dur, uint64_t corr) {
-    uint32_t track = tp_model_track(m, kind == TP_HOST_RANGE ? 1 : 0, 0, tid, 0);
-    tp_event *e = tp_model_add_event(m);
-    e->kind = (uint8_t)kind;
-    e->track = track;
-    e->name = tp_model_intern_cstr(m, name);
-    e->cat = tp_model_intern_cstr(m, kind == TP_HOST_RANGE ? "cpu_op" : "kernel");
-    e->ts = ts;
-    e->dur = dur;
-    e->corr = corr;
-    if (tp_step_number(name) >= 0) e->flags = TP_EVF_STEP;
-    return e;
-}
-
 /* A model touching every pass: steps, stages, nested ops, launches, kernels, memory, flops. */
 static void build(tp_model *m) {
     tp_model_init(m);
@@ -89,20 +76,22 @@ static void build(tp_model *m) {
         int64_t t = s * 10000;
         char name[32];
         snprintf(name, sizeof(name), "ProfilerStep#%d", s);
-        add(m, TP_HOST_RANGE, 1, name, t, 9000, 0);
-        add(m, TP_HOST_RANGE, 1, "dataloader", t, 1000, 0);
-        add(m, TP_HOST_RANGE, 1, "forward", t + 1000, 5000, 0);
-        tp_model_arg_int(m, add(m, TP_HOST_RANGE, 1, "aten::mm", t + 1100, 3000, 0), "flops", 99);
-        add(m, TP_HOST_RANGE, 1, "cudaLaunchKernel", t + 1200, 10, (uint64_t)s + 1);
-        add(m, TP_KERNEL, 7, "gemm", t + 1300, 500, (uint64_t)s + 1);
-        tp_event *mem = add(m, TP_MEMORY, 1, "[memory]", t + 50, 0, 0);
+        tb_add(m, TP_HOST_RANGE, 1, 1, name, NULL, t, 9000);
+        tb_add(m, TP_HOST_RANGE, 1, 1, "dataloader", NULL, t, 1000);
+        tb_add(m, TP_HOST_RANGE, 1, 1, "forward", NULL, t + 1000, 5000);
+        tp_model_arg_int(m, tb_add(m, TP_HOST_RANGE, 1, 1, "aten::mm", NULL, t + 1100, 3000),
+                         "flops", 99);
+        tb_add(m, TP_HOST_RANGE, 1, 1, "cudaLaunchKernel", NULL, t + 1200, 10)->corr =
+            (uint64_t)s + 1;
+        tb_add(m, TP_KERNEL, 0, 7, "gemm", NULL, t + 1300, 500)->corr = (uint64_t)s + 1;
+        tp_event *mem = tb_add(m, TP_MEMORY, 1, 1, "[memory]", NULL, t + 50, 0);
         tp_model_arg_int(m, mem, "Device Type", 1);
         tp_model_arg_int(m, mem, "Device Id", 0);
         tp_model_arg_int(m, mem, "Total Allocated", 1000 + s);
     }
     /* an unsorted thread, so the sort's own allocations run too */
-    add(m, TP_HOST_RANGE, 2, "late", 5000, 10, 0);
-    add(m, TP_HOST_RANGE, 2, "early", 100, 10, 0);
+    tb_add(m, TP_HOST_RANGE, 1, 2, "late", NULL, 5000, 10);
+    tb_add(m, TP_HOST_RANGE, 1, 2, "early", NULL, 100, 10);
 }
 
 typedef void (*render_fn)(tp_buf *, const tp_analysis *, const tp_report_opts *);

@@ -10,25 +10,13 @@
 #include "analysis/compare.h"
 #include "report/report.h"
 
+#include "test_analysis_build.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *weird = "a|b, \"c\"\nd";
-
-static tp_event *add(tp_model *m, tp_kind kind, int64_t pid, int64_t tid, const char *name,
-                     int64_t ts, int64_t dur) {
-    uint32_t track = tp_model_track(m, pid, 0, tid, 0);
-    tp_event *e = tp_model_add_event(m);
-    e->kind = (uint8_t)kind;
-    e->track = track;
-    e->name = tp_model_intern_cstr(m, name);
-    e->cat = tp_model_intern_cstr(m, kind == TP_HOST_RANGE ? "cpu_op" : "kernel");
-    e->ts = ts;
-    e->dur = dur;
-    if (kind == TP_HOST_RANGE && tp_step_number(name) >= 0) e->flags = TP_EVF_STEP;
-    return e;
-}
 
 static char long_kernel[501];
 
@@ -40,15 +28,15 @@ static tp_analysis *full_analysis(void) {
     memcpy(long_kernel + 489, "(float*)END", 11);
     tp_model m;
     tp_model_init(&m);
-    add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#1", 0, 1000000);
-    add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#2", 1000000, 3000000);
-    add(&m, TP_HOST_RANGE, 1, 1, "dataloader", 0, 1000000);
-    tp_model_arg_int(&m, add(&m, TP_HOST_RANGE, 1, 1, "aten::mm", 1000000, 2000000), "flops",
-                     4000000000);
-    add(&m, TP_HOST_RANGE, 1, 1, weird, 3000000, 500000);
-    add(&m, TP_KERNEL, 0, 7, long_kernel, 1000000, 600000);
-    add(&m, TP_KERNEL, 0, 7, "relu", 2000000, 400000);
-    tp_event *mem = add(&m, TP_MEMORY, 1, 1, "[memory]", 10, 0);
+    tb_add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#1", NULL, 0, 1000000);
+    tb_add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#2", NULL, 1000000, 3000000);
+    tb_add(&m, TP_HOST_RANGE, 1, 1, "dataloader", NULL, 0, 1000000);
+    tp_model_arg_int(&m, tb_add(&m, TP_HOST_RANGE, 1, 1, "aten::mm", NULL, 1000000, 2000000),
+                     "flops", 4000000000);
+    tb_add(&m, TP_HOST_RANGE, 1, 1, weird, NULL, 3000000, 500000);
+    tb_add(&m, TP_KERNEL, 0, 7, long_kernel, NULL, 1000000, 600000);
+    tb_add(&m, TP_KERNEL, 0, 7, "relu", NULL, 2000000, 400000);
+    tp_event *mem = tb_add(&m, TP_MEMORY, 1, 1, "[memory]", NULL, 10, 0);
     tp_model_arg_int(&m, mem, "Device Type", 1);
     tp_model_arg_int(&m, mem, "Device Id", 0);
     tp_model_arg_int(&m, mem, "Total Allocated", 3 * 1024 * 1024);
@@ -66,7 +54,7 @@ static tp_analysis *full_analysis(void) {
 static tp_analysis *empty_analysis(void) {
     tp_model m;
     tp_model_init(&m);
-    add(&m, TP_HOST_RANGE, 1, 1, "aten::add", 0, 100);
+    tb_add(&m, TP_HOST_RANGE, 1, 1, "aten::add", NULL, 0, 100);
     tp_analysis *a = tp_analysis_new(NULL);
     assert_int_equal(tp_analysis_add_model(a, &m, NULL), 0);
     tp_analysis_finish(a);
