@@ -94,7 +94,7 @@ static int64_t step(gen *g, int64_t k, int64_t t) {
         range(g, g->host1, op[2], g->cat_op, a + 2000, 4000);
         range(g, g->host1, op[3], g->cat_op, a + 3000, 1500);
         tp_event *mm = range(g, g->host1, op[4], g->cat_op, a + 10000, 40000);
-        tp_model_arg_int(g->m, mm, "flops", 2 * 64 * 1024 * 1024);
+        tp_model_arg_int(g->m, mm, "flops", (int64_t)2 * 64 * 1024 * 1024);
         launch(g, g->host1, a + 20000, g->kernels[l][0], 30000 + l * 100);
         memory(g, a + 25000, 262144);
         range(g, g->host1, op[5], g->cat_op, a + 62000, 12000);

@@ -110,7 +110,7 @@ static int count_op(tp_scan *s, const tp_event *e, tp_name_stats *ns, int *in_st
 
 /* The slot for a frame at depth, growing the stack; NULL when out of memory. */
 static frame *push(frame **stack, size_t *cap, size_t depth) {
-    if (depth == *cap && TP_GROW(*stack, *cap, depth + 1)) return NULL;
+    if (depth == *cap && tp_grow((void **)stack, cap, depth + 1, sizeof(**stack))) return NULL;
     return *stack ? &(*stack)[depth] : NULL;
 }
 

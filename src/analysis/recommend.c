@@ -22,7 +22,7 @@ static void add(tp_analysis *a, size_t *cap, const char *id, const char *fmt, ..
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     char *i = strdup(id), *m = strdup(msg);
-    if (!i || !m || TP_GROW(a->recos, *cap, a->nrecos + 1)) {
+    if (!i || !m || tp_grow((void **)&a->recos, cap, a->nrecos + 1, sizeof(*a->recos))) {
         free(i);
         free(m);
         a->failed = 1;

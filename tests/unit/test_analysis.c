@@ -110,8 +110,8 @@ static void check_self_times(const range_case *ranges, size_t n, const self_case
 }
 
 #define CHECK_SELF(ranges, want)                                                                   \
-    check_self_times(ranges, sizeof(ranges) / sizeof(ranges[0]), want,                             \
-                     sizeof(want) / sizeof(want[0]))
+    check_self_times((ranges), sizeof(ranges) / sizeof((ranges)[0]), (want),                       \
+                     sizeof(want) / sizeof((want)[0]))
 
 static void test_self_time_equal_starts(void **state) {
     (void)state;

@@ -73,7 +73,7 @@ EXPORTED void free(void *p) {
 static void build(tp_model *m) {
     tp_model_init(m);
     for (int s = 0; s < 3; s++) {
-        int64_t t = s * 10000;
+        int64_t t = (int64_t)s * 10000;
         char name[32];
         snprintf(name, sizeof(name), "ProfilerStep#%d", s);
         tb_add(m, TP_HOST_RANGE, 1, 1, name, NULL, t, 9000);

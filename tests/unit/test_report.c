@@ -23,9 +23,8 @@ static char long_kernel[501];
 /* Two steps (1 ms and 3 ms), a dataloader of 1 ms (25% of step time), ops, two kernels (one
  * with a 500-character name), 1 ms of GPU work in a 4 ms window, memory, FLOPs. */
 static tp_analysis *full_analysis(void) {
-    memset(long_kernel, 'k', 500);
-    memcpy(long_kernel, "void gemm<", 10);
-    memcpy(long_kernel + 489, "(float*)END", 11);
+    /* 10 + 479 + 11 characters */
+    snprintf(long_kernel, sizeof(long_kernel), "void gemm<%0479d(float*)END", 0);
     tp_model m;
     tp_model_init(&m);
     tb_add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#1", NULL, 0, 1000000);
@@ -39,8 +38,8 @@ static tp_analysis *full_analysis(void) {
     tp_event *mem = tb_add(&m, TP_MEMORY, 1, 1, "[memory]", NULL, 10, 0);
     tp_model_arg_int(&m, mem, "Device Type", 1);
     tp_model_arg_int(&m, mem, "Device Id", 0);
-    tp_model_arg_int(&m, mem, "Total Allocated", 3 * 1024 * 1024);
-    tp_model_device(&m, 0)->total_mem = 4 * 1024 * 1024;
+    tp_model_arg_int(&m, mem, "Total Allocated", (int64_t)3 * 1024 * 1024);
+    tp_model_device(&m, 0)->total_mem = (uint64_t)4 * 1024 * 1024;
     m.input_events = 123;
     m.input_bytes = 4567;
     tp_analysis *a = tp_analysis_new(NULL);
