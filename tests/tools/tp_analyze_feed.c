@@ -1,16 +1,18 @@
 /* tp_analyze_feed.c - builds tp_models from the neutral feed that tests/lib/tprof_ref.py writes,
  * runs the analysis on them and prints a report, so the analysis can be cross-checked on real
- * traces independently of the trace reader.
+ * traces independently of the trace reader. With --trace the inputs are traces read by the real
+ * reader instead (the end-to-end check).
  *
  * usage: tp_analyze_feed [--format json|text|markdown|csv|op_stats|stage_times] [--top K]
- *                        [--compare] FEED...
- * Each FEED (a file, or - for standard input) becomes one model added to the analysis. With
- * --compare there must be two feeds: A and B are analysed apart and compared. The feed format is
+ *                        [--compare] [--trace] INPUT...
+ * Each INPUT (a file, or - for standard input) becomes one model added to the analysis. With
+ * --compare there must be two: A and B are analysed apart and compared. The feed format is
  * described at the top of tprof_ref.py. Exit status: 0, or 2 with "FILE:LINE: problem". */
 #include "analysis/analysis.h"
 #include "analysis/compare.h"
 #include "model/model.h"
 #include "report/report.h"
+#include "trace/reader.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -162,14 +164,24 @@ static int read_feed(const char *file, tp_model *m, char **path) {
     return rc;
 }
 
-/* A finished analysis of the feeds files[0..n); NULL after printing an error. */
+static int traces; /* --trace: inputs are traces for the reader, not feeds */
+
+/* Reads a trace with the real reader. 0, or -1 after printing the reader's error. */
+static int read_trace(const char *file, tp_model *m) {
+    char err[512];
+    if (tp_trace_read_file(file, m, NULL, err, sizeof(err)) == 0) return 0;
+    fprintf(stderr, "%s\n", err);
+    return -1;
+}
+
+/* A finished analysis of the inputs files[0..n); NULL after printing an error. */
 static tp_analysis *analyse(char **files, int n) {
     tp_analysis *a = tp_analysis_new(NULL);
     for (int i = 0; a && i < n; i++) {
         tp_model m;
         char *path = NULL;
         tp_model_init(&m);
-        int rc = read_feed(files[i], &m, &path);
+        int rc = traces ? read_trace(files[i], &m) : read_feed(files[i], &m, &path);
         if (rc == 0 && tp_analysis_add_model(a, &m, path ? path : files[i])) {
             fprintf(stderr, "%s: out of memory\n", files[i]);
             rc = -1;
@@ -232,11 +244,14 @@ int main(int argc, char **argv) {
             o.top_k = (size_t)strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--compare") == 0)
             cmp = 1;
+        else if (strcmp(argv[i], "--trace") == 0)
+            traces = 1;
         else
             break;
     }
     if (i >= argc || (cmp && argc - i != 2)) {
-        fprintf(stderr, "usage: tp_analyze_feed [--format F] [--top K] [--compare] FEED...\n");
+        fprintf(stderr,
+                "usage: tp_analyze_feed [--format F] [--top K] [--compare] [--trace] INPUT...\n");
         return 2;
     }
     tp_buf out;
