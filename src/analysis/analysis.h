@@ -7,7 +7,8 @@
  * accumulate into one result. tp_analysis_finish then sorts tables, derives percentages and
  * writes the recommendations.
  *
- * Units: every *_ns field is integer nanoseconds; renderers print microseconds. */
+ * Units: every *_ns field is integer nanoseconds; renderers print microseconds. A percentage or
+ * figure that does not apply (no steps, no GPU work) is -1. docs/METRICS.md defines each figure. */
 #ifndef TP_ANALYSIS_H
 #define TP_ANALYSIS_H
 
@@ -32,82 +33,96 @@ typedef struct tp_op_row {
     char *name;
     uint64_t calls;
     int64_t total_ns, self_ns, min_ns, max_ns;
-    double self_pct;          /* self / sum of self over all rows (set by finish) */
-    double flops;             /* sum of "flops" args */
-    int64_t flops_time_ns;    /* total duration of this op's ranges that carry flops */
-    int64_t gpu_ns;           /* kernel time launched from inside this op (launch attribution) */
-    uint64_t kernels;         /* kernels launched from inside this op */
+    double self_pct;       /* self / sum of self over all rows (set by finish) */
+    double flops;          /* sum of "flops" args */
+    int64_t flops_time_ns; /* total duration of this op's ranges that carry flops */
+    int64_t gpu_ns;        /* GPU work (kernels, copies, sets) launched from inside this op */
+    uint64_t kernels;      /* device ranges launched from inside this op */
+    double gpu_pct;        /* gpu_ns / the analysis' gpu_work_ns (set by finish) */
 } tp_op_row;
 
 typedef struct tp_kernel_row {
     char *name;
     uint64_t calls;
     int64_t total_ns, min_ns, max_ns;
-    double pct;               /* total / sum over all kernels (set by finish) */
+    double pct; /* total / sum over all kernels (set by finish) */
 } tp_kernel_row;
 
 typedef struct tp_step_row {
-    char *name;               /* "ProfilerStep#12" */
-    int64_t number;           /* 12 */
-    int64_t start_ns;         /* absolute (base_ns + ts) */
+    char *name;       /* "ProfilerStep#12" */
+    int64_t number;   /* 12 */
+    int64_t start_ns; /* absolute (base_ns + ts) */
     int64_t dur_ns;
-    int64_t *stage_ns;        /* per stage (parallel to tp_analysis.stages): time inside this step */
+    int64_t *stage_ns; /* per stage (parallel to tp_analysis.stages): time inside this step */
 } tp_step_row;
 
 typedef struct tp_stage_row {
     char *name;
-    uint64_t count;           /* outermost matching ranges */
+    uint64_t count; /* outermost matching ranges */
     int64_t total_ns, max_ns;
-    int64_t p50_ns, p95_ns;   /* over the ranges' durations (set by finish) */
-    double pct;               /* total / total step time (set by finish) */
-    int64_t *durs;            /* every counted range's duration */
+    int64_t min_ns, mean_ns, p50_ns, p95_ns; /* over the ranges' durations (set by finish) */
+    double pct;                              /* total / total step time (set by finish) */
+    int64_t *durs;                           /* every counted range's duration */
+    size_t cap_durs;
 } tp_stage_row;
 
 typedef struct tp_mem_row {
-    int64_t device_type;      /* PyTorch's Device Type: 0 CPU, 1 CUDA, ... */
+    int64_t device_type; /* PyTorch's Device Type: 0 CPU, 1 CUDA, ... */
     int64_t device_id;
     int64_t peak_bytes;
-    int64_t peak_ts_ns;       /* absolute */
-    uint64_t capacity_bytes;  /* totalGlobalMem of that device when the trace says; else 0 */
+    int64_t peak_ts_ns;      /* absolute */
+    uint64_t capacity_bytes; /* totalGlobalMem of that device when the trace says; else 0 */
+    double capacity_pct;     /* peak / capacity; -1 when the capacity is unknown (set by finish) */
 } tp_mem_row;
 
 typedef struct tp_reco {
-    char *id;                 /* stable: dataloader, gpu_idle, memory_pressure, nccl, launch_bound */
-    char *message;            /* one sentence with its evidence in numbers */
+    char *id;      /* stable: dataloader, gpu_idle, memory_pressure, nccl, launch_bound */
+    char *message; /* one sentence with its evidence in numbers */
 } tp_reco;
 
 typedef struct tp_analysis {
     /* inputs */
     size_t ninputs;
-    char *input_path;         /* the first input's path ("" for a recorded window) */
+    char *input_path; /* the first input's path ("" for a recorded window) */
     uint64_t input_bytes, input_events;
+    char **paths; /* every non-empty input path, in the order added */
+    size_t npaths, cap_paths;
+    int64_t window_ns; /* summed over inputs: first step start to last step end, or the
+                          span of all events when an input has no steps */
     /* steps, in the order added; steps_total_ns is their summed duration */
     tp_step_row *steps;
     size_t nsteps, cap_steps;
     int64_t steps_total_ns;
     int64_t steps_mean_ns, steps_p50_ns, steps_p95_ns, steps_max_ns; /* set by finish */
+    size_t *steps_by_dur; /* step indices, slowest first (set by finish) */
     /* ops: all host ranges except steps (sorted by self time, descending, by finish) */
     tp_op_row *ops;
     size_t nops, cap_ops;
+    size_t *ops_by_gpu; /* indices of ops that launched GPU work, most first (finish) */
+    size_t nops_by_gpu;
     /* kernels (sorted by total, descending, by finish) */
     tp_kernel_row *kernels;
     size_t nkernels, cap_kernels;
     uint64_t kernel_count;
+    int64_t kernel_total_ns; /* summed duration of all kernels */
     /* GPU busy: union of kernel/memcpy/memset intervals per device, summed */
     int64_t gpu_busy_ns;
-    int64_t gpu_capacity_ns;  /* window length x devices, summed over inputs */
-    size_t gpu_devices;       /* most devices seen in one input */
+    int64_t gpu_capacity_ns;    /* window length x devices, summed over inputs */
+    size_t gpu_devices;         /* most devices seen in one input */
     double gpu_utilization_pct; /* busy / capacity x 100; -1 when no device work (set by finish) */
+    int64_t gpu_work_ns;        /* summed duration of all kernels, copies and sets */
+    int64_t gpu_attributed_ns;  /* the part of gpu_work_ns charged to an op */
     /* stages in definition order */
     tp_stage_row *stages;
     size_t nstages;
-    double dataloader_pct;    /* -1 when no stage is named dataloader */
+    double dataloader_pct; /* -1 when no stage is named dataloader */
     /* memory peaks per (device type, device id) */
     tp_mem_row *memory;
     size_t nmemory, cap_memory;
     /* FLOPs */
     double flops;
     int64_t flops_time_ns;
+    double flops_per_s; /* flops / flops_time; -1 when no range carries flops (finish) */
     /* run facts and warnings (dropped events, partial windows, ...) */
     uint64_t dropped_events;
     size_t windows, partial_windows;
@@ -117,8 +132,17 @@ typedef struct tp_analysis {
     size_t nrecos;
     /* private accumulation state */
     struct tp_analysis_priv *priv;
-    int failed;               /* an allocation failed: results are incomplete */
+    int failed; /* an allocation failed: results are incomplete */
 } tp_analysis;
+
+/* Recommendation thresholds (SEMANTICS.md §3; docs/METRICS.md). A recommendation fires when
+ * its figure is strictly beyond the threshold. */
+#define TP_RECO_DATALOADER_PCT     5.0   /* dataloader stage, % of step time */
+#define TP_RECO_GPU_IDLE_PCT       50.0  /* GPU utilization below this */
+#define TP_RECO_MEMORY_PCT         90.0  /* peak device memory, % of totalGlobalMem */
+#define TP_RECO_NCCL_PCT           10.0  /* NCCL kernels, % of step time */
+#define TP_RECO_LAUNCH_MEAN_NS     10000 /* mean kernel duration below this ... */
+#define TP_RECO_LAUNCH_MIN_KERNELS 100   /* ... over at least this many kernels */
 
 /* The stages of SEMANTICS.md §3: dataloader, forward, backward, optimizer. */
 const tp_stage_def *tp_default_stages(size_t *n);
@@ -127,15 +151,22 @@ tp_analysis *tp_analysis_new(const tp_analysis_opts *opts);
 /* Accumulates one model (a window or an input file). path may be NULL. 0, or -1 out of memory. */
 int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path);
 /* A run-level warning shown by every renderer (copied). */
-void tp_analysis_add_warning(tp_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tp_analysis_add_warning(tp_analysis *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Sorts the tables, derives percentiles and percentages, writes the recommendations.
  * Idempotent; adding models after it is allowed (call it again). */
 void tp_analysis_finish(tp_analysis *a);
 void tp_analysis_free(tp_analysis *a);
 
 /* p-th percentile (0..100) of n values sorted ascending, by linear interpolation between the
- * closest ranks (numpy's default; Python's statistics.quantiles(method="inclusive")). */
+ * closest ranks (numpy's default; Python's statistics.quantiles(method="inclusive")), rounded
+ * to the nearest integer with halves up; 0 when n is 0. */
 int64_t tp_percentile(const int64_t *sorted, size_t n, double p);
+/* Sorts v[0..n) ascending. */
+void tp_sort_i64(int64_t *v, size_t n);
+
+/* total / count rounded to the nearest integer (halves away from zero); 0 when count is 0. */
+int64_t tp_mean_ns(int64_t total, uint64_t count);
 
 /* Case-insensitive glob match of a whole name: `*` matches any run, `?` one character. */
 int tp_glob_match(const char *pattern, const char *name);

@@ -5,6 +5,7 @@
  * hot path sees only tprof_active_, tp_gen and tp_opts, all set before they turn on. */
 #include "tprof.h"
 
+#include "export/artifacts.h"
 #include "record/memory.h"
 #include "record/record.h"
 #include "record/session.h"
@@ -37,16 +38,6 @@ void tp_session_unlock(void) {
 int tp_session_lock_held(void) {
     return lock_held;
 }
-
-static void discard_window(void *ctx, tp_model *m, const tp_window_info *w) {
-    (void)ctx;
-    (void)w;
-    tp_model_free(m);
-    free(m);
-}
-
-/* Until the lead wires the files sink (src/export), a session without a sink writes nothing. */
-static const tp_sink default_sink = {.window = discard_window};
 
 void tp_session_set_sink(const tp_sink *sink) {
     tp_session_lock();
@@ -275,7 +266,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
         free_run();
         return -1;
     }
-    tp_sess.sink = next_sink_set ? next_sink : default_sink;
+    tp_sess.sink = next_sink_set ? next_sink : *tp_artifacts_sink();
     tp_run_info run;
     fill_run_info(&run);
     if (tp_sess.sink.start && tp_sess.sink.start(tp_sess.sink.ctx, &run)) {

@@ -7,14 +7,21 @@
 #define TP_REPORT_H
 
 #include "analysis/analysis.h"
+#include "analysis/compare.h"
 #include "util/buf.h"
 
 typedef struct tp_report_opts {
-    size_t top_k;             /* rows per table; 0 means 10 */
-    const char *title;        /* first line of text/markdown reports; NULL for a default */
-    const char *extra_json;   /* JSON object members ("\"run\": {...}") added at the top level of
-                                 tp_report_json's object; NULL for none */
+    size_t top_k;           /* rows per table; 0 means 10 */
+    const char *title;      /* first line of text/markdown reports; NULL for a default */
+    const char *extra_json; /* JSON object members ("\"run\": {...}") added at the top level of
+                               tp_report_json's object; NULL for none */
 } tp_report_opts;
+
+/* Rows a table shows: top_k (10 when 0), at most `available`. */
+static inline size_t tp_report_rows(const tp_report_opts *o, size_t available) {
+    size_t k = o && o->top_k ? o->top_k : 10;
+    return k < available ? k : available;
+}
 
 /* The readable report: steps, stages, top ops, top kernels, GPU, memory, FLOPs, warnings and
  * recommendations. */
@@ -30,5 +37,11 @@ void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
  * stage_times.json: per stage count/total/mean/p50/p95/max/pct and per step the stage times. */
 void tp_report_op_stats_csv(tp_buf *out, const tp_analysis *a);
 void tp_report_stage_times_json(tp_buf *out, const tp_analysis *a);
+
+/* `tprof compare A B` (SEMANTICS.md §5): mean step time and its change, then the ops and kernels
+ * whose time changed most (top_k rows each), added and removed ones marked. */
+void tp_report_compare_text(tp_buf *out, const tp_compare *c, const tp_report_opts *o);
+void tp_report_compare_markdown(tp_buf *out, const tp_compare *c, const tp_report_opts *o);
+void tp_report_compare_json(tp_buf *out, const tp_compare *c, const tp_report_opts *o);
 
 #endif

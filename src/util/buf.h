@@ -27,7 +27,7 @@ static inline int tp_buf_reserve(tp_buf *b, size_t extra) {
     return b->cap - b->len >= extra ? 0 : tp_buf_reserve_slow(b, extra);
 }
 static inline void tp_buf_put(tp_buf *b, const void *p, size_t n) {
-    if (tp_buf_reserve(b, n)) return;
+    if (n == 0 || tp_buf_reserve(b, n)) return; /* n == 0: data may still be NULL */
     memcpy(b->data + b->len, p, n);
     b->len += n;
 }

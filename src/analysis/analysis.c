@@ -1,0 +1,110 @@
+/* analysis.c - the life of a tp_analysis: creation with its stage definitions, warnings,
+ * freeing. Adding a model is add_model.c; deriving the figures, finish.c. */
+#include "analysis/internal.h"
+
+#include "util/vec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int copy_stages(tp_analysis *a, const tp_stage_def *defs, size_t n) {
+    struct tp_analysis_priv *pv = a->priv;
+    a->stages = calloc(n ? n : 1, sizeof(*a->stages));
+    pv->patterns = calloc(n ? n : 1, sizeof(*pv->patterns));
+    pv->npatterns = calloc(n ? n : 1, sizeof(*pv->npatterns));
+    if (!a->stages || !pv->patterns || !pv->npatterns) return -1;
+    a->nstages = n;
+    for (size_t st = 0; st < n; st++) {
+        a->stages[st].name = strdup(defs[st].name ? defs[st].name : "");
+        pv->patterns[st] = calloc(defs[st].npatterns ? defs[st].npatterns : 1, sizeof(char *));
+        if (!a->stages[st].name || !pv->patterns[st]) return -1;
+        for (size_t i = 0; i < defs[st].npatterns; i++) {
+            if (!(pv->patterns[st][i] = strdup(defs[st].patterns[i]))) return -1;
+            pv->npatterns[st]++;
+        }
+    }
+    return 0;
+}
+
+tp_analysis *tp_analysis_new(const tp_analysis_opts *opts) {
+    tp_analysis *a = calloc(1, sizeof(*a));
+    if (!a) return NULL;
+    a->priv = calloc(1, sizeof(*a->priv));
+    a->gpu_utilization_pct = -1;
+    a->dataloader_pct = -1;
+    size_t n;
+    const tp_stage_def *defs = tp_default_stages(&n);
+    if (opts && opts->stages) {
+        defs = opts->stages;
+        n = opts->nstages;
+    }
+    if (!a->priv || copy_stages(a, defs, n)) {
+        tp_analysis_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void tp_analysis_add_warning(tp_analysis *a, const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    char *copy = strdup(line);
+    if (!copy || TP_GROW(a->warnings, a->cap_warnings, a->nwarnings + 1)) {
+        free(copy);
+        a->failed = 1;
+        return;
+    }
+    a->warnings[a->nwarnings++] = copy;
+}
+
+static void free_strings(char **v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+void tp_analysis_free(tp_analysis *a) {
+    if (!a) return;
+    struct tp_analysis_priv *pv = a->priv;
+    free(a->input_path);
+    free_strings(a->paths, a->npaths);
+    for (size_t i = 0; i < a->nsteps; i++) {
+        free(a->steps[i].name);
+        free(a->steps[i].stage_ns);
+    }
+    free(a->steps);
+    free(a->steps_by_dur);
+    for (size_t i = 0; i < a->nops; i++)
+        free(a->ops[i].name);
+    free(a->ops);
+    free(a->ops_by_gpu);
+    for (size_t i = 0; i < a->nkernels; i++)
+        free(a->kernels[i].name);
+    free(a->kernels);
+    for (size_t st = 0; st < a->nstages; st++) {
+        free(a->stages[st].name);
+        free(a->stages[st].durs);
+        if (pv && pv->patterns && pv->npatterns) free_strings(pv->patterns[st], pv->npatterns[st]);
+    }
+    free(a->stages);
+    free(a->memory);
+    free_strings(a->warnings, a->nwarnings);
+    for (size_t i = 0; i < a->nrecos; i++) {
+        free(a->recos[i].id);
+        free(a->recos[i].message);
+    }
+    free(a->recos);
+    if (pv) {
+        free(pv->patterns);
+        free(pv->npatterns);
+        tp_name_index_free(&pv->ops_ix);
+        tp_name_index_free(&pv->kernels_ix);
+        free(pv);
+    }
+    free(a);
+}

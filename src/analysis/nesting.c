@@ -1,0 +1,151 @@
+/* nesting.c - torch's nesting rule on one thread, and every figure that depends on a range's
+ * ancestors: self time, the op table, outermost stage ranges, and the op a launch is charged to.
+ *
+ * Ranges arrive sorted by start ascending, then duration descending. Before pushing range c the
+ * walk pops the top while c.start >= top.end or c.end > top.end; what remains on top is c's
+ * parent (SEMANTICS.md §3). A step (ProfilerStep#n) is a parent like any other range, as in
+ * torch, but it has no row in the op table and is never a stage or an op. */
+#include "analysis/internal.h"
+
+#include "util/vec.h"
+
+#include <stdlib.h>
+
+/* One open range. Invariant: frames below it on the stack are its ancestors, innermost last. */
+typedef struct frame {
+    uint32_t ev;
+    uint32_t stat; /* index of the range's name in the scan's stats */
+    int32_t op;    /* stack position of the innermost op among this frame and its ancestors,
+                      -1 when there is none: where a launch inside this frame is charged */
+    int64_t end;
+    int64_t children; /* summed durations of the direct children seen so far */
+    int in_stage;     /* this range or an ancestor matched a stage */
+} frame;
+
+enum { CAT_OP = 0, CAT_RUNTIME = 1, CAT_PYTHON = 2 };
+
+/* What a category says about its ranges: runtime and driver calls (cuda_runtime, cuda_driver,
+ * Runtime, hip ...) and python_function ranges are not ops a launch can be charged to. */
+static int cat_class(tp_scan *s, tp_str cat) {
+    size_t slot = cat & 63;
+    if (s->cat_id[slot] == cat && s->cat_class[slot]) return s->cat_class[slot] - 1;
+    const char *c = tp_model_str(s->m, cat);
+    int cls = tp_glob_match("*runtime*", c) || tp_glob_match("*driver*", c) ? CAT_RUNTIME
+              : tp_glob_match("python_function", c)                         ? CAT_PYTHON
+                                                                            : CAT_OP;
+    s->cat_id[slot] = cat;
+    s->cat_class[slot] = (uint8_t)(cls + 1);
+    return cls;
+}
+
+static void pop(tp_scan *s, const frame *f) {
+    const tp_event *e = &s->m->events[f->ev];
+    if (e->flags & TP_EVF_STEP) return;
+    int64_t self = tp_ev_dur(e) - f->children;
+    if (self > 0) s->stats[f->stat].self_ns = tp_add_sat(s->stats[f->stat].self_ns, self);
+}
+
+static void count_flops(tp_scan *s, const tp_event *e, tp_name_stats *ns) {
+    if (s->flops_key == UINT32_MAX || !e->nargs) return;
+    const tp_arg *arg = tp_event_arg(s->m, e, s->flops_key);
+    if (!arg || (arg->type != TP_ARG_INT && arg->type != TP_ARG_DOUBLE)) return;
+    ns->flops += arg->type == TP_ARG_INT ? (double)arg->v.i : arg->v.d;
+    ns->flops_time_ns = tp_add_sat(ns->flops_time_ns, tp_ev_dur(e));
+}
+
+/* The step whose [start, end) holds t, or -1: the last step starting at or before t. */
+static ptrdiff_t step_at(const tp_scan *s, int64_t t) {
+    size_t lo = 0, hi = s->nsteps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->m->events[s->steps[mid]].ts <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || t >= tp_ev_end(&s->m->events[s->steps[lo - 1]])) return -1;
+    return (ptrdiff_t)lo - 1;
+}
+
+static int count_stage(tp_scan *s, int st, const tp_event *e) {
+    tp_stage_row *row = &s->a->stages[st];
+    int64_t dur = tp_ev_dur(e);
+    if (TP_GROW(row->durs, row->cap_durs, row->count + 1)) return -1;
+    row->durs[row->count++] = dur;
+    row->total_ns = tp_add_sat(row->total_ns, dur);
+    if (dur > row->max_ns) row->max_ns = dur;
+    ptrdiff_t k = step_at(s, e->ts);
+    if (k >= 0) {
+        int64_t *cell = &s->step_stage[(size_t)k * s->a->nstages + (size_t)st];
+        *cell = tp_add_sat(*cell, dur);
+    }
+    return 0;
+}
+
+/* Charges the device work launched by e (if e is its launch) to the innermost op around it. */
+static void attribute(tp_scan *s, uint32_t idx, const tp_event *e, const frame *parent,
+                      const frame *stack) {
+    tp_corr_entry *ce = tp_corr_map_get(&s->corr, e->corr, 0);
+    if (!ce || ce->launch != idx || !parent || parent->op < 0) return;
+    tp_name_stats *ns = &s->stats[stack[parent->op].stat];
+    ns->gpu_ns = tp_add_sat(ns->gpu_ns, ce->gpu_ns);
+    ns->kernels += ce->count;
+    s->a->gpu_attributed_ns = tp_add_sat(s->a->gpu_attributed_ns, ce->gpu_ns);
+}
+
+/* Counts e, a range that is not a step, in its name's row and, when it is the outermost range
+ * of a stage, in that stage (*in_stage tells and is updated). 0, or -1 out of memory. */
+static int count_op(tp_scan *s, const tp_event *e, tp_name_stats *ns, int *in_stage) {
+    int64_t dur = tp_ev_dur(e);
+    ns->calls++;
+    ns->total_ns = tp_add_sat(ns->total_ns, dur);
+    if (ns->calls == 1 || dur < ns->min_ns) ns->min_ns = dur;
+    if (dur > ns->max_ns) ns->max_ns = dur;
+    count_flops(s, e, ns);
+    if (ns->stage == TP_STAGE_UNKNOWN) ns->stage = tp_stage_of(s->a, tp_model_str(s->m, e->name));
+    if (ns->stage < 0 || *in_stage) return 0;
+    *in_stage = 1;
+    return count_stage(s, ns->stage, e);
+}
+
+/* The slot for a frame at depth, growing the stack; NULL when out of memory. */
+static frame *push(frame **stack, size_t *cap, size_t depth) {
+    if (depth == *cap && tp_grow((void **)stack, cap, depth + 1, sizeof(**stack))) return NULL;
+    return *stack ? &(*stack)[depth] : NULL;
+}
+
+int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n) {
+    frame *stack = NULL, *f;
+    size_t depth = 0, cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tp_event *e = &s->m->events[idx[i]];
+        int64_t end = tp_ev_end(e);
+        while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
+            pop(s, &stack[--depth]);
+        frame *parent = depth ? &stack[depth - 1] : NULL;
+        if (parent) parent->children = tp_add_sat(parent->children, tp_ev_dur(e));
+        tp_name_stats *ns = tp_scan_name(s, e->name);
+        int is_op = 0, in_stage = parent && parent->in_stage;
+        if (!ns) goto oom;
+        if (!(e->flags & TP_EVF_STEP)) {
+            if (count_op(s, e, ns, &in_stage)) goto oom;
+            is_op = cat_class(s, e->cat) == CAT_OP;
+        }
+        if (e->corr) attribute(s, idx[i], e, parent, stack);
+        int32_t op = parent ? parent->op : -1;
+        if (!(f = push(&stack, &cap, depth))) goto oom;
+        *f = (frame){.ev = idx[i],
+                     .stat = (uint32_t)(ns - s->stats),
+                     .op = is_op ? (int32_t)depth : op,
+                     .end = end,
+                     .in_stage = in_stage};
+        depth++;
+    }
+    while (depth)
+        pop(s, &stack[--depth]);
+    free(stack);
+    return 0;
+oom:
+    free(stack);
+    return -1;
+}

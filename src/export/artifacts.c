@@ -1,0 +1,239 @@
+/* artifacts.c - the default sink: what a profiled run leaves behind.
+ *
+ * In <output_dir>/<run_id>/: config.json when the run starts, one trace per closed window, and
+ * at the end stage_times.json, op_stats.csv and summary.json, all derived from one analysis to
+ * which every window was added; then the console summary (rank 0). With several ranks each file
+ * name carries ".rank<N>". An output directory that cannot be written costs the files, never the
+ * summary: the windows are still analysed. */
+#include "export/artifacts.h"
+
+#include "export/chrome.h"
+#include "report/report.h"
+#include "util/buf.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/vec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct artifacts {
+    tp_analysis *analysis;
+    char *run_dir;
+    const char *config_json; /* the session's, valid until finish */
+    int dir_ok;              /* run_dir exists: files are written */
+    int gzip, tensorboard_names;
+    char rank_suffix[32]; /* ".rank<N>" with several ranks, else "" */
+    char worker[128];     /* TensorBoard's worker name: <host>_<pid> */
+    size_t seq;           /* windows written so far */
+    char **traces;        /* file names of the written traces, in order */
+    size_t ntraces, cap_traces;
+} artifacts;
+
+static artifacts art; /* one session at a time (the recorder guarantees it) */
+
+static void art_reset(void) {
+    tp_analysis_free(art.analysis);
+    free(art.run_dir);
+    for (size_t i = 0; i < art.ntraces; i++)
+        free(art.traces[i]);
+    free(art.traces);
+    memset(&art, 0, sizeof(art));
+}
+
+/* <run_dir>/<stem><rank suffix><ext>, or NULL when out of memory. */
+static char *run_path(const char *stem, const char *ext) {
+    size_t n = strlen(art.run_dir) + strlen(stem) + strlen(art.rank_suffix) + strlen(ext) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s%s%s", art.run_dir, stem, art.rank_suffix, ext);
+    return p;
+}
+
+/* Writes data as <run_dir>/<stem><rank><ext>; a failure is warned about once per file. */
+static void write_artifact(const char *stem, const char *ext, const tp_buf *data) {
+    if (!art.dir_ok) return;
+    char err[512];
+    char *path = run_path(stem, ext);
+    if (!path || data->failed) {
+        tp_log_warn("out of memory writing %s%s", stem, ext);
+    } else if (tp_write_file(path, data->data, data->len, err, sizeof(err))) {
+        tp_log_warn("%s", err);
+    }
+    free(path);
+}
+
+static int art_start(void *ctx, const tp_run_info *run) {
+    (void)ctx;
+    art_reset();
+    art.run_dir = strdup(run->run_dir);
+    art.config_json = run->config_json;
+    art.gzip = run->gzip;
+    art.tensorboard_names = run->tensorboard_names;
+    if (run->world_size > 1)
+        snprintf(art.rank_suffix, sizeof(art.rank_suffix), ".rank%lld", (long long)run->rank);
+    char host[64] = "localhost";
+    gethostname(host, sizeof(host) - 1);
+    snprintf(art.worker, sizeof(art.worker), "%s_%ld", host, (long)getpid());
+    tp_analysis_opts opts = {.stages = run->stages, .nstages = run->nstages};
+    art.analysis = tp_analysis_new(&opts);
+    if (!art.run_dir || !art.analysis) {
+        tp_log_warn("out of memory: profiling is off");
+        art_reset();
+        return -1;
+    }
+    char err[512];
+    if (tp_mkdirs(art.run_dir, err, sizeof(err))) {
+        tp_log_warn("%s; no traces or artifacts will be written, the summary still will", err);
+        return 0;
+    }
+    art.dir_ok = 1;
+    tp_buf cfg;
+    tp_buf_init(&cfg);
+    tp_buf_puts(&cfg, run->config_json ? run->config_json : "{}");
+    tp_buf_putc(&cfg, '\n');
+    write_artifact("config", ".json", &cfg);
+    tp_buf_free(&cfg);
+    return 0;
+}
+
+/* The trace's file name: trace_<seq>_<window><rank>.json[.gz] (names sort in window order), or
+ * TensorBoard's <worker>.<time_ns>.pt.trace.json[.gz]. */
+static char *trace_name(const tp_window_info *w) {
+    char name[512];
+    const char *ext = art.gzip ? ".json.gz" : ".json";
+    if (art.tensorboard_names) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        long long ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+        snprintf(name, sizeof(name), "%s%s.%lld.pt.trace%s", art.worker, art.rank_suffix, ns, ext);
+    } else {
+        snprintf(name, sizeof(name), "trace_%04zu_%s%s%s", art.seq, w->name, art.rank_suffix, ext);
+    }
+    return strdup(name);
+}
+
+static void write_trace(const tp_model *m, const tp_window_info *w) {
+    char *name = trace_name(w);
+    size_t n = strlen(art.run_dir) + (name ? strlen(name) : 0) + 2;
+    char *path = name ? malloc(n) : NULL;
+    char err[512];
+    if (!path || TP_GROW(art.traces, art.cap_traces, art.ntraces + 1)) {
+        tp_log_warn("window %s: out of memory; its trace is not written", w->name);
+        free(name);
+        free(path);
+        return;
+    }
+    snprintf(path, n, "%s/%s", art.run_dir, name);
+    tp_chrome_opts o = {.gzip = art.gzip, .config_json = art.config_json, .window = w->name};
+    if (tp_chrome_write_file(m, path, &o, err, sizeof(err)) == 0) {
+        art.traces[art.ntraces++] = name;
+    } else {
+        tp_log_warn("%s", err);
+        free(name);
+    }
+    free(path);
+}
+
+static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
+    (void)ctx;
+    art.seq++;
+    if (art.dir_ok) write_trace(m, w);
+    if (tp_analysis_add_model(art.analysis, m, NULL))
+        tp_log_warn("window %s: out of memory; the summary misses part of it", w->name);
+    tp_model_free(m);
+    free(m);
+}
+
+/* summary.json's "run" member: where the files are and what happened. */
+static void run_json(tp_buf *b, const tp_run_info *run) {
+    TP_BUF_LIT(b, "\"run\": {\"dir\": ");
+    tp_buf_json_cstr(b, run->run_dir);
+    TP_BUF_LIT(b, ", \"rank\": ");
+    tp_buf_i64(b, run->rank);
+    TP_BUF_LIT(b, ", \"world_size\": ");
+    tp_buf_i64(b, run->world_size);
+    TP_BUF_LIT(b, ", \"windows\": ");
+    tp_buf_u64(b, run->windows);
+    TP_BUF_LIT(b, ", \"partial_windows\": ");
+    tp_buf_u64(b, run->partial_windows);
+    TP_BUF_LIT(b, ", \"dropped_events\": ");
+    tp_buf_u64(b, run->dropped_events);
+    TP_BUF_LIT(b, ", \"no_window_reason\": ");
+    if (run->no_window_reason)
+        tp_buf_json_cstr(b, run->no_window_reason);
+    else
+        TP_BUF_LIT(b, "null");
+    TP_BUF_LIT(b, ", \"traces\": [");
+    for (size_t i = 0; i < art.ntraces; i++) {
+        if (i) TP_BUF_LIT(b, ", ");
+        tp_buf_json_cstr(b, art.traces[i]);
+    }
+    TP_BUF_LIT(b, "], \"errors\": [");
+    for (size_t i = 0, n = tp_log_count(); i < n; i++) {
+        if (i) TP_BUF_LIT(b, ", ");
+        tp_buf_json_cstr(b, tp_log_get(i));
+    }
+    TP_BUF_LIT(b, "]}");
+}
+
+static void write_summary_files(const tp_analysis *a, const tp_run_info *run, size_t top_k) {
+    tp_buf b, extra;
+    tp_buf_init(&b);
+    tp_buf_init(&extra);
+    tp_report_stage_times_json(&b, a);
+    write_artifact("stage_times", ".json", &b);
+    b.len = 0;
+    tp_report_op_stats_csv(&b, a);
+    write_artifact("op_stats", ".csv", &b);
+    b.len = 0;
+    run_json(&extra, run);
+    tp_buf_putc(&extra, '\0');
+    tp_report_opts o = {.top_k = top_k, .extra_json = extra.failed ? NULL : extra.data};
+    tp_report_json(&b, a, &o);
+    write_artifact("summary", ".json", &b);
+    tp_buf_free(&b);
+    tp_buf_free(&extra);
+}
+
+static void print_summary(const tp_analysis *a, const tp_run_info *run) {
+    char title[600];
+    snprintf(title, sizeof(title), "tprof summary: %zu window%s of %s", run->windows,
+             run->windows == 1 ? "" : "s", run->run_dir);
+    tp_report_opts o = {.top_k = run->top_k, .title = title};
+    tp_buf b;
+    tp_buf_init(&b);
+    tp_report_text(&b, a, &o);
+    if (art.dir_ok) tp_buf_printf(&b, "Artifacts: %s/\n", run->run_dir);
+    fwrite(b.data, 1, b.len, stderr);
+    fflush(stderr);
+    tp_buf_free(&b);
+}
+
+static void art_finish(void *ctx, const tp_run_info *run) {
+    (void)ctx;
+    tp_analysis *a = art.analysis;
+    if (!a) return;
+    a->windows = run->windows;
+    a->partial_windows = run->partial_windows;
+    a->dropped_events = run->dropped_events;
+    if (run->no_window_reason) tp_analysis_add_warning(a, "%s", run->no_window_reason);
+    if (run->partial_windows)
+        tp_analysis_add_warning(a, "%zu window%s cut short (partial): the run ended mid-window",
+                                run->partial_windows,
+                                run->partial_windows == 1 ? " was" : "s were");
+    if (run->dropped_events)
+        tp_analysis_add_warning(a, "%llu events dropped: buffers full; raise profiling.max_events",
+                                (unsigned long long)run->dropped_events);
+    tp_analysis_finish(a);
+    write_summary_files(a, run, run->top_k);
+    if (run->print_summary) print_summary(a, run);
+    art_reset();
+}
+
+const tp_sink *tp_artifacts_sink(void) {
+    static const tp_sink sink = {.start = art_start, .window = art_window, .finish = art_finish};
+    return &sink;
+}

@@ -1,0 +1,210 @@
+/* json.c - the analysis as JSON: `tprof analyze --json` (and summary.json) and the
+ * stage_times.json run artifact, which share the stage and per-step objects.
+ *
+ * The keys of SEMANTICS.md §4 never change meaning; every key is documented in
+ * docs/ANALYZE_JSON.md. Times are microseconds with nanosecond precision; null marks a figure
+ * that does not apply (no steps, no GPU work). */
+#include "report/report.h"
+
+#include "report/jsonw.h"
+
+static void stage_rows(tp_jw *w, const tp_analysis *a) {
+    tp_jw_array(w, "stages");
+    for (size_t st = 0; st < a->nstages; st++) {
+        const tp_stage_row *r = &a->stages[st];
+        int any = r->count > 0;
+        tp_jw_object(w, NULL);
+        tp_jw_str(w, "stage", r->name);
+        tp_jw_u64(w, "count", r->count);
+        tp_jw_us(w, "total_us", r->total_ns);
+        tp_jw_us_opt(w, "mean_us", any ? r->mean_ns : -1);
+        tp_jw_us_opt(w, "min_us", any ? r->min_ns : -1);
+        tp_jw_us_opt(w, "p50_us", any ? r->p50_ns : -1);
+        tp_jw_us_opt(w, "p95_us", any ? r->p95_ns : -1);
+        tp_jw_us_opt(w, "max_us", any ? r->max_ns : -1);
+        tp_jw_double_opt(w, "pct", r->pct);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+}
+
+static void step_list(tp_jw *w, const char *key, const tp_analysis *a) {
+    tp_jw_array(w, key);
+    for (size_t i = 0; i < a->nsteps; i++) {
+        const tp_step_row *s = &a->steps[i];
+        tp_jw_object(w, NULL);
+        tp_jw_str(w, "name", s->name);
+        tp_jw_i64(w, "number", s->number);
+        tp_jw_us(w, "start_us", s->start_ns);
+        tp_jw_us(w, "dur_us", s->dur_ns);
+        tp_jw_object(w, "stages");
+        for (size_t st = 0; st < a->nstages; st++)
+            tp_jw_us(w, a->stages[st].name, s->stage_ns[st]);
+        tp_jw_end_object(w);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+}
+
+static void input(tp_jw *w, const tp_analysis *a) {
+    tp_jw_object(w, "input");
+    tp_jw_str(w, "path", a->input_path ? a->input_path : "");
+    tp_jw_u64(w, "bytes", a->input_bytes);
+    tp_jw_u64(w, "events", a->input_events);
+    tp_jw_u64(w, "count", a->ninputs);
+    tp_jw_array(w, "paths");
+    for (size_t i = 0; i < a->npaths; i++)
+        tp_jw_str(w, NULL, a->paths[i]);
+    tp_jw_end_array(w);
+    tp_jw_end_object(w);
+    tp_jw_object(w, "windows");
+    tp_jw_u64(w, "count", a->windows);
+    tp_jw_u64(w, "partial", a->partial_windows);
+    tp_jw_u64(w, "dropped_events", a->dropped_events);
+    tp_jw_end_object(w);
+}
+
+static void steps(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
+    int any = a->nsteps > 0;
+    tp_jw_object(w, "steps");
+    tp_jw_u64(w, "count", a->nsteps);
+    tp_jw_us(w, "total_us", a->steps_total_ns);
+    tp_jw_us_opt(w, "mean_us", any ? a->steps_mean_ns : -1);
+    tp_jw_us_opt(w, "p50_us", any ? a->steps_p50_ns : -1);
+    tp_jw_us_opt(w, "p95_us", any ? a->steps_p95_ns : -1);
+    tp_jw_us_opt(w, "max_us", any ? a->steps_max_ns : -1);
+    tp_jw_us(w, "window_us", a->window_ns);
+    tp_jw_array(w, "slowest");
+    for (size_t i = 0; a->steps_by_dur && i < tp_report_rows(o, a->nsteps); i++) {
+        const tp_step_row *s = &a->steps[a->steps_by_dur[i]];
+        tp_jw_object(w, NULL);
+        tp_jw_str(w, "name", s->name);
+        tp_jw_i64(w, "number", s->number);
+        tp_jw_us(w, "dur_us", s->dur_ns);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+    step_list(w, "list", a);
+    tp_jw_end_object(w);
+}
+
+/* The members every table row starts with. */
+static void row_head(tp_jw *w, const char *name, uint64_t calls, int64_t total_ns) {
+    tp_jw_str(w, "name", name);
+    tp_jw_u64(w, "calls", calls);
+    tp_jw_us(w, "total_us", total_ns);
+}
+
+/* mean, min and max of a row's durations */
+static void row_spread(tp_jw *w, uint64_t calls, int64_t total_ns, int64_t min_ns, int64_t max_ns) {
+    tp_jw_us(w, "mean_us", tp_mean_ns(total_ns, calls));
+    tp_jw_us(w, "min_us", min_ns);
+    tp_jw_us(w, "max_us", max_ns);
+}
+
+static void ops(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
+    tp_jw_array(w, "top_cpu_ops");
+    for (size_t i = 0; i < tp_report_rows(o, a->nops); i++) {
+        const tp_op_row *r = &a->ops[i];
+        tp_jw_object(w, NULL);
+        row_head(w, r->name, r->calls, r->total_ns);
+        tp_jw_us(w, "self_us", r->self_ns);
+        tp_jw_double(w, "self_pct", r->self_pct);
+        row_spread(w, r->calls, r->total_ns, r->min_ns, r->max_ns);
+        tp_jw_double(w, "flops", r->flops);
+        tp_jw_us(w, "gpu_us", r->gpu_ns);
+        tp_jw_u64(w, "kernels", r->kernels);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+    tp_jw_array(w, "top_ops_by_gpu_time");
+    for (size_t i = 0; a->ops_by_gpu && i < tp_report_rows(o, a->nops_by_gpu); i++) {
+        const tp_op_row *r = &a->ops[a->ops_by_gpu[i]];
+        tp_jw_object(w, NULL);
+        tp_jw_str(w, "name", r->name);
+        tp_jw_us(w, "gpu_us", r->gpu_ns);
+        tp_jw_double(w, "pct", r->gpu_pct);
+        tp_jw_u64(w, "kernels", r->kernels);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+}
+
+static void kernels(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
+    tp_jw_array(w, "top_gpu_kernels");
+    for (size_t i = 0; i < tp_report_rows(o, a->nkernels); i++) {
+        const tp_kernel_row *r = &a->kernels[i];
+        tp_jw_object(w, NULL);
+        row_head(w, r->name, r->calls, r->total_ns);
+        tp_jw_double(w, "pct", r->pct);
+        row_spread(w, r->calls, r->total_ns, r->min_ns, r->max_ns);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+    tp_jw_object(w, "gpu");
+    tp_jw_us(w, "busy_us", a->gpu_busy_ns);
+    tp_jw_double_opt(w, "utilization_pct", a->gpu_utilization_pct);
+    tp_jw_u64(w, "kernel_count", a->kernel_count);
+    tp_jw_u64(w, "devices", a->gpu_devices);
+    tp_jw_us(w, "capacity_us", a->gpu_capacity_ns);
+    tp_jw_us(w, "kernel_us", a->kernel_total_ns);
+    tp_jw_us(w, "work_us", a->gpu_work_ns);
+    tp_jw_us(w, "attributed_us", a->gpu_attributed_ns);
+    tp_jw_end_object(w);
+}
+
+static void memory_and_flops(tp_jw *w, const tp_analysis *a) {
+    tp_jw_array(w, "memory");
+    for (size_t i = 0; i < a->nmemory; i++) {
+        const tp_mem_row *r = &a->memory[i];
+        tp_jw_object(w, NULL);
+        tp_jw_i64(w, "device_type", r->device_type);
+        tp_jw_i64(w, "device_id", r->device_id);
+        tp_jw_i64(w, "peak_bytes", r->peak_bytes);
+        tp_jw_us(w, "peak_ts_us", r->peak_ts_ns);
+        tp_jw_u64(w, "capacity_bytes", r->capacity_bytes);
+        tp_jw_double_opt(w, "capacity_pct", r->capacity_pct);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+    tp_jw_object(w, "flops");
+    tp_jw_double(w, "total", a->flops);
+    tp_jw_us(w, "time_us", a->flops_time_ns);
+    tp_jw_double_opt(w, "per_second", a->flops_per_s);
+    tp_jw_end_object(w);
+}
+
+void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
+    tp_jw w;
+    tp_jw_begin_report(&w, out);
+    input(&w, a);
+    steps(&w, a, o);
+    ops(&w, a, o);
+    kernels(&w, a, o);
+    stage_rows(&w, a);
+    tp_jw_double_opt(&w, "dataloader_pct", a->dataloader_pct);
+    memory_and_flops(&w, a);
+    tp_jw_array(&w, "warnings");
+    for (size_t i = 0; i < a->nwarnings; i++)
+        tp_jw_str(&w, NULL, a->warnings[i]);
+    tp_jw_end_array(&w);
+    tp_jw_array(&w, "recommendations");
+    for (size_t i = 0; i < a->nrecos; i++) {
+        tp_jw_object(&w, NULL);
+        tp_jw_str(&w, "id", a->recos[i].id);
+        tp_jw_str(&w, "message", a->recos[i].message);
+        tp_jw_end_object(&w);
+    }
+    tp_jw_end_array(&w);
+    tp_jw_end_report(&w, o ? o->extra_json : NULL);
+}
+
+void tp_report_stage_times_json(tp_buf *out, const tp_analysis *a) {
+    tp_jw w;
+    tp_jw_init(&w, out);
+    tp_jw_object(&w, NULL);
+    stage_rows(&w, a);
+    step_list(&w, "steps", a);
+    tp_jw_end_object(&w);
+    tp_buf_putc(out, '\n');
+}

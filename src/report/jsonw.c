@@ -1,0 +1,105 @@
+/* jsonw.c - the comma and nesting bookkeeping of tp_jw (see jsonw.h). */
+#include "report/jsonw.h"
+
+#include "tprof.h"
+
+void tp_jw_init(tp_jw *w, tp_buf *b) {
+    *w = (tp_jw){.b = b};
+}
+
+/* Starts a value: the comma before it and its key. */
+static void begin_value(tp_jw *w, const char *key) {
+    if (w->has_members[w->depth]) TP_BUF_LIT(w->b, ", ");
+    w->has_members[w->depth] = 1;
+    if (key) {
+        tp_buf_json_cstr(w->b, key);
+        TP_BUF_LIT(w->b, ": ");
+    }
+}
+
+static void open_scope(tp_jw *w, const char *key, char c) {
+    begin_value(w, key);
+    tp_buf_putc(w->b, c);
+    /* The renderers nest a few levels; beyond TP_JW_MAX_DEPTH commas would go astray. */
+    if (w->depth + 1 < TP_JW_MAX_DEPTH) w->depth++;
+    w->has_members[w->depth] = 0;
+}
+
+void tp_jw_object(tp_jw *w, const char *key) {
+    open_scope(w, key, '{');
+}
+void tp_jw_array(tp_jw *w, const char *key) {
+    open_scope(w, key, '[');
+}
+
+static void close_scope(tp_jw *w, char c) {
+    tp_buf_putc(w->b, c);
+    if (w->depth > 0) w->depth--;
+}
+
+void tp_jw_end_object(tp_jw *w) {
+    close_scope(w, '}');
+}
+void tp_jw_end_array(tp_jw *w) {
+    close_scope(w, ']');
+}
+
+void tp_jw_str(tp_jw *w, const char *key, const char *s) {
+    begin_value(w, key);
+    tp_buf_json_cstr(w->b, s);
+}
+
+void tp_jw_i64(tp_jw *w, const char *key, int64_t v) {
+    begin_value(w, key);
+    tp_buf_i64(w->b, v);
+}
+
+void tp_jw_u64(tp_jw *w, const char *key, uint64_t v) {
+    begin_value(w, key);
+    tp_buf_u64(w->b, v);
+}
+
+void tp_jw_us(tp_jw *w, const char *key, int64_t ns) {
+    begin_value(w, key);
+    tp_buf_us(w->b, ns);
+}
+
+void tp_jw_double(tp_jw *w, const char *key, double v) {
+    begin_value(w, key);
+    tp_buf_double(w->b, v);
+}
+
+void tp_jw_null(tp_jw *w, const char *key) {
+    begin_value(w, key);
+    TP_BUF_LIT(w->b, "null");
+}
+
+/* Writes null for a figure that does not apply; 1 when it did. */
+static int null_if(tp_jw *w, const char *key, int not_applicable) {
+    if (not_applicable) tp_jw_null(w, key);
+    return not_applicable;
+}
+
+void tp_jw_us_opt(tp_jw *w, const char *key, int64_t ns) {
+    if (!null_if(w, key, ns < 0)) tp_jw_us(w, key, ns);
+}
+
+void tp_jw_double_opt(tp_jw *w, const char *key, double v) {
+    if (!null_if(w, key, v < 0)) tp_jw_double(w, key, v);
+}
+
+void tp_jw_begin_report(tp_jw *w, tp_buf *b) {
+    tp_jw_init(w, b);
+    tp_jw_object(w, NULL);
+    tp_jw_str(w, "tprof_version", TPROF_VERSION);
+}
+
+void tp_jw_end_report(tp_jw *w, const char *extra_members) {
+    if (extra_members && *extra_members) {
+        /* written verbatim: "\"run\": {...}" */
+        if (w->has_members[w->depth]) TP_BUF_LIT(w->b, ", ");
+        tp_buf_puts(w->b, extra_members);
+    }
+    tp_jw_end_object(w);
+    tp_buf_putc(w->b, '\n');
+}

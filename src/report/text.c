@@ -1,0 +1,262 @@
+/* text.c - the readable report a training-loop user wants at a glance, as plain text (the
+ * console summary, `tprof analyze`) or Markdown (`--markdown`): one tp_doc, two layouts.
+ *
+ * Sections: header, step time, stages, top ops by self time, top kernels, top ops by the GPU time
+ * they launched, GPU, memory, FLOPs, warnings, recommendations. A figure that does not apply
+ * says "n/a" and why, rather than printing a misleading zero. */
+#include "report/report.h"
+
+#include "report/doc.h"
+#include "report/format.h"
+
+#include <stdio.h>
+
+enum {
+    SLOWEST_STEPS = 3,
+    BAR_WIDTH = 20,
+};
+
+static void header(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
+    tp_doc_title(d, "%s", o && o->title ? o->title : "tprof report");
+    if (a->npaths == 1)
+        tp_doc_line(d, "input: %s (%llu events, %s)", a->paths[0],
+                    (unsigned long long)a->input_events, tp_fmt_bytes((int64_t)a->input_bytes).s);
+    else if (a->npaths > 1)
+        tp_doc_line(d, "inputs: %zu files, first %s (%llu events, %s in all)", a->npaths,
+                    a->paths[0], (unsigned long long)a->input_events,
+                    tp_fmt_bytes((int64_t)a->input_bytes).s);
+    if (a->windows)
+        tp_doc_line(d, "recorded windows: %zu (%zu partial)", a->windows, a->partial_windows);
+    tp_doc_line(d, "steps: %zu, window %s", a->nsteps, tp_fmt_dur(a->window_ns).s);
+}
+
+static void steps(tp_doc *d, const tp_analysis *a) {
+    tp_doc_heading(d, "Step time");
+    if (!a->nsteps) {
+        tp_doc_line(d, "n/a: no ProfilerStep#<n> ranges (call tprof_step() or use "
+                       "torch.profiler's schedule to mark steps)");
+        return;
+    }
+    static const char *const head[] = {"steps", "total", "mean", "p50", "p95", "max"};
+    static const unsigned flags[] = {TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
+                                     TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
+    tp_doc_table(d, 6, head, flags);
+    tp_doc_cell(d, "%zu", a->nsteps);
+    tp_doc_cell(d, "%s", tp_fmt_dur(a->steps_total_ns).s);
+    tp_doc_cell(d, "%s", tp_fmt_dur(a->steps_mean_ns).s);
+    tp_doc_cell(d, "%s", tp_fmt_dur(a->steps_p50_ns).s);
+    tp_doc_cell(d, "%s", tp_fmt_dur(a->steps_p95_ns).s);
+    tp_doc_cell(d, "%s", tp_fmt_dur(a->steps_max_ns).s);
+    char slow[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; a->steps_by_dur && i < (size_t)SLOWEST_STEPS && i < a->nsteps; i++) {
+        const tp_step_row *s = &a->steps[a->steps_by_dur[i]];
+        int n = snprintf(slow + used, sizeof(slow) - used, "%s%s %s", i ? ", " : "", s->name,
+                         tp_fmt_dur(s->dur_ns).s);
+        if (n < 0 || (size_t)n >= sizeof(slow) - used) break;
+        used += (size_t)n;
+    }
+    tp_doc_line(d, "slowest: %s", slow);
+}
+
+static void stages(tp_doc *d, const tp_analysis *a) {
+    if (!a->nstages) return;
+    tp_doc_heading(d, "Stages (share of step time)");
+    static const char *const head[] = {"stage", "count", "total",  "mean", "p50",
+                                       "p95",   "max",   "step %", ""};
+    static const unsigned flags[] = {0,
+                                     TP_COL_RIGHT,
+                                     TP_COL_RIGHT,
+                                     TP_COL_RIGHT,
+                                     TP_COL_RIGHT,
+                                     TP_COL_RIGHT,
+                                     TP_COL_RIGHT,
+                                     TP_COL_RIGHT,
+                                     TP_COL_TEXT_ONLY};
+    tp_doc_table(d, 9, head, flags);
+    for (size_t st = 0; st < a->nstages; st++) {
+        const tp_stage_row *r = &a->stages[st];
+        int any = r->count > 0;
+        tp_doc_cell(d, "%s", r->name);
+        tp_doc_cell(d, "%llu", (unsigned long long)r->count);
+        tp_doc_cell(d, "%s", tp_fmt_dur(r->total_ns).s);
+        tp_doc_cell(d, "%s", any ? tp_fmt_dur(r->mean_ns).s : "n/a");
+        tp_doc_cell(d, "%s", any ? tp_fmt_dur(r->p50_ns).s : "n/a");
+        tp_doc_cell(d, "%s", any ? tp_fmt_dur(r->p95_ns).s : "n/a");
+        tp_doc_cell(d, "%s", any ? tp_fmt_dur(r->max_ns).s : "n/a");
+        tp_doc_cell(d, "%s", tp_fmt_pct(r->pct).s);
+        tp_doc_cell(d, "%s", tp_fmt_bar(r->pct, BAR_WIDTH).s);
+    }
+}
+
+/* The heading of a top-K table, or when there are no rows a heading and the reason; returns
+ * whether rows follow. */
+static int table_heading(tp_doc *d, const tp_report_opts *o, size_t n, const char *what,
+                         const char *empty_heading, const char *why_empty) {
+    if (!n) {
+        tp_doc_heading(d, "%s", empty_heading);
+        tp_doc_line(d, "n/a: %s", why_empty);
+        return 0;
+    }
+    tp_doc_heading(d, "Top %zu of %zu %s", tp_report_rows(o, n), n, what);
+    return 1;
+}
+
+/* The cells every table row starts with and ends with. */
+static void name_cells(tp_doc *d, const char *name, uint64_t calls) {
+    tp_doc_cell(d, "%s", name);
+    tp_doc_cell(d, "%llu", (unsigned long long)calls);
+}
+
+static void spread_cells(tp_doc *d, uint64_t calls, int64_t total_ns, int64_t max_ns) {
+    tp_doc_cell(d, "%s", tp_fmt_dur(tp_mean_ns(total_ns, calls)).s);
+    tp_doc_cell(d, "%s", tp_fmt_dur(max_ns).s);
+}
+
+static void ops(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
+    if (!table_heading(d, o, a->nops, "ops by self time", "Ops", "no host ranges")) return;
+    static const char *const head[] = {"op", "calls", "self", "self %", "total", "mean", "max"};
+    static const unsigned flags[] = {TP_COL_NAME,  TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
+                                     TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
+    tp_doc_table(d, 7, head, flags);
+    for (size_t i = 0; i < tp_report_rows(o, a->nops); i++) {
+        const tp_op_row *r = &a->ops[i];
+        name_cells(d, r->name, r->calls);
+        tp_doc_cell(d, "%s", tp_fmt_dur(r->self_ns).s);
+        tp_doc_cell(d, "%s", tp_fmt_pct(r->self_pct).s);
+        tp_doc_cell(d, "%s", tp_fmt_dur(r->total_ns).s);
+        spread_cells(d, r->calls, r->total_ns, r->max_ns);
+    }
+}
+
+static void kernels(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
+    if (!table_heading(d, o, a->nkernels, "GPU kernels by total time", "GPU kernels",
+                       "no GPU kernels in the input"))
+        return;
+    static const char *const head[] = {"kernel", "calls", "total", "%", "mean", "max"};
+    static const unsigned flags[] = {TP_COL_NAME,  TP_COL_RIGHT, TP_COL_RIGHT,
+                                     TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
+    tp_doc_table(d, 6, head, flags);
+    for (size_t i = 0; i < tp_report_rows(o, a->nkernels); i++) {
+        const tp_kernel_row *r = &a->kernels[i];
+        name_cells(d, r->name, r->calls);
+        tp_doc_cell(d, "%s", tp_fmt_dur(r->total_ns).s);
+        tp_doc_cell(d, "%s", tp_fmt_pct(r->pct).s);
+        spread_cells(d, r->calls, r->total_ns, r->max_ns);
+    }
+}
+
+static void launched(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
+    if (!a->nops_by_gpu) return;
+    tp_doc_heading(d, "Top ops by the GPU time they launched");
+    static const char *const head[] = {"op", "GPU time", "% of GPU work", "launched"};
+    static const unsigned flags[] = {TP_COL_NAME, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
+    tp_doc_table(d, 4, head, flags);
+    for (size_t i = 0; i < tp_report_rows(o, a->nops_by_gpu); i++) {
+        const tp_op_row *r = &a->ops[a->ops_by_gpu[i]];
+        tp_doc_cell(d, "%s", r->name);
+        tp_doc_cell(d, "%s", tp_fmt_dur(r->gpu_ns).s);
+        tp_doc_cell(d, "%s", tp_fmt_pct(r->gpu_pct).s);
+        tp_doc_cell(d, "%llu", (unsigned long long)r->kernels);
+    }
+}
+
+static void gpu(tp_doc *d, const tp_analysis *a) {
+    tp_doc_heading(d, "GPU");
+    if (!a->gpu_devices) {
+        tp_doc_line(d, "n/a: no kernels, copies or sets in the input");
+        return;
+    }
+    tp_doc_line(d, "busy %s of %s (%zu device%s x window): utilization %s",
+                tp_fmt_dur(a->gpu_busy_ns).s, tp_fmt_dur(a->gpu_capacity_ns).s, a->gpu_devices,
+                a->gpu_devices == 1 ? "" : "s", tp_fmt_pct(a->gpu_utilization_pct).s);
+    tp_doc_line(d, "kernels: %llu taking %s; GPU work charged to ops: %s of %s",
+                (unsigned long long)a->kernel_count, tp_fmt_dur(a->kernel_total_ns).s,
+                tp_fmt_dur(a->gpu_attributed_ns).s, tp_fmt_dur(a->gpu_work_ns).s);
+}
+
+static void device_name(char *out, size_t n, const tp_mem_row *r) {
+    if (r->device_type == 0)
+        snprintf(out, n, "CPU");
+    else if (r->device_type == 1)
+        snprintf(out, n, "CUDA %lld", (long long)r->device_id);
+    else
+        snprintf(out, n, "type %lld id %lld", (long long)r->device_type, (long long)r->device_id);
+}
+
+static void memory(tp_doc *d, const tp_analysis *a) {
+    tp_doc_heading(d, "Memory peaks");
+    if (!a->nmemory) {
+        tp_doc_line(d, "n/a: no [memory] events (enable profile_memory)");
+        return;
+    }
+    static const char *const head[] = {"device", "peak", "capacity", "% of capacity"};
+    static const unsigned flags[] = {0, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
+    tp_doc_table(d, 4, head, flags);
+    for (size_t i = 0; i < a->nmemory; i++) {
+        const tp_mem_row *r = &a->memory[i];
+        char name[64];
+        device_name(name, sizeof(name), r);
+        tp_doc_cell(d, "%s", name);
+        tp_doc_cell(d, "%s", tp_fmt_bytes(r->peak_bytes).s);
+        tp_doc_cell(d, "%s",
+                    r->capacity_bytes ? tp_fmt_bytes((int64_t)r->capacity_bytes).s : "n/a");
+        tp_doc_cell(d, "%s", tp_fmt_pct(r->capacity_pct).s);
+    }
+}
+
+static void flops(tp_doc *d, const tp_analysis *a) {
+    tp_doc_heading(d, "FLOPs");
+    if (a->flops_per_s < 0) {
+        tp_doc_line(d, "n/a: no range carries a flops count (tprof_flops, with_flops)");
+        return;
+    }
+    tp_doc_line(d, "%s in %s of the ranges that carry them: %s", tp_fmt_si(a->flops, "FLOP").s,
+                tp_fmt_dur(a->flops_time_ns).s, tp_fmt_si(a->flops_per_s, "FLOP/s").s);
+}
+
+static void notes(tp_doc *d, const tp_analysis *a) {
+    if (a->nwarnings || a->dropped_events || a->partial_windows) {
+        tp_doc_heading(d, "Warnings");
+        if (a->dropped_events)
+            tp_doc_line(d, "%llu events were dropped (buffers full): figures undercount",
+                        (unsigned long long)a->dropped_events);
+        if (a->partial_windows)
+            tp_doc_line(d, "%zu window%s closed early (shutdown or signal)", a->partial_windows,
+                        a->partial_windows == 1 ? "" : "s");
+        for (size_t i = 0; i < a->nwarnings; i++)
+            tp_doc_line(d, "%s", a->warnings[i]);
+    }
+    tp_doc_heading(d, "Recommendations");
+    if (!a->nrecos) tp_doc_line(d, "none: no figure crossed a threshold");
+    for (size_t i = 0; i < a->nrecos; i++)
+        tp_doc_line(d, "[%s] %s", a->recos[i].id, a->recos[i].message);
+}
+
+typedef struct report_args {
+    const tp_analysis *a;
+    const tp_report_opts *o;
+} report_args;
+
+static void build(tp_doc *d, const void *arg) {
+    const tp_analysis *a = ((const report_args *)arg)->a;
+    const tp_report_opts *o = ((const report_args *)arg)->o;
+    header(d, a, o);
+    steps(d, a);
+    stages(d, a);
+    ops(d, a, o);
+    kernels(d, a, o);
+    launched(d, a, o);
+    gpu(d, a);
+    memory(d, a);
+    flops(d, a);
+    notes(d, a);
+}
+
+void tp_report_text(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
+    tp_doc_write(out, TP_DOC_TEXT, build, &(report_args){a, o});
+}
+
+void tp_report_markdown(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
+    tp_doc_write(out, TP_DOC_MARKDOWN, build, &(report_args){a, o});
+}

@@ -1,0 +1,531 @@
+"""tprof_ref - an independent reference for the figures of SEMANTICS.md, standard library only.
+
+Reads a Chrome/Kineto trace (object or array form, plain or gzip) with Python's json module,
+classifies its events as SEMANTICS.md §2 says, and computes the figures of §3 directly from them,
+so that tests can cross-check tprof's C implementation against code that shares nothing with it.
+
+API (what other tests import):
+    trace = load(path)              # the classified events of a trace (a Trace)
+    result = analyze(path_or_trace) # a dict keyed like `tprof analyze --json`, every row kept
+    text = feed(trace)              # the events in the neutral line format read by
+                                    # tests/tools/tp_analyze_feed.c (see FEED FORMAT below)
+
+Times inside are integer nanoseconds; the result dict gives microseconds as floats (ns / 1000),
+which equal what Python's json module reads from tprof's exact decimal output.
+
+Command line: python3 tprof_ref.py analyze|feed PATH
+
+FEED FORMAT: one record per line, fields separated by tabs; strings escape backslash, tab,
+newline and carriage return as \\\\, \\t, \\n, \\r.
+    path <path of the trace>
+    base <base_ns>
+    input <events> <bytes>
+    device <id> <total_mem>
+    ev <kind> <flags> <pid> <tid> <ts_ns> <dur_ns> <corr> <cat> <name>
+    arg <key> <i|d> <value>        (an arg of the event of the previous ev line)
+kind is host, kernel, memcpy, memset, gpu_annotation, memory or counter; flags is 1 for a step,
+0 otherwise; pid and tid are decimal integers or s:<text> for ids that are not numbers.
+"""
+
+import bisect
+import functools
+import gzip
+import json
+import math
+import re
+import sys
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
+HOST, KERNEL, MEMCPY, MEMSET, GPU_ANNOTATION, MEMORY, COUNTER = (
+    "host", "kernel", "memcpy", "memset", "gpu_annotation", "memory", "counter")
+GPU_WORK = (KERNEL, MEMCPY, MEMSET)
+DEVICE_CATEGORIES = {
+    "kernel": KERNEL, "gpu_memcpy": MEMCPY, "memcpy": MEMCPY, "gpu_memset": MEMSET,
+    "memset": MEMSET, "gpu_user_annotation": GPU_ANNOTATION,
+}
+
+DEFAULT_STAGES = [
+    ("dataloader", ["dataloader", "*DataLoader*", "*DataPipe*", "*dataloader_next*"]),
+    ("forward", ["forward", "## forward ##", "*.training_step"]),
+    ("backward", ["backward", "## backward ##", "*.backward"]),
+    ("optimizer", ["optimizer", "Optimizer.step#*", "Optimizer.zero_grad#*", "*optimizer_step"]),
+]
+
+# Recommendation thresholds (docs/METRICS.md).
+DATALOADER_PCT = 5.0
+GPU_IDLE_PCT = 50.0
+MEMORY_PRESSURE_PCT = 90.0
+NCCL_PCT = 10.0
+LAUNCH_BOUND_MEAN_NS = 10000
+LAUNCH_BOUND_MIN_KERNELS = 100
+
+STEP_RE = re.compile(r"ProfilerStep#[0-9]+\Z")
+DECIMAL_ID = re.compile(r"-?[0-9]+\Z")
+
+
+class Event:
+    __slots__ = ("kind", "name", "cat", "pid", "tid", "ts", "dur", "corr", "step", "args",
+                 "index")
+
+    def __init__(self, kind, name, cat, pid, tid, ts, dur, corr=0, args=None):
+        self.kind, self.name, self.cat, self.pid, self.tid = kind, name, cat, pid, tid
+        self.ts, self.dur, self.corr = ts, dur, corr
+        self.step = kind == HOST and STEP_RE.match(name) is not None
+        self.args = args or {}
+        self.index = 0
+
+    @property
+    def end(self):
+        return self.ts + self.dur
+
+
+class Trace:
+    def __init__(self):
+        self.path = ""
+        self.events = []
+        self.base_ns = 0
+        self.input_events = 0
+        self.input_bytes = 0
+        self.devices = {}  # device id -> totalGlobalMem
+
+
+# ---- reading -----------------------------------------------------------------------------------
+
+def to_ns(us):
+    """Microseconds (int or Decimal) as integer nanoseconds, halves rounded away from zero."""
+    if isinstance(us, bool) or us is None:
+        return 0
+    if isinstance(us, int):
+        return us * 1000
+    d = Decimal(us) * 1000
+    return int(d.copy_abs().quantize(Decimal(1), rounding=ROUND_HALF_UP)) * (1 if d >= 0 else -1)
+
+
+def track_id(v):
+    if isinstance(v, str) and DECIMAL_ID.match(v):
+        return int(v)
+    return v if isinstance(v, (int, str)) else str(v)
+
+
+def number(v):
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, Decimal):
+        return float(v)
+    return None
+
+
+def range_kind(cat):
+    return DEVICE_CATEGORIES.get(cat.lower(), HOST)
+
+
+def make_range(e, ts, dur):
+    cat = e.get("cat") if isinstance(e.get("cat"), str) else ""
+    if cat.lower() == "trace":
+        return None
+    args = e.get("args") if isinstance(e.get("args"), dict) else {}
+    corr = args.get("correlation")
+    kept = {}
+    if number(args.get("flops")) is not None:
+        kept["flops"] = number(args["flops"])
+    return Event(range_kind(cat), str(e.get("name", "")), cat, track_id(e.get("pid", 0)),
+                 track_id(e.get("tid", 0)), ts, dur,
+                 corr if isinstance(corr, int) and not isinstance(corr, bool) else 0, kept)
+
+
+def load(path):
+    raw = open(path, "rb").read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        doc = json.loads(text, parse_float=Decimal)
+    except json.JSONDecodeError:
+        # The array form may omit its closing bracket (and keep a trailing comma).
+        doc = json.loads(text.rstrip().rstrip(",") + "]", parse_float=Decimal)
+    t = Trace()
+    t.path = path
+    t.input_bytes = len(raw)
+    events = doc if isinstance(doc, list) else doc.get("traceEvents", [])
+    if isinstance(doc, dict):
+        base = doc.get("baseTimeNanoseconds")
+        t.base_ns = int(base) if isinstance(base, (int, Decimal)) else 0
+        for d in doc.get("deviceProperties") or doc.get("computeProperties") or []:
+            if isinstance(d, dict) and isinstance(d.get("id"), int):
+                t.devices[d["id"]] = int(d.get("totalGlobalMem") or 0)
+    t.input_events = len(events)
+    open_ranges = {}
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        ph = e.get("ph")
+        ts = to_ns(e.get("ts", 0))
+        ev = None
+        if ph == "X":
+            ev = make_range(e, ts, to_ns(e.get("dur", 0)))
+        elif ph == "B":
+            open_ranges.setdefault((track_id(e.get("pid", 0)), track_id(e.get("tid", 0))),
+                                   []).append((e, ts))
+        elif ph == "E":
+            stack = open_ranges.get((track_id(e.get("pid", 0)), track_id(e.get("tid", 0))))
+            if stack:
+                b, bts = stack.pop()
+                ev = make_range(b, bts, ts - bts)
+        elif ph in ("i", "I") and e.get("name") == "[memory]":
+            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            kept = {k: number(args[k]) for k in
+                    ("Device Type", "Device Id", "Bytes", "Total Allocated", "Addr")
+                    if number(args.get(k)) is not None}
+            ev = Event(MEMORY, "[memory]", str(e.get("cat", "")), track_id(e.get("pid", 0)),
+                       track_id(e.get("tid", 0)), ts, 0, 0, kept)
+        elif ph == "C":
+            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            ev = Event(COUNTER, str(e.get("name", "")), str(e.get("cat", "")),
+                       track_id(e.get("pid", 0)), track_id(e.get("tid", 0)), ts, 0, 0,
+                       {k: number(v) for k, v in args.items() if number(v) is not None})
+        if ev is not None:
+            ev.index = len(t.events)
+            t.events.append(ev)
+    return t
+
+
+# ---- the figures -------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _glob_regex(pattern):
+    rx = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.compile(rx, re.IGNORECASE | re.ASCII | re.DOTALL)
+
+
+def glob_match(pattern, name):
+    """Whole-name match, `*` any run, `?` one character, ASCII case-insensitive."""
+    return _glob_regex(pattern).fullmatch(name) is not None
+
+
+def round_div(num, den):
+    """num / den for integers, rounded to the nearest integer, halves away from zero."""
+    q = Fraction(num, den)
+    r = abs(q)
+    n = int(r)
+    if r - n >= Fraction(1, 2):
+        n += 1
+    return n if q >= 0 else -n
+
+
+def percentile(sorted_values, p):
+    """Linear interpolation between closest ranks (numpy's default), rounded half up."""
+    n = len(sorted_values)
+    if n == 0:
+        return 0
+    rank = Fraction(p) * (n - 1) / 100
+    lo = int(rank)
+    if lo >= n - 1:
+        return sorted_values[-1]
+    v = sorted_values[lo] + (rank - lo) * (sorted_values[lo + 1] - sorted_values[lo])
+    return math.floor(v + Fraction(1, 2))
+
+
+def us(ns):
+    return None if ns is None else ns / 1000
+
+
+def is_runtime(cat):
+    c = cat.lower()
+    return "runtime" in c or "driver" in c
+
+
+def walk_tracks(host):
+    """torch's nesting rule per (pid, tid): returns {event index: parent Event or None}."""
+    tracks = {}
+    for e in host:
+        tracks.setdefault((e.pid, e.tid), []).append(e)
+    parent = {}
+    for evs in tracks.values():
+        evs.sort(key=lambda e: (e.ts, -e.dur, e.index))
+        stack = []
+        for c in evs:
+            while stack and (c.ts >= stack[-1].end or c.end > stack[-1].end):
+                stack.pop()
+            parent[c.index] = stack[-1] if stack else None
+            stack.append(c)
+    return parent
+
+
+def analyze(src, stages=None):
+    t = load(src) if isinstance(src, str) else src
+    stages = DEFAULT_STAGES if stages is None else stages
+    events = t.events
+    host = [e for e in events if e.kind == HOST]
+    steps = sorted((e for e in host if e.step), key=lambda e: (e.ts, -e.dur, e.index))
+    parent = walk_tracks(host)
+
+    # Op table: self = dur - sum of direct children's durations, never below zero.
+    child_sum = {}
+    for e in host:
+        p = parent[e.index]
+        if p is not None:
+            child_sum[p.index] = child_sum.get(p.index, 0) + e.dur
+    ops = {}
+    for e in host:
+        if e.step:
+            continue
+        r = ops.setdefault(e.name, {"name": e.name, "calls": 0, "total": 0, "self": 0,
+                                    "min": None, "max": None, "flops": 0, "flops_time": 0,
+                                    "gpu": 0, "kernels": 0})
+        r["calls"] += 1
+        r["total"] += e.dur
+        r["self"] += max(0, e.dur - child_sum.get(e.index, 0))
+        r["min"] = e.dur if r["min"] is None else min(r["min"], e.dur)
+        r["max"] = e.dur if r["max"] is None else max(r["max"], e.dur)
+        if "flops" in e.args:
+            r["flops"] += e.args["flops"]
+            r["flops_time"] += e.dur
+
+    # Launch attribution: device work -> launch (same corr, first host range in file order) ->
+    # innermost enclosing op on the launch's thread.
+    launch = {}
+    for e in host:
+        if e.corr and e.corr not in launch:
+            launch[e.corr] = e
+
+    def is_op(e):
+        return not e.step and not is_runtime(e.cat) and e.cat.lower() != "python_function"
+
+    gpu_work = [e for e in events if e.kind in GPU_WORK]
+    for k in gpu_work:
+        ln = launch.get(k.corr) if k.corr else None
+        if ln is None:
+            continue
+        p = parent[ln.index]
+        while p is not None and not is_op(p):
+            p = parent[p.index]
+        if p is not None:
+            ops[p.name]["gpu"] += k.dur
+            ops[p.name]["kernels"] += 1
+
+    # Kernels.
+    kernels = {}
+    for e in events:
+        if e.kind != KERNEL:
+            continue
+        r = kernels.setdefault(e.name, {"name": e.name, "calls": 0, "total": 0, "min": None,
+                                        "max": None})
+        r["calls"] += 1
+        r["total"] += e.dur
+        r["min"] = e.dur if r["min"] is None else min(r["min"], e.dur)
+        r["max"] = e.dur if r["max"] is None else max(r["max"], e.dur)
+
+    # Steps and the window.
+    step_durs = sorted(s.dur for s in steps)
+    step_total = sum(step_durs)
+    if steps:
+        w0, w1 = min(s.ts for s in steps), max(s.end for s in steps)
+    elif events:
+        w0, w1 = min(e.ts for e in events), max(e.end for e in events)
+    else:
+        w0 = w1 = 0
+
+    # GPU busy: union of work intervals per device (the pid of its device ranges).
+    per_dev = {}
+    for e in gpu_work:
+        per_dev.setdefault(e.pid, []).append((e.ts, e.end))
+    busy = 0
+    for ivs in per_dev.values():
+        ivs.sort()
+        cur0, cur1 = ivs[0]
+        for a, b in ivs[1:]:
+            if a > cur1:
+                busy += cur1 - cur0
+                cur0, cur1 = a, b
+            else:
+                cur1 = max(cur1, b)
+        busy += cur1 - cur0
+    capacity = (w1 - w0) * len(per_dev)
+    util = 100.0 * busy / capacity if per_dev and capacity > 0 else None
+
+    # Stages: outermost matching range on its thread (no enclosing range matches any stage).
+    def stage_of(name):
+        for si, (_, pats) in enumerate(stages):
+            if any(glob_match(p, name) for p in pats):
+                return si
+        return -1
+
+    stage_cache = {}
+    in_stage = {}
+    stage_ranges = [[] for _ in stages]
+    step_starts = [s.ts for s in steps]
+    per_step = [[0] * len(stages) for _ in steps]
+    # (ts, -dur, index) order visits every parent before its children.
+    for e in sorted(host, key=lambda e: (e.ts, -e.dur, e.index)):
+        p = parent[e.index]
+        inside = p is not None and in_stage[p.index]
+        if e.name not in stage_cache:
+            stage_cache[e.name] = stage_of(e.name)
+        si = -1 if e.step else stage_cache[e.name]
+        in_stage[e.index] = inside or si >= 0
+        if si >= 0 and not inside:
+            stage_ranges[si].append(e.dur)
+            k = bisect.bisect_right(step_starts, e.ts) - 1
+            if k >= 0 and e.ts < steps[k].end:
+                per_step[k][si] += e.dur
+    stage_rows = []
+    for si, (sname, _) in enumerate(stages):
+        d = sorted(stage_ranges[si])
+        tot = sum(d)
+        stage_rows.append({
+            "stage": sname, "count": len(d), "total_us": us(tot),
+            "mean_us": us(round_div(tot, len(d))) if d else None,
+            "p50_us": us(percentile(d, 50)) if d else None,
+            "p95_us": us(percentile(d, 95)) if d else None,
+            "max_us": us(d[-1]) if d else None,
+            "pct": 100.0 * tot / step_total if step_total > 0 else None,
+        })
+    dl = [r for r in stage_rows if r["stage"] == "dataloader"]
+    dataloader_pct = dl[0]["pct"] if dl else None
+
+    # Memory peaks per (Device Type, Device Id).
+    groups = {}
+    for e in sorted((e for e in events if e.kind == MEMORY), key=lambda e: (e.ts, e.index)):
+        if "Device Type" in e.args and "Device Id" in e.args:
+            groups.setdefault((int(e.args["Device Type"]), int(e.args["Device Id"])),
+                              []).append(e)
+    memory = []
+    for (dtype, did), evs in sorted(groups.items()):
+        peak = peak_ts = None
+        if any("Total Allocated" in e.args for e in evs):
+            for e in evs:
+                v = e.args.get("Total Allocated")
+                if v is not None and (peak is None or v > peak):
+                    peak, peak_ts = int(v), e.ts
+        else:
+            run = 0
+            for e in evs:
+                run += int(e.args.get("Bytes", 0))
+                if peak is None or run > peak:
+                    peak, peak_ts = run, e.ts
+        if peak is None:
+            continue
+        memory.append({"device_type": dtype, "device_id": did, "peak_bytes": peak,
+                       "peak_ts_us": us(t.base_ns + peak_ts),
+                       "capacity_bytes": t.devices.get(did, 0) if dtype == 1 else 0})
+
+    # Tables.
+    self_sum = sum(r["self"] for r in ops.values())
+    ktotal = sum(r["total"] for r in kernels.values())
+    work_total = sum(e.dur for e in gpu_work)
+    op_rows = []
+    for r in sorted(ops.values(), key=lambda r: (-r["self"], r["name"].encode())):
+        op_rows.append({
+            "name": r["name"], "calls": r["calls"], "total_us": us(r["total"]),
+            "self_us": us(r["self"]),
+            "self_pct": 100.0 * r["self"] / self_sum if self_sum > 0 else 0.0,
+            "mean_us": us(round_div(r["total"], r["calls"])), "min_us": us(r["min"]),
+            "max_us": us(r["max"]), "flops": r["flops"], "gpu_us": us(r["gpu"]),
+            "kernels": r["kernels"]})
+    kernel_rows = [{
+        "name": r["name"], "calls": r["calls"], "total_us": us(r["total"]),
+        "pct": 100.0 * r["total"] / ktotal if ktotal > 0 else 0.0,
+        "mean_us": us(round_div(r["total"], r["calls"])), "min_us": us(r["min"]),
+        "max_us": us(r["max"])}
+        for r in sorted(kernels.values(), key=lambda r: (-r["total"], r["name"].encode()))]
+    by_gpu = [{"name": r["name"], "gpu_us": us(r["gpu"]), "kernels": r["kernels"],
+               "pct": 100.0 * r["gpu"] / work_total if work_total > 0 else 0.0}
+              for r in sorted(ops.values(), key=lambda r: (-r["gpu"], r["name"].encode()))
+              if r["gpu"] > 0 or r["kernels"] > 0]
+
+    flops = sum(r["flops"] for r in ops.values())
+    flops_time = sum(r["flops_time"] for r in ops.values())
+
+    # Recommendations (ids only; the messages are prose).
+    recos = []
+    if dataloader_pct is not None and dataloader_pct > DATALOADER_PCT:
+        recos.append("dataloader")
+    if util is not None and util < GPU_IDLE_PCT:
+        recos.append("gpu_idle")
+    if any(m["capacity_bytes"] and 100.0 * m["peak_bytes"] / m["capacity_bytes"]
+           > MEMORY_PRESSURE_PCT for m in memory):
+        recos.append("memory_pressure")
+    nccl = sum(r["total"] for r in kernels.values() if "nccl" in r["name"].lower())
+    if step_total > 0 and 100.0 * nccl / step_total > NCCL_PCT:
+        recos.append("nccl")
+    nk = sum(r["calls"] for r in kernels.values())
+    if (util is not None and util < GPU_IDLE_PCT and nk >= LAUNCH_BOUND_MIN_KERNELS
+            and ktotal < LAUNCH_BOUND_MEAN_NS * nk):
+        recos.append("launch_bound")
+
+    n = len(step_durs)
+    slowest = sorted(steps, key=lambda s: (-s.dur, s.ts, s.index))
+    return {
+        "input": {"path": t.path, "bytes": t.input_bytes, "events": t.input_events},
+        "steps": {
+            "count": n, "total_us": us(step_total),
+            "mean_us": us(round_div(step_total, n)) if n else None,
+            "p50_us": us(percentile(step_durs, 50)) if n else None,
+            "p95_us": us(percentile(step_durs, 95)) if n else None,
+            "max_us": us(step_durs[-1]) if n else None,
+            "window_us": us(w1 - w0),
+            "slowest": [{"name": s.name, "dur_us": us(s.dur)} for s in slowest],
+            "list": [{"name": s.name, "start_us": us(t.base_ns + s.ts), "dur_us": us(s.dur),
+                      "stages": {stages[i][0]: us(v) for i, v in enumerate(per_step[k])}}
+                     for k, s in enumerate(steps)],
+        },
+        "top_cpu_ops": op_rows,
+        "top_gpu_kernels": kernel_rows,
+        "top_ops_by_gpu_time": by_gpu,
+        "gpu": {"busy_us": us(busy), "utilization_pct": util, "kernel_count": nk,
+                "devices": len(per_dev)},
+        "stages": stage_rows,
+        "dataloader_pct": dataloader_pct,
+        "memory": memory,
+        "flops": {"total": flops, "time_us": us(flops_time),
+                  "per_second": flops * 1e9 / flops_time if flops_time > 0 else None},
+        "recommendations": [{"id": r} for r in recos],
+    }
+
+
+# ---- the neutral feed --------------------------------------------------------------------------
+
+def _esc(s):
+    return (s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+            .replace("\r", "\\r"))
+
+
+def _id(v):
+    return str(v) if isinstance(v, int) else "s:" + _esc(v)
+
+
+def feed(t):
+    out = ["path\t" + _esc(t.path), "base\t%d" % t.base_ns,
+           "input\t%d\t%d" % (t.input_events, t.input_bytes)]
+    for did, mem in sorted(t.devices.items()):
+        out.append("device\t%d\t%d" % (did, mem))
+    for e in t.events:
+        out.append("ev\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s" % (
+            e.kind, 1 if e.step else 0, _id(e.pid), _id(e.tid), e.ts, e.dur, e.corr,
+            _esc(e.cat), _esc(e.name)))
+        for k, v in e.args.items():
+            if isinstance(v, int):
+                out.append("arg\t%s\ti\t%d" % (_esc(k), v))
+            else:
+                out.append("arg\t%s\td\t%r" % (_esc(k), v))
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    if len(argv) != 3 or argv[1] not in ("analyze", "feed"):
+        sys.stderr.write("usage: tprof_ref.py analyze|feed PATH\n")
+        return 2
+    t = load(argv[2])
+    if argv[1] == "feed":
+        sys.stdout.write(feed(t))
+    else:
+        json.dump(analyze(t), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
