@@ -17,6 +17,7 @@ from tprof._cupti import pass_wheel_cupti_dirs
 
 _lock = threading.Lock()
 _current = None  # the Profile whose session is active (or started disabled)
+_run_ids = set()  # run directories this process has written (see _fresh_run_id)
 
 
 def config_from_args(argv=None):
@@ -61,6 +62,20 @@ def _build_config(config, keys):
     return cfg
 
 
+def _fresh_run_id(cfg, effective):
+    """The default run_id has a one-second resolution, and a process may profile several times a
+    second (a decorated function, tests): a run_id this process used already gets a suffix, so
+    that one run never overwrites another's files."""
+    run_id = effective["run_id"]
+    n = 2
+    while effective["run_id"] in _run_ids:
+        effective["run_id"] = "%s-%d" % (run_id, n)
+        n += 1
+    if effective["run_id"] != run_id:
+        cfg.set("run_id", effective["run_id"], "tprof.profile (run_id used before by this process)")
+    _run_ids.add(effective["run_id"])
+
+
 class Profile(contextlib.ContextDecorator):
     """A profiling session: a context manager, a decorator, or start()/stop().
 
@@ -72,7 +87,8 @@ class Profile(contextlib.ContextDecorator):
     defaults with enabled=True, the YAML file (config as a path, or TPROF_CONFIG), config as a
     dict, keys, then the TPROF_<KEY> variables (so TPROF_ENABLED=0 switches a profiled script
     off). With a tprof.Config (from config_from_args), that configuration and then keys.
-    A bad value raises ConfigError with the library's message.
+    A bad value raises ConfigError with the library's message. A run_id this process used before
+    (the default one has a one-second resolution) gets a suffix: -2, -3, ...
 
     The PyTorch options (tprof.torch; docs/PYTHON.md): model, an nn.Module whose forward calls
     become ranges named by their path (with_modules); record_ops, a range per aten op with its
@@ -107,6 +123,8 @@ class Profile(contextlib.ContextDecorator):
                 return self
             cfg = _build_config(self._config_arg, self._keys)
             effective = json.loads(cfg.to_json())
+            if effective["enabled"]:
+                _fresh_run_id(cfg, effective)
             parts = self._torch_parts(cfg, effective) if effective["enabled"] else []
             pass_wheel_cupti_dirs()
             if not _tprof.start(cfg):

@@ -13,14 +13,12 @@ class dataloader:
 
     def __iter__(self):
         rng = self.range
-        rng.begin()
-        try:
-            it = iter(self.loader)  # a DataLoader starts its workers here: part of the stage
-        finally:
-            rng.end()
+        it = None
         while True:
             rng.begin()
             try:
+                if it is None:  # a DataLoader starts its workers here: part of the first fetch
+                    it = iter(self.loader)
                 batch = next(it)
             except StopIteration:
                 return
