@@ -52,25 +52,27 @@ static PyObject *fail(const tp_py_config *c) {
     return NULL;
 }
 
-/* A list or tuple value: each item as text, then the library's list rule. */
+/* A list or tuple value: each item as text, then the library's list rule. -2 when a Python
+ * error is set, else what tp_config_apply_list returns. */
 static int set_list(tp_py_config *c, const char *key, Py_ssize_t keylen, PyObject *seq,
                     const char *source) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    const char **items = PyMem_Calloc((size_t)n + 1, sizeof(*items));
-    PyObject **owners = PyMem_Calloc((size_t)n + 1, sizeof(*owners));
+    const char **items = PyMem_Calloc((size_t)n + 1, sizeof(char *));
+    PyObject *owners = PyList_New(n); /* keeps the items' text alive */
     int rc = -2;
     if (!items || !owners) {
-        PyErr_NoMemory();
+        if (!PyErr_Occurred()) PyErr_NoMemory();
         goto out;
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (!(items[i] = tp_py_text(PySequence_Fast_GET_ITEM(seq, i), &owners[i]))) goto out;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *owner;
+        if (!(items[i] = tp_py_text(PySequence_Fast_GET_ITEM(seq, i), &owner))) goto out;
+        PyList_SET_ITEM(owners, i, owner);
+    }
     rc = tp_config_apply_list(c->cfg, key, (size_t)keylen, items, (size_t)n, source);
 out:
-    for (Py_ssize_t i = 0; owners && i < n; i++)
-        Py_XDECREF(owners[i]);
+    Py_XDECREF(owners);
     PyMem_Free(items);
-    PyMem_Free(owners);
     return rc;
 }
 
@@ -171,7 +173,7 @@ static PyObject *config_load_sources(tp_py_config *c, PyObject *list) {
 static PyObject *config_validate(tp_py_config *c, PyObject *unused) {
     (void)unused;
     char err[512];
-    if (tp_config_validate(c->cfg, err, sizeof(err)) == 0) Py_RETURN_NONE;
+    if (tp_config_validate(c->cfg, err, sizeof(err)) == 0) return Py_NewRef(Py_None);
     PyErr_SetString(tp_py_config_error, err);
     return NULL;
 }

@@ -111,13 +111,13 @@ static PyObject *range_enter(tp_py_range *r, PyObject *unused) {
 static PyObject *range_end(tp_py_range *r, PyObject *const *args, Py_ssize_t nargs) {
     (void)r, (void)args, (void)nargs;
     tprof_end();
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 static PyObject *range_begin(tp_py_range *r, PyObject *const *args, Py_ssize_t nargs) {
     (void)args, (void)nargs;
     tprof_begin_copy(r->utf8);
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 /* range(function): the decorator. */

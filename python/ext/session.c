@@ -37,7 +37,7 @@ static PyObject *py_shutdown(PyObject *mod, PyObject *unused) {
     PyThreadState *ts = PyEval_SaveThread();
     tprof_shutdown();
     PyEval_RestoreThread(ts);
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 static PyObject *py_step(PyObject *mod, PyObject *unused) {
@@ -45,7 +45,7 @@ static PyObject *py_step(PyObject *mod, PyObject *unused) {
     PyThreadState *ts = PyEval_SaveThread();
     tprof_step();
     PyEval_RestoreThread(ts);
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 /* An integer argument that recording may not raise about: NULL-free, with *ok = 0 (and a
@@ -77,7 +77,7 @@ static PyObject *py_epoch(PyObject *mod, PyObject *arg) {
         tprof_epoch((int)e);
         PyEval_RestoreThread(ts);
     }
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 static PyObject *py_flops(PyObject *mod, PyObject *arg) {
@@ -89,7 +89,7 @@ static PyObject *py_flops(PyObject *mod, PyObject *arg) {
         ok = 0;
     }
     if (ok) tprof_flops((uint64_t)n);
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 /* The text of a name argument, or NULL (the error cleared and reported once). */
@@ -112,7 +112,7 @@ static PyObject *py_counter(PyObject *mod, PyObject *const *args, Py_ssize_t nar
     if (v == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
         tp_log_warn("tprof.counter: the value is not a number (ignored)");
-        Py_RETURN_NONE;
+        return Py_NewRef(Py_None);
     }
     PyObject *owner;
     const char *name = name_arg(args[0], &owner, "tprof.counter");
@@ -120,7 +120,7 @@ static PyObject *py_counter(PyObject *mod, PyObject *const *args, Py_ssize_t nar
         tprof_counter(name, v);
         Py_DECREF(owner);
     }
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 /* arg(key, value): an int value is kept as a number, anything else as its text. */
@@ -132,7 +132,7 @@ static PyObject *py_arg(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
     }
     PyObject *kown, *vown;
     const char *key = name_arg(args[0], &kown, "tprof.arg");
-    if (!key) Py_RETURN_NONE;
+    if (!key) return Py_NewRef(Py_None);
     int ok = 0;
     long long i = PyLong_Check(args[1]) ? int_arg(args[1], "tprof.arg", &ok) : 0;
     if (ok) {
@@ -145,7 +145,7 @@ static PyObject *py_arg(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
         }
     }
     Py_DECREF(kown);
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 /* shapes(dims_json): the innermost range's "Input Dims" (kept only with record_shapes). */
@@ -157,7 +157,7 @@ static PyObject *py_shapes(PyObject *mod, PyObject *arg) {
         tprof_shapes(json);
         Py_DECREF(owner);
     }
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 static PyObject *py_thread_name(PyObject *mod, PyObject *arg) {
@@ -168,7 +168,7 @@ static PyObject *py_thread_name(PyObject *mod, PyObject *arg) {
         tprof_thread_name(name);
         Py_DECREF(owner);
     }
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 /* warn(message): a problem found by the Python layer, reported as the library reports its own
@@ -181,7 +181,7 @@ static PyObject *py_warn(PyObject *mod, PyObject *arg) {
         tp_log_warn("%s", msg);
         Py_DECREF(owner);
     }
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 static PyObject *py_is_recording(PyObject *mod, PyObject *unused) {
@@ -243,7 +243,7 @@ static PyObject *py_set_cupti_dirs(PyObject *mod, PyObject *arg) {
         return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     }
     tp_gpu_set_extra_dirs((const char *const *)dirs);
-    Py_RETURN_NONE;
+    return Py_NewRef(Py_None);
 }
 
 PyMethodDef tp_py_session_methods[] = {

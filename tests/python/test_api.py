@@ -289,3 +289,35 @@ def test_threads_recording_at_once(out_dir):
         values = sorted(e["args"]["value"] for e in events
                         if e.get("ph") == "C" and e["name"] == "progress-%d" % k)
         assert values == [float(i) for i in range(per_thread)]
+
+
+def test_exit_and_interrupt_end_the_session(out_dir):
+    """A profile left running is stopped at interpreter exit; Ctrl-C saves the open window as
+    partial and KeyboardInterrupt still reaches the program."""
+    r = run_python("""
+        import sys, tprof
+        p = tprof.profile(output_dir=sys.argv[1], run_id="exit", summary=False).start()
+        with tprof.range("work"):
+            tprof.step()
+        """, args=[out_dir])
+    assert r.returncode == 0, r.stderr
+    summary = read_json(os.path.join(out_dir, "exit", "summary.json"))
+    assert summary["run"]["windows"] == 1 and summary["steps"]["count"] == 2
+    r = run_python("""
+        import os, signal, sys, tprof
+        try:
+            with tprof.profile(output_dir=sys.argv[1], run_id="int", wait=1, active=5,
+                               summary=False) as p:
+                for i in range(10):
+                    with tprof.range("work"):
+                        if i == 3:
+                            os.kill(os.getpid(), signal.SIGINT)
+                    p.step()
+        except KeyboardInterrupt:
+            print("interrupted at", i)
+        """, args=[out_dir])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "interrupted at 3"
+    trace = read_json(run_traces(os.path.join(out_dir, "int"))[0])
+    assert trace["tprof"]["partial"] is True
+    assert step_numbers(trace["traceEvents"]) == [1, 2, 3]
