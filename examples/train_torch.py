@@ -61,6 +61,18 @@ class Net(nn.Module):
         return self.classifier(self.features(x))
 
 
+def train_step(model, opt, x, y):
+    """One step of SGD, each stage a tprof range; returns the loss."""
+    with tprof.stage("forward"):
+        loss = nn.functional.cross_entropy(model(x), y)
+    with tprof.stage("backward"):
+        opt.zero_grad()
+        loss.backward()
+    with tprof.stage("optimizer"):
+        opt.step()
+    return loss
+
+
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=int, default=30, help="steps per epoch")
@@ -92,13 +104,7 @@ def main():
         for epoch in range(args.epochs):
             prof.epoch(epoch)
             for x, y in tprof.torch.dataloader(loader):
-                with tprof.stage("forward"):
-                    loss = nn.functional.cross_entropy(model(x), y)
-                with tprof.stage("backward"):
-                    opt.zero_grad()
-                    loss.backward()
-                with tprof.stage("optimizer"):
-                    opt.step()
+                loss = train_step(model, opt, x, y)
                 tprof.counter("loss", loss.item())
                 prof.step()
                 step += 1

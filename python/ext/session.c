@@ -32,20 +32,22 @@ static PyObject *py_start(PyObject *mod, PyObject *arg) {
     return PyBool_FromLong(rc == 0);
 }
 
-static PyObject *py_shutdown(PyObject *mod, PyObject *unused) {
-    (void)mod, (void)unused;
+/* fn() with the GIL released: it may wait for the writer thread. */
+static PyObject *without_gil(void (*fn)(void)) {
     PyThreadState *ts = PyEval_SaveThread();
-    tprof_shutdown();
+    fn();
     PyEval_RestoreThread(ts);
     return Py_NewRef(Py_None);
 }
 
+static PyObject *py_shutdown(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    return without_gil(tprof_shutdown);
+}
+
 static PyObject *py_step(PyObject *mod, PyObject *unused) {
     (void)mod, (void)unused;
-    PyThreadState *ts = PyEval_SaveThread();
-    tprof_step();
-    PyEval_RestoreThread(ts);
-    return Py_NewRef(Py_None);
+    return without_gil(tprof_step);
 }
 
 /* An integer argument that recording may not raise about: NULL-free, with *ok = 0 (and a
@@ -148,40 +150,38 @@ static PyObject *py_arg(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
     return Py_NewRef(Py_None);
 }
 
-/* shapes(dims_json): the innermost range's "Input Dims" (kept only with record_shapes). */
-static PyObject *py_shapes(PyObject *mod, PyObject *arg) {
-    (void)mod;
+/* use(the text of arg); an argument without text is reported and skipped (recording never
+ * raises). */
+static PyObject *with_text(PyObject *arg, const char *fn, void (*use)(const char *)) {
     PyObject *owner;
-    const char *json = name_arg(arg, &owner, "tprof.shapes");
-    if (json) {
-        tprof_shapes(json);
+    const char *text = name_arg(arg, &owner, fn);
+    if (text) {
+        use(text);
         Py_DECREF(owner);
     }
     return Py_NewRef(Py_None);
 }
 
+/* shapes(dims_json): the innermost range's "Input Dims" (kept only with record_shapes). */
+static PyObject *py_shapes(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    return with_text(arg, "tprof.shapes", tprof_shapes);
+}
+
 static PyObject *py_thread_name(PyObject *mod, PyObject *arg) {
     (void)mod;
-    PyObject *owner;
-    const char *name = name_arg(arg, &owner, "tprof.thread_name");
-    if (name) {
-        tprof_thread_name(name);
-        Py_DECREF(owner);
-    }
-    return Py_NewRef(Py_None);
+    return with_text(arg, "tprof.thread_name", tprof_thread_name);
+}
+
+static void warn_line(const char *msg) {
+    tp_log_warn("%s", msg);
 }
 
 /* warn(message): a problem found by the Python layer, reported as the library reports its own
  * (once, as "tprof: ..." on stderr, and in messages()). */
 static PyObject *py_warn(PyObject *mod, PyObject *arg) {
     (void)mod;
-    PyObject *owner;
-    const char *msg = name_arg(arg, &owner, "tprof.warn");
-    if (msg) {
-        tp_log_warn("%s", msg);
-        Py_DECREF(owner);
-    }
-    return Py_NewRef(Py_None);
+    return with_text(arg, "tprof.warn", warn_line);
 }
 
 static PyObject *py_is_recording(PyObject *mod, PyObject *unused) {

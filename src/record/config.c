@@ -467,6 +467,7 @@ const char *tp_config_find_path(int argc, char **argv) {
 int tp_config_load_sources(tprof_config *cfg, int *argc, char **argv) {
     /* Every source runs, so that tprof's arguments leave argv even when one source fails; the
      * first error is the one kept. */
+    if (!cfg) return -1;
     const char *path = tp_config_find_path(argc ? *argc : 0, argv);
     char err[sizeof(cfg->err)] = "";
     if (path && tprof_config_load_yaml(cfg, path)) memcpy(err, cfg->err, sizeof(err));

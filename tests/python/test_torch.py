@@ -3,6 +3,7 @@ module ranges, FLOPs against the formulas and torch.profiler's own figures, the 
 and its recommendation, torch.profiler beside tprof, and the Lightning callback. Traces are read
 with Python's json module; the analysis is cross-checked with tests/lib/tprof_ref.py."""
 import os
+import sys
 import time
 import warnings
 
@@ -16,6 +17,10 @@ import tprof  # noqa: E402
 import tprof.torch  # noqa: E402
 import tprof_ref  # noqa: E402
 from conftest import inside, ranges, read_json, run_traces, step_numbers, trace_events  # noqa
+
+sys.path.insert(0, os.path.join(os.environ.get("TPROF_SOURCE_DIR", os.path.join(
+    os.path.dirname(__file__), "..", "..")), "examples"))
+from train_torch import train_step  # noqa: E402
 
 RECORDS = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
 
@@ -48,15 +53,10 @@ def make_data(n, delay=0.0):
 
 
 def train(prof, model, loader):
+    """The example's training step (stages forward, backward, optimizer) over loader."""
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     for x, y in loader:
-        with tprof.stage("forward"):
-            loss = nn.functional.cross_entropy(model(x), y)
-        with tprof.stage("backward"):
-            opt.zero_grad()
-            loss.backward()
-        with tprof.stage("optimizer"):
-            opt.step()
+        train_step(model, opt, x, y)
         prof.step()
 
 
