@@ -71,5 +71,5 @@ setup(
     packages=["tprof", "tprof.torch"],
     ext_modules=[extension],
     cmdclass={"build_ext": parallel_build_ext},
-    python_requires=">=3.9",
+    python_requires=">=3.10",  # Py_NewRef, PyModule_AddObjectRef
 )

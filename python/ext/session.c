@@ -50,8 +50,8 @@ static PyObject *py_step(PyObject *mod, PyObject *unused) {
     return without_gil(tprof_step);
 }
 
-/* An integer argument that recording may not raise about: NULL-free, with *ok = 0 (and a
- * warning naming fn) when obj is not an integer in range. */
+/* An integer argument, which recording may not raise about: *ok = 0, a warning naming fn and no
+ * Python error when obj is not an integer that fits 64 bits. */
 static long long int_arg(PyObject *obj, const char *fn, int *ok) {
     int overflow = 0;
     long long v = PyLong_Check(obj) ? PyLong_AsLongLongAndOverflow(obj, &overflow) : 0;
@@ -94,12 +94,13 @@ static PyObject *py_flops(PyObject *mod, PyObject *arg) {
     return Py_NewRef(Py_None);
 }
 
-/* The text of a name argument, or NULL (the error cleared and reported once). */
+/* The text of a name or value argument, or NULL (the Python error cleared, the problem reported
+ * once). */
 static const char *name_arg(PyObject *obj, PyObject **owner, const char *fn) {
     const char *s = tp_py_text(obj, owner);
     if (!s) {
         PyErr_Clear();
-        tp_log_warn("%s: the name is neither text nor printable (ignored)", fn);
+        tp_log_warn("%s: an argument has no text, its str() failed (ignored)", fn);
     }
     return s;
 }

@@ -321,3 +321,16 @@ def test_exit_and_interrupt_end_the_session(out_dir):
     trace = read_json(run_traces(os.path.join(out_dir, "int"))[0])
     assert trace["tprof"]["partial"] is True
     assert step_numbers(trace["traceEvents"]) == [1, 2, 3]
+
+
+def test_wheel_cupti_folders_are_found(tmp_path, monkeypatch, out_dir):
+    from tprof._cupti import wheel_cupti_dirs
+    lib = tmp_path / "site" / "nvidia" / "cuda_cupti" / "lib"
+    lib.mkdir(parents=True)
+    (tmp_path / "other" / "nvidia").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(tmp_path / "other"))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert wheel_cupti_dirs().count(str(lib)) == 1
+    with tprof.profile(output_dir=out_dir, summary=False):
+        with pytest.raises(RuntimeError, match="between sessions"):
+            tprof._tprof.set_cupti_dirs([str(lib)])

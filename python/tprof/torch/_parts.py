@@ -10,10 +10,16 @@ from tprof.torch.ops import OpRecording
 from tprof.torch.profiler import TorchProfiler
 
 
+def _torch_profiler_running():
+    enabled = (getattr(torch.autograd, "_profiler_enabled", None)
+               or getattr(torch._C._autograd, "_profiler_enabled", None))
+    return bool(enabled and enabled())
+
+
 def _one_cupti_subscriber(cfg, effective, torch_profiler):
     """tprof's CUPTI source stays off while torch.profiler runs: driven by this profile, or
     already running when it starts. gpu=on cannot be honoured then, and says so."""
-    running = torch.autograd._profiler_enabled()
+    running = _torch_profiler_running()
     if not (torch_profiler or running) or effective["gpu"] == "off":
         return
     why = "torch_profiler=True" if torch_profiler else "a torch.profiler is already running"
