@@ -246,7 +246,7 @@ static void usage(FILE *out) {
 }
 
 static int parse_args(int argc, char **argv, options *o) {
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* each option takes one value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long seed = 0;
         int rc;
@@ -272,7 +272,6 @@ static int parse_args(int argc, char **argv, options *o) {
             return -1;
         }
         if (rc) return -1;
-        i++;
     }
     return 0;
 }

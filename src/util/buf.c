@@ -220,8 +220,9 @@ void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
                 out += len;
                 i += len;
             } else {
-                memcpy(out, "\xef\xbf\xbd", 3); /* U+FFFD, 3 bytes <= the 6 reserved */
-                out += 3;
+                *out++ = '\xef'; /* U+FFFD: 3 bytes, within the 6 reserved */
+                *out++ = '\xbf';
+                *out++ = '\xbd';
                 i++;
             }
         }
