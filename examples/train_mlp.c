@@ -246,7 +246,7 @@ static void usage(FILE *out) {
 }
 
 static int parse_args(int argc, char **argv, options *o) {
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* each option takes one value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long seed = 0;
         int rc;
@@ -272,7 +272,6 @@ static int parse_args(int argc, char **argv, options *o) {
             return -1;
         }
         if (rc) return -1;
-        i++;
     }
     return 0;
 }
@@ -294,7 +293,7 @@ int main(int argc, char **argv) {
     layer_init(&layers[1], "linear2", "linear2.backward", HIDDEN1, HIDDEN2);
     layer_init(&layers[2], "linear3", "linear3.backward", HIDDEN2, CLASSES);
     int n = (int)o.batch;
-    float *x = alloc_floats((size_t)n * INPUT), *h1 = alloc_floats((size_t)n * HIDDEN1);
+    float *h1 = alloc_floats((size_t)n * HIDDEN1);
     float *h2 = alloc_floats((size_t)n * HIDDEN2), *logits = alloc_floats((size_t)n * CLASSES);
     float *d_logits = alloc_floats((size_t)n * CLASSES), *d_h2 = alloc_floats((size_t)n * HIDDEN2);
     float *d_h1 = alloc_floats((size_t)n * HIDDEN1);
@@ -303,8 +302,10 @@ int main(int argc, char **argv) {
     for (long epoch = 0; epoch < o.epochs; epoch++) {
         TPROF_EPOCH((int)epoch);
         for (long step = 0; step < o.steps; step++) {
+            float *x; /* a fresh batch each step, as a data loader hands out */
             {
                 TPROF_ZONE("dataloader");
+                x = alloc_floats((size_t)n * INPUT);
                 for (int s = 0; s < n; s++)
                     labels[s] = load_sample(x + (size_t)s * INPUT);
             }
@@ -331,6 +332,7 @@ int main(int argc, char **argv) {
                 TPROF_ZONE("optimizer");
                 sgd(layers, 3, o.lr);
             }
+            release_floats(x);
             TPROF_COUNTER("loss", loss);
             if (step % o.log_every == 0 || step == o.steps - 1)
                 printf("epoch %ld step %4ld  loss %.4f  accuracy %5.1f%%\n", epoch, step, loss,
@@ -342,7 +344,6 @@ int main(int argc, char **argv) {
 
     for (int k = 0; k < 3; k++)
         layer_free(&layers[k]);
-    release_floats(x);
     release_floats(h1);
     release_floats(h2);
     release_floats(logits);

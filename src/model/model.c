@@ -39,7 +39,8 @@ static int track_index_rebuild(tp_model *m, size_t nslots) {
     for (size_t t = 0; t < m->ntracks; t++) {
         const tp_track *tr = &m->tracks[t];
         size_t i = track_hash(tr->pid, tr->pid_str, tr->tid, tr->tid_str) & (nslots - 1);
-        while (slots[i]) i = (i + 1) & (nslots - 1);
+        while (slots[i])
+            i = (i + 1) & (nslots - 1);
         slots[i] = (uint32_t)t + 1;
     }
     free(m->track_slots);
@@ -59,8 +60,10 @@ uint32_t tp_model_track(tp_model *m, int64_t pid, tp_str pid_str, int64_t tid, t
         if (tr->pid == pid && tr->tid == tid && tr->pid_str == pid_str && tr->tid_str == tid_str)
             return m->track_slots[i] - 1;
     }
-    if (m->ntracks >= UINT32_MAX - 1 || TP_GROW(m->tracks, m->cap_tracks, m->ntracks + 1)) goto fail;
-    m->tracks[m->ntracks] = (tp_track){.pid = pid, .tid = tid, .pid_str = pid_str, .tid_str = tid_str};
+    if (m->ntracks >= UINT32_MAX - 1 || TP_GROW(m->tracks, m->cap_tracks, m->ntracks + 1))
+        goto fail;
+    m->tracks[m->ntracks] =
+        (tp_track){.pid = pid, .tid = tid, .pid_str = pid_str, .tid_str = tid_str};
     m->track_slots[i] = (uint32_t)m->ntracks + 1;
     return (uint32_t)m->ntracks++;
 fail:
@@ -80,8 +83,8 @@ tp_event *tp_model_add_event(tp_model *m) {
 }
 
 int tp_model_add_arg(tp_model *m, tp_event *ev, tp_str key, tp_arg_type type, const void *value) {
-    if (m->nevents == 0 || ev != &m->events[m->nevents - 1] || ev->nargs == UINT16_MAX || m->nargs >= UINT32_MAX ||
-        TP_GROW(m->args, m->cap_args, m->nargs + 1)) {
+    if (m->nevents == 0 || ev != &m->events[m->nevents - 1] || ev->nargs == UINT16_MAX ||
+        m->nargs >= UINT32_MAX || TP_GROW(m->args, m->cap_args, m->nargs + 1)) {
         m->failed = 1;
         return -1;
     }
@@ -89,10 +92,16 @@ int tp_model_add_arg(tp_model *m, tp_event *ev, tp_str key, tp_arg_type type, co
     a->key = key;
     a->type = type;
     switch (type) {
-    case TP_ARG_INT: memcpy(&a->v.i, value, sizeof(a->v.i)); break;
-    case TP_ARG_DOUBLE: memcpy(&a->v.d, value, sizeof(a->v.d)); break;
+    case TP_ARG_INT:
+        memcpy(&a->v.i, value, sizeof(a->v.i));
+        break;
+    case TP_ARG_DOUBLE:
+        memcpy(&a->v.d, value, sizeof(a->v.d));
+        break;
     case TP_ARG_STR:
-    case TP_ARG_JSON: memcpy(&a->v.s, value, sizeof(a->v.s)); break;
+    case TP_ARG_JSON:
+        memcpy(&a->v.s, value, sizeof(a->v.s));
+        break;
     }
     ev->nargs++;
     return 0;

@@ -30,8 +30,12 @@ typedef enum tp_kind {
     TP_COUNTER,        /* ph "C"; the args are the series */
 } tp_kind;
 
-static inline int tp_kind_is_device(int kind) { return kind >= TP_KERNEL && kind <= TP_GPU_ANNOTATION; }
-static inline int tp_kind_is_gpu_work(int kind) { return kind >= TP_KERNEL && kind <= TP_MEMSET; }
+static inline int tp_kind_is_device(int kind) {
+    return kind >= TP_KERNEL && kind <= TP_GPU_ANNOTATION;
+}
+static inline int tp_kind_is_gpu_work(int kind) {
+    return kind >= TP_KERNEL && kind <= TP_MEMSET;
+}
 
 enum tp_event_flag {
     TP_EVF_STEP = 1u << 0,      /* a host range named ProfilerStep#<n> */
@@ -43,7 +47,7 @@ typedef struct tp_event {
     int64_t dur;   /* ns; 0 for instants and counters */
     uint64_t corr; /* correlation id linking a launch to its device work; 0 = none */
     tp_str name;
-    tp_str cat;    /* the category as written; TP_STR_EMPTY when absent */
+    tp_str cat; /* the category as written; TP_STR_EMPTY when absent */
     uint32_t track;
     uint32_t arg0; /* first arg in model->args */
     uint16_t nargs;
@@ -95,11 +99,11 @@ typedef struct tp_model {
     tp_device *devices;
     size_t ndevices, cap_devices;
 
-    int64_t base_ns;   /* absolute time of ts == 0 (baseTimeNanoseconds), 0 when unknown */
-    int64_t rank;      /* distributedInfo; -1 when unknown */
+    int64_t base_ns; /* absolute time of ts == 0 (baseTimeNanoseconds), 0 when unknown */
+    int64_t rank;    /* distributedInfo; -1 when unknown */
     int64_t world_size;
-    uint64_t input_events; /* entries of the trace's event array, all phases (reader only) */
-    uint64_t input_bytes;  /* bytes of JSON read (reader only) */
+    uint64_t input_events;   /* entries of the trace's event array, all phases (reader only) */
+    uint64_t input_bytes;    /* bytes of JSON read (reader only) */
     uint64_t dropped_events; /* events the recorder could not keep (buffers full) */
     int partial;             /* the window closed early (shutdown, signal) */
     int failed;              /* an allocation failed: the model is incomplete */

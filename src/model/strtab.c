@@ -45,7 +45,8 @@ static int rehash(tp_strtab *t, uint32_t nslots) {
     if (!slots) return -1;
     for (uint32_t id = 0; id < t->n; id++) {
         uint32_t i = t->ents[id].hash & (nslots - 1);
-        while (slots[i]) i = (i + 1) & (nslots - 1);
+        while (slots[i])
+            i = (i + 1) & (nslots - 1);
         slots[i] = id + 1;
     }
     free(t->slots);

@@ -15,11 +15,11 @@ typedef uint32_t tp_str;
 typedef struct tp_strtab {
     struct tp_strent *ents; /* id -> string */
     uint32_t n, cap;
-    uint32_t *slots;        /* open addressing: id + 1, or 0 for empty */
-    uint32_t nslots;        /* power of two */
+    uint32_t *slots; /* open addressing: id + 1, or 0 for empty */
+    uint32_t nslots; /* power of two */
     struct tp_arena_block *arena;
-    size_t bytes;           /* string bytes held, for memory accounting */
-    int failed;             /* an allocation failed: some strings became "" */
+    size_t bytes; /* string bytes held, for memory accounting */
+    int failed;   /* an allocation failed: some strings became "" */
 } tp_strtab;
 
 struct tp_strent {

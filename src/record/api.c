@@ -71,20 +71,33 @@ void tprof_counter(const char *name, double value) {
     tp_publish(t, 2);
 }
 
-/* Tracked whether or not a window records, so that totals are right when one opens. */
-static void memory_event(int device, const void *ptr, size_t bytes, int is_free) {
-    tp_mem_change ch;
-    if (tp_mem_update(device, (uint64_t)(uintptr_t)ptr, (int64_t)bytes, is_free, &ch)) return;
+static void write_memory(int device, uint64_t addr, const tp_mem_change *ch) {
     tp_tls *t = &tp_tls_cur;
     tp_rec *r = tp_room(t, 3);
     if (!r) return;
     r[0].a = tp_clock_ticks();
     r[0].b = tp_rec_word(TP_REC_MEMORY, (uint64_t)((int64_t)device + 1));
-    r[1].a = (uint64_t)(uintptr_t)ptr;
-    r[1].b = (uint64_t)ch.bytes;
-    r[2].a = (uint64_t)ch.total;
+    r[1].a = addr;
+    r[1].b = (uint64_t)ch->bytes;
+    r[2].a = (uint64_t)ch->total;
     r[2].b = 0;
     tp_publish(t, 3);
+}
+
+/* Tracked whether or not a window records, so that totals are right when one opens. */
+static void memory_event(int device, const void *ptr, size_t bytes, int is_free) {
+    tp_mem_change ch;
+    if (tp_mem_update(device, (uint64_t)(uintptr_t)ptr, (int64_t)bytes, is_free, &ch)) return;
+    write_memory(device, (uint64_t)(uintptr_t)ptr, &ch);
+}
+
+void tp_mem_record_snapshot(void) {
+    int devices[8];
+    int64_t totals[8];
+    if (!tp_opts.memory) return;
+    size_t n = tp_mem_totals(devices, totals, sizeof(devices) / sizeof(devices[0]));
+    for (size_t i = 0; i < n; i++)
+        write_memory(devices[i], 0, &(tp_mem_change){0, totals[i]});
 }
 
 void tprof_alloc(int device, const void *ptr, size_t bytes) {

@@ -120,3 +120,15 @@ done:
     pthread_mutex_unlock(&mem_lock);
     return rc;
 }
+
+size_t tp_mem_totals(int *devices, int64_t *out, size_t max) {
+    size_t n = 0;
+    pthread_mutex_lock(&mem_lock);
+    for (int d = 0; d < TP_MEM_DEVICES && n < max; d++) {
+        if (!tracking || !totals[d]) continue;
+        devices[n] = d - 1;
+        out[n++] = totals[d];
+    }
+    pthread_mutex_unlock(&mem_lock);
+    return n;
+}

@@ -19,5 +19,11 @@ pthread_mutex_t *tp_mem_mutex(void);
  * ignored). 0 with *out filled; -1 when not tracking, for a NULL address or another device,
  * and for the free of an address not seen allocated. */
 int tp_mem_update(int device, uint64_t addr, int64_t bytes, int is_free, tp_mem_change *out);
+/* The devices holding allocated bytes now: fills devices[i] and totals[i], returns how many
+ * (at most max). */
+size_t tp_mem_totals(int *devices, int64_t *totals, size_t max);
+/* Records, on the calling thread, one [memory] event per device holding memory (Bytes 0, its
+ * Total Allocated), so a window that opens after the allocations still knows what is held. */
+void tp_mem_record_snapshot(void);
 
 #endif

@@ -14,12 +14,12 @@
 #include <stdint.h>
 
 typedef struct tp_run_info {
-    const char *run_dir;       /* <output_dir>/<run_id> */
-    const char *config_json;   /* the effective configuration, a JSON object */
-    int64_t rank, world_size;  /* world_size 1 when not distributed */
-    int gzip;                  /* traces as .json.gz */
-    int tensorboard_names;     /* <worker>.<time_ns>.pt.trace.json names */
-    int print_summary;         /* this process prints the console summary (rank 0, summary on) */
+    const char *run_dir;      /* <output_dir>/<run_id> */
+    const char *config_json;  /* the effective configuration, a JSON object */
+    int64_t rank, world_size; /* world_size 1 when not distributed */
+    int gzip;                 /* traces as .json.gz */
+    int tensorboard_names;    /* <worker>.<time_ns>.pt.trace.json names */
+    int print_summary;        /* this process prints the console summary (rank 0, summary on) */
     size_t top_k;
     const tp_stage_def *stages;
     size_t nstages;

@@ -21,8 +21,8 @@ typedef struct tp_window_info {
     const char *name;         /* file-name stem of the window's trace */
     int64_t start_ns, end_ns; /* on the session clock (tp_clock_now_ns) */
     int64_t first_step, last_step;
-    int partial;              /* closed early (shutdown or signal) */
-    int64_t model_offset_ns;  /* a session-clock time minus this is a time in the window's model */
+    int partial;             /* closed early (shutdown or signal) */
+    int64_t model_offset_ns; /* a session-clock time minus this is a time in the window's model */
 } tp_window_info;
 
 typedef struct tp_source {

@@ -4,6 +4,7 @@
  * a queue push; the conversion happens on the writer thread. */
 #include "tprof.h"
 
+#include "record/memory.h"
 #include "record/record.h"
 #include "record/session.h"
 #include "util/log.h"
@@ -40,6 +41,7 @@ static void open_window(uint64_t now) {
     w->first_step = tp_sess.sm.step;
     tp_sess.open = w;
     TP_STORE_REL(&tp_gen, w->gen);
+    tp_mem_record_snapshot();
 }
 
 static void add_step(tp_window *w, int64_t step, uint64_t start, uint64_t end) {

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void tp_buf_init(tp_buf *b) { memset(b, 0, sizeof(*b)); }
+void tp_buf_init(tp_buf *b) {
+    memset(b, 0, sizeof(*b));
+}
 
 void tp_buf_free(tp_buf *b) {
     free(b->data);
@@ -17,7 +19,8 @@ int tp_buf_reserve_slow(tp_buf *b, size_t extra) {
     if (b->failed) return -1;
     size_t need = b->len + extra;
     size_t ncap = b->cap ? b->cap : 256;
-    while (ncap < need) ncap *= 2;
+    while (ncap < need)
+        ncap *= 2;
     char *p = realloc(b->data, ncap);
     if (!p) {
         b->failed = 1;
@@ -28,7 +31,9 @@ int tp_buf_reserve_slow(tp_buf *b, size_t extra) {
     return 0;
 }
 
-void tp_buf_puts(tp_buf *b, const char *s) { tp_buf_put(b, s, strlen(s)); }
+void tp_buf_puts(tp_buf *b, const char *s) {
+    tp_buf_put(b, s, strlen(s));
+}
 
 void tp_buf_printf(tp_buf *b, const char *fmt, ...) {
     va_list ap;
@@ -43,10 +48,11 @@ void tp_buf_printf(tp_buf *b, const char *fmt, ...) {
 }
 
 /* Two digits at a time: halves the divisions of the naive loop. */
-static const char tp_digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
-                                     "31323334353637383940414243444546474849505152535455565758596061"
-                                     "6263646566676869707172737475767778798081828384858687888990919293"
-                                     "949596979899";
+static const char tp_digit_pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930"
+    "31323334353637383940414243444546474849505152535455565758596061"
+    "6263646566676869707172737475767778798081828384858687888990919293"
+    "949596979899";
 
 /* Four digits of v < 10000, zero-padded. */
 static void put4(char *p, unsigned v) {
@@ -184,11 +190,21 @@ void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
         } else if (c < 0x80) {
             *out++ = '\\';
             switch (c) {
-            case '"': *out++ = '"'; break;
-            case '\\': *out++ = '\\'; break;
-            case '\n': *out++ = 'n'; break;
-            case '\t': *out++ = 't'; break;
-            case '\r': *out++ = 'r'; break;
+            case '"':
+                *out++ = '"';
+                break;
+            case '\\':
+                *out++ = '\\';
+                break;
+            case '\n':
+                *out++ = 'n';
+                break;
+            case '\t':
+                *out++ = 't';
+                break;
+            case '\r':
+                *out++ = 'r';
+                break;
             default:
                 *out++ = 'u';
                 *out++ = '0';
@@ -204,8 +220,9 @@ void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
                 out += len;
                 i += len;
             } else {
-                memcpy(out, "\xef\xbf\xbd", 3); /* U+FFFD, 3 bytes <= the 6 reserved */
-                out += 3;
+                *out++ = '\xef'; /* U+FFFD: 3 bytes, within the 6 reserved */
+                *out++ = '\xbf';
+                *out++ = '\xbd';
                 i++;
             }
         }

@@ -12,9 +12,9 @@
 struct tp_ofile {
     FILE *plain;
     gzFile gz;
-    int error;   /* errno of the first failure, or -1 for a zlib error without errno */
-    char *path;  /* final name */
-    char *tmp;   /* temporary name */
+    int error;  /* errno of the first failure, or -1 for a zlib error without errno */
+    char *path; /* final name */
+    char *tmp;  /* temporary name */
 };
 
 static void set_err(char *err, size_t errlen, const char *what, const char *path, int errnum) {

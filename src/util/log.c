@@ -25,7 +25,8 @@ void tp_log_warn(const char *fmt, ...) {
 
     pthread_mutex_lock(&log_lock);
     int seen = 0;
-    for (size_t i = 0; i < log_n && !seen; i++) seen = strcmp(log_msgs[i], line) == 0;
+    for (size_t i = 0; i < log_n && !seen; i++)
+        seen = strcmp(log_msgs[i], line) == 0;
     if (!seen) {
         snprintf(log_latest, sizeof(log_latest), "%s", line);
         char *copy = log_n < TP_LOG_MAX ? strdup(line) : NULL;
@@ -47,7 +48,9 @@ void tp_log_set_quiet(int quiet) {
     pthread_mutex_unlock(&log_lock);
 }
 
-const char *tp_log_last(void) { return log_latest; }
+const char *tp_log_last(void) {
+    return log_latest;
+}
 
 size_t tp_log_count(void) {
     pthread_mutex_lock(&log_lock);
@@ -65,7 +68,8 @@ const char *tp_log_get(size_t i) {
 
 void tp_log_reset(void) {
     pthread_mutex_lock(&log_lock);
-    for (size_t i = 0; i < log_n; i++) free(log_msgs[i]);
+    for (size_t i = 0; i < log_n; i++)
+        free(log_msgs[i]);
     log_n = 0;
     log_latest[0] = '\0';
     pthread_mutex_unlock(&log_lock);

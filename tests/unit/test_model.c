@@ -49,7 +49,8 @@ static void test_tracks_and_args(void **state) {
     tp_str stream = tp_model_intern_cstr(&m, "stream 7");
     uint32_t t1 = tp_model_track(&m, 100, 0, 200, 0);
     uint32_t t2 = tp_model_track(&m, 0, 0, 0, stream);
-    for (int i = 0; i < 1000; i++) tp_model_track(&m, i, 0, i, 0);
+    for (int i = 0; i < 1000; i++)
+        tp_model_track(&m, i, 0, i, 0);
     assert_int_equal(tp_model_track(&m, 100, 0, 200, 0), t1);
     assert_int_equal(tp_model_track(&m, 0, 0, 0, stream), t2);
     assert_int_not_equal(t1, t2);
@@ -124,7 +125,8 @@ static void test_buf_json_strings(void **state) {
     tp_buf_json_str(&b, in, sizeof(in) - 1);
     tp_buf_putc(&b, '\0');
     /* quote, backslash, newline and control escaped; valid UTF-8 kept; bad bytes -> U+FFFD */
-    assert_string_equal(b.data, "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+    assert_string_equal(b.data,
+                        "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
     tp_buf_free(&b);
 }
 

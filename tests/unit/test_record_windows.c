@@ -214,6 +214,40 @@ static void test_args_counters_memory(void **state) {
     cap_reset();
 }
 
+/* A window that opens after the allocations starts with what each device holds (Bytes 0,
+ * Total Allocated, Addr 0), so its memory peak counts memory allocated before it. */
+static void test_memory_snapshot_at_window_open(void **state) {
+    (void)state;
+    static const char *const kv[] = {"profile_memory", "true", "wait", "1", "active", "1", NULL};
+    assert_int_equal(start_with(kv), 0);
+    tprof_alloc(0, addr(0x1000), 4096); /* step 0: not recorded */
+    tprof_alloc(-1, addr(0x2000), 100);
+    tprof_alloc(1, addr(0x3000), 7);
+    tprof_free(1, addr(0x3000)); /* device 1 holds nothing when the window opens */
+    tprof_step();
+    tprof_alloc(0, addr(0x4000), 10); /* step 1: recorded */
+    tprof_step();
+    tprof_shutdown();
+    assert_int_equal(cap.n, 1);
+    tp_model *m = cap.models[0];
+    int64_t want[3][4] = {/* Total Allocated, Bytes, Addr, Device Id */
+                          {100, 0, 0, -1},
+                          {4096, 0, 0, 0},
+                          {4106, 10, 0x4000, 0}};
+    static const char *const keys[4] = {"Total Allocated", "Bytes", "Addr", "Device Id"};
+    size_t k = 0;
+    for (size_t i = 0; i < m->nevents; i++) {
+        const tp_event *ev = &m->events[i];
+        if (ev->kind != TP_MEMORY) continue;
+        assert_true(k < 3);
+        for (int a = 0; a < 4; a++)
+            assert_int_equal(arg_of(m, ev, keys[a])->v.i, want[k][a]);
+        k++;
+    }
+    assert_int_equal(k, 3);
+    cap_reset();
+}
+
 static void test_options_off(void **state) {
     (void)state;
     static const char *const kv[] = {"with_flops", "false", NULL};
@@ -571,6 +605,7 @@ int main(void) {
         cmocka_unit_test(test_no_schedule_is_one_window),
         cmocka_unit_test(test_schedule_example),
         cmocka_unit_test(test_args_counters_memory),
+        cmocka_unit_test(test_memory_snapshot_at_window_open),
         cmocka_unit_test(test_options_off),
         cmocka_unit_test(test_bad_shapes_kept_as_text),
         cmocka_unit_test(test_truncation),
