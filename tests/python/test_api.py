@@ -177,6 +177,19 @@ def test_config_sources_in_order(out_dir, tmp_path, monkeypatch):
     assert cfg.schedule()["mode"] == "epochs"
 
 
+def test_environment_switches_a_profiled_script_off(out_dir, monkeypatch):
+    monkeypatch.setenv("TPROF_ENABLED", "0")
+    before = tprof.messages()
+    with tprof.profile(output_dir=out_dir, wait=1, active=2) as prof:
+        for _ in range(4):
+            with tprof.range("work"):
+                tprof.flops(5)
+            assert not tprof.is_recording()
+            prof.step()
+    assert prof.enabled is False and not os.path.exists(out_dir)
+    assert tprof.messages() == before  # disabled is not misuse: nothing reported
+
+
 def test_config_from_args_consumes_like_the_c_side(tmp_path, monkeypatch):
     yaml = tmp_path / "c.yaml"
     yaml.write_text("profiling:\n  warmup: 2\n  wait: 9\n")
