@@ -201,7 +201,8 @@ static PyObject *py_last_error(PyObject *mod, PyObject *unused) {
                                 "replace");
 }
 
-/* Every distinct message the library reported since the current (or last) session started. */
+/* Every distinct message the library reported since the last recording session started (a
+ * session started disabled keeps the list). */
 static PyObject *py_messages(PyObject *mod, PyObject *unused) {
     (void)mod, (void)unused;
     PyObject *list = PyList_New(0);
@@ -267,7 +268,7 @@ PyMethodDef tp_py_session_methods[] = {
     {"is_active", py_is_active, METH_NOARGS, "True while a session is active."},
     {"last_error", py_last_error, METH_NOARGS, "The library's latest warning, '' if none."},
     {"messages", py_messages, METH_NOARGS,
-     "The library's warnings since the session started, oldest first."},
+     "The library's warnings since the last recording session started, oldest first."},
     {"set_cupti_dirs", py_set_cupti_dirs, METH_O,
      "Extra folders to search for libcupti (set before a session starts)."},
     {NULL, NULL, 0, NULL},
