@@ -29,6 +29,7 @@ from tprof._tprof import (
 from tprof._analyze import analyze
 from tprof._session import Profile, config_from_args, epoch, profile, stage, step
 
+# tprof.range is used as tprof.range: it is left out of `import *`, where it would hide the builtin.
 __all__ = [
     "Config",
     "ConfigError",
@@ -43,7 +44,6 @@ __all__ = [
     "last_error",
     "messages",
     "profile",
-    "range",
     "stage",
     "step",
     "thread_name",
