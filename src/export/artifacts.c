@@ -216,17 +216,9 @@ static void art_finish(void *ctx, const tp_run_info *run) {
     (void)ctx;
     tp_analysis *a = art.analysis;
     if (!a) return;
-    a->windows = run->windows;
-    a->partial_windows = run->partial_windows;
-    a->dropped_events = run->dropped_events;
+    /* Windows, partial ones and dropped events came in with the models; only the reason why
+     * none completed is the run's own. */
     if (run->no_window_reason) tp_analysis_add_warning(a, "%s", run->no_window_reason);
-    if (run->partial_windows)
-        tp_analysis_add_warning(a, "%zu window%s cut short (partial): the run ended mid-window",
-                                run->partial_windows,
-                                run->partial_windows == 1 ? " was" : "s were");
-    if (run->dropped_events)
-        tp_analysis_add_warning(a, "%llu events dropped: buffers full; raise profiling.max_events",
-                                (unsigned long long)run->dropped_events);
     tp_analysis_finish(a);
     write_summary_files(a, run, run->top_k);
     if (run->print_summary) print_summary(a, run);
