@@ -1,5 +1,5 @@
-/* scan.c - the JSON scanner's tokens: strings, objects and arrays step by step, skipped values
- * and numbers kept exact (see scan.h). */
+/* scan.c - the JSON scanner's buffer and tokens: strings, objects and arrays step by step,
+ * skipped values and numbers kept exact (see scan.h). */
 #include "trace/scan.h"
 
 #include "util/vec.h"
@@ -46,15 +46,39 @@ void tp_scan_init(tp_scan *sc) {
 
 void tp_scan_free(tp_scan *sc) {
     free(sc->buf);
+    free(sc->ix);
     free(sc->stack);
     tp_buf_free(&sc->tmp);
     memset(sc, 0, sizeof(*sc));
+}
+
+/* The index covers the input and the sentinel's first 64 bytes, in whole blocks. */
+static size_t index_blocks(size_t len) {
+    return (len + 64 + 63) / 64;
+}
+
+int tp_scan_reserve(tp_scan *sc, size_t cap) {
+    size_t keep = sc->buf ? (size_t)(sc->end - sc->buf) : 0;
+    char *buf = realloc(sc->buf, cap + TP_SCAN_PAD);
+    if (!buf) return -1;
+    sc->buf = buf;
+    sc->end = buf + keep;
+    tp_ixblock *ix = realloc(sc->ix, index_blocks(cap) * sizeof(*ix));
+    if (!ix) return -1;
+    sc->ix = ix;
+    sc->cap = cap;
+    return 0;
 }
 
 void tp_scan_set_data(tp_scan *sc, size_t len) {
     sc->end = sc->buf + len;
     /* All quotes: whatever a loop reads past end stops it there. */
     memset(sc->buf + len, '"', TP_SCAN_PAD);
+    size_t open;
+    sc->open_quote =
+        tp_index_build(sc->ix, sc->buf, index_blocks(len), len, &open) ? sc->buf + open : sc->end;
+    /* A bracket bit at end stops the bracket walks of the skips there. */
+    sc->ix[len >> 6].bracket |= 1ULL << (len & 63);
 }
 
 int tp_scan_fail(tp_scan *sc, const char *at, const char *msg) {
@@ -265,31 +289,19 @@ static int skip_bracket(tp_scan *sc, char c) {
     return TP_SCAN_OK;
 }
 
-/* The first quote or bracket at or after p: inside a skipped structure nothing else matters.
- * ('[' | 0x20) == '{' and (']' | 0x20) == '}', and no other byte maps to either. */
-static inline const char *quote_or_bracket(const char *p) {
-#ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
-                  case_bit = _mm_set1_epi8(0x20);
-    for (;; p += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i folded = _mm_or_si128(v, case_bit);
-        __m128i hit =
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote),
-                         _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
-        int mask = _mm_movemask_epi8(hit);
-        if (mask) return p + __builtin_ctz((unsigned)mask);
-    }
-#else
-    while (*p != '"' && (*p | 0x20) != '{' && (*p | 0x20) != '}')
-        p++;
-    return p;
-#endif
+/* The first bracket outside strings at or after p (end at the latest). */
+static inline const char *next_bracket(const tp_scan *sc, const char *p) {
+    size_t at = (size_t)(p - sc->buf);
+    const tp_ixblock *b = &sc->ix[at >> 6];
+    uint64_t m = b->bracket & (~0ULL << (at & 63));
+    while (!m)
+        m = (++b)->bracket;
+    return sc->buf + ((size_t)(b - sc->ix) << 6) + __builtin_ctzll(m);
 }
 
-/* The skip itself, from the brackets already open in sc->stack. Inside a structure it jumps
- * from quote or bracket to the next: the bytes between (numbers, commas, whitespace) change
- * nothing, so a resumable skip may also resume after them. */
+/* The skip itself, from the brackets already open in sc->stack. Inside a structure it goes from
+ * bracket to bracket: the strings, numbers and commas between change nothing, so a resumable
+ * skip cut by the end of the data resumes at the end, or at the quote of a string cut there. */
 static int skip_from(tp_scan *sc, const char **resume) {
     for (;;) {
         int rc;
@@ -306,18 +318,13 @@ static int skip_from(tp_scan *sc, const char **resume) {
                 rc = skip_token(sc); /* "expected a value" for } ] , : */
             }
         } else {
-            const char *q = quote_or_bracket(sc->p);
+            const char *q = next_bracket(sc, sc->p);
             if (q >= sc->end) {
-                if (resume) *resume = sc->end;
+                if (resume) *resume = sc->open_quote;
                 return TP_SCAN_MORE;
             }
             sc->p = q;
-            if (*q == '"') {
-                tp_jstr s;
-                rc = tp_scan_string(sc, &s);
-            } else {
-                rc = skip_bracket(sc, *q);
-            }
+            rc = skip_bracket(sc, *q);
         }
         if (rc) return rc;
         if (resume) *resume = sc->p;
