@@ -1,44 +1,16 @@
-/* event.c - one trace event object: its fields, the args its phase needs, and the model event
- * it becomes (see event.h). */
+/* event.c - one trace event object: read by the fast path when it can, else by the general
+ * path here (the token scanner, any JSON), and the model event it becomes (see event.h). */
 #include "trace/event.h"
 
+#include "trace/fast.h"
+#include "trace/fields.h"
 #include "util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-/* The args an event's phase needs; others are skipped unread. */
-enum want { W_NONE, W_RANGE, W_MEMORY, W_COUNTER, W_META };
-enum field { F_OTHER, F_PH, F_NAME, F_CAT, F_TS, F_DUR, F_PID, F_TID, F_ARGS };
-enum { ID_ABSENT, ID_NUMBER, ID_STRING };
 enum { KIND_DROP = 0xff }; /* cat_kind of category Trace: the profiler's own span */
-enum { NMEM = 5 };
-static const char *const mem_keys[NMEM] = {"Device Type", "Device Id", "Bytes", "Total Allocated",
-                                           "Addr"};
-
-typedef struct id_field {
-    int kind;
-    tp_jnum num;
-    tp_jstr str;
-} id_field;
-
-/* An event's fields, pointing into the scanner's buffer: valid until the next refill. */
-typedef struct fields {
-    tp_jstr ph, name, cat;
-    int ph_unused; /* the phase adds nothing to the model */
-    tp_jnum ts, dur;
-    int has_ts, has_dur;
-    id_field pid, tid;
-    const char *args; /* where args began */
-    int args_read;    /* args were parsed on the way (the phase came first) */
-    int64_t corr;
-    tp_jnum flops;
-    int has_flops;
-    tp_jnum mem[NMEM];
-    unsigned mem_mask;
-    tp_jstr meta_name;
-} fields;
 
 /* A numeric arg converted out of the buffer (B ranges outlive it). */
 typedef struct num_arg {
@@ -68,18 +40,13 @@ struct tp_pending_name {
     tp_str pid_str, tid_str, name;
 };
 
-struct tp_counter_arg {
-    tp_jstr key;
-    tp_jnum val;
-};
-
 void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
     memset(er, 0, sizeof(*er));
     er->m = m;
     er->sc = sc;
     er->k_flops = tp_model_intern_cstr(m, "flops");
-    for (int i = 0; i < NMEM; i++)
-        er->k_mem[i] = tp_model_intern_cstr(m, mem_keys[i]);
+    for (int i = 0; i < TP_NMEM; i++)
+        er->k_mem[i] = tp_model_intern_cstr(m, tp_mem_keys[i]);
     er->last_track = UINT32_MAX;
 }
 
@@ -93,161 +60,79 @@ void tp_evread_free(tp_evread *er) {
     memset(er, 0, sizeof(*er));
 }
 
-/* ---- parsing ------------------------------------------------------------------------------ */
+/* ---- the general path ------------------------------------------------------------------- */
 
-static int want_of(tp_scan *sc, const tp_jstr *ph) {
-    size_t n;
-    const char *s = ph->s ? tp_scan_text(sc, ph, &n) : "";
-    if (!ph->s || n != 1) return W_NONE;
-    switch (s[0]) {
-    case 'X':
-    case 'B':
-        return W_RANGE;
-    case 'i':
-    case 'I':
-        return W_MEMORY;
-    case 'C':
-        return W_COUNTER;
-    case 'M':
-        return W_META;
-    default:
-        return W_NONE;
-    }
-}
-
-static int phase_is(tp_scan *sc, const tp_jstr *ph, char c) {
-    size_t n;
-    const char *s = tp_scan_text(sc, ph, &n);
-    return n == 1 && s[0] == c;
-}
-
-static int field_of(tp_scan *sc, const tp_jstr *key) {
-    size_t n;
-    const char *k = tp_scan_text(sc, key, &n);
-    switch (n) {
-    case 2:
-        if (k[0] == 'p' && k[1] == 'h') return F_PH;
-        if (k[0] == 't' && k[1] == 's') return F_TS;
-        break;
-    case 3:
-        if (memcmp(k, "cat", 3) == 0) return F_CAT;
-        if (memcmp(k, "dur", 3) == 0) return F_DUR;
-        if (memcmp(k, "pid", 3) == 0) return F_PID;
-        if (memcmp(k, "tid", 3) == 0) return F_TID;
-        break;
-    case 4:
-        if (memcmp(k, "name", 4) == 0) return F_NAME;
-        if (memcmp(k, "args", 4) == 0) return F_ARGS;
-        break;
-    default:
-        break;
-    }
-    return F_OTHER;
-}
-
-/* A string value, or s = NULL when the value is of another type (skipped). */
-static int string_value(tp_scan *sc, tp_jstr *out) {
-    out->s = NULL;
-    if (*sc->p != '"') return tp_scan_skip_value(sc);
-    return tp_scan_string(sc, out);
-}
-
-static int id_value(tp_scan *sc, id_field *id) {
-    int isnum;
+/* Any value: a string, a number, or anything else (skipped). */
+static int lex_value(tp_scan *sc, tp_jval *v) {
     if (*sc->p == '"') {
-        id->kind = ID_STRING;
-        return tp_scan_string(sc, &id->str);
+        v->kind = TP_J_STRING;
+        return tp_scan_string(sc, &v->s);
     }
-    int rc = tp_scan_number(sc, &id->num, &isnum);
-    id->kind = isnum ? ID_NUMBER : ID_ABSENT;
+    int isnum;
+    int rc = tp_scan_number(sc, &v->n, &isnum);
+    v->kind = isnum ? TP_J_NUMBER : TP_J_OTHER;
     return rc;
 }
 
-static int counter_arg(tp_evread *er, const tp_jstr *key) {
-    tp_jnum v;
-    int isnum;
-    int rc = tp_scan_number(er->sc, &v, &isnum);
-    if (rc || !isnum) return rc;
-    if (TP_GROW(er->cargs, er->cap_cargs, er->ncargs + 1))
-        return tp_scan_fail(er->sc, er->sc->p, "out of memory");
-    er->cargs[er->ncargs++] = (struct tp_counter_arg){*key, v};
-    return TP_SCAN_OK;
-}
-
-static int arg_value(tp_evread *er, fields *f, int want, const tp_jstr *key) {
+static int args_value(tp_evread *er, tp_evfields *f, int want) {
     tp_scan *sc = er->sc;
-    int isnum, rc;
-    tp_jnum v;
-    switch (want) {
-    case W_RANGE:
-        if (tp_scan_str_eq(sc, key, "correlation")) {
-            rc = tp_scan_number(sc, &v, &isnum);
-            double d;
-            if (!rc && isnum && tp_jnum_value(sc, &v, &f->corr, &d) != 1) f->corr = 0;
-            return rc;
-        }
-        if (tp_scan_str_eq(sc, key, "flops")) return tp_scan_number(sc, &f->flops, &f->has_flops);
-        break;
-    case W_MEMORY:
-        for (int i = 0; i < NMEM; i++) {
-            if (!tp_scan_str_eq_n(sc, key, mem_keys[i], strlen(mem_keys[i]))) continue;
-            rc = tp_scan_number(sc, &f->mem[i], &isnum);
-            if (isnum) f->mem_mask |= 1u << i;
-            return rc;
-        }
-        break;
-    case W_COUNTER:
-        return counter_arg(er, key);
-    case W_META:
-        if (tp_scan_str_eq(sc, key, "name")) return string_value(sc, &f->meta_name);
-        break;
-    default:
-        break;
-    }
-    return tp_scan_skip_value(sc);
-}
-
-static int args_value(tp_evread *er, fields *f, int want) {
-    tp_scan *sc = er->sc;
-    if (want == W_NONE || *sc->p != '{') return tp_scan_skip_value(sc);
+    if (want == TP_W_NONE || *sc->p != '{') return tp_scan_skip_value(sc);
     sc->p++;
     er->ncargs = 0;
     int first = 1, rc;
     tp_jstr key;
-    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM)
-        if ((rc = arg_value(er, f, want, &key)) != TP_SCAN_OK) return rc;
+    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM) {
+        size_t n;
+        const char *k = tp_scan_text(sc, &key, &n);
+        int use = tp_ev_arg(want, k, n);
+        tp_jval v;
+        if (use == TP_A_NONE)
+            rc = tp_scan_skip_value(sc);
+        else if ((rc = lex_value(sc, &v)) == TP_SCAN_OK)
+            rc = tp_ev_set_arg(er, f, use, &key, &v);
+        if (rc != TP_SCAN_OK) return rc;
+    }
     return rc;
 }
 
-static int field_value(tp_evread *er, fields *f, const tp_jstr *key) {
+static int field_value(tp_evread *er, tp_evfields *f, const tp_jstr *key) {
     tp_scan *sc = er->sc;
-    switch (field_of(sc, key)) {
-    case F_PH: {
-        int rc = string_value(sc, &f->ph);
-        f->ph_unused =
-            !rc && f->ph.s && want_of(sc, &f->ph) == W_NONE && !phase_is(sc, &f->ph, 'E');
-        return rc;
-    }
-    case F_NAME:
-        return string_value(sc, &f->name);
-    case F_CAT:
-        return string_value(sc, &f->cat);
-    case F_TS:
-        return tp_scan_number(sc, &f->ts, &f->has_ts);
-    case F_DUR:
-        return tp_scan_number(sc, &f->dur, &f->has_dur);
-    case F_PID:
-        return id_value(sc, &f->pid);
-    case F_TID:
-        return id_value(sc, &f->tid);
-    case F_ARGS:
+    size_t n;
+    const char *k = tp_scan_text(sc, key, &n);
+    int field = tp_ev_field(k, n), rc;
+    tp_jval v;
+    switch (field) {
+    case TP_F_OTHER:
+        return tp_scan_skip_value(sc);
+    case TP_F_ARGS:
         f->args = sc->p;
         /* Kineto and PyTorch write ph before args: then the args are read in the same pass. */
         f->args_read = f->ph.s != NULL;
-        return f->args_read ? args_value(er, f, want_of(sc, &f->ph)) : tp_scan_skip_value(sc);
+        return f->args_read ? args_value(er, f, f->want) : tp_scan_skip_value(sc);
     default:
-        return tp_scan_skip_value(sc);
+        if ((rc = lex_value(sc, &v)) == TP_SCAN_OK) tp_ev_set_field(sc, f, field, &v);
+        return rc;
     }
+}
+
+/* The event at sc->p with the token scanner: any JSON, and every error message. */
+static int general_event(tp_evread *er, tp_evfields *f) {
+    tp_scan *sc = er->sc;
+    sc->p++;
+    int first = 1, rc;
+    tp_jstr key;
+    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM) {
+        if ((rc = field_value(er, f, &key)) != TP_SCAN_OK) return rc;
+        /* Flows and other phases that add nothing: the rest of the object is only skipped. */
+        if (f->ph_unused) return tp_scan_skip_rest(sc);
+    }
+    if (rc != TP_SCAN_OK || !f->args || f->args_read) return rc;
+    /* The args came before the phase: read them again, now knowing what is needed. */
+    const char *after = sc->p;
+    sc->p = f->args;
+    rc = args_value(er, f, f->want);
+    sc->p = after;
+    return rc;
 }
 
 /* ---- into the model ----------------------------------------------------------------------- */
@@ -285,21 +170,21 @@ static int decimal(const char *s, size_t n, int64_t *out) {
 }
 
 /* A pid or tid as the model keeps it: a number, or a string id for anything else. */
-static void resolve_id(tp_evread *er, const id_field *id, int64_t *num, tp_str *str) {
+static void resolve_id(tp_evread *er, const tp_id_field *id, int64_t *num, tp_str *str) {
     *num = 0;
     *str = TP_STR_EMPTY;
-    if (id->kind == ID_NUMBER) {
+    if (id->kind == TP_ID_NUMBER) {
         double d;
         if (tp_jnum_value(er->sc, &id->num, num, &d) != 1)
             *str = tp_model_intern(er->m, id->num.text, id->num.len);
-    } else if (id->kind == ID_STRING) {
+    } else if (id->kind == TP_ID_STRING) {
         size_t n;
         const char *s = tp_scan_text(er->sc, &id->str, &n);
         if (!decimal(s, n, num)) *str = tp_model_intern(er->m, s, n);
     }
 }
 
-static uint32_t track_of(tp_evread *er, const fields *f) {
+static uint32_t track_of(tp_evread *er, const tp_evfields *f) {
     int64_t pid, tid;
     tp_str pid_str, tid_str;
     resolve_id(er, &f->pid, &pid, &pid_str);
@@ -383,7 +268,7 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     add_number_arg(er->m, ev, er->k_flops, &r->flops);
 }
 
-static int range_start(tp_evread *er, const fields *f, const char *start, open_range *r) {
+static int range_start(tp_evread *er, const tp_evfields *f, const char *start, open_range *r) {
     if (!event_time(er, &f->ts, f->has_ts, start, &r->ts)) return 0;
     r->name = intern(er, &f->name);
     r->cat = intern_cat(er, &f->cat);
@@ -392,7 +277,7 @@ static int range_start(tp_evread *er, const fields *f, const char *start, open_r
     return 1;
 }
 
-static void complete_event(tp_evread *er, const fields *f, const char *start) {
+static void complete_event(tp_evread *er, const tp_evfields *f, const char *start) {
     open_range r;
     int64_t dur = 0;
     if (!range_start(er, f, start, &r)) return;
@@ -415,7 +300,7 @@ static struct tp_range_stack *stack_of(tp_evread *er, uint32_t track) {
     return &er->stacks[track];
 }
 
-static void begin_event(tp_evread *er, const fields *f, const char *start) {
+static void begin_event(tp_evread *er, const tp_evfields *f, const char *start) {
     open_range r;
     if (!range_start(er, f, start, &r)) return;
     struct tp_range_stack *st = stack_of(er, track_of(er, f));
@@ -427,7 +312,7 @@ static void begin_event(tp_evread *er, const fields *f, const char *start) {
 }
 
 /* Closes the innermost open B of the thread; an E with none open is ignored. */
-static void end_event(tp_evread *er, const fields *f, const char *start) {
+static void end_event(tp_evread *er, const tp_evfields *f, const char *start) {
     uint32_t track = track_of(er, f);
     struct tp_range_stack *st = stack_of(er, track);
     if (!st || !st->n) return;
@@ -441,18 +326,18 @@ static void end_event(tp_evread *er, const fields *f, const char *start) {
     add_range(er, track, &r, ts - r.ts);
 }
 
-static void memory_event(tp_evread *er, const fields *f, const char *start) {
+static void memory_event(tp_evread *er, const tp_evfields *f, const char *start) {
     int64_t ts;
     if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
     tp_event *ev =
         new_event(er, track_of(er, f), TP_MEMORY, ts, intern(er, &f->name), intern(er, &f->cat));
-    for (int i = 0; ev && i < NMEM; i++) {
+    for (int i = 0; ev && i < TP_NMEM; i++) {
         num_arg a = number_arg(er, &f->mem[i], (f->mem_mask >> i) & 1);
         add_number_arg(er->m, ev, er->k_mem[i], &a);
     }
 }
 
-static void counter_event(tp_evread *er, const fields *f, const char *start) {
+static void counter_event(tp_evread *er, const tp_evfields *f, const char *start) {
     int64_t ts;
     if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
     tp_event *ev =
@@ -463,7 +348,7 @@ static void counter_event(tp_evread *er, const fields *f, const char *start) {
     }
 }
 
-static void metadata_event(tp_evread *er, const fields *f) {
+static void metadata_event(tp_evread *er, const tp_evfields *f) {
     if (!f->name.s || !f->meta_name.s) return;
     int thread = tp_scan_str_eq(er->sc, &f->name, "thread_name");
     if (!thread && !tp_scan_str_eq(er->sc, &f->name, "process_name")) return;
@@ -478,7 +363,7 @@ static void metadata_event(tp_evread *er, const fields *f) {
     pn->name = intern(er, &f->meta_name);
 }
 
-static void add_event(tp_evread *er, const fields *f, const char *start) {
+static void add_event(tp_evread *er, const tp_evfields *f, const char *start) {
     size_t n;
     const char *ph = f->ph.s ? tp_scan_text(er->sc, &f->ph, &n) : "";
     if (!f->ph.s || n != 1) return;
@@ -507,37 +392,28 @@ static void add_event(tp_evread *er, const fields *f, const char *start) {
     }
 }
 
+int tp_evread_fast = 1;
+
 int tp_evread_event(tp_evread *er) {
     tp_scan *sc = er->sc;
     const char *start = sc->p;
-    /* Only what tells a field's presence is set: clearing the whole struct (half a KB) per
-     * event showed in profiles. Numbers are read only where their has_ flag says. */
-    fields f;
-    f.ph.s = f.name.s = f.cat.s = f.meta_name.s = NULL;
-    f.has_ts = f.has_dur = f.has_flops = f.args_read = f.ph_unused = 0;
-    f.pid.kind = f.tid.kind = ID_ABSENT;
-    f.args = NULL;
-    f.corr = 0;
-    f.mem_mask = 0;
+    tp_evfields f;
+    tp_evfields_clear(&f);
     er->ncargs = 0;
-    sc->p++;
-    int first = 1, rc;
-    tp_jstr key;
-    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM) {
-        if ((rc = field_value(er, &f, &key)) != TP_SCAN_OK) return rc;
-        /* Flows and other phases that add nothing: the rest of the object is only skipped. */
-        if (f.ph_unused) return tp_scan_skip_rest(sc);
+    int rc = tp_evread_fast ? tp_fast_event(er, &f) : TP_FAST_DECLINED;
+#ifdef COUNTDECL
+    { static long nd, nt; nt++; if (rc == TP_FAST_DECLINED && nd++ < 5) fprintf(stderr, "declined: %.120s\n", start); if ((nt & 0xfffff) == 0) fprintf(stderr, "%ld/%ld\n", nd, nt); }
+#endif
+    if (rc == TP_FAST_DECLINED) {
+        sc->p = start;
+        tp_evfields_clear(&f);
+        er->ncargs = 0;
+        rc = general_event(er, &f);
     }
     if (rc != TP_SCAN_OK) return rc;
-    if (f.args && !f.args_read) {
-        /* The args came before the phase: read them again, now knowing what is needed. */
-        const char *after = sc->p;
-        sc->p = f.args;
-        rc = args_value(er, &f, want_of(sc, &f.ph));
-        sc->p = after;
-        if (rc != TP_SCAN_OK) return rc;
-    }
+#ifndef NOADD
     add_event(er, &f, start);
+#endif
     return TP_SCAN_OK;
 }
 

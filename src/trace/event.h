@@ -36,9 +36,13 @@ typedef struct tp_evread {
     uint64_t bad_time_at; /* input offset of the first */
 } tp_evread;
 
+/* 0 sends every event through the general path (tests compare the two paths). */
+extern int tp_evread_fast;
+
 void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc);
 /* Parses the object at sc->p (its '{') and adds what it means to the model: TP_SCAN_OK,
- * TP_SCAN_MORE (nothing was added) or TP_SCAN_ERR. */
+ * TP_SCAN_MORE (nothing was added) or TP_SCAN_ERR. The fast path (fast.h) reads it when it
+ * can, the general path otherwise. */
 int tp_evread_event(tp_evread *er);
 /* Gives the process and thread names read so far to the tracks of the model. */
 void tp_evread_finish(tp_evread *er);

@@ -289,16 +289,6 @@ static int skip_bracket(tp_scan *sc, char c) {
     return TP_SCAN_OK;
 }
 
-/* The first bracket outside strings at or after p (end at the latest). */
-static inline const char *next_bracket(const tp_scan *sc, const char *p) {
-    size_t at = (size_t)(p - sc->buf);
-    const tp_ixblock *b = &sc->ix[at >> 6];
-    uint64_t m = b->bracket & (~0ULL << (at & 63));
-    while (!m)
-        m = (++b)->bracket;
-    return sc->buf + ((size_t)(b - sc->ix) << 6) + __builtin_ctzll(m);
-}
-
 /* The skip itself, from the brackets already open in sc->stack. Inside a structure it goes from
  * bracket to bracket: the strings, numbers and commas between change nothing, so a resumable
  * skip cut by the end of the data resumes at the end, or at the quote of a string cut there. */
@@ -318,7 +308,7 @@ static int skip_from(tp_scan *sc, const char **resume) {
                 rc = skip_token(sc); /* "expected a value" for } ] , : */
             }
         } else {
-            const char *q = next_bracket(sc, sc->p);
+            const char *q = tp_scan_next_bracket(sc, sc->p);
             if (q >= sc->end) {
                 if (resume) *resume = sc->open_quote;
                 return TP_SCAN_MORE;
@@ -378,6 +368,56 @@ static void long_digits(tp_jnum *n, const unsigned char *p, size_t len, const un
     }
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The leading ASCII digits of the 8 bytes at p: their count, and in *value their number. A
+ * byte is a digit when its high nibble is 3 and adding 6 keeps it so; a carry out of a byte
+ * only disturbs the bytes after it, which come after the first non-digit. The digits are then
+ * moved to the top (as if after leading zeros) and joined in pairs, fours and eights by three
+ * multiplications (the first byte is the most significant digit). */
+static inline unsigned digits8(const unsigned char *p, uint64_t *value) {
+    const uint64_t nibble = 0xF0F0F0F0F0F0F0F0ULL, zeros = 0x3030303030303030ULL;
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t bad = ((w & nibble) ^ zeros) | (((w + 0x0606060606060606ULL) & nibble) ^ zeros);
+    unsigned n = bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
+    if (!n) {
+        *value = 0;
+        return 0;
+    }
+    uint64_t x = (w & 0x0F0F0F0F0F0F0F0FULL) << (8 * (8 - n));
+    x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFULL;
+    x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFULL;
+    *value = (x * 10000 + (x >> 32)) & 0xFFFFFFFFULL;
+    return n;
+}
+#else
+static inline unsigned digits8(const unsigned char *p, uint64_t *value) {
+    unsigned n = 0;
+    uint64_t v = 0;
+    while (n < 8 && is_digit(p[n]))
+        v = v * 10 + (unsigned)(p[n++] - '0');
+    *value = v;
+    return n;
+}
+#endif
+
+/* A run of digits at *pp, eight at a time, appended to *v (which wraps past 19 digits: the
+ * caller then reads them again with long_digits). Returns the count. */
+static inline size_t digit_run(const unsigned char **pp, uint64_t *v) {
+    const unsigned char *p = *pp;
+    uint64_t chunk;
+    unsigned k;
+    while ((k = digits8(p, &chunk)) == 8) {
+        *v = *v * 100000000ULL + chunk;
+        p += 8;
+    }
+    *v = *v * pow10_u64[k] + chunk;
+    p += k;
+    size_t n = (size_t)(p - *pp);
+    *pp = p;
+    return n;
+}
+
 /* The JSON number grammar at p (leniently: leading zeros pass); 1 when it is one. The common
  * case, at most 19 digits, accumulates in one pass; ndigits then counts leading zeros too,
  * which keeps it an upper bound of the significant digits. */
@@ -389,15 +429,11 @@ static int number_syntax(const unsigned char **pp, tp_jnum *n) {
     }
     const unsigned char *ip = p, *fp = p;
     uint64_t v = 0;
-    while (is_digit(*p))
-        v = v * 10 + (unsigned)(*p++ - '0');
-    size_t ni = (size_t)(p - ip), nf = 0;
+    size_t ni = digit_run(&p, &v), nf = 0;
     if (!ni) return 0;
     if (*p == '.') {
         fp = ++p;
-        while (is_digit(*p))
-            v = v * 10 + (unsigned)(*p++ - '0');
-        nf = (size_t)(p - fp);
+        nf = digit_run(&p, &v);
         if (!nf) return 0;
         n->integral = 0;
     }
@@ -423,19 +459,27 @@ static int number_syntax(const unsigned char **pp, tp_jnum *n) {
     return 1;
 }
 
-int tp_scan_number(tp_scan *sc, tp_jnum *n, int *isnum) {
+int tp_jnum_parse(const char **pp, tp_jnum *n) {
+    const unsigned char *p = (const unsigned char *)*pp;
     n->neg = n->cut = n->dropped = 0;
     n->integral = 1;
+    int ok = number_syntax(&p, n);
+    n->text = *pp;
+    n->len = (uint32_t)((const char *)p - *pp);
+    *pp = (const char *)p;
+    return ok;
+}
+
+int tp_scan_number(tp_scan *sc, tp_jnum *n, int *isnum) {
     *isnum = 0;
     char c = *sc->p;
     if (c == '"' || c == '{' || c == '[') return tp_scan_skip(sc, NULL);
-    const unsigned char *p = (const unsigned char *)sc->p;
-    int ok = number_syntax(&p, n);
-    if ((const char *)p == sc->end) return TP_SCAN_MORE;
-    if (!ok || !(tp_scan_class[*p] & TP_CC_DELIM)) return skip_token(sc); /* N/A, true, 1.2.3 */
-    n->text = sc->p;
-    n->len = (uint32_t)((const char *)p - sc->p);
-    sc->p = (const char *)p;
+    const char *p = sc->p;
+    int ok = tp_jnum_parse(&p, n);
+    if (p == sc->end) return TP_SCAN_MORE;
+    if (!ok || !(tp_scan_class[(unsigned char)*p] & TP_CC_DELIM))
+        return skip_token(sc); /* N/A, true, 1.2.3 */
+    sc->p = p;
     *isnum = 1;
     return TP_SCAN_OK;
 }

@@ -137,6 +137,16 @@ static inline const char *tp_scan_closing_quote(const tp_scan *sc, const char *p
     return sc->buf + ((size_t)(b - sc->ix) << 6) + __builtin_ctzll(m);
 }
 
+/* The first bracket outside strings at or after p (end at the latest). */
+static inline const char *tp_scan_next_bracket(const tp_scan *sc, const char *p) {
+    size_t at = (size_t)(p - sc->buf);
+    const tp_ixblock *b = &sc->ix[at >> 6];
+    uint64_t m = b->bracket & (~0ULL << (at & 63));
+    while (!m)
+        m = (++b)->bracket;
+    return sc->buf + ((size_t)(b - sc->ix) << 6) + __builtin_ctzll(m);
+}
+
 /* The string at p (which is at its opening quote). Raw control bytes and invalid UTF-8 are
  * accepted as they are. */
 static inline int tp_scan_string(tp_scan *sc, tp_jstr *out) {
@@ -226,6 +236,9 @@ static inline int tp_scan_skip_value(tp_scan *sc) {
     return tp_scan_skip(sc, NULL);
 }
 
+/* The JSON number grammar at *pp (leniently: leading zeros pass) into *out, *pp moved past what
+ * matched; 1 when a whole number matched (the caller checks what follows it). */
+int tp_jnum_parse(const char **pp, tp_jnum *out);
 /* A number at p into *out. Returns TP_SCAN_OK with *isnum = 1 for a JSON number, or *isnum = 0
  * for any other value (string, bare word such as N/A, object or array), which is skipped. */
 int tp_scan_number(tp_scan *sc, tp_jnum *out, int *isnum);
