@@ -48,6 +48,7 @@ void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
     for (int i = 0; i < TP_NMEM; i++)
         er->k_mem[i] = tp_model_intern_cstr(m, tp_mem_keys[i]);
     er->last_track = UINT32_MAX;
+    tp_layout_init(&er->layout);
 }
 
 void tp_evread_free(tp_evread *er) {
@@ -57,6 +58,7 @@ void tp_evread_free(tp_evread *er) {
     free(er->cat_kind);
     free(er->names);
     free(er->cargs);
+    tp_layout_free(&er->layout);
     memset(er, 0, sizeof(*er));
 }
 
@@ -81,15 +83,17 @@ static int args_value(tp_evread *er, tp_evfields *f, int want) {
     er->ncargs = 0;
     int first = 1, rc;
     tp_jstr key;
+    tp_jval series;
     while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM) {
         size_t n;
         const char *k = tp_scan_text(sc, &key, &n);
-        int use = tp_ev_arg(want, k, n);
-        tp_jval v;
-        if (use == TP_A_NONE)
+        int slot = tp_ev_arg(want, k, n);
+        if (slot < TP_NSLOTS)
+            rc = lex_value(sc, tp_ev_slot(f, slot));
+        else if (slot == TP_K_SERIES && (rc = lex_value(sc, &series)) == TP_SCAN_OK)
+            rc = tp_ev_series(er, &key, &series);
+        else if (slot != TP_K_SERIES)
             rc = tp_scan_skip_value(sc);
-        else if ((rc = lex_value(sc, &v)) == TP_SCAN_OK)
-            rc = tp_ev_set_arg(er, f, use, &key, &v);
         if (rc != TP_SCAN_OK) return rc;
     }
     return rc;
@@ -99,20 +103,17 @@ static int field_value(tp_evread *er, tp_evfields *f, const tp_jstr *key) {
     tp_scan *sc = er->sc;
     size_t n;
     const char *k = tp_scan_text(sc, key, &n);
-    int field = tp_ev_field(k, n), rc;
-    tp_jval v;
-    switch (field) {
-    case TP_F_OTHER:
-        return tp_scan_skip_value(sc);
-    case TP_F_ARGS:
+    int slot = tp_ev_field(k, n), rc;
+    if (slot == TP_K_ARGS) {
         f->args = sc->p;
         /* Kineto and PyTorch write ph before args: then the args are read in the same pass. */
-        f->args_read = f->ph.s != NULL;
+        f->args_read = tp_ev_str(f, TP_S_PH) != NULL;
         return f->args_read ? args_value(er, f, f->want) : tp_scan_skip_value(sc);
-    default:
-        if ((rc = lex_value(sc, &v)) == TP_SCAN_OK) tp_ev_set_field(sc, f, field, &v);
-        return rc;
     }
+    if (slot == TP_K_SKIP) return tp_scan_skip_value(sc);
+    if ((rc = lex_value(sc, tp_ev_slot(f, slot))) == TP_SCAN_OK && slot == TP_S_PH)
+        tp_ev_phase(sc, f);
+    return rc;
 }
 
 /* The event at sc->p with the token scanner: any JSON, and every error message. */
@@ -140,7 +141,7 @@ static int general_event(tp_evread *er, tp_evfields *f) {
 /* A category: consecutive events mostly share one, so the last is compared before hashing. */
 static tp_str intern_cat(tp_evread *er, const tp_jstr *s) {
     size_t n;
-    if (!s->s) return TP_STR_EMPTY;
+    if (!s) return TP_STR_EMPTY;
     const char *t = tp_scan_text(er->sc, s, &n);
     const tp_strtab *st = &er->m->strings;
     if (n == tp_strtab_len(st, er->last_cat) && memcmp(t, tp_strtab_get(st, er->last_cat), n) == 0)
@@ -148,9 +149,10 @@ static tp_str intern_cat(tp_evread *er, const tp_jstr *s) {
     return er->last_cat = tp_model_intern(er->m, t, n);
 }
 
+/* A string of the event (NULL: absent, ""). */
 static tp_str intern(tp_evread *er, const tp_jstr *s) {
     size_t n;
-    if (!s->s) return TP_STR_EMPTY;
+    if (!s) return TP_STR_EMPTY;
     const char *t = tp_scan_text(er->sc, s, &n);
     return tp_model_intern(er->m, t, n);
 }
@@ -170,35 +172,74 @@ static int decimal(const char *s, size_t n, int64_t *out) {
 }
 
 /* A pid or tid as the model keeps it: a number, or a string id for anything else. */
-static void resolve_id(tp_evread *er, const tp_id_field *id, int64_t *num, tp_str *str) {
+static void resolve_id(tp_evread *er, tp_jval *id, int64_t *num, tp_str *str) {
     *num = 0;
     *str = TP_STR_EMPTY;
-    if (id->kind == TP_ID_NUMBER) {
+    const tp_jnum *n = id ? tp_jval_number(id) : NULL;
+    if (n) {
         double d;
-        if (tp_jnum_value(er->sc, &id->num, num, &d) != 1)
-            *str = tp_model_intern(er->m, id->num.text, id->num.len);
-    } else if (id->kind == TP_ID_STRING) {
-        size_t n;
-        const char *s = tp_scan_text(er->sc, &id->str, &n);
-        if (!decimal(s, n, num)) *str = tp_model_intern(er->m, s, n);
+        if (tp_jnum_value(er->sc, n, num, &d) != 1) *str = tp_model_intern(er->m, n->text, n->len);
+    } else if (id && id->kind == TP_J_STRING) {
+        size_t len;
+        const char *s = tp_scan_text(er->sc, &id->s, &len);
+        if (!decimal(s, len, num)) *str = tp_model_intern(er->m, s, len);
     }
 }
 
-static uint32_t track_of(tp_evread *er, const tp_evfields *f) {
+/* The bytes of a pid or tid as written, and whether they were a string (else a number, a
+ * bare token, or nothing). */
+static const char *id_text(const tp_jval *id, size_t *len, int *string) {
+    *string = id && id->kind == TP_J_STRING;
+    if (!id || id->kind == TP_J_OTHER) {
+        *len = 0;
+        return "";
+    }
+    *len = id->kind == TP_J_NUMBER ? id->n.len : id->s.len;
+    return id->kind == TP_J_NUMBER ? id->n.text : id->s.s;
+}
+
+/* Whether id is written as the last one was (then it is that one). */
+static int id_seen(const struct tp_id_text *last, const tp_jval *id) {
+    size_t len;
+    int string;
+    const char *s = id_text(id, &len, &string);
+    return last->len == len && last->string == string && memcmp(last->text, s, len) == 0;
+}
+
+static void id_remember(struct tp_id_text *last, const tp_jval *id) {
+    size_t len;
+    int string;
+    const char *s = id_text(id, &len, &string);
+    /* Longer ids are resolved every time. */
+    last->len = len <= sizeof(last->text) ? (uint32_t)len : UINT32_MAX;
+    last->string = string;
+    if (len <= sizeof(last->text)) memcpy(last->text, s, len);
+}
+
+/* The track of the event: consecutive events mostly share one, and write its ids the same
+ * way, so the bytes are compared before any number is read. */
+static uint32_t track_of(tp_evread *er, tp_evfields *f) {
+    tp_jval *pid_v = tp_ev_val(f, TP_S_PID), *tid_v = tp_ev_val(f, TP_S_TID);
+    if (er->last_track != UINT32_MAX && id_seen(&er->last_pid_text, pid_v) &&
+        id_seen(&er->last_tid_text, tid_v))
+        return er->last_track;
     int64_t pid, tid;
     tp_str pid_str, tid_str;
-    resolve_id(er, &f->pid, &pid, &pid_str);
-    resolve_id(er, &f->tid, &tid, &tid_str);
-    if (er->last_track != UINT32_MAX && pid == er->last_pid && tid == er->last_tid &&
-        pid_str == er->last_pid_str && tid_str == er->last_tid_str)
-        return er->last_track;
-    uint32_t t = tp_model_track(er->m, pid, pid_str, tid, tid_str);
-    if (t == UINT32_MAX) return t;
+    resolve_id(er, pid_v, &pid, &pid_str);
+    resolve_id(er, tid_v, &tid, &tid_str);
+    uint32_t t = er->last_track;
+    if (t == UINT32_MAX || pid != er->last_pid || tid != er->last_tid ||
+        pid_str != er->last_pid_str || tid_str != er->last_tid_str) {
+        t = tp_model_track(er->m, pid, pid_str, tid, tid_str);
+        if (t == UINT32_MAX) return t;
+    }
     er->last_pid = pid;
     er->last_tid = tid;
     er->last_pid_str = pid_str;
     er->last_tid_str = tid_str;
     er->last_track = t;
+    id_remember(&er->last_pid_text, pid_v);
+    id_remember(&er->last_tid_text, tid_v);
     return t;
 }
 
@@ -227,16 +268,17 @@ static void left_out(tp_evread *er, const char *start) {
     if (!er->bad_time++) er->bad_time_at = tp_scan_offset(er->sc, start);
 }
 
-/* *out = the time n in ns when present and in range; else the event is left out. */
-static int event_time(tp_evread *er, const tp_jnum *n, int has, const char *start, int64_t *out) {
-    if (has && tp_jnum_scaled(n, 3, TP_TIME_LIMIT, out) == 0) return 1;
+/* *out = the time n in ns when present (n != NULL) and in range; else the event is left out. */
+static int event_time(tp_evread *er, const tp_jnum *n, const char *start, int64_t *out) {
+    if (n && tp_jnum_scaled(n, 3, TP_TIME_LIMIT, out) == 0) return 1;
     left_out(er, start);
     return 0;
 }
 
-static num_arg number_arg(tp_evread *er, const tp_jnum *n, int has) {
+/* A numeric arg; none when n is NULL. */
+static num_arg number_arg(tp_evread *er, const tp_jnum *n) {
     num_arg a = {.type = -1};
-    if (has) a.type = tp_jnum_value(er->sc, n, &a.v.i, &a.v.d) ? TP_ARG_INT : TP_ARG_DOUBLE;
+    if (n) a.type = tp_jnum_value(er->sc, n, &a.v.i, &a.v.d) ? TP_ARG_INT : TP_ARG_DOUBLE;
     return a;
 }
 
@@ -268,21 +310,26 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     add_number_arg(er->m, ev, er->k_flops, &r->flops);
 }
 
-static int range_start(tp_evread *er, const tp_evfields *f, const char *start, open_range *r) {
-    if (!event_time(er, &f->ts, f->has_ts, start, &r->ts)) return 0;
-    r->name = intern(er, &f->name);
-    r->cat = intern_cat(er, &f->cat);
-    r->corr = f->corr > 0 ? (uint64_t)f->corr : 0;
-    r->flops = number_arg(er, &f->flops, f->has_flops);
+static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_range *r) {
+    if (!event_time(er, tp_ev_num(f, TP_S_TS), start, &r->ts)) return 0;
+    r->name = intern(er, tp_ev_str(f, TP_S_NAME));
+    r->cat = intern_cat(er, tp_ev_str(f, TP_S_CAT));
+    /* A correlation id is a positive integer; anything else means none. */
+    const tp_jnum *corr = tp_ev_num(f, TP_S_CORR);
+    int64_t id;
+    double d;
+    r->corr = corr && tp_jnum_value(er->sc, corr, &id, &d) == 1 && id > 0 ? (uint64_t)id : 0;
+    r->flops = number_arg(er, tp_ev_num(f, TP_S_FLOPS));
     return 1;
 }
 
-static void complete_event(tp_evread *er, const tp_evfields *f, const char *start) {
+static void complete_event(tp_evread *er, tp_evfields *f, const char *start) {
     open_range r;
     int64_t dur = 0;
     if (!range_start(er, f, start, &r)) return;
     /* A missing or non-numeric dur reads as 0; a negative or absurd one leaves the event out. */
-    if (f->has_dur && !event_time(er, &f->dur, 1, start, &dur)) return;
+    const tp_jnum *d = tp_ev_num(f, TP_S_DUR);
+    if (d && !event_time(er, d, start, &dur)) return;
     if (dur < 0) {
         left_out(er, start);
         return;
@@ -300,7 +347,7 @@ static struct tp_range_stack *stack_of(tp_evread *er, uint32_t track) {
     return &er->stacks[track];
 }
 
-static void begin_event(tp_evread *er, const tp_evfields *f, const char *start) {
+static void begin_event(tp_evread *er, tp_evfields *f, const char *start) {
     open_range r;
     if (!range_start(er, f, start, &r)) return;
     struct tp_range_stack *st = stack_of(er, track_of(er, f));
@@ -312,13 +359,13 @@ static void begin_event(tp_evread *er, const tp_evfields *f, const char *start) 
 }
 
 /* Closes the innermost open B of the thread; an E with none open is ignored. */
-static void end_event(tp_evread *er, const tp_evfields *f, const char *start) {
+static void end_event(tp_evread *er, tp_evfields *f, const char *start) {
     uint32_t track = track_of(er, f);
     struct tp_range_stack *st = stack_of(er, track);
     if (!st || !st->n) return;
     open_range r = st->r[--st->n];
     int64_t ts;
-    if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
+    if (!event_time(er, tp_ev_num(f, TP_S_TS), start, &ts)) return;
     if (ts < r.ts) {
         left_out(er, start);
         return;
@@ -326,47 +373,49 @@ static void end_event(tp_evread *er, const tp_evfields *f, const char *start) {
     add_range(er, track, &r, ts - r.ts);
 }
 
-static void memory_event(tp_evread *er, const tp_evfields *f, const char *start) {
+static void memory_event(tp_evread *er, tp_evfields *f, const char *start) {
     int64_t ts;
-    if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
-    tp_event *ev =
-        new_event(er, track_of(er, f), TP_MEMORY, ts, intern(er, &f->name), intern(er, &f->cat));
+    if (!event_time(er, tp_ev_num(f, TP_S_TS), start, &ts)) return;
+    tp_event *ev = new_event(er, track_of(er, f), TP_MEMORY, ts, intern(er, tp_ev_str(f, TP_S_NAME)),
+                             intern(er, tp_ev_str(f, TP_S_CAT)));
     for (int i = 0; ev && i < TP_NMEM; i++) {
-        num_arg a = number_arg(er, &f->mem[i], (f->mem_mask >> i) & 1);
+        num_arg a = number_arg(er, tp_ev_num(f, TP_S_MEM + i));
         add_number_arg(er->m, ev, er->k_mem[i], &a);
     }
 }
 
-static void counter_event(tp_evread *er, const tp_evfields *f, const char *start) {
+static void counter_event(tp_evread *er, tp_evfields *f, const char *start) {
     int64_t ts;
-    if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
-    tp_event *ev =
-        new_event(er, track_of(er, f), TP_COUNTER, ts, intern(er, &f->name), intern(er, &f->cat));
+    if (!event_time(er, tp_ev_num(f, TP_S_TS), start, &ts)) return;
+    tp_event *ev = new_event(er, track_of(er, f), TP_COUNTER, ts, intern(er, tp_ev_str(f, TP_S_NAME)),
+                             intern(er, tp_ev_str(f, TP_S_CAT)));
     for (size_t i = 0; ev && i < er->ncargs; i++) {
-        num_arg a = number_arg(er, &er->cargs[i].val, 1);
+        num_arg a = number_arg(er, &er->cargs[i].val);
         add_number_arg(er->m, ev, intern(er, &er->cargs[i].key), &a);
     }
 }
 
-static void metadata_event(tp_evread *er, const tp_evfields *f) {
-    if (!f->name.s || !f->meta_name.s) return;
-    int thread = tp_scan_str_eq(er->sc, &f->name, "thread_name");
-    if (!thread && !tp_scan_str_eq(er->sc, &f->name, "process_name")) return;
+static void metadata_event(tp_evread *er, tp_evfields *f) {
+    const tp_jstr *name = tp_ev_str(f, TP_S_NAME), *value = tp_ev_str(f, TP_S_META_NAME);
+    if (!name || !value) return;
+    int thread = tp_scan_str_eq(er->sc, name, "thread_name");
+    if (!thread && !tp_scan_str_eq(er->sc, name, "process_name")) return;
     if (TP_GROW(er->names, er->cap_names, er->nnames + 1)) {
         er->m->failed = 1;
         return;
     }
     struct tp_pending_name *pn = &er->names[er->nnames++];
     pn->thread = thread;
-    resolve_id(er, &f->pid, &pn->pid, &pn->pid_str);
-    resolve_id(er, &f->tid, &pn->tid, &pn->tid_str);
-    pn->name = intern(er, &f->meta_name);
+    resolve_id(er, tp_ev_val(f, TP_S_PID), &pn->pid, &pn->pid_str);
+    resolve_id(er, tp_ev_val(f, TP_S_TID), &pn->tid, &pn->tid_str);
+    pn->name = intern(er, value);
 }
 
-static void add_event(tp_evread *er, const tp_evfields *f, const char *start) {
+static void add_event(tp_evread *er, tp_evfields *f, const char *start) {
+    const tp_jstr *phase = tp_ev_str(f, TP_S_PH), *name = tp_ev_str(f, TP_S_NAME);
     size_t n;
-    const char *ph = f->ph.s ? tp_scan_text(er->sc, &f->ph, &n) : "";
-    if (!f->ph.s || n != 1) return;
+    const char *ph = phase ? tp_scan_text(er->sc, phase, &n) : "";
+    if (!phase || n != 1) return;
     switch (ph[0]) {
     case 'X':
         complete_event(er, f, start);
@@ -379,7 +428,7 @@ static void add_event(tp_evread *er, const tp_evfields *f, const char *start) {
         break;
     case 'i':
     case 'I':
-        if (f->name.s && tp_scan_str_eq(er->sc, &f->name, "[memory]")) memory_event(er, f, start);
+        if (name && tp_scan_str_eq(er->sc, name, "[memory]")) memory_event(er, f, start);
         break;
     case 'C':
         counter_event(er, f, start);
@@ -401,9 +450,6 @@ int tp_evread_event(tp_evread *er) {
     tp_evfields_clear(&f);
     er->ncargs = 0;
     int rc = tp_evread_fast ? tp_fast_event(er, &f) : TP_FAST_DECLINED;
-#ifdef COUNTDECL
-    { static long nd, nt; nt++; if (rc == TP_FAST_DECLINED && nd++ < 5) fprintf(stderr, "declined: %.120s\n", start); if ((nt & 0xfffff) == 0) fprintf(stderr, "%ld/%ld\n", nd, nt); }
-#endif
     if (rc == TP_FAST_DECLINED) {
         sc->p = start;
         tp_evfields_clear(&f);
@@ -411,9 +457,7 @@ int tp_evread_event(tp_evread *er) {
         rc = general_event(er, &f);
     }
     if (rc != TP_SCAN_OK) return rc;
-#ifndef NOADD
     add_event(er, &f, start);
-#endif
     return TP_SCAN_OK;
 }
 

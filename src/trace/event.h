@@ -9,10 +9,18 @@
 #define TP_EVENT_H
 
 #include "model/model.h"
+#include "trace/layout.h"
 #include "trace/scan.h"
 
 /* Times beyond ±2^62 ns (146 years) are refused, so ts + dur never overflows in an analysis. */
 #define TP_TIME_LIMIT ((int64_t)1 << 62)
+
+/* A pid or tid as last written. */
+struct tp_id_text {
+    uint32_t len; /* UINT32_MAX: too long to keep */
+    int string;
+    char text[32];
+};
 
 typedef struct tp_evread {
     tp_model *m;
@@ -26,11 +34,14 @@ typedef struct tp_evread {
     struct tp_counter_arg *cargs; /* the numeric args of the counter being read */
     size_t ncargs, cap_cargs;
     tp_str k_flops, k_mem[5]; /* interned arg keys */
-    /* The last (pid, tid) and its track: consecutive events mostly share one. */
+    /* The last (pid, tid), as written and as read, and its track: consecutive events mostly
+     * share one. */
+    struct tp_id_text last_pid_text, last_tid_text;
     int64_t last_pid, last_tid;
     tp_str last_pid_str, last_tid_str;
     uint32_t last_track;
     tp_str last_cat;      /* the category interned last */
+    tp_layout layout;     /* of the events and args read so far (the fast path's) */
     uint64_t bad_time;    /* events left out: time missing, not a number, out of range, or a
                              negative duration */
     uint64_t bad_time_at; /* input offset of the first */

@@ -1,53 +1,38 @@
-/* fast.c - the event fast path (see fast.h): members found from the index's quote bits, values
- * lexed where they stand, structures skipped along its bracket bits. */
+/* fast.c - the event fast path (see fast.h): literals of the learned layout (layout.h) matched
+ * where the writer repeats itself, members found from the index's quote bits where it does not,
+ * values lexed where they stand, structures skipped along the bracket bits. */
 #include "trace/fast.h"
+
+#include "trace/layout.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
-/* The helpers are inlined into the event loop so the cursor and the quote bits stay in
- * registers. */
+/* The helpers are inlined into the member loop so the cursor stays in registers. */
 #define HOT static inline __attribute__((always_inline))
 
-/* How each step ends: the fast path reads on, an object closed, or the general path takes over. */
-enum { F_DECLINE = -1, F_END = 0, F_OK = 1 };
+/* Layout roots: events, then args for each tp_want. */
+enum { ROOT_EVENT = 1, ROOT_ARGS = 2 };
 
-/* The reader's state, in registers: its address never leaves the inlined helpers. */
+/* How each step ends: read on, the object closed, the rest of the event is not needed (its
+ * phase adds nothing), or the general path takes over. */
+enum { F_DECLINE = -1, F_OK = 0, F_END, F_STOP };
+
 typedef struct fast {
     tp_evread *er;
     tp_scan *sc;
+    tp_evfields *f;
+    tp_layout *ly;
     const char *end;
-    /* The quotes not read yet: the bits qbits of the block at qbase (index entry qix), then all
-     * of every later block. */
-    const tp_ixblock *qix;
-    const char *qbase;
-    uint64_t qbits;
 } fast;
-
-/* The next quote not read yet. The padding's quotes end the loop past the data. */
-HOT const char *quote_peek(fast *fs) {
-    while (!fs->qbits) {
-        fs->qbits = (++fs->qix)->quote;
-        fs->qbase += 64;
-    }
-    return fs->qbase + __builtin_ctzll(fs->qbits);
-}
-
-HOT void quote_pop(fast *fs) {
-    fs->qbits &= fs->qbits - 1;
-}
-
-/* Forgets the quotes before p. */
-HOT void quote_seek(fast *fs, const char *p) {
-    size_t at = (size_t)(p - fs->sc->buf);
-    fs->qix = &fs->sc->ix[at >> 6];
-    fs->qbase = fs->sc->buf + (at & ~(size_t)63);
-    fs->qbits = fs->qix->quote & (~0ULL << (at & 63));
-}
 
 HOT int is_ws(char c) {
     return tp_scan_class[(unsigned char)c] & TP_CC_WS;
+}
+
+HOT int is_delim(char c) {
+    return tp_scan_class[(unsigned char)c] & TP_CC_DELIM;
 }
 
 /* Whether p[0 .. q) is whitespace around exactly `commas` commas (0 or 1). Writers mostly put
@@ -79,15 +64,13 @@ HOT int gap_is(const char *p, const char *q, int commas) {
     return seen == commas;
 }
 
-/* The next member of the object being read. *at is where its '{' or the previous value ended.
- * F_OK with the key and *value at the value's first byte, F_END with *at past the closing
- * brace, or F_DECLINE. */
+/* A member the layout does not know, found the long way. *at is where its object's '{' or
+ * the previous value ended. F_OK with the key and *value at the value's first byte, F_END with
+ * *at past the closing brace, or F_DECLINE. */
 HOT int member(fast *fs, const char **at, int first, tp_jstr *key, const char **value) {
-    const char *q = quote_peek(fs), *p;
-    if (q >= *at && gap_is(*at, q, !first)) {
-        quote_pop(fs);
-        const char *close = quote_peek(fs);
-        quote_pop(fs);
+    const char *q = tp_scan_closing_quote(fs->sc, *at - 1), *p; /* the next quote */
+    if (gap_is(*at, q, !first)) {
+        const char *close = tp_scan_closing_quote(fs->sc, q);
         if (close >= fs->end || close[1] != ':') return F_DECLINE;
         p = close + 2;
         p += *p == ' ';
@@ -95,7 +78,7 @@ HOT int member(fast *fs, const char **at, int first, tp_jstr *key, const char **
         if (p >= fs->end) return F_DECLINE;
         key->s = q + 1;
         key->len = (uint32_t)(close - q - 1);
-        key->esc = 0;
+        key->esc = 0; /* tp_fast_event declines events that hold a backslash */
         *value = p;
         return F_OK;
     }
@@ -103,20 +86,6 @@ HOT int member(fast *fs, const char **at, int first, tp_jstr *key, const char **
     if (*p != '}' || p >= fs->end) return F_DECLINE;
     *at = p + 1;
     return F_END;
-}
-
-/* The string value whose opening quote is at v. */
-HOT int string_at(fast *fs, const char *v, tp_jstr *out, const char **at) {
-    if (quote_peek(fs) != v) return F_DECLINE;
-    quote_pop(fs);
-    const char *close = quote_peek(fs);
-    quote_pop(fs);
-    if (close >= fs->end) return F_DECLINE;
-    out->s = v + 1;
-    out->len = (uint32_t)(close - v - 1);
-    out->esc = 0; /* tp_fast_event declines events that hold a backslash */
-    *at = close + 1;
-    return F_OK;
 }
 
 /* The bracket that closes the structures open at p, from the bracket bits. stack holds one bit
@@ -138,103 +107,162 @@ static const char *close_of(const tp_scan *sc, const char *p, uint64_t stack, un
     }
 }
 
-/* A bare token at v (a number, a word such as N/A): to the next delimiter. */
-HOT int token_at(fast *fs, const char *v, const char **at) {
-    const char *p = v;
+/* The first delimiter (whitespace , : " [ ] { }) at or after p; the sentinel is one. */
+HOT const char *delimiter(const char *p) {
+#ifdef __SSE2__
+    for (;; p += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i f = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* [ { and ] } alike */
+        __m128i d = _mm_or_si128(
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')))),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')),
+                                      _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                      _mm_or_si128(_mm_cmpeq_epi8(f, _mm_set1_epi8('{')),
+                                                   _mm_cmpeq_epi8(f, _mm_set1_epi8('}'))))));
+        int m = _mm_movemask_epi8(d);
+        if (m) return p + __builtin_ctz((unsigned)m);
+    }
+#else
     while (!(tp_scan_class[(unsigned char)*p] & TP_CC_DELIM))
         p++;
-    if (p == v || p >= fs->end) return F_DECLINE; /* no value, or one the data may go on with */
-    *at = p;
-    return F_OK;
+    return p;
+#endif
 }
 
-/* Any value, unread. */
-HOT int skip_at(fast *fs, const char *v, const char **at) {
-    tp_jstr s;
-    if (*v == '"') return string_at(fs, v, &s, at);
-    if (*v != '{' && *v != '[') return token_at(fs, v, at);
-    const char *close = close_of(fs->sc, v, 0, 0);
-    if (!close) return F_DECLINE;
-    *at = close + 1;
-    quote_seek(fs, *at);
-    return F_OK;
-}
-
-/* Any value, lexed as the general path's lex_value does. */
-HOT int value_at(fast *fs, const char *v, tp_jval *out, const char **at) {
-    const char *p = v;
-    out->kind = TP_J_OTHER;
-    if (*v == '"') {
-        out->kind = TP_J_STRING;
-        return string_at(fs, v, &out->s, at);
+/* A value at v into out (NULL: not needed): a string, a bare token (read as a number when it
+ * is used) or a structure (skipped). n is its node, whose last value is tried first. */
+HOT int value_at(fast *fs, tp_layout_node *n, const char *v, tp_jval *out, const char **at) {
+    int string = *v == '"';
+    size_t len;
+    if (n && n->val_len && v + n->val_len < fs->end && tp_layout_same(v, n->val, n->val_len) &&
+        (string || is_delim(v[n->val_len]))) {
+        len = n->val_len;
+    } else {
+        const char *e;
+        if (string) {
+            e = tp_scan_closing_quote(fs->sc, v) + 1;
+        } else if (*v == '{' || *v == '[') {
+            if (out) out->kind = TP_J_OTHER;
+            const char *close = close_of(fs->sc, v, 0, 0);
+            if (!close) return F_DECLINE;
+            *at = close + 1;
+            return F_OK;
+        } else {
+            e = delimiter(v);
+            if (e == v) return F_DECLINE; /* no value: the general path says so */
+        }
+        if (e >= fs->end) return F_DECLINE; /* the data may go on: read it after a refill */
+        len = (size_t)(e - v);
+        if (n) {
+            n->val_len = len <= TP_LIT_MAX ? (uint8_t)len : 0;
+            memcpy(n->val, v, TP_LIT_MAX);
+        }
     }
-    if (*v == '{' || *v == '[') return skip_at(fs, v, at);
-    if (!tp_jnum_parse(&p, &out->n) || !(tp_scan_class[(unsigned char)*p] & TP_CC_DELIM))
-        return token_at(fs, v, at);
-    if (p >= fs->end) return F_DECLINE;
-    out->kind = TP_J_NUMBER;
-    *at = p;
-    return F_OK;
-}
-
-/* The args object at v, read for what the phase wants. */
-HOT int args_at(fast *fs, tp_evfields *f, const char *v, const char **at) {
-    if (f->want == TP_W_NONE || *v != '{') return skip_at(fs, v, at);
-    fs->er->ncargs = 0;
-    const char *p = v + 1, *val;
-    for (int first = 1;; first = 0) {
-        tp_jstr key;
-        tp_jval jv;
-        int rc = member(fs, &p, first, &key, &val);
-        if (rc == F_END) break;
-        if (rc != F_OK) return rc;
-        int use = tp_ev_arg(f->want, key.s, key.len);
-        if (use == TP_A_NONE)
-            rc = skip_at(fs, val, &p);
-        else if ((rc = value_at(fs, val, &jv, &p)) == F_OK &&
-                 tp_ev_set_arg(fs->er, f, use, &key, &jv) != TP_SCAN_OK)
-            rc = F_DECLINE; /* out of memory: the general path says so */
-        if (rc != F_OK) return rc;
+    *at = v + len;
+    if (out) {
+        out->kind = string ? TP_J_STRING : TP_J_TOKEN;
+        out->s.s = v + string;
+        out->s.len = (uint32_t)(len - 2 * string);
+        out->s.esc = 0;
     }
-    *at = p;
     return F_OK;
 }
 
-/* One member's value into f. */
-HOT int field_at(fast *fs, tp_evfields *f, const tp_jstr *key, const char *v, const char **at) {
-    int field = tp_ev_field(key->s, key->len), rc;
-    tp_jval jv;
-    switch (field) {
-    case TP_F_OTHER:
-        return skip_at(fs, v, at);
-    case TP_F_ARGS:
-        if (!f->ph.s) return F_DECLINE; /* args before ph: the general path reads them twice */
+static int object_at(fast *fs, uint32_t root, const char *open, const char **at);
+
+/* The value of the member `what` at v. */
+HOT int member_value(fast *fs, uint32_t root, int what, tp_layout_node *n, const tp_jstr *key,
+                     const char *v, const char **at) {
+    tp_evfields *f = fs->f;
+    tp_jval series;
+    int rc;
+    if (what < TP_NSLOTS) {
+        if ((rc = value_at(fs, n, v, tp_ev_slot(f, what), at)) != F_OK || what != TP_S_PH)
+            return rc;
+        tp_ev_phase(fs->sc, f);
+        /* Flows and other phases that add nothing: only the closing brace matters. */
+        return root == ROOT_EVENT && f->ph_unused ? F_STOP : F_OK;
+    }
+    switch (what) {
+    case TP_K_ARGS:
+        /* after ph: the general path reads args that come first twice */
+        if (!tp_ev_str(f, TP_S_PH)) return F_DECLINE;
         f->args = v;
         f->args_read = 1;
-        return args_at(fs, f, v, at);
+        if (f->want == TP_W_NONE || *v != '{') return value_at(fs, NULL, v, NULL, at);
+        fs->er->ncargs = 0;
+        return object_at(fs, ROOT_ARGS + (uint32_t)f->want, v, at);
+    case TP_K_SERIES:
+        if ((rc = value_at(fs, n, v, &series, at)) != F_OK) return rc;
+        /* out of memory: the general path says so */
+        return tp_ev_series(fs->er, key, &series) == TP_SCAN_OK ? F_OK : F_DECLINE;
     default:
-        if ((rc = value_at(fs, v, &jv, at)) == F_OK) tp_ev_set_field(fs->sc, f, field, &jv);
-        return rc;
+        return value_at(fs, n, v, NULL, at);
+    }
+}
+
+/* What a member named key means in the objects under root. */
+HOT int meaning(uint32_t root, const tp_jstr *key) {
+    if (root == ROOT_EVENT) return tp_ev_field(key->s, key->len);
+    return tp_ev_arg((int)(root - ROOT_ARGS), key->s, key->len);
+}
+
+/* The members of the object whose '{' is at open (an event under ROOT_EVENT, else args),
+ * each through its layout literal when one matches, else found and learned. F_OK with *at past
+ * the '}', F_STOP with *at past the phase that stops the event, or F_DECLINE. */
+static int object_at(fast *fs, uint32_t root, const char *open, const char **at) {
+    tp_layout *ly = fs->ly;
+    const char *p = open + 1, *v;
+    uint32_t node = root;
+    for (int first = 1;; first = 0) {
+        uint32_t next = tp_layout_match(ly, node, p);
+        tp_layout_node *n = NULL;
+        tp_jstr key;
+        int what, rc;
+        if (next) {
+            n = &ly->nodes[next];
+            v = p + n->lit_len;
+            what = n->what;
+            key = (tp_jstr){p + n->key_off, n->key_len, 0};
+        } else {
+            const char *e = p;
+            if ((rc = member(fs, &e, first, &key, &v)) == F_DECLINE) return rc;
+            if (rc == F_END) {
+                tp_layout_learn(ly, node, p, (size_t)(e - p), TP_LAYOUT_END, 0, 0);
+                *at = e;
+                return F_OK;
+            }
+            what = meaning(root, &key);
+            next = tp_layout_learn(ly, node, p, (size_t)(v - p), what, (size_t)(key.s - p),
+                                   key.len);
+            n = next ? &ly->nodes[next] : NULL;
+        }
+        if (what == TP_LAYOUT_END) {
+            *at = v;
+            return F_OK;
+        }
+        node = next;
+        if ((rc = member_value(fs, root, what, n, &key, v, &p)) != F_OK) {
+            *at = p;
+            return rc;
+        }
     }
 }
 
 int tp_fast_event(tp_evread *er, tp_evfields *f) {
     tp_scan *sc = er->sc;
-    fast fs = {er, sc, sc->end, NULL, NULL, 0};
-    const char *p = sc->p + 1, *v;
-    quote_seek(&fs, p);
-    for (int first = 1;; first = 0) {
-        tp_jstr key;
-        int rc = member(&fs, &p, first, &key, &v);
-        if (rc == F_END) break;
-        if (rc != F_OK || field_at(&fs, f, &key, v, &p) != F_OK) return TP_FAST_DECLINED;
-        if (f->ph_unused) break;
-    }
+    fast fs = {er, sc, f, &er->layout, sc->end};
+    const char *p;
+    int rc = object_at(&fs, ROOT_EVENT, sc->p, &p);
+    if (rc == F_DECLINE) return TP_FAST_DECLINED;
     /* Keys and strings were taken as written: one escape anywhere sends the event to the
      * general path, which decodes them. */
     if (tp_scan_has_bslash(sc, sc->p, p)) return TP_FAST_DECLINED;
-    if (f->ph_unused) {
-        /* Flows and other phases that add nothing: only the closing brace matters. */
+    if (rc == F_STOP) {
         const char *close = close_of(sc, p, 1, 1);
         if (!close) return TP_FAST_DECLINED;
         p = close + 1;
