@@ -49,6 +49,7 @@ void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
         er->k_mem[i] = tp_model_intern_cstr(m, tp_mem_keys[i]);
     er->last_track = UINT32_MAX;
     tp_layout_init(&er->layout);
+    tp_names_init(&er->name_cache);
 }
 
 void tp_evread_free(tp_evread *er) {
@@ -56,6 +57,8 @@ void tp_evread_free(tp_evread *er) {
         free(er->stacks[i].r);
     free(er->stacks);
     free(er->cat_kind);
+    free(er->name_step);
+    tp_names_free(&er->name_cache);
     free(er->names);
     free(er->cargs);
     tp_layout_free(&er->layout);
@@ -138,21 +141,12 @@ static int general_event(tp_evread *er, tp_evfields *f) {
 
 /* ---- into the model ----------------------------------------------------------------------- */
 
-/* A category: consecutive events mostly share one, so the last is compared before hashing. */
-static tp_str intern_cat(tp_evread *er, const tp_jstr *s) {
-    size_t n;
-    if (!s) return TP_STR_EMPTY;
-    const char *t = tp_scan_text(er->sc, s, &n);
-    const tp_strtab *st = &er->m->strings;
-    if (n == tp_strtab_len(st, er->last_cat) && memcmp(t, tp_strtab_get(st, er->last_cat), n) == 0)
-        return er->last_cat;
-    return er->last_cat = tp_model_intern(er->m, t, n);
-}
-
-/* A string of the event (NULL: absent, ""). */
+/* A string of the event (NULL: absent, ""). Escaped ones are decoded, the others go through
+ * the name cache. */
 static tp_str intern(tp_evread *er, const tp_jstr *s) {
     size_t n;
     if (!s) return TP_STR_EMPTY;
+    if (!s->esc) return tp_names_intern(&er->name_cache, er->m, s->s, s->len);
     const char *t = tp_scan_text(er->sc, s, &n);
     return tp_model_intern(er->m, t, n);
 }
@@ -252,15 +246,30 @@ static uint8_t classify(const char *cat) {
     return TP_HOST_RANGE;
 }
 
+/* The byte of *arr kept for string id, 0 until set (NULL when out of memory). */
+static uint8_t *id_byte(uint8_t **arr, size_t *cap, tp_str id) {
+    if (id >= *cap) {
+        size_t old = *cap;
+        if (TP_GROW(*arr, *cap, (size_t)id + 1)) return NULL;
+        memset(*arr + old, 0, *cap - old);
+    }
+    return &(*arr)[id];
+}
+
 /* The kind of a range of category cat (or KIND_DROP; 0 when out of memory). */
 static uint8_t kind_of(tp_evread *er, tp_str cat) {
-    if (cat >= er->cap_cat_kind) {
-        size_t old = er->cap_cat_kind;
-        if (TP_GROW(er->cat_kind, er->cap_cat_kind, (size_t)cat + 1)) return 0;
-        memset(er->cat_kind + old, 0, er->cap_cat_kind - old);
-    }
-    if (!er->cat_kind[cat]) er->cat_kind[cat] = classify(tp_model_str(er->m, cat));
-    return er->cat_kind[cat];
+    uint8_t *k = id_byte(&er->cat_kind, &er->cap_cat_kind, cat);
+    if (!k) return 0;
+    if (!*k) *k = classify(tp_model_str(er->m, cat));
+    return *k;
+}
+
+/* Whether a host range named name is a step (ProfilerStep#<n>). */
+static int is_step(tp_evread *er, tp_str name) {
+    uint8_t *s = id_byte(&er->name_step, &er->cap_name_step, name);
+    if (!s) return tp_step_number(tp_model_str(er->m, name)) >= 0;
+    if (!*s) *s = tp_step_number(tp_model_str(er->m, name)) >= 0 ? 2 : 1;
+    return *s == 2;
 }
 
 /* Counts the event at start as left out for its time. */
@@ -305,15 +314,14 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     if (!ev) return;
     ev->dur = dur;
     ev->corr = r->corr;
-    if (kind == TP_HOST_RANGE && tp_step_number(tp_model_str(er->m, r->name)) >= 0)
-        ev->flags |= TP_EVF_STEP;
+    if (kind == TP_HOST_RANGE && is_step(er, r->name)) ev->flags |= TP_EVF_STEP;
     add_number_arg(er->m, ev, er->k_flops, &r->flops);
 }
 
 static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_range *r) {
     if (!event_time(er, tp_ev_num(f, TP_S_TS), start, &r->ts)) return 0;
     r->name = intern(er, tp_ev_str(f, TP_S_NAME));
-    r->cat = intern_cat(er, tp_ev_str(f, TP_S_CAT));
+    r->cat = intern(er, tp_ev_str(f, TP_S_CAT));
     /* A correlation id is a positive integer; anything else means none. */
     const tp_jnum *corr = tp_ev_num(f, TP_S_CORR);
     int64_t id;

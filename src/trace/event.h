@@ -10,6 +10,7 @@
 
 #include "model/model.h"
 #include "trace/layout.h"
+#include "trace/names.h"
 #include "trace/scan.h"
 
 /* Times beyond ±2^62 ns (146 years) are refused, so ts + dur never overflows in an analysis. */
@@ -29,6 +30,9 @@ typedef struct tp_evread {
     size_t cap_stacks;
     uint8_t *cat_kind; /* by string id: tp_kind of that category, 0 not yet known */
     size_t cap_cat_kind;
+    uint8_t *name_step; /* by string id: 2 a step's name, 1 not, 0 not yet known */
+    size_t cap_name_step;
+    tp_names name_cache; /* in front of the model's strings */
     struct tp_pending_name *names;
     size_t nnames, cap_names;
     struct tp_counter_arg *cargs; /* the numeric args of the counter being read */
@@ -40,7 +44,6 @@ typedef struct tp_evread {
     int64_t last_pid, last_tid;
     tp_str last_pid_str, last_tid_str;
     uint32_t last_track;
-    tp_str last_cat;      /* the category interned last */
     tp_layout layout;     /* of the events and args read so far (the fast path's) */
     uint64_t bad_time;    /* events left out: time missing, not a number, out of range, or a
                              negative duration */

@@ -138,7 +138,7 @@ HOT const char *delimiter(const char *p) {
 HOT int value_at(fast *fs, tp_layout_node *n, const char *v, tp_jval *out, const char **at) {
     int string = *v == '"';
     size_t len;
-    if (n && n->val_len && v + n->val_len < fs->end && tp_layout_same(v, n->val, n->val_len) &&
+    if (n && n->val_mask && !tp_layout_diff(v, n->val, n->val_mask) && v + n->val_len < fs->end &&
         (string || is_delim(v[n->val_len]))) {
         len = n->val_len;
     } else {
@@ -158,8 +158,9 @@ HOT int value_at(fast *fs, tp_layout_node *n, const char *v, tp_jval *out, const
         if (e >= fs->end) return F_DECLINE; /* the data may go on: read it after a refill */
         len = (size_t)(e - v);
         if (n) {
-            n->val_len = len <= TP_LIT_MAX ? (uint8_t)len : 0;
-            memcpy(n->val, v, TP_LIT_MAX);
+            n->val_len = (uint8_t)len;
+            n->val_mask = len <= TP_VAL_MAX ? tp_layout_mask(len) : 0;
+            memcpy(n->val, v, TP_VAL_MAX);
         }
     }
     *at = v + len;
@@ -174,9 +175,9 @@ HOT int value_at(fast *fs, tp_layout_node *n, const char *v, tp_jval *out, const
 
 static int object_at(fast *fs, uint32_t root, const char *open, const char **at);
 
-/* The value of the member `what` at v. */
+/* The value of the member `what` at v; its key is in key, or in the literal of n at p. */
 HOT int member_value(fast *fs, uint32_t root, int what, tp_layout_node *n, const tp_jstr *key,
-                     const char *v, const char **at) {
+                     const char *p, const char *v, const char **at) {
     tp_evfields *f = fs->f;
     tp_jval series;
     int rc;
@@ -196,10 +197,12 @@ HOT int member_value(fast *fs, uint32_t root, int what, tp_layout_node *n, const
         if (f->want == TP_W_NONE || *v != '{') return value_at(fs, NULL, v, NULL, at);
         fs->er->ncargs = 0;
         return object_at(fs, ROOT_ARGS + (uint32_t)f->want, v, at);
-    case TP_K_SERIES:
+    case TP_K_SERIES: {
         if ((rc = value_at(fs, n, v, &series, at)) != F_OK) return rc;
+        tp_jstr named = n ? (tp_jstr){p + n->key_off, n->key_len, 0} : *key;
         /* out of memory: the general path says so */
-        return tp_ev_series(fs->er, key, &series) == TP_SCAN_OK ? F_OK : F_DECLINE;
+        return tp_ev_series(fs->er, &named, &series) == TP_SCAN_OK ? F_OK : F_DECLINE;
+    }
     default:
         return value_at(fs, n, v, NULL, at);
     }
@@ -227,7 +230,6 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
             n = &ly->nodes[next];
             v = p + n->lit_len;
             what = n->what;
-            key = (tp_jstr){p + n->key_off, n->key_len, 0};
         } else {
             const char *e = p;
             if ((rc = member(fs, &e, first, &key, &v)) == F_DECLINE) return rc;
@@ -246,7 +248,7 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
             return F_OK;
         }
         node = next;
-        if ((rc = member_value(fs, root, what, n, &key, v, &p)) != F_OK) {
+        if ((rc = member_value(fs, root, what, n, &key, p, v, &p)) != F_OK) {
             *at = p;
             return rc;
         }

@@ -28,6 +28,7 @@ uint32_t tp_layout_learn(tp_layout *ly, uint32_t from, const char *p, size_t len
     tp_layout_node *n = &ly->nodes[id];
     memcpy(n->lit, p, len);
     n->lit_len = (uint8_t)len;
+    n->lit_mask = tp_layout_mask(len);
     n->what = (uint8_t)what;
     n->key_off = (uint8_t)key_off;
     n->key_len = (uint8_t)key_len;

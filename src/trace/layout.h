@@ -17,9 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 enum {
-    TP_LIT_MAX = 16, /* longer stretches are not learned */
+    TP_LIT_MAX = 32, /* longer stretches are not learned */
+    TP_VAL_MAX = 16, /* longer values are not remembered */
     TP_LAYOUT_NEXT = 4,
     TP_LAYOUT_NODES = 4096,
     TP_LAYOUT_ROOTS = 8,
@@ -27,12 +31,14 @@ enum {
 };
 
 typedef struct tp_layout_node {
+    /* val first: a comparison reads 32 bytes from either array, and stays inside the node */
+    uint8_t val[TP_VAL_MAX]; /* the last value's bytes (a string with its quotes) */
     uint8_t lit[TP_LIT_MAX];
-    uint8_t lit_len;
-    uint8_t what;             /* what the key means to the reader, or TP_LAYOUT_END */
-    uint8_t key_off, key_len; /* the key inside lit */
-    uint8_t val_len;          /* 0, or the bytes of the last value (a string with its quotes) */
-    uint8_t val[TP_LIT_MAX];
+    uint32_t lit_mask;             /* bit i: byte i of lit counts */
+    uint32_t val_mask;             /* the same for val; 0: no value remembered */
+    uint8_t lit_len, val_len;
+    uint8_t what;                  /* what the key means to the reader, or TP_LAYOUT_END */
+    uint8_t key_off, key_len;      /* the key inside lit */
     uint16_t next[TP_LAYOUT_NEXT]; /* successors, latest first; 0 ends the list */
 } tp_layout_node;
 
@@ -49,26 +55,40 @@ void tp_layout_free(tp_layout *ly);
 uint32_t tp_layout_learn(tp_layout *ly, uint32_t from, const char *p, size_t len, int what,
                          size_t key_off, size_t key_len);
 
-/* Whether the TP_LIT_MAX bytes at p start with the len bytes of lit (p has TP_LIT_MAX bytes
- * readable). */
-static inline int tp_layout_same(const char *p, const uint8_t *lit, unsigned len) {
-    uint64_t a[2], b[2];
-    memcpy(a, p, sizeof(a));
-    memcpy(b, lit, sizeof(b));
-    uint64_t lo = len >= 8 ? ~0ULL : (1ULL << (len * 8)) - 1;
-    uint64_t hi = len >= 16 ? ~0ULL : len <= 8 ? 0 : (1ULL << ((len - 8) * 8)) - 1;
-    return (((a[0] ^ b[0]) & lo) | ((a[1] ^ b[1]) & hi)) == 0;
+/* The bytes of mask (bit i for byte i) of the first 32 at p that equal those of b (p and b
+ * have 32 bytes readable): zero when they all do. Two vector comparisons. */
+static inline uint32_t tp_layout_diff(const char *p, const uint8_t *b, uint32_t mask) {
+#ifdef __SSE2__
+    __m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    __m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)b);
+    __m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(b + 16));
+    uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a0, b0)) |
+                  (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a1, b1)) << 16;
+    return ~eq & mask;
+#else
+    uint32_t diff = 0;
+    for (unsigned i = 0; i < 32; i++)
+        diff |= (uint32_t)(p[i] != (char)b[i]) << i;
+    return diff & mask;
+#endif
 }
 
-/* The successor of node `from` whose literal starts the bytes at p, or 0. */
+/* The successor of node `from` whose literal starts the bytes at p, or 0. The latest one is
+ * tried first: a writer mostly repeats its last layout. */
 static inline uint32_t tp_layout_match(const tp_layout *ly, uint32_t from, const char *p) {
     if (from >= ly->n) return 0; /* nothing learned yet */
     const uint16_t *next = ly->nodes[from].next;
     for (int i = 0; i < TP_LAYOUT_NEXT && next[i]; i++) {
         const tp_layout_node *n = &ly->nodes[next[i]];
-        if (tp_layout_same(p, n->lit, n->lit_len)) return next[i];
+        if (!tp_layout_diff(p, n->lit, n->lit_mask)) return next[i];
     }
     return 0;
+}
+
+/* The mask of the first len bytes (len <= 32). */
+static inline uint32_t tp_layout_mask(size_t len) {
+    return len >= 32 ? ~0U : (1U << len) - 1;
 }
 
 #endif
