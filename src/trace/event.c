@@ -165,10 +165,20 @@ static int decimal(const char *s, size_t n, int64_t *out) {
     return 1;
 }
 
+/* v as an int64 when it is an integral number in range (1), else 0. */
+static int integer(tp_evread *er, tp_jval *v, int64_t *out) {
+    if (!v) return 0;
+    if (v->kind == TP_J_TOKEN && tp_decimal_scaled(v->s.s, v->s.len, 0, INT64_MAX, out)) return 1;
+    const tp_jnum *n = tp_jval_number(v);
+    double d;
+    return n && tp_jnum_value(er->sc, n, out, &d) == 1;
+}
+
 /* A pid or tid as the model keeps it: a number, or a string id for anything else. */
 static void resolve_id(tp_evread *er, tp_jval *id, int64_t *num, tp_str *str) {
     *num = 0;
     *str = TP_STR_EMPTY;
+    if (integer(er, id, num)) return;
     const tp_jnum *n = id ? tp_jval_number(id) : NULL;
     if (n) {
         double d;
@@ -277,9 +287,19 @@ static void left_out(tp_evread *er, const char *start) {
     if (!er->bad_time++) er->bad_time_at = tp_scan_offset(er->sc, start);
 }
 
-/* *out = the time n in ns when present (n != NULL) and in range; else the event is left out. */
-static int event_time(tp_evread *er, const tp_jnum *n, const char *start, int64_t *out) {
-    if (n && tp_jnum_scaled(n, 3, TP_TIME_LIMIT, out) == 0) return 1;
+/* The time v (NULL: absent) in ns into *out: 1, 0 when v is no number, -1 when it is one out
+ * of range. Plain decimals are read straight from their text. */
+static int time_of(tp_jval *v, int64_t *out) {
+    if (v && v->kind == TP_J_TOKEN && tp_decimal_scaled(v->s.s, v->s.len, 3, TP_TIME_LIMIT, out))
+        return 1;
+    const tp_jnum *n = v ? tp_jval_number(v) : NULL;
+    if (!n) return 0;
+    return tp_jnum_scaled(n, 3, TP_TIME_LIMIT, out) == 0 ? 1 : -1;
+}
+
+/* *out = the time v in ns when it is a number in range; else the event is left out. */
+static int event_time(tp_evread *er, tp_jval *v, const char *start, int64_t *out) {
+    if (time_of(v, out) == 1) return 1;
     left_out(er, start);
     return 0;
 }
@@ -319,14 +339,12 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
 }
 
 static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_range *r) {
-    if (!event_time(er, tp_ev_num(f, TP_S_TS), start, &r->ts)) return 0;
+    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &r->ts)) return 0;
     r->name = intern(er, tp_ev_str(f, TP_S_NAME));
     r->cat = intern(er, tp_ev_str(f, TP_S_CAT));
     /* A correlation id is a positive integer; anything else means none. */
-    const tp_jnum *corr = tp_ev_num(f, TP_S_CORR);
     int64_t id;
-    double d;
-    r->corr = corr && tp_jnum_value(er->sc, corr, &id, &d) == 1 && id > 0 ? (uint64_t)id : 0;
+    r->corr = integer(er, tp_ev_val(f, TP_S_CORR), &id) && id > 0 ? (uint64_t)id : 0;
     r->flops = number_arg(er, tp_ev_num(f, TP_S_FLOPS));
     return 1;
 }
@@ -336,9 +354,9 @@ static void complete_event(tp_evread *er, tp_evfields *f, const char *start) {
     int64_t dur = 0;
     if (!range_start(er, f, start, &r)) return;
     /* A missing or non-numeric dur reads as 0; a negative or absurd one leaves the event out. */
-    const tp_jnum *d = tp_ev_num(f, TP_S_DUR);
-    if (d && !event_time(er, d, start, &dur)) return;
-    if (dur < 0) {
+    int known = time_of(tp_ev_val(f, TP_S_DUR), &dur);
+    if (known == 0) dur = 0;
+    if (known < 0 || dur < 0) {
         left_out(er, start);
         return;
     }
@@ -373,7 +391,7 @@ static void end_event(tp_evread *er, tp_evfields *f, const char *start) {
     if (!st || !st->n) return;
     open_range r = st->r[--st->n];
     int64_t ts;
-    if (!event_time(er, tp_ev_num(f, TP_S_TS), start, &ts)) return;
+    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return;
     if (ts < r.ts) {
         left_out(er, start);
         return;
@@ -383,7 +401,7 @@ static void end_event(tp_evread *er, tp_evfields *f, const char *start) {
 
 static void memory_event(tp_evread *er, tp_evfields *f, const char *start) {
     int64_t ts;
-    if (!event_time(er, tp_ev_num(f, TP_S_TS), start, &ts)) return;
+    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return;
     tp_event *ev = new_event(er, track_of(er, f), TP_MEMORY, ts, intern(er, tp_ev_str(f, TP_S_NAME)),
                              intern(er, tp_ev_str(f, TP_S_CAT)));
     for (int i = 0; ev && i < TP_NMEM; i++) {
@@ -394,7 +412,7 @@ static void memory_event(tp_evread *er, tp_evfields *f, const char *start) {
 
 static void counter_event(tp_evread *er, tp_evfields *f, const char *start) {
     int64_t ts;
-    if (!event_time(er, tp_ev_num(f, TP_S_TS), start, &ts)) return;
+    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return;
     tp_event *ev = new_event(er, track_of(er, f), TP_COUNTER, ts, intern(er, tp_ev_str(f, TP_S_NAME)),
                              intern(er, tp_ev_str(f, TP_S_CAT)));
     for (size_t i = 0; ev && i < er->ncargs; i++) {

@@ -133,13 +133,27 @@ HOT const char *delimiter(const char *p) {
 #endif
 }
 
+/* Whether the value at v is the one node n remembers. A node whose values change (a time, a
+ * name) stops comparing for a while after a miss: the comparison would cost more than it saves. */
+HOT int same_value(fast *fs, tp_layout_node *n, const char *v, int string) {
+    if (!n || !n->val_mask) return 0;
+    if (n->val_wait) {
+        n->val_wait--;
+        return 0;
+    }
+    if (!tp_layout_diff(v, n->val, n->val_mask) && v + n->val_len < fs->end &&
+        (string || is_delim(v[n->val_len])))
+        return 1;
+    n->val_wait = 8;
+    return 0;
+}
+
 /* A value at v into out (NULL: not needed): a string, a bare token (read as a number when it
  * is used) or a structure (skipped). n is its node, whose last value is tried first. */
 HOT int value_at(fast *fs, tp_layout_node *n, const char *v, tp_jval *out, const char **at) {
     int string = *v == '"';
     size_t len;
-    if (n && n->val_mask && !tp_layout_diff(v, n->val, n->val_mask) && v + n->val_len < fs->end &&
-        (string || is_delim(v[n->val_len]))) {
+    if (same_value(fs, n, v, string)) {
         len = n->val_len;
     } else {
         const char *e;

@@ -37,6 +37,7 @@ typedef struct tp_layout_node {
     uint32_t lit_mask;             /* bit i: byte i of lit counts */
     uint32_t val_mask;             /* the same for val; 0: no value remembered */
     uint8_t lit_len, val_len;
+    uint8_t val_wait;              /* values before val is compared again */
     uint8_t what;                  /* what the key means to the reader, or TP_LAYOUT_END */
     uint8_t key_off, key_len;      /* the key inside lit */
     uint16_t next[TP_LAYOUT_NEXT]; /* successors, latest first; 0 ends the list */

@@ -484,6 +484,32 @@ int tp_scan_number(tp_scan *sc, tp_jnum *n, int *isnum) {
     return TP_SCAN_OK;
 }
 
+int tp_decimal_scaled(const char *s, size_t len, int scale, int64_t limit, int64_t *out) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    int neg = *p == '-';
+    p += neg;
+    uint64_t v = 0;
+    size_t ni = digit_run(&p, &v);
+    if (!ni || scale < 0 || scale > 3 || ni + (size_t)scale > 19) return 0;
+    /* The first scale + 1 digits of the fraction, zeros past its end: the last one rounds. */
+    uint64_t head = 0;
+    if (p < end && *p == '.' && scale > 0) {
+        uint64_t f;
+        unsigned k = digits8(++p, &f);
+        if (!k) return 0;
+        p += k;
+        uint64_t rest = 0;
+        if (k == 8) digit_run(&p, &rest); /* the rest only has to be digits */
+        unsigned want = (unsigned)scale + 1;
+        head = k >= want ? f / pow10_u64[k - want] : f * pow10_u64[want - k];
+    }
+    if (p != end) return 0; /* an exponent, or not a number: the general reading decides */
+    uint64_t r = v * pow10_u64[scale] + head / 10 + (head % 10 >= 5);
+    if (r > (uint64_t)limit) return 0;
+    *out = neg ? -(int64_t)r : (int64_t)r;
+    return 1;
+}
+
 int tp_jnum_scaled(const tp_jnum *n, int scale, int64_t limit, int64_t *out) {
     uint64_t v;
     int64_t e = (int64_t)n->exp10 + scale;
