@@ -202,12 +202,14 @@ static const char *id_text(const tp_jval *id, size_t *len, int *string) {
     return id->kind == TP_J_NUMBER ? id->n.text : id->s.s;
 }
 
-/* Whether id is written as the last one was (then it is that one). */
+/* Whether id is written as the last one was (then it is that one). Ids are short, and their
+ * text lies in the scanner's padded buffer: one masked comparison. */
 static int id_seen(const struct tp_id_text *last, const tp_jval *id) {
     size_t len;
     int string;
     const char *s = id_text(id, &len, &string);
-    return last->len == len && last->string == string && memcmp(last->text, s, len) == 0;
+    return last->len == len && last->string == string &&
+           (len == 0 || !tp_layout_diff(s, (const uint8_t *)last->text, tp_layout_mask(len)));
 }
 
 static void id_remember(struct tp_id_text *last, const tp_jval *id) {
