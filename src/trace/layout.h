@@ -75,14 +75,21 @@ static inline uint32_t tp_layout_diff(const char *p, const uint8_t *b, uint32_t 
 #endif
 }
 
-/* The successor of node `from` whose literal starts the bytes at p, or 0. The latest one is
- * tried first: a writer mostly repeats its last layout. */
-static inline uint32_t tp_layout_match(const tp_layout *ly, uint32_t from, const char *p) {
+/* The successor of node `from` whose literal starts the bytes at p, or 0. Successors are kept
+ * latest first and one that matches moves to the front: a writer mostly repeats its last
+ * layout, and the one dropped when the list is full is the one used least recently. */
+static inline uint32_t tp_layout_match(tp_layout *ly, uint32_t from, const char *p) {
     if (from >= ly->n) return 0; /* nothing learned yet */
-    const uint16_t *next = ly->nodes[from].next;
+    uint16_t *next = ly->nodes[from].next;
     for (int i = 0; i < TP_LAYOUT_NEXT && next[i]; i++) {
-        const tp_layout_node *n = &ly->nodes[next[i]];
-        if (!tp_layout_diff(p, n->lit, n->lit_mask)) return next[i];
+        uint16_t id = next[i];
+        const tp_layout_node *n = &ly->nodes[id];
+        if (tp_layout_diff(p, n->lit, n->lit_mask)) continue;
+        if (i) {
+            memmove(next + 1, next, (size_t)i * sizeof(*next));
+            next[0] = id;
+        }
+        return id;
     }
     return 0;
 }
