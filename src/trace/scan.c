@@ -486,19 +486,26 @@ int tp_scan_number(tp_scan *sc, tp_jnum *n, int *isnum) {
 
 int tp_decimal_scaled(const char *s, size_t len, int scale, int64_t limit, int64_t *out) {
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    if (scale < 0 || scale > 3) return 0;
     int neg = *p == '-';
     p += neg;
-    uint64_t v = 0;
-    size_t ni = digit_run(&p, &v);
-    if (!ni || scale < 0 || scale > 3 || ni + (size_t)scale > 19) return 0;
+    /* Up to 16 digits before the point, in two groups of eight at most. */
+    uint64_t v, low;
+    unsigned k = digits8(p, &v);
+    if (!k) return 0;
+    p += k;
+    if (k == 8 && (k = digits8(p, &low)) != 0) {
+        if (k == 8) return 0;
+        v = v * pow10_u64[k] + low;
+        p += k;
+    }
     /* The first scale + 1 digits of the fraction, zeros past its end: the last one rounds. */
     uint64_t head = 0;
     if (p < end && *p == '.' && scale > 0) {
-        uint64_t f;
-        unsigned k = digits8(++p, &f);
+        uint64_t f, rest = 0;
+        k = digits8(++p, &f);
         if (!k) return 0;
         p += k;
-        uint64_t rest = 0;
         if (k == 8) digit_run(&p, &rest); /* the rest only has to be digits */
         unsigned want = (unsigned)scale + 1;
         head = k >= want ? f / pow10_u64[k - want] : f * pow10_u64[want - k];

@@ -245,7 +245,7 @@ int tp_scan_number(tp_scan *sc, tp_jnum *out, int *isnum);
 /* round(value * 10^scale), half away from zero, into *out: 0, or -1 when |result| > limit. */
 int tp_jnum_scaled(const tp_jnum *n, int scale, int64_t limit, int64_t *out);
 /* The same for the text s[0 .. len) when it is a plain decimal ([-]digits[.digits], at most
- * 19 - scale digits before the point; with scale 0, digits only) and scale <= 3: 1 with *out
+ * 16 digits before the point; with scale 0, digits only) and scale <= 3: 1 with *out
  * set, else 0 (then read the text with tp_jnum_parse: both give the same result where both
  * apply). The common case of a
  * trace's times, without the detour through tp_jnum. s must have 8 bytes readable past its
