@@ -495,9 +495,9 @@ int tp_decimal_scaled(const char *s, size_t len, int scale, int64_t limit, int64
     if (!k) return 0;
     p += k;
     if (k == 8 && (k = digits8(p, &low)) != 0) {
-        if (k == 8) return 0;
         v = v * pow10_u64[k] + low;
         p += k;
+        if (is_digit(*p)) return 0; /* more than 16 */
     }
     /* The first scale + 1 digits of the fraction, zeros past its end: the last one rounds. */
     uint64_t head = 0;
