@@ -2,9 +2,10 @@
  *
  * Owns what lives across the events of one read: the open "B" ranges of each thread, the kind
  * each category maps to, the process and thread names that wait for the end of the input (their
- * tracks may come later) and the count of events left out for a bad time. An event touches the
- * model only after its closing brace, so a parse cut short by the end of the buffer can start
- * over from the event's first byte. */
+ * tracks may come later), the count of events left out for a bad time, and what makes the next
+ * event cheaper: the layout the fast path learned, the name cache, the last track and how its
+ * ids were written. An event touches the model only after its closing brace, so a parse cut
+ * short by the end of the buffer can start over from the event's first byte. */
 #ifndef TP_EVENT_H
 #define TP_EVENT_H
 

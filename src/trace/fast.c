@@ -114,9 +114,9 @@ HOT const char *delimiter(const char *p) {
 #ifdef __SSE2__
     __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
     /* bytes from '.' to '9' (the '/' between is a token byte too) */
-    __m128i run = _mm_cmpeq_epi8(
-        _mm_subs_epu8(_mm_sub_epi8(v, _mm_set1_epi8('.')), _mm_set1_epi8('9' - '.')),
-        _mm_setzero_si128());
+    __m128i run =
+        _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v, _mm_set1_epi8('.')), _mm_set1_epi8('9' - '.')),
+                       _mm_setzero_si128());
     unsigned other = ~(unsigned)_mm_movemask_epi8(run) & 0xffffu;
     if (other && is_delim(p[__builtin_ctz(other)])) return p + __builtin_ctz(other);
     for (;; p += 16) {
@@ -262,8 +262,8 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
                 return F_OK;
             }
             what = meaning(root, &key);
-            next = tp_layout_learn(ly, node, p, (size_t)(v - p), what, (size_t)(key.s - p),
-                                   key.len);
+            next =
+                tp_layout_learn(ly, node, p, (size_t)(v - p), what, (size_t)(key.s - p), key.len);
             n = next ? &ly->nodes[next] : NULL;
         }
         if (what == TP_LAYOUT_END) {

@@ -24,7 +24,7 @@ static const uint64_t even_bits = 0x5555555555555555ULL;
  * escaped. */
 static inline uint64_t unescaped_quotes(lex_state *st, uint64_t quotes, uint64_t bslash) {
     if (!(bslash | st->escape_next)) return quotes; /* nearly every block */
-    uint64_t b = bslash & ~st->escape_next; /* an escaped backslash escapes nothing */
+    uint64_t b = bslash & ~st->escape_next;         /* an escaped backslash escapes nothing */
     uint64_t starts = b & ~(b << 1);
     uint64_t after_even = b + (starts & even_bits), after_odd;
     uint64_t carry = __builtin_add_overflow(b, starts & ~even_bits, &after_odd);

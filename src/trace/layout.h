@@ -4,9 +4,14 @@
  * `,\n    "ts": `. Such a stretch (whitespace and a comma, a key, its colon) is a literal; a
  * layout is a graph of literals, each with the few that followed it, and it remembers the last
  * value each literal introduced. The fast path compares the bytes after a value with those
- * successors: one 16-byte comparison checks the separator, the key and the colon byte for byte
+ * successors: one 32-byte comparison checks the separator, the key and the colon byte for byte
  * and tells where the next value starts and what it is for. Values often repeat (pid, tid,
  * category), and one more comparison then reads the value too.
+ *
+ * A match proves the bytes equal a stretch the fast path already read and checked, so nothing
+ * is learned that it would not accept again; the graph is bounded (TP_LAYOUT_NODES, a few
+ * successors each, literals of TP_LIT_MAX bytes) and past its bounds the fast path finds
+ * members the long way.
  *
  * Nodes 1 .. TP_LAYOUT_ROOTS - 1 are roots, where the first literal of an object (starting
  * after its '{') hangs, one root per kind of object. A literal that closes its object (ending
@@ -34,8 +39,8 @@ typedef struct tp_layout_node {
     /* val first: a comparison reads 32 bytes from either array, and stays inside the node */
     uint8_t val[TP_VAL_MAX]; /* the last value's bytes (a string with its quotes) */
     uint8_t lit[TP_LIT_MAX];
-    uint32_t lit_mask;             /* bit i: byte i of lit counts */
-    uint32_t val_mask;             /* the same for val; 0: no value remembered */
+    uint32_t lit_mask; /* bit i: byte i of lit counts */
+    uint32_t val_mask; /* the same for val; 0: no value remembered */
     uint8_t lit_len, val_len;
     uint8_t val_wait;              /* values before val is compared again */
     uint8_t what;                  /* what the key means to the reader, or TP_LAYOUT_END */

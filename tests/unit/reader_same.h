@@ -27,7 +27,7 @@ static inline int reader_same_model(const tp_model *a, const tp_model *b) {
         if (x->key != y->key || x->type != y->type) return 0;
         /* doubles compared as bits: a NaN equals itself */
         if (x->type == TP_ARG_INT || x->type == TP_ARG_DOUBLE ? memcmp(&x->v.i, &y->v.i, 8) != 0
-                                                               : x->v.s != y->v.s)
+                                                              : x->v.s != y->v.s)
             return 0;
     }
     for (size_t i = 0; i < a->ntracks; i++) {

@@ -358,8 +358,9 @@ static void test_changing_layouts(void **state) {
     for (size_t i = 0; i < n; i++) {
         int shape = rand() % 6;
         const char *sep = shape == 0 ? ", " : shape == 1 ? ",\n      " : ",";
-        tp_buf_printf(&b, "%s{\"ph\": \"X\"%s\"name\": \"op%d\"%s\"pid\": %d%s\"tid\": %d%s\"ts\": "
-                          "%zu.%03d%s\"dur\": %d%s\"args\": {",
+        tp_buf_printf(&b,
+                      "%s{\"ph\": \"X\"%s\"name\": \"op%d\"%s\"pid\": %d%s\"tid\": %d%s\"ts\": "
+                      "%zu.%03d%s\"dur\": %d%s\"args\": {",
                       i ? ",\n" : "", sep, rand() % 50, sep, shape, sep, rand() % 3, sep, i,
                       rand() % 1000, sep, rand() % 100, sep);
         int nargs = rand() % 6;
