@@ -262,7 +262,7 @@ static uint8_t classify(const char *cat) {
 static uint8_t *id_byte(uint8_t **arr, size_t *cap, tp_str id) {
     if (id >= *cap) {
         size_t old = *cap;
-        if (TP_GROW(*arr, *cap, (size_t)id + 1)) return NULL;
+        if (tp_grow((void **)arr, cap, (size_t)id + 1, 1)) return NULL;
         memset(*arr + old, 0, *cap - old);
     }
     return &(*arr)[id];

@@ -190,7 +190,7 @@ HOT int value_at(fast *fs, tp_layout_node *n, const char *v, tp_jval *out, const
     if (out) {
         out->kind = string ? TP_J_STRING : TP_J_TOKEN;
         out->s.s = v + string;
-        out->s.len = (uint32_t)(len - 2 * string);
+        out->s.len = (uint32_t)(len - 2 * (size_t)string);
         out->s.esc = 0;
     }
     return F_OK;

@@ -39,7 +39,7 @@ static inline uint64_t unescaped_quotes(lex_state *st, uint64_t quotes, uint64_t
 static inline void finish_block(tp_ixblock *out, lex_state *st, uint64_t quotes, uint64_t parity,
                                 uint64_t brackets, uint64_t bslash, int tail) {
     uint64_t inside = parity ^ st->inside;
-    st->inside = (uint64_t)((int64_t)inside >> 63);
+    st->inside = 0 - (inside >> 63); /* all ones when the block ends inside a string */
     st->stray |= bslash & ~inside;
     if (tail) st->tail_inside = inside;
     out->quote = quotes;
