@@ -42,11 +42,7 @@ HOT int gap_is(const char *p, const char *q, int commas) {
     if (commas && p[0] == ',' && (n == 1 || (n == 2 && p[1] == ' '))) return 1;
 #ifdef __SSE2__
     if (n <= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
-                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p), ws = tp_scan_ws16(v);
         unsigned in = (1u << n) - 1;
         unsigned comma = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(','))) & in;
         unsigned space = (unsigned)_mm_movemask_epi8(ws) & in;
@@ -123,10 +119,7 @@ HOT const char *delimiter(const char *p) {
         v = _mm_loadu_si128((const __m128i *)(const void *)p);
         __m128i f = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* [ { and ] } alike */
         __m128i d = _mm_or_si128(
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-                         _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
-                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')))),
+            tp_scan_ws16(v),
             _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')),
                                       _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))),
                          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),

@@ -26,9 +26,16 @@ typedef struct tp_ixblock {
  * that opened it; else 0. */
 int tp_index_build(tp_ixblock *ix, const char *buf, size_t nblocks, size_t len, size_t *open);
 
-/* Bit i of the block masks, as a position in the buffer: 64 * block + i. */
-static inline size_t tp_index_pos(const tp_ixblock *ix, const tp_ixblock *b, uint64_t m) {
-    return ((size_t)(b - ix) << 6) + (size_t)__builtin_ctzll(m);
+/* The first position at or after `at` with a quote (brackets: 0) or a bracket (1). The caller
+ * knows one lies ahead within the index (the scanner puts both past its data). */
+static inline size_t tp_index_next(const tp_ixblock *ix, size_t at, int brackets) {
+    size_t i = at >> 6;
+    uint64_t m = (brackets ? ix[i].bracket : ix[i].quote) & (~0ULL << (at & 63));
+    while (!m) {
+        i++;
+        m = brackets ? ix[i].bracket : ix[i].quote;
+    }
+    return (i << 6) + (size_t)__builtin_ctzll(m);
 }
 
 #endif

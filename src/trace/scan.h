@@ -89,15 +89,21 @@ static inline uint64_t tp_scan_offset(const tp_scan *sc, const char *at) {
     return sc->origin + (uint64_t)(at - sc->buf);
 }
 
+#ifdef __SSE2__
+/* The bytes of v that are whitespace (space, newline, tab, return): 0xff each. */
+static inline __m128i tp_scan_ws16(__m128i v) {
+    return _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+}
+#endif
+
 /* The first byte at or after p that is not whitespace (the sentinel is not). */
 static inline const char *tp_scan_ws_run(const char *p) {
 #ifdef __SSE2__
     for (;; p += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
-                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+        __m128i ws = tp_scan_ws16(_mm_loadu_si128((const __m128i *)(const void *)p));
         unsigned other = ~(unsigned)_mm_movemask_epi8(ws) & 0xffffu;
         if (other) return p + __builtin_ctz(other);
     }
@@ -129,22 +135,12 @@ static inline uint32_t tp_scan_has_bslash(const tp_scan *sc, const char *from, c
 
 /* The quote that closes the string opened at p: the next quote the index has. */
 static inline const char *tp_scan_closing_quote(const tp_scan *sc, const char *p) {
-    size_t at = (size_t)(p - sc->buf) + 1;
-    const tp_ixblock *b = &sc->ix[at >> 6];
-    uint64_t m = b->quote & (~0ULL << (at & 63));
-    while (!m)
-        m = (++b)->quote;
-    return sc->buf + ((size_t)(b - sc->ix) << 6) + __builtin_ctzll(m);
+    return sc->buf + tp_index_next(sc->ix, (size_t)(p - sc->buf) + 1, 0);
 }
 
 /* The first bracket outside strings at or after p (end at the latest). */
 static inline const char *tp_scan_next_bracket(const tp_scan *sc, const char *p) {
-    size_t at = (size_t)(p - sc->buf);
-    const tp_ixblock *b = &sc->ix[at >> 6];
-    uint64_t m = b->bracket & (~0ULL << (at & 63));
-    while (!m)
-        m = (++b)->bracket;
-    return sc->buf + ((size_t)(b - sc->ix) << 6) + __builtin_ctzll(m);
+    return sc->buf + tp_index_next(sc->ix, (size_t)(p - sc->buf), 1);
 }
 
 /* The string at p (which is at its opening quote). Raw control bytes and invalid UTF-8 are

@@ -392,17 +392,20 @@ static void test_changing_layouts(void **state) {
  * skip resumes after each refill, at the quote of a string the data ends in. */
 static void test_skip_resumes_inside_strings(void **state) {
     (void)state;
-    char path[] = "/tmp/tprof_test_reader_fast_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": 1}],\n"
-          "\"metadata\": [",
-          f);
+    tp_buf b;
+    tp_buf_init(&b);
+    TP_BUF_LIT(&b, "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": "
+                   "1}],\n\"metadata\": [");
     for (int i = 0; i < 200000; i++)
-        fprintf(f, "%s\"]]}}{{[[ %d \\\" ]\"", i ? ", " : "", i);
-    fputs("], \"baseTimeNanoseconds\": 5000}", f);
+        tp_buf_printf(&b, "%s\"]]}}{{[[ %d \\\" ]\"", i ? ", " : "", i);
+    TP_BUF_LIT(&b, "], \"baseTimeNanoseconds\": 5000}");
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/tprof_test_reader_fast_%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b.data, 1, b.len, f), b.len);
     fclose(f);
+    tp_buf_free(&b);
     tp_model m;
     tp_model_init(&m);
     assert_int_equal(tp_trace_read_file(path, &m, NULL, err, sizeof(err)), 0);
