@@ -1,44 +1,16 @@
-/* event.c - one trace event object: its fields, the args its phase needs, and the model event
- * it becomes (see event.h). */
+/* event.c - one trace event object: read by the fast path when it can, else by the general
+ * path here (the token scanner, any JSON), and the model event it becomes (see event.h). */
 #include "trace/event.h"
 
+#include "trace/fast.h"
+#include "trace/fields.h"
 #include "util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-/* The args an event's phase needs; others are skipped unread. */
-enum want { W_NONE, W_RANGE, W_MEMORY, W_COUNTER, W_META };
-enum field { F_OTHER, F_PH, F_NAME, F_CAT, F_TS, F_DUR, F_PID, F_TID, F_ARGS };
-enum { ID_ABSENT, ID_NUMBER, ID_STRING };
 enum { KIND_DROP = 0xff }; /* cat_kind of category Trace: the profiler's own span */
-enum { NMEM = 5 };
-static const char *const mem_keys[NMEM] = {"Device Type", "Device Id", "Bytes", "Total Allocated",
-                                           "Addr"};
-
-typedef struct id_field {
-    int kind;
-    tp_jnum num;
-    tp_jstr str;
-} id_field;
-
-/* An event's fields, pointing into the scanner's buffer: valid until the next refill. */
-typedef struct fields {
-    tp_jstr ph, name, cat;
-    int ph_unused; /* the phase adds nothing to the model */
-    tp_jnum ts, dur;
-    int has_ts, has_dur;
-    id_field pid, tid;
-    const char *args; /* where args began */
-    int args_read;    /* args were parsed on the way (the phase came first) */
-    int64_t corr;
-    tp_jnum flops;
-    int has_flops;
-    tp_jnum mem[NMEM];
-    unsigned mem_mask;
-    tp_jstr meta_name;
-} fields;
 
 /* A numeric arg converted out of the buffer (B ranges outlive it). */
 typedef struct num_arg {
@@ -68,19 +40,16 @@ struct tp_pending_name {
     tp_str pid_str, tid_str, name;
 };
 
-struct tp_counter_arg {
-    tp_jstr key;
-    tp_jnum val;
-};
-
 void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
     memset(er, 0, sizeof(*er));
     er->m = m;
     er->sc = sc;
     er->k_flops = tp_model_intern_cstr(m, "flops");
-    for (int i = 0; i < NMEM; i++)
-        er->k_mem[i] = tp_model_intern_cstr(m, mem_keys[i]);
+    for (int i = 0; i < TP_NMEM; i++)
+        er->k_mem[i] = tp_model_intern_cstr(m, tp_mem_keys[i]);
     er->last_track = UINT32_MAX;
+    tp_layout_init(&er->layout);
+    tp_names_init(&er->name_cache);
 }
 
 void tp_evread_free(tp_evread *er) {
@@ -88,184 +57,96 @@ void tp_evread_free(tp_evread *er) {
         free(er->stacks[i].r);
     free(er->stacks);
     free(er->cat_kind);
+    free(er->name_step);
+    tp_names_free(&er->name_cache);
     free(er->names);
     free(er->cargs);
+    tp_layout_free(&er->layout);
     memset(er, 0, sizeof(*er));
 }
 
-/* ---- parsing ------------------------------------------------------------------------------ */
+/* ---- the general path ------------------------------------------------------------------- */
 
-static int want_of(tp_scan *sc, const tp_jstr *ph) {
-    size_t n;
-    const char *s = ph->s ? tp_scan_text(sc, ph, &n) : "";
-    if (!ph->s || n != 1) return W_NONE;
-    switch (s[0]) {
-    case 'X':
-    case 'B':
-        return W_RANGE;
-    case 'i':
-    case 'I':
-        return W_MEMORY;
-    case 'C':
-        return W_COUNTER;
-    case 'M':
-        return W_META;
-    default:
-        return W_NONE;
-    }
-}
-
-static int phase_is(tp_scan *sc, const tp_jstr *ph, char c) {
-    size_t n;
-    const char *s = tp_scan_text(sc, ph, &n);
-    return n == 1 && s[0] == c;
-}
-
-static int field_of(tp_scan *sc, const tp_jstr *key) {
-    size_t n;
-    const char *k = tp_scan_text(sc, key, &n);
-    switch (n) {
-    case 2:
-        if (k[0] == 'p' && k[1] == 'h') return F_PH;
-        if (k[0] == 't' && k[1] == 's') return F_TS;
-        break;
-    case 3:
-        if (memcmp(k, "cat", 3) == 0) return F_CAT;
-        if (memcmp(k, "dur", 3) == 0) return F_DUR;
-        if (memcmp(k, "pid", 3) == 0) return F_PID;
-        if (memcmp(k, "tid", 3) == 0) return F_TID;
-        break;
-    case 4:
-        if (memcmp(k, "name", 4) == 0) return F_NAME;
-        if (memcmp(k, "args", 4) == 0) return F_ARGS;
-        break;
-    default:
-        break;
-    }
-    return F_OTHER;
-}
-
-/* A string value, or s = NULL when the value is of another type (skipped). */
-static int string_value(tp_scan *sc, tp_jstr *out) {
-    out->s = NULL;
-    if (*sc->p != '"') return tp_scan_skip_value(sc);
-    return tp_scan_string(sc, out);
-}
-
-static int id_value(tp_scan *sc, id_field *id) {
-    int isnum;
+/* Any value: a string, a number, or anything else (skipped). */
+static int lex_value(tp_scan *sc, tp_jval *v) {
     if (*sc->p == '"') {
-        id->kind = ID_STRING;
-        return tp_scan_string(sc, &id->str);
+        v->kind = TP_J_STRING;
+        return tp_scan_string(sc, &v->s);
     }
-    int rc = tp_scan_number(sc, &id->num, &isnum);
-    id->kind = isnum ? ID_NUMBER : ID_ABSENT;
+    int isnum;
+    int rc = tp_scan_number(sc, &v->n, &isnum);
+    v->kind = isnum ? TP_J_NUMBER : TP_J_OTHER;
     return rc;
 }
 
-static int counter_arg(tp_evread *er, const tp_jstr *key) {
-    tp_jnum v;
-    int isnum;
-    int rc = tp_scan_number(er->sc, &v, &isnum);
-    if (rc || !isnum) return rc;
-    if (TP_GROW(er->cargs, er->cap_cargs, er->ncargs + 1))
-        return tp_scan_fail(er->sc, er->sc->p, "out of memory");
-    er->cargs[er->ncargs++] = (struct tp_counter_arg){*key, v};
-    return TP_SCAN_OK;
-}
-
-static int arg_value(tp_evread *er, fields *f, int want, const tp_jstr *key) {
+static int args_value(tp_evread *er, tp_evfields *f, int want) {
     tp_scan *sc = er->sc;
-    int isnum, rc;
-    tp_jnum v;
-    switch (want) {
-    case W_RANGE:
-        if (tp_scan_str_eq(sc, key, "correlation")) {
-            rc = tp_scan_number(sc, &v, &isnum);
-            double d;
-            if (!rc && isnum && tp_jnum_value(sc, &v, &f->corr, &d) != 1) f->corr = 0;
-            return rc;
-        }
-        if (tp_scan_str_eq(sc, key, "flops")) return tp_scan_number(sc, &f->flops, &f->has_flops);
-        break;
-    case W_MEMORY:
-        for (int i = 0; i < NMEM; i++) {
-            if (!tp_scan_str_eq_n(sc, key, mem_keys[i], strlen(mem_keys[i]))) continue;
-            rc = tp_scan_number(sc, &f->mem[i], &isnum);
-            if (isnum) f->mem_mask |= 1u << i;
-            return rc;
-        }
-        break;
-    case W_COUNTER:
-        return counter_arg(er, key);
-    case W_META:
-        if (tp_scan_str_eq(sc, key, "name")) return string_value(sc, &f->meta_name);
-        break;
-    default:
-        break;
-    }
-    return tp_scan_skip_value(sc);
-}
-
-static int args_value(tp_evread *er, fields *f, int want) {
-    tp_scan *sc = er->sc;
-    if (want == W_NONE || *sc->p != '{') return tp_scan_skip_value(sc);
+    if (want == TP_W_NONE || *sc->p != '{') return tp_scan_skip_value(sc);
     sc->p++;
     er->ncargs = 0;
     int first = 1, rc;
     tp_jstr key;
-    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM)
-        if ((rc = arg_value(er, f, want, &key)) != TP_SCAN_OK) return rc;
+    tp_jval series;
+    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM) {
+        size_t n;
+        const char *k = tp_scan_text(sc, &key, &n);
+        int slot = tp_ev_arg(want, k, n);
+        if (slot < TP_NSLOTS)
+            rc = lex_value(sc, tp_ev_slot(f, slot));
+        else if (slot == TP_K_SERIES && (rc = lex_value(sc, &series)) == TP_SCAN_OK)
+            rc = tp_ev_series(er, &key, &series);
+        else if (slot != TP_K_SERIES)
+            rc = tp_scan_skip_value(sc);
+        if (rc != TP_SCAN_OK) return rc;
+    }
     return rc;
 }
 
-static int field_value(tp_evread *er, fields *f, const tp_jstr *key) {
+static int field_value(tp_evread *er, tp_evfields *f, const tp_jstr *key) {
     tp_scan *sc = er->sc;
-    switch (field_of(sc, key)) {
-    case F_PH: {
-        int rc = string_value(sc, &f->ph);
-        f->ph_unused =
-            !rc && f->ph.s && want_of(sc, &f->ph) == W_NONE && !phase_is(sc, &f->ph, 'E');
-        return rc;
-    }
-    case F_NAME:
-        return string_value(sc, &f->name);
-    case F_CAT:
-        return string_value(sc, &f->cat);
-    case F_TS:
-        return tp_scan_number(sc, &f->ts, &f->has_ts);
-    case F_DUR:
-        return tp_scan_number(sc, &f->dur, &f->has_dur);
-    case F_PID:
-        return id_value(sc, &f->pid);
-    case F_TID:
-        return id_value(sc, &f->tid);
-    case F_ARGS:
+    size_t n;
+    const char *k = tp_scan_text(sc, key, &n);
+    int slot = tp_ev_field(k, n), rc;
+    if (slot == TP_K_ARGS) {
         f->args = sc->p;
         /* Kineto and PyTorch write ph before args: then the args are read in the same pass. */
-        f->args_read = f->ph.s != NULL;
-        return f->args_read ? args_value(er, f, want_of(sc, &f->ph)) : tp_scan_skip_value(sc);
-    default:
-        return tp_scan_skip_value(sc);
+        f->args_read = tp_ev_str(f, TP_S_PH) != NULL;
+        return f->args_read ? args_value(er, f, f->want) : tp_scan_skip_value(sc);
     }
+    if (slot == TP_K_SKIP) return tp_scan_skip_value(sc);
+    if ((rc = lex_value(sc, tp_ev_slot(f, slot))) == TP_SCAN_OK && slot == TP_S_PH)
+        tp_ev_phase(sc, f);
+    return rc;
+}
+
+/* The event at sc->p with the token scanner: any JSON, and every error message. */
+static int general_event(tp_evread *er, tp_evfields *f) {
+    tp_scan *sc = er->sc;
+    sc->p++;
+    int first = 1, rc;
+    tp_jstr key;
+    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM) {
+        if ((rc = field_value(er, f, &key)) != TP_SCAN_OK) return rc;
+        /* Flows and other phases that add nothing: the rest of the object is only skipped. */
+        if (f->ph_unused) return tp_scan_skip_rest(sc);
+    }
+    if (rc != TP_SCAN_OK || !f->args || f->args_read) return rc;
+    /* The args came before the phase: read them again, now knowing what is needed. */
+    const char *after = sc->p;
+    sc->p = f->args;
+    rc = args_value(er, f, f->want);
+    sc->p = after;
+    return rc;
 }
 
 /* ---- into the model ----------------------------------------------------------------------- */
 
-/* A category: consecutive events mostly share one, so the last is compared before hashing. */
-static tp_str intern_cat(tp_evread *er, const tp_jstr *s) {
-    size_t n;
-    if (!s->s) return TP_STR_EMPTY;
-    const char *t = tp_scan_text(er->sc, s, &n);
-    const tp_strtab *st = &er->m->strings;
-    if (n == tp_strtab_len(st, er->last_cat) && memcmp(t, tp_strtab_get(st, er->last_cat), n) == 0)
-        return er->last_cat;
-    return er->last_cat = tp_model_intern(er->m, t, n);
-}
-
+/* A string of the event (NULL: absent, ""). Escaped ones are decoded, the others go through
+ * the name cache. */
 static tp_str intern(tp_evread *er, const tp_jstr *s) {
     size_t n;
-    if (!s->s) return TP_STR_EMPTY;
+    if (!s) return TP_STR_EMPTY;
+    if (!s->esc) return tp_names_intern(&er->name_cache, er->m, s->s, s->len);
     const char *t = tp_scan_text(er->sc, s, &n);
     return tp_model_intern(er->m, t, n);
 }
@@ -284,36 +165,87 @@ static int decimal(const char *s, size_t n, int64_t *out) {
     return 1;
 }
 
+/* v as an int64 when it is an integral number in range (1), else 0. */
+static int integer(tp_evread *er, tp_jval *v, int64_t *out) {
+    if (!v) return 0;
+    if (v->kind == TP_J_TOKEN && tp_decimal_scaled(v->s.s, v->s.len, 0, INT64_MAX, out)) return 1;
+    const tp_jnum *n = tp_jval_number(v);
+    double d;
+    return n && tp_jnum_value(er->sc, n, out, &d) == 1;
+}
+
 /* A pid or tid as the model keeps it: a number, or a string id for anything else. */
-static void resolve_id(tp_evread *er, const id_field *id, int64_t *num, tp_str *str) {
+static void resolve_id(tp_evread *er, tp_jval *id, int64_t *num, tp_str *str) {
     *num = 0;
     *str = TP_STR_EMPTY;
-    if (id->kind == ID_NUMBER) {
+    if (integer(er, id, num)) return;
+    const tp_jnum *n = id ? tp_jval_number(id) : NULL;
+    if (n) {
         double d;
-        if (tp_jnum_value(er->sc, &id->num, num, &d) != 1)
-            *str = tp_model_intern(er->m, id->num.text, id->num.len);
-    } else if (id->kind == ID_STRING) {
-        size_t n;
-        const char *s = tp_scan_text(er->sc, &id->str, &n);
-        if (!decimal(s, n, num)) *str = tp_model_intern(er->m, s, n);
+        if (tp_jnum_value(er->sc, n, num, &d) != 1) *str = tp_model_intern(er->m, n->text, n->len);
+    } else if (id && id->kind == TP_J_STRING) {
+        size_t len;
+        const char *s = tp_scan_text(er->sc, &id->s, &len);
+        if (!decimal(s, len, num)) *str = tp_model_intern(er->m, s, len);
     }
 }
 
-static uint32_t track_of(tp_evread *er, const fields *f) {
+/* The bytes of a pid or tid as written, and whether they were a string (else a number, a
+ * bare token, or nothing). */
+static const char *id_text(const tp_jval *id, size_t *len, int *string) {
+    *string = id && id->kind == TP_J_STRING;
+    if (!id || id->kind == TP_J_OTHER) {
+        *len = 0;
+        return "";
+    }
+    *len = id->kind == TP_J_NUMBER ? id->n.len : id->s.len;
+    return id->kind == TP_J_NUMBER ? id->n.text : id->s.s;
+}
+
+/* Whether id is written as the last one was (then it is that one). Ids are short, and their
+ * text lies in the scanner's padded buffer: one masked comparison. */
+static int id_seen(const struct tp_id_text *last, const tp_jval *id) {
+    size_t len;
+    int string;
+    const char *s = id_text(id, &len, &string);
+    return last->len == len && last->string == string &&
+           (len == 0 || !tp_layout_diff(s, (const uint8_t *)last->text, tp_layout_mask(len)));
+}
+
+static void id_remember(struct tp_id_text *last, const tp_jval *id) {
+    size_t len;
+    int string;
+    const char *s = id_text(id, &len, &string);
+    /* Longer ids are resolved every time. */
+    last->len = len <= sizeof(last->text) ? (uint32_t)len : UINT32_MAX;
+    last->string = string;
+    if (len <= sizeof(last->text)) memcpy(last->text, s, len);
+}
+
+/* The track of the event: consecutive events mostly share one, and write its ids the same
+ * way, so the bytes are compared before any number is read. */
+static uint32_t track_of(tp_evread *er, tp_evfields *f) {
+    tp_jval *pid_v = tp_ev_val(f, TP_S_PID), *tid_v = tp_ev_val(f, TP_S_TID);
+    if (er->last_track != UINT32_MAX && id_seen(&er->last_pid_text, pid_v) &&
+        id_seen(&er->last_tid_text, tid_v))
+        return er->last_track;
     int64_t pid, tid;
     tp_str pid_str, tid_str;
-    resolve_id(er, &f->pid, &pid, &pid_str);
-    resolve_id(er, &f->tid, &tid, &tid_str);
-    if (er->last_track != UINT32_MAX && pid == er->last_pid && tid == er->last_tid &&
-        pid_str == er->last_pid_str && tid_str == er->last_tid_str)
-        return er->last_track;
-    uint32_t t = tp_model_track(er->m, pid, pid_str, tid, tid_str);
-    if (t == UINT32_MAX) return t;
+    resolve_id(er, pid_v, &pid, &pid_str);
+    resolve_id(er, tid_v, &tid, &tid_str);
+    uint32_t t = er->last_track;
+    if (t == UINT32_MAX || pid != er->last_pid || tid != er->last_tid ||
+        pid_str != er->last_pid_str || tid_str != er->last_tid_str) {
+        t = tp_model_track(er->m, pid, pid_str, tid, tid_str);
+        if (t == UINT32_MAX) return t;
+    }
     er->last_pid = pid;
     er->last_tid = tid;
     er->last_pid_str = pid_str;
     er->last_tid_str = tid_str;
     er->last_track = t;
+    id_remember(&er->last_pid_text, pid_v);
+    id_remember(&er->last_tid_text, tid_v);
     return t;
 }
 
@@ -326,15 +258,30 @@ static uint8_t classify(const char *cat) {
     return TP_HOST_RANGE;
 }
 
+/* The byte of *arr kept for string id, 0 until set (NULL when out of memory). */
+static uint8_t *id_byte(uint8_t **arr, size_t *cap, tp_str id) {
+    if (id >= *cap) {
+        size_t old = *cap;
+        if (tp_grow((void **)arr, cap, (size_t)id + 1, 1)) return NULL;
+        memset(*arr + old, 0, *cap - old);
+    }
+    return &(*arr)[id];
+}
+
 /* The kind of a range of category cat (or KIND_DROP; 0 when out of memory). */
 static uint8_t kind_of(tp_evread *er, tp_str cat) {
-    if (cat >= er->cap_cat_kind) {
-        size_t old = er->cap_cat_kind;
-        if (TP_GROW(er->cat_kind, er->cap_cat_kind, (size_t)cat + 1)) return 0;
-        memset(er->cat_kind + old, 0, er->cap_cat_kind - old);
-    }
-    if (!er->cat_kind[cat]) er->cat_kind[cat] = classify(tp_model_str(er->m, cat));
-    return er->cat_kind[cat];
+    uint8_t *k = id_byte(&er->cat_kind, &er->cap_cat_kind, cat);
+    if (!k) return 0;
+    if (!*k) *k = classify(tp_model_str(er->m, cat));
+    return *k;
+}
+
+/* Whether a host range named name is a step (ProfilerStep#<n>). */
+static int is_step(tp_evread *er, tp_str name) {
+    uint8_t *s = id_byte(&er->name_step, &er->cap_name_step, name);
+    if (!s) return tp_step_number(tp_model_str(er->m, name)) >= 0;
+    if (!*s) *s = tp_step_number(tp_model_str(er->m, name)) >= 0 ? 2 : 1;
+    return *s == 2;
 }
 
 /* Counts the event at start as left out for its time. */
@@ -342,16 +289,27 @@ static void left_out(tp_evread *er, const char *start) {
     if (!er->bad_time++) er->bad_time_at = tp_scan_offset(er->sc, start);
 }
 
-/* *out = the time n in ns when present and in range; else the event is left out. */
-static int event_time(tp_evread *er, const tp_jnum *n, int has, const char *start, int64_t *out) {
-    if (has && tp_jnum_scaled(n, 3, TP_TIME_LIMIT, out) == 0) return 1;
+/* The time v (NULL: absent) in ns into *out: 1, 0 when v is no number, -1 when it is one out
+ * of range. Plain decimals are read straight from their text. */
+static int time_of(tp_jval *v, int64_t *out) {
+    if (v && v->kind == TP_J_TOKEN && tp_decimal_scaled(v->s.s, v->s.len, 3, TP_TIME_LIMIT, out))
+        return 1;
+    const tp_jnum *n = v ? tp_jval_number(v) : NULL;
+    if (!n) return 0;
+    return tp_jnum_scaled(n, 3, TP_TIME_LIMIT, out) == 0 ? 1 : -1;
+}
+
+/* *out = the time v in ns when it is a number in range; else the event is left out. */
+static int event_time(tp_evread *er, tp_jval *v, const char *start, int64_t *out) {
+    if (time_of(v, out) == 1) return 1;
     left_out(er, start);
     return 0;
 }
 
-static num_arg number_arg(tp_evread *er, const tp_jnum *n, int has) {
+/* A numeric arg; none when n is NULL. */
+static num_arg number_arg(tp_evread *er, const tp_jnum *n) {
     num_arg a = {.type = -1};
-    if (has) a.type = tp_jnum_value(er->sc, n, &a.v.i, &a.v.d) ? TP_ARG_INT : TP_ARG_DOUBLE;
+    if (n) a.type = tp_jnum_value(er->sc, n, &a.v.i, &a.v.d) ? TP_ARG_INT : TP_ARG_DOUBLE;
     return a;
 }
 
@@ -378,27 +336,29 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     if (!ev) return;
     ev->dur = dur;
     ev->corr = r->corr;
-    if (kind == TP_HOST_RANGE && tp_step_number(tp_model_str(er->m, r->name)) >= 0)
-        ev->flags |= TP_EVF_STEP;
+    if (kind == TP_HOST_RANGE && is_step(er, r->name)) ev->flags |= TP_EVF_STEP;
     add_number_arg(er->m, ev, er->k_flops, &r->flops);
 }
 
-static int range_start(tp_evread *er, const fields *f, const char *start, open_range *r) {
-    if (!event_time(er, &f->ts, f->has_ts, start, &r->ts)) return 0;
-    r->name = intern(er, &f->name);
-    r->cat = intern_cat(er, &f->cat);
-    r->corr = f->corr > 0 ? (uint64_t)f->corr : 0;
-    r->flops = number_arg(er, &f->flops, f->has_flops);
+static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_range *r) {
+    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &r->ts)) return 0;
+    r->name = intern(er, tp_ev_str(f, TP_S_NAME));
+    r->cat = intern(er, tp_ev_str(f, TP_S_CAT));
+    /* A correlation id is a positive integer; anything else means none. */
+    int64_t id;
+    r->corr = integer(er, tp_ev_val(f, TP_S_CORR), &id) && id > 0 ? (uint64_t)id : 0;
+    r->flops = number_arg(er, tp_ev_num(f, TP_S_FLOPS));
     return 1;
 }
 
-static void complete_event(tp_evread *er, const fields *f, const char *start) {
+static void complete_event(tp_evread *er, tp_evfields *f, const char *start) {
     open_range r;
     int64_t dur = 0;
     if (!range_start(er, f, start, &r)) return;
     /* A missing or non-numeric dur reads as 0; a negative or absurd one leaves the event out. */
-    if (f->has_dur && !event_time(er, &f->dur, 1, start, &dur)) return;
-    if (dur < 0) {
+    int known = time_of(tp_ev_val(f, TP_S_DUR), &dur);
+    if (known == 0) dur = 0;
+    if (known < 0 || dur < 0) {
         left_out(er, start);
         return;
     }
@@ -415,7 +375,7 @@ static struct tp_range_stack *stack_of(tp_evread *er, uint32_t track) {
     return &er->stacks[track];
 }
 
-static void begin_event(tp_evread *er, const fields *f, const char *start) {
+static void begin_event(tp_evread *er, tp_evfields *f, const char *start) {
     open_range r;
     if (!range_start(er, f, start, &r)) return;
     struct tp_range_stack *st = stack_of(er, track_of(er, f));
@@ -427,13 +387,13 @@ static void begin_event(tp_evread *er, const fields *f, const char *start) {
 }
 
 /* Closes the innermost open B of the thread; an E with none open is ignored. */
-static void end_event(tp_evread *er, const fields *f, const char *start) {
+static void end_event(tp_evread *er, tp_evfields *f, const char *start) {
     uint32_t track = track_of(er, f);
     struct tp_range_stack *st = stack_of(er, track);
     if (!st || !st->n) return;
     open_range r = st->r[--st->n];
     int64_t ts;
-    if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
+    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return;
     if (ts < r.ts) {
         left_out(er, start);
         return;
@@ -441,47 +401,51 @@ static void end_event(tp_evread *er, const fields *f, const char *start) {
     add_range(er, track, &r, ts - r.ts);
 }
 
-static void memory_event(tp_evread *er, const fields *f, const char *start) {
+static void memory_event(tp_evread *er, tp_evfields *f, const char *start) {
     int64_t ts;
-    if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
+    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return;
     tp_event *ev =
-        new_event(er, track_of(er, f), TP_MEMORY, ts, intern(er, &f->name), intern(er, &f->cat));
-    for (int i = 0; ev && i < NMEM; i++) {
-        num_arg a = number_arg(er, &f->mem[i], (f->mem_mask >> i) & 1);
+        new_event(er, track_of(er, f), TP_MEMORY, ts, intern(er, tp_ev_str(f, TP_S_NAME)),
+                  intern(er, tp_ev_str(f, TP_S_CAT)));
+    for (int i = 0; ev && i < TP_NMEM; i++) {
+        num_arg a = number_arg(er, tp_ev_num(f, TP_S_MEM + i));
         add_number_arg(er->m, ev, er->k_mem[i], &a);
     }
 }
 
-static void counter_event(tp_evread *er, const fields *f, const char *start) {
+static void counter_event(tp_evread *er, tp_evfields *f, const char *start) {
     int64_t ts;
-    if (!event_time(er, &f->ts, f->has_ts, start, &ts)) return;
+    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return;
     tp_event *ev =
-        new_event(er, track_of(er, f), TP_COUNTER, ts, intern(er, &f->name), intern(er, &f->cat));
+        new_event(er, track_of(er, f), TP_COUNTER, ts, intern(er, tp_ev_str(f, TP_S_NAME)),
+                  intern(er, tp_ev_str(f, TP_S_CAT)));
     for (size_t i = 0; ev && i < er->ncargs; i++) {
-        num_arg a = number_arg(er, &er->cargs[i].val, 1);
+        num_arg a = number_arg(er, &er->cargs[i].val);
         add_number_arg(er->m, ev, intern(er, &er->cargs[i].key), &a);
     }
 }
 
-static void metadata_event(tp_evread *er, const fields *f) {
-    if (!f->name.s || !f->meta_name.s) return;
-    int thread = tp_scan_str_eq(er->sc, &f->name, "thread_name");
-    if (!thread && !tp_scan_str_eq(er->sc, &f->name, "process_name")) return;
+static void metadata_event(tp_evread *er, tp_evfields *f) {
+    const tp_jstr *name = tp_ev_str(f, TP_S_NAME), *value = tp_ev_str(f, TP_S_META_NAME);
+    if (!name || !value) return;
+    int thread = tp_scan_str_eq(er->sc, name, "thread_name");
+    if (!thread && !tp_scan_str_eq(er->sc, name, "process_name")) return;
     if (TP_GROW(er->names, er->cap_names, er->nnames + 1)) {
         er->m->failed = 1;
         return;
     }
     struct tp_pending_name *pn = &er->names[er->nnames++];
     pn->thread = thread;
-    resolve_id(er, &f->pid, &pn->pid, &pn->pid_str);
-    resolve_id(er, &f->tid, &pn->tid, &pn->tid_str);
-    pn->name = intern(er, &f->meta_name);
+    resolve_id(er, tp_ev_val(f, TP_S_PID), &pn->pid, &pn->pid_str);
+    resolve_id(er, tp_ev_val(f, TP_S_TID), &pn->tid, &pn->tid_str);
+    pn->name = intern(er, value);
 }
 
-static void add_event(tp_evread *er, const fields *f, const char *start) {
+static void add_event(tp_evread *er, tp_evfields *f, const char *start) {
+    const tp_jstr *phase = tp_ev_str(f, TP_S_PH), *name = tp_ev_str(f, TP_S_NAME);
     size_t n;
-    const char *ph = f->ph.s ? tp_scan_text(er->sc, &f->ph, &n) : "";
-    if (!f->ph.s || n != 1) return;
+    const char *ph = phase ? tp_scan_text(er->sc, phase, &n) : "";
+    if (!phase || n != 1) return;
     switch (ph[0]) {
     case 'X':
         complete_event(er, f, start);
@@ -494,7 +458,7 @@ static void add_event(tp_evread *er, const fields *f, const char *start) {
         break;
     case 'i':
     case 'I':
-        if (f->name.s && tp_scan_str_eq(er->sc, &f->name, "[memory]")) memory_event(er, f, start);
+        if (name && tp_scan_str_eq(er->sc, name, "[memory]")) memory_event(er, f, start);
         break;
     case 'C':
         counter_event(er, f, start);
@@ -507,36 +471,22 @@ static void add_event(tp_evread *er, const fields *f, const char *start) {
     }
 }
 
+int tp_evread_fast = 1;
+
 int tp_evread_event(tp_evread *er) {
     tp_scan *sc = er->sc;
     const char *start = sc->p;
-    /* Only what tells a field's presence is set: clearing the whole struct (half a KB) per
-     * event showed in profiles. Numbers are read only where their has_ flag says. */
-    fields f;
-    f.ph.s = f.name.s = f.cat.s = f.meta_name.s = NULL;
-    f.has_ts = f.has_dur = f.has_flops = f.args_read = f.ph_unused = 0;
-    f.pid.kind = f.tid.kind = ID_ABSENT;
-    f.args = NULL;
-    f.corr = 0;
-    f.mem_mask = 0;
+    tp_evfields f;
+    tp_evfields_clear(&f);
     er->ncargs = 0;
-    sc->p++;
-    int first = 1, rc;
-    tp_jstr key;
-    while ((rc = tp_scan_member(sc, &first, &key)) == TP_SCAN_ITEM) {
-        if ((rc = field_value(er, &f, &key)) != TP_SCAN_OK) return rc;
-        /* Flows and other phases that add nothing: the rest of the object is only skipped. */
-        if (f.ph_unused) return tp_scan_skip_rest(sc);
+    int rc = tp_evread_fast ? tp_fast_event(er, &f) : TP_FAST_DECLINED;
+    if (rc == TP_FAST_DECLINED) {
+        sc->p = start;
+        tp_evfields_clear(&f);
+        er->ncargs = 0;
+        rc = general_event(er, &f);
     }
     if (rc != TP_SCAN_OK) return rc;
-    if (f.args && !f.args_read) {
-        /* The args came before the phase: read them again, now knowing what is needed. */
-        const char *after = sc->p;
-        sc->p = f.args;
-        rc = args_value(er, &f, want_of(sc, &f.ph));
-        sc->p = after;
-        if (rc != TP_SCAN_OK) return rc;
-    }
     add_event(er, &f, start);
     return TP_SCAN_OK;
 }

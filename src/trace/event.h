@@ -2,17 +2,27 @@
  *
  * Owns what lives across the events of one read: the open "B" ranges of each thread, the kind
  * each category maps to, the process and thread names that wait for the end of the input (their
- * tracks may come later) and the count of events left out for a bad time. An event touches the
- * model only after its closing brace, so a parse cut short by the end of the buffer can start
- * over from the event's first byte. */
+ * tracks may come later), the count of events left out for a bad time, and what makes the next
+ * event cheaper: the layout the fast path learned, the name cache, the last track and how its
+ * ids were written. An event touches the model only after its closing brace, so a parse cut
+ * short by the end of the buffer can start over from the event's first byte. */
 #ifndef TP_EVENT_H
 #define TP_EVENT_H
 
 #include "model/model.h"
+#include "trace/layout.h"
+#include "trace/names.h"
 #include "trace/scan.h"
 
 /* Times beyond ±2^62 ns (146 years) are refused, so ts + dur never overflows in an analysis. */
 #define TP_TIME_LIMIT ((int64_t)1 << 62)
+
+/* A pid or tid as last written. */
+struct tp_id_text {
+    uint32_t len; /* UINT32_MAX: too long to keep */
+    int string;
+    char text[32];
+};
 
 typedef struct tp_evread {
     tp_model *m;
@@ -21,24 +31,33 @@ typedef struct tp_evread {
     size_t cap_stacks;
     uint8_t *cat_kind; /* by string id: tp_kind of that category, 0 not yet known */
     size_t cap_cat_kind;
+    uint8_t *name_step; /* by string id: 2 a step's name, 1 not, 0 not yet known */
+    size_t cap_name_step;
+    tp_names name_cache; /* in front of the model's strings */
     struct tp_pending_name *names;
     size_t nnames, cap_names;
     struct tp_counter_arg *cargs; /* the numeric args of the counter being read */
     size_t ncargs, cap_cargs;
     tp_str k_flops, k_mem[5]; /* interned arg keys */
-    /* The last (pid, tid) and its track: consecutive events mostly share one. */
+    /* The last (pid, tid), as written and as read, and its track: consecutive events mostly
+     * share one. */
+    struct tp_id_text last_pid_text, last_tid_text;
     int64_t last_pid, last_tid;
     tp_str last_pid_str, last_tid_str;
     uint32_t last_track;
-    tp_str last_cat;      /* the category interned last */
+    tp_layout layout;     /* of the events and args read so far (the fast path's) */
     uint64_t bad_time;    /* events left out: time missing, not a number, out of range, or a
                              negative duration */
     uint64_t bad_time_at; /* input offset of the first */
 } tp_evread;
 
+/* 0 sends every event through the general path (tests compare the two paths). */
+extern int tp_evread_fast;
+
 void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc);
 /* Parses the object at sc->p (its '{') and adds what it means to the model: TP_SCAN_OK,
- * TP_SCAN_MORE (nothing was added) or TP_SCAN_ERR. */
+ * TP_SCAN_MORE (nothing was added) or TP_SCAN_ERR. The fast path (fast.h) reads it when it
+ * can, the general path otherwise. */
 int tp_evread_event(tp_evread *er);
 /* Gives the process and thread names read so far to the tracks of the model. */
 void tp_evread_finish(tp_evread *er);

@@ -1,5 +1,5 @@
-/* scan.c - the JSON scanner's tokens: strings, objects and arrays step by step, skipped values
- * and numbers kept exact (see scan.h). */
+/* scan.c - the JSON scanner's buffer and tokens: strings, objects and arrays step by step,
+ * skipped values and numbers kept exact (see scan.h). */
 #include "trace/scan.h"
 
 #include "util/vec.h"
@@ -46,15 +46,39 @@ void tp_scan_init(tp_scan *sc) {
 
 void tp_scan_free(tp_scan *sc) {
     free(sc->buf);
+    free(sc->ix);
     free(sc->stack);
     tp_buf_free(&sc->tmp);
     memset(sc, 0, sizeof(*sc));
+}
+
+/* The index covers the input and the sentinel's first 64 bytes, in whole blocks. */
+static size_t index_blocks(size_t len) {
+    return (len + 64 + 63) / 64;
+}
+
+int tp_scan_reserve(tp_scan *sc, size_t cap) {
+    size_t keep = sc->buf ? (size_t)(sc->end - sc->buf) : 0;
+    char *buf = realloc(sc->buf, cap + TP_SCAN_PAD);
+    if (!buf) return -1;
+    sc->buf = buf;
+    sc->end = buf + keep;
+    tp_ixblock *ix = realloc(sc->ix, index_blocks(cap) * sizeof(*ix));
+    if (!ix) return -1;
+    sc->ix = ix;
+    sc->cap = cap;
+    return 0;
 }
 
 void tp_scan_set_data(tp_scan *sc, size_t len) {
     sc->end = sc->buf + len;
     /* All quotes: whatever a loop reads past end stops it there. */
     memset(sc->buf + len, '"', TP_SCAN_PAD);
+    size_t open;
+    sc->open_quote =
+        tp_index_build(sc->ix, sc->buf, index_blocks(len), len, &open) ? sc->buf + open : sc->end;
+    /* A bracket bit at end stops the bracket walks of the skips there. */
+    sc->ix[len >> 6].bracket |= 1ULL << (len & 63);
 }
 
 int tp_scan_fail(tp_scan *sc, const char *at, const char *msg) {
@@ -265,31 +289,9 @@ static int skip_bracket(tp_scan *sc, char c) {
     return TP_SCAN_OK;
 }
 
-/* The first quote or bracket at or after p: inside a skipped structure nothing else matters.
- * ('[' | 0x20) == '{' and (']' | 0x20) == '}', and no other byte maps to either. */
-static inline const char *quote_or_bracket(const char *p) {
-#ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
-                  case_bit = _mm_set1_epi8(0x20);
-    for (;; p += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i folded = _mm_or_si128(v, case_bit);
-        __m128i hit =
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote),
-                         _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
-        int mask = _mm_movemask_epi8(hit);
-        if (mask) return p + __builtin_ctz((unsigned)mask);
-    }
-#else
-    while (*p != '"' && (*p | 0x20) != '{' && (*p | 0x20) != '}')
-        p++;
-    return p;
-#endif
-}
-
-/* The skip itself, from the brackets already open in sc->stack. Inside a structure it jumps
- * from quote or bracket to the next: the bytes between (numbers, commas, whitespace) change
- * nothing, so a resumable skip may also resume after them. */
+/* The skip itself, from the brackets already open in sc->stack. Inside a structure it goes from
+ * bracket to bracket: the strings, numbers and commas between change nothing, so a resumable
+ * skip cut by the end of the data resumes at the end, or at the quote of a string cut there. */
 static int skip_from(tp_scan *sc, const char **resume) {
     for (;;) {
         int rc;
@@ -306,18 +308,13 @@ static int skip_from(tp_scan *sc, const char **resume) {
                 rc = skip_token(sc); /* "expected a value" for } ] , : */
             }
         } else {
-            const char *q = quote_or_bracket(sc->p);
+            const char *q = tp_scan_next_bracket(sc, sc->p);
             if (q >= sc->end) {
-                if (resume) *resume = sc->end;
+                if (resume) *resume = sc->open_quote;
                 return TP_SCAN_MORE;
             }
             sc->p = q;
-            if (*q == '"') {
-                tp_jstr s;
-                rc = tp_scan_string(sc, &s);
-            } else {
-                rc = skip_bracket(sc, *q);
-            }
+            rc = skip_bracket(sc, *q);
         }
         if (rc) return rc;
         if (resume) *resume = sc->p;
@@ -371,6 +368,56 @@ static void long_digits(tp_jnum *n, const unsigned char *p, size_t len, const un
     }
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The leading ASCII digits of the 8 bytes at p: their count, and in *value their number. A
+ * byte is a digit when its high nibble is 3 and adding 6 keeps it so; a carry out of a byte
+ * only disturbs the bytes after it, which come after the first non-digit. The digits are then
+ * moved to the top (as if after leading zeros) and joined in pairs, fours and eights by three
+ * multiplications (the first byte is the most significant digit). */
+static inline unsigned digits8(const unsigned char *p, uint64_t *value) {
+    const uint64_t nibble = 0xF0F0F0F0F0F0F0F0ULL, zeros = 0x3030303030303030ULL;
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t bad = ((w & nibble) ^ zeros) | (((w + 0x0606060606060606ULL) & nibble) ^ zeros);
+    unsigned n = bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
+    if (!n) {
+        *value = 0;
+        return 0;
+    }
+    uint64_t x = (w & 0x0F0F0F0F0F0F0F0FULL) << (8 * (8 - n));
+    x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFULL;
+    x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFULL;
+    *value = (x * 10000 + (x >> 32)) & 0xFFFFFFFFULL;
+    return n;
+}
+#else
+static inline unsigned digits8(const unsigned char *p, uint64_t *value) {
+    unsigned n = 0;
+    uint64_t v = 0;
+    while (n < 8 && is_digit(p[n]))
+        v = v * 10 + (unsigned)(p[n++] - '0');
+    *value = v;
+    return n;
+}
+#endif
+
+/* A run of digits at *pp, eight at a time, appended to *v (which wraps past 19 digits: the
+ * caller then reads them again with long_digits). Returns the count. */
+static inline size_t digit_run(const unsigned char **pp, uint64_t *v) {
+    const unsigned char *p = *pp;
+    uint64_t chunk;
+    unsigned k;
+    while ((k = digits8(p, &chunk)) == 8) {
+        *v = *v * 100000000ULL + chunk;
+        p += 8;
+    }
+    *v = *v * pow10_u64[k] + chunk;
+    p += k;
+    size_t n = (size_t)(p - *pp);
+    *pp = p;
+    return n;
+}
+
 /* The JSON number grammar at p (leniently: leading zeros pass); 1 when it is one. The common
  * case, at most 19 digits, accumulates in one pass; ndigits then counts leading zeros too,
  * which keeps it an upper bound of the significant digits. */
@@ -382,15 +429,11 @@ static int number_syntax(const unsigned char **pp, tp_jnum *n) {
     }
     const unsigned char *ip = p, *fp = p;
     uint64_t v = 0;
-    while (is_digit(*p))
-        v = v * 10 + (unsigned)(*p++ - '0');
-    size_t ni = (size_t)(p - ip), nf = 0;
+    size_t ni = digit_run(&p, &v), nf = 0;
     if (!ni) return 0;
     if (*p == '.') {
         fp = ++p;
-        while (is_digit(*p))
-            v = v * 10 + (unsigned)(*p++ - '0');
-        nf = (size_t)(p - fp);
+        nf = digit_run(&p, &v);
         if (!nf) return 0;
         n->integral = 0;
     }
@@ -416,21 +459,62 @@ static int number_syntax(const unsigned char **pp, tp_jnum *n) {
     return 1;
 }
 
-int tp_scan_number(tp_scan *sc, tp_jnum *n, int *isnum) {
+int tp_jnum_parse(const char **pp, tp_jnum *n) {
+    const unsigned char *p = (const unsigned char *)*pp;
     n->neg = n->cut = n->dropped = 0;
     n->integral = 1;
+    int ok = number_syntax(&p, n);
+    n->text = *pp;
+    n->len = (uint32_t)((const char *)p - *pp);
+    *pp = (const char *)p;
+    return ok;
+}
+
+int tp_scan_number(tp_scan *sc, tp_jnum *n, int *isnum) {
     *isnum = 0;
     char c = *sc->p;
     if (c == '"' || c == '{' || c == '[') return tp_scan_skip(sc, NULL);
-    const unsigned char *p = (const unsigned char *)sc->p;
-    int ok = number_syntax(&p, n);
-    if ((const char *)p == sc->end) return TP_SCAN_MORE;
-    if (!ok || !(tp_scan_class[*p] & TP_CC_DELIM)) return skip_token(sc); /* N/A, true, 1.2.3 */
-    n->text = sc->p;
-    n->len = (uint32_t)((const char *)p - sc->p);
-    sc->p = (const char *)p;
+    const char *p = sc->p;
+    int ok = tp_jnum_parse(&p, n);
+    if (p == sc->end) return TP_SCAN_MORE;
+    if (!ok || !(tp_scan_class[(unsigned char)*p] & TP_CC_DELIM))
+        return skip_token(sc); /* N/A, true, 1.2.3 */
+    sc->p = p;
     *isnum = 1;
     return TP_SCAN_OK;
+}
+
+int tp_decimal_scaled(const char *s, size_t len, int scale, int64_t limit, int64_t *out) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    if (scale < 0 || scale > 3) return 0;
+    int neg = *p == '-';
+    p += neg;
+    /* Up to 16 digits before the point, in two groups of eight at most. */
+    uint64_t v, low;
+    unsigned k = digits8(p, &v);
+    if (!k) return 0;
+    p += k;
+    if (k == 8 && (k = digits8(p, &low)) != 0) {
+        v = v * pow10_u64[k] + low;
+        p += k;
+        if (is_digit(*p)) return 0; /* more than 16 */
+    }
+    /* The first scale + 1 digits of the fraction, zeros past its end: the last one rounds. */
+    uint64_t head = 0;
+    if (p < end && *p == '.' && scale > 0) {
+        uint64_t f, rest = 0;
+        k = digits8(++p, &f);
+        if (!k) return 0;
+        p += k;
+        if (k == 8) digit_run(&p, &rest); /* the rest only has to be digits */
+        unsigned want = (unsigned)scale + 1;
+        head = k >= want ? f / pow10_u64[k - want] : f * pow10_u64[want - k];
+    }
+    if (p != end) return 0; /* an exponent, or not a number: the general reading decides */
+    uint64_t r = v * pow10_u64[scale] + head / 10 + (head % 10 >= 5);
+    if (r > (uint64_t)limit) return 0;
+    *out = neg ? -(int64_t)r : (int64_t)r;
+    return 1;
 }
 
 int tp_jnum_scaled(const tp_jnum *n, int scale, int64_t limit, int64_t *out) {

@@ -1,16 +1,20 @@
-/* scan.h - the JSON scanner under the trace reader: a cursor over a padded buffer of input.
+/* scan.h - the JSON scanner under the trace reader: a cursor over a padded, indexed buffer.
  *
  * Hand-written on purpose: a generic DOM parser holds the whole document (gigabytes here) and runs
  * 10-30x slower; the reader needs a few fields of each event and skips the rest without
- * materialising it. Functions return TP_SCAN_MORE when the data ends before the token does: the
- * caller refills the buffer and parses its unit (an event) again from its start.
+ * materialising it. Each fill of the buffer is indexed first (index.h: the quotes, brackets and
+ * backslashes of every 64-byte block as bitmasks), so a string's end or a skipped structure's end
+ * is found with bit operations. Functions return TP_SCAN_MORE when the data ends before the token
+ * does: the caller refills the buffer and parses its unit (an event) again from its start.
  *
- * Invariant: buf[0..end) is input; end[0] == '"' and TP_SCAN_PAD bytes past end are readable, so
- * every inner loop stops at end without testing for it (a quote ends strings, tokens and
- * whitespace alike) and 16-byte vector loads never leave the allocation. */
+ * Invariant: buf[0..end) is input, indexed from buf[0] (outside any string); end[0] == '"' and
+ * TP_SCAN_PAD bytes past end are readable quotes, so every inner loop stops at end without
+ * testing for it (a quote ends strings, tokens and whitespace alike; the index has a quote within
+ * end[0..1] and a bracket bit at end) and vector loads never leave the allocation. */
 #ifndef TP_SCAN_H
 #define TP_SCAN_H
 
+#include "trace/index.h"
 #include "util/buf.h"
 
 #include <stddef.h>
@@ -20,7 +24,7 @@
 #include <emmintrin.h>
 #endif
 
-enum { TP_SCAN_PAD = 64 };
+enum { TP_SCAN_PAD = 128 };
 
 typedef enum tp_scan_rc {
     TP_SCAN_ERR = -1,
@@ -59,8 +63,10 @@ typedef struct tp_scan {
     const char *end; /* end of the input bytes in buf */
     char *buf;       /* cap bytes of room plus TP_SCAN_PAD */
     size_t cap;
-    uint64_t origin; /* input offset of buf[0] */
-    int eof;         /* no input follows end */
+    tp_ixblock *ix;         /* the index of buf[0 .. end + 64), rounded up to whole blocks */
+    const char *open_quote; /* the quote of the string the data ends inside, else end */
+    uint64_t origin;        /* input offset of buf[0] */
+    int eof;                /* no input follows end */
     /* the first error: its position and a static message */
     const char *err_at;
     const char *err_msg;
@@ -72,7 +78,10 @@ typedef struct tp_scan {
 
 void tp_scan_init(tp_scan *sc);
 void tp_scan_free(tp_scan *sc);
-/* Marks buf[0..len) as the input that follows offset origin and writes the sentinel. */
+/* Makes room for cap bytes of input, keeping buf[0..end): 0, or -1 when out of memory. */
+int tp_scan_reserve(tp_scan *sc, size_t cap);
+/* Marks buf[0..len) as the input that follows offset origin, writes the sentinel and indexes
+ * the buffer. */
 void tp_scan_set_data(tp_scan *sc, size_t len);
 /* Records an error at p (the first one wins) and returns TP_SCAN_ERR. */
 int tp_scan_fail(tp_scan *sc, const char *at, const char *msg);
@@ -80,15 +89,21 @@ static inline uint64_t tp_scan_offset(const tp_scan *sc, const char *at) {
     return sc->origin + (uint64_t)(at - sc->buf);
 }
 
+#ifdef __SSE2__
+/* The bytes of v that are whitespace (space, newline, tab, return): 0xff each. */
+static inline __m128i tp_scan_ws16(__m128i v) {
+    return _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+}
+#endif
+
 /* The first byte at or after p that is not whitespace (the sentinel is not). */
 static inline const char *tp_scan_ws_run(const char *p) {
 #ifdef __SSE2__
     for (;; p += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
-                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+        __m128i ws = tp_scan_ws16(_mm_loadu_si128((const __m128i *)(const void *)p));
         unsigned other = ~(unsigned)_mm_movemask_epi8(ws) & 0xffffu;
         if (other) return p + __builtin_ctz(other);
     }
@@ -108,39 +123,34 @@ static inline void tp_scan_ws(tp_scan *sc) {
     sc->p = p;
 }
 
-/* The first '"' or '\\' at or after p; the sentinel guarantees one. SSE2 (baseline on x86-64)
- * tests 16 bytes at a time. */
-static inline const char *tp_scan_quote_or_backslash(const char *p) {
-#ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    for (;; p += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        int hits =
-            _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
-        if (hits) return p + __builtin_ctz((unsigned)hits);
-    }
-#else
-    while (*p != '"' && *p != '\\')
-        p++;
-    return p;
-#endif
+/* Whether buf[from .. to) holds a backslash. */
+static inline uint32_t tp_scan_has_bslash(const tp_scan *sc, const char *from, const char *to) {
+    if (from >= to) return 0;
+    size_t i = (size_t)(from - sc->buf), last = (size_t)(to - sc->buf) - 1;
+    uint64_t m = sc->ix[i >> 6].bslash & (~0ULL << (i & 63));
+    for (i >>= 6; i < last >> 6; m = sc->ix[++i].bslash)
+        if (m) return 1;
+    return (m & (~0ULL >> (63 - (last & 63)))) != 0;
+}
+
+/* The quote that closes the string opened at p: the next quote the index has. */
+static inline const char *tp_scan_closing_quote(const tp_scan *sc, const char *p) {
+    return sc->buf + tp_index_next(sc->ix, (size_t)(p - sc->buf) + 1, 0);
+}
+
+/* The first bracket outside strings at or after p (end at the latest). */
+static inline const char *tp_scan_next_bracket(const tp_scan *sc, const char *p) {
+    return sc->buf + tp_index_next(sc->ix, (size_t)(p - sc->buf), 1);
 }
 
 /* The string at p (which is at its opening quote). Raw control bytes and invalid UTF-8 are
  * accepted as they are. */
 static inline int tp_scan_string(tp_scan *sc, tp_jstr *out) {
-    const char *start = sc->p + 1, *p = start;
-    uint32_t esc = 0;
-    for (;;) {
-        p = tp_scan_quote_or_backslash(p);
-        if (p >= sc->end) return TP_SCAN_MORE;
-        if (*p == '"') break;
-        esc = 1;
-        p += 2; /* the backslash and the byte it protects (at worst the padding's first quote) */
-    }
+    const char *start = sc->p + 1, *p = tp_scan_closing_quote(sc, sc->p);
+    if (p >= sc->end) return TP_SCAN_MORE;
     out->s = start;
     out->len = (uint32_t)(p - start); /* units are bounded far below 4 GB (reader.c) */
-    out->esc = esc;
+    out->esc = tp_scan_has_bslash(sc, start, p);
     sc->p = p + 1;
     return TP_SCAN_OK;
 }
@@ -222,11 +232,21 @@ static inline int tp_scan_skip_value(tp_scan *sc) {
     return tp_scan_skip(sc, NULL);
 }
 
+/* The JSON number grammar at *pp (leniently: leading zeros pass) into *out, *pp moved past what
+ * matched; 1 when a whole number matched (the caller checks what follows it). */
+int tp_jnum_parse(const char **pp, tp_jnum *out);
 /* A number at p into *out. Returns TP_SCAN_OK with *isnum = 1 for a JSON number, or *isnum = 0
  * for any other value (string, bare word such as N/A, object or array), which is skipped. */
 int tp_scan_number(tp_scan *sc, tp_jnum *out, int *isnum);
 /* round(value * 10^scale), half away from zero, into *out: 0, or -1 when |result| > limit. */
 int tp_jnum_scaled(const tp_jnum *n, int scale, int64_t limit, int64_t *out);
+/* The same for the text s[0 .. len) when it is a plain decimal ([-]digits[.digits], at most
+ * 16 digits before the point; with scale 0, digits only) and scale <= 3: 1 with *out
+ * set, else 0 (then read the text with tp_jnum_parse: both give the same result where both
+ * apply). The common case of a
+ * trace's times, without the detour through tp_jnum. s must have 8 bytes readable past its
+ * end. */
+int tp_decimal_scaled(const char *s, size_t len, int scale, int64_t limit, int64_t *out);
 /* The value as an int64 when integral and in range (returns 1), else as the nearest double
  * (returns 0). Integers beyond 64 bits become doubles. */
 int tp_jnum_value(tp_scan *sc, const tp_jnum *n, int64_t *i, double *d);

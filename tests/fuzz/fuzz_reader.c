@@ -1,8 +1,12 @@
 /* fuzz_reader.c - libFuzzer target: any bytes through tp_trace_read_mem.
  *
  * The reader must return 0 or -1 with a one-line message naming the input and a byte offset
- * inside it; never crash, hang, leak or read out of bounds (the sanitizers check the rest). */
+ * inside it; never crash, hang, leak or read out of bounds (the sanitizers check the rest).
+ * Each input is read twice, with the event fast path and without it (tp_evread_fast): the two
+ * results must be the same model, byte for byte, and the same message. */
+#include "../unit/reader_same.h"
 #include "model/model.h"
+#include "trace/event.h"
 #include "trace/reader.h"
 #include "util/log.h"
 
@@ -18,10 +22,15 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
         tp_log_set_quiet(1);
         quiet = 1;
     }
-    tp_model m;
+    tp_model m, g;
     tp_model_init(&m);
-    char err[512] = "";
+    tp_model_init(&g);
+    char err[512] = "", gerr[512] = "";
     int rc = tp_trace_read_mem(data, size, "fuzz", &m, err, sizeof(err));
+    tp_evread_fast = 0;
+    int grc = tp_trace_read_mem(data, size, "fuzz", &g, gerr, sizeof(gerr));
+    tp_evread_fast = 1;
+    if (rc != grc || strcmp(err, gerr) != 0 || !reader_same_model(&m, &g)) abort();
     if (rc != 0) {
         unsigned long long at;
         /* Compressed input counts offsets in the decompressed JSON, which may be longer. */
@@ -32,5 +41,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     for (size_t i = 0; i < m.nevents; i++)
         if (m.events[i].track >= m.ntracks || m.events[i].dur < 0) abort();
     tp_model_free(&m);
+    tp_model_free(&g);
     return 0;
 }

@@ -1,0 +1,39 @@
+/* layout.c - the layout graph's nodes and how it learns (see layout.h). */
+#include "trace/layout.h"
+
+#include <stdlib.h>
+
+void tp_layout_init(tp_layout *ly) {
+    ly->nodes = NULL;
+    ly->n = 0;
+}
+
+void tp_layout_free(tp_layout *ly) {
+    free(ly->nodes);
+    tp_layout_init(ly);
+}
+
+uint32_t tp_layout_learn(tp_layout *ly, uint32_t from, const char *p, size_t len, int what,
+                         size_t key_off, size_t key_len) {
+    if (len == 0 || len > TP_LIT_MAX) return 0;
+    if (!ly->nodes) {
+        /* All at once (a few hundred KB at most): nodes never move while the fast path holds
+         * one. */
+        ly->nodes = calloc(TP_LAYOUT_NODES, sizeof(*ly->nodes));
+        if (!ly->nodes) return 0;
+        ly->n = TP_LAYOUT_ROOTS;
+    }
+    if (ly->n == TP_LAYOUT_NODES || from == 0 || from >= ly->n) return 0;
+    uint32_t id = ly->n++;
+    tp_layout_node *n = &ly->nodes[id];
+    memcpy(n->lit, p, len);
+    n->lit_len = (uint8_t)len;
+    n->lit_mask = tp_layout_mask(len);
+    n->what = (uint8_t)what;
+    n->key_off = (uint8_t)key_off;
+    n->key_len = (uint8_t)key_len;
+    uint16_t *next = ly->nodes[from].next;
+    memmove(next + 1, next, (TP_LAYOUT_NEXT - 1) * sizeof(*next));
+    next[0] = (uint16_t)id;
+    return id;
+}

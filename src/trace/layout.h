@@ -1,0 +1,107 @@
+/* layout.h - the byte layouts of the objects a trace repeats, learned while it is read.
+ *
+ * A writer prints every event of a kind with the same bytes between the values: `, "cat": `,
+ * `,\n    "ts": `. Such a stretch (whitespace and a comma, a key, its colon) is a literal; a
+ * layout is a graph of literals, each with the few that followed it, and it remembers the last
+ * value each literal introduced. The fast path compares the bytes after a value with those
+ * successors: one 32-byte comparison checks the separator, the key and the colon byte for byte
+ * and tells where the next value starts and what it is for. Values often repeat (pid, tid,
+ * category), and one more comparison then reads the value too.
+ *
+ * A match proves the bytes equal a stretch the fast path already read and checked, so nothing
+ * is learned that it would not accept again; the graph is bounded (TP_LAYOUT_NODES, a few
+ * successors each, literals of TP_LIT_MAX bytes) and past its bounds the fast path finds
+ * members the long way.
+ *
+ * Nodes 1 .. TP_LAYOUT_ROOTS - 1 are roots, where the first literal of an object (starting
+ * after its '{') hangs, one root per kind of object. A literal that closes its object (ending
+ * with the '}') has what == TP_LAYOUT_END. */
+#ifndef TP_LAYOUT_H
+#define TP_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+enum {
+    TP_LIT_MAX = 32, /* longer stretches are not learned */
+    TP_VAL_MAX = 16, /* longer values are not remembered */
+    TP_LAYOUT_NEXT = 4,
+    TP_LAYOUT_NODES = 4096,
+    TP_LAYOUT_ROOTS = 8,
+    TP_LAYOUT_END = 0xff, /* what of a closing literal */
+};
+
+typedef struct tp_layout_node {
+    /* val first: a comparison reads 32 bytes from either array, and stays inside the node */
+    uint8_t val[TP_VAL_MAX]; /* the last value's bytes (a string with its quotes) */
+    uint8_t lit[TP_LIT_MAX];
+    uint32_t lit_mask; /* bit i: byte i of lit counts */
+    uint32_t val_mask; /* the same for val; 0: no value remembered */
+    uint8_t lit_len, val_len;
+    uint8_t val_wait;              /* values before val is compared again */
+    uint8_t what;                  /* what the key means to the reader, or TP_LAYOUT_END */
+    uint8_t key_off, key_len;      /* the key inside lit */
+    uint16_t next[TP_LAYOUT_NEXT]; /* successors, latest first; 0 ends the list */
+} tp_layout_node;
+
+typedef struct tp_layout {
+    tp_layout_node *nodes;
+    uint32_t n; /* nodes in use, the roots included */
+} tp_layout;
+
+void tp_layout_init(tp_layout *ly);
+void tp_layout_free(tp_layout *ly);
+/* Adds p[0 .. len) with its meaning as the latest successor of node `from`: the new node, or
+ * 0 when the layout is full, len > TP_LIT_MAX or memory runs out (nothing is learned then).
+ * key_off and key_len place the key inside the literal (0, 0 for a closing one). */
+uint32_t tp_layout_learn(tp_layout *ly, uint32_t from, const char *p, size_t len, int what,
+                         size_t key_off, size_t key_len);
+
+/* The bytes of mask (bit i for byte i) of the first 32 at p that equal those of b (p and b
+ * have 32 bytes readable): zero when they all do. Two vector comparisons. */
+static inline uint32_t tp_layout_diff(const char *p, const uint8_t *b, uint32_t mask) {
+#ifdef __SSE2__
+    __m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    __m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)b);
+    __m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(b + 16));
+    uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a0, b0)) |
+                  (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a1, b1)) << 16;
+    return ~eq & mask;
+#else
+    uint32_t diff = 0;
+    for (unsigned i = 0; i < 32; i++)
+        diff |= (uint32_t)(p[i] != (char)b[i]) << i;
+    return diff & mask;
+#endif
+}
+
+/* The successor of node `from` whose literal starts the bytes at p, or 0. Successors are kept
+ * latest first and one that matches moves to the front: a writer mostly repeats its last
+ * layout, and the one dropped when the list is full is the one used least recently. */
+static inline uint32_t tp_layout_match(tp_layout *ly, uint32_t from, const char *p) {
+    if (from >= ly->n) return 0; /* nothing learned yet */
+    uint16_t *next = ly->nodes[from].next;
+    for (int i = 0; i < TP_LAYOUT_NEXT && next[i]; i++) {
+        uint16_t id = next[i];
+        const tp_layout_node *n = &ly->nodes[id];
+        if (tp_layout_diff(p, n->lit, n->lit_mask)) continue;
+        if (i) {
+            memmove(next + 1, next, (size_t)i * sizeof(*next));
+            next[0] = id;
+        }
+        return id;
+    }
+    return 0;
+}
+
+/* The mask of the first len bytes (len <= 32). */
+static inline uint32_t tp_layout_mask(size_t len) {
+    return len >= 32 ? ~0U : (1U << len) - 1;
+}
+
+#endif
