@@ -49,7 +49,7 @@ int tp_stage_parse(char *spec, tp_stage_def *out) {
         }
     }
     for (size_t i = 0; i < n; i++)
-        if (!*pats[i]) {
+        if (!*spec || !*pats[i]) {
             free(pats);
             out->patterns = NULL;
             return -1;
