@@ -82,7 +82,7 @@ typedef struct group {
     int64_t rank; /* -1: the files without a rank part */
     char label[48];
     const tp_run_file *artifacts[TP_RUN_TRACE];
-    const tp_run_file **traces;
+    tp_run_file *traces; /* copies: the paths belong to the tp_run_dir */
     size_t ntraces, cap;
 } group;
 
@@ -97,7 +97,7 @@ static int gather(group *g, const tp_run_dir *d, int64_t rank) {
         } else if (TP_GROW(g->traces, g->cap, g->ntraces + 1)) {
             return -1;
         } else {
-            g->traces[g->ntraces++] = f;
+            g->traces[g->ntraces++] = *f;
         }
     }
     return 0;
@@ -108,7 +108,7 @@ static tp_analysis *analyse(tp_checker *c, const group *g) {
     tp_analysis *a = tp_analysis_new(NULL);
     int ok = a != NULL;
     for (size_t i = 0; ok && i < g->ntraces; i++) {
-        const char *path = g->traces[i]->path;
+        const char *path = g->traces[i].path;
         tp_model m;
         tp_model_init(&m);
         char err[1024];
@@ -141,7 +141,7 @@ static int in_list(const json_t *list, const char *name) {
 
 static int in_group(const group *g, const char *name) {
     for (size_t k = 0; k < g->ntraces; k++)
-        if (strcmp(g->traces[k]->name, name) == 0) return 1;
+        if (strcmp(g->traces[k].name, name) == 0) return 1;
     return 0;
 }
 
@@ -158,8 +158,8 @@ static void check_trace_list(tp_checker *c, const char *path, const json_t *doc,
         tp_check_problem(c, path, "run.traces[%zu] %s is not in the directory", i,
                          json_is_string(v) ? json_string_value(v) : "(not a name)");
     for (size_t k = 0; k < g->ntraces; k++)
-        if (!in_list(list, g->traces[k]->name))
-            tp_check_problem(c, path, "trace %s is not listed in run.traces", g->traces[k]->name);
+        if (!in_list(list, g->traces[k].name))
+            tp_check_problem(c, path, "trace %s is not listed in run.traces", g->traces[k].name);
 }
 
 /* The path an artifact of kind should have in g: <dir>/<stem>[.rank<N>]<ext>. */

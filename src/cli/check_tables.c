@@ -29,7 +29,7 @@ typedef struct us_text {
 } us_text;
 
 static us_text us(int64_t ns) {
-    us_text t;
+    us_text t = {{0}};
     *tp_fmt_us(t.s, ns) = '\0';
     return t;
 }

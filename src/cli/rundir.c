@@ -58,9 +58,10 @@ static int classify(const char *name, int64_t *rank) {
     if (name[0] == '.') return -1;
     for (int k = 0; k < TP_RUN_TRACE; k++) {
         const char *a = artifact_names[k], *ext = strchr(a, '.');
-        size_t stem = (size_t)(ext - a), mid = len - stem - strlen(ext);
-        if (!ends_with(name, len, ext) || len < stem + strlen(ext) || strncmp(name, a, stem))
+        size_t stem = (size_t)(ext - a);
+        if (len < stem + strlen(ext) || strncmp(name, a, stem) != 0 || !ends_with(name, len, ext))
             continue;
+        size_t mid = len - stem - strlen(ext);
         if (mid == 0) return k;
         if ((*rank = rank_part(name + stem, mid)) >= 0) return k;
     }
