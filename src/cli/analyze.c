@@ -32,118 +32,70 @@ static const char help[] =
     "\n"
     "Exit status: 0 done, 2 usage error, unreadable input or unwritable output.\n";
 
-enum {
-    OPT_JSON,
-    OPT_CSV,
-    OPT_MARKDOWN,
-    OPT_TOP,
-    OPT_STAGE,
-    OPT_RANK,
-    OPT_OUTPUT,
-    OPT_PROGRESS,
-    OPT_NO_PROGRESS,
-    OPT_HELP
-};
-
+/* Every option of analyze is one of the shared ones (args.c). */
 static const tp_cli_opt opts[] = {
-    [OPT_JSON] = {"json", 0, 0},
-    [OPT_CSV] = {"csv", 0, 0},
-    [OPT_MARKDOWN] = {"markdown", 0, 0},
-    [OPT_TOP] = {"top", 0, 1},
-    [OPT_STAGE] = {"stage", 0, 1},
-    [OPT_RANK] = {"rank", 0, 1},
-    [OPT_OUTPUT] = {"output", 'o', 1},
-    [OPT_PROGRESS] = {"progress", 0, 0},
-    [OPT_NO_PROGRESS] = {"no-progress", 0, 0},
-    [OPT_HELP] = {"help", 'h', 0},
+    {"json", 0, 0}, {"csv", 0, 0},      {"markdown", 0, 0}, {"top", 0, 1},         {"stage", 0, 1},
+    {"rank", 0, 1}, {"output", 'o', 1}, {"progress", 0, 0}, {"no-progress", 0, 0}, {"help", 'h', 0},
 };
 
-typedef void (*render_fn)(tp_buf *, const tp_analysis *, const tp_report_opts *);
-
-typedef struct analyze_args {
-    render_fn render;
-    int format_opt; /* the format option given, or -1 */
-    tp_report_opts report;
-    const char *output;
-    tp_cli_read_opts read;
-    char **inputs;
-    size_t ninputs;
-} analyze_args;
-
-/* A format option: a second, different one is a usage error. */
-static int set_format(analyze_args *x, int opt) {
-    static const render_fn renderers[] = {[OPT_JSON] = tp_report_json,
-                                          [OPT_CSV] = tp_report_csv,
-                                          [OPT_MARKDOWN] = tp_report_markdown};
-    if (x->format_opt >= 0 && x->format_opt != opt) {
-        tp_cli_usage("analyze", "choose one of --json, --csv, --markdown");
-        return -1;
-    }
-    x->format_opt = opt;
-    x->render = renderers[opt];
-    return 0;
-}
-
-/* 0 with x filled, 1 when --help was printed, -1 after a usage error. */
-static int parse(analyze_args *x, int argc, char **argv) {
+/* 0 with the inputs gathered in argv (in place, in order) and s set, 1 when --help was printed,
+ * -1 after a usage error. */
+static int parse(int argc, char **argv, tp_cli_shared *s, size_t *ninputs) {
     tp_cli_parser p;
     tp_cli_parser_init(&p, "analyze", argc, argv, opts, sizeof(opts) / sizeof(opts[0]));
-    x->inputs = argv + 1; /* operands are gathered in place, in order */
-    int64_t v;
     for (int k; (k = tp_cli_next(&p)) != TP_CLI_END;) {
-        int rc = 0;
-        switch (k) {
-        case TP_CLI_BAD:
-            return -1;
-        case TP_CLI_OPERAND:
-            x->inputs[x->ninputs++] = (char *)p.value;
-            break;
-        case OPT_JSON:
-        case OPT_CSV:
-        case OPT_MARKDOWN:
-            rc = set_format(x, k);
-            break;
-        case OPT_TOP:
-            rc = tp_cli_int_value(&p, 1, 100000000, &v);
-            x->report.top_k = (size_t)v;
-            break;
-        case OPT_OUTPUT:
-            x->output = p.value;
-            break;
-        case OPT_HELP:
+        if (k == TP_CLI_BAD) return -1;
+        if (k == TP_CLI_OPERAND) {
+            argv[1 + (*ninputs)++] = (char *)p.value;
+            continue;
+        }
+        int rc = tp_cli_shared_option(&p, s);
+        if (rc == TP_CLI_HELP) {
             fputs(help, stdout);
             return 1;
-        default: /* --stage, --rank, --progress, --no-progress */
-            rc = tp_cli_read_option(&p, &x->read) < 0;
         }
-        if (rc) return -1;
+        if (rc != TP_CLI_APPLIED) return -1;
     }
-    if (!x->ninputs) {
+    if (!*ninputs) {
         tp_cli_usage("analyze", "no input: give a trace file, a run directory or -");
         return -1;
     }
     return 0;
 }
 
-static int run(int argc, char **argv) {
-    analyze_args x = {.render = tp_report_text, .format_opt = -1};
-    tp_cli_read_opts_init(&x.read);
-    int rc = parse(&x, argc, argv);
-    if (rc) {
-        tp_cli_read_opts_free(&x.read);
-        return rc > 0 ? TP_EXIT_OK : TP_EXIT_ERROR;
+static void render(tp_buf *out, const tp_analysis *a, const tp_cli_shared *s) {
+    switch (s->format) {
+    case TP_FORMAT_JSON:
+        tp_report_json(out, a, &s->report);
+        break;
+    case TP_FORMAT_CSV:
+        tp_report_csv(out, a, &s->report);
+        break;
+    case TP_FORMAT_MARKDOWN:
+        tp_report_markdown(out, a, &s->report);
+        break;
+    default:
+        tp_report_text(out, a, &s->report);
     }
-    tp_analysis *a = tp_cli_analyse(x.inputs, x.ninputs, &x.read);
-    rc = TP_EXIT_ERROR;
+}
+
+static int run(int argc, char **argv) {
+    tp_cli_shared s;
+    tp_cli_shared_init(&s);
+    size_t ninputs = 0;
+    int rc = parse(argc, argv, &s, &ninputs);
+    tp_analysis *a = rc == 0 ? tp_cli_analyse(argv + 1, ninputs, &s.read) : NULL;
     if (a) {
         tp_buf out;
         tp_buf_init(&out);
-        x.render(&out, a, &x.report);
-        rc = tp_cli_write(x.output, &out);
+        render(&out, a, &s);
+        rc = tp_cli_write(s.output, &out);
         tp_buf_free(&out);
         tp_analysis_free(a);
+    } else {
+        rc = rc > 0 ? TP_EXIT_OK : TP_EXIT_ERROR;
     }
-    tp_cli_read_opts_free(&x.read);
+    tp_cli_shared_free(&s);
     return rc;
 }
 

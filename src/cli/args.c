@@ -122,3 +122,52 @@ int tp_cli_number_value(const tp_cli_parser *p, double *out) {
     *out = v;
     return 0;
 }
+
+void tp_cli_shared_init(tp_cli_shared *s) {
+    *s = (tp_cli_shared){.format = TP_FORMAT_TEXT};
+    tp_cli_read_opts_init(&s->read);
+}
+
+void tp_cli_shared_free(tp_cli_shared *s) {
+    tp_cli_read_opts_free(&s->read);
+}
+
+static int set_format(const tp_cli_parser *p, tp_cli_shared *s, tp_cli_format f) {
+    if (s->format_given && s->format != f) {
+        tp_cli_usage(p->verb, "give one output format (--%s or --%s)", p->opts[p->opt].name,
+                     s->format == TP_FORMAT_JSON  ? "json"
+                     : s->format == TP_FORMAT_CSV ? "csv"
+                                                  : "markdown");
+        return -1;
+    }
+    s->format = f;
+    s->format_given = 1;
+    return TP_CLI_APPLIED;
+}
+
+int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s) {
+    const char *name = p->opts[p->opt].name;
+    tp_cli_read_opts *r = &s->read;
+    int64_t v;
+    if (strcmp(name, "json") == 0) return set_format(p, s, TP_FORMAT_JSON);
+    if (strcmp(name, "csv") == 0) return set_format(p, s, TP_FORMAT_CSV);
+    if (strcmp(name, "markdown") == 0) return set_format(p, s, TP_FORMAT_MARKDOWN);
+    if (strcmp(name, "help") == 0) return TP_CLI_HELP;
+    if (strcmp(name, "output") == 0) {
+        s->output = p->value;
+    } else if (strcmp(name, "top") == 0) {
+        if (tp_cli_int_value(p, 1, 100000000, &v)) return -1;
+        s->report.top_k = (size_t)v;
+    } else if (strcmp(name, "stage") == 0) {
+        if (tp_cli_add_stage(r, p->verb, p->value)) return -1;
+    } else if (strcmp(name, "rank") == 0) {
+        if (tp_cli_int_value(p, 0, INT32_MAX, &r->rank)) return -1;
+    } else if (strcmp(name, "progress") == 0) {
+        r->progress = TP_CLI_PROGRESS_FORCE;
+    } else if (strcmp(name, "no-progress") == 0) {
+        r->progress = TP_CLI_PROGRESS_OFF;
+    } else {
+        return TP_CLI_NOT_SHARED;
+    }
+    return TP_CLI_APPLIED;
+}

@@ -9,6 +9,7 @@
 #define TP_CLI_H
 
 #include "analysis/analysis.h"
+#include "report/report.h"
 #include "util/buf.h"
 
 #include <stddef.h>
@@ -87,10 +88,34 @@ enum { TP_CLI_PROGRESS_OFF = 0, TP_CLI_PROGRESS_AUTO = 1, TP_CLI_PROGRESS_FORCE 
 
 void tp_cli_read_opts_init(tp_cli_read_opts *r);
 void tp_cli_read_opts_free(tp_cli_read_opts *r);
-/* The reading options a verb's table may hold: --stage NAME=PAT|PAT (or NAME; repeatable),
- * --rank N, --progress, --no-progress. 1 when the option just returned is one of them (and was
- * applied), 0 when it is not, -1 after printing a usage error. */
-int tp_cli_read_option(const tp_cli_parser *p, tp_cli_read_opts *r);
+/* Adds one --stage NAME=PAT|PAT (or NAME); 0, or -1 after printing the usage error. */
+int tp_cli_add_stage(tp_cli_read_opts *r, const char *verb, const char *spec);
+
+/* ---- the options analyze and compare share ---- */
+
+typedef enum tp_cli_format {
+    TP_FORMAT_TEXT,
+    TP_FORMAT_JSON,
+    TP_FORMAT_CSV,
+    TP_FORMAT_MARKDOWN
+} tp_cli_format;
+
+typedef struct tp_cli_shared {
+    tp_cli_format format; /* --json, --csv, --markdown; text when none */
+    int format_given;
+    tp_report_opts report; /* --top K */
+    const char *output;    /* -o, --output FILE; NULL: standard output */
+    tp_cli_read_opts read; /* --stage, --rank, --progress, --no-progress */
+} tp_cli_shared;
+
+enum { TP_CLI_NOT_SHARED = 0, TP_CLI_APPLIED = 1, TP_CLI_HELP = 2 };
+
+void tp_cli_shared_init(tp_cli_shared *s);
+void tp_cli_shared_free(tp_cli_shared *s);
+/* Applies the option just returned by p when it is a shared one (found by name: a verb's table
+ * lists those it takes). TP_CLI_APPLIED, TP_CLI_HELP for --help (the verb prints its help),
+ * TP_CLI_NOT_SHARED, or -1 after printing a usage error. */
+int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s);
 
 /* The inputs (trace files, run directories meaning their traces, "-" for standard input) read
  * and added into one finished analysis. NULL after printing the error. */

@@ -35,35 +35,14 @@ static const char help[] =
     "than PCT percent above A's, 2 usage error, unreadable input, a side without steps under\n"
     "--fail-above, or unwritable output.\n";
 
-enum {
-    OPT_JSON,
-    OPT_MARKDOWN,
-    OPT_TOP,
-    OPT_FAIL_ABOVE,
-    OPT_A,
-    OPT_B,
-    OPT_RANK,
-    OPT_OUTPUT,
-    OPT_PROGRESS,
-    OPT_NO_PROGRESS,
-    OPT_HELP
-};
+enum { OPT_A, OPT_B, OPT_FAIL_ABOVE }; /* compare's own; the rest are shared (args.c) */
 
 static const tp_cli_opt opts[] = {
-    [OPT_JSON] = {"json", 0, 0},
-    [OPT_MARKDOWN] = {"markdown", 0, 0},
-    [OPT_TOP] = {"top", 0, 1},
-    [OPT_FAIL_ABOVE] = {"fail-above", 0, 1},
-    [OPT_A] = {"a", 0, 1},
-    [OPT_B] = {"b", 0, 1},
-    [OPT_RANK] = {"rank", 0, 1},
-    [OPT_OUTPUT] = {"output", 'o', 1},
-    [OPT_PROGRESS] = {"progress", 0, 0},
-    [OPT_NO_PROGRESS] = {"no-progress", 0, 0},
-    [OPT_HELP] = {"help", 'h', 0},
+    [OPT_A] = {"a", 0, 1}, [OPT_B] = {"b", 0, 1}, [OPT_FAIL_ABOVE] = {"fail-above", 0, 1},
+    {"json", 0, 0},        {"markdown", 0, 0},    {"top", 0, 1},
+    {"rank", 0, 1},        {"output", 'o', 1},    {"progress", 0, 0},
+    {"no-progress", 0, 0}, {"help", 'h', 0},
 };
-
-typedef void (*render_fn)(tp_buf *, const tp_compare *, const tp_report_opts *);
 
 typedef struct side {
     char **inputs;
@@ -71,13 +50,9 @@ typedef struct side {
 } side;
 
 typedef struct compare_args {
-    render_fn render;
-    int format_opt; /* the format option given, or -1 */
-    tp_report_opts report;
+    tp_cli_shared shared;
     int gate; /* --fail-above given */
     double fail_above;
-    const char *output;
-    tp_cli_read_opts read;
     side sides[2]; /* from --a and --b */
     side operands; /* A B */
 } compare_args;
@@ -91,70 +66,45 @@ static int add_input(side *s, char *input) {
     return 0;
 }
 
-static int set_format(compare_args *x, int opt) {
-    if (x->format_opt >= 0 && x->format_opt != opt) {
-        tp_cli_usage("compare", "choose one of --json, --markdown");
-        return -1;
-    }
-    x->format_opt = opt;
-    x->render = opt == OPT_JSON ? tp_report_compare_json : tp_report_compare_markdown;
-    return 0;
-}
-
 /* The operands A B become the sides, unless --a and --b gave them. 0, or -1 after the error. */
 static int settle_sides(compare_args *x) {
     side *ops = &x->operands;
     if (!x->sides[0].n && !x->sides[1].n) {
-        if (ops->n != 2)
-            return tp_cli_usage("compare", "give two inputs, A and B (got %zu)", ops->n), -1;
-        return add_input(&x->sides[0], ops->inputs[0]) || add_input(&x->sides[1], ops->inputs[1])
-                   ? -1
-                   : 0;
+        if (ops->n == 2)
+            return add_input(&x->sides[0], ops->inputs[0]) ||
+                           add_input(&x->sides[1], ops->inputs[1])
+                       ? -1
+                       : 0;
+        tp_cli_usage("compare", "give two inputs, A and B (got %zu)", ops->n);
+    } else if (ops->n) {
+        tp_cli_usage("compare", "give the inputs either as A B or with --a and --b");
+    } else if (!x->sides[0].n || !x->sides[1].n) {
+        tp_cli_usage("compare", "side %s has no input", x->sides[0].n ? "B" : "A");
+    } else {
+        return 0;
     }
-    if (ops->n)
-        return tp_cli_usage("compare", "give the inputs either as A B or with --a and --b"), -1;
-    if (!x->sides[0].n || !x->sides[1].n)
-        return tp_cli_usage("compare", "side %s has no input", x->sides[0].n ? "B" : "A"), -1;
-    return 0;
+    return -1;
 }
 
 /* 0 with x filled, 1 when --help was printed, -1 after a usage error. */
 static int parse(compare_args *x, int argc, char **argv) {
     tp_cli_parser p;
     tp_cli_parser_init(&p, "compare", argc, argv, opts, sizeof(opts) / sizeof(opts[0]));
-    int64_t v;
     for (int k; (k = tp_cli_next(&p)) != TP_CLI_END;) {
-        int rc = 0;
-        switch (k) {
-        case TP_CLI_BAD:
-            return -1;
-        case TP_CLI_OPERAND:
+        int rc;
+        if (k == TP_CLI_BAD) return -1;
+        if (k == TP_CLI_OPERAND) {
             rc = add_input(&x->operands, (char *)p.value);
-            break;
-        case OPT_A:
-        case OPT_B:
+        } else if (k == OPT_A || k == OPT_B) {
             rc = add_input(&x->sides[k == OPT_B], (char *)p.value);
-            break;
-        case OPT_JSON:
-        case OPT_MARKDOWN:
-            rc = set_format(x, k);
-            break;
-        case OPT_TOP:
-            rc = tp_cli_int_value(&p, 1, 100000000, &v);
-            x->report.top_k = (size_t)v;
-            break;
-        case OPT_FAIL_ABOVE:
+        } else if (k == OPT_FAIL_ABOVE) {
             rc = tp_cli_number_value(&p, &x->fail_above);
             x->gate = 1;
-            break;
-        case OPT_OUTPUT:
-            x->output = p.value;
-            break;
-        case OPT_HELP:
+        } else if ((rc = tp_cli_shared_option(&p, &x->shared)) == TP_CLI_HELP) {
             fputs(help, stdout);
             return 1;
-        default: /* --stage, --rank, --progress, --no-progress */
-            rc = tp_cli_read_option(&p, &x->read) < 0;
+        } else {
+            rc = rc == TP_CLI_APPLIED ? 0 : -1;
         }
         if (rc) return -1;
     }
@@ -175,17 +125,27 @@ static int gate(const compare_args *x, const tp_compare *c) {
     return TP_EXIT_FINDING;
 }
 
+static void render(tp_buf *out, const tp_compare *c, const tp_cli_shared *s) {
+    if (s->format == TP_FORMAT_JSON)
+        tp_report_compare_json(out, c, &s->report);
+    else if (s->format == TP_FORMAT_MARKDOWN)
+        tp_report_compare_markdown(out, c, &s->report);
+    else
+        tp_report_compare_text(out, c, &s->report);
+}
+
 static int compare(const compare_args *x) {
-    tp_analysis *a = tp_cli_analyse(x->sides[0].inputs, x->sides[0].n, &x->read);
-    tp_analysis *b = a ? tp_cli_analyse(x->sides[1].inputs, x->sides[1].n, &x->read) : NULL;
+    const tp_cli_read_opts *r = &x->shared.read;
+    tp_analysis *a = tp_cli_analyse(x->sides[0].inputs, x->sides[0].n, r);
+    tp_analysis *b = a ? tp_cli_analyse(x->sides[1].inputs, x->sides[1].n, r) : NULL;
     tp_compare *c = b ? tp_compare_new(a, b) : NULL;
     int rc = TP_EXIT_ERROR;
     if (b && !c) tp_cli_error("out of memory");
     if (c) {
         tp_buf out;
         tp_buf_init(&out);
-        x->render(&out, c, &x->report);
-        rc = tp_cli_write(x->output, &out);
+        render(&out, c, &x->shared);
+        rc = tp_cli_write(x->shared.output, &out);
         tp_buf_free(&out);
         if (rc == TP_EXIT_OK) rc = gate(x, c);
     }
@@ -196,14 +156,14 @@ static int compare(const compare_args *x) {
 }
 
 static int run(int argc, char **argv) {
-    compare_args x = {.render = tp_report_compare_text, .format_opt = -1};
-    tp_cli_read_opts_init(&x.read);
+    compare_args x = {0};
+    tp_cli_shared_init(&x.shared);
     int rc = parse(&x, argc, argv);
     rc = rc < 0 ? TP_EXIT_ERROR : rc > 0 ? TP_EXIT_OK : compare(&x);
     for (int i = 0; i < 2; i++)
         free(x.sides[i].inputs);
     free(x.operands.inputs);
-    tp_cli_read_opts_free(&x.read);
+    tp_cli_shared_free(&x.shared);
     return rc;
 }
 

@@ -28,7 +28,7 @@ void tp_cli_read_opts_free(tp_cli_read_opts *r) {
     tp_cli_read_opts_init(r);
 }
 
-static int add_stage(tp_cli_read_opts *r, const char *verb, const char *spec) {
+int tp_cli_add_stage(tp_cli_read_opts *r, const char *verb, const char *spec) {
     char *copy = strdup(spec);
     if (!copy || TP_GROW(r->stages, r->cap_stages, r->nstages + 1) ||
         TP_GROW(r->specs, r->cap_specs, r->nstages + 1)) {
@@ -43,19 +43,6 @@ static int add_stage(tp_cli_read_opts *r, const char *verb, const char *spec) {
     }
     r->specs[r->nstages++] = copy;
     return 0;
-}
-
-int tp_cli_read_option(const tp_cli_parser *p, tp_cli_read_opts *r) {
-    const char *name = p->opts[p->opt].name;
-    if (strcmp(name, "stage") == 0) return add_stage(r, p->verb, p->value) ? -1 : 1;
-    if (strcmp(name, "rank") == 0) return tp_cli_int_value(p, 0, INT32_MAX, &r->rank) ? -1 : 1;
-    if (strcmp(name, "progress") == 0)
-        r->progress = TP_CLI_PROGRESS_FORCE;
-    else if (strcmp(name, "no-progress") == 0)
-        r->progress = TP_CLI_PROGRESS_OFF;
-    else
-        return 0;
-    return 1;
 }
 
 /* The ranks seen among the inputs, to warn when several are mixed into one analysis. */
