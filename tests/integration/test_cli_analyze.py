@@ -222,7 +222,8 @@ def big_trace(tmp_path_factory):
         n = 110 * 1024 * 1024 // 120
         f.write(",\n".join(event % (i * 5) for i in range(n)))
         f.write("\n]}\n")
-    return path
+    yield path
+    path.unlink()  # pytest keeps the temporary folders of the last runs
 
 
 def stderr_on_terminal(args):
