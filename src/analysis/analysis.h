@@ -146,6 +146,11 @@ typedef struct tp_analysis {
 
 /* The stages of SEMANTICS.md §3: dataloader, forward, backward, optimizer. */
 const tp_stage_def *tp_default_stages(size_t *n);
+/* A stage written as "name" (one pattern, the name itself) or "name=pattern|pattern", the form
+ * of the stages configuration key and of `tprof analyze --stage`. spec is split in place: the
+ * name and patterns point into it, and out->patterns is allocated (the caller frees it).
+ * 0, or -1 when the name or a pattern is empty, or out of memory. */
+int tp_stage_parse(char *spec, tp_stage_def *out);
 
 tp_analysis *tp_analysis_new(const tp_analysis_opts *opts);
 /* Accumulates one model (a window or an input file). path may be NULL. 0, or -1 out of memory. */

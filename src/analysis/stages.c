@@ -5,6 +5,8 @@
 #include "analysis/internal.h"
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *const dataloader_patterns[] = {"dataloader", "*DataLoader*", "*DataPipe*",
                                                   "*dataloader_next*"};
@@ -25,6 +27,34 @@ static const tp_stage_def default_stages[] = {
 const tp_stage_def *tp_default_stages(size_t *n) {
     *n = TP_COUNT(default_stages);
     return default_stages;
+}
+
+int tp_stage_parse(char *spec, tp_stage_def *out) {
+    char *eq = strchr(spec, '=');
+    size_t n = 1;
+    for (char *p = eq; p && *p; p++)
+        n += *p == '|';
+    const char **pats = calloc(n, sizeof(*pats));
+    if (!pats) return -1;
+    *out = (tp_stage_def){.name = spec, .patterns = pats, .npatterns = n};
+    if (!eq) {
+        pats[0] = spec;
+    } else {
+        *eq = '\0'; /* the name ends here; patterns follow, split at '|' */
+        char *p = eq + 1;
+        for (size_t i = 0; i < n; i++) {
+            pats[i] = p;
+            char *bar = strchr(p, '|');
+            if (bar) *bar = '\0', p = bar + 1;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!*spec || !*pats[i]) {
+            free(pats);
+            out->patterns = NULL;
+            return -1;
+        }
+    return 0;
 }
 
 static unsigned char lower(unsigned char c) {

@@ -115,8 +115,29 @@ const char *tprof_config_error(const tprof_config *cfg) {
     return cfg ? cfg->err : "";
 }
 
-/* cfg->err = the message; the value -1. (A macro: no va_list for the analyzers to doubt.) */
-#define FAIL(cfg, ...) (snprintf((cfg)->err, sizeof((cfg)->err), __VA_ARGS__), -1)
+/* Keeps a message on one line: control characters that came with a value, key or argument quoted
+ * in it become \n, \r, \t or \xHH (the end is cut to fit size). */
+static void one_line(char *msg, size_t size) {
+    char copy[sizeof(((tprof_config *)0)->err)];
+    snprintf(copy, sizeof(copy), "%s", msg);
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)copy; *p && o + 5 < size; p++) {
+        const char *esc = *p == '\n' ? "\\n" : *p == '\r' ? "\\r" : *p == '\t' ? "\\t" : NULL;
+        if (*p >= 0x20 && *p != 0x7f)
+            msg[o++] = (char)*p;
+        else if (esc)
+            o += (size_t)snprintf(msg + o, size - o, "%s", esc);
+        else
+            o += (size_t)snprintf(msg + o, size - o, "\\x%02x", *p);
+    }
+    msg[o] = '\0';
+}
+
+/* cfg->err = the message, on one line; the value -1. (A macro: no va_list for the analyzers to
+ * doubt.) */
+#define FAIL(cfg, ...)                                                                             \
+    (snprintf((cfg)->err, sizeof((cfg)->err), __VA_ARGS__),                                        \
+     one_line((cfg)->err, sizeof((cfg)->err)), -1)
 
 int tp_parse_int(const char *s, int64_t *out) {
     const char *p = s;
@@ -493,12 +514,14 @@ int tp_config_validate(const tprof_config *cfg, char *err, size_t errlen) {
                      "invalid configuration: profiling.epochs (from %s) and profiling.%s (from %s) "
                      "cannot be combined: use either the step schedule or epoch windows",
                      origin(cfg, TP_KEY_EPOCHS), keys[k].name, origin(cfg, k));
+            one_line(err, errlen);
             return -1;
         }
     } else if (cfg->origin[TP_KEY_EPOCH_STEPS]) {
         snprintf(err, errlen,
                  "invalid configuration: profiling.epoch_steps (from %s) needs profiling.epochs",
                  origin(cfg, TP_KEY_EPOCH_STEPS));
+        one_line(err, errlen);
         return -1;
     }
     return 0;

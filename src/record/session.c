@@ -142,26 +142,8 @@ static int build_stages(void) {
     if (!cfg->origin[TP_KEY_STAGES] || !cfg->nstages) return 0;
     if (!(tp_sess.stages = calloc(cfg->nstages, sizeof(*tp_sess.stages)))) return -1;
     tp_sess.nstages = cfg->nstages;
-    for (size_t i = 0; i < cfg->nstages; i++) {
-        char *s = cfg->stages[i], *eq = strchr(s, '=');
-        size_t n = 1;
-        for (char *p = eq; p && *p; p++)
-            n += *p == '|';
-        const char **pats = calloc(n, sizeof(*pats));
-        if (!pats) return -1;
-        tp_sess.stages[i] = (tp_stage_def){.name = s, .patterns = pats, .npatterns = n};
-        if (!eq) {
-            pats[0] = s;
-            continue;
-        }
-        *eq = '\0'; /* the name ends here; patterns follow, split at '|' */
-        char *p = eq + 1;
-        for (size_t j = 0; j < n; j++) {
-            pats[j] = p;
-            char *bar = strchr(p, '|');
-            if (bar) *bar = '\0', p = bar + 1;
-        }
-    }
+    for (size_t i = 0; i < cfg->nstages; i++)
+        if (tp_stage_parse(cfg->stages[i], &tp_sess.stages[i])) return -1;
     return 0;
 }
 

@@ -1,0 +1,291 @@
+/* check.c - `tprof check RUN_DIR`: is a run directory complete and consistent?
+ *
+ * Per rank (each file of a run with several ranks carries ".rank<N>"): every artifact present and
+ * parseable, at least one trace, and stage_times.json, op_stats.csv and summary.json agreeing with
+ * a fresh analysis of the traces (check_tables.c). The small JSON files are read with jansson. */
+#include "cli/check.h"
+
+#include "cli/cli.h"
+#include "cli/rundir.h"
+#include "trace/reader.h"
+#include "util/vec.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: tprof check RUN_DIR\n"
+    "\n"
+    "Checks that a run directory written by tprof is complete and consistent: config.json,\n"
+    "stage_times.json, op_stats.csv, summary.json and at least one trace are present and\n"
+    "parseable (for each rank when there are several); the steps of the traces match\n"
+    "stage_times.json (numbers and durations, to the nanosecond); every op_stats.csv row\n"
+    "(calls, total, self, min, max) and summary.json's step count and top ops agree with a\n"
+    "fresh analysis of the traces; config.json is a JSON object.\n"
+    "\n"
+    "Each problem is printed as one line, \"FILE: problem\".\n"
+    "\n"
+    "options:\n"
+    "  -h, --help   this help\n"
+    "\n"
+    "Exit status: 0 clean, 1 problems found, 2 usage error or the directory cannot be read.\n";
+
+/* ---- problems ---- */
+
+void tp_check_problem(tp_checker *c, const char *path, const char *fmt, ...) {
+    c->problems++;
+    if (c->last_path && strcmp(c->last_path, path) == 0) {
+        if (++c->last_count > TP_CHECK_SHOWN) {
+            c->hidden++;
+            return;
+        }
+    } else {
+        tp_check_flush(c);
+        c->last_path = strdup(path);
+        c->last_count = 1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%s: ", path);
+    vprintf(fmt, ap);
+    putchar('\n');
+    va_end(ap);
+}
+
+void tp_check_flush(tp_checker *c) {
+    if (c->hidden) printf("%s: %zu more problems\n", c->last_path, c->hidden);
+    free(c->last_path);
+    c->last_path = NULL;
+    c->last_count = c->hidden = 0;
+}
+
+json_t *tp_check_load_json(tp_checker *c, const char *path) {
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e);
+    if (!doc) tp_check_problem(c, path, "byte %d: invalid JSON: %s", e.position, e.text);
+    return doc;
+}
+
+int tp_check_json_us(const json_t *v, int64_t *ns) {
+    double us = json_number_value(v);
+    if (!json_is_number(v) || !(fabs(us) < 9e12)) return -1; /* 9e12 us: 104 days */
+    *ns = llround(us * 1000.0);
+    return 0;
+}
+
+/* ---- one rank's files ---- */
+
+typedef struct group {
+    int64_t rank; /* -1: the files without a rank part */
+    char label[48];
+    const tp_run_file *artifacts[TP_RUN_TRACE];
+    tp_run_file *traces; /* copies: the paths belong to the tp_run_dir */
+    size_t ntraces, cap;
+} group;
+
+static int gather(group *g, const tp_run_dir *d, int64_t rank) {
+    *g = (group){.rank = rank};
+    if (rank >= 0) snprintf(g->label, sizeof(g->label), " of rank %lld", (long long)rank);
+    for (size_t i = 0; i < d->n; i++) {
+        const tp_run_file *f = &d->files[i];
+        if (f->rank != rank) continue;
+        if (f->kind != TP_RUN_TRACE) {
+            g->artifacts[f->kind] = f;
+        } else if (TP_GROW(g->traces, g->cap, g->ntraces + 1)) {
+            return -1;
+        } else {
+            g->traces[g->ntraces++] = *f;
+        }
+    }
+    return 0;
+}
+
+/* The traces of g read into one analysis; NULL when one cannot be read (reported). */
+static tp_analysis *analyse(tp_checker *c, const group *g) {
+    tp_analysis *a = tp_analysis_new(NULL);
+    int ok = a != NULL;
+    for (size_t i = 0; ok && i < g->ntraces; i++) {
+        const char *path = g->traces[i].path;
+        tp_model m;
+        tp_model_init(&m);
+        char err[1024];
+        if (tp_trace_read_file(path, &m, NULL, err, sizeof(err))) {
+            size_t n = strlen(path);
+            int own = strncmp(err, path, n) == 0 && strncmp(err + n, ": ", 2) == 0;
+            tp_check_problem(c, path, "%s", own ? err + n + 2 : err);
+            ok = 0;
+        } else if (tp_analysis_add_model(a, &m, path)) {
+            tp_check_problem(c, path, "out of memory");
+            ok = 0;
+        }
+        tp_model_free(&m);
+    }
+    if (!ok) {
+        tp_analysis_free(a);
+        return NULL;
+    }
+    tp_analysis_finish(a);
+    return a;
+}
+
+static int in_list(const json_t *list, const char *name) {
+    size_t i;
+    const json_t *v;
+    json_array_foreach(list, i, v) if (json_is_string(v) &&
+                                       strcmp(json_string_value(v), name) == 0) return 1;
+    return 0;
+}
+
+static int in_group(const group *g, const char *name) {
+    for (size_t k = 0; k < g->ntraces; k++)
+        if (strcmp(g->traces[k].name, name) == 0) return 1;
+    return 0;
+}
+
+/* summary.json's run.traces against the traces in the directory. */
+static void check_trace_list(tp_checker *c, const char *path, const json_t *doc, const group *g) {
+    const json_t *list = json_object_get(json_object_get(doc, "run"), "traces");
+    if (!json_is_array(list)) {
+        tp_check_problem(c, path, "no run.traces list");
+        return;
+    }
+    size_t i;
+    const json_t *v;
+    json_array_foreach(list, i, v) if (!json_is_string(v) || !in_group(g, json_string_value(v)))
+        tp_check_problem(c, path, "run.traces[%zu] %s is not in the directory", i,
+                         json_is_string(v) ? json_string_value(v) : "(not a name)");
+    for (size_t k = 0; k < g->ntraces; k++)
+        if (!in_list(list, g->traces[k].name))
+            tp_check_problem(c, path, "trace %s is not listed in run.traces", g->traces[k].name);
+}
+
+/* The path an artifact of kind should have in g: <dir>/<stem>[.rank<N>]<ext>. */
+static void artifact_path(char *out, size_t n, const char *dir, int kind, int64_t rank) {
+    const char *name = tp_run_kind_name(kind), *ext = strchr(name, '.');
+    char part[32] = "";
+    if (rank >= 0) snprintf(part, sizeof(part), ".rank%lld", (long long)rank);
+    snprintf(out, n, "%s/%.*s%s%s", dir, (int)(ext - name), name, part, ext);
+}
+
+typedef struct totals {
+    size_t traces, steps, ops;
+} totals;
+
+static void check_group(tp_checker *c, const char *dir, const group *g, totals *t) {
+    json_t *docs[TP_RUN_TRACE] = {0};
+    for (int k = 0; k < TP_RUN_TRACE; k++) {
+        char path[4096];
+        if (!g->artifacts[k]) {
+            artifact_path(path, sizeof(path), dir, k, g->rank);
+            tp_check_problem(c, path, "missing");
+        } else if (k != TP_RUN_OP_STATS) {
+            docs[k] = tp_check_load_json(c, g->artifacts[k]->path);
+        }
+    }
+    if (docs[TP_RUN_CONFIG] && !json_is_object(docs[TP_RUN_CONFIG]))
+        tp_check_problem(c, g->artifacts[TP_RUN_CONFIG]->path, "not a JSON object");
+    const json_t *summary = docs[TP_RUN_SUMMARY];
+    if (summary) check_trace_list(c, g->artifacts[TP_RUN_SUMMARY]->path, summary, g);
+    tp_analysis *a = NULL;
+    if (!g->ntraces) {
+        const json_t *why = json_object_get(json_object_get(summary, "run"), "no_window_reason");
+        tp_check_problem(c, dir, "no trace%s%s%s", g->label, json_is_string(why) ? ": " : "",
+                         json_is_string(why) ? json_string_value(why) : "");
+    } else if ((a = analyse(c, g))) {
+        if (docs[TP_RUN_STAGE_TIMES])
+            tp_check_steps(c, g->artifacts[TP_RUN_STAGE_TIMES]->path, docs[TP_RUN_STAGE_TIMES], a);
+        if (g->artifacts[TP_RUN_OP_STATS])
+            tp_check_op_stats(c, g->artifacts[TP_RUN_OP_STATS]->path, a);
+        if (summary) tp_check_summary(c, g->artifacts[TP_RUN_SUMMARY]->path, summary, a);
+        t->steps += a->nsteps;
+        t->ops += a->nops;
+    }
+    t->traces += g->ntraces;
+    tp_analysis_free(a);
+    for (int k = 0; k < TP_RUN_TRACE; k++)
+        json_decref(docs[k]);
+}
+
+/* The ranks present, ascending (-1 for files without a rank part); n of them. */
+static int64_t *ranks_of(const tp_run_dir *d, size_t *n) {
+    int64_t *ranks = malloc((d->n + 1) * sizeof(*ranks));
+    *n = 0;
+    for (size_t i = 0; ranks && i < d->n; i++) {
+        size_t k = 0;
+        while (k < *n && ranks[k] != d->files[i].rank)
+            k++;
+        if (k == *n) ranks[(*n)++] = d->files[i].rank;
+    }
+    for (size_t i = 1; ranks && i < *n; i++) /* a handful: insertion sort */
+        for (size_t k = i; k > 0 && ranks[k - 1] > ranks[k]; k--) {
+            int64_t r = ranks[k];
+            ranks[k] = ranks[k - 1];
+            ranks[k - 1] = r;
+        }
+    return ranks;
+}
+
+static int check_dir(const char *dir) {
+    tp_run_dir d;
+    char err[1024];
+    if (!tp_run_is_dir(dir))
+        return tp_cli_error("%s: not a directory (check takes a run directory)", dir);
+    if (tp_run_dir_list(dir, &d, err, sizeof(err))) return tp_cli_error("%s", err);
+    size_t nranks;
+    int64_t *ranks = ranks_of(&d, &nranks);
+    tp_checker c = {0};
+    totals t = {0};
+    int rc = ranks ? TP_EXIT_OK : tp_cli_error("out of memory");
+    if (ranks && nranks == 0) tp_check_problem(&c, dir, "no tprof artifacts and no traces");
+    for (size_t i = 0; ranks && i < nranks; i++) {
+        group g;
+        if (gather(&g, &d, ranks[i])) {
+            rc = tp_cli_error("out of memory");
+        } else {
+            check_group(&c, dir, &g, &t);
+        }
+        free(g.traces);
+    }
+    tp_check_flush(&c);
+    if (rc == TP_EXIT_OK && c.problems) {
+        fprintf(stderr, "tprof: check: %zu problem%s in %s\n", c.problems,
+                c.problems == 1 ? "" : "s", dir);
+        rc = TP_EXIT_FINDING;
+    } else if (rc == TP_EXIT_OK) {
+        printf("%s: ok: %zu trace%s, %zu steps, %zu ops", dir, t.traces, t.traces == 1 ? "" : "s",
+               t.steps, t.ops);
+        if (nranks > 1) printf(", %zu ranks", nranks);
+        putchar('\n');
+    }
+    free(ranks);
+    tp_run_dir_free(&d);
+    return rc;
+}
+
+static int run(int argc, char **argv) {
+    static const tp_cli_opt opts[] = {{"help", 'h', 0}};
+    tp_cli_parser p;
+    tp_cli_parser_init(&p, "check", argc, argv, opts, 1);
+    const char *dir = NULL;
+    for (int k; (k = tp_cli_next(&p)) != TP_CLI_END;) {
+        if (k == TP_CLI_BAD) return TP_EXIT_ERROR;
+        if (k == 0) {
+            fputs(help, stdout);
+            return TP_EXIT_OK;
+        }
+        if (dir) return tp_cli_usage("check", "give one run directory");
+        dir = p.value;
+    }
+    if (!dir) return tp_cli_usage("check", "no run directory");
+    return check_dir(dir);
+}
+
+const tp_cli_verb tp_cli_check = {
+    .name = "check",
+    .summary = "check that a run directory is complete and its artifacts agree with its traces",
+    .help = help,
+    .run = run,
+};

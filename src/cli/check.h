@@ -1,0 +1,39 @@
+/* check.h - what `tprof check`'s files share: the list of problems found and the checks of each
+ * artifact against a fresh analysis of the run's traces. */
+#ifndef TP_CLI_CHECK_H
+#define TP_CLI_CHECK_H
+
+#include "analysis/analysis.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Problems are printed as they are found, one line each, "PATH: problem". After
+ * TP_CHECK_SHOWN lines about one file the rest are only counted, then summed up in one line. */
+#define TP_CHECK_SHOWN 20
+
+typedef struct tp_checker {
+    size_t problems;
+    char *last_path; /* the file the latest problems were about */
+    size_t last_count, hidden;
+} tp_checker;
+
+void tp_check_problem(tp_checker *c, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prints the count of the problems that were not shown; call before the verdict. */
+void tp_check_flush(tp_checker *c);
+
+/* A JSON file parsed (jansson), or NULL after reporting why not (with the byte offset). */
+json_t *tp_check_load_json(tp_checker *c, const char *path);
+/* A JSON number in microseconds as integer nanoseconds; -1 when v is not a number of range. */
+int tp_check_json_us(const json_t *v, int64_t *ns);
+
+/* stage_times.json's steps: the same step numbers as the traces, with the same durations. */
+void tp_check_steps(tp_checker *c, const char *path, const json_t *doc, const tp_analysis *a);
+/* op_stats.csv: one row per op of the traces, with the same calls, total, self, min and max. */
+void tp_check_op_stats(tp_checker *c, const char *path, const tp_analysis *a);
+/* summary.json: the step count and the top ops of the traces. */
+void tp_check_summary(tp_checker *c, const char *path, const json_t *doc, const tp_analysis *a);
+
+#endif

@@ -1,0 +1,175 @@
+/* compare.c - `tprof compare A B`: two runs side by side (SEMANTICS.md §5), and a CI gate on the
+ * mean step time (--fail-above PCT). */
+#include "cli/cli.h"
+
+#include "analysis/compare.h"
+#include "report/report.h"
+#include "util/vec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char help[] =
+    "usage: tprof compare [options] A B\n"
+    "       tprof compare [options] --a A1 [--a A2 ...] --b B1 [--b B2 ...]\n"
+    "\n"
+    "Compares run B with run A: mean step time and its change, then the ops (self time) and\n"
+    "GPU kernels (total time) whose time changed most; those on one side only are marked\n"
+    "added (only in B) or removed (only in A).\n"
+    "\n"
+    "A and B are each a trace (.json or .json.gz), a run directory written by tprof, or -;\n"
+    "with --a and --b a side may be several inputs, analysed together.\n"
+    "\n"
+    "options:\n"
+    "  --json               the comparison as JSON (keys: docs/ANALYZE_JSON.md)\n"
+    "  --markdown           as Markdown\n"
+    "  --top K              rows per table (default 10)\n"
+    "  --fail-above PCT     exit 1 when B's mean step time exceeds A's by more than PCT percent\n"
+    "  --rank N             only the traces of rank N on each side\n"
+    "  -o, --output FILE    write the comparison to FILE instead of standard output\n"
+    "  --progress           show the reading progress even when stderr is not a terminal\n"
+    "  --no-progress        never show it\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Exit status: 0 done (and no regression past --fail-above), 1 B's mean step time is more\n"
+    "than PCT percent above A's, 2 usage error, unreadable input, a side without steps under\n"
+    "--fail-above, or unwritable output.\n";
+
+enum { OPT_A, OPT_B, OPT_FAIL_ABOVE }; /* compare's own; the rest are shared (args.c) */
+
+static const tp_cli_opt opts[] = {
+    [OPT_A] = {"a", 0, 1}, [OPT_B] = {"b", 0, 1}, [OPT_FAIL_ABOVE] = {"fail-above", 0, 1},
+    {"json", 0, 0},        {"markdown", 0, 0},    {"top", 0, 1},
+    {"rank", 0, 1},        {"output", 'o', 1},    {"progress", 0, 0},
+    {"no-progress", 0, 0}, {"help", 'h', 0},
+};
+
+typedef struct side {
+    char **inputs;
+    size_t n, cap;
+} side;
+
+typedef struct compare_args {
+    tp_cli_shared shared;
+    int gate; /* --fail-above given */
+    double fail_above;
+    side sides[2]; /* from --a and --b */
+    side operands; /* A B */
+} compare_args;
+
+static int add_input(side *s, char *input) {
+    if (TP_GROW(s->inputs, s->cap, s->n + 1)) {
+        tp_cli_error("out of memory");
+        return -1;
+    }
+    s->inputs[s->n++] = input;
+    return 0;
+}
+
+/* The operands A B become the sides, unless --a and --b gave them. 0, or -1 after the error. */
+static int settle_sides(compare_args *x) {
+    side *ops = &x->operands;
+    if (!x->sides[0].n && !x->sides[1].n) {
+        if (ops->n == 2)
+            return add_input(&x->sides[0], ops->inputs[0]) ||
+                           add_input(&x->sides[1], ops->inputs[1])
+                       ? -1
+                       : 0;
+        tp_cli_usage("compare", "give two inputs, A and B (got %zu)", ops->n);
+    } else if (ops->n) {
+        tp_cli_usage("compare", "give the inputs either as A B or with --a and --b");
+    } else if (!x->sides[0].n || !x->sides[1].n) {
+        tp_cli_usage("compare", "side %s has no input", x->sides[0].n ? "B" : "A");
+    } else {
+        return 0;
+    }
+    return -1;
+}
+
+/* 0 with x filled, 1 when --help was printed, -1 after a usage error. */
+static int parse(compare_args *x, int argc, char **argv) {
+    tp_cli_parser p;
+    tp_cli_parser_init(&p, "compare", argc, argv, opts, sizeof(opts) / sizeof(opts[0]));
+    for (int k; (k = tp_cli_next(&p)) != TP_CLI_END;) {
+        int rc;
+        if (k == TP_CLI_BAD) return -1;
+        if (k == TP_CLI_OPERAND) {
+            rc = add_input(&x->operands, (char *)p.value);
+        } else if (k == OPT_A || k == OPT_B) {
+            rc = add_input(&x->sides[k == OPT_B], (char *)p.value);
+        } else if (k == OPT_FAIL_ABOVE) {
+            rc = tp_cli_number_value(&p, &x->fail_above);
+            x->gate = 1;
+        } else if ((rc = tp_cli_shared_option(&p, &x->shared)) == TP_CLI_HELP) {
+            fputs(help, stdout);
+            return 1;
+        } else {
+            rc = rc == TP_CLI_APPLIED ? 0 : -1;
+        }
+        if (rc) return -1;
+    }
+    return settle_sides(x);
+}
+
+/* The exit status of the gate, after the report was written. */
+static int gate(const compare_args *x, const tp_compare *c) {
+    if (!x->gate) return TP_EXIT_OK;
+    int r = tp_compare_regressed(c, x->fail_above);
+    if (r < 0)
+        return tp_cli_error("compare: --fail-above needs steps on both sides, and %s has no "
+                            "ProfilerStep#<n> ranges",
+                            c->a->nsteps ? "B" : "A");
+    if (r == 0) return TP_EXIT_OK;
+    fprintf(stderr, "tprof: compare: mean step time up %.2f%% (more than %g%%)\n",
+            c->step_change_pct, x->fail_above);
+    return TP_EXIT_FINDING;
+}
+
+static void render(tp_buf *out, const tp_compare *c, const tp_cli_shared *s) {
+    if (s->format == TP_FORMAT_JSON)
+        tp_report_compare_json(out, c, &s->report);
+    else if (s->format == TP_FORMAT_MARKDOWN)
+        tp_report_compare_markdown(out, c, &s->report);
+    else
+        tp_report_compare_text(out, c, &s->report);
+}
+
+static int compare(const compare_args *x) {
+    const tp_cli_read_opts *r = &x->shared.read;
+    tp_analysis *a = tp_cli_analyse(x->sides[0].inputs, x->sides[0].n, r);
+    tp_analysis *b = a ? tp_cli_analyse(x->sides[1].inputs, x->sides[1].n, r) : NULL;
+    tp_compare *c = b ? tp_compare_new(a, b) : NULL;
+    int rc = TP_EXIT_ERROR;
+    if (b && !c) tp_cli_error("out of memory");
+    if (c) {
+        tp_buf out;
+        tp_buf_init(&out);
+        render(&out, c, &x->shared);
+        rc = tp_cli_write(x->shared.output, &out);
+        tp_buf_free(&out);
+        if (rc == TP_EXIT_OK) rc = gate(x, c);
+    }
+    tp_compare_free(c);
+    tp_analysis_free(b);
+    tp_analysis_free(a);
+    return rc;
+}
+
+static int run(int argc, char **argv) {
+    compare_args x = {0};
+    tp_cli_shared_init(&x.shared);
+    int rc = parse(&x, argc, argv);
+    rc = rc < 0 ? TP_EXIT_ERROR : rc > 0 ? TP_EXIT_OK : compare(&x);
+    for (int i = 0; i < 2; i++)
+        free(x.sides[i].inputs);
+    free(x.operands.inputs);
+    tp_cli_shared_free(&x.shared);
+    return rc;
+}
+
+const tp_cli_verb tp_cli_compare = {
+    .name = "compare",
+    .summary = "compare two runs: step time change, ops and kernels that changed (CI gate)",
+    .help = help,
+    .run = run,
+};

@@ -1,0 +1,139 @@
+/* inputs.c - what `tprof analyze` and `tprof compare` read: trace files, run directories (their
+ * traces, in window order), standard input; each read into its own model and added to one
+ * analysis, so several inputs give exactly the analysis of their union of windows.
+ *
+ * A trace's rank is the ".rank<N>" part of its file name (how tprof names the traces of several
+ * ranks), else the rank its contents state (distributedInfo), else unknown. */
+#include "cli/cli.h"
+
+#include "cli/rundir.h"
+#include "trace/reader.h"
+#include "util/vec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tp_cli_read_opts_init(tp_cli_read_opts *r) {
+    *r = (tp_cli_read_opts){.rank = TP_CLI_ALL_RANKS, .progress = TP_CLI_PROGRESS_AUTO};
+}
+
+void tp_cli_read_opts_free(tp_cli_read_opts *r) {
+    for (size_t i = 0; i < r->nstages; i++) {
+        free((void *)r->stages[i].patterns);
+        free(r->specs[i]);
+    }
+    free(r->stages);
+    free(r->specs);
+    tp_cli_read_opts_init(r);
+}
+
+int tp_cli_add_stage(tp_cli_read_opts *r, const char *verb, const char *spec) {
+    char *copy = strdup(spec);
+    if (!copy || TP_GROW(r->stages, r->cap_stages, r->nstages + 1) ||
+        TP_GROW(r->specs, r->cap_specs, r->nstages + 1)) {
+        free(copy);
+        tp_cli_error("out of memory");
+        return -1;
+    }
+    if (tp_stage_parse(copy, &r->stages[r->nstages])) {
+        free(copy);
+        tp_cli_usage(verb, "invalid stage \"%s\": write NAME or NAME=PATTERN|PATTERN", spec);
+        return -1;
+    }
+    r->specs[r->nstages++] = copy;
+    return 0;
+}
+
+/* The ranks seen among the inputs, to warn when several are mixed into one analysis. */
+typedef struct ranks_seen {
+    int64_t first;
+    size_t count;
+} ranks_seen;
+
+static void note_rank(ranks_seen *s, int64_t rank) {
+    if (rank < 0 || (s->count && (rank == s->first || s->count > 1))) return;
+    if (!s->count) s->first = rank;
+    s->count++;
+}
+
+/* Reads one trace and adds it to a unless its rank is not the one asked for. 1 when added, 0
+ * when skipped, -1 after printing the error. */
+static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const tp_cli_read_opts *r,
+                     ranks_seen *seen) {
+    if (r->rank != TP_CLI_ALL_RANKS && name_rank >= 0 && name_rank != r->rank) return 0;
+    tp_model m;
+    tp_model_init(&m);
+    tp_read_opts ro = {.progress = r->progress};
+    char err[1024];
+    int rc = tp_trace_read_file(path, &m, &ro, err, sizeof(err)) ? -1 : 1;
+    int64_t rank = name_rank >= 0 ? name_rank : m.rank;
+    if (rc < 0) {
+        tp_cli_error("%s", err);
+    } else if (r->rank != TP_CLI_ALL_RANKS && rank != r->rank) {
+        rc = 0;
+    } else if (tp_analysis_add_model(a, &m, path)) {
+        rc = -1;
+        tp_cli_error("%s: out of memory", path);
+    }
+    if (rc > 0) note_rank(seen, rank);
+    tp_model_free(&m);
+    return rc;
+}
+
+/* The traces of one input: a run directory's, or the input itself. Adds to *added. */
+static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *r, ranks_seen *seen,
+                     size_t *added) {
+    if (!tp_run_is_dir(input)) {
+        int rc = add_trace(a, input, -1, r, seen);
+        *added += rc > 0;
+        return rc < 0 ? -1 : 0;
+    }
+    tp_run_dir d;
+    char err[1024];
+    if (tp_run_dir_list(input, &d, err, sizeof(err))) {
+        tp_cli_error("%s", err);
+        return -1;
+    }
+    size_t traces = 0;
+    int rc = 0;
+    for (size_t i = 0; i < d.n && rc >= 0; i++) {
+        if (d.files[i].kind != TP_RUN_TRACE) continue;
+        traces++;
+        rc = add_trace(a, d.files[i].path, d.files[i].rank, r, seen);
+        *added += rc > 0;
+    }
+    tp_run_dir_free(&d);
+    if (rc >= 0 && !traces) {
+        tp_cli_error("%s: no trace files in this directory (*.json, *.json.gz)", input);
+        return -1;
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opts *r) {
+    tp_analysis_opts ao = {.stages = r->nstages ? r->stages : NULL, .nstages = r->nstages};
+    tp_analysis *a = tp_analysis_new(&ao);
+    if (!a) {
+        tp_cli_error("out of memory");
+        return NULL;
+    }
+    ranks_seen seen = {0};
+    size_t added = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (add_input(a, inputs[i], r, &seen, &added)) {
+            tp_analysis_free(a);
+            return NULL;
+        }
+    }
+    if (!added) {
+        tp_cli_error("no trace of rank %lld among the inputs", (long long)r->rank);
+        tp_analysis_free(a);
+        return NULL;
+    }
+    if (seen.count > 1)
+        tp_analysis_add_warning(a, "traces of several ranks analysed together (steps and times add "
+                                   "up across ranks); --rank N analyses one");
+    tp_analysis_finish(a);
+    return a;
+}
