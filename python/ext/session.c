@@ -8,6 +8,7 @@
 #include "tprof_py.h"
 
 #include "record/config.h"
+#include "record/record.h"
 #include "record/session.h"
 #include "util/log.h"
 
@@ -91,6 +92,20 @@ static PyObject *py_flops(PyObject *mod, PyObject *arg) {
         ok = 0;
     }
     if (ok) tprof_flops((uint64_t)n);
+    return Py_NewRef(Py_None);
+}
+
+/* category(text): the innermost open range's category, e.g. "cpu_op" for recorded aten ops. */
+static PyObject *py_category(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    PyObject *owner;
+    const char *text = tp_py_text(arg, &owner);
+    if (text) {
+        tp_range_category(text);
+        Py_DECREF(owner);
+    } else {
+        PyErr_Clear();
+    }
     return Py_NewRef(Py_None);
 }
 
@@ -256,6 +271,7 @@ PyMethodDef tp_py_session_methods[] = {
     {"step", py_step, METH_NOARGS, "Ends step k and begins step k+1."},
     {"epoch", py_epoch, METH_O, "Marks the start of epoch n."},
     {"flops", py_flops, METH_O, "Adds FLOPs to the innermost open range."},
+    {"category", py_category, METH_O, "Sets the innermost open range's category."},
     {"counter", (PyCFunction)(void (*)(void))py_counter, METH_FASTCALL,
      "counter(name, value)\n--\n\nA counter sample (a Chrome \"C\" event)."},
     {"arg", (PyCFunction)(void (*)(void))py_arg, METH_FASTCALL,

@@ -53,6 +53,11 @@ void tprof_arg_str(const char *key, const char *value) {
         annotate(TP_REC_ARG_STR, key, value ? value : "(null)", 0, "tprof_arg_str");
 }
 
+void tp_range_category(const char *category) {
+    if (tp_api_enter("tp_range_category") && category)
+        annotate(TP_REC_CATEGORY, category, NULL, 0, "tp_range_category");
+}
+
 void tprof_shapes(const char *dims_json) {
     if (tp_api_enter("tprof_shapes") && tp_opts.shapes)
         annotate(TP_REC_SHAPES, dims_json ? dims_json : "null", NULL, 0, "tprof_shapes");

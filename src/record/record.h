@@ -55,6 +55,7 @@ enum tp_rec_kind {
     TP_REC_ARG_INT,   /* a = value; key */
     TP_REC_ARG_STR,   /* a = value (const char *); key */
     TP_REC_SHAPES,    /* JSON text */
+    TP_REC_CATEGORY,  /* the innermost kept range's category text (else user_annotation) */
     TP_REC_COUNTER,   /* a = ticks; name; then {a = the value's bits} */
     TP_REC_MEMORY,    /* a = ticks; payload = device + 1; then {a = addr, b = bytes}, {a = total} */
 };
@@ -139,6 +140,9 @@ uint32_t tp_tls_sync(tp_tls *t);
 /* The calling thread's copy of s, stable until the thread's state is freed; NULL if out of
  * memory. Requires a registered thread (after tp_tls_sync in a session). */
 const char *tp_intern(tp_tls *t, const char *s);
+/* Sets the category of the calling thread's innermost kept range (copied), e.g. "cpu_op" for the
+ * ops the Python binding records, as Kineto writes them; ranges default to "user_annotation". */
+void tp_range_category(const char *category);
 
 /* ---- thread registry and chunks (thread.c) ---- */
 

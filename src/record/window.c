@@ -23,6 +23,7 @@ typedef struct pending_arg {
 
 typedef struct open_range {
     const char *name;
+    const char *cat; /* NULL: user_annotation */
     int64_t ts;
     size_t arg0; /* its args are pending[arg0 ..] */
     uint64_t flops;
@@ -88,7 +89,7 @@ static void close_range(convert *cv, int64_t end, uint32_t track, int truncated)
     tp_event *ev = add_event(cv, TP_HOST_RANGE, r->name, r->ts, track);
     if (ev) {
         ev->dur = end > r->ts ? end - r->ts : 0;
-        ev->cat = name_id(cv, "user_annotation");
+        ev->cat = name_id(cv, r->cat ? r->cat : "user_annotation");
         if (truncated) ev->flags |= TP_EVF_TRUNCATED;
         for (size_t i = r->arg0; i < cv->npending; i++) {
             const pending_arg *a = &cv->pending[i];
@@ -176,6 +177,9 @@ static int convert_records(convert *cv, const tp_rec *recs, uint32_t n, uint32_t
             break;
         case TP_REC_SHAPES:
             add_shapes(cv, tp_rec_str(r->b));
+            break;
+        case TP_REC_CATEGORY:
+            if (cv->depth) cv->stack[cv->depth - 1].cat = tp_rec_str(r->b);
             break;
         case TP_REC_COUNTER:
             if (i + 1 < n) add_counter(cv, r, ts, track);

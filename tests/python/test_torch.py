@@ -195,6 +195,9 @@ def test_flops_match_formulas_and_torch_profiler(out_dir):
                                                              [[16], [BATCH, 256], [256, 16]]]
     lin1 = [e for e in events if e["name"] == "Net.head.1"]
     assert len(lin1) == 1 and sum(inside(e, lin1[0]) for e in addmm) == 1
+    # categories as Kineto writes them: aten ops cpu_op, module and user ranges user_annotation
+    assert {e["cat"] for e in events if e["name"].startswith("aten::")} == {"cpu_op"}
+    assert lin1[0]["cat"] == "user_annotation"
 
 
 def test_flops_of_more_ops_follow_torch(out_dir):

@@ -10,6 +10,7 @@
 #include "test_record_capture.h"
 
 #include "record/clock.h"
+#include "record/record.h"
 #include "tprof.h"
 #include "util/log.h"
 
@@ -245,6 +246,28 @@ static void test_memory_snapshot_at_window_open(void **state) {
         k++;
     }
     assert_int_equal(k, 3);
+    cap_reset();
+}
+
+/* tp_range_category names the innermost kept range's category (the Python binding's aten ops are
+ * "cpu_op", as Kineto writes them); other ranges stay "user_annotation". */
+static void test_range_category(void **state) {
+    (void)state;
+    static const char *const kv[] = {NULL};
+    assert_int_equal(start_with(kv), 0);
+    tprof_begin("module");
+    tprof_begin("aten::mm");
+    char cat[] = "cpu_op";
+    tp_range_category(cat);
+    cat[0] = 'X'; /* copied at the call */
+    tprof_end();
+    tprof_end();
+    tp_range_category("orphan"); /* no range open: warned, ignored */
+    tprof_shutdown();
+    tp_model *m = cap.models[0];
+    assert_string_equal(tp_model_str(m, find_named(m, "aten::mm")->cat), "cpu_op");
+    assert_string_equal(tp_model_str(m, find_named(m, "module")->cat), "user_annotation");
+    assert_string_equal(tprof_last_error(), "tp_range_category outside any range (ignored)");
     cap_reset();
 }
 
@@ -606,6 +629,7 @@ int main(void) {
         cmocka_unit_test(test_schedule_example),
         cmocka_unit_test(test_args_counters_memory),
         cmocka_unit_test(test_memory_snapshot_at_window_open),
+        cmocka_unit_test(test_range_category),
         cmocka_unit_test(test_options_off),
         cmocka_unit_test(test_bad_shapes_kept_as_text),
         cmocka_unit_test(test_truncation),

@@ -13,6 +13,7 @@ from tprof.torch import flops as _flops
 
 _Tensor = torch.Tensor
 _is_recording = _tprof.is_recording
+_category = _tprof.category
 
 
 def input_dims(args, kwargs):
@@ -54,6 +55,7 @@ class _OpMode(TorchDispatchMode):
             return func(*args, **kwargs)
         rng, flops_of = op
         rng.begin()
+        _category("cpu_op")  # as Kineto writes aten ops
         try:
             if self.record_shapes:
                 _tprof.shapes(input_dims(args, kwargs))
