@@ -9,16 +9,13 @@
  *
  * Every tprof option works here (--profile, --profiling.<key> <value>, TPROF_<KEY>, a YAML file);
  * a bad one is reported in one line and the program exits with status 2. */
-#include <tprof.h>
+#include "mlp_common.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { INPUT = 64, HIDDEN1 = 256, HIDDEN2 = 128, CLASSES = 10, MAX_BATCH = 1024 };
 
 typedef struct layer {
     const char *name;      /* forward range name */
@@ -27,60 +24,6 @@ typedef struct layer {
     float *w, *b; /* w: out x in, row-major */
     float *dw, *db;
 } layer;
-
-typedef struct options {
-    long steps; /* steps per epoch */
-    long epochs;
-    long batch;
-    float lr;
-    long log_every;
-    unsigned long seed;
-} options;
-
-/* ---- deterministic random numbers (xorshift64*) ---- */
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t rng_next(void) {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dULL;
-}
-
-static float rng_uniform(void) {
-    return (float)((rng_next() >> 40) + 1) / (float)(1ULL << 24);
-}
-
-static float rng_normal(void) {
-    float u1 = rng_uniform(), u2 = rng_uniform();
-    return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853f * u2);
-}
-
-/* ---- the data: ten clusters in 64 dimensions ---- */
-
-static float centers[CLASSES][INPUT];
-
-static void make_centers(void) {
-    for (int c = 0; c < CLASSES; c++)
-        for (int i = 0; i < INPUT; i++)
-            centers[c][i] = rng_normal() * 1.5f;
-}
-
-/* One sample as a data loader would produce it: draw, perturb, normalise. */
-static int load_sample(float *x) {
-    TPROF_ZONE("load_sample");
-    int label = (int)(rng_next() % CLASSES);
-    float norm = 0.0f;
-    for (int i = 0; i < INPUT; i++) {
-        x[i] = centers[label][i] + rng_normal() * 3.5f;
-        norm += x[i] * x[i];
-    }
-    float inv = 1.0f / sqrtf(norm / INPUT + 1e-6f);
-    for (int i = 0; i < INPUT; i++)
-        x[i] *= inv;
-    return label;
-}
 
 /* ---- the model ---- */
 
@@ -210,82 +153,21 @@ static void sgd(layer *layers, int nlayers, float lr) {
     }
 }
 
-/* ---- command line ---- */
-
-static int parse_long(const char *flag, const char *text, long min, long max, long *out) {
-    char *end;
-    errno = 0;
-    long v = text ? strtol(text, &end, 10) : 0;
-    if (!text || errno || *end || end == text || v < min || v > max) {
-        fprintf(stderr, "train_mlp: %s needs an integer in [%ld, %ld], got \"%s\"\n", flag, min,
-                max, text ? text : "");
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_rate(const char *flag, const char *text, float *out) {
-    char *end;
-    float v = text ? strtof(text, &end) : 0.0f;
-    if (!text || *end || end == text || !(v > 0.0f && v < 10.0f)) {
-        fprintf(stderr, "train_mlp: %s needs a number in (0, 10), got \"%s\"\n", flag,
-                text ? text : "");
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: train_mlp [--steps N] [--epochs E] [--batch B] [--lr X] [--log-every N]\n"
-            "                 [--seed S] [tprof options: --profile, --profiling.<key> <value>]\n"
-            "Trains a small MLP on generated data; --steps counts steps per epoch.\n"
-            "tprof's options are listed in docs/CONFIG.md.\n");
-}
-
-static int parse_args(int argc, char **argv, options *o) {
-    for (int i = 1; i < argc; i += 2) { /* each option takes one value */
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long seed = 0;
-        int rc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            exit(0);
-        } else if (!strcmp(a, "--steps")) {
-            rc = parse_long(a, v, 1, 1L << 40, &o->steps);
-        } else if (!strcmp(a, "--epochs")) {
-            rc = parse_long(a, v, 1, 1L << 20, &o->epochs);
-        } else if (!strcmp(a, "--batch")) {
-            rc = parse_long(a, v, 1, MAX_BATCH, &o->batch);
-        } else if (!strcmp(a, "--log-every")) {
-            rc = parse_long(a, v, 1, 1L << 40, &o->log_every);
-        } else if (!strcmp(a, "--seed")) {
-            rc = parse_long(a, v, 0, 1L << 40, &seed);
-            o->seed = (unsigned long)seed;
-        } else if (!strcmp(a, "--lr")) {
-            rc = parse_rate(a, v, &o->lr);
-        } else {
-            fprintf(stderr, "train_mlp: unknown option \"%s\"\n", a);
-            usage(stderr);
-            return -1;
-        }
-        if (rc) return -1;
-    }
-    return 0;
-}
+static const char usage[] =
+    "usage: train_mlp [--steps N] [--epochs E] [--batch B] [--lr X] [--log-every N] [--seed S]\n"
+    "                 [tprof options: --profile, --profiling.<key> <value>]\n"
+    "Trains a small MLP on generated data; --steps counts steps per epoch.\n"
+    "tprof's options are listed in docs/CONFIG.md.\n";
 
 int main(int argc, char **argv) {
     /* tprof takes its own arguments out of argv first; the rest are ours. */
     if (TPROF_INIT(&argc, argv) != 0) return 2;
-    options o = {.steps = 100, .epochs = 1, .batch = 64, .lr = 0.05f, .log_every = 20, .seed = 1};
-    if (parse_args(argc, argv, &o) != 0) {
+    mlp_options o = mlp_default_options();
+    if (mlp_parse_args(argc, argv, "train_mlp", usage, &o, NULL) != 0) {
         TPROF_SHUTDOWN();
         return 2;
     }
-    rng_state = ((uint64_t)o.seed + 1) * 0x9e3779b97f4a7c15ULL | 1; /* never 0 */
-    make_centers();
+    make_data(o.seed);
     TPROF_THREAD_NAME("trainer");
 
     layer layers[3];

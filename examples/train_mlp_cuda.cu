@@ -13,11 +13,10 @@
  * tprof option), plus --cuda-events FILE: time every kernel with CUDA events on the same stream
  * and write one JSON line per step, {"step": k, "kernels": n, "kernel_us": t}, k numbered as tprof
  * numbers steps. At the end it prints "train_ms=... steps=... step_ms=...". */
-#include <tprof.h>
+#include "mlp_common.h"
 
 #include <cuda_runtime.h>
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,7 +33,6 @@
         }                                                                                          \
     } while (0)
 
-enum { INPUT = 64, HIDDEN1 = 256, HIDDEN2 = 128, CLASSES = 10, MAX_BATCH = 1024 };
 enum { TILE = 16, THREADS = 256, MAX_KERNELS_PER_STEP = 64 };
 
 /* ---- kernels -------------------------------------------------------------------------------- */
@@ -151,42 +149,6 @@ static dim3 grid_2d(int m, int n) {
     return dim3((unsigned)((n + TILE - 1) / TILE), (unsigned)((m + TILE - 1) / TILE));
 }
 
-/* ---- deterministic random numbers (xorshift64*), and the data, as train_mlp's ---------------- */
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t rng_next(void) {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dULL;
-}
-
-static float rng_uniform(void) {
-    return (float)((rng_next() >> 40) + 1) / (float)(1ULL << 24);
-}
-
-static float rng_normal(void) {
-    float u1 = rng_uniform(), u2 = rng_uniform();
-    return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853f * u2);
-}
-
-static float centers[CLASSES][INPUT];
-
-static int load_sample(float *x) {
-    TPROF_ZONE("load_sample");
-    int label = (int)(rng_next() % CLASSES);
-    float norm = 0.0f;
-    for (int i = 0; i < INPUT; i++) {
-        x[i] = centers[label][i] + rng_normal() * 3.5f;
-        norm += x[i] * x[i];
-    }
-    float inv = 1.0f / sqrtf(norm / INPUT + 1e-6f);
-    for (int i = 0; i < INPUT; i++)
-        x[i] *= inv;
-    return label;
-}
-
 /* ---- the model on the GPU ------------------------------------------------------------------- */
 
 typedef struct layer {
@@ -266,80 +228,19 @@ static void sgd(layer *layers, int nlayers, float lr) {
     }
 }
 
-/* ---- command line, as train_mlp's ------------------------------------------------------------ */
+/* ---- command line: train_mlp's, plus --cuda-events ---------------------------------------- */
 
-typedef struct options {
-    long steps; /* per epoch */
-    long epochs, batch, log_every;
-    float lr;
-    unsigned long seed;
-    const char *events_path;
-} options;
+static const char usage[] =
+    "usage: train_mlp_cuda [--steps N] [--epochs E] [--batch B] [--lr X] [--log-every N]\n"
+    "                      [--seed S] [--cuda-events FILE] [tprof options]\n"
+    "Trains train_mlp's MLP on a GPU; --steps counts steps per epoch.\n";
 
-static int parse_long(const char *flag, const char *text, long min, long max, long *out) {
-    char *end;
-    errno = 0;
-    long v = text ? strtol(text, &end, 10) : 0;
-    if (!text || errno || *end || end == text || v < min || v > max) {
-        fprintf(stderr, "train_mlp_cuda: %s needs an integer in [%ld, %ld], got \"%s\"\n", flag,
-                min, max, text ? text : "");
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
+static const char *events_path;
 
-static int parse_rate(const char *flag, const char *text, float *out) {
-    char *end;
-    float v = text ? strtof(text, &end) : 0.0f;
-    if (!text || *end || end == text || !(v > 0.0f && v < 10.0f)) {
-        fprintf(stderr, "train_mlp_cuda: %s needs a number in (0, 10), got \"%s\"\n", flag,
-                text ? text : "");
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static void usage(FILE *out) {
-    fprintf(out, "usage: train_mlp_cuda [--steps N] [--epochs E] [--batch B] [--lr X] "
-                 "[--log-every N]\n"
-                 "                      [--seed S] [--cuda-events FILE] [tprof options]\n"
-                 "Trains train_mlp's MLP on a GPU; --steps counts steps per epoch.\n");
-}
-
-static int parse_args(int argc, char **argv, options *o) {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long seed = 0;
-        int rc = 0;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            exit(0);
-        } else if (!strcmp(a, "--steps")) {
-            rc = parse_long(a, v, 1, 1L << 40, &o->steps);
-        } else if (!strcmp(a, "--epochs")) {
-            rc = parse_long(a, v, 1, 1L << 20, &o->epochs);
-        } else if (!strcmp(a, "--batch")) {
-            rc = parse_long(a, v, 1, MAX_BATCH, &o->batch);
-        } else if (!strcmp(a, "--log-every")) {
-            rc = parse_long(a, v, 1, 1L << 40, &o->log_every);
-        } else if (!strcmp(a, "--seed")) {
-            rc = parse_long(a, v, 0, 1L << 40, &seed);
-            o->seed = (unsigned long)seed;
-        } else if (!strcmp(a, "--lr")) {
-            rc = parse_rate(a, v, &o->lr);
-        } else if (!strcmp(a, "--cuda-events") && v) {
-            o->events_path = v;
-        } else {
-            fprintf(stderr, "train_mlp_cuda: unknown option \"%s\"\n", a);
-            usage(stderr);
-            return -1;
-        }
-        if (rc) return -1;
-        i++;
-    }
-    return 0;
+static int cuda_option(const char *name, const char *value) {
+    if (strcmp(name, "--cuda-events") != 0) return 0;
+    events_path = value;
+    return 1;
 }
 
 static double now_ms(void) {
@@ -351,14 +252,14 @@ static double now_ms(void) {
 int main(int argc, char **argv) {
     /* tprof takes its own arguments out of argv first; the rest are ours. */
     if (TPROF_INIT(&argc, argv) != 0) return 2;
-    options o = {100, 1, 64, 20, 0.05f, 1, NULL}; /* train_mlp's defaults */
-    if (parse_args(argc, argv, &o) != 0) {
+    mlp_options o = mlp_default_options();
+    if (mlp_parse_args(argc, argv, "train_mlp_cuda", usage, &o, cuda_option) != 0) {
         TPROF_SHUTDOWN();
         return 2;
     }
-    if (o.events_path) {
-        if (!(T.out = fopen(o.events_path, "w"))) {
-            perror(o.events_path);
+    if (events_path) {
+        if (!(T.out = fopen(events_path, "w"))) {
+            perror(events_path);
             TPROF_SHUTDOWN();
             return 1;
         }
@@ -367,10 +268,7 @@ int main(int argc, char **argv) {
             CHECK(cudaEventCreate(&T.stop[i]));
         }
     }
-    rng_state = ((uint64_t)o.seed + 1) * 0x9e3779b97f4a7c15ULL | 1; /* never 0 */
-    for (int c = 0; c < CLASSES; c++)
-        for (int i = 0; i < INPUT; i++)
-            centers[c][i] = rng_normal() * 1.5f;
+    make_data(o.seed);
     TPROF_THREAD_NAME("trainer");
 
     layer layers[3];

@@ -62,17 +62,11 @@ void tp_analysis_add_warning(tp_analysis *a, const char *fmt, ...) {
     a->warnings[a->nwarnings++] = copy;
 }
 
-static void free_strings(char **v, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
 void tp_analysis_free(tp_analysis *a) {
     if (!a) return;
     struct tp_analysis_priv *pv = a->priv;
     free(a->input_path);
-    free_strings(a->paths, a->npaths);
+    tp_free_strings(a->paths, a->npaths);
     for (size_t i = 0; i < a->nsteps; i++) {
         free(a->steps[i].name);
         free(a->steps[i].stage_ns);
@@ -89,11 +83,12 @@ void tp_analysis_free(tp_analysis *a) {
     for (size_t st = 0; st < a->nstages; st++) {
         free(a->stages[st].name);
         free(a->stages[st].durs);
-        if (pv && pv->patterns && pv->npatterns) free_strings(pv->patterns[st], pv->npatterns[st]);
+        if (pv && pv->patterns && pv->npatterns)
+            tp_free_strings(pv->patterns[st], pv->npatterns[st]);
     }
     free(a->stages);
     free(a->memory);
-    free_strings(a->warnings, a->nwarnings);
+    tp_free_strings(a->warnings, a->nwarnings);
     for (size_t i = 0; i < a->nrecos; i++) {
         free(a->recos[i].id);
         free(a->recos[i].message);

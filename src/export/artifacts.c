@@ -8,6 +8,7 @@
 #include "export/artifacts.h"
 
 #include "export/chrome.h"
+#include "report/jsonw.h"
 #include "report/report.h"
 #include "util/buf.h"
 #include "util/fs.h"
@@ -149,34 +150,28 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
 
 /* summary.json's "run" member: where the files are and what happened. */
 static void run_json(tp_buf *b, const tp_run_info *run) {
-    TP_BUF_LIT(b, "\"run\": {\"dir\": ");
-    tp_buf_json_cstr(b, run->run_dir);
-    TP_BUF_LIT(b, ", \"rank\": ");
-    tp_buf_i64(b, run->rank);
-    TP_BUF_LIT(b, ", \"world_size\": ");
-    tp_buf_i64(b, run->world_size);
-    TP_BUF_LIT(b, ", \"windows\": ");
-    tp_buf_u64(b, run->windows);
-    TP_BUF_LIT(b, ", \"partial_windows\": ");
-    tp_buf_u64(b, run->partial_windows);
-    TP_BUF_LIT(b, ", \"dropped_events\": ");
-    tp_buf_u64(b, run->dropped_events);
-    TP_BUF_LIT(b, ", \"no_window_reason\": ");
+    tp_jw w;
+    tp_jw_init(&w, b);
+    tp_jw_object(&w, "run");
+    tp_jw_str(&w, "dir", run->run_dir);
+    tp_jw_i64(&w, "rank", run->rank);
+    tp_jw_i64(&w, "world_size", run->world_size);
+    tp_jw_u64(&w, "windows", run->windows);
+    tp_jw_u64(&w, "partial_windows", run->partial_windows);
+    tp_jw_u64(&w, "dropped_events", run->dropped_events);
     if (run->no_window_reason)
-        tp_buf_json_cstr(b, run->no_window_reason);
+        tp_jw_str(&w, "no_window_reason", run->no_window_reason);
     else
-        TP_BUF_LIT(b, "null");
-    TP_BUF_LIT(b, ", \"traces\": [");
-    for (size_t i = 0; i < art.ntraces; i++) {
-        if (i) TP_BUF_LIT(b, ", ");
-        tp_buf_json_cstr(b, art.traces[i]);
-    }
-    TP_BUF_LIT(b, "], \"errors\": [");
-    for (size_t i = 0, n = tp_log_count(); i < n; i++) {
-        if (i) TP_BUF_LIT(b, ", ");
-        tp_buf_json_cstr(b, tp_log_get(i));
-    }
-    TP_BUF_LIT(b, "]}");
+        tp_jw_null(&w, "no_window_reason");
+    tp_jw_array(&w, "traces");
+    for (size_t i = 0; i < art.ntraces; i++)
+        tp_jw_str(&w, NULL, art.traces[i]);
+    tp_jw_end_array(&w);
+    tp_jw_array(&w, "errors");
+    for (size_t i = 0, n = tp_log_count(); i < n; i++)
+        tp_jw_str(&w, NULL, tp_log_get(i));
+    tp_jw_end_array(&w);
+    tp_jw_end_object(&w);
 }
 
 static void write_summary_files(const tp_analysis *a, const tp_run_info *run, size_t top_k) {

@@ -5,6 +5,7 @@
 #include "record/config.h"
 
 #include "util/buf.h"
+#include "util/vec.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -93,19 +94,13 @@ tprof_config *tprof_config_new(void) {
     return cfg;
 }
 
-static void free_strs(char **v, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
 void tprof_config_free(tprof_config *cfg) {
     if (!cfg) return;
     free(cfg->output_dir);
     free(cfg->run_id);
     free(cfg->config);
     free(cfg->epochs);
-    free_strs(cfg->stages, cfg->nstages);
+    tp_free_strings(cfg->stages, cfg->nstages);
     for (size_t i = 0; i < TP_NKEYS; i++)
         free(cfg->origin[i]);
     free(cfg);
@@ -234,15 +229,15 @@ static int set_list(tprof_config *cfg, const tp_keydef *k, const char *const *it
     if (n && !v) return FAIL(cfg, "out of memory");
     for (size_t i = 0; i < n; i++) {
         if (!valid_stage(items[i])) {
-            free_strs(v, n);
+            tp_free_strings(v, n);
             return bad_value(cfg, k, shown, source);
         }
         if (!(v[i] = strdup(items[i]))) {
-            free_strs(v, n);
+            tp_free_strings(v, n);
             return FAIL(cfg, "out of memory");
         }
     }
-    free_strs(cfg->stages, cfg->nstages);
+    tp_free_strings(cfg->stages, cfg->nstages);
     cfg->stages = v;
     cfg->nstages = n;
     return set_origin(cfg, k, source);

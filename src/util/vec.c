@@ -4,6 +4,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+void tp_free_strings(char **v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 int tp_grow(void **ptr, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 0;
     size_t ncap = *cap ? *cap : 16;

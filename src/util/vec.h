@@ -1,4 +1,5 @@
-/* vec.h - growing arrays: the one place that decides how tprof's arrays grow.
+/* vec.h - growing arrays (the one place that decides how tprof's arrays grow) and freeing arrays of
+ * strings.
  *
  * tp_grow makes room for `need` elements of `elem` bytes in *ptr, doubling the capacity, and
  * returns 0, or -1 with *ptr untouched when memory runs out (callers degrade, never abort). */
@@ -11,5 +12,8 @@ int tp_grow(void **ptr, size_t *cap, size_t need, size_t elem);
 
 /* TP_GROW(array, cap, need): tp_grow for a typed pointer. */
 #define TP_GROW(arr, cap, need) tp_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* Frees each of the n strings of v, then v. */
+void tp_free_strings(char **v, size_t n);
 
 #endif
