@@ -135,7 +135,7 @@ int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
     size_t nkept = 0;
     int rc = key && kept ? 0 : -1;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        mem_args v;
+        mem_args v = {0};
         if ((read_args(m, &m->events[mem[i]], &k, &v) & (HAS_TYPE | HAS_ID)) != (HAS_TYPE | HAS_ID))
             continue; /* not attributable to a device */
         key[nkept] = tp_pairs_number(&devices, v.type, v.id);

@@ -71,7 +71,7 @@ static int try_open(search *s, const char *path, int flags) {
     void *h = dlopen(path, flags);
     if (h) {
         s->api->handle = h;
-        snprintf(s->api->path, sizeof(s->api->path), "%s", path);
+        snprintf(s->api->path, sizeof(s->api->path), "%.*s", (int)sizeof(s->api->path) - 1, path);
         return 1;
     }
     /* a file that exists but does not load is worth naming; a missing one is not */

@@ -103,7 +103,7 @@ static const char *parse_arg(tp_model *m, char **f, size_t n) {
 }
 
 static const char *parse_line(tp_model *m, char *line, char **path) {
-    char *f[MAX_FIELDS];
+    char *f[MAX_FIELDS] = {0};
     size_t n = 0;
     for (char *p = line; n < MAX_FIELDS;) {
         f[n++] = p;
