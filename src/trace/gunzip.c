@@ -34,10 +34,9 @@ struct tp_gunzip {
     int stop;     /* the consumer is closing */
 };
 
-static ptrdiff_t fail(tp_gunzip *g, const char *what, const char *detail) {
+static void fail(tp_gunzip *g, const char *what, const char *detail) {
     snprintf(g->err, sizeof(g->err), "%s%s%s", what, detail ? ": " : "", detail ? detail : "");
     g->done = -1;
-    return -1;
 }
 
 /* The next member, or the end when what follows is no gzip header (ignored, as zcat does). */
@@ -51,6 +50,8 @@ static int next_member(tp_gunzip *g) {
     return 1;
 }
 
+/* The bytes inflated into dst. An error ends the data where it struck: the bytes before it are
+ * returned first and the next call returns -1, so the reader names the offset reached. */
 static ptrdiff_t inflate_some(tp_gunzip *g, char *dst, size_t cap) {
     if (g->done) return g->done > 0 ? 0 : -1;
     g->zs.next_out = (Bytef *)dst;
@@ -61,7 +62,7 @@ static ptrdiff_t inflate_some(tp_gunzip *g, char *dst, size_t cap) {
             ptrdiff_t n = g->raw(g->ctx, g->in, TP_GZ_IN, g->err, sizeof(g->err));
             if (n < 0) {
                 g->done = -1;
-                return -1;
+                break;
             }
             g->raw_eof = n == 0;
             g->zs.next_in = g->in;
@@ -72,17 +73,17 @@ static ptrdiff_t inflate_some(tp_gunzip *g, char *dst, size_t cap) {
             continue;
         }
         int rc = inflate(&g->zs, Z_NO_FLUSH);
-        if (rc == Z_STREAM_END) {
+        if (rc == Z_STREAM_END)
             g->member_end = 1;
-        } else if (rc == Z_BUF_ERROR) {
-            if (g->raw_eof) return fail(g, "truncated gzip data", NULL);
-        } else if (rc == Z_MEM_ERROR) {
-            return fail(g, "out of memory", NULL);
-        } else if (rc != Z_OK) {
-            return fail(g, "corrupt gzip data", g->zs.msg ? g->zs.msg : "invalid stream");
-        }
+        else if (rc == Z_BUF_ERROR && g->raw_eof)
+            fail(g, "truncated gzip data", NULL);
+        else if (rc == Z_MEM_ERROR)
+            fail(g, "out of memory", NULL);
+        else if (rc != Z_OK && rc != Z_BUF_ERROR)
+            fail(g, "corrupt gzip data", g->zs.msg ? g->zs.msg : "invalid stream");
     }
-    return (ptrdiff_t)(want - g->zs.avail_out);
+    size_t got = want - g->zs.avail_out;
+    return got || g->done >= 0 ? (ptrdiff_t)got : -1;
 }
 
 static void *producer(void *arg) {

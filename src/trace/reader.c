@@ -62,8 +62,8 @@ typedef struct reader {
     int64_t base_ns, rank, world_size, tprof_rank, tprof_world_size;
     uint64_t dropped;
     int partial;
-    /* progress line */
-    int progress, progress_shown;
+    /* progress line: rewritten in place on a terminal, else one line per update */
+    int progress, progress_tty, progress_shown;
     double next_progress;
     char *err;
     size_t errlen;
@@ -316,11 +316,13 @@ static void progress(reader *r) {
     double t = (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
     if (t < r->next_progress) return;
     r->next_progress = t + 0.25;
+    const char *start = r->progress_tty ? "\r" : "", *end = r->progress_tty ? "" : "\n";
     if (size)
-        fprintf(stderr, "\rtprof: reading %s: %3d%% of %llu MB", r->name, (int)(pos * 100 / size),
-                (unsigned long long)(size >> 20));
+        fprintf(stderr, "%stprof: reading %s: %3d%% of %llu MB%s", start, r->name,
+                (int)(pos * 100 / size), (unsigned long long)(size >> 20), end);
     else
-        fprintf(stderr, "\rtprof: reading %s: %llu MB", r->name, (unsigned long long)(pos >> 20));
+        fprintf(stderr, "%stprof: reading %s: %llu MB%s", start, r->name,
+                (unsigned long long)(pos >> 20), end);
     r->progress_shown = 1;
 }
 
@@ -418,7 +420,8 @@ static int read_input(tp_input *in, const char *name, tp_model *m, int progress,
     r.err = err;
     r.errlen = errlen;
     r.rank = r.world_size = r.tprof_rank = r.tprof_world_size = -1;
-    r.progress = progress && isatty(STDERR_FILENO);
+    r.progress_tty = isatty(STDERR_FILENO);
+    r.progress = progress > 1 || (progress == 1 && r.progress_tty);
     tp_scan_init(&r.sc);
     tp_evread_init(&r.ev, m, &r.sc);
     size_t first_event = m->nevents;
@@ -436,7 +439,7 @@ static int read_input(tp_input *in, const char *name, tp_model *m, int progress,
         else if (s == TP_SCAN_MORE)
             rc = r.sc.eof ? fail_end(&r) : refill(&r);
     }
-    if (r.progress_shown) fputs("\r\033[K", stderr);
+    if (r.progress_shown && r.progress_tty) fputs("\r\033[K", stderr);
     if (r.sc.buf) apply_facts(&r, first_event);
     tp_evread_free(&r.ev);
     tp_scan_free(&r.sc);
@@ -452,7 +455,7 @@ int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, cha
         if (err && errlen) snprintf(err, errlen, "%s: %s", name, why);
         return -1;
     }
-    int rc = read_input(in, name, m, o && o->progress, TP_READ_BUF, err, errlen);
+    int rc = read_input(in, name, m, o ? o->progress : 0, TP_READ_BUF, err, errlen);
     tp_input_close(in);
     return rc;
 }

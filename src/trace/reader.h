@@ -13,8 +13,9 @@
 #include <stddef.h>
 
 typedef struct tp_read_opts {
-    int progress; /* 1: a progress line on stderr for inputs over ~100 MB when stderr is a terminal
-                   */
+    /* A progress line on stderr for inputs over ~100 MB: 0 never, 1 when stderr is a terminal,
+     * 2 always (`tprof analyze --progress`). */
+    int progress;
 } tp_read_opts;
 
 /* Reads a Chrome/Kineto trace into m (already tp_model_init'ed; events are appended, so several

@@ -258,8 +258,6 @@ def test_progress_on_a_terminal(big_trace):
     assert b"tprof: reading" not in tprof("analyze", "-o", os.devnull, big_trace, rc=0).stderr
 
 
-@pytest.mark.xfail(reason="the reader (src/trace) shows progress only on a terminal; forcing it "
-                   "needs tp_read_opts.progress > 1 to mean 'always' there", strict=False)
 def test_progress_forced(big_trace):
     p = tprof("analyze", "--progress", "-o", os.devnull, big_trace, rc=0)
     assert b"tprof: reading" in p.stderr

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+import zlib
 
 import pytest
 
@@ -283,3 +284,39 @@ def test_errors_name_file_and_offset(tmp_path):
     assert re.fullmatch(r"%s: byte \d+: truncated gzip data\n" % re.escape(str(truncated)), r.stderr.decode())
     r = subprocess.run([DUMP, str(tmp_path / "missing.json")], capture_output=True, timeout=60)
     assert r.returncode == 1 and "missing.json: cannot open: No such file" in r.stderr.decode()
+
+
+def test_truncated_gzip_names_the_offset_reached(tmp_path):
+    """A gzip stream cut short fails at the offset of the last byte it could give, as zlib's own
+    decompressor (Python's zlib) counts them: within the first block of the decompressing
+    thread, and past several of its 1 MB blocks."""
+    path = os.path.join(FIXTURES, "kineto", "nccl_data.json.gz")
+    with open(path, "rb") as f:
+        packed = gzip.compress(gzip.decompress(f.read()))
+    cut = tmp_path / "cut.json.gz"
+    for n in (200, 5000, len(packed) // 3, len(packed) - 9):
+        cut.write_bytes(packed[:n])
+        reached = len(zlib.decompressobj(31).decompress(packed[:n]))
+        r = subprocess.run([DUMP, str(cut)], capture_output=True, timeout=60)
+        assert r.returncode == 1
+        assert r.stderr.decode() == "%s: byte %d: truncated gzip data\n" % (cut, reached)
+    assert reached > 4 << 20  # the last cut lies past several blocks
+
+
+def test_progress_forced_off_a_terminal(tmp_path):
+    """`--progress` (tp_read_opts.progress = 2) shows the progress when stderr is a file too, as
+    plain lines without the terminal's carriage returns and escapes; without it, nothing."""
+    path = tmp_path / "wide.json"
+    with open(path, "wb") as f:  # over the 100 MB from which progress shows, read in a moment
+        f.write(b'{"traceEvents": [' + b" " * (110 << 20) + b"]}")
+    tprof = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
+    for flags, shown in ((["--progress"], True), ([], False)):
+        r = subprocess.run([tprof, "analyze", "-o", os.devnull] + flags + [str(path)],
+                           capture_output=True, timeout=120)
+        assert r.returncode == 0
+        lines = r.stderr.decode().splitlines(keepends=True)
+        progress = [l for l in lines if l.startswith("tprof: reading %s: " % path)]
+        assert bool(progress) == shown
+        assert all(re.fullmatch(r"tprof: reading \S+: +\d+% of 110 MB\n", l) for l in progress)
+        assert "\r" not in r.stderr.decode() and "\033" not in r.stderr.decode()
+    path.unlink()

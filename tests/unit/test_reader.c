@@ -463,6 +463,26 @@ static unsigned char *gzip_bytes(const void *data, size_t len, size_t *outlen) {
     return out;
 }
 
+/* How many bytes zlib itself inflates from gz[0..len) (a stream that may be cut short). */
+static size_t inflated_len(const unsigned char *gz, size_t len) {
+    z_stream zs;
+    memset(&zs, 0, sizeof(zs));
+    assert_int_equal(inflateInit2(&zs, 31), Z_OK);
+    unsigned char out[4096];
+    size_t total = 0;
+    zs.next_in = (unsigned char *)gz;
+    zs.avail_in = (uInt)len;
+    int rc;
+    do {
+        zs.next_out = out;
+        zs.avail_out = sizeof(out);
+        rc = inflate(&zs, Z_NO_FLUSH);
+        total += sizeof(out) - zs.avail_out;
+    } while (rc == Z_OK && zs.avail_out == 0);
+    inflateEnd(&zs);
+    return total;
+}
+
 static void test_gzip_input(void **state) {
     (void)state;
     size_t n = strlen(sample), gzlen;
@@ -484,14 +504,20 @@ static void test_gzip_input(void **state) {
     assert_int_equal(tp_trace_read_mem(both, l1 + l2, "t.json.gz", &m, err, sizeof(err)), 0);
     assert_int_equal(m.nevents, 5);
     tp_model_free(&m);
-    /* Truncated and corrupt streams: an error, never a crash. */
+    /* Truncated and corrupt streams: an error, never a crash. A stream cut past its header
+     * fails at the offset of the last byte zlib could inflate. */
     for (size_t len = 2; len < gzlen; len += 7) {
         tp_model_init(&m);
         assert_int_equal(tp_trace_read_mem(gz, len, "t.json.gz", &m, err, sizeof(err)), -1);
         assert_non_null(strstr(err, "t.json.gz: byte "));
+        if (len > 20) {
+            char want[96];
+            snprintf(want, sizeof(want), "t.json.gz: byte %zu: truncated gzip data",
+                     inflated_len(gz, len));
+            assert_string_equal(err, want);
+        }
         tp_model_free(&m);
     }
-    assert_non_null(strstr(err, "truncated gzip data"));
     gz[gzlen / 2] ^= 0x55;
     tp_model_init(&m);
     assert_int_equal(tp_trace_read_mem(gz, gzlen, "t.json.gz", &m, err, sizeof(err)), -1);
