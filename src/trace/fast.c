@@ -63,7 +63,7 @@ HOT int gap_is(const char *p, const char *q, int commas) {
 /* A member the layout does not know, found the long way. *at is where its object's '{' or
  * the previous value ended. F_OK with the key and *value at the value's first byte, F_END with
  * *at past the closing brace, or F_DECLINE. */
-HOT int member(fast *fs, const char **at, int first, tp_jstr *key, const char **value) {
+static int member(fast *fs, const char **at, int first, tp_jstr *key, const char **value) {
     const char *q = tp_scan_closing_quote(fs->sc, *at - 1), *p; /* the next quote */
     if (gap_is(*at, q, !first)) {
         const char *close = tp_scan_closing_quote(fs->sc, q);
@@ -135,93 +135,60 @@ HOT const char *delimiter(const char *p) {
 #endif
 }
 
-/* Whether the value at v is the one node n remembers. A node whose values change (a time, a
- * name) stops comparing for a while after a miss: the comparison would cost more than it saves. */
-HOT int same_value(fast *fs, tp_layout_node *n, const char *v, int string) {
-    if (!n || !n->val_mask) return 0;
-    if (n->val_wait) {
-        n->val_wait--;
-        return 0;
-    }
-    if (!tp_layout_diff(v, n->val, n->val_mask) && v + n->val_len < fs->end &&
-        (string || is_delim(v[n->val_len])))
-        return 1;
-    n->val_wait = 8;
-    return 0;
-}
-
-/* A value at v into out (NULL: not needed): a string, a bare token (read as a number when it
- * is used) or a structure (skipped). n is its node, whose last value is tried first. */
-HOT int value_at(fast *fs, tp_layout_node *n, const char *v, tp_jval *out, const char **at) {
-    int string = *v == '"';
-    size_t len;
-    if (same_value(fs, n, v, string)) {
-        len = n->val_len;
-    } else {
-        const char *e;
-        if (string) {
-            e = tp_scan_closing_quote(fs->sc, v) + 1;
-        } else if (*v == '{' || *v == '[') {
-            if (out) out->kind = TP_J_OTHER;
-            const char *close = close_of(fs->sc, v, 0, 0);
-            if (!close) return F_DECLINE;
-            *at = close + 1;
-            return F_OK;
-        } else {
-            e = delimiter(v);
-            if (e == v) return F_DECLINE; /* no value: the general path says so */
-        }
-        if (e >= fs->end) return F_DECLINE; /* the data may go on: read it after a refill */
-        len = (size_t)(e - v);
-        if (n && !n->val_wait) { /* the next value is compared with this one */
-            n->val_len = (uint8_t)len;
-            n->val_mask = len <= TP_VAL_MAX ? tp_layout_mask(len) : 0;
-            memcpy(n->val, v, TP_VAL_MAX);
-        }
-    }
-    *at = v + len;
-    if (out) {
-        out->kind = string ? TP_J_STRING : TP_J_TOKEN;
-        out->s.s = v + string;
-        out->s.len = (uint32_t)(len - 2 * (size_t)string);
-        out->s.esc = 0;
-    }
-    return F_OK;
+/* The end of the string or bare token at v (a number, true, N/A), or NULL when there is no
+ * value there or it runs into the end of the data (read it after a refill). */
+HOT const char *scalar_end(const fast *fs, const char *v) {
+    const char *e = *v == '"' ? tp_scan_closing_quote(fs->sc, v) + 1 : delimiter(v);
+    return e == v || e >= fs->end ? NULL : e;
 }
 
 static int object_at(fast *fs, uint32_t root, const char *open, const char **at);
 
-/* The value of the member `what` at v; its key is in key, or in the literal of n at p. */
-HOT int member_value(fast *fs, uint32_t root, int what, tp_layout_node *n, const tp_jstr *key,
-                     const char *p, const char *v, const char **at) {
-    tp_evfields *f = fs->f;
-    tp_jval series;
-    int rc;
-    if (what < TP_NSLOTS) {
-        if ((rc = value_at(fs, n, v, tp_ev_slot(f, what), at)) != F_OK || what != TP_S_PH)
-            return rc;
-        tp_ev_phase(fs->sc, f);
-        /* Flows and other phases that add nothing: only the closing brace matters. */
-        return root == ROOT_EVENT && f->ph_unused ? F_STOP : F_OK;
+/* The args object at v: read under the root of its event's phase when it needs some of them,
+ * else skipped. */
+static const char *args_at(fast *fs, const char *v) {
+    const tp_evfields *f = fs->f;
+    const char *e;
+    if (!tp_ev_str(f, TP_S_PH)) return NULL; /* the general path reads args that come first */
+    if (f->want == TP_W_NONE || *v != '{') {
+        if (*v != '{' && *v != '[') return scalar_end(fs, v);
+        e = close_of(fs->sc, v, 0, 0);
+        return e ? e + 1 : NULL;
     }
-    switch (what) {
-    case TP_K_ARGS:
-        /* after ph: the general path reads args that come first twice */
-        if (!tp_ev_str(f, TP_S_PH)) return F_DECLINE;
-        f->args = v;
-        f->args_read = 1;
-        if (f->want == TP_W_NONE || *v != '{') return value_at(fs, NULL, v, NULL, at);
-        fs->er->ncargs = 0;
-        return object_at(fs, ROOT_ARGS + (uint32_t)f->want, v, at);
-    case TP_K_SERIES: {
-        if ((rc = value_at(fs, n, v, &series, at)) != F_OK) return rc;
-        tp_jstr named = n ? (tp_jstr){p + n->key_off, n->key_len, 0} : *key;
+    fs->er->ncargs = 0; /* a repeated args member: the last counts */
+    return object_at(fs, ROOT_ARGS + (uint32_t)f->want, v, &e) == F_OK ? e : NULL;
+}
+
+/* A member's value at v stored as `what` says: F_OK with *at past it, F_STOP when it was a
+ * phase that needs nothing more, or F_DECLINE. key is the member's name. */
+HOT int member_value(fast *fs, int what, const tp_jstr *key, const char *v, const char **at) {
+    const char *e;
+    if (*v == '{' || *v == '[') {
+        if (what == TP_K_ARGS) {
+            e = args_at(fs, v);
+        } else {
+            e = close_of(fs->sc, v, 0, 0);
+            e = e ? e + 1 : NULL;
+            if (what < TP_NSLOTS) tp_ev_slot(fs->f, what)->kind = TP_J_OTHER;
+        }
+    } else if (what == TP_K_ARGS) {
+        e = args_at(fs, v);
+    } else {
+        e = scalar_end(fs, v);
+        if (!e) return F_DECLINE;
+        tp_jval series, *out = what < TP_NSLOTS ? tp_ev_slot(fs->f, what) : &series;
+        int string = *v == '"';
+        out->kind = string ? TP_J_STRING : TP_J_TOKEN;
+        out->s = (tp_jstr){v + string, (uint32_t)(e - v - 2 * string), 0};
         /* out of memory: the general path says so */
-        return tp_ev_series(fs->er, &named, &series) == TP_SCAN_OK ? F_OK : F_DECLINE;
+        if (what == TP_K_SERIES && tp_ev_series(fs->er, key, out) != TP_SCAN_OK) return F_DECLINE;
     }
-    default:
-        return value_at(fs, n, v, NULL, at);
-    }
+    if (!e) return F_DECLINE;
+    *at = e;
+    if (what != TP_S_PH) return F_OK;
+    tp_ev_phase(fs->sc, fs->f);
+    /* Flows and other phases that add nothing: only the closing brace matters. */
+    return fs->f->ph_unused ? F_STOP : F_OK;
 }
 
 /* What a member named key means in the objects under root. */
@@ -230,52 +197,72 @@ HOT int meaning(uint32_t root, const tp_jstr *key) {
     return tp_ev_arg((int)(root - ROOT_ARGS), key->s, key->len);
 }
 
+/* The member at p (where the previous value, or the object's '{', ended) when the layout's
+ * latest literal after *node does not start it: another successor, or the member found the
+ * long way and learned. F_OK with *node, *v (its value) and *what; F_END with *v past the
+ * closing brace; or F_DECLINE. */
+static int other_member(fast *fs, uint32_t root, int first, const char *p, uint32_t *node,
+                        tp_jstr *key, const char **v, int *what) {
+    tp_layout *ly = fs->ly;
+    tp_layout_node *n = tp_layout_match(ly, *node, p, node);
+    if (n) {
+        *key = (tp_jstr){p + n->key_off, n->key_len, 0};
+        *v = p + n->lit_len;
+        *what = n->what;
+        return *what == TP_LAYOUT_END ? F_END : F_OK;
+    }
+    const char *e = p;
+    int rc = member(fs, &e, first, key, v);
+    if (rc == F_DECLINE) return rc;
+    if (rc == F_END) {
+        tp_layout_learn(ly, *node, p, (size_t)(e - p), TP_LAYOUT_END, 0, 0);
+        *v = e;
+        return F_END;
+    }
+    *what = meaning(root, key);
+    *node = tp_layout_learn(ly, *node, p, (size_t)(*v - p), *what, (size_t)(key->s - p), key->len);
+    return F_OK;
+}
+
 /* The members of the object whose '{' is at open (an event under ROOT_EVENT, else args),
  * each through its layout literal when one matches, else found and learned. F_OK with *at past
- * the '}', F_STOP with *at past the phase that stops the event, or F_DECLINE. */
+ * the '}', F_STOP with *at past the phase that stops the event, or F_DECLINE.
+ *
+ * The loop is the reader's hottest: the latest successor of the last literal is tried inline,
+ * and a member nobody needs with a scalar value (most args) costs a literal comparison and the
+ * search for the value's end. */
 static int object_at(fast *fs, uint32_t root, const char *open, const char **at) {
-    tp_layout *ly = fs->ly;
+    tp_layout_node *nodes = fs->ly->nodes;
     const char *p = open + 1, *v;
     uint32_t node = root;
     for (int first = 1;; first = 0) {
-        uint32_t next = tp_layout_match(ly, node, p);
-        tp_layout_node *n = NULL;
+        uint32_t id = nodes[node].next[0];
+        const tp_layout_node *n = &nodes[id];
         tp_jstr key;
         int what, rc;
-        if (next) {
-            n = &ly->nodes[next];
+        if (__builtin_expect(id && !tp_layout_diff(p, n->lit, n->lit_mask), 1)) {
+            node = id;
             v = p + n->lit_len;
             what = n->what;
+            if (what == TP_LAYOUT_END) break;
+            if (what == TP_K_SERIES) key = (tp_jstr){p + n->key_off, n->key_len, 0};
         } else {
-            const char *e = p;
-            if ((rc = member(fs, &e, first, &key, &v)) == F_DECLINE) return rc;
-            if (rc == F_END) {
-                tp_layout_learn(ly, node, p, (size_t)(e - p), TP_LAYOUT_END, 0, 0);
-                *at = e;
-                return F_OK;
-            }
-            what = meaning(root, &key);
-            next =
-                tp_layout_learn(ly, node, p, (size_t)(v - p), what, (size_t)(key.s - p), key.len);
-            n = next ? &ly->nodes[next] : NULL;
+            rc = other_member(fs, root, first, p, &node, &key, &v, &what);
+            nodes = fs->ly->nodes; /* the first literal learned allocates them */
+            if (rc == F_END) break;
+            if (rc == F_DECLINE) return rc;
         }
-        if (what == TP_LAYOUT_END) {
-            *at = v;
-            return F_OK;
-        }
-        node = next;
         if (what == TP_K_SKIP && *v != '{' && *v != '[') {
-            /* The commonest member of all, an arg nobody needs: only where it ends matters. */
-            const char *e = *v == '"' ? tp_scan_closing_quote(fs->sc, v) + 1 : delimiter(v);
-            if (e == v || e >= fs->end) return F_DECLINE;
-            p = e;
+            if (!(p = scalar_end(fs, v))) return F_DECLINE;
             continue;
         }
-        if ((rc = member_value(fs, root, what, n, &key, p, v, &p)) != F_OK) {
+        if ((rc = member_value(fs, what, &key, v, &p)) != F_OK) {
             *at = p;
             return rc;
         }
     }
+    *at = v;
+    return F_OK;
 }
 
 int tp_fast_event(tp_evread *er, tp_evfields *f) {

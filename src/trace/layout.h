@@ -2,11 +2,9 @@
  *
  * A writer prints every event of a kind with the same bytes between the values: `, "cat": `,
  * `,\n    "ts": `. Such a stretch (whitespace and a comma, a key, its colon) is a literal; a
- * layout is a graph of literals, each with the few that followed it, and it remembers the last
- * value each literal introduced. The fast path compares the bytes after a value with those
- * successors: one 32-byte comparison checks the separator, the key and the colon byte for byte
- * and tells where the next value starts and what it is for. Values often repeat (pid, tid,
- * category), and one more comparison then reads the value too.
+ * layout is a graph of literals, each with the few that followed it. The fast path compares the
+ * bytes after a value with those successors: one 32-byte comparison checks the separator, the
+ * key and the colon byte for byte and tells where the next value starts and what it is for.
  *
  * A match proves the bytes equal a stretch the fast path already read and checked, so nothing
  * is learned that it would not accept again; the graph is bounded (TP_LAYOUT_NODES, a few
@@ -28,7 +26,6 @@
 
 enum {
     TP_LIT_MAX = 32, /* longer stretches are not learned */
-    TP_VAL_MAX = 16, /* longer values are not remembered */
     TP_LAYOUT_NEXT = 4,
     TP_LAYOUT_NODES = 4096,
     TP_LAYOUT_ROOTS = 8,
@@ -36,18 +33,17 @@ enum {
 };
 
 typedef struct tp_layout_node {
-    /* val first: a comparison reads 32 bytes from either array, and stays inside the node */
-    uint8_t val[TP_VAL_MAX]; /* the last value's bytes (a string with its quotes) */
-    uint8_t lit[TP_LIT_MAX];
-    uint32_t lit_mask; /* bit i: byte i of lit counts */
-    uint32_t val_mask; /* the same for val; 0: no value remembered */
-    uint8_t lit_len, val_len;
-    uint8_t val_wait;              /* values before val is compared again */
+    uint8_t lit[TP_LIT_MAX]; /* a comparison reads all 32 bytes */
+    uint32_t lit_mask;       /* bit i: byte i of lit counts */
+    uint8_t lit_len;
     uint8_t what;                  /* what the key means to the reader, or TP_LAYOUT_END */
     uint8_t key_off, key_len;      /* the key inside lit */
     uint16_t next[TP_LAYOUT_NEXT]; /* successors, latest first; 0 ends the list */
 } tp_layout_node;
 
+/* Invariant: nodes[0 .. n) are readable and n >= TP_LAYOUT_ROOTS, so a match needs no bounds
+ * test; until the first literal is learned nodes is a shared set of empty roots. Node 0 has no
+ * successors: where a literal could not be learned, the rest of its object goes the long way. */
 typedef struct tp_layout {
     tp_layout_node *nodes;
     uint32_t n; /* nodes in use, the roots included */
@@ -80,23 +76,23 @@ static inline uint32_t tp_layout_diff(const char *p, const uint8_t *b, uint32_t 
 #endif
 }
 
-/* The successor of node `from` whose literal starts the bytes at p, or 0. Successors are kept
- * latest first and one that matches moves to the front: a writer mostly repeats its last
+/* The successor of node `from` whose literal starts the bytes at p, or NULL. Successors are
+ * kept latest first and one that matches moves to the front: a writer mostly repeats its last
  * layout, and the one dropped when the list is full is the one used least recently. */
-static inline uint32_t tp_layout_match(tp_layout *ly, uint32_t from, const char *p) {
-    if (from >= ly->n) return 0; /* nothing learned yet */
+static inline tp_layout_node *tp_layout_match(tp_layout *ly, uint32_t from, const char *p,
+                                              uint32_t *id) {
     uint16_t *next = ly->nodes[from].next;
     for (int i = 0; i < TP_LAYOUT_NEXT && next[i]; i++) {
-        uint16_t id = next[i];
-        const tp_layout_node *n = &ly->nodes[id];
+        tp_layout_node *n = &ly->nodes[next[i]];
         if (tp_layout_diff(p, n->lit, n->lit_mask)) continue;
+        *id = next[i];
         if (i) {
             memmove(next + 1, next, (size_t)i * sizeof(*next));
-            next[0] = id;
+            next[0] = (uint16_t)*id;
         }
-        return id;
+        return n;
     }
-    return 0;
+    return NULL;
 }
 
 /* The mask of the first len bytes (len <= 32). */
