@@ -8,9 +8,15 @@
  * in three event orders: the recorder's (each thread in start order), Kineto's older post-order
  * (children before their parents), and shuffled.
  *
- * usage: bench_analysis [events (default 3000000)] [repetitions (default 5)] */
+ * With --file, the model is instead read from a trace (say bench/out/big.json) and the analysis
+ * of that model is timed, with its working memory: the growth of the peak RSS over the model's
+ * footprint while the analysis runs (Linux: the peak is reset through /proc/self/clear_refs).
+ *
+ * usage: bench_analysis [events (default 3000000)] [repetitions (default 5)]
+ *        bench_analysis --file TRACE [repetitions (default 5)] */
 #include "analysis/analysis.h"
 #include "model/model.h"
+#include "trace/reader.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,7 +218,68 @@ static double time_qsort(const tp_model *m, tp_event *scratch) {
     return now() - t0;
 }
 
+/* kB of a VmRSS / VmHWM line of /proc/self/status; -1 when unknown. */
+static long status_kb(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    size_t len = strlen(field);
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, field, len) == 0 && line[len] == ':')
+            kb = strtol(line + len + 1, NULL, 10);
+    if (f) fclose(f);
+    return kb;
+}
+
+/* Resets the peak RSS to the current RSS; 0, or -1 when the kernel does not allow it. */
+static int reset_peak_rss(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return -1;
+    int rc = fputs("5", f) < 0;
+    return fclose(f) || rc ? -1 : 0;
+}
+
+/* The analysis of the model of one trace file: CPU time, working memory. */
+static int bench_file(const char *path, int reps) {
+    tp_model m;
+    tp_model_init(&m);
+    char err[512];
+    if (tp_trace_read_file(path, &m, NULL, err, sizeof(err))) {
+        fprintf(stderr, "bench_analysis: %s\n", err);
+        tp_model_free(&m);
+        return 1;
+    }
+    tp_event *scratch = malloc((m.nevents ? m.nevents : 1) * sizeof(*scratch));
+    if (!scratch) return 1;
+    double ta[99] = {0}, tq[99] = {0};
+    uint64_t check = 0, first_check = 0;
+    long extra_kb = -1;
+    for (int r = 0; r < reps; r++) {
+        long rss = status_kb("VmRSS");
+        int reset = reset_peak_rss();
+        ta[r] = time_analysis(&m, &check);
+        if (r == 0 && reset == 0 && rss >= 0) extra_kb = status_kb("VmHWM") - rss;
+        if (r == 0) first_check = check;
+        if (check != first_check) fprintf(stderr, "bench_analysis: results differ by run!\n");
+        tq[r] = time_qsort(&m, scratch);
+    }
+    double a = median(ta, reps), q = median(tq, reps);
+    printf("bench_analysis: %s: %zu events, %u strings, %zu tracks, median of %d\n", path,
+           m.nevents, m.strings.n, m.ntracks, reps);
+    printf("  analysis %.1f ms CPU (%.2f Mevents/s); qsort by ts %.1f ms: ratio %.2f\n", a * 1e3,
+           (double)m.nevents / a / 1e6, q * 1e3, a / q);
+    printf("  working memory (peak RSS above the model's): %.1f MB; check %llu\n",
+           (double)extra_kb / 1024, (unsigned long long)first_check);
+    free(scratch);
+    tp_model_free(&m);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 2 && strcmp(argv[1], "--file") == 0) {
+        int reps = argc > 3 ? atoi(argv[3]) : 5;
+        return bench_file(argv[2], reps < 1 || reps > 99 ? 5 : reps);
+    }
     size_t target = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 3000000;
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     if (reps < 1 || reps > 99) reps = 5;
