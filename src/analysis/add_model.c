@@ -1,8 +1,8 @@
 /* add_model.c - adding one model (a recorded window or an input file) to an analysis.
  *
- * One classifying pass over the events fills compact index lists; the passes of internal.h run
- * over those lists; the per-name results are finally merged into the analysis' rows by name, so
- * models with different string tables accumulate. */
+ * One classifying pass over the events fills compact index lists, sorted as they fill; the
+ * passes of internal.h run over those lists; the per-name results are finally merged into the
+ * analysis' rows by name, so models with different string tables accumulate. */
 #include "analysis/internal.h"
 
 #include "util/vec.h"
@@ -20,62 +20,56 @@ tp_name_stats *tp_scan_name(tp_scan *s, tp_str name) {
     return &s->stats[s->nstats - 1];
 }
 
-/* A correlation id and what goes with it: a duration (GPU work) or an event index (launch). */
-typedef struct corr_item {
-    uint64_t corr;
-    int64_t value;
-} corr_item;
+/* A growing array of keyed records. */
+typedef struct keyed_vec {
+    tp_keyed *v;
+    size_t n, cap;
+} keyed_vec;
 
-/* The last host range seen on a thread, to notice a thread whose ranges arrive out of order. */
-typedef struct track_tail {
-    int64_t ts, dur;
-    uint32_t idx;
-    uint8_t seen, unsorted;
-} track_tail;
-
-/* The event lists of one model, filled by classify; each has room for every event. The passes
- * read these compact lists rather than going back to the 48-byte events. */
-typedef struct lists {
-    track_tail *tails;           /* per track */
-    uint32_t *host, *host_track; /* host ranges and their tracks */
-    uint32_t *work, *work_track; /* GPU work (kernels, copies, sets) and their tracks */
-    uint32_t *mem, *steps;       /* [memory] instants, steps */
-    corr_item *work_corr;        /* GPU work with an id: {corr, duration} */
-    corr_item *launch_corr;      /* host ranges with an id: {corr, index} */
-    size_t nhost, nwork, nmem, nsteps, nwork_corr, nlaunch_corr;
-    uint64_t corr_lo, corr_hi; /* range of the ids of GPU work */
-    int64_t first, last;       /* span of all events */
-} lists;
-
-static void free_lists(lists *l) {
-    free(l->tails);
-    free(l->host);
-    free(l->host_track);
-    free(l->work);
-    free(l->work_track);
-    free(l->mem);
-    free(l->steps);
-    free(l->work_corr);
-    free(l->launch_corr);
+static int keyed_push(keyed_vec *k, uint64_t key, uint64_t val) {
+    if (k->n == k->cap && TP_GROW(k->v, k->cap, k->n + 1)) return -1;
+    k->v[k->n++] = (tp_keyed){key, val};
+    return 0;
 }
 
-static int alloc_lists(lists *l, size_t n, size_t ntracks) {
-    size_t room = n ? n : 1; /* untouched room costs address space only */
-    l->tails = calloc(ntracks ? ntracks : 1, sizeof(*l->tails));
-    l->host = malloc(room * sizeof(uint32_t));
-    l->host_track = malloc(room * sizeof(uint32_t));
-    l->work = malloc(room * sizeof(uint32_t));
-    l->work_track = malloc(room * sizeof(uint32_t));
-    l->mem = malloc(room * sizeof(uint32_t));
-    l->steps = malloc(room * sizeof(uint32_t));
-    l->work_corr = malloc(room * sizeof(corr_item));
-    l->launch_corr = malloc(room * sizeof(corr_item));
+/* The events of one model by kind, filled by classify. Each thread's host ranges go into a run
+ * (order.h) that is sorted as it fills, so a thread written in order is never sorted again; GPU
+ * work is kept as records that carry what busy time and launch attribution need. */
+typedef struct lists {
+    tp_run *threads;     /* per track: its host ranges */
+    keyed_vec *devices;  /* per device: its kernels, copies and sets {tp_time_key(ts), dur} */
+    uint32_t *device_of; /* per track: its device's number, UINT32_MAX before its first work */
+    tp_pairs device_ids; /* device number -> (pid, pid string) */
+    size_t cap_devices;
+    keyed_vec corr;        /* GPU work with a correlation id: {id, dur} */
+    uint32_t *mem, *steps; /* [memory] instants, steps */
+    size_t nmem, cap_mem, nsteps, cap_steps;
+    int64_t first, last; /* span of all events */
+} lists;
+
+static void free_lists(lists *l, size_t ntracks) {
+    for (size_t t = 0; l->threads && t < ntracks; t++)
+        tp_run_free(&l->threads[t]);
+    for (size_t d = 0; d < l->device_ids.n; d++)
+        free(l->devices[d].v);
+    free(l->threads);
+    free(l->devices);
+    free(l->device_of);
+    tp_pairs_free(&l->device_ids);
+    free(l->corr.v);
+    free(l->mem);
+    free(l->steps);
+}
+
+static int alloc_lists(lists *l, size_t ntracks) {
+    l->threads = calloc(ntracks ? ntracks : 1, sizeof(*l->threads));
+    l->device_of = malloc((ntracks ? ntracks : 1) * sizeof(*l->device_of));
+    if (!l->threads || !l->device_of) return -1;
+    for (size_t t = 0; t < ntracks; t++)
+        l->device_of[t] = UINT32_MAX;
     l->first = INT64_MAX;
     l->last = INT64_MIN;
-    return l->tails && l->host && l->host_track && l->work && l->work_track && l->mem && l->steps &&
-                   l->work_corr && l->launch_corr
-               ? 0
-               : -1;
+    return 0;
 }
 
 static void count_kernel(tp_analysis *a, tp_name_stats *ns, int64_t dur) {
@@ -86,74 +80,86 @@ static void count_kernel(tp_analysis *a, tp_name_stats *ns, int64_t dur) {
     a->kernel_total_ns = tp_add_sat(a->kernel_total_ns, dur);
 }
 
-static void count_work(tp_analysis *a, lists *l, const tp_event *e, uint32_t idx) {
-    int64_t dur = tp_ev_dur(e);
-    l->work_track[l->nwork] = e->track;
-    l->work[l->nwork++] = idx;
-    a->gpu_work_ns = tp_add_sat(a->gpu_work_ns, dur);
-    if (!e->corr) return;
-    if (l->nwork_corr == 0 || e->corr < l->corr_lo) l->corr_lo = e->corr;
-    if (e->corr > l->corr_hi) l->corr_hi = e->corr;
-    l->work_corr[l->nwork_corr++] = (corr_item){e->corr, dur};
+/* The work of the device of track t, numbered on its first work; NULL when out of memory. */
+static keyed_vec *device_work(const tp_model *m, lists *l, uint32_t t) {
+    uint32_t d = l->device_of[t];
+    if (d == UINT32_MAX) {
+        const tp_track *tr = &m->tracks[t];
+        size_t before = l->device_ids.n;
+        d = tp_pairs_number(&l->device_ids, tr->pid, tr->pid_str);
+        if (d == UINT32_MAX) return NULL;
+        if (l->device_ids.n > before) {
+            if (TP_GROW(l->devices, l->cap_devices, l->device_ids.n)) {
+                l->device_ids.n = before; /* keep devices[] covering every number */
+                return NULL;
+            }
+            l->devices[d] = (keyed_vec){0};
+        }
+        l->device_of[t] = d;
+    }
+    return &l->devices[d];
 }
 
-/* One pass over the events: index lists per kind, the kernel table, the span of all events. */
+static int count_work(tp_scan *s, lists *l, const tp_event *e) {
+    keyed_vec *w = device_work(s->m, l, e->track);
+    int64_t dur = tp_ev_dur(e);
+    if (!w || keyed_push(w, tp_time_key(e->ts), (uint64_t)dur)) return -1;
+    s->a->gpu_work_ns = tp_add_sat(s->a->gpu_work_ns, dur);
+    return e->corr ? keyed_push(&l->corr, e->corr, (uint64_t)dur) : 0;
+}
+
+static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x) {
+    if (*n == *cap && tp_grow((void **)v, cap, *n + 1, sizeof(**v))) return -1;
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+/* One pass over the events: runs per thread and per device, the kernel table, the span. */
 static int classify(tp_scan *s, lists *l, size_t n) {
     const tp_model *m = s->m;
-    if (alloc_lists(l, n, m->ntracks)) return -1;
+    if (alloc_lists(l, m->ntracks)) return -1;
     for (size_t i = 0; i < n; i++) {
         const tp_event *e = &m->events[i];
         uint32_t idx = (uint32_t)i;
+        int rc = 0;
         if (e->track >= m->ntracks) continue; /* not from tp_model_track: a producer's bug */
         int64_t end = tp_ev_end(e);
         if (e->ts < l->first) l->first = e->ts;
         if (end > l->last) l->last = end;
         switch (e->kind) {
-        case TP_HOST_RANGE: {
-            track_tail *t = &l->tails[e->track];
-            if (t->seen && tp_order_key_before(e->ts, e->dur, idx, t->ts, t->dur, t->idx))
-                t->unsorted = 1;
-            *t = (track_tail){e->ts, e->dur, idx, 1, t->unsorted};
-            l->host_track[l->nhost] = e->track;
-            l->host[l->nhost++] = idx;
-            if (e->flags & TP_EVF_STEP) l->steps[l->nsteps++] = idx;
-            if (e->corr) l->launch_corr[l->nlaunch_corr++] = (corr_item){e->corr, idx};
+        case TP_HOST_RANGE:
+            rc = tp_run_add(&l->threads[e->track], m->events, idx);
+            if (rc == 0 && (e->flags & TP_EVF_STEP))
+                rc = push(&l->steps, &l->nsteps, &l->cap_steps, idx);
             break;
-        }
         case TP_KERNEL: {
             tp_name_stats *ns = tp_scan_name(s, e->name);
             if (!ns) return -1;
             count_kernel(s->a, ns, tp_ev_dur(e));
-            count_work(s->a, l, e, idx);
+            rc = count_work(s, l, e);
             break;
         }
         case TP_MEMCPY:
         case TP_MEMSET:
-            count_work(s->a, l, e, idx);
+            rc = count_work(s, l, e);
             break;
         case TP_MEMORY:
-            l->mem[l->nmem++] = idx;
+            rc = push(&l->mem, &l->nmem, &l->cap_mem, idx);
             break;
         default:
             break;
         }
+        if (rc) return -1;
     }
     return 0;
 }
 
-/* Correlation ids of GPU work, and for each the first host range (in event order) carrying it. */
-static int link_launches(tp_scan *s, const lists *l) {
-    if (tp_corr_map_init(&s->corr, l->nwork_corr, l->corr_lo, l->corr_hi)) return -1;
-    for (size_t i = 0; i < l->nwork_corr; i++) {
-        tp_corr_entry *ce = tp_corr_map_get(&s->corr, l->work_corr[i].corr, 1);
-        ce->gpu_ns = tp_add_sat(ce->gpu_ns, l->work_corr[i].value);
-        ce->count++;
-    }
-    for (size_t i = 0; i < l->nlaunch_corr; i++) {
-        tp_corr_entry *ce = tp_corr_map_get(&s->corr, l->launch_corr[i].corr, 0);
-        if (ce && ce->launch == UINT32_MAX) ce->launch = (uint32_t)l->launch_corr[i].value;
-    }
-    return 0;
+/* The correlation table of the GPU work; it takes over the records. */
+static int link_work(tp_scan *s, lists *l) {
+    int rc = tp_corr_build(&s->corr, &s->order, l->corr.v, l->corr.n);
+    l->corr = (keyed_vec){0};
+    tp_order_free(&s->order); /* the radix sort's buffers: the walks rarely need them */
+    return rc;
 }
 
 static int find_steps(tp_scan *s, const lists *l) {
@@ -164,23 +170,15 @@ static int find_steps(tp_scan *s, const lists *l) {
     return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
 }
 
-/* Each thread's host ranges in start order, walked by nesting.c. */
-static int walk_threads(tp_scan *s, const lists *l) {
-    const tp_model *m = s->m;
-    uint32_t *grouped = malloc((l->nhost ? l->nhost : 1) * sizeof(*grouped));
-    size_t *start = malloc((m->ntracks + 1) * sizeof(*start));
-    int rc = grouped && start ? 0 : -1;
-    if (rc == 0) tp_group_by_key(l->host, l->host_track, l->nhost, m->ntracks, grouped, start);
-    for (size_t t = 0; rc == 0 && t < m->ntracks; t++) {
-        size_t len = start[t + 1] - start[t];
-        /* A thread written in order (the recorder, most Kineto threads) needs no sort. */
-        if (l->tails[t].unsorted)
-            rc = tp_order_ranges(&s->order, m->events, grouped + start[t], len);
-        if (rc == 0) rc = tp_nesting_walk(s, grouped + start[t], len);
+/* Each thread's host ranges in start order, walked by nesting.c, then freed. */
+static int walk_threads(tp_scan *s, lists *l) {
+    for (size_t t = 0; t < s->m->ntracks; t++) {
+        tp_run *r = &l->threads[t];
+        if (tp_run_finish(&s->order, s->m->events, r) || tp_nesting_walk(s, r->v, r->n)) return -1;
+        tp_run_free(r);
     }
-    free(start);
-    free(grouped);
-    return rc;
+    tp_corr_charge(s);
+    return 0;
 }
 
 /* The row named name in a table whose rows begin with their char *name; created if new. */
@@ -268,7 +266,7 @@ static int append_steps(tp_scan *s) {
  * of all events when there are no steps. */
 static int add_gpu(tp_scan *s, lists *l) {
     tp_analysis *a = s->a;
-    int64_t first = l->first, last = l->last, busy;
+    int64_t first = l->first, last = l->last;
     if (s->nsteps) {
         first = INT64_MAX;
         last = INT64_MIN;
@@ -278,9 +276,13 @@ static int add_gpu(tp_scan *s, lists *l) {
             if (tp_ev_end(e) > last) last = tp_ev_end(e);
         }
     }
-    int64_t window = last > first ? tp_add_sat(last, -first) : 0;
-    size_t devices;
-    if (tp_gpu_busy(s, l->work, l->work_track, l->nwork, &busy, &devices)) return -1;
+    int64_t window = last > first ? tp_add_sat(last, -first) : 0, busy = 0;
+    size_t devices = l->device_ids.n;
+    for (size_t d = 0; d < devices; d++) {
+        int64_t one;
+        if (tp_gpu_union(&s->order, l->devices[d].v, l->devices[d].n, &one)) return -1;
+        busy = tp_add_sat(busy, one);
+    }
     a->window_ns = tp_add_sat(a->window_ns, window);
     a->gpu_busy_ns = tp_add_sat(a->gpu_busy_ns, busy);
     int64_t capacity;
@@ -326,18 +328,18 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     s.flops_key = tp_strtab_find(&m->strings, "flops", 5);
     if (rc == 0 && !s.slot_of) rc = -1;
     if (rc == 0) rc = classify(&s, &l, n);
-    if (rc == 0) rc = link_launches(&s, &l);
     if (rc == 0) rc = find_steps(&s, &l);
-    if (rc == 0) rc = walk_threads(&s, &l);
     if (rc == 0) rc = add_gpu(&s, &l);
+    if (rc == 0) rc = link_work(&s, &l);
+    if (rc == 0) rc = walk_threads(&s, &l);
     if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
     if (rc == 0) rc = merge_names(&s);
     if (rc == 0) rc = append_steps(&s);
-    free_lists(&l); /* s.steps is l.steps */
+    free_lists(&l, m->ntracks); /* s.steps is l.steps */
     free(s.step_stage);
     free(s.stats);
     free(s.slot_of);
-    tp_corr_map_free(&s.corr);
+    tp_corr_free(&s.corr);
     tp_order_free(&s.order);
     if (rc) a->failed = 1;
     return rc;

@@ -1,44 +1,91 @@
-/* corr.c - correlation ids to the GPU work they name and the host range that launched it.
+/* corr.c - correlation ids: the GPU work each names, and the host range that launched it.
  *
- * Fixed-size tables (see internal.h): the caller counts the ids first, so they never grow. */
+ * A sorted table rather than a hash: it is built once per model by a radix sort of the work's
+ * ids, and host ranges, visited thread by thread in time order, meet their ids in nearly
+ * increasing order, so each search starts where the last one ended (internal.h). */
 #include "analysis/internal.h"
-
-#include "util/hash.h"
 
 #include <stdlib.h>
 
-int tp_corr_map_init(tp_corr_map *map, size_t entries, uint64_t lo, uint64_t hi) {
-    *map = (tp_corr_map){0};
-    if (!entries) return 0;
-    size_t nslots = 16;
-    if (hi - lo < (uint64_t)entries * 4 + 1024) {
-        map->dense = 1;
-        map->base = lo;
-        nslots = (size_t)(hi - lo) + 1;
-    } else {
-        while (nslots < entries * 2)
-            nslots *= 2;
+int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n) {
+    *t = (tp_corr_table){.ids = recs};
+    if (n == 0) return 0;
+    if (tp_sort_keyed(o, recs, n)) return -1;
+    size_t distinct = 1;
+    for (size_t i = 1; i < n; i++)
+        distinct += recs[i].key != recs[i - 1].key;
+    if (!(t->use = malloc(distinct * sizeof(*t->use)))) return -1;
+    /* Equal ids collapse in place (the write position never passes the read position); the
+     * durations, each >= 0, sum with saturation. */
+    for (size_t i = 0; i < n; i++) {
+        tp_keyed r = recs[i];
+        if (t->n == 0 || r.key != recs[t->n - 1].key) {
+            recs[t->n] = (tp_keyed){r.key, 0};
+            t->use[t->n++] = (tp_corr_use){.launch = UINT32_MAX, .op = UINT32_MAX};
+        }
+        tp_keyed *id = &recs[t->n - 1];
+        id->val = (uint64_t)tp_add_sat((int64_t)id->val, (int64_t)r.val);
+        t->use[t->n - 1].count++;
     }
-    map->slots = calloc(nslots, sizeof(*map->slots));
-    map->nslots = map->slots ? nslots : 0;
-    return map->slots ? 0 : -1;
+    return 0;
 }
 
-void tp_corr_map_free(tp_corr_map *map) {
-    free(map->slots);
-    *map = (tp_corr_map){0};
+/* The first position in [lo, hi) whose id is at least corr (hi when none). */
+static size_t lower_bound(const tp_keyed *ids, size_t lo, size_t hi, uint64_t corr) {
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ids[mid].key < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
-tp_corr_entry *tp_corr_map_get_hashed(tp_corr_map *map, uint64_t corr, int insert) {
-    if (!map->nslots) return NULL;
-    size_t mask = map->nslots - 1;
-    for (size_t i = tp_hash_mix(corr * 0x9e3779b97f4a7c15ULL) & mask;; i = (i + 1) & mask) {
-        tp_corr_entry *e = &map->slots[i];
-        if (e->corr == corr) return e;
-        if (e->corr == 0) {
-            if (!insert) return NULL;
-            *e = (tp_corr_entry){.corr = corr, .launch = UINT32_MAX};
-            return e;
+size_t tp_corr_find(const tp_corr_table *t, uint64_t corr, size_t *hint) {
+    const tp_keyed *ids = t->ids;
+    if (t->n == 0) return SIZE_MAX;
+    size_t h = *hint < t->n ? *hint : t->n - 1, lo = 0, hi = t->n, step = 1;
+    /* Gallop away from h in steps of 1, 2, 4 ... to bracket corr, then bisect: the cost grows
+     * with the log of the distance moved, not of the table. */
+    if (ids[h].key < corr) {
+        for (lo = h + 1; lo - 1 + step < t->n; step *= 2) {
+            size_t p = lo - 1 + step;
+            if (ids[p].key >= corr) {
+                hi = p;
+                break;
+            }
+            lo = p + 1;
+        }
+    } else {
+        for (hi = h; hi >= step; step *= 2) {
+            size_t p = hi - step;
+            if (ids[p].key < corr) {
+                lo = p + 1;
+                break;
+            }
+            hi = p;
         }
     }
+    size_t pos = lower_bound(ids, lo, hi, corr);
+    *hint = pos;
+    return pos < t->n && ids[pos].key == corr ? pos : SIZE_MAX;
+}
+
+void tp_corr_charge(tp_scan *s) {
+    for (size_t k = 0; k < s->corr.n; k++) {
+        const tp_corr_use *u = &s->corr.use[k];
+        if (u->op == UINT32_MAX) continue;
+        tp_name_stats *ns = &s->stats[u->op];
+        int64_t gpu_ns = (int64_t)s->corr.ids[k].val;
+        ns->gpu_ns = tp_add_sat(ns->gpu_ns, gpu_ns);
+        ns->kernels += u->count;
+        s->a->gpu_attributed_ns = tp_add_sat(s->a->gpu_attributed_ns, gpu_ns);
+    }
+}
+
+void tp_corr_free(tp_corr_table *t) {
+    free(t->ids);
+    free(t->use);
+    *t = (tp_corr_table){0};
 }

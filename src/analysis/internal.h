@@ -51,41 +51,29 @@ typedef struct tp_name_stats {
     int64_t ktotal_ns, kmin_ns, kmax_ns;
 } tp_name_stats;
 
-/* GPU work sharing one correlation id, and the host range that launched it. */
-typedef struct tp_corr_entry {
-    uint64_t corr;   /* 0 marks an empty slot */
-    int64_t gpu_ns;  /* summed duration of the device work with this id */
-    uint32_t count;  /* device ranges with this id */
+/* The correlation ids of one model's GPU work, sorted and unique (corr.c). A host range finds
+ * its id by a galloping search from where its thread's previous search ended: a thread
+ * launches in id order (CUPTI numbers calls as they are made), so the search moves a step or
+ * two, and any order stays correct. */
+typedef struct tp_corr_use {
+    uint32_t count;  /* pieces of GPU work with this id */
     uint32_t launch; /* event index of the first host range with this id, or UINT32_MAX */
-} tp_corr_entry;
+    uint32_t op;     /* that range's innermost op (a stats index), or UINT32_MAX for none */
+} tp_corr_use;
 
-/* Dense when the ids are compact (CUPTI counts them up from 1): slots[corr - base], visited in
- * nearly increasing order as the events are. Otherwise hashed: nslots is a power of two, at
- * least twice the entries. */
-typedef struct tp_corr_map {
-    tp_corr_entry *slots;
-    size_t nslots;
-    uint64_t base;
-    int dense;
-} tp_corr_map;
+typedef struct tp_corr_table {
+    tp_keyed *ids; /* key: the id, ascending; val: the summed duration of its GPU work */
+    tp_corr_use *use;
+    size_t n;
+} tp_corr_table;
 
-/* For `entries` ids between lo and hi. */
-int tp_corr_map_init(tp_corr_map *map, size_t entries, uint64_t lo, uint64_t hi);
-void tp_corr_map_free(tp_corr_map *map);
-tp_corr_entry *tp_corr_map_get_hashed(tp_corr_map *map, uint64_t corr, int insert);
-
-/* The entry of corr (nonzero), added when insert is set; NULL when absent. The dense case is
- * inline: it runs once per launch and per device range. */
-static inline tp_corr_entry *tp_corr_map_get(tp_corr_map *map, uint64_t corr, int insert) {
-    if (!map->dense) return tp_corr_map_get_hashed(map, corr, insert);
-    if (corr - map->base >= map->nslots) return NULL; /* also below base: the difference wraps */
-    tp_corr_entry *e = &map->slots[corr - map->base];
-    if (e->corr != corr) {
-        if (!insert) return NULL;
-        *e = (tp_corr_entry){.corr = corr, .launch = UINT32_MAX};
-    }
-    return e;
-}
+/* Builds the table in recs[0..n) (key: an id, val: the duration of one piece of GPU work),
+ * which the table takes over, failing or not. 0, or -1 when out of memory. */
+int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n);
+/* The position of corr, or SIZE_MAX when no GPU work has it. The search starts at *hint and
+ * leaves *hint where it ended. */
+size_t tp_corr_find(const tp_corr_table *t, uint64_t corr, size_t *hint);
+void tp_corr_free(tp_corr_table *t);
 
 typedef struct tp_scan {
     tp_analysis *a;
@@ -98,7 +86,7 @@ typedef struct tp_scan {
     size_t nstats, cap_stats;
 
     tp_str flops_key; /* the model's id of "flops", or UINT32_MAX when no event has one */
-    tp_corr_map corr;
+    tp_corr_table corr;
 
     /* steps of this model sorted by start; step_stage[k * nstages + s] is stage s inside k */
     uint32_t *steps;
@@ -115,10 +103,11 @@ tp_name_stats *tp_scan_name(tp_scan *s, tp_str name);
 
 /* nesting.c: walks one thread's host ranges (idx sorted by tp_order_ranges). 0 or -1. */
 int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n);
-/* gpu.c: the union of each device's work intervals, summed; work holds the indices of every
- * kernel, copy and set, tracks their tracks. Sets *devices to the number of devices. 0 or -1. */
-int tp_gpu_busy(tp_scan *s, const uint32_t *work, const uint32_t *tracks, size_t n,
-                int64_t *busy_ns, size_t *devices);
+/* gpu.c: the length of the union of one device's work intervals work[0..n) (key: the start
+ * as a tp_time_key, val: the duration), which it sorts. 0 or -1. */
+int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t *busy_ns);
+/* corr.c: charges each id's GPU work to the op noted with its launch during the walks. */
+void tp_corr_charge(tp_scan *s);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
  * into the analysis' memory rows. 0 or -1. */
 int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n);

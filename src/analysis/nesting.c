@@ -82,15 +82,15 @@ static int count_stage(tp_scan *s, int st, const tp_event *e) {
     return 0;
 }
 
-/* Charges the device work launched by e (if e is its launch) to the innermost op around it. */
-static void attribute(tp_scan *s, uint32_t idx, const tp_event *e, const frame *parent,
-                      const frame *stack) {
-    tp_corr_entry *ce = tp_corr_map_get(&s->corr, e->corr, 0);
-    if (!ce || ce->launch != idx || !parent || parent->op < 0) return;
-    tp_name_stats *ns = &s->stats[stack[parent->op].stat];
-    ns->gpu_ns = tp_add_sat(ns->gpu_ns, ce->gpu_ns);
-    ns->kernels += ce->count;
-    s->a->gpu_attributed_ns = tp_add_sat(s->a->gpu_attributed_ns, ce->gpu_ns);
+/* Notes e (event idx) as the launch of its id's GPU work when no earlier event has that id,
+ * with the innermost op around it (tp_corr_charge charges the work once every thread is
+ * walked). *hint is the thread's search position. */
+static void note_launch(tp_scan *s, uint32_t idx, const tp_event *e, const frame *parent,
+                        const frame *stack, size_t *hint) {
+    size_t k = tp_corr_find(&s->corr, e->corr, hint);
+    if (k == SIZE_MAX || idx > s->corr.use[k].launch) return;
+    s->corr.use[k].launch = idx;
+    s->corr.use[k].op = parent && parent->op >= 0 ? stack[parent->op].stat : UINT32_MAX;
 }
 
 /* Counts e, a range that is not a step, in its name's row and, when it is the outermost range
@@ -116,9 +116,10 @@ static frame *push(frame **stack, size_t *cap, size_t depth) {
 
 int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n) {
     frame *stack = NULL, *f;
-    size_t depth = 0, cap = 0;
+    size_t depth = 0, cap = 0, hint = 0;
     for (size_t i = 0; i < n; i++) {
         const tp_event *e = &s->m->events[idx[i]];
+        if (i + 8 < n) __builtin_prefetch(&s->m->events[idx[i + 8]]);
         int64_t end = tp_ev_end(e);
         while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
             pop(s, &stack[--depth]);
@@ -131,7 +132,7 @@ int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n) {
             if (count_op(s, e, ns, &in_stage)) goto oom;
             is_op = cat_class(s, e->cat) == CAT_OP;
         }
-        if (e->corr) attribute(s, idx[i], e, parent, stack);
+        if (e->corr) note_launch(s, idx[i], e, parent, stack, &hint);
         int32_t op = parent ? parent->op : -1;
         if (!(f = push(&stack, &cap, depth))) goto oom;
         *f = (frame){.ev = idx[i],

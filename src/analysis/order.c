@@ -1,4 +1,5 @@
-/* order.c - the nearly-sorted-aware index sort and the grouping of order.h. */
+/* order.c - the run-aware index sort, the radix sort of keyed records and the grouping of
+ * order.h. */
 #include "analysis/order.h"
 
 #include "util/vec.h"
@@ -6,22 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct tp_order_key {
-    uint64_t key; /* start time minus the smallest start, so it sorts as unsigned */
-    uint32_t idx;
-};
-
 enum {
     TP_RADIX_BITS = 11, /* 2048 buckets: the histogram stays in L1 */
     TP_RADIX_BUCKETS = 1 << TP_RADIX_BITS,
     TP_SMALL_SORT = 32, /* below this, insertion sort wins */
     TP_NEAR = 16,       /* how far back an out-of-order element is inserted in place */
+    TP_FAR = 8,         /* a run keeping less than 1/TP_FAR of its input: radix sort instead */
+    TP_LEVELS = 64,     /* set-aside rounds before the radix sort takes the rest */
 };
 
 void tp_order_free(tp_order *o) {
     free(o->tmp);
     free(o->keys);
-    free(o->keys2);
+    free(o->spare);
     *o = (tp_order){0};
 }
 
@@ -54,26 +52,28 @@ static void tie_sort(const tp_event *ev, uint32_t *v, size_t n) {
         qsort_r(v, n, sizeof(*v), qsort_cmp, (void *)ev);
 }
 
-/* LSD radix sort of v[0..n) by start time (stable), then ties ordered by tie_sort. */
-static int radix_sort(tp_order *o, const tp_event *ev, uint32_t *v, size_t n) {
-    if (TP_GROW(o->keys, o->cap_keys, n)) return -1;
-    struct tp_order_key *k2 = realloc(o->keys2, o->cap_keys * sizeof(*k2));
-    if (!k2) return -1;
-    o->keys2 = k2;
-    int64_t lo = ev[v[0]].ts, hi = lo;
+/* The digit of key at shift, keys counted from lo. */
+static inline size_t digit(uint64_t key, uint64_t lo, unsigned shift) {
+    return (size_t)((key - lo) >> shift) & (TP_RADIX_BUCKETS - 1);
+}
+
+int tp_sort_keyed(tp_order *o, tp_keyed *v, size_t n) {
+    if (n < 2) return 0;
+    uint64_t lo = v[0].key, hi = lo;
+    int sorted = 1;
     for (size_t i = 1; i < n; i++) {
-        int64_t t = ev[v[i]].ts;
-        lo = t < lo ? t : lo;
-        hi = t > hi ? t : hi;
+        lo = v[i].key < lo ? v[i].key : lo;
+        hi = v[i].key > hi ? v[i].key : hi;
+        sorted &= v[i].key >= v[i - 1].key;
     }
-    struct tp_order_key *src = o->keys, *dst = o->keys2;
-    for (size_t i = 0; i < n; i++)
-        src[i] = (struct tp_order_key){(uint64_t)ev[v[i]].ts - (uint64_t)lo, v[i]};
-    uint64_t span = (uint64_t)hi - (uint64_t)lo;
-    for (unsigned shift = 0; shift < 64 && (span >> shift) != 0; shift += TP_RADIX_BITS) {
+    if (sorted) return 0;
+    if (TP_GROW(o->spare, o->cap_spare, n)) return -1;
+    tp_keyed *src = v, *dst = o->spare;
+    for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += TP_RADIX_BITS) {
         size_t count[TP_RADIX_BUCKETS] = {0};
         for (size_t i = 0; i < n; i++)
-            count[(src[i].key >> shift) & (TP_RADIX_BUCKETS - 1)]++;
+            count[digit(src[i].key, lo, shift)]++;
+        if (count[digit(src[0].key, lo, shift)] == n) continue; /* all share this digit */
         size_t pos = 0;
         for (size_t b = 0; b < TP_RADIX_BUCKETS; b++) {
             size_t c = count[b];
@@ -81,16 +81,27 @@ static int radix_sort(tp_order *o, const tp_event *ev, uint32_t *v, size_t n) {
             pos += c;
         }
         for (size_t i = 0; i < n; i++)
-            dst[count[(src[i].key >> shift) & (TP_RADIX_BUCKETS - 1)]++] = src[i];
-        struct tp_order_key *t = src;
+            dst[count[digit(src[i].key, lo, shift)]++] = src[i];
+        tp_keyed *t = src;
         src = dst;
         dst = t;
     }
+    if (src != v) memcpy(v, src, n * sizeof(*v));
+    return 0;
+}
+
+/* Radix sort of v[0..n) by start time (stable), then ties ordered by tie_sort. */
+static int radix_sort(tp_order *o, const tp_event *ev, uint32_t *v, size_t n) {
+    if (TP_GROW(o->keys, o->cap_keys, n)) return -1;
+    tp_keyed *k = o->keys;
     for (size_t i = 0; i < n; i++)
-        v[i] = src[i].idx;
+        k[i] = (tp_keyed){tp_time_key(ev[v[i]].ts), v[i]};
+    if (tp_sort_keyed(o, k, n)) return -1;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (uint32_t)k[i].val;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && src[j].key == src[i].key)
+        while (j < n && k[j].key == k[i].key)
             j++;
         if (j - i > 1) tie_sort(ev, v + i, j - i);
         i = j;
@@ -98,7 +109,7 @@ static int radix_sort(tp_order *o, const tp_event *ev, uint32_t *v, size_t n) {
     return 0;
 }
 
-static int sort_any(tp_order *o, const tp_event *ev, uint32_t *v, size_t n) {
+static int sort_far(tp_order *o, const tp_event *ev, uint32_t *v, size_t n) {
     if (n <= TP_SMALL_SORT) {
         insertion_sort(ev, v, n);
         return 0;
@@ -106,60 +117,104 @@ static int sort_any(tp_order *o, const tp_event *ev, uint32_t *v, size_t n) {
     return radix_sort(o, ev, v, n);
 }
 
-int tp_order_ranges(tp_order *o, const tp_event *ev, uint32_t *idx, size_t n) {
-    if (n < 2) return 0;
-    /* Keep the elements that extend the sorted prefix in place. One that belongs a short way
-     * back (a parent written after its few children) is inserted there; the others are set
-     * aside in out, sorted apart and merged back. */
-    if (TP_GROW(o->tmp, o->cap_tmp, n)) return -1;
-    uint32_t *out = o->tmp;
-    size_t m = 1, s = 0;
-    /* The last kept element's key stays in registers: one event read per element. */
-    int64_t last_ts = ev[idx[0]].ts, last_dur = ev[idx[0]].dur;
-    uint32_t last = idx[0];
-    for (size_t i = 1; i < n; i++) {
-        uint32_t x = idx[i];
-        int64_t ts = ev[x].ts, dur = ev[x].dur;
-        if (!tp_order_key_before(ts, dur, x, last_ts, last_dur, last)) {
-            idx[m++] = x;
-            last_ts = ts;
-            last_dur = dur;
-            last = x;
-            continue;
-        }
-        size_t j = m - 1, limit = m > TP_NEAR ? m - TP_NEAR : 0;
-        while (j > limit && before(ev, x, idx[j - 1]))
-            j--;
-        if (j == limit && limit > 0 && before(ev, x, idx[limit - 1])) {
-            out[s++] = x;
-            continue;
-        }
-        /* m <= i, so the shift only overwrites slots already read */
-        memmove(idx + j + 1, idx + j, (m - j) * sizeof(*idx));
-        idx[j] = x;
-        m++;
+int tp_run_add(tp_run *r, const tp_event *ev, uint32_t x) {
+    int64_t ts = ev[x].ts, dur = ev[x].dur;
+    size_t n = r->n;
+    if (n == r->cap && TP_GROW(r->v, r->cap, n + 1)) return -1;
+    if (n == 0 || !tp_order_key_before(ts, dur, x, r->ts, r->dur, r->v[n - 1])) {
+        r->v[r->n++] = x;
+        r->ts = ts;
+        r->dur = dur;
+        return 0;
     }
-    if (s == 0) return 0;
-    if (s > n / 4) {
-        /* Far from sorted: merging would not pay; sort everything at once. */
-        for (size_t i = 0; i < s; i++)
-            idx[m + i] = out[i];
-        return sort_any(o, ev, idx, n);
+    /* Far back (one comparison tells): set aside. Otherwise it belongs a short way back (a
+     * parent written after its few children): insert it there; the last key stays. */
+    size_t j = n - 1, limit = n > TP_NEAR ? n - TP_NEAR : 0;
+    if (limit > 0 && before(ev, x, r->v[limit - 1])) {
+        if (r->naside == r->cap_aside && TP_GROW(r->aside, r->cap_aside, r->naside + 1)) return -1;
+        r->aside[r->naside++] = x;
+        return 0;
     }
-    if (sort_any(o, ev, out, s)) {
-        for (size_t i = 0; i < s; i++)
-            idx[m + i] = out[i];
-        return -1;
-    }
-    /* Merge from the back: the write position never overtakes the unread part of idx. */
-    size_t i = m, j = s, w = n;
+    while (j > limit && before(ev, x, r->v[j - 1]))
+        j--;
+    memmove(r->v + j + 1, r->v + j, (n - j) * sizeof(*r->v));
+    r->v[j] = x;
+    r->n++;
+    return 0;
+}
+
+/* One round over v[0..n): the run stays at the front, the set-aside elements follow it.
+ * Returns the run's length. o->tmp has room for n. */
+static size_t split(tp_order *o, const tp_event *ev, uint32_t *v, size_t n) {
+    /* The run lives in v itself: it never holds more than the elements read so far, so it
+     * neither overtakes the unread part nor grows (tp_run_add cannot fail here). */
+    tp_run r = {.v = v, .cap = n, .aside = o->tmp, .cap_aside = n};
+    for (size_t i = 0; i < n; i++)
+        (void)tp_run_add(&r, ev, v[i]);
+    memcpy(v + r.n, r.aside, r.naside * sizeof(*v));
+    return r.n;
+}
+
+/* Merges the sorted v[0..m) and v[m..m + s) in place through o->tmp (room for s). */
+static void merge(tp_order *o, const tp_event *ev, uint32_t *v, size_t m, size_t s) {
+    uint32_t *w = o->tmp;
+    memcpy(w, v + m, s * sizeof(*v));
+    /* From the back: the write position never overtakes the unread part of v. */
+    size_t i = m, j = s, out = m + s;
     while (j > 0) {
-        if (i > 0 && before(ev, out[j - 1], idx[i - 1]))
-            idx[--w] = idx[--i];
+        if (i > 0 && before(ev, w[j - 1], v[i - 1]))
+            v[--out] = v[--i];
         else
-            idx[--w] = out[--j];
+            v[--out] = w[--j];
+    }
+}
+
+/* Sorts v[0..n), of which v[0..m) is sorted already: the rest is split again into a run and a
+ * set-aside part, round after round, and the runs are merged back innermost first. Each round
+ * is linear; a round keeping less than 1/TP_FAR of its input means the input is far from
+ * sorted, and the radix sort takes what is left. */
+static int complete(tp_order *o, const tp_event *ev, uint32_t *v, size_t m, size_t n) {
+    if (TP_GROW(o->tmp, o->cap_tmp, n)) return -1;
+    size_t start[TP_LEVELS], levels = 0, off = 0;
+    int rc = 0;
+    while (m < n - off) {
+        if (levels == TP_LEVELS || m < (n - off) / TP_FAR) {
+            rc = sort_far(o, ev, v + off, n - off);
+            break;
+        }
+        start[levels++] = off;
+        off += m;
+        m = split(o, ev, v + off, n - off);
+    }
+    if (rc) return rc;
+    while (levels > 0) {
+        size_t s = start[--levels];
+        merge(o, ev, v + s, off - s, n - off);
+        off = s;
     }
     return 0;
+}
+
+int tp_order_ranges(tp_order *o, const tp_event *ev, uint32_t *idx, size_t n) {
+    if (n < 2) return 0;
+    if (TP_GROW(o->tmp, o->cap_tmp, n)) return -1;
+    return complete(o, ev, idx, split(o, ev, idx, n), n);
+}
+
+int tp_run_finish(tp_order *o, const tp_event *ev, tp_run *r) {
+    if (r->naside == 0) return 0;
+    if (TP_GROW(r->v, r->cap, r->n + r->naside)) return -1;
+    memcpy(r->v + r->n, r->aside, r->naside * sizeof(*r->v));
+    size_t m = r->n;
+    r->n += r->naside;
+    r->naside = 0;
+    return complete(o, ev, r->v, m, r->n);
+}
+
+void tp_run_free(tp_run *r) {
+    free(r->v);
+    free(r->aside);
+    *r = (tp_run){0};
 }
 
 void tp_group_by_key(const uint32_t *idx, const uint32_t *key, size_t n, size_t nkeys,

@@ -1,12 +1,14 @@
 /* order.h - putting event indices in order: by start time (the one sort every analysis pass
- * needs) and into groups (per thread, per device).
+ * needs), records by an integer key, and indices into groups (per device).
  *
  * Self time needs each thread's ranges by start ascending, then duration descending (torch's
- * rule); GPU busy and memory need time order. Traces arrive nearly sorted (the recorder writes
- * each thread in order; older Kineto writes parents right after their children), so the sort
- * keeps the sorted prefix, inserts an element that belongs a few places back directly, and sets
- * aside the rest, which it sorts apart and merges back: O(n) for such input. The general case
- * is an LSD radix sort on start times, not a comparison sort. */
+ * rule); GPU busy and memory need time order. Traces arrive nearly sorted, or as a few sorted
+ * runs: the recorder writes each thread in order; older Kineto writes parents right after
+ * their children; Kineto writes a thread's ops and its runtime calls as two blocks, and a
+ * stream's first kernels late. So the sort keeps a sorted run, inserts an element that belongs
+ * a few places back directly, and sets the others aside; the set-aside elements are sorted the
+ * same way and merged back: O(n) per run for such input. Input far from sorted goes to an LSD
+ * radix sort on start times, not a comparison sort. */
 #ifndef TP_ORDER_H
 #define TP_ORDER_H
 
@@ -23,20 +25,53 @@ static inline int tp_order_key_before(int64_t ts_a, int64_t dur_a, uint32_t a, i
     return a < b;
 }
 
+/* A record sorted by its unsigned key; val travels with it. */
+typedef struct tp_keyed {
+    uint64_t key;
+    uint64_t val;
+} tp_keyed;
+
+/* A signed time as an unsigned key in the same order, and back. */
+static inline uint64_t tp_time_key(int64_t t) {
+    return (uint64_t)t ^ (UINT64_C(1) << 63);
+}
+static inline int64_t tp_key_time(uint64_t k) {
+    return k >= (UINT64_C(1) << 63) ? (int64_t)(k - (UINT64_C(1) << 63))
+                                    : (int64_t)k - INT64_MAX - 1;
+}
+
 /* Scratch reused across calls; zero-initialise, free with tp_order_free. */
 typedef struct tp_order {
     uint32_t *tmp;
     size_t cap_tmp;
-    struct tp_order_key *keys, *keys2;
-    size_t cap_keys;
+    tp_keyed *keys, *spare; /* the radix sort's records and its second buffer */
+    size_t cap_keys, cap_spare;
 } tp_order;
 
 void tp_order_free(tp_order *o);
+
+/* Sorts v[0..n) by key, stably: an LSD radix sort over the span of the keys (11 bits a pass).
+ * 0, or -1 when out of memory (v is then unchanged). */
+int tp_sort_keyed(tp_order *o, tp_keyed *v, size_t n);
 
 /* Sorts idx[0..n), indices into ev, by start ascending, then duration descending, then index
  * ascending (a total order, so the result does not depend on the input order).
  * 0, or -1 when out of memory (idx then holds the same indices in some order). */
 int tp_order_ranges(tp_order *o, const tp_event *ev, uint32_t *idx, size_t n);
+
+/* The same sort, fed one index at a time while the events are read: the run keeps the sorted
+ * part and the set-aside part apart, and tp_run_finish completes the sort. Zero-initialise;
+ * after tp_run_finish, v[0..n) is sorted; free v and aside. */
+typedef struct tp_run {
+    uint32_t *v, *aside;
+    size_t n, naside, cap, cap_aside;
+    int64_t ts, dur; /* the key of v[n - 1], while n > 0 */
+} tp_run;
+
+/* Appends index x (of ev). 0, or -1 when out of memory. */
+int tp_run_add(tp_run *r, const tp_event *ev, uint32_t x);
+int tp_run_finish(tp_order *o, const tp_event *ev, tp_run *r);
+void tp_run_free(tp_run *r);
 
 /* A few distinct (a, b) pairs numbered in order of appearance: the devices of a trace, keyed
  * (pid, pid string) or (Device Type, Device Id). Zero-initialise; linear search, as traces hold

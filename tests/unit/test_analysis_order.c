@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "analysis/internal.h"
 #include "analysis/names.h"
 #include "analysis/order.h"
 
@@ -131,6 +132,116 @@ static void test_order_nearly_sorted(void **state) {
     free(ev);
 }
 
+/* Stable by key: equal keys keep their input order (val records it). */
+static int ref_keyed_cmp(const void *pa, const void *pb) {
+    const tp_keyed *a = pa, *b = pb;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    return (a->val > b->val) - (a->val < b->val);
+}
+
+static void test_sort_keyed(void **state) {
+    (void)state;
+    /* spans that take one pass, several passes, and the whole 64 bits */
+    const uint64_t spans[] = {1, 3, 2000, 1u << 20, UINT64_C(1) << 40, 0};
+    tp_order o = {0};
+    for (size_t s = 0; s < sizeof(spans) / sizeof(spans[0]); s++) {
+        size_t n = 3000;
+        tp_keyed *v = malloc(n * sizeof(*v)), *want = malloc(n * sizeof(*want));
+        uint64_t base = next();
+        for (size_t i = 0; i < n; i++)
+            v[i] = (tp_keyed){spans[s] ? base % 1000 + next() % spans[s] : next(), i};
+        memcpy(want, v, n * sizeof(*v));
+        qsort(want, n, sizeof(*want), ref_keyed_cmp);
+        assert_int_equal(tp_sort_keyed(&o, v, n), 0);
+        for (size_t i = 0; i < n; i++)
+            if (v[i].key != want[i].key || v[i].val != want[i].val)
+                fail_msg("span %zu: position %zu differs", s, i);
+        free(v);
+        free(want);
+    }
+    tp_order_free(&o);
+}
+
+static void test_time_key(void **state) {
+    (void)state;
+    const int64_t t[] = {INT64_MIN, INT64_MIN + 1, -5, -1, 0, 1, 7, INT64_MAX - 1, INT64_MAX};
+    size_t n = sizeof(t) / sizeof(t[0]);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(tp_key_time(tp_time_key(t[i])) == t[i]);
+        if (i) assert_true(tp_time_key(t[i - 1]) < tp_time_key(t[i]));
+    }
+}
+
+/* Indices fed one at a time to a run end in the same order as the one-call sort. */
+static void test_run_streaming(void **state) {
+    (void)state;
+    size_t n = 20000;
+    tp_event *ev = calloc(n, sizeof(*ev));
+    uint32_t *idx = malloc(n * sizeof(*idx));
+    for (size_t i = 0; i < n; i++) {
+        /* mostly ascending, with parents after children and a late block */
+        ev[i].ts = (int64_t)i * 10 - (i % 7 == 0 ? 25 : 0) - (i > n - 500 ? 150000 : 0);
+        ev[i].dur = (int64_t)(next() % 50);
+        idx[i] = (uint32_t)i;
+    }
+    tp_order o = {0};
+    tp_run r = {0};
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(tp_run_add(&r, ev, (uint32_t)i), 0);
+    assert_int_equal(tp_run_finish(&o, ev, &r), 0);
+    check_sort(&o, ev, idx, n);
+    assert_int_equal(r.n, n);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(r.v[i], idx[i]);
+    tp_run_free(&r);
+    tp_order_free(&o);
+    free(idx);
+    free(ev);
+}
+
+/* Ids collapse with their durations summed, and every id is found from any hint. */
+static void test_corr_table(void **state) {
+    (void)state;
+    size_t n = 5000;
+    tp_keyed *recs = malloc(n * sizeof(*recs));
+    enum { IDS = 1500 };
+    static int64_t sum[IDS];
+    static uint32_t count[IDS];
+    memset(sum, 0, sizeof(sum));
+    memset(count, 0, sizeof(count));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id = next() % IDS;
+        int64_t d = (int64_t)(next() % 1000);
+        recs[i] = (tp_keyed){id * 3 + 1, (uint64_t)d}; /* ids with gaps between them */
+        sum[id] += d;
+        count[id]++;
+    }
+    tp_order o = {0};
+    tp_corr_table t = {0};
+    assert_int_equal(tp_corr_build(&t, &o, recs, n), 0);
+    size_t present = 0;
+    for (size_t id = 0; id < IDS; id++)
+        present += count[id] != 0;
+    assert_int_equal(t.n, present);
+    for (size_t id = 0; id < IDS; id++) {
+        size_t hint = (size_t)(next() % (t.n + 3)), pos = tp_corr_find(&t, id * 3 + 1, &hint);
+        if (!count[id]) {
+            assert_true(pos == SIZE_MAX);
+            continue;
+        }
+        assert_true(pos != SIZE_MAX);
+        assert_true(t.ids[pos].key == id * 3 + 1);
+        assert_true((int64_t)t.ids[pos].val == sum[id]);
+        assert_int_equal(t.use[pos].count, count[id]);
+        assert_true(tp_corr_find(&t, id * 3 + 2, &hint) == SIZE_MAX); /* between ids */
+    }
+    size_t hint = 0;
+    assert_true(tp_corr_find(&t, 0, &hint) == SIZE_MAX);
+    assert_true(tp_corr_find(&t, IDS * 3 + 10, &hint) == SIZE_MAX);
+    tp_corr_free(&t);
+    tp_order_free(&o);
+}
+
 static void test_group_by_key(void **state) {
     (void)state;
     enum { N = 1000, K = 7 };
@@ -178,6 +289,10 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_matches_reference),
         cmocka_unit_test(test_order_nearly_sorted),
+        cmocka_unit_test(test_sort_keyed),
+        cmocka_unit_test(test_time_key),
+        cmocka_unit_test(test_run_streaming),
+        cmocka_unit_test(test_corr_table),
         cmocka_unit_test(test_group_by_key),
         cmocka_unit_test(test_name_index),
     };
