@@ -78,6 +78,7 @@ static void start(const char *wait) {
     snprintf(max, sizeof(max), "%ld", iters * 2 * THREADS + 4096);
     tprof_config_set(c, "enabled", "true");
     tprof_config_set(c, "signals", "false");
+    tprof_config_set(c, "summary", "false"); /* the figures below are the output */
     tprof_config_set(c, "max_events", max);
     if (wait) tprof_config_set(c, "wait", wait);
     if (tprof_start(c)) {
