@@ -14,7 +14,7 @@ int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n) {
     size_t distinct = 1;
     for (size_t i = 1; i < n; i++)
         distinct += recs[i].key != recs[i - 1].key;
-    if (!(t->use = malloc(distinct * sizeof(*t->use)))) return -1;
+    if (!(t->use = calloc(distinct, sizeof(*t->use)))) return -1;
     /* Equal ids collapse in place (the write position never passes the read position); the
      * durations, each >= 0, sum with saturation. */
     for (size_t i = 0; i < n; i++) {

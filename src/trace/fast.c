@@ -179,7 +179,7 @@ HOT int member_value(fast *fs, int what, const tp_jstr *key, const char *v, cons
         tp_jval series, *out = what < TP_NSLOTS ? tp_ev_slot(fs->f, what) : &series;
         int string = *v == '"';
         out->kind = string ? TP_J_STRING : TP_J_TOKEN;
-        out->s = (tp_jstr){v + string, (uint32_t)(e - v - 2 * string), 0};
+        out->s = (tp_jstr){v + string, (uint32_t)((size_t)(e - v) - (string ? 2u : 0u)), 0};
         /* out of memory: the general path says so */
         if (what == TP_K_SERIES && tp_ev_series(fs->er, key, out) != TP_SCAN_OK) return F_DECLINE;
     }
