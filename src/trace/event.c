@@ -401,12 +401,17 @@ static void end_event(tp_evread *er, tp_evfields *f, const char *start) {
     add_range(er, track, &r, ts - r.ts);
 }
 
-static void memory_event(tp_evread *er, tp_evfields *f, const char *start) {
+/* A point event (memory instant, counter sample) of the given kind at the event's time, with
+ * its name and category; NULL when left out or out of memory. */
+static tp_event *point_event(tp_evread *er, tp_evfields *f, const char *start, int kind) {
     int64_t ts;
-    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return;
-    tp_event *ev =
-        new_event(er, track_of(er, f), TP_MEMORY, ts, intern(er, tp_ev_str(f, TP_S_NAME)),
-                  intern(er, tp_ev_str(f, TP_S_CAT)));
+    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return NULL;
+    return new_event(er, track_of(er, f), kind, ts, intern(er, tp_ev_str(f, TP_S_NAME)),
+                     intern(er, tp_ev_str(f, TP_S_CAT)));
+}
+
+static void memory_event(tp_evread *er, tp_evfields *f, const char *start) {
+    tp_event *ev = point_event(er, f, start, TP_MEMORY);
     for (int i = 0; ev && i < TP_NMEM; i++) {
         num_arg a = number_arg(er, tp_ev_num(f, TP_S_MEM + i));
         add_number_arg(er->m, ev, er->k_mem[i], &a);
@@ -414,11 +419,7 @@ static void memory_event(tp_evread *er, tp_evfields *f, const char *start) {
 }
 
 static void counter_event(tp_evread *er, tp_evfields *f, const char *start) {
-    int64_t ts;
-    if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return;
-    tp_event *ev =
-        new_event(er, track_of(er, f), TP_COUNTER, ts, intern(er, tp_ev_str(f, TP_S_NAME)),
-                  intern(er, tp_ev_str(f, TP_S_CAT)));
+    tp_event *ev = point_event(er, f, start, TP_COUNTER);
     for (size_t i = 0; ev && i < er->ncargs; i++) {
         num_arg a = number_arg(er, &er->cargs[i].val);
         add_number_arg(er->m, ev, intern(er, &er->cargs[i].key), &a);
