@@ -20,11 +20,6 @@ REF_SLICE=$OUT/slice_ref.json
 TPROF=$BUILD/tprof
 TIME=/usr/bin/time
 PYTHON=${PYTHON:-python3}
-if [ -z "${TPROF_FIXTURES:-}" ]; then # make_big_trace.py's source; a worktree sits one level deeper
-    TPROF_FIXTURES=$ROOT/../shared/fixtures
-    [ -d "$TPROF_FIXTURES" ] || TPROF_FIXTURES=$ROOT/../../shared/fixtures
-    export TPROF_FIXTURES
-fi
 [ -x "$TPROF" ] || { echo "bench/analyze.sh: build $TPROF first (make)" >&2; exit 1; }
 [ -x "$TIME" ] || { echo "bench/analyze.sh: needs GNU time (apt-get install time)" >&2; exit 1; }
 mkdir -p "$OUT"

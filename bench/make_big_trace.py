@@ -44,7 +44,7 @@ def event_spans(text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     here = os.path.dirname(os.path.abspath(__file__))
-    fixtures = os.environ.get("TPROF_FIXTURES", os.path.join(here, "..", "..", "shared", "fixtures"))
+    fixtures = os.path.join(here, "..", "tests", "fixtures")
     ap.add_argument("--source", default=os.path.join(fixtures, "kineto", "nccl_data.json.gz"))
     ap.add_argument("--mb", type=float, default=1100)
     ap.add_argument("out")

@@ -1,4 +1,4 @@
-/* analysis.h - every figure of SEMANTICS.md §3, computed from event models.
+/* analysis.h - every figure of docs/SEMANTICS.md §3, computed from event models.
  *
  * One implementation serves both the library (each closed window is added to the run's analysis,
  * whose report is the console summary and summary.json) and `tprof analyze` (each input file is
@@ -25,7 +25,7 @@ typedef struct tp_stage_def {
 } tp_stage_def;
 
 typedef struct tp_analysis_opts {
-    const tp_stage_def *stages; /* NULL: the four default stages of SEMANTICS.md §3 */
+    const tp_stage_def *stages; /* NULL: the four default stages of docs/SEMANTICS.md §3 */
     size_t nstages;
 } tp_analysis_opts;
 
@@ -135,7 +135,7 @@ typedef struct tp_analysis {
     int failed; /* an allocation failed: results are incomplete */
 } tp_analysis;
 
-/* Recommendation thresholds (SEMANTICS.md §3; docs/METRICS.md). A recommendation fires when
+/* Recommendation thresholds (docs/SEMANTICS.md §3; docs/METRICS.md). A recommendation fires when
  * its figure is strictly beyond the threshold. */
 #define TP_RECO_DATALOADER_PCT     5.0   /* dataloader stage, % of step time */
 #define TP_RECO_GPU_IDLE_PCT       50.0  /* GPU utilization below this */
@@ -144,7 +144,7 @@ typedef struct tp_analysis {
 #define TP_RECO_LAUNCH_MEAN_NS     10000 /* mean kernel duration below this ... */
 #define TP_RECO_LAUNCH_MIN_KERNELS 100   /* ... over at least this many kernels */
 
-/* The stages of SEMANTICS.md §3: dataloader, forward, backward, optimizer. */
+/* The stages of docs/SEMANTICS.md §3: dataloader, forward, backward, optimizer. */
 const tp_stage_def *tp_default_stages(size_t *n);
 /* A stage written as "name" (one pattern, the name itself) or "name=pattern|pattern", the form
  * of the stages configuration key and of `tprof analyze --stage`. spec is split in place: the

@@ -1,4 +1,4 @@
-/* compare.h - two finished analyses side by side (SEMANTICS.md §5), for `tprof compare A B`.
+/* compare.h - two finished analyses side by side (docs/SEMANTICS.md §5), for `tprof compare A B`.
  *
  * Mean step time of A and B and its change; per op the change in self time and per kernel the
  * change in total time, sorted by absolute change; names present on one side only are listed as

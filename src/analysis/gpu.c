@@ -1,6 +1,6 @@
 /* gpu.c - GPU busy time: per device, the length of the union of its kernel, copy and set
- * intervals (SEMANTICS.md §3). A device is the pid of its device ranges, as Kineto writes them
- * (pid = device, tid = stream); overlapping work on several streams counts once.
+ * intervals (docs/SEMANTICS.md §3). A device is the pid of its device ranges, as Kineto writes
+ * them (pid = device, tid = stream); overlapping work on several streams counts once.
  *
  * The intervals come as records {start as a time key, duration}, so that sorting and merging
  * them never goes back to the events. */

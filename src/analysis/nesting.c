@@ -3,7 +3,7 @@
  *
  * Ranges arrive sorted by start ascending, then duration descending. Before pushing range c the
  * walk pops the top while c.start >= top.end or c.end > top.end; what remains on top is c's
- * parent (SEMANTICS.md §3). A step (ProfilerStep#n) is a parent like any other range, as in
+ * parent (docs/SEMANTICS.md §3). A step (ProfilerStep#n) is a parent like any other range, as in
  * torch, but it has no row in the op table and is never a stage or an op. */
 #include "analysis/internal.h"
 

@@ -1,4 +1,5 @@
-/* recommend.c - the five recommendations of SEMANTICS.md §3, each with its evidence in numbers.
+/* recommend.c - the five recommendations of docs/SEMANTICS.md §3, each with its evidence in
+ * numbers.
  *
  * Thresholds are the TP_RECO_* constants of analysis.h (docs/METRICS.md explains them); each
  * recommendation fires when its figure is strictly beyond its threshold, and never when the

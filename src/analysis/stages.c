@@ -1,7 +1,8 @@
 /* stages.c - stage definitions and the glob patterns that assign a range to a stage.
  *
- * The default patterns are SEMANTICS.md §3's: they recognise tprof's own zone names, PyTorch's
- * record_function names (enumerate(DataLoader)#..., Optimizer.step#SGD.step) and Lightning's. */
+ * The default patterns are docs/SEMANTICS.md §3's: they recognise tprof's own zone names,
+ * PyTorch's record_function names (enumerate(DataLoader)#..., Optimizer.step#SGD.step) and
+ * Lightning's. */
 #include "analysis/internal.h"
 
 #include <stddef.h>

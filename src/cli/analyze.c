@@ -1,5 +1,5 @@
 /* analyze.c - `tprof analyze`: the bottleneck report of one or more traces or run directories,
- * as text, JSON (SEMANTICS.md §4), CSV or Markdown. */
+ * as text, JSON (docs/SEMANTICS.md §4), CSV or Markdown. */
 #include "cli/cli.h"
 
 #include "report/report.h"

@@ -1,5 +1,5 @@
-/* compare.c - `tprof compare A B`: two runs side by side (SEMANTICS.md §5), and a CI gate on the
- * mean step time (--fail-above PCT). */
+/* compare.c - `tprof compare A B`: two runs side by side (docs/SEMANTICS.md §5), and a CI gate on
+ * the mean step time (--fail-above PCT). */
 #include "cli/cli.h"
 
 #include "analysis/compare.h"

@@ -1,4 +1,4 @@
-/* schedule.c - the step rule of SEMANTICS.md §1 and the state machine around it. */
+/* schedule.c - the step rule of docs/SEMANTICS.md §1 and the state machine around it. */
 #include "record/schedule.h"
 
 /* Where step k falls in a cycle of wait, warmup and active steps. */

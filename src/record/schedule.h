@@ -1,6 +1,6 @@
 /* schedule.h - which steps are recorded: torch.profiler.schedule's rule, epoch windows, or all.
  *
- * tp_schedule_action is the pure rule of SEMANTICS.md §1; tp_sched is the small state machine
+ * tp_schedule_action is the pure rule of docs/SEMANTICS.md §1; tp_sched is the small state machine
  * that tprof_step and tprof_epoch drive. Neither knows about threads or buffers. */
 #ifndef TP_SCHEDULE_H
 #define TP_SCHEDULE_H

@@ -1,7 +1,7 @@
 /* json.c - the analysis as JSON: `tprof analyze --json` (and summary.json) and the
  * stage_times.json run artifact, which share the stage and per-step objects.
  *
- * The keys of SEMANTICS.md §4 never change meaning; every key is documented in
+ * The keys of docs/SEMANTICS.md §4 never change meaning; every key is documented in
  * docs/ANALYZE_JSON.md. Times are microseconds with nanosecond precision; null marks a figure
  * that does not apply (no steps, no GPU work). */
 #include "report/report.h"

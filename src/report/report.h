@@ -26,7 +26,7 @@ static inline size_t tp_report_rows(const tp_report_opts *o, size_t available) {
 /* The readable report: steps, stages, top ops, top kernels, GPU, memory, FLOPs, warnings and
  * recommendations. */
 void tp_report_text(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
-/* The stable keys of SEMANTICS.md §4 (documented in docs/ANALYZE_JSON.md), plus extras. */
+/* The stable keys of docs/SEMANTICS.md §4 (documented in docs/ANALYZE_JSON.md), plus extras. */
 void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
 void tp_report_markdown(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
 /* One CSV table: kind,name,calls,total_us,self_us,mean_us,min_us,max_us,pct,flops with kind
@@ -38,8 +38,8 @@ void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
 void tp_report_op_stats_csv(tp_buf *out, const tp_analysis *a);
 void tp_report_stage_times_json(tp_buf *out, const tp_analysis *a);
 
-/* `tprof compare A B` (SEMANTICS.md §5): mean step time and its change, then the ops and kernels
- * whose time changed most (top_k rows each), added and removed ones marked. */
+/* `tprof compare A B` (docs/SEMANTICS.md §5): mean step time and its change, then the ops and
+ * kernels whose time changed most (top_k rows each), added and removed ones marked. */
 void tp_report_compare_text(tp_buf *out, const tp_compare *c, const tp_report_opts *o);
 void tp_report_compare_markdown(tp_buf *out, const tp_compare *c, const tp_report_opts *o);
 void tp_report_compare_json(tp_buf *out, const tp_compare *c, const tp_report_opts *o);

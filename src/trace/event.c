@@ -151,7 +151,7 @@ static tp_str intern(tp_evread *er, const tp_jstr *s) {
     return tp_model_intern(er->m, t, n);
 }
 
-/* A decimal string ("25738", "-1") as its number, as SEMANTICS.md §2 asks. */
+/* A decimal string ("25738", "-1") as its number, as docs/SEMANTICS.md §2 asks. */
 static int decimal(const char *s, size_t n, int64_t *out) {
     size_t i = n && s[0] == '-';
     if (i == n || n - i > 19) return 0;

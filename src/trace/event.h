@@ -1,4 +1,4 @@
-/* event.h - one trace event object, from its JSON to the model (SEMANTICS.md §2).
+/* event.h - one trace event object, from its JSON to the model (docs/SEMANTICS.md §2).
  *
  * Owns what lives across the events of one read: the open "B" ranges of each thread, the kind
  * each category maps to, the process and thread names that wait for the end of the input (their

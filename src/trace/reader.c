@@ -16,7 +16,7 @@
  * read with "PATH: byte N: problem". Metadata creates no tracks: process and thread names go to
  * the tracks of the model's events at the end of each read.
  *
- * Speed (DESIGN.md asks 1 GB/s on one core): each buffer is indexed first (index.h); events go
+ * Speed (docs/DESIGN.md asks 1 GB/s on one core): each buffer is indexed first (index.h); events go
  * through the fast path (fast.h) when they have a layout it knows, else through the general
  * scanner, and both give the same model (tests/unit/test_reader_fast.c, the fuzz target). */
 #include "trace/reader.h"

@@ -3,7 +3,7 @@
  * One streaming pass over the JSON (object or array form, plain or gzip, a file, standard input
  * or memory): no document tree, names interned, only the fields the analyses need kept, so
  * memory grows with the events kept and not with the file. What goes into the model follows
- * SEMANTICS.md §2 and docs/ARCHITECTURE.md ("Event-model conventions"); reader.c lists the
+ * docs/SEMANTICS.md §2 and docs/ARCHITECTURE.md ("Event-model conventions"); reader.c lists the
  * details (defects tolerated, what is left out). */
 #ifndef TP_READER_H
 #define TP_READER_H

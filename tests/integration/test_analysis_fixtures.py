@@ -1,6 +1,6 @@
 """The C analysis against the independent Python reference, on every real trace in TPROF_FIXTURES.
 
-tests/lib/tprof_ref.py reads each trace with Python's json module and computes SEMANTICS.md's
+tests/lib/tprof_ref.py reads each trace with Python's json module and computes docs/SEMANTICS.md's
 figures itself; it also writes the trace's classified events in a neutral line format, which
 tests/tools/tp_analyze_feed turns into a tp_model for the C analysis (so this test does not
 depend on the C trace reader). Integers and microsecond times must match exactly; percentages

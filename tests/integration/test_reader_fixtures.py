@@ -1,7 +1,7 @@
 """The trace reader against an independent reading of every fixture with Python's json module.
 
 build/tests/tp_model_dump reads a trace with the C reader and prints a summary of the model; the
-same summary is computed here from the JSON, following SEMANTICS.md §2 and the reader's
+same summary is computed here from the JSON, following docs/SEMANTICS.md §2 and the reader's
 documented rules, with exact decimal arithmetic for times (µs -> ns, half away from zero).
 """
 import decimal

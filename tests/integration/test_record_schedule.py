@@ -50,7 +50,7 @@ def test_matches_torch(params):
 
 
 def test_semantics_example_with_torch():
-    # SEMANTICS.md §1: steps 4-5 and 8-9 saved.
+    # docs/SEMANTICS.md §1: steps 4-5 and 8-9 saved.
     got = tprof_actions(2, 1, 1, 2, 2, 0)
     saves = [k for k, a in enumerate(got) if a == "RECORD_AND_SAVE"]
     assert saves == [5, 9]

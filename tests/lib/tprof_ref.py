@@ -1,8 +1,9 @@
-"""tprof_ref - an independent reference for the figures of SEMANTICS.md, standard library only.
+"""tprof_ref - an independent reference for the figures of docs/SEMANTICS.md, standard library only.
 
 Reads a Chrome/Kineto trace (object or array form, plain or gzip) with Python's json module,
-classifies its events as SEMANTICS.md §2 says, and computes the figures of §3 directly from them,
-so that tests can cross-check tprof's C implementation against code that shares nothing with it.
+classifies its events as docs/SEMANTICS.md §2 says, and computes the figures of §3 directly from
+them, so that tests can cross-check tprof's C implementation against code that shares nothing
+with it.
 
 API (what other tests import):
     trace = load(path)              # the classified events of a trace (a Trace)

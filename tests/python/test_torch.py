@@ -86,7 +86,7 @@ def torch_schedule(**kw):
 # ---- steps ----
 
 @pytest.mark.parametrize("sched", [
-    dict(wait=1, warmup=1, active=2, repeat=2, skip_first=2),  # SEMANTICS.md's example
+    dict(wait=1, warmup=1, active=2, repeat=2, skip_first=2),  # docs/SEMANTICS.md's example
     dict(wait=0, warmup=0, active=3, repeat=0, skip_first=0),
     dict(wait=2, warmup=0, active=1, repeat=0, skip_first=1),
     dict(wait=1, warmup=2, active=3, repeat=1, skip_first=0),

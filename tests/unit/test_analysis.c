@@ -1,5 +1,5 @@
-/* test_analysis.c - the figures of SEMANTICS.md §3 on models built by hand, one test per rule.
- * Expected values are worked out by hand in the comments next to each model. */
+/* test_analysis.c - the figures of docs/SEMANTICS.md §3 on models built by hand, one test per
+ * rule. Expected values are worked out by hand in the comments next to each model. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

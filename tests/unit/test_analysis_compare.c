@@ -1,4 +1,4 @@
-/* test_analysis_compare.c - compare (SEMANTICS.md §5) on two hand-built analyses. */
+/* test_analysis_compare.c - compare (docs/SEMANTICS.md §5) on two hand-built analyses. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -104,7 +104,7 @@ static void test_no_schedule_is_one_window(void **state) {
     cap_reset();
 }
 
-/* SEMANTICS.md §1's example: steps 4-5 and 8-9 are saved, nothing else is kept. */
+/* docs/SEMANTICS.md §1's example: steps 4-5 and 8-9 are saved, nothing else is kept. */
 static void test_schedule_example(void **state) {
     (void)state;
     static const char *const kv[] = {"skip_first", "2", "wait",   "1", "warmup", "1",

@@ -1,5 +1,5 @@
 /* test_schedule.c - the step schedule against an independent transcription of
- * torch.profiler.schedule, the example of SEMANTICS.md §1, and epoch windows.
+ * torch.profiler.schedule, the example of docs/SEMANTICS.md §1, and epoch windows.
  *
  * Run as `test_schedule --actions SKIP_FIRST WAIT WARMUP ACTIVE REPEAT SKIP_FIRST_WAIT STEPS` it
  * prints the action of each step instead, one per line, for the comparison with torch itself
@@ -82,7 +82,7 @@ static void test_against_reference(void **state) {
     assert_int_equal(tuples, 3 * 4 * 3 * 4 * 4 * 2);
 }
 
-/* The example of SEMANTICS.md §1, as its text states it. */
+/* The example of docs/SEMANTICS.md §1, as its text states it. */
 static void test_semantics_example(void **state) {
     (void)state;
     tp_schedule s = steps_schedule(2, 1, 1, 2, 2, 0);
