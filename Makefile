@@ -1,5 +1,6 @@
 # tprof's short commands. Everything builds into build/ through CMake (see CMakeLists.txt).
-#   make deps      install the Debian packages (apt-get; sudo when not root)
+#   make deps      install the Debian packages (apt-get; sudo when not root) and make the project's
+#                  Python environment .venv (requirements-dev.txt)
 #   make           build the library, the tprof command, examples, benchmarks and tests
 #   make demo      run the bundled training loop profiled and print its report
 #   make test      run every test (ctest)
@@ -7,12 +8,15 @@
 #   make fuzz      run each libFuzzer target for FUZZ_SECONDS
 #   make bench     run the benchmarks (figures go into BENCHMARKS.md by hand)
 #   make lint      clang-tidy, cppcheck and a clang-format check
+#   make install   install the header, libraries, command, tprof.pc and the CMake package
+#                  under PREFIX (default /usr/local; DESTDIR is honoured)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
+PREFIX ?= /usr/local
 
-.PHONY: all build deps demo test sanitize fuzz bench lint format clean
+.PHONY: all build deps demo test sanitize fuzz bench lint format install clean
 
 all: build
 
@@ -45,6 +49,10 @@ bench: build
 
 lint: build
 	scripts/lint $(BUILD)
+
+# tprof.pc and the CMake package find the prefix from their own place: any PREFIX works.
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

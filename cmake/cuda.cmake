@@ -8,6 +8,9 @@ if(TARGET bench_cupti AND EXISTS ${TPROF_CUDA_HOME}/include/cupti.h)
   target_compile_definitions(bench_cupti PRIVATE TPROF_HAVE_CUPTI_HEADERS)
 endif()
 
+if(TPROF_PYTHON_PACKAGE) # the wheel holds no examples
+  return()
+endif()
 include(CheckLanguage)
 check_language(CUDA)
 if(NOT CMAKE_CUDA_COMPILER)

@@ -1,20 +1,31 @@
-# python.cmake - the Python package in the build tree: build/python/tprof/ holds the extension
-# tprof._tprof (the library's objects plus python/ext/*.c) and a copy of python/tprof/**.py, so
-# that tests run it with PYTHONPATH=build/python and no installation. pip installs the same
-# package from python/setup.py.
+# python.cmake - the Python package `tprof`: the extension tprof._tprof (the library's objects plus
+# python/ext/*.c) and the package's Python files (python/tprof/**.py).
 #
-# The interpreter is the system's /usr/bin/python3 (the one Debian's python3-torch belongs to),
-# found before any other python3 on the PATH. Without its headers (python3-dev) the package is
-# not built and says so.
-find_program(TPROF_PY_INTERPRETER NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-if(TPROF_PY_INTERPRETER)
-  set(Python3_EXECUTABLE ${TPROF_PY_INTERPRETER})
+# In a normal build, build/python/tprof/ holds the extension and a copy of the Python files, so
+# that tests run it with PYTHONPATH=build/python and no installation. With TPROF_PYTHON_PACKAGE
+# (set by pyproject.toml, when pip builds a wheel through scikit-build-core) the extension goes
+# into the wheel's tprof/ and the tprof command into the wheel's scripts (the venv's bin/); the
+# wheel takes the Python files from python/tprof itself.
+#
+# The interpreter: pip's (scikit-build-core passes Python3_EXECUTABLE), else -DTPROF_PY_INTERPRETER,
+# else the project's (.venv/bin/python, else python3 from the PATH: CMakeLists.txt). Without its
+# headers the package is not built and says so.
+if(NOT SKBUILD)
+  if(TPROF_PY_INTERPRETER)
+    set(Python3_EXECUTABLE ${TPROF_PY_INTERPRETER})
+  elseif(TPROF_DEFAULT_PYTHON)
+    set(Python3_EXECUTABLE ${TPROF_DEFAULT_PYTHON})
+  endif()
 endif()
 find_package(Python3 COMPONENTS Interpreter Development.Module)
 if(NOT Python3_Development.Module_FOUND)
+  if(TPROF_PYTHON_PACKAGE)
+    message(FATAL_ERROR "tprof: no Python development headers for ${Python3_EXECUTABLE}")
+  endif()
   message(STATUS "tprof: no Python development headers (python3-dev); the Python package is not built")
   return()
 endif()
+message(STATUS "tprof: the Python package builds for ${Python3_EXECUTABLE}")
 
 set(TPROF_PY_OUT ${TPROF_OUT}/python/tprof)
 file(GLOB TPROF_PY_EXT_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/python/ext/*.c)
@@ -26,6 +37,14 @@ target_link_libraries(tprof_python PRIVATE ZLIB::ZLIB PkgConfig::YAML Threads::T
   ${CMAKE_DL_LIBS} m)
 set_target_properties(tprof_python PROPERTIES OUTPUT_NAME _tprof
   LIBRARY_OUTPUT_DIRECTORY ${TPROF_PY_OUT})
+
+if(TPROF_PYTHON_PACKAGE)
+  # The wheel: the extension beside the package's Python files, the command in the scripts
+  # directory (pip puts it on the venv's PATH as it is: the same C program, not a wrapper).
+  install(TARGETS tprof_python LIBRARY DESTINATION tprof)
+  install(TARGETS tprof_cli RUNTIME DESTINATION ${SKBUILD_SCRIPTS_DIR})
+  return()
+endif()
 
 # The package's Python files, copied at build time so an edit reaches the tests with a rebuild.
 file(GLOB_RECURSE TPROF_PY_FILES CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}/python/tprof
