@@ -9,7 +9,7 @@ the same run.
    ranges), under tprof.profile(record_ops=True), and under torch.profiler.
 
 Times are medians over repetitions; per-range figures include the loop (the baseline has the same
-loop). Run with the system interpreter: /usr/bin/python3 bench/bench_python.py build
+loop). Run with the project's interpreter: .venv/bin/python bench/bench_python.py build
 """
 import os
 import statistics

@@ -39,6 +39,16 @@ set_target_properties(tprof_python PROPERTIES OUTPUT_NAME _tprof
   LIBRARY_OUTPUT_DIRECTORY ${TPROF_PY_OUT})
 
 if(TPROF_PYTHON_PACKAGE)
+  # The wheel links libyaml and jansson from their archives (Debian builds them position-
+  # independent), so that it needs only libc and zlib at run time, present on every Debian.
+  foreach(dep YAML JANSSON)
+    string(TOLOWER ${dep} name)
+    find_library(TPROF_${dep}_ARCHIVE NAMES lib${name}.a HINTS ${${dep}_LIBRARY_DIRS})
+    if(TPROF_${dep}_ARCHIVE AND TARGET PkgConfig::${dep})
+      set_property(TARGET PkgConfig::${dep} PROPERTY INTERFACE_LINK_LIBRARIES
+        ${TPROF_${dep}_ARCHIVE})
+    endif()
+  endforeach()
   # The wheel: the extension beside the package's Python files, the command in the scripts
   # directory (pip puts it on the venv's PATH as it is: the same C program, not a wrapper).
   install(TARGETS tprof_python LIBRARY DESTINATION tprof)

@@ -7,8 +7,10 @@ driving the CMake build) into a fresh virtual environment, each way a user does 
 Each venv must then give `import tprof` (a profiled loop with a schedule), the `tprof` command on
 its PATH (the C program: its `analyze --json` equals the build tree's, byte for byte, and so do its
 exit status and message on a bad file) and `python -m tprof` (the same program)."""
+import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -95,6 +97,13 @@ def check_installed(venv, tmp_path):
     assert tprof == str(venv / "bin" / "tprof")
     with open(tprof, "rb") as f:
         assert f.read(4) == b"\x7fELF"
+    # no run-time need beyond libc and zlib (libyaml and jansson are linked in from their archives)
+    for binary in [tprof] + glob.glob(str(venv / "lib" / "python*" / "site-packages" / "tprof"
+                                          / "_tprof*.so")):
+        dynamic = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True).stdout
+        needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
+        assert needed and all(re.match(r"lib(c|z|m|pthread|dl)\.so\.|ld-linux", n)
+                              for n in needed), needed
     r = run(venv, ["tprof", "--help"], tmp_path)
     assert r.returncode == 0 and "analyze" in r.stdout + r.stderr
     reference = subprocess.run([os.path.join(BUILD, "tprof"), "analyze", "--json", FIXTURE],
