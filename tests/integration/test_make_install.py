@@ -15,6 +15,8 @@ import pytest
 
 BUILD = os.environ["TPROF_BUILD_DIR"]
 SOURCE = os.environ["TPROF_SOURCE_DIR"]
+# a library built with sanitizers (make sanitize) links only into programs built with them
+SANITIZE = ["-fsanitize=address,undefined"] if os.environ.get("TPROF_SANITIZE") == "1" else []
 
 TRAIN_C = r"""
 /* An llm.c-style loop: init from argv, a few steps of forward/backward/update zones. */
@@ -132,7 +134,7 @@ def test_pkg_config_shared(prefix, tmp_path):
     flags = pkg_config(prefix, "--cflags", "--libs")
     assert "-ltprof" in flags
     exe = tmp_path / "train"
-    r = subprocess.run(["cc", "-o", str(exe), str(tmp_path / "train.c"), *flags],
+    r = subprocess.run(["cc", *SANITIZE, "-o", str(exe), str(tmp_path / "train.c"), *flags],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     needed = subprocess.run(["readelf", "-d", str(exe)], capture_output=True, text=True).stdout
@@ -149,7 +151,7 @@ def test_pkg_config_static(prefix, tmp_path):
         assert lib in flags
     flags = [os.path.join(libdir(prefix), "libtprof.a") if f == "-ltprof" else f for f in flags]
     exe = tmp_path / "train"
-    r = subprocess.run(["cc", "-o", str(exe), str(tmp_path / "train.c"), *flags],
+    r = subprocess.run(["cc", *SANITIZE, "-o", str(exe), str(tmp_path / "train.c"), *flags],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     needed = subprocess.run(["readelf", "-d", str(exe)], capture_output=True, text=True).stdout
@@ -164,7 +166,9 @@ def test_cmake_find_package(prefix, tmp_path):
     (src / "CMakeLists.txt").write_text(CMAKELISTS)
     build = tmp_path / "build"
     r = subprocess.run(["cmake", "-S", str(src), "-B", str(build),
-                        "-DCMAKE_PREFIX_PATH=" + str(prefix)], capture_output=True, text=True)
+                        "-DCMAKE_PREFIX_PATH=" + str(prefix),
+                        "-DCMAKE_C_FLAGS=" + " ".join(SANITIZE)],
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     r = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
