@@ -19,7 +19,7 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 # The library's parts, as CMakeLists.txt lists them (src/cli is the command, not the library).
-LIBRARY_AREAS = ("util", "model", "record", "export", "trace", "analysis", "report")
+LIBRARY_AREAS = ("util", "model", "config", "record", "export", "trace", "analysis", "report")
 
 
 def version():

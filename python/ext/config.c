@@ -1,12 +1,12 @@
 /* config.c - tprof.Config: the library's configuration (tprof_config) as a Python object.
  *
- * Every source goes through the library's own functions (src/record/config.c), so keys parse,
+ * Every source goes through the library's own functions (src/config/config.c), so keys parse,
  * combine and fail exactly as in C; a failure raises tprof.ConfigError with the C message. Python
  * values become the text a YAML file or an environment variable would hold (tp_py_text); lists
  * and tuples become YAML-style lists. */
 #include "tprof_py.h"
 
-#include "record/config.h"
+#include "config/config.h"
 
 #include <stdlib.h>
 

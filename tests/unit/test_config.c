@@ -9,7 +9,7 @@
 
 #include "test_record_capture.h"
 
-#include "record/config.h"
+#include "config/config.h"
 #include "tprof.h"
 #include "util/log.h"
 

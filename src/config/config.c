@@ -2,7 +2,7 @@
  *
  * Every source goes through tp_config_apply, so a key parses and fails the same way wherever it
  * comes from, with one message: invalid value "<v>" for profiling.<key> (from <source>): <rule>. */
-#include "record/config.h"
+#include "config/config.h"
 
 #include "util/buf.h"
 #include "util/vec.h"

@@ -1,10 +1,10 @@
 /* config.h - the configuration's fields and the internal entry points of its sources.
  *
  * One table of keys (config.c) drives every source: tprof_config_set, the YAML file
- * (config_yaml.c), the environment and the command line. Each key remembers the source that set
+ * (yaml.c), the environment and the command line. Each key remembers the source that set
  * it last, so that errors, including those between keys, name where a value came from. */
-#ifndef TP_CONFIG_H
-#define TP_CONFIG_H
+#ifndef TP_CONFIG_CONFIG_H
+#define TP_CONFIG_CONFIG_H
 
 #include "tprof.h"
 

@@ -1,8 +1,8 @@
-/* config_yaml.c - the YAML source: the keys of a top-level "profiling:" mapping (libyaml).
+/* yaml.c - the YAML source: the keys of a top-level "profiling:" mapping (libyaml).
  *
  * Other top-level keys belong to the host's own configuration and are ignored. Every message
  * names the file, line and column, as "<file>:<line>:<column>". */
-#include "record/config.h"
+#include "config/config.h"
 
 #include <errno.h>
 #include <stdio.h>
