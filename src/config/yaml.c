@@ -27,8 +27,10 @@ typedef struct tp_yaml {
     yaml_parser_t parser;
     yaml_event_t ev; /* the current event, when has_ev */
     int has_ev;
-    int depth; /* mappings and sequences open */
-    int apply; /* 0: the first pass, which only checks the syntax and the nesting */
+    int depth;      /* mappings and sequences open */
+    int apply;      /* 0: the first pass, which only checks the syntax and the nesting */
+    char **anchors; /* anchored plain values, as pairs: name, value (the second pass) */
+    size_t nanchors, cap;
     tprof_config *cfg;
     char path[TP_SHOWN_SIZE]; /* the file, as messages show it */
 } tp_yaml;
@@ -38,6 +40,23 @@ static int yaml_fail(tp_yaml *y, const yaml_mark_t *m, const char *what) {
              m->column + 1, what);
     tp_config_one_line(y->cfg->err, sizeof(y->cfg->err));
     return -1;
+}
+
+/* Keeps an anchored scalar (&name value), so that an alias under profiling: can use it. */
+static int remember_anchor(tp_yaml *y) {
+    const yaml_event_t *e = &y->ev;
+    if (TP_GROW(y->anchors, y->cap, y->nanchors + 2))
+        return TP_CONFIG_FAIL(y->cfg, "out of memory");
+    char *name = strdup((const char *)e->data.scalar.anchor);
+    char *value = strdup((const char *)e->data.scalar.value);
+    if (!name || !value) {
+        free(name);
+        free(value);
+        return TP_CONFIG_FAIL(y->cfg, "out of memory");
+    }
+    y->anchors[y->nanchors++] = name;
+    y->anchors[y->nanchors++] = value;
+    return 0;
 }
 
 /* The next event into y->ev; its depth counted. 0, or -1 with the error set. */
@@ -53,6 +72,7 @@ static int next(tp_yaml *y) {
     }
     y->has_ev = 1;
     yaml_event_type_t t = y->ev.type;
+    if (y->apply && t == YAML_SCALAR_EVENT && y->ev.data.scalar.anchor) return remember_anchor(y);
     if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT) {
         if (++y->depth > TP_YAML_MAX_DEPTH) {
             char what[96];
@@ -80,6 +100,16 @@ static const char *scalar(const tp_yaml *y) {
     return y->ev.type == YAML_SCALAR_EVENT ? (const char *)y->ev.data.scalar.value : NULL;
 }
 
+/* A plain value: a scalar, or an alias of an anchored scalar (the latest of that name); NULL
+ * for anything else. */
+static const char *value(const tp_yaml *y) {
+    if (y->ev.type != YAML_ALIAS_EVENT) return scalar(y);
+    const char *name = (const char *)y->ev.data.alias.anchor;
+    for (size_t i = y->nanchors; i >= 2; i -= 2)
+        if (strcmp(y->anchors[i - 2], name) == 0) return y->anchors[i - 1];
+    return NULL;
+}
+
 /* "", "~" and "null" written plainly: a key given no value. */
 static int is_null(const tp_yaml *y) {
     const char *s = scalar(y);
@@ -98,7 +128,7 @@ static int apply_sequence(tp_yaml *y, const char *key, const char *source) {
     size_t n = 0, cap = 0;
     int nested = 0, rc = 0;
     while (rc == 0 && !(rc = next(y)) && y->ev.type != YAML_SEQUENCE_END_EVENT) {
-        const char *s = scalar(y);
+        const char *s = value(y);
         if (!s) {
             nested = 1;
             rc = skip_node(y);
@@ -132,14 +162,16 @@ static int apply_pair(tp_yaml *y, int *enabled_seen) {
         ; /* the error is set */
     else if (!y->apply)
         rc = skip_node(y);
-    else if (y->ev.type == YAML_SCALAR_EVENT)
-        rc = tp_config_apply(y->cfg, key, strlen(key), scalar(y), source);
+    else if (value(y))
+        rc = tp_config_apply(y->cfg, key, strlen(key), value(y), source);
     else if (y->ev.type == YAML_SEQUENCE_START_EVENT)
         rc = apply_sequence(y, key, source);
     else if (y->ev.type == YAML_MAPPING_START_EVENT)
         rc = skip_node(y) ? -1 : tp_config_reject(y->cfg, key, strlen(key), "{...}", source);
-    else /* an alias: the anchors of the host's file are not followed */
-        rc = yaml_fail(y, &y->ev.start_mark, "a value under profiling: cannot be an alias (*name)");
+    else /* an alias of a mapping or a list */
+        rc = yaml_fail(
+            y, &y->ev.start_mark,
+            "an alias under profiling: must name a plain value anchored before it (&name value)");
     free(key);
     return rc;
 }
@@ -213,6 +245,9 @@ static int read_file(tp_yaml *y, FILE *f, int apply) {
     if (y->has_ev) yaml_event_delete(&y->ev);
     y->has_ev = 0;
     yaml_parser_delete(&y->parser);
+    tp_free_strings(y->anchors, y->nanchors);
+    y->anchors = NULL;
+    y->nanchors = y->cap = 0;
     return rc;
 }
 

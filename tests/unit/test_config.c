@@ -353,6 +353,14 @@ static void test_yaml_source(void **state) {
     assert_int_equal(tprof_config_load_yaml(c, yaml("")), 0);
     assert_int_equal(tprof_config_load_yaml(c, yaml("profiling:\n")), 0);
     assert_int_equal(tprof_config_load_yaml(c, yaml("profiling: {epochs: []}\n")), 0);
+    /* Anchored plain values may be used under profiling: (the host's file shares its numbers). */
+    assert_int_equal(
+        tprof_config_load_yaml(c, yaml("steps: &n 4\nother: &m 2\nother2: &m 3\n"
+                                       "profiling:\n  active: *n\n  epochs: [*m, 7]\n")),
+        0);
+    assert_int_equal(c->active, 4);
+    assert_int_equal(c->nepochs, 2);
+    assert_int_equal(c->epochs[0], 3);
     tprof_config_free(c);
 }
 
@@ -400,6 +408,12 @@ static void test_yaml_errors(void **state) {
     yaml_error("profiling:\n  wiat: 3\n",
                "unknown key profiling.wiat = \"3\" (from %s:2:9); see docs/CONFIG.md");
     yaml_error("profiling:\n  [a]: 3\n", "%s:2:3: a key under profiling: must be a name");
+    yaml_error("a: &l [1]\nprofiling:\n  epochs: *l\n",
+               "%s:3:11: an alias under profiling: must name a plain value anchored before it "
+               "(&name value)");
+    yaml_error("profiling:\n  wait: *nowhere\n",
+               "%s:2:9: an alias under profiling: must name a plain value anchored before it "
+               "(&name value)");
     tprof_config *c = tprof_config_new();
     assert_int_equal(tprof_config_load_yaml(c, "/nonexistent/tprof.yaml"), -1);
     assert_string_equal(
