@@ -145,13 +145,15 @@ static const char *rule(const tp_keydef *k, char *buf, size_t n) {
 
 static int bad_value(tprof_config *cfg, const tp_keydef *k, const char *given, const char *value,
                      const char *source) {
-    char buf[128], shown[TP_SHOWN_SIZE];
+    char buf[128], shown[TP_SHOWN_SIZE], from[TP_SHOWN_SIZE];
     return TP_CONFIG_FAIL(cfg, "invalid value \"%s\" for profiling.%s (from %s): %s",
-                          tp_shown(value, shown), given, source, rule(k, buf, sizeof(buf)));
+                          tp_shown(value, shown), given, tp_shown(source, from),
+                          rule(k, buf, sizeof(buf)));
 }
 
 static int set_origin(tprof_config *cfg, const tp_keydef *k, const char *source) {
-    char *copy = strdup(source);
+    char shown[TP_SHOWN_SIZE]; /* origins are echoed by the rules between keys */
+    char *copy = strdup(tp_shown(source, shown));
     if (!copy) return TP_CONFIG_FAIL(cfg, "out of memory");
     free(cfg->origin[k - tp_config_keys]);
     cfg->origin[k - tp_config_keys] = copy;
@@ -253,11 +255,11 @@ int tp_config_set_value(tprof_config *cfg, const tp_keydef *k, const char *given
 
 static int unknown_key(tprof_config *cfg, const char *key, size_t len, const char *value,
                        const char *source) {
-    char name[TP_SHOWN_MAX + 1], shown[TP_SHOWN_SIZE];
+    char name[TP_SHOWN_MAX + 1], shown[TP_SHOWN_SIZE], from[TP_SHOWN_SIZE];
     int cut = len > TP_SHOWN_MAX;
     snprintf(name, sizeof(name), "%.*s", (int)(cut ? TP_SHOWN_MAX : len), key);
     return TP_CONFIG_FAIL(cfg, "unknown key profiling.%s%s = \"%s\" (from %s); see docs/CONFIG.md",
-                          name, cut ? "..." : "", tp_shown(value, shown), source);
+                          name, cut ? "..." : "", tp_shown(value, shown), tp_shown(source, from));
 }
 
 /* The name as the source wrote it, for messages (the key table's name when it is too long to

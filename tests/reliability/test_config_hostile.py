@@ -130,6 +130,7 @@ def test_python_nul_type_and_bytes_paths():
         print(error(lambda: c.set("wait", {"a": 1})))
         print(error(lambda: c.set("stages", ["a", object()])))
         print(error(lambda: c.set("run_id", "..")))
+        print(error(lambda: c.set("wait", "-1", "s" * 1000000)))  # a source that long, too
         c.set("output_dir", b"/tmp/bytes")
         c.set("config", pathlib.Path("/tmp/p.yaml"))
         c.set("run_id", b"r\xff")  # not UTF-8: the bytes a file name has
@@ -144,7 +145,9 @@ def test_python_nul_type_and_bytes_paths():
     assert out[4].endswith("not dict")
     assert out[5].startswith("TypeError: profiling.stages") and out[5].endswith("not object")
     assert out[6].startswith("ConfigError: invalid value \"..\" for profiling.run_id")
-    assert out[7] == "/tmp/bytes /tmp/p.yaml"
+    assert out[7].startswith("ConfigError: invalid value \"-1\" for profiling.wait (from sss")
+    assert out[7].endswith("s...): must be an integer >= 0") and len(out[7]) < 200
+    assert out[8] == "/tmp/bytes /tmp/p.yaml"
 
 
 def test_python_profile_names_the_argument(tmp_path):
