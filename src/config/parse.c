@@ -4,6 +4,8 @@
  * environment variable or a command line (where Python users write True/False) reads the same. */
 #include "config/parse.h"
 
+#include "config/config.h" /* enum tp_gpu_mode */
+
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
@@ -50,12 +52,13 @@ int tp_parse_decimal(const char *s, double *out) {
 }
 
 int tp_parse_gpu_mode(const char *s, int *mode) {
-    static const char *const modes[] = {"auto", "on", "off"}; /* enum tp_gpu_mode order */
+    static const char *const modes[] = {
+        [TP_GPU_AUTO] = "auto", [TP_GPU_ON] = "on", [TP_GPU_OFF] = "off"};
     for (int i = 0; i < 3; i++)
         if (strcasecmp(s, modes[i]) == 0) return *mode = i, 0;
     int b;
     if (tp_parse_bool(s, &b)) return -1;
-    *mode = b ? 1 : 2;
+    *mode = b ? TP_GPU_ON : TP_GPU_OFF;
     return 0;
 }
 
