@@ -541,6 +541,9 @@ static char *read_docs(void) {
 static void test_docs_list_every_key(void **state) {
     (void)state;
     const char *docs = read_docs();
+    for (size_t i = 0; i < NLISTED; i++) /* an alias never shadows a key or another alias */
+        for (size_t j = i + 1; j < NLISTED; j++)
+            if (strcmp(listed[i], listed[j]) == 0) fail_msg("%s is listed twice", listed[i]);
     for (size_t i = 0; i < NLISTED; i++) {
         char row[96];
         snprintf(row, sizeof(row), "\n| `%s` |", listed[i]);
