@@ -1,12 +1,13 @@
 /* config.c - tprof.Config: the library's configuration (tprof_config) as a Python object.
  *
- * Every source goes through the library's own functions (src/record/config.c), so keys parse,
- * combine and fail exactly as in C; a failure raises tprof.ConfigError with the C message. Python
- * values become the text a YAML file or an environment variable would hold (tp_py_text); lists
- * and tuples become YAML-style lists. */
+ * Every source goes through the library's own functions (src/config), so keys parse, combine
+ * and fail exactly as in C; a bad value raises tprof.ConfigError with the C message. Python
+ * values become the text a YAML file or an environment variable would hold (value_text): bools,
+ * numbers, str, and bytes or os.PathLike as paths; lists and tuples become YAML-style lists.
+ * Another type raises TypeError naming the key, a NUL character ValueError. */
 #include "tprof_py.h"
 
-#include "record/config.h"
+#include "config/config.h"
 
 #include <stdlib.h>
 
@@ -52,6 +53,43 @@ static PyObject *fail(const tp_py_config *c) {
     return NULL;
 }
 
+/* A value's text as the library takes it: True/False as true/false, an int or a float by str(),
+ * (numpy ones too), a str, bytes or os.PathLike as a path is (bytes kept as they are, os.fsdecode's
+ * inverse for a str that is not UTF-8). *owner keeps the text alive. NULL with TypeError naming the
+ * key for any other type, ValueError for a NUL (C would cut the value there). */
+static const char *value_text(PyObject *value, const char *key, const char *source,
+                              PyObject **owner) {
+    if (PyBool_Check(value) || PyIndex_Check(value) || PyFloat_Check(value))
+        return tp_py_text(value, owner);
+    PyObject *path = PyOS_FSPath(value);
+    if (!path) {
+        PyErr_Format(PyExc_TypeError,
+                     "profiling.%.80s (from %.80s) must be a bool, an int, a float, a str or a "
+                     "path, or a list of them; not %.100s",
+                     key, source, Py_TYPE(value)->tp_name);
+        return NULL;
+    }
+    PyObject *bytes = path;
+    if (PyUnicode_Check(path)) {
+        bytes = PyUnicode_AsUTF8String(path);
+        if (!bytes) {
+            PyErr_Clear(); /* lone surrogates: a file name's bytes, as os.fsencode gives them */
+            bytes = PyUnicode_EncodeFSDefault(path);
+        }
+        Py_DECREF(path);
+        if (!bytes) return NULL;
+    }
+    const char *text = PyBytes_AS_STRING(bytes);
+    if (strlen(text) != (size_t)PyBytes_GET_SIZE(bytes)) {
+        PyErr_Format(PyExc_ValueError, "profiling.%.80s (from %.80s) holds a NUL character", key,
+                     source);
+        Py_DECREF(bytes);
+        return NULL;
+    }
+    *owner = bytes;
+    return text;
+}
+
 /* A list or tuple value: each item as text, then the library's list rule. -2 when a Python
  * error is set, else what tp_config_apply_list returns. */
 static int set_list(tp_py_config *c, const char *key, Py_ssize_t keylen, PyObject *seq,
@@ -66,7 +104,8 @@ static int set_list(tp_py_config *c, const char *key, Py_ssize_t keylen, PyObjec
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *owner;
-        if (!(items[i] = tp_py_text(PySequence_Fast_GET_ITEM(seq, i), &owner))) goto out;
+        if (!(items[i] = value_text(PySequence_Fast_GET_ITEM(seq, i), key, source, &owner)))
+            goto out;
         PyList_SET_ITEM(owners, i, owner);
     }
     rc = tp_config_apply_list(c->cfg, key, (size_t)keylen, items, (size_t)n, source);
@@ -84,6 +123,10 @@ static PyObject *config_set(tp_py_config *c, PyObject *args, PyObject *kwds) {
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "s#O|s:set", kwlist, &key, &keylen, &value,
                                      &source))
         return NULL;
+    if (strlen(key) != (size_t)keylen) {
+        PyErr_SetString(PyExc_ValueError, "tprof.Config.set: the key holds a NUL character");
+        return NULL;
+    }
     if (keylen > 10 && strncmp(key, "profiling.", 10) == 0) key += 10, keylen -= 10;
     int rc;
     if (PyList_Check(value) || PyTuple_Check(value)) {
@@ -93,7 +136,7 @@ static PyObject *config_set(tp_py_config *c, PyObject *args, PyObject *kwds) {
         Py_DECREF(seq);
     } else {
         PyObject *owner;
-        const char *text = tp_py_text(value, &owner);
+        const char *text = value_text(value, key, source, &owner);
         if (!text) return NULL;
         rc = tp_config_apply(c->cfg, key, (size_t)keylen, text, source);
         Py_DECREF(owner);

@@ -55,6 +55,13 @@ PyObject *tp_py_range_new(PyObject *name) {
         Py_DECREF(r);
         return NULL;
     }
+    /* The recorder copies a C string: a NUL would cut the name silently. */
+    if (PyUnicode_FindChar(r->name, 0, 0, PyUnicode_GET_LENGTH(r->name), 1) >= 0) {
+        PyErr_Format(PyExc_ValueError, "tprof.range: the name %.80R holds a NUL character",
+                     r->name);
+        Py_DECREF(r);
+        return NULL;
+    }
     return (PyObject *)r;
 }
 

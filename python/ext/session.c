@@ -7,7 +7,7 @@
  * that closes a window) release the GIL, so the host's other threads run meanwhile. */
 #include "tprof_py.h"
 
-#include "record/config.h"
+#include "config/config.h"
 #include "record/record.h"
 #include "record/session.h"
 #include "util/log.h"

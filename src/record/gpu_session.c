@@ -4,7 +4,7 @@
  * Called after the session has started and its lock is released (tp_session_add_source takes it).
  */
 #include "record/clock.h"
-#include "record/config.h"
+#include "config/config.h"
 #include "record/gpu.h"
 #include "record/record.h"
 #include "record/session.h"

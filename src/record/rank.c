@@ -5,7 +5,7 @@
  * variable present with a valid value wins. */
 #include "record/rank.h"
 
-#include "record/config.h"
+#include "config/config.h"
 #include "util/log.h"
 
 #include <stdlib.h>

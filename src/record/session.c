@@ -232,6 +232,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
         return -1;
     }
     if (!cfg->enabled) {
+        if (tp_config_idle_note(cfg, err, sizeof(err))) tp_log_warn("%s", err);
         tp_sess.state = TP_SESSION_DISABLED;
         return 0;
     }

@@ -6,7 +6,7 @@
 #ifndef TP_SESSION_H
 #define TP_SESSION_H
 
-#include "record/config.h"
+#include "config/config.h"
 #include "record/rank.h"
 #include "record/schedule.h"
 #include "record/sink.h"

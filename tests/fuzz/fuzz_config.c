@@ -7,7 +7,7 @@
  * in order; the effective configuration must stay valid JSON. The sanitizers check the rest. */
 #include "tprof.h"
 
-#include "record/config.h"
+#include "config/config.h"
 #include "util/jsonvalid.h"
 #include "util/log.h"
 

@@ -187,7 +187,10 @@ def test_environment_switches_a_profiled_script_off(out_dir, monkeypatch):
             assert not tprof.is_recording()
             prof.step()
     assert prof.enabled is False and not os.path.exists(out_dir)
-    assert tprof.messages() == before  # disabled is not misuse: nothing reported
+    # disabled is not misuse, but keys given to a run that records nothing get one line saying so
+    assert tprof.messages() == before + [
+        "profiling is off (profiling.enabled is false, from TPROF_ENABLED): profiling.output_dir "
+        "(from tprof.profile) and 2 other keys given, nothing will be recorded"]
 
 
 def test_config_from_args_consumes_like_the_c_side(tmp_path, monkeypatch):

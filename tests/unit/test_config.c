@@ -9,13 +9,15 @@
 
 #include "test_record_capture.h"
 
-#include "record/config.h"
+#include "config/config.h"
 #include "tprof.h"
 #include "util/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char yaml_path[64];
@@ -68,7 +70,10 @@ static void test_defaults(void **state) {
         "d[\"summary\"] is True and d[\"record_shapes\"] is False and d[\"profile_memory\"] is "
         "False "
         "and d[\"with_flops\"] is True and d[\"gzip\"] is False and d[\"active\"] == 1 and "
-        "d[\"wait\"] == 0 and d[\"repeat\"] == 0 and d[\"top_k\"] == 10 and len(d) == 24",
+        "d[\"wait\"] == 0 and d[\"repeat\"] == 0 and d[\"top_k\"] == 10 and "
+        "d[\"flush_timeout_ms\"] == 5000 and d[\"with_stack\"] is False and "
+        "d[\"with_modules\"] is True and d[\"peak_tflops\"] == 0 and "
+        "d[\"nsight_output\"] is None and d[\"schedule_every_n_steps\"] == 0 and len(d) == 30",
         (int)getpid());
     assert_int_equal(python_check(json, pid_expr), 0);
     free(json);
@@ -107,6 +112,12 @@ static void test_each_key_from_set(void **state) {
         {"profiling.nsight", "1"},
         {"epochs", "[1, 5, 10]"},
         {"stages", "dataloader, 'fwd=*fwd*|forward'"},
+        {"flush_timeout_ms", "250"},
+        {"with_stack", "True"},
+        {"with_modules", "False"},
+        {"peak_tflops", "989.5"},
+        {"nsight_output", "prof.nsys-rep"},
+        {"schedule_every_n_steps", "20"},
     };
     for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
         if (tprof_config_set(c, kv[i][0], kv[i][1])) fail_msg("%s", tprof_config_error(c));
@@ -121,11 +132,17 @@ static void test_each_key_from_set(void **state) {
                   "\"stages\": [\"dataloader\", \"fwd=*fwd*|forward\"], \"gzip\": True, "
                   "\"tensorboard_names\": True, \"max_events\": 1000, \"summary\": False, "
                   "\"top_k\": 25, \"config\": \"c.yaml\", \"signals\": False, \"gpu\": \"off\", "
-                  "\"nsight\": True}"),
+                  "\"nsight\": True, \"flush_timeout_ms\": 250, \"with_stack\": True, "
+                  "\"with_modules\": False, \"peak_tflops\": 989.5, "
+                  "\"nsight_output\": \"prof.nsys-rep\", \"schedule_every_n_steps\": 20}"),
         0);
     free(json);
     tprof_config_free(c);
 }
+
+#define RUN_ID_RULE                                                                                \
+    "must be one plain path component: not empty, \".\" or \"..\", without '/' or control "        \
+    "characters"
 
 /* Every key's invalid values, each a one-line error naming key, value and source; the old
  * value stays. */
@@ -154,7 +171,18 @@ static void test_bad_values(void **state) {
         {"gpu", "cuda", "must be auto, on or off"},
         {"output_dir", "", "must not be empty"},
         {"config", "", "must not be empty"},
-        {"run_id", "a/b", "must be a non-empty name without '/'"},
+        {"run_id", "a/b", RUN_ID_RULE},
+        {"run_id", ".", RUN_ID_RULE},
+        {"run_id", "..", RUN_ID_RULE},
+        {"run_id", "", RUN_ID_RULE},
+        {"flush_timeout_ms", "0", "must be an integer from 1 to 3600000"},
+        {"with_stack", "sometimes", "must be true or false (also 1/0, yes/no, on/off)"},
+        {"with_modules", "2", "must be true or false (also 1/0, yes/no, on/off)"},
+        {"peak_tflops", "-1", "must be a decimal number >= 0"},
+        {"peak_tflops", "nan", "must be a decimal number >= 0"},
+        {"peak_tflops", "1e999", "must be a decimal number >= 0"},
+        {"nsight_output", "", "must not be empty"},
+        {"schedule_every_n_steps", "-5", "must be an integer >= 0"},
         {"epochs", "1,x", "must be a list of integers >= 0, e.g. [1, 5, 10] or \"1,5,10\""},
         {"epochs", "[1, -5]", "must be a list of integers >= 0, e.g. [1, 5, 10] or \"1,5,10\""},
         {"epochs", "1,,2", "must be a list of integers >= 0, e.g. [1, 5, 10] or \"1,5,10\""},
@@ -194,8 +222,8 @@ static void test_env_source(void **state) {
     setenv("TPROF_WAIT", "4", 1);
     setenv("TPROF_GZIP", "on", 1);
     setenv("TPROF_EPOCHS", "1,5,10", 1);
-    setenv("TPROF_OUTPUT_DIR", "", 1);   /* empty: as if unset */
-    setenv("TPROF_SOURCE_DIR", "/x", 1); /* not a key: ignored */
+    setenv("TPROF_OUTPUT_DIR", "", 1);  /* empty: as if unset */
+    setenv("TPROF_NOT_A_KEY", "/x", 1); /* not a key: ignored */
     tprof_config *c = tprof_config_new();
     assert_int_equal(tprof_config_load_env(c), 0);
     assert_int_equal(c->wait, 4);
@@ -214,6 +242,7 @@ static void test_env_source(void **state) {
     unsetenv("TPROF_GZIP");
     unsetenv("TPROF_EPOCHS");
     unsetenv("TPROF_OUTPUT_DIR");
+    unsetenv("TPROF_NOT_A_KEY");
     tprof_config_free(c);
 }
 
@@ -324,6 +353,14 @@ static void test_yaml_source(void **state) {
     assert_int_equal(tprof_config_load_yaml(c, yaml("")), 0);
     assert_int_equal(tprof_config_load_yaml(c, yaml("profiling:\n")), 0);
     assert_int_equal(tprof_config_load_yaml(c, yaml("profiling: {epochs: []}\n")), 0);
+    /* Anchored plain values may be used under profiling: (the host's file shares its numbers). */
+    assert_int_equal(
+        tprof_config_load_yaml(c, yaml("steps: &n 4\nother: &m 2\nother2: &m 3\n"
+                                       "profiling:\n  active: *n\n  epochs: [*m, 7]\n")),
+        0);
+    assert_int_equal(c->active, 4);
+    assert_int_equal(c->nepochs, 2);
+    assert_int_equal(c->epochs[0], 3);
     tprof_config_free(c);
 }
 
@@ -371,6 +408,12 @@ static void test_yaml_errors(void **state) {
     yaml_error("profiling:\n  wiat: 3\n",
                "unknown key profiling.wiat = \"3\" (from %s:2:9); see docs/CONFIG.md");
     yaml_error("profiling:\n  [a]: 3\n", "%s:2:3: a key under profiling: must be a name");
+    yaml_error("a: &l [1]\nprofiling:\n  epochs: *l\n",
+               "%s:3:11: an alias under profiling: must name a plain value anchored before it "
+               "(&name value)");
+    yaml_error("profiling:\n  wait: *nowhere\n",
+               "%s:2:9: an alias under profiling: must name a plain value anchored before it "
+               "(&name value)");
     tprof_config *c = tprof_config_new();
     assert_int_equal(tprof_config_load_yaml(c, "/nonexistent/tprof.yaml"), -1);
     assert_string_equal(
@@ -471,6 +514,359 @@ static void test_null_arguments(void **state) {
     tprof_config_free(c);
 }
 
+/* ---- the key list (keys.h) against docs/CONFIG.md ---- */
+
+#define TP_TEST_KEY_NAME(ID, name, type, min, max, deflt) #name,
+#define TP_TEST_ALIAS_NAME(alias, ID)                     #alias,
+static const char *const listed[] = {TP_CONFIG_KEYS(TP_TEST_KEY_NAME)
+                                         TP_CONFIG_ALIASES(TP_TEST_ALIAS_NAME)};
+#define NLISTED (sizeof(listed) / sizeof(listed[0]))
+
+static char *read_docs(void) {
+    const char *src = getenv("TPROF_SOURCE_DIR");
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/docs/CONFIG.md", src ? src : ".");
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot read %s", path);
+    static char text[1 << 17];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    assert_true(n < sizeof(text) - 1);
+    text[n] = '\0';
+    return text;
+}
+
+/* Every key and alias of keys.h has its row in docs/CONFIG.md ("| `key` |"), and every row of
+ * the docs' key and alias tables names a key or alias of keys.h. */
+static void test_docs_list_every_key(void **state) {
+    (void)state;
+    const char *docs = read_docs();
+    for (size_t i = 0; i < NLISTED; i++) /* an alias never shadows a key or another alias */
+        for (size_t j = i + 1; j < NLISTED; j++)
+            if (strcmp(listed[i], listed[j]) == 0) fail_msg("%s is listed twice", listed[i]);
+    for (size_t i = 0; i < NLISTED; i++) {
+        char row[96];
+        snprintf(row, sizeof(row), "\n| `%s` |", listed[i]);
+        if (!strstr(docs, row)) fail_msg("key %s is not documented in docs/CONFIG.md", listed[i]);
+    }
+    size_t rows = 0;
+    for (const char *p = strstr(docs, "\n| `"); p; p = strstr(p + 1, "\n| `")) {
+        const char *name = p + 4, *end = strchr(name, '`');
+        assert_non_null(end);
+        int found = 0;
+        for (size_t i = 0; i < NLISTED && !found; i++)
+            found = strlen(listed[i]) == (size_t)(end - name) &&
+                    memcmp(listed[i], name, (size_t)(end - name)) == 0;
+        if (!found) fail_msg("docs/CONFIG.md documents %.*s, not a key", (int)(end - name), name);
+        rows++;
+    }
+    assert_int_equal(rows, NLISTED);
+}
+
+/* ---- the use cases' configurations, verbatim (issue 11) ---- */
+
+/* Hydra's overrides: profiling.<key>=<value> with its *_steps names. */
+static void test_hydra_overrides(void **state) {
+    (void)state;
+    char *argv[] = {"train.py",
+                    "profiling.enabled=true",
+                    "profiling.output_dir=/tmp/prof",
+                    "profiling.wait_steps=1",
+                    "profiling.warmup_steps=2",
+                    "profiling.active_steps=3",
+                    "profiling.repeat_cycles=4",
+                    "profiling.schedule_every_n_steps=10",
+                    "trainer.max_epochs=3",
+                    NULL};
+    int argc = 9;
+    tprof_config *c = tprof_config_new();
+    assert_int_equal(tprof_config_load_args(c, &argc, argv), 0);
+    assert_int_equal(argc, 2);
+    assert_string_equal(argv[1], "trainer.max_epochs=3");
+    assert_int_equal(c->enabled, 1);
+    assert_string_equal(c->output_dir, "/tmp/prof");
+    assert_int_equal(c->warmup, 2);
+    assert_int_equal(c->active, 3);
+    assert_int_equal(c->repeat, 4);
+    assert_string_equal(c->origin[TP_KEY_WAIT], "profiling.wait_steps");
+    char err[512];
+    /* wait 1 + warmup 2 + active 3 is not a cycle of 10 */
+    assert_int_equal(tp_config_validate(c, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "profiling.schedule_every_n_steps = 10 (from "
+                                "profiling.schedule_every_n_steps) is not wait + warmup + "
+                                "active = 6"));
+    tprof_config_free(c);
+    /* Without wait, the cycle of N steps gives it: wait = N - warmup - active. */
+    char *argv2[] = {"train.py", "profiling.warmup_steps=2", "profiling.active_steps=3",
+                     "profiling.schedule_every_n_steps=10", NULL};
+    argc = 4;
+    c = tprof_config_new();
+    assert_int_equal(tprof_config_load_args(c, &argc, argv2), 0);
+    assert_int_equal(tp_config_validate(c, err, sizeof(err)), 0);
+    tp_schedule s;
+    tp_config_schedule(c, &s);
+    assert_int_equal(s.mode, TP_SCHED_STEPS);
+    assert_int_equal(s.wait, 5);
+    assert_int_equal(s.warmup + s.active + s.wait, 10);
+    assert_int_equal(tprof_config_set(c, "schedule_every_n_steps", "4"), 0);
+    assert_int_equal(tp_config_validate(c, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "is shorter than warmup + active = 5"));
+    tprof_config_free(c);
+}
+
+/* --profiling.with_stack False: a separate value, written as Python writes booleans. */
+static void test_python_style_booleans(void **state) {
+    (void)state;
+    char *argv[] = {"train.py", "--profiling.with_stack", "False", "--profiling.enabled",
+                    "True",     "--profiling.gzip",       "data",  NULL};
+    int argc = 7;
+    tprof_config *c = tprof_config_new();
+    assert_int_equal(tprof_config_set(c, "with_stack", "true"), 0);
+    assert_int_equal(tprof_config_load_args(c, &argc, argv), 0);
+    assert_int_equal(c->with_stack, 0);
+    assert_int_equal(c->enabled, 1);
+    assert_int_equal(c->gzip, 1); /* a flag: "data" is the program's */
+    assert_int_equal(argc, 2);
+    assert_string_equal(argv[1], "data");
+    tprof_config_free(c);
+}
+
+/* A profiling: section without enabled turns profiling on; enabled: false still wins. */
+static void test_yaml_section_enables(void **state) {
+    (void)state;
+    const char *path = yaml("trainer: {max_epochs: 3}\n"
+                            "profiling:\n"
+                            "  wait: 1\n"
+                            "  warmup: 1\n"
+                            "  active: 3\n"
+                            "  repeat: 2\n"
+                            "  record_shapes: true\n"
+                            "  profile_memory: true\n"
+                            "  with_stack: true\n");
+    tprof_config *c = tprof_config_new();
+    assert_int_equal(tprof_config_load_yaml(c, path), 0);
+    assert_int_equal(c->enabled, 1);
+    assert_int_equal(c->with_stack, 1);
+    assert_int_equal(c->repeat, 2);
+    char where[128];
+    snprintf(where, sizeof(where), "%s:3:3 (a profiling: section without enabled)", path);
+    assert_string_equal(c->origin[TP_KEY_ENABLED], where);
+    tprof_config_free(c);
+    c = tprof_config_new();
+    assert_int_equal(
+        tprof_config_load_yaml(c, yaml("profiling:\n  with_stack: true\n  enabled: false\n")), 0);
+    assert_int_equal(c->enabled, 0);
+    tprof_config_free(c);
+    /* A file without the section, or with an empty one, leaves profiling as it was. */
+    c = tprof_config_new();
+    assert_int_equal(tprof_config_load_yaml(c, yaml("model: {layers: 2}\n")), 0);
+    assert_int_equal(tprof_config_load_yaml(c, yaml("profiling:\n")), 0);
+    assert_int_equal(c->enabled, 0);
+    tprof_config_free(c);
+}
+
+/* The decorator's keys, nsight_enabled as an alias of nsight. */
+static void test_decorator_keys(void **state) {
+    (void)state;
+    static const char *const kv[][2] = {
+        {"skip_first", "1"},      {"wait", "1"},         {"warmup", "1"},
+        {"active", "2"},          {"repeat", "1"},       {"with_stack", "True"},
+        {"with_flops", "True"},   {"with_modules", "0"}, {"nsight_enabled", "True"},
+        {"nsight_output", "run1"}};
+    tprof_config *c = tprof_config_new();
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+        if (tprof_config_set(c, kv[i][0], kv[i][1])) fail_msg("%s", tprof_config_error(c));
+    assert_int_equal(c->nsight, 1);
+    assert_string_equal(c->nsight_output, "run1");
+    assert_int_equal(c->with_modules, 0);
+    assert_string_equal(c->origin[TP_KEY_NSIGHT], "tprof_config_set");
+    /* An alias's errors name it as written. */
+    assert_int_equal(tprof_config_set(c, "nsight_enabled", "maybe"), -1);
+    assert_string_equal(tprof_config_error(c),
+                        "invalid value \"maybe\" for profiling.nsight_enabled (from "
+                        "tprof_config_set): must be true or false (also 1/0, yes/no, on/off)");
+    /* Aliases are not environment variables: TPROF_<KEY> names keys only. */
+    setenv("TPROF_WAIT_STEPS", "7", 1);
+    assert_int_equal(tprof_config_load_env(c), 0);
+    assert_int_equal(c->wait, 1);
+    unsetenv("TPROF_WAIT_STEPS");
+    tprof_config_free(c);
+}
+
+/* Keys given while profiling is off: one line says nothing will be recorded, and why. */
+static void test_idle_note(void **state) {
+    (void)state;
+    tprof_config *c = tprof_config_new();
+    char note[512];
+    assert_int_equal(tp_config_idle_note(c, note, sizeof(note)), 0);
+    char *argv[] = {"prog", "--profiling.wait", "2", "--profiling.with_stack", NULL};
+    int argc = 4;
+    assert_int_equal(tprof_config_load_args(c, &argc, argv), 0);
+    assert_int_equal(tp_config_idle_note(c, note, sizeof(note)), 1);
+    assert_string_equal(note, "profiling is off (profiling.enabled is not set: add --profile, "
+                              "profiling.enabled=true or TPROF_ENABLED=1): profiling.wait (from "
+                              "--profiling.wait) and 1 other key given, nothing will be recorded");
+    setenv("TPROF_ENABLED", "0", 1);
+    assert_int_equal(tprof_config_load_env(c), 0);
+    unsetenv("TPROF_ENABLED");
+    assert_int_equal(tp_config_idle_note(c, note, sizeof(note)), 1);
+    assert_non_null(strstr(note, "(profiling.enabled is false, from TPROF_ENABLED)"));
+    /* tprof_start says it once, and records nothing. */
+    tp_log_reset();
+    tp_log_set_quiet(1);
+    assert_int_equal(tprof_start(c), 0);
+    assert_int_equal(tprof_is_recording(), 0);
+    tprof_shutdown();
+    tp_log_set_quiet(0);
+    assert_string_equal(tp_log_last(), note);
+    assert_int_equal(tprof_config_set(c, "enabled", "1"), 0);
+    assert_int_equal(tp_config_idle_note(c, note, sizeof(note)), 0);
+    tprof_config_free(c);
+}
+
+/* ---- hostile values (issue 10) ---- */
+
+/* run_id is one plain path component in every source. */
+static void test_run_id_every_source(void **state) {
+    (void)state;
+    static const char *const bad[] = {".", "..", "a/b", "../x", "/abs", "a\tb", "a\x7f"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        tprof_config *c = tprof_config_new();
+        char *before = strdup(c->run_id);
+        assert_int_equal(tprof_config_set(c, "run_id", bad[i]), -1);
+        assert_non_null(strstr(tprof_config_error(c), "must be one plain path component"));
+        setenv("TPROF_RUN_ID", bad[i], 1);
+        assert_int_equal(tprof_config_load_env(c), -1);
+        assert_non_null(strstr(tprof_config_error(c), "(from TPROF_RUN_ID)"));
+        unsetenv("TPROF_RUN_ID");
+        char arg[64];
+        snprintf(arg, sizeof(arg), "--profiling.run_id=%s", bad[i]);
+        char *argv[] = {"prog", arg, NULL};
+        int argc = 2;
+        assert_int_equal(tprof_config_load_args(c, &argc, argv), -1);
+        char text[96];
+        snprintf(text, sizeof(text), "profiling:\n  run_id: \"%s\"\n",
+                 bad[i][0] == '\t' || strchr(bad[i], '\t') ? "a\\tb"
+                 : strchr(bad[i], 0x7f)                    ? "a\\x7f"
+                                                           : bad[i]);
+        assert_int_equal(tprof_config_load_yaml(c, yaml(text)), -1);
+        assert_non_null(strstr(tprof_config_error(c), "must be one plain path component"));
+        assert_null(strchr(tprof_config_error(c), '\t'));
+        assert_string_equal(c->run_id, before);
+        free(before);
+        tprof_config_free(c);
+    }
+    tprof_config *c = tprof_config_new();
+    assert_int_equal(tprof_config_set(c, "run_id", "...x.."), 0); /* dots in a name are fine */
+    tprof_config_free(c);
+}
+
+/* Whatever a source gives, a message echoes at most 80 characters of a value or key. */
+static void test_echo_capped(void **state) {
+    (void)state;
+    size_t n = 1 << 20;
+    char *huge = malloc(n + 16);
+    assert_non_null(huge);
+    memset(huge, 'x', n);
+    huge[n] = '\0';
+    tprof_config *c = tprof_config_new();
+    char want[256];
+    snprintf(want, sizeof(want), "invalid value \"%.80s...\" for profiling.wait", huge);
+    assert_int_equal(tprof_config_set(c, "wait", huge), -1);
+    assert_memory_equal(tprof_config_error(c), want, strlen(want));
+    assert_true(strlen(tprof_config_error(c)) < 200);
+    assert_int_equal(tprof_config_set(c, "run_id", huge), 0); /* long is not wrong */
+    huge[5] = '/';
+    assert_int_equal(tprof_config_set(c, "run_id", huge), -1);
+    assert_true(strlen(tprof_config_error(c)) < 300);
+    assert_int_equal(tprof_config_set(c, huge, "1"), -1); /* an unknown key that long */
+    assert_true(strlen(tprof_config_error(c)) < 200);
+    assert_non_null(strstr(tprof_config_error(c), "... = \"1\""));
+    /* UTF-8 is cut between characters: 79 ASCII bytes, then 2-byte characters. */
+    memset(huge, 'a', 79);
+    for (size_t i = 79; i + 2 < 200; i += 2)
+        huge[i] = (char)0xc3, huge[i + 1] = (char)0xa9;
+    huge[199] = '\0';
+    assert_int_equal(tprof_config_set(c, "top_k", huge), -1);
+    assert_non_null(strstr(tprof_config_error(c), "aaa...\" for profiling.top_k"));
+    char *argv[] = {"prog", huge, NULL};
+    memcpy(huge, "--profiling.", 12);
+    int argc = 2;
+    assert_int_equal(tprof_config_load_args(c, &argc, argv), -1);
+    assert_true(strlen(tprof_config_error(c)) < 300);
+    free(huge);
+    tprof_config_free(c);
+}
+
+/* TPROF_CONFIG naming a directory, a FIFO or a device: one clear line, never a wait. */
+static void test_config_not_regular(void **state) {
+    (void)state;
+    tprof_config *c = tprof_config_new();
+    assert_int_equal(tprof_config_load_yaml(c, "/tmp"), -1);
+    assert_string_equal(tprof_config_error(c), "cannot read config file /tmp: is a directory");
+    char fifo[] = "/tmp/tprof_fifo_XXXXXX";
+    assert_non_null(mkdtemp(fifo));
+    char path[64];
+    snprintf(path, sizeof(path), "%s/f", fifo);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(tprof_config_load_yaml(c, path), -1); /* no writer: would block forever */
+    char want[128];
+    snprintf(want, sizeof(want), "cannot read config file %s: is not a regular file", path);
+    assert_string_equal(tprof_config_error(c), want);
+    unlink(path);
+    rmdir(fifo);
+    assert_int_equal(tprof_config_load_yaml(c, "/dev/zero"), -1);
+    assert_string_equal(tprof_config_error(c),
+                        "cannot read config file /dev/zero: is not a regular file");
+    /* A path too long to echo keeps its end. */
+    char longpath[300];
+    memset(longpath, 'd', sizeof(longpath));
+    memcpy(longpath + 250, "/train.yaml", 12);
+    assert_int_equal(tprof_config_load_yaml(c, longpath), -1);
+    assert_memory_equal(tprof_config_error(c), "cannot read config file ...", 27);
+    assert_non_null(strstr(tprof_config_error(c), "dd/train.yaml: "));
+    tprof_config_free(c);
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Nesting deeper than 256 anywhere in the file stops the reading at once; 256 is read. */
+static void test_yaml_depth(void **state) {
+    (void)state;
+    size_t depth = 100000;
+    char *text = malloc(2 * depth + 64);
+    assert_non_null(text);
+    strcpy(text, "profiling: {wait: 1}\nother: ");
+    size_t o = strlen(text);
+    memset(text + o, '[', depth);
+    memset(text + o + depth, ']', depth);
+    strcpy(text + o + 2 * depth, "\n");
+    const char *path = yaml(text);
+    tprof_config *c = tprof_config_new();
+    double t0 = now_s();
+    assert_int_equal(tprof_config_load_yaml(c, path), -1);
+    double took = now_s() - t0;
+    char want[128];
+    snprintf(want, sizeof(want), "%s:2:263: nested deeper than 256 levels", path);
+    assert_memory_equal(tprof_config_error(c), want, strlen(want));
+    assert_int_equal(c->wait, 0); /* nothing taken from a file that fails */
+    /* a generous bound: the 19 s of a document tree would fail it by far */
+    if (took > 2.0) fail_msg("100,000 levels took %.3f s", took);
+    /* 256 levels (profiling: counts as one) are read. */
+    strcpy(text, "profiling: {wait: 1}\nother: ");
+    memset(text + o, '[', 255);
+    memset(text + o + 255, ']', 255);
+    strcpy(text + o + 510, "\n");
+    assert_int_equal(tprof_config_load_yaml(c, yaml(text)), 0);
+    assert_int_equal(c->wait, 1);
+    free(text);
+    tprof_config_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_defaults, teardown),
@@ -484,6 +880,16 @@ int main(void) {
         cmocka_unit_test_teardown(test_cross_key_errors, teardown),
         cmocka_unit_test_teardown(test_precedence, teardown),
         cmocka_unit_test_teardown(test_null_arguments, teardown),
+        cmocka_unit_test_teardown(test_docs_list_every_key, teardown),
+        cmocka_unit_test_teardown(test_hydra_overrides, teardown),
+        cmocka_unit_test_teardown(test_python_style_booleans, teardown),
+        cmocka_unit_test_teardown(test_yaml_section_enables, teardown),
+        cmocka_unit_test_teardown(test_decorator_keys, teardown),
+        cmocka_unit_test_teardown(test_idle_note, teardown),
+        cmocka_unit_test_teardown(test_run_id_every_source, teardown),
+        cmocka_unit_test_teardown(test_echo_capped, teardown),
+        cmocka_unit_test_teardown(test_config_not_regular, teardown),
+        cmocka_unit_test_teardown(test_yaml_depth, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,78 @@
+/* keys.h - every configuration key, once.
+ *
+ * TP_CONFIG_KEYS is the one list of keys: the enum tp_config_key (config.h), the key table that
+ * every source parses through (config.c) and the documentation check (tests/unit/test_config.c:
+ * every key here is in docs/CONFIG.md and every key documented there is here) are generated from
+ * it, so they cannot drift apart. Each entry is
+ *
+ *     X(ID, name, type, min, max, default)
+ *
+ * name is the key and the field of struct tprof_config that holds it (config.h); type is one of
+ * enum tp_key_type; min and max bound an integer (T_INT, and the items of T_INTS); default is the
+ * built-in value as text, parsed like any other value, or NULL for none (run_id's default is
+ * computed by tprof_config_new). A new key is one line here, its field in config.h and its row in
+ * docs/CONFIG.md.
+ *
+ * TP_CONFIG_ALIASES lists the other names a key answers to (the names of the use cases'
+ * configurations: Hydra's *_steps, the decorator's nsight_enabled): X(alias, ID). An alias sets its
+ * key, with the same rule and origin. */
+#ifndef TP_CONFIG_KEYS_H
+#define TP_CONFIG_KEYS_H
+
+#include <stdint.h>
+
+/* How a key's value is written and checked (parse.c). */
+enum tp_key_type {
+    T_BOOL,   /* int: true/false, 1/0, yes/no, on/off (any case) */
+    T_INT,    /* int64_t in [min, max] */
+    T_DOUBLE, /* double: a finite decimal >= 0 */
+    T_STR,    /* char *: not empty */
+    T_NAME,   /* char *: one plain path component (tp_config_plain_name) */
+    T_INTS,   /* int64_t * with its count: the items in [min, max] */
+    T_STRS,   /* char ** with its count: stage definitions */
+    T_GPU     /* int: enum tp_gpu_mode */
+};
+
+/* The largest count of steps, epochs or cycles. */
+#define TP_MAX_COUNT INT64_C(1000000000)
+
+#define TP_CONFIG_KEYS(X)                                                                          \
+    X(ENABLED, enabled, T_BOOL, 0, 0, "false")                                                     \
+    X(OUTPUT_DIR, output_dir, T_STR, 0, 0, "tprof_runs")                                           \
+    X(RUN_ID, run_id, T_NAME, 0, 0, NULL)                                                          \
+    X(SKIP_FIRST, skip_first, T_INT, 0, TP_MAX_COUNT, "0")                                         \
+    X(WAIT, wait, T_INT, 0, TP_MAX_COUNT, "0")                                                     \
+    X(WARMUP, warmup, T_INT, 0, TP_MAX_COUNT, "0")                                                 \
+    X(ACTIVE, active, T_INT, 1, TP_MAX_COUNT, "1")                                                 \
+    X(REPEAT, repeat, T_INT, 0, TP_MAX_COUNT, "0")                                                 \
+    X(SKIP_FIRST_WAIT, skip_first_wait, T_BOOL, 0, 0, "false")                                     \
+    X(SCHEDULE_EVERY_N_STEPS, schedule_every_n_steps, T_INT, 0, TP_MAX_COUNT, "0")                 \
+    X(EPOCHS, epochs, T_INTS, 0, TP_MAX_COUNT, "")                                                 \
+    X(EPOCH_STEPS, epoch_steps, T_INT, 0, TP_MAX_COUNT, "0")                                       \
+    X(RECORD_SHAPES, record_shapes, T_BOOL, 0, 0, "false")                                         \
+    X(PROFILE_MEMORY, profile_memory, T_BOOL, 0, 0, "false")                                       \
+    X(WITH_FLOPS, with_flops, T_BOOL, 0, 0, "true")                                                \
+    X(WITH_STACK, with_stack, T_BOOL, 0, 0, "false")                                               \
+    X(WITH_MODULES, with_modules, T_BOOL, 0, 0, "true")                                            \
+    X(STAGES, stages, T_STRS, 0, 0, "")                                                            \
+    X(GZIP, gzip, T_BOOL, 0, 0, "false")                                                           \
+    X(TENSORBOARD_NAMES, tensorboard_names, T_BOOL, 0, 0, "false")                                 \
+    X(MAX_EVENTS, max_events, T_INT, 16, INT64_C(1) << 40, "4194304")                              \
+    X(SUMMARY, summary, T_BOOL, 0, 0, "true")                                                      \
+    X(TOP_K, top_k, T_INT, 1, 100000, "10")                                                        \
+    X(CONFIG, config, T_STR, 0, 0, NULL)                                                           \
+    X(SIGNALS, signals, T_BOOL, 0, 0, "true")                                                      \
+    X(FLUSH_TIMEOUT_MS, flush_timeout_ms, T_INT, 1, 3600000, "5000")                               \
+    X(GPU, gpu, T_GPU, 0, 0, "auto")                                                               \
+    X(PEAK_TFLOPS, peak_tflops, T_DOUBLE, 0, 0, "0")                                               \
+    X(NSIGHT, nsight, T_BOOL, 0, 0, "false")                                                       \
+    X(NSIGHT_OUTPUT, nsight_output, T_STR, 0, 0, NULL)
+
+#define TP_CONFIG_ALIASES(X)                                                                       \
+    X(wait_steps, WAIT)                                                                            \
+    X(warmup_steps, WARMUP)                                                                        \
+    X(active_steps, ACTIVE)                                                                        \
+    X(repeat_cycles, REPEAT)                                                                       \
+    X(nsight_enabled, NSIGHT)
+
+#endif

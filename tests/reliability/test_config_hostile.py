@@ -1,0 +1,168 @@
+"""Hostile configuration (issue 10, items 1, 13, 14, 15, 16): what a profiled program and
+`import tprof` do with a run_id that would leave output_dir, values that are huge or hold NULs,
+a TPROF_CONFIG that names something other than a regular file, and YAML nested 100,000 deep.
+
+Each case runs the example training loop (tprof_init) or a fresh Python interpreter with a time
+limit: the promise is one `tprof:` line, nothing written outside output_dir, no wait and no
+crash; a training program runs on unprofiled."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+BUILD = pathlib.Path(os.environ["TPROF_BUILD_DIR"])
+TRAIN = BUILD / "examples" / "train_mlp"
+PYTHON = os.environ.get("TPROF_PYTHON", sys.executable)
+TIMEOUT = 60
+
+
+def train(tmp_path, *args, env=None, timeout=TIMEOUT):
+    """The example loop, profiled into tmp_path/out, run from tmp_path; (exit code, stderr)."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("TPROF_")}
+    full_env.update({"TPROF_OUTPUT_DIR": str(tmp_path / "out"), "TPROF_SUMMARY": "0"})
+    full_env.update(env or {})
+    p = subprocess.run([str(TRAIN), "--steps", "4", "--epochs", "1", "--batch", "8"] + list(args),
+                       capture_output=True, timeout=timeout, env=full_env, cwd=tmp_path)
+    assert p.returncode >= 0, "killed by signal %d" % -p.returncode
+    return p.returncode, p.stderr.decode("utf-8", errors="replace")
+
+
+def one_tprof_line(stderr):
+    lines = [line for line in stderr.splitlines() if line.startswith("tprof: ")]
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+def files_outside(tmp_path):
+    """What a run wrote next to out/ (the folder above output_dir) or above tmp_path."""
+    return sorted(p.name for p in tmp_path.iterdir() if p.name not in ("out", "cfg.yaml"))
+
+
+@pytest.mark.parametrize("run_id", [".", "..", "a/../..", ""])
+@pytest.mark.parametrize("source", ["env", "cli", "hydra", "yaml"])
+def test_run_id_leaving_output_dir_is_refused(tmp_path, run_id, source):
+    (tmp_path / "out").mkdir()
+    args, env = ["--profile"], {}
+    if source == "env":
+        env["TPROF_RUN_ID"] = run_id or "/"  # an empty variable counts as unset
+    elif source == "cli":
+        args += ["--profiling.run_id", run_id]
+    elif source == "hydra":
+        args += ["profiling.run_id=" + run_id]
+    else:
+        (tmp_path / "cfg.yaml").write_text("profiling:\n  run_id: %s\n" % json.dumps(run_id))
+        env["TPROF_CONFIG"] = str(tmp_path / "cfg.yaml")
+    rc, stderr = train(tmp_path, *args, env=env)
+    line = one_tprof_line(stderr)
+    assert rc == 2 and "profiling.run_id" in line and "one plain path component" in line, line
+    assert files_outside(tmp_path) == []
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_error_lines_cap_echoed_values(tmp_path):
+    huge = "9" * 100000
+    rc, stderr = train(tmp_path, env={"TPROF_WAIT": "-" + huge})
+    line = one_tprof_line(stderr)
+    assert rc == 2 and len(line) < 300 and '-999...", ' not in line and '..." for' in line, line
+    rc, stderr = train(tmp_path, "--profiling.w" + "x" * 100000, "1")
+    line = one_tprof_line(stderr)
+    assert rc == 2 and len(line) < 400 and line.startswith("tprof: unknown key"), line
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_config_file_must_be_regular(tmp_path, kind):
+    if kind == "fifo":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)  # nobody writes: opening it to read would wait forever
+        want = "is not a regular file"
+    elif kind == "directory":
+        path, want = tmp_path, "is a directory"
+    else:
+        path, want = pathlib.Path("/dev/zero"), "is not a regular file"
+    start = time.monotonic()
+    rc, stderr = train(tmp_path, env={"TPROF_CONFIG": str(path)}, timeout=20)
+    assert time.monotonic() - start < 15
+    assert rc == 2
+    assert one_tprof_line(stderr) == "tprof: cannot read config file %s: %s" % (path, want)
+
+
+def test_deep_yaml_stops_at_once(tmp_path):
+    depth = 100000
+    (tmp_path / "cfg.yaml").write_text("profiling: {wait: 1}\nmodel: " + "[" * depth + "]" * depth
+                                       + "\n")
+    start = time.monotonic()
+    rc, stderr = train(tmp_path, env={"TPROF_CONFIG": str(tmp_path / "cfg.yaml")})
+    took = time.monotonic() - start
+    line = one_tprof_line(stderr)
+    assert rc == 2 and "cfg.yaml:2:263: nested deeper than 256 levels" in line, line
+    assert took < 10, took  # the whole program; the 19 s of a document tree would not pass
+
+
+def python(code):
+    """Runs code in a fresh interpreter (tprof importable); its stdout."""
+    p = subprocess.run([PYTHON, "-c", textwrap.dedent(code)], capture_output=True, timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    return p.stdout.decode()
+
+
+def test_python_nul_type_and_bytes_paths():
+    out = python(r"""
+        import json, pathlib, tprof
+        from tprof import _tprof
+
+        def error(fn):
+            try:
+                fn()
+            except Exception as e:
+                return "%s: %s" % (type(e).__name__, e)
+            return "no error"
+
+        c = _tprof.Config()
+        print(error(lambda: c.set("run_id", "a\0b")))
+        print(error(lambda: c.set("output_dir", "/tmp/x\0y")))
+        print(error(lambda: c.set("output_dir", b"/tmp/x\0y")))
+        print(error(lambda: tprof.range("step\0evil")))
+        print(error(lambda: c.set("wait", {"a": 1})))
+        print(error(lambda: c.set("stages", ["a", object()])))
+        print(error(lambda: c.set("run_id", "..")))
+        print(error(lambda: c.set("wait", "-1", "s" * 1000000)))  # a source that long, too
+        c.set("output_dir", b"/tmp/bytes")
+        c.set("config", pathlib.Path("/tmp/p.yaml"))
+        c.set("run_id", b"r\xff")  # not UTF-8: the bytes a file name has
+        d = json.loads(c.to_json())
+        print(d["output_dir"], d["config"])
+    """).splitlines()
+    assert out[0] == "ValueError: profiling.run_id (from tprof.Config.set) holds a NUL character"
+    assert out[1] == "ValueError: profiling.output_dir (from tprof.Config.set) holds a NUL character"
+    assert out[2] == out[1]
+    assert out[3].startswith("ValueError: tprof.range: the name 'step\\x00evil' holds a NUL")
+    assert out[4].startswith("TypeError: profiling.wait (from tprof.Config.set) must be a bool")
+    assert out[4].endswith("not dict")
+    assert out[5].startswith("TypeError: profiling.stages") and out[5].endswith("not object")
+    assert out[6].startswith("ConfigError: invalid value \"..\" for profiling.run_id")
+    assert out[7].startswith("ConfigError: invalid value \"-1\" for profiling.wait (from sss")
+    assert out[7].endswith("s...): must be an integer >= 0") and len(out[7]) < 200
+    assert out[8] == "/tmp/bytes /tmp/p.yaml"
+
+
+def test_python_profile_names_the_argument(tmp_path):
+    out = python(r"""
+        import tprof
+        for kwargs in ({"wait": [1, {}]}, {"output_dir": 3.5j}):
+            try:
+                tprof.profile(**kwargs).start()
+            except TypeError as e:
+                print(e)
+        try:
+            tprof.profile(output_dir=%r, run_id="x\0").start()
+        except ValueError as e:
+            print(e)
+    """ % os.fsencode(tmp_path)).splitlines()
+    assert out[0].startswith("profiling.wait (from tprof.profile) must be a bool"), out
+    assert out[1].startswith("profiling.output_dir (from tprof.profile)") and "complex" in out[1]
+    assert out[2] == "profiling.run_id (from tprof.profile) holds a NUL character"
