@@ -45,6 +45,7 @@ static const tp_keydef keys[TP_NKEYS] = {
     {"record_shapes", T_BOOL, FIELD(record_shapes), 0, 0},
     {"profile_memory", T_BOOL, FIELD(profile_memory), 0, 0},
     {"with_flops", T_BOOL, FIELD(with_flops), 0, 0},
+    {"with_stack", T_BOOL, FIELD(with_stack), 0, 0},
     {"stages", T_STRS, FIELD(stages), 0, 0},
     {"gzip", T_BOOL, FIELD(gzip), 0, 0},
     {"tensorboard_names", T_BOOL, FIELD(tensorboard_names), 0, 0},

@@ -30,6 +30,7 @@ enum tp_config_key {
     TP_KEY_RECORD_SHAPES,
     TP_KEY_PROFILE_MEMORY,
     TP_KEY_WITH_FLOPS,
+    TP_KEY_WITH_STACK,
     TP_KEY_STAGES,
     TP_KEY_GZIP,
     TP_KEY_TENSORBOARD_NAMES,
@@ -53,6 +54,7 @@ struct tprof_config {
     size_t nepochs;
     int64_t epoch_steps;
     int record_shapes, profile_memory, with_flops;
+    int with_stack; /* Python call stacks as python_function ranges (the extension's hook) */
     char **stages; /* "name" or "name=pattern|pattern" */
     size_t nstages;
     int gzip, tensorboard_names;

@@ -67,8 +67,9 @@ static void test_defaults(void **state) {
         "d[\"stages\"] == [] and d[\"gpu\"] == \"auto\" and d[\"signals\"] is True and "
         "d[\"summary\"] is True and d[\"record_shapes\"] is False and d[\"profile_memory\"] is "
         "False "
-        "and d[\"with_flops\"] is True and d[\"gzip\"] is False and d[\"active\"] == 1 and "
-        "d[\"wait\"] == 0 and d[\"repeat\"] == 0 and d[\"top_k\"] == 10 and len(d) == 24",
+        "and d[\"with_flops\"] is True and d[\"with_stack\"] is False and d[\"gzip\"] is False and "
+        "d[\"active\"] == 1 and "
+        "d[\"wait\"] == 0 and d[\"repeat\"] == 0 and d[\"top_k\"] == 10 and len(d) == 25",
         (int)getpid());
     assert_int_equal(python_check(json, pid_expr), 0);
     free(json);
@@ -96,6 +97,7 @@ static void test_each_key_from_set(void **state) {
         {"record_shapes", "1"},
         {"profile_memory", "true"},
         {"with_flops", "off"},
+        {"with_stack", "on"},
         {"gzip", "True"},
         {"tensorboard_names", "on"},
         {"max_events", "1000"},
@@ -118,7 +120,8 @@ static void test_each_key_from_set(void **state) {
                   "\"skip_first\": 3, \"wait\": 4, \"warmup\": 5, \"active\": 6, \"repeat\": 7, "
                   "\"skip_first_wait\": True, \"epochs\": [1, 5, 10], \"epoch_steps\": 9, "
                   "\"record_shapes\": True, \"profile_memory\": True, \"with_flops\": False, "
-                  "\"stages\": [\"dataloader\", \"fwd=*fwd*|forward\"], \"gzip\": True, "
+                  "\"with_stack\": True, \"stages\": [\"dataloader\", \"fwd=*fwd*|forward\"], "
+                  "\"gzip\": True, "
                   "\"tensorboard_names\": True, \"max_events\": 1000, \"summary\": False, "
                   "\"top_k\": 25, \"config\": \"c.yaml\", \"signals\": False, \"gpu\": \"off\", "
                   "\"nsight\": True}"),
