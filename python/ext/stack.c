@@ -123,6 +123,20 @@ static int pop(tp_pystack *s) {
     return (int)(s->owes[s->depth >> 6] >> (s->depth & 63) & 1);
 }
 
+/* tprof_begin(name) and the range's category. The category record is written here rather than
+ * through tp_range_category, which copies its text into the thread's table on every call: the
+ * category lives in `names`, which outlives every window. A begin that was not kept (outside a
+ * window, out of budget) gets no room for the category either (record.h, invariant 5). */
+static void begin_python_range(const char *name) {
+    tprof_begin(name);
+    tp_tls *t = &tp_tls_cur;
+    tp_rec *r = t->owed ? tp_room(t, 1) : NULL;
+    if (!r) return;
+    r->a = 0;
+    r->b = tp_rec_word(TP_REC_CATEGORY, (uintptr_t)category);
+    tp_publish(t, 1);
+}
+
 static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
     (void)obj, (void)arg;
     tp_pystack *s = &stack_cur;
@@ -136,10 +150,7 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
             if (name == not_recorded) name = NULL;
         }
         push(s, name != NULL);
-        if (name) {
-            tprof_begin(name);
-            tp_range_category(category);
-        }
+        if (name) begin_python_range(name);
     } else if (what == PyTrace_RETURN) {
         if (pop(s)) tprof_end();
     }
