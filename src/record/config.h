@@ -54,7 +54,8 @@ struct tprof_config {
     size_t nepochs;
     int64_t epoch_steps;
     int record_shapes, profile_memory, with_flops;
-    int with_stack; /* Python call stacks as python_function ranges (the extension's hook) */
+    /* Python call stacks as python_function ranges (python/ext/stack.c) */
+    int with_stack;
     char **stages; /* "name" or "name=pattern|pattern" */
     size_t nstages;
     int gzip, tensorboard_names;
