@@ -1,7 +1,7 @@
 """tprof's reading of torch.profiler's Kineto traces, against torch's own figures: a small CPU
 training loop profiled by torch.profiler with record_shapes, profile_memory, with_stack and
 with_flops; `tprof analyze --json` on its trace must agree with key_averages() op by op (calls
-exactly, self CPU time within 1% or 2 µs), its memory peak with a stdlib pass over the trace's
+exactly, self CPU time within 1% or 2 µs, FLOPs exactly), its memory peak with a stdlib pass over the trace's
 [memory] events, its python_function rows with the trace. The same checks run on the committed
 fixture tests/fixtures/torch2/ (made by this file: `python3 tests/python/test_torch_kineto.py
 --write-fixture tests/fixtures/torch2`), whose key_averages() were saved beside it.
@@ -97,8 +97,8 @@ def saved():
 
 
 def check_ops_agree(trace, averages):
-    """Each key_averages() row against tprof's op row of the same name; returns the largest
-    self-time error in µs."""
+    """Each key_averages() row against tprof's op row of the same name (calls, self time,
+    FLOPs); returns the largest self-time error in µs."""
     rows = {r["name"]: r for r in analyze(trace)["top_cpu_ops"]}
     expected = {a["key"] for a in averages} - {"ProfilerStep*"}  # steps are not ops in tprof
     assert set(rows) == expected
@@ -108,6 +108,7 @@ def check_ops_agree(trace, averages):
             continue
         r = rows[a["key"]]
         assert r["calls"] == a["count"], a["key"]
+        assert (r["flops"] or 0) == a["flops"], a["key"]
         # torch lets self time go negative when children overlap their parent (a ProfilerStep
         # range crossing Python frames); tprof stops at zero (docs/METRICS.md)
         want = max(a["self_cpu_us"], 0.0)
@@ -154,13 +155,40 @@ def test_python_function_ranges_are_read(live, which):
     assert {name: rows.get(name) for name in calls} == dict(calls)
 
 
-def test_kineto_traces_carry_no_flops(live):
+def test_flops_from_input_shapes(live):
     """torch 2.13's with_flops fills key_averages() but writes no flops arg into the trace: tprof
-    then reports no FLOPs for it rather than a made-up figure (docs/METRICS.md)."""
+    computes them from each op's "Input Dims" and "Concrete Inputs" by torch's formulas
+    (src/trace/flops.c), and the totals equal key_averages()' (per op: check_ops_agree)."""
     path, averages = live
-    assert sum(a["flops"] for a in averages) > 0
+    want = sum(a["flops"] for a in averages)
+    assert want > 0
     assert not any("flops" in e.get("args", {}) for e in trace_events(path))
-    assert analyze(path)["flops"]["total"] == 0
+    assert analyze(path)["flops"]["total"] == want
+
+
+def test_flops_of_more_ops_from_shapes(tmp_path):
+    """bmm, baddbmm, mul, add (tensor and scalar), in-place add_, and conv2d with stride,
+    padding, dilation and groups, under torch.profiler(record_shapes, with_flops): tprof's FLOPs
+    from the trace's shapes against key_averages(), op by op."""
+    a, b, c = torch.randn(3, 4, 5), torch.randn(3, 5, 6), torch.randn(3, 4, 6)
+    m, v = torch.randn(7, 8), torch.randn(8)
+    inp, w = torch.randn(2, 4, 11, 9), torch.randn(6, 2, 3, 2)
+    with profile(activities=[ProfilerActivity.CPU], with_flops=True, record_shapes=True) as prof:
+        torch.bmm(a, b)
+        torch.baddbmm(c, a, b)
+        m * v, v * m, m + v, v + m, m * 2.0, m.add_(v), torch.mm(m.t(), m)
+        nn.functional.conv2d(inp, w, stride=(2, 1), padding=(1, 2), dilation=(2, 1), groups=2)
+        nn.functional.conv2d(inp, w[:, :, :2, :2], groups=2)
+    path = str(tmp_path / "ops.json")
+    prof.export_chrome_trace(path)
+    want = collections.Counter()
+    for e in prof.key_averages():
+        want[e.key] += e.flops
+    rows = {r["name"]: r for r in analyze(path)["top_cpu_ops"]}
+    for name in ("aten::bmm", "aten::baddbmm", "aten::mul", "aten::add", "aten::add_",
+                 "aten::mm", "aten::conv2d"):
+        assert (rows[name]["flops"] or 0) == want[name], name
+    assert want["aten::conv2d"] > 0 and want["aten::baddbmm"] > 0 and want["aten::add"] > 0
 
 
 # ---- tprof.torch's FLOPs against torch's two counters ----
