@@ -69,7 +69,9 @@ static int element(span arr, int i, span *out) {
     }
 }
 
-/* An integer at *p (optional minus, digits); 0 when there is none or it overflows. */
+/* An integer at *p (optional minus, digits) of magnitude below 2^31, so that the formulas'
+ * intermediate terms fit in 64 bits; 0 when there is none or it is larger (sizes that large are
+ * not real, and the text may be anything). */
 static int parse_int(const char **p, const char *end, int64_t *out) {
     const char *q = *p;
     int neg = q < end && *q == '-';
@@ -77,8 +79,8 @@ static int parse_int(const char **p, const char *end, int64_t *out) {
     if (q >= end || *q < '0' || *q > '9') return 0;
     int64_t v = 0;
     for (; q < end && *q >= '0' && *q <= '9'; q++) {
-        if (v > (INT64_MAX - (*q - '0')) / 10) return 0;
         v = v * 10 + (*q - '0');
+        if (v > INT32_MAX) return 0;
     }
     *out = neg ? -v : v;
     *p = q;
@@ -150,11 +152,18 @@ static int64_t conv2d(span dims, span concrete) {
         !concrete_of(concrete, 5, &dil) || !concrete_of(concrete, 6, &groups) || groups.n != 1)
         return -1;
     if (in.n != 4 || w.n != 4) return 0;
+    for (int i = 0; i < 4; i++)
+        if (in.v[i] < 0 || w.v[i] < 0) return 0; /* no tensor has such sizes */
     if (pad.n != 2 || stride.n != 2 || dil.n != 2) return 0;
     if (stride.v[0] == 0 || stride.v[1] == 0 || groups.v[0] == 0) return 0;
+    /* Every value is below 2^31 (parse_int): oh and ow fit; the product is taken modulo 2^64 as
+     * unsigned, never overflowing a signed type, and is exact for any real model. */
     int64_t oh = (in.v[2] + 2 * pad.v[0] - dil.v[0] * (w.v[2] - 1) - 1) / stride.v[0] + 1;
     int64_t ow = (in.v[3] + 2 * pad.v[1] - dil.v[1] * (w.v[3] - 1) - 1) / stride.v[1] + 1;
-    return 2 * in.v[0] * oh * ow * w.v[2] * w.v[3] * in.v[1] * w.v[0] / groups.v[0];
+    if (oh <= 0 || ow <= 0 || groups.v[0] < 0) return 0;
+    uint64_t n = 2 * (uint64_t)in.v[0] * (uint64_t)oh * (uint64_t)ow * (uint64_t)w.v[2] *
+                 (uint64_t)w.v[3] * (uint64_t)in.v[1] * (uint64_t)w.v[0];
+    return (int64_t)(n / (uint64_t)groups.v[0]);
 }
 
 enum op { OP_NONE, OP_CONV2D, OP_MM, OP_ADDMM, OP_BMM, OP_BADDBMM, OP_MUL, OP_ADD };

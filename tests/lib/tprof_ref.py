@@ -178,6 +178,8 @@ def shape_flops(name, args):
             return None
         if len(x) != 4 or len(w) != 4 or len(pad) != 2 or len(stride) != 2 or len(dil) != 2:
             return 0
+        if min(x) < 0 or min(w) < 0:
+            return 0
         if 0 in stride or groups[0] == 0:
             return 0
 
