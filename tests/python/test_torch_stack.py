@@ -177,3 +177,51 @@ def test_torch_profiler_beside_tprof_gets_the_stacks(out_dir):
     stages = {s["stage"]: s for s in tprof.analyze(prof.run_dir)["stages"]}
     assert stages["forward"]["count"] == 2
     assert os.path.dirname(prof.torch_traces[0]) == os.path.join(prof.run_dir, "torch")
+
+
+def test_exceptions_generators_and_deep_recursion_stay_balanced():
+    """Frames that raise, generators that yield and resume, recursion past the hook's tracked
+    depth (4096), and a profile started inside a function and stopped outside it: every range
+    closes, nested, and the library reports no unmatched end."""
+    r = run_python("""
+        import json, os, sys, tempfile, tprof
+        sys.setrecursionlimit(20000)
+        out = tempfile.mkdtemp()
+
+        def boom(n):
+            if n == 0:
+                raise ValueError("x")
+            boom(n - 1)
+
+        def gen():
+            for i in range(3):
+                yield i
+
+        def deep(n):
+            return 0 if n == 0 else 1 + deep(n - 1)
+
+        def begin():
+            return tprof.profile(output_dir=out, summary=False, with_stack=True,
+                                 max_events=1 << 20).start()
+
+        prof = begin()
+        try:
+            boom(3)
+        except ValueError:
+            pass
+        list(gen())
+        deep(5000)
+        prof.stop()
+        evs = [e for n in os.listdir(prof.run_dir) if n.startswith("trace_")
+               for e in json.load(open(os.path.join(prof.run_dir, n)))["traceEvents"]
+               if e.get("ph") == "X" and e.get("cat") == "python_function"]
+        names = [e["name"].split(": ")[1] for e in evs]
+        print("BOOM", names.count("boom"), "GEN", names.count("gen"), "DEEP", names.count("deep"))
+        print("TRUNC", sum(1 for e in evs if e.get("args", {}).get("tprof truncated")))
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "BOOM 4 GEN 4 " in r.stdout, r.stdout
+    deep = int(r.stdout.split("DEEP ")[1].split()[0])
+    assert 4000 <= deep <= 5001  # calls deeper than the tracked depth are not ranges
+    assert "TRUNC 0" in r.stdout
+    assert "matching tprof_begin" not in r.stderr and "truncated" not in r.stderr, r.stderr
