@@ -210,6 +210,25 @@ static PyObject *py_stack_stop(PyObject *mod, PyObject *unused) {
     return Py_NewRef(Py_None);
 }
 
+/* stack_forget(): in a child process after fork, where the forking thread's hook was copied: it
+ * is removed without ending ranges (the child records nothing), so that a DataLoader worker does
+ * not pay for a hook per Python call. */
+static PyObject *py_stack_forget(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    tp_pystack *s = &stack_cur;
+    if (s->installed) {
+        PyEval_SetProfile(NULL, NULL);
+        memset(s, 0, sizeof(*s));
+    }
+    return Py_NewRef(Py_None);
+}
+
+/* stack_installed() -> bool: whether the calling thread's profiling hook is tprof's. */
+static PyObject *py_stack_installed(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    return PyBool_FromLong(PyThreadState_Get()->c_profilefunc == hook);
+}
+
 PyMethodDef tp_py_stack_methods[] = {
     {"stack_start", py_stack_start, METH_VARARGS,
      "stack_start(prefixes, skip_dir) -> bool\n--\n\nRecords Python calls on this thread as "
@@ -217,5 +236,9 @@ PyMethodDef tp_py_stack_methods[] = {
      "of prefixes; functions of files under skip_dir are not recorded."},
     {"stack_stop", py_stack_stop, METH_NOARGS,
      "Stops recording Python calls on this thread; open ones end now."},
+    {"stack_forget", py_stack_forget, METH_NOARGS,
+     "After fork, in the child: removes the copied hook without ending its ranges."},
+    {"stack_installed", py_stack_installed, METH_NOARGS,
+     "Whether this thread's profiling hook is tprof's (with_stack)."},
     {NULL, NULL, 0, NULL},
 };

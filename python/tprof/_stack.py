@@ -4,13 +4,18 @@ The part installs CPython's C profiling hook on the thread that starts the profi
 at stop; while a window records, each Python call on that thread is a range named as
 torch.profiler(with_stack=True) names it: "<file>(<first line>): <function>", the file relative to
 the longest of the same folders torch strips (site-packages, sys.path, the user base, torch's
-parent folder). tprof's own functions (its step(), stop()) are not recorded.
+parent folder). tprof's own functions (its step(), stop()) are not recorded. A child process
+forked while the hook is installed (a DataLoader worker) drops it at once.
 """
 import os
 import site
 import sys
 
 from tprof import _tprof
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_tprof.stack_forget)
 
 
 def path_prefixes():

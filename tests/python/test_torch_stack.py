@@ -225,3 +225,23 @@ def test_exceptions_generators_and_deep_recursion_stay_balanced():
     assert 4000 <= deep <= 5001  # calls deeper than the tracked depth are not ranges
     assert "TRUNC 0" in r.stdout
     assert "matching tprof_begin" not in r.stderr and "truncated" not in r.stderr, r.stderr
+
+
+def test_forked_child_drops_the_hook():
+    """A child forked while with_stack records (a DataLoader worker) runs without the hook."""
+    r = run_python("""
+        import os, tempfile, tprof
+        from tprof import _tprof
+        with tprof.profile(output_dir=tempfile.mkdtemp(), summary=False, with_stack=True):
+            print("PARENT", _tprof.stack_installed())
+            rd, wr = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.write(wr, b"1" if _tprof.stack_installed() else b"0")
+                os._exit(0)
+            os.waitpid(pid, 0)
+            print("CHILD", os.read(rd, 1).decode())
+        print("AFTER", _tprof.stack_installed())
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "PARENT True" in r.stdout and "CHILD 0" in r.stdout and "AFTER False" in r.stdout
