@@ -7,7 +7,10 @@ the same run.
    function call, and ranges with no session.
 2. A Python call recorded by with_stack (python/ext/stack.c): a loop of plain calls while a
    window records, against the same loop unprofiled, and torch.profiler(with_stack=True).
-3. A training step: a small CPU MLP trained unprofiled, under tprof.profile (stages, module
+3. An aten op recorded by record_ops (a small mm and a relu), against the same ops unprofiled,
+   under a TorchDispatchMode that only calls the op (the mechanism's own floor), and under
+   torch.profiler.
+4. A training step: a small CPU MLP trained unprofiled, under tprof.profile (stages, module
    ranges), with record_ops=True, with with_stack=True, and under torch.profiler without and
    with with_stack. Every profiler records every step in one window (warmup 1, then all steps
    active); only the loop is timed, not the saving after it.
@@ -126,6 +129,37 @@ def python_calls(out):
         print("%-49s %8.1f ns  %.2fx  (+%.1f ns)" % (label, v, v / base, v - base))
 
 
+def aten_ops(out):
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Bare(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    a, b = torch.randn(4, 4), torch.randn(4, 4)
+
+    def two_ops(n):
+        for _ in range(n):
+            torch.mm(a, b)
+            torch.relu(a)
+
+    n = 2000
+    base = best_call_ns(two_ops, n, 9) / 2
+    with Bare():
+        bare = best_call_ns(two_ops, n, 9) / 2
+    with tprof.profile(output_dir=out, summary=False, record_ops=True, max_events=1 << 24):
+        rec = best_call_ns(two_ops, n, 9) / 2
+    with profile(activities=[ProfilerActivity.CPU]):
+        torch_ns = best_call_ns(two_ops, n // 4, 5) / 2
+    print("== an aten op (4x4 mm, relu; ns per op, best of 9 x %d)" % (2 * n))
+    for label, v in (("unprofiled", base), ("TorchDispatchMode calling the op only", bare),
+                     ("tprof.profile(record_ops=True), recording", rec),
+                     ("torch.profiler, recording", torch_ns)):
+        print("%-49s %8.0f ns  %.2fx  (+%.0f ns)" % (label, v, v / base, v - base))
+
+
 def ranges(out):
     import torch
     from torch.profiler import profile, record_function
@@ -227,6 +261,7 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         ranges(out)
         python_calls(out)
+        aten_ops(out)
         training(out)
 
 
