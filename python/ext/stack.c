@@ -117,6 +117,7 @@ static void push(tp_pystack *s, int owes) {
 /* Pops a frame: 1 when it began a range. A return with nothing pushed (a frame that was open
  * when the hook was installed) pops nothing. */
 static int pop(tp_pystack *s) {
+    assert(s->depth >= 0);
     if (s->depth == 0) return 0;
     s->depth--;
     if (s->depth >= TP_STACK_MAX) return 0;
