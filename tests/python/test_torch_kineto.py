@@ -1,8 +1,8 @@
 """tprof's reading of torch.profiler's Kineto traces, against torch's own figures: a small CPU
 training loop profiled by torch.profiler with record_shapes, profile_memory, with_stack and
 with_flops; `tprof analyze --json` on its trace must agree with key_averages() op by op (calls
-exactly, self CPU time within 1% or 2 µs, FLOPs exactly), its memory peak with a stdlib pass over the trace's
-[memory] events, its python_function rows with the trace. The same checks run on the committed
+exactly, self CPU time within 1% or 2 µs, FLOPs exactly), its memory peak with a stdlib pass
+over the trace's [memory] events, its python_function rows with the trace. The same checks run on the committed
 fixture tests/fixtures/torch2/ (made by this file: `python3 tests/python/test_torch_kineto.py
 --write-fixture tests/fixtures/torch2`), whose key_averages() were saved beside it.
 
