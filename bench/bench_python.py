@@ -5,8 +5,15 @@ the same run.
    trivial Python context manager (the floor of any Python range) and torch.profiler's
    `record_function` while torch.profiler records. Also a range kept in a variable, a decorated
    function call, and ranges with no session.
-2. A training step: a small CPU MLP trained unprofiled, under tprof.profile (stages, module
-   ranges), under tprof.profile(record_ops=True), and under torch.profiler.
+2. A Python call recorded by with_stack (python/ext/stack.c): a loop of plain calls while a
+   window records, against the same loop unprofiled, and torch.profiler(with_stack=True).
+3. An aten op recorded by record_ops (a small mm and a relu), against the same ops unprofiled,
+   under a TorchDispatchMode that only calls the op (the mechanism's own floor), and under
+   torch.profiler.
+4. A training step: a small CPU MLP trained unprofiled, under tprof.profile (stages, module
+   ranges), with record_ops=True, with with_stack=True, and under torch.profiler without and
+   with with_stack. Every profiler records every step in one window (warmup 1, then all steps
+   active); only the loop is timed, not the saving after it.
 
 Times are medians over repetitions; per-range figures include the loop (the baseline has the same
 loop). Run with the project's interpreter: .venv/bin/python bench/bench_python.py build
@@ -89,6 +96,69 @@ def loop_plain(n):
         plain()
 
 
+def best_call_ns(fn, n, repeat=15):
+    """The fastest of `repeat` runs of fn(n), per iteration in ns: on a shared machine the
+    fastest run is the one least disturbed by other processes."""
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter_ns()
+        fn(n)
+        times.append((time.perf_counter_ns() - t) / n)
+    return min(times)
+
+
+def python_calls(out):
+    from torch.profiler import ProfilerActivity, profile
+
+    n = N // 5
+    base = best_call_ns(loop_plain, n)
+    with tprof.profile(output_dir=out, summary=False, with_stack=True, wait=10**6):
+        idle = best_call_ns(loop_plain, n)  # the hook installed, no window recording
+    with tprof.profile(output_dir=out, summary=False, with_stack=True, max_events=1 << 26):
+        rec = best_call_ns(loop_plain, n)
+    # torch.profiler turns every event into a Python object when it stops: fewer of them.
+    with profile(activities=[ProfilerActivity.CPU], with_stack=True):
+        torch_ns = best_call_ns(loop_plain, n // 4, 5)
+    print("== a Python call under with_stack (ns per call of an empty function, loop included; "
+          "best of 15 x %d)" % n)
+    for label, v in (("unprofiled call", base),
+                     ("tprof with_stack, hook installed, not recording", idle),
+                     ("tprof.profile(with_stack=True), recording", rec),
+                     ("torch.profiler(with_stack=True), recording", torch_ns)):
+        print("%-49s %8.1f ns  %.2fx  (+%.1f ns)" % (label, v, v / base, v - base))
+
+
+def aten_ops(out):
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Bare(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    a, b = torch.randn(4, 4), torch.randn(4, 4)
+
+    def two_ops(n):
+        for _ in range(n):
+            torch.mm(a, b)
+            torch.relu(a)
+
+    n = 2000
+    base = best_call_ns(two_ops, n, 9) / 2
+    with Bare():
+        bare = best_call_ns(two_ops, n, 9) / 2
+    with tprof.profile(output_dir=out, summary=False, record_ops=True, max_events=1 << 24):
+        rec = best_call_ns(two_ops, n, 9) / 2
+    with profile(activities=[ProfilerActivity.CPU]):
+        torch_ns = best_call_ns(two_ops, n // 4, 5) / 2
+    print("== an aten op (4x4 mm, relu; ns per op, best of 9 x %d)" % (2 * n))
+    for label, v in (("unprofiled", base), ("TorchDispatchMode calling the op only", bare),
+                     ("tprof.profile(record_ops=True), recording", rec),
+                     ("torch.profiler, recording", torch_ns)):
+        print("%-49s %8.0f ns  %.2fx  (+%.0f ns)" % (label, v, v / base, v - base))
+
+
 def ranges(out):
     import torch
     from torch.profiler import profile, record_function
@@ -152,33 +222,45 @@ def training(out):
         return (time.perf_counter() - t) / steps * 1e6
 
     def tprof_run(**opts):
-        with tprof.profile(output_dir=out, summary=False, model=model, **opts) as p:
+        with tprof.profile(output_dir=out, summary=False, model=model, warmup=1,
+                           active=steps - 1, repeat=1, max_events=1 << 24, **opts) as p:
             return train(p.step, tprof.stage)
 
-    def torch_run():
+    def torch_run(**opts):
         with profile(activities=[torch.profiler.ProfilerActivity.CPU],
-                     schedule=schedule(wait=0, warmup=1, active=steps)) as p:
+                     schedule=schedule(wait=0, warmup=1, active=steps - 1), **opts) as p:
             return train(p.step)
 
+    variants = {
+        "none": ("unprofiled", train),
+        "tprof": ("tprof.profile: stages + module ranges", tprof_run),
+        "tprof_ops": ("tprof.profile(record_ops=True)", lambda: tprof_run(record_ops=True)),
+        "tprof_stack": ("tprof.profile(with_stack=True)", lambda: tprof_run(with_stack=True)),
+        "tprof_all": ("tprof.profile(record_ops, with_stack)",
+                      lambda: tprof_run(record_ops=True, with_stack=True)),
+        "torch": ("torch.profiler.profile (CPU)", torch_run),
+        "torch_stack": ("torch.profiler.profile(with_stack=True)",
+                        lambda: torch_run(with_stack=True)),
+    }
     train()  # warm up the allocator and the kernels
-    results = {"none": [], "tprof": [], "tprof_ops": [], "torch": []}
-    for _ in range(3):  # interleaved, so drift hits every variant alike
-        results["none"].append(train())
-        results["tprof"].append(tprof_run())
-        results["tprof_ops"].append(tprof_run(record_ops=True))
-        results["torch"].append(torch_run())
+    results = {k: [] for k in variants}
+    for _ in range(REPEAT):  # interleaved, so drift hits every variant alike
+        for key, (_, run) in variants.items():
+            results[key].append(run())
     med = {k: statistics.median(v) for k, v in results.items()}
-    print("== a training step: MLP 64-128-128-10, batch 32, CPU, 1 thread (us per step, median)")
-    print("unprofiled                                   %8.1f us  1.000x" % med["none"])
-    for key, label in (("tprof", "tprof.profile: stages + module ranges"),
-                       ("tprof_ops", "tprof.profile(record_ops=True)"),
-                       ("torch", "torch.profiler.profile (CPU)")):
-        print("%-44s %8.1f us  %.3fx" % (label, med[key], med[key] / med["none"]))
+    low = {k: min(v) for k, v in results.items()}
+    print("== a training step: MLP 64-128-128-10, batch 32, CPU, 1 thread (us per step: median "
+          "and best of %d runs of %d steps)" % (REPEAT, steps))
+    for key, (label, _) in variants.items():
+        print("%-44s %8.1f us  %.3fx   best %8.1f us  %.3fx" %
+              (label, med[key], med[key] / med["none"], low[key], low[key] / low["none"]))
 
 
 def main():
     with tempfile.TemporaryDirectory() as out:
         ranges(out)
+        python_calls(out)
+        aten_ops(out)
         training(out)
 
 

@@ -30,8 +30,10 @@ PyObject *tp_py_range_new(PyObject *name);
  * with Py_DECREF. NULL with an error set when even str() fails. */
 const char *tp_py_text(PyObject *obj, PyObject **owner);
 
-/* The module's functions, by area (session.c, analyze.c); each ends with a zeroed entry. */
+/* The module's functions, by area (session.c, analyze.c, stack.c); each ends with a zeroed
+ * entry. */
 extern PyMethodDef tp_py_session_methods[];
 extern PyMethodDef tp_py_analyze_methods[];
+extern PyMethodDef tp_py_stack_methods[];
 
 #endif

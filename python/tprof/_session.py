@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 
-from tprof import _tprof
+from tprof import _stack, _tprof
 from tprof._cupti import pass_wheel_cupti_dirs
 
 _lock = threading.Lock()
@@ -94,7 +94,8 @@ class Profile(contextlib.ContextDecorator):
     become ranges named by their path (with_modules); record_ops, a range per aten op with its
     FLOPs (and input shapes with record_shapes=True); torch_profiler, a torch.profiler run on the
     same schedule whose traces tprof analyzes; cuda_memory, allocated/reserved/peak counters per
-    step (default: when CUDA is in use).
+    step (default: when CUDA is in use). with_stack=True (a configuration key) records each
+    Python call of the starting thread as a python_function range while a window records.
     """
 
     def __init__(self, config=None, *, model=None, with_modules=True, record_ops=False,
@@ -126,6 +127,9 @@ class Profile(contextlib.ContextDecorator):
             if effective["enabled"]:
                 _fresh_run_id(cfg, effective)
             parts = self._torch_parts(cfg, effective) if effective["enabled"] else []
+            if effective["enabled"] and effective["with_stack"] and not \
+                    self._torch_options["torch_profiler"]:  # else torch.profiler records them
+                parts.append(_stack.PythonStacks())
             pass_wheel_cupti_dirs()
             if not _tprof.start(cfg):
                 return self  # the library said why (on stderr and in tprof.messages())

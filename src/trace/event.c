@@ -4,6 +4,7 @@
 
 #include "trace/fast.h"
 #include "trace/fields.h"
+#include "trace/flops.h"
 #include "util/vec.h"
 
 #include <stdlib.h>
@@ -73,9 +74,20 @@ static int lex_value(tp_scan *sc, tp_jval *v) {
         v->kind = TP_J_STRING;
         return tp_scan_string(sc, &v->s);
     }
+
     int isnum;
     int rc = tp_scan_number(sc, &v->n, &isnum);
     v->kind = isnum ? TP_J_NUMBER : TP_J_OTHER;
+    return rc;
+}
+
+/* A value of a slot that keeps arrays ("Input Dims", "Concrete Inputs"): an array's raw text. */
+static int lex_array(tp_scan *sc, tp_jval *v) {
+    if (*sc->p != '[') return lex_value(sc, v);
+    const char *start = sc->p;
+    int rc = tp_scan_skip_value(sc);
+    v->kind = TP_J_ARRAY;
+    v->s = (tp_jstr){start, (uint32_t)(sc->p - start), 0};
     return rc;
 }
 
@@ -91,7 +103,9 @@ static int args_value(tp_evread *er, tp_evfields *f, int want) {
         size_t n;
         const char *k = tp_scan_text(sc, &key, &n);
         int slot = tp_ev_arg(want, k, n);
-        if (slot < TP_NSLOTS)
+        if (slot == TP_S_DIMS || slot == TP_S_CONCRETE)
+            rc = lex_array(sc, tp_ev_slot(f, slot));
+        else if (slot < TP_NSLOTS)
             rc = lex_value(sc, tp_ev_slot(f, slot));
         else if (slot == TP_K_SERIES && (rc = lex_value(sc, &series)) == TP_SCAN_OK)
             rc = tp_ev_series(er, &key, &series);
@@ -340,6 +354,25 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     add_number_arg(er->m, ev, er->k_flops, &r->flops);
 }
 
+/* torch.profiler's FLOPs of an op whose trace has none but keeps its input shapes (trace/flops.h):
+ * an int arg when the formula gives a positive count, else none. */
+static num_arg flops_from_shapes(tp_evread *er, tp_evfields *f, tp_str name) {
+    num_arg a = {.type = -1};
+    const tp_jval *dims = tp_ev_val(f, TP_S_DIMS), *conc = tp_ev_val(f, TP_S_CONCRETE);
+    if (!dims || dims->kind != TP_J_ARRAY) return a;
+    const char *s = tp_model_str(er->m, name);
+    size_t len = tp_strtab_len(&er->m->strings, name);
+    if (!tp_flops_counted(s, len)) return a;
+    int has_conc = conc && conc->kind == TP_J_ARRAY;
+    int64_t n = tp_flops_of(s, len, dims->s.s, dims->s.len, has_conc ? conc->s.s : NULL,
+                            has_conc ? conc->s.len : 0);
+    if (n > 0) {
+        a.type = TP_ARG_INT;
+        a.v.i = n;
+    }
+    return a;
+}
+
 static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_range *r) {
     if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &r->ts)) return 0;
     r->name = intern(er, tp_ev_str(f, TP_S_NAME));
@@ -348,6 +381,7 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_ra
     int64_t id;
     r->corr = integer(er, tp_ev_val(f, TP_S_CORR), &id) && id > 0 ? (uint64_t)id : 0;
     r->flops = number_arg(er, tp_ev_num(f, TP_S_FLOPS));
+    if (r->flops.type < 0) r->flops = flops_from_shapes(er, f, r->name);
     return 1;
 }
 

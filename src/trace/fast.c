@@ -169,7 +169,12 @@ HOT int member_value(fast *fs, int what, const tp_jstr *key, const char *v, cons
         } else {
             e = close_of(fs->sc, v, 0, 0);
             e = e ? e + 1 : NULL;
-            if (what < TP_NSLOTS) tp_ev_slot(fs->f, what)->kind = TP_J_OTHER;
+            if (what < TP_NSLOTS) {
+                tp_jval *out = tp_ev_slot(fs->f, what);
+                int keep = *v == '[' && e && (what == TP_S_DIMS || what == TP_S_CONCRETE);
+                out->kind = keep ? TP_J_ARRAY : TP_J_OTHER;
+                if (keep) out->s = (tp_jstr){v, (uint32_t)(e - v), 0};
+            }
         }
     } else if (what == TP_K_ARGS) {
         e = args_at(fs, v);

@@ -27,6 +27,8 @@ enum tp_slot {
     TP_S_TID,
     TP_S_CORR,
     TP_S_FLOPS,
+    TP_S_DIMS, /* "Input Dims" and "Concrete Inputs": raw JSON arrays, for trace/flops.c */
+    TP_S_CONCRETE,
     TP_S_META_NAME,
     TP_S_MEM,
     TP_NSLOTS = TP_S_MEM + 5,
@@ -42,12 +44,12 @@ enum {
 
 /* A lexed value: a string, a number, a bare token not read yet (the fast path leaves numbers
  * as their text until they are used: most pids and tids only need to equal the last event's),
- * or anything else (skipped). */
-enum tp_jkind { TP_J_OTHER, TP_J_STRING, TP_J_NUMBER, TP_J_TOKEN };
+ * an array's raw text (kept only for the slots that want it), or anything else (skipped). */
+enum tp_jkind { TP_J_OTHER, TP_J_STRING, TP_J_NUMBER, TP_J_TOKEN, TP_J_ARRAY };
 typedef struct tp_jval {
     int kind;
     union {
-        tp_jstr s; /* TP_J_STRING, TP_J_TOKEN (its text) */
+        tp_jstr s; /* TP_J_STRING, TP_J_TOKEN (its text), TP_J_ARRAY ([ to ], raw) */
         tp_jnum n; /* TP_J_NUMBER */
     };
 } tp_jval;
@@ -135,6 +137,8 @@ static inline int tp_ev_arg(int want, const char *k, size_t n) {
     case TP_W_RANGE:
         if (n == 11 && memcmp(k, "correlation", 11) == 0) return TP_S_CORR;
         if (n == 5 && memcmp(k, "flops", 5) == 0) return TP_S_FLOPS;
+        if (n == 10 && memcmp(k, "Input Dims", 10) == 0) return TP_S_DIMS;
+        if (n == 15 && memcmp(k, "Concrete Inputs", 15) == 0) return TP_S_CONCRETE;
         break;
     case TP_W_MEMORY:
         for (int i = 0; i < TP_NMEM; i++)

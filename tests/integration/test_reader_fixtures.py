@@ -14,6 +14,7 @@ import subprocess
 import zlib
 
 import pytest
+import tprof_ref
 
 FIXTURES = os.environ["TPROF_FIXTURES"]
 DUMP = os.path.join(os.environ["TPROF_BUILD_DIR"], "tests", "tp_model_dump")
@@ -95,6 +96,8 @@ class Reference:
                 corr = args.get("correlation")
                 corr = corr if is_num(corr) and isinstance(corr, int) and 0 < corr <= INT64_MAX else 0
                 flops = [("flops", args["flops"])] if is_num(args.get("flops")) else []
+                if not flops and (tprof_ref.shape_flops(name, args) or 0) > 0:  # from shapes
+                    flops = [("flops", tprof_ref.shape_flops(name, args))]
                 if ts is None:
                     continue
                 if ph == "B":

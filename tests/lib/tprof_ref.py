@@ -123,6 +123,76 @@ def range_kind(cat):
     return DEVICE_CATEGORIES.get(cat.lower(), HOST)
 
 
+def _int_list(v):
+    """A list of ints (a tensor's sizes), else None."""
+    if isinstance(v, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in v):
+        return v
+    return None
+
+
+def _concrete(args, i):
+    """Concrete input i ("[2, 2]" or "1") as a list of ints, else None."""
+    c = args.get("Concrete Inputs")
+    if not isinstance(c, list) or i >= len(c) or not isinstance(c[i], str):
+        return None
+    try:
+        v = json.loads(c[i])
+    except ValueError:
+        return None
+    v = [v] if isinstance(v, int) and not isinstance(v, bool) else v
+    return _int_list(v)
+
+
+def shape_flops(name, args):
+    """torch.profiler's FLOPs of an aten op from its "Input Dims" (and "Concrete Inputs"), as
+    torch's computeFlops defines them, for traces that carry no flops arg; None when the op is
+    not counted or the args lack what the formula needs (docs/METRICS.md)."""
+    dims = args.get("Input Dims")
+    if not isinstance(dims, list) or not name.startswith("aten::"):
+        return None
+    op = name[6:]
+    shapes = [_int_list(d) for d in dims]
+
+    def shape(i):
+        return shapes[i] if i < len(shapes) else None
+
+    def prod(v):
+        return math.prod(v)
+
+    if op in ("mm", "addmm", "bmm", "baddbmm"):
+        a, b = (shape(0), shape(1)) if op in ("mm", "bmm") else (shape(1), shape(2))
+        if a is None or b is None:
+            return None
+        if op in ("mm", "addmm"):
+            if len(a) != 2 or len(b) != 2 or a[1] != b[0] or a[1] == 0:
+                return 0
+            return 2 * (prod(a) // a[1]) * prod(b)
+        if len(a) != 3 or len(b) != 3 or a[0] != b[0] or a[2] != b[1] or a[0] == 0 or a[2] == 0:
+            return 0
+        return 2 * (prod(a) // a[2] // a[0]) * prod(b)
+    if op in ("mul", "add"):
+        return None if shape(0) is None else prod(shape(0))
+    if op == "conv2d":
+        x, w = shape(0), shape(1)
+        stride, pad, dil, groups = (_concrete(args, i) for i in (3, 4, 5, 6))
+        if x is None or w is None or None in (stride, pad, dil, groups) or len(groups) != 1:
+            return None
+        if len(x) != 4 or len(w) != 4 or len(pad) != 2 or len(stride) != 2 or len(dil) != 2:
+            return 0
+        if min(x) < 0 or min(w) < 0:
+            return 0
+        if 0 in stride or groups[0] == 0:
+            return 0
+
+        def out(i):  # C++ division: truncation toward zero
+            num = x[2 + i] + 2 * pad[i] - dil[i] * (w[2 + i] - 1) - 1
+            return int(num / stride[i]) + 1
+
+        n = 2 * x[0] * out(0) * out(1) * w[2] * w[3] * x[1] * w[0]
+        return int(n / groups[0]) if n * groups[0] < 0 else n // groups[0]
+    return None
+
+
 def make_range(e, ts, dur):
     cat = e.get("cat") if isinstance(e.get("cat"), str) else ""
     if cat.lower() == "trace":
@@ -132,6 +202,8 @@ def make_range(e, ts, dur):
     kept = {}
     if number(args.get("flops")) is not None:
         kept["flops"] = number(args["flops"])
+    elif (shape_flops(str(e.get("name", "")), args) or 0) > 0:  # only positive counts kept
+        kept["flops"] = shape_flops(str(e.get("name", "")), args)
     return Event(range_kind(cat), str(e.get("name", "")), cat, track_id(e.get("pid", 0)),
                  track_id(e.get("tid", 0)), ts, dur,
                  corr if isinstance(corr, int) and not isinstance(corr, bool) else 0, kept)

@@ -101,6 +101,7 @@ static void test_each_key_from_set(void **state) {
         {"record_shapes", "1"},
         {"profile_memory", "true"},
         {"with_flops", "off"},
+        {"with_stack", "on"},
         {"gzip", "True"},
         {"tensorboard_names", "on"},
         {"max_events", "1000"},
@@ -129,7 +130,8 @@ static void test_each_key_from_set(void **state) {
                   "\"skip_first\": 3, \"wait\": 4, \"warmup\": 5, \"active\": 6, \"repeat\": 7, "
                   "\"skip_first_wait\": True, \"epochs\": [1, 5, 10], \"epoch_steps\": 9, "
                   "\"record_shapes\": True, \"profile_memory\": True, \"with_flops\": False, "
-                  "\"stages\": [\"dataloader\", \"fwd=*fwd*|forward\"], \"gzip\": True, "
+                  "\"stages\": [\"dataloader\", \"fwd=*fwd*|forward\"], "
+                  "\"gzip\": True, "
                   "\"tensorboard_names\": True, \"max_events\": 1000, \"summary\": False, "
                   "\"top_k\": 25, \"config\": \"c.yaml\", \"signals\": False, \"gpu\": \"off\", "
                   "\"nsight\": True, \"flush_timeout_ms\": 250, \"with_stack\": True, "

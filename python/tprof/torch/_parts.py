@@ -4,6 +4,7 @@ import os
 
 import torch
 from tprof import _tprof
+from tprof.torch import distributed
 from tprof.torch.memory import CudaMemory
 from tprof.torch.modules import ModuleRanges
 from tprof.torch.ops import OpRecording
@@ -42,6 +43,9 @@ def build(cfg, effective, opts):
     if opts["torch_profiler"]:
         run_dir = os.path.join(effective["output_dir"], effective["run_id"])
         parts.append(TorchProfiler(cfg, effective, run_dir))
+    if distributed.initialized():
+        distributed.pass_rank_to_library()
+        parts.append(distributed.CollectiveRanges(opts["model"]))
     cuda = opts["cuda_memory"]
     if cuda or (cuda is None and torch.cuda.is_available()):
         parts.append(CudaMemory())

@@ -11,19 +11,12 @@ import torch
 _Tensor = torch.Tensor
 
 
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 def gemm(mat1, mat2):
     """aten::mm and aten::addmm: 2 x (the product of mat1's sizes without its last) x mat2's."""
     s1 = mat1.shape
     if not s1 or s1[-1] == 0:
         return 0
-    return 2 * (_numel(s1) // s1[-1]) * _numel(mat2.shape)
+    return 2 * (mat1.numel() // s1[-1]) * mat2.numel()
 
 
 def batched_gemm(mat1, mat2):
@@ -31,7 +24,7 @@ def batched_gemm(mat1, mat2):
     s1 = mat1.shape
     if not s1 or s1[0] == 0 or s1[-1] == 0:
         return 0
-    return 2 * (_numel(s1) // s1[-1] // s1[0]) * _numel(mat2.shape)
+    return 2 * (mat1.numel() // s1[-1] // s1[0]) * mat2.numel()
 
 
 def conv2d(inp, weight, stride, padding, dilation, groups):
@@ -48,7 +41,7 @@ def conv2d(inp, weight, stride, padding, dilation, groups):
 
 
 def _first_numel(args):
-    return _numel(args[0].shape) if args and isinstance(args[0], _Tensor) else 0
+    return args[0].numel() if args and isinstance(args[0], _Tensor) else 0
 
 
 def _convolution(args):

@@ -14,6 +14,7 @@ from tprof.torch import flops as _flops
 _Tensor = torch.Tensor
 _is_recording = _tprof.is_recording
 _category = _tprof.category
+_UNKNOWN = object()
 
 
 def input_dims(args, kwargs):
@@ -34,26 +35,29 @@ class _OpMode(TorchDispatchMode):
         super().__init__()
         self.record_shapes = record_shapes
         self.with_flops = with_flops
-        self.ops = {}  # op overload -> (its range, its FLOPs function or None); None: not kept
+        # id(op overload) -> (the overload, its range, its FLOPs function or None), or None: not
+        # kept. Keyed by id: OpOverload's __hash__ is a Python method, a dict lookup by the
+        # overload itself runs it per op. The overload kept in the value keeps its id unique.
+        self.ops = {}
 
     def describe(self, func):
         name = func._schema.name  # "aten::mm", as torch.profiler names the op
         if name.startswith("profiler::"):  # record_function's own ops
             return None
-        return _tprof.range(name), (_flops.rule(name) if self.with_flops else None)
+        return func, _tprof.range(name), (_flops.rule(name) if self.with_flops else None)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
         if not _is_recording():
             return func(*args, **kwargs)
-        try:
-            op = self.ops[func]
-        except KeyError:
-            op = self.ops[func] = self.describe(func)
+        key = id(func)
+        op = self.ops.get(key, _UNKNOWN)
+        if op is _UNKNOWN:
+            op = self.ops[key] = self.describe(func)
         if op is None:
             return func(*args, **kwargs)
-        rng, flops_of = op
+        rng, flops_of = op[1], op[2]
         rng.begin()
         _category("cpu_op")  # as Kineto writes aten ops
         try:

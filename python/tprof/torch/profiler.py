@@ -49,7 +49,8 @@ class TorchProfiler:
             activities.append(ProfilerActivity.CUDA)
         self.options = {"activities": activities, "record_shapes": effective["record_shapes"],
                         "profile_memory": effective["profile_memory"],
-                        "with_flops": effective["with_flops"]}
+                        "with_flops": effective["with_flops"],
+                        "with_stack": effective["with_stack"]}
         self.dir = os.path.join(run_dir, "torch")
         self.traces = []
         self.prof = None

@@ -1,0 +1,24 @@
+/* flops.h - torch.profiler's FLOPs of an op, computed from what a Kineto trace keeps of its inputs.
+ *
+ * torch.profiler(with_flops=True) puts FLOPs into key_averages() but, since torch 2, not into
+ * the trace. With record_shapes the trace keeps each op's "Input Dims" (and, since torch 2.1,
+ * "Concrete Inputs": scalars and int lists as text), which is all torch's formulas
+ * (torch/csrc/profiler/util.cpp, computeFlops) read. The reader gives such ops a "flops" arg
+ * computed here, so `tprof analyze` reports the FLOPs key_averages() does. */
+#ifndef TP_TRACE_FLOPS_H
+#define TP_TRACE_FLOPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Whether torch counts FLOPs for the op named name[0..len): aten::conv2d, mm, addmm, bmm,
+ * baddbmm, mul and add (in-place variants never). */
+int tp_flops_counted(const char *name, size_t len);
+
+/* The FLOPs of op `name` (one tp_flops_counted accepts) from the JSON text of its "Input Dims"
+ * and "Concrete Inputs" args (concrete may be NULL). -1 when the text does not hold what the
+ * formula needs; 0 where torch's formula gives 0 (it warns then). */
+int64_t tp_flops_of(const char *name, size_t len, const char *dims, size_t dims_len,
+                    const char *concrete, size_t concrete_len);
+
+#endif

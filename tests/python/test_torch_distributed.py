@@ -1,0 +1,151 @@
+"""tprof in a torch.distributed job on the CPU: two processes (torch.multiprocessing.spawn), the
+gloo backend, a DDP model, tprof.profile in each rank. Per-rank files in one run directory, one
+summary (rank 0's), and the collectives as ranges: the explicit ones and DDP's gradient
+all-reduces, with their sequence numbers equal across ranks. Traces are read with Python's json
+module."""
+import collections
+import glob
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.distributed.is_available():
+    pytest.skip("this torch has no torch.distributed", allow_module_level=True)
+
+from conftest import PYTHON, inside, ranges, trace_events  # noqa: E402
+
+WORKER = r'''
+import os, sys
+import torch, torch.distributed as dist, torch.multiprocessing as mp
+from torch import nn
+import tprof, tprof.torch
+
+
+def worker(rank, out, port):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = port
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    torch.manual_seed(0)
+    model = nn.parallel.DistributedDataParallel(
+        nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    g = torch.Generator().manual_seed(rank)
+    with tprof.profile(model=model, output_dir=out, run_id="ddp", wait=1, active=3, repeat=1,
+                       top_k=3) as prof:
+        for step in range(6):
+            x, y = torch.randn(8, 16, generator=g), torch.randint(0, 4, (8,), generator=g)
+            with tprof.stage("forward"):
+                loss = nn.functional.cross_entropy(model(x), y)
+            with tprof.stage("backward"):
+                loss.backward()
+            with tprof.stage("optimizer"):
+                opt.step()
+                opt.zero_grad()
+            t = torch.ones(10)
+            dist.all_reduce(t)
+            dist.broadcast(t, 0)
+            if step == 2:
+                dist.barrier()
+            prof.step()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(sys.argv[1], sys.argv[2]), nprocs=2)
+'''
+
+PARAM_BYTES = (16 * 32 + 32 + 32 * 4 + 4) * 4
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ddp")
+    script = tmp / "ddp_job.py"
+    script.write_text(WORKER)
+    out = str(tmp / "runs")
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    env["OMP_NUM_THREADS"] = "1"
+    # about 30 s alone; the limit is for a machine shared with other test processes
+    try:
+        r = subprocess.run([PYTHON, str(script), out, free_port()], env=env,
+                           capture_output=True, text=True, timeout=400)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail("the 2-rank job did not finish in %ss; its output:\n%s\n%s"
+                    % (e.timeout, e.stdout, e.stderr))
+    assert r.returncode == 0, r.stderr[-3000:]
+    return os.path.join(out, "ddp"), r
+
+
+def rank_events(run_dir, rank):
+    traces = sorted(glob.glob(os.path.join(run_dir, "trace_*.rank%d.json" % rank)))
+    assert len(traces) == 1, traces
+    return ranges(trace_events(traces[0]))
+
+
+def test_per_rank_files_and_one_summary(job):
+    run_dir, r = job
+    names = sorted(os.listdir(run_dir))
+    for rank in (0, 1):
+        assert any(n.startswith("trace_") and n.endswith(".rank%d.json" % rank) for n in names)
+        assert "summary.rank%d.json" % rank in names
+        with open(os.path.join(run_dir, "summary.rank%d.json" % rank), encoding="utf-8") as f:
+            summary = json.load(f)
+        assert summary["steps"]["count"] == 3
+    # only rank 0 prints the summary: one report in the job's output
+    assert (r.stdout + r.stderr).count("tprof summary:") == 1, r.stdout + r.stderr
+
+
+def collectives(events):
+    return sorted((e for e in events if e["name"].startswith("gloo:")), key=lambda e: e["ts"])
+
+
+def test_collectives_are_ranges_with_seq_and_bytes(job):
+    run_dir, _ = job
+    per_rank = {rank: rank_events(run_dir, rank) for rank in (0, 1)}
+    for rank, events in per_rank.items():
+        coll = collectives(events)
+        count = collections.Counter(e["name"] for e in coll)
+        # each recorded step: DDP's bucket all-reduce, the explicit all_reduce and broadcast;
+        # step 2 also a barrier
+        assert count["gloo:broadcast"] == 3 and count["gloo:barrier"] == 1, count
+        assert count["gloo:all_reduce"] == 6, count
+        assert all(e["args"]["Group size"] == 2 for e in coll)
+        explicit = [e for e in coll if e["args"]["bytes"] == 40]
+        assert len(explicit) == 6  # all_reduce and broadcast of ones(10), three steps
+        # DDP's gradient all-reduce: all the parameters' bytes, inside the backward stage
+        buckets = [e for e in coll if e["name"] == "gloo:all_reduce" and e["args"]["bytes"] ==
+                   PARAM_BYTES]
+        backward = [e for e in events if e["name"] == "backward"]
+        assert len(buckets) == 3
+        assert all(any(inside(b, s) for s in backward) for b in buckets)
+    # the same collectives in the same order on both ranks: their sequence numbers agree
+    seqs = {rank: [(e["name"], e["args"]["seq"]) for e in collectives(events)]
+            for rank, events in per_rank.items()}
+    assert seqs[0] == seqs[1]
+    assert [s for _, s in seqs[0]] == sorted(set(s for _, s in seqs[0]))
+
+
+def test_tprof_analyze_reads_the_ranks(job):
+    run_dir, _ = job
+    for rank in (0, 1):
+        out = subprocess.run([os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof"), "analyze",
+                              "--json", "--rank", str(rank), "--top", "1000", run_dir],
+                             capture_output=True, text=True, check=True)
+        rows = {row["name"]: row for row in json.loads(out.stdout)["top_cpu_ops"]}
+        assert rows["gloo:all_reduce"]["calls"] == 6
+        assert rows["gloo:barrier"]["calls"] == 1
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))
