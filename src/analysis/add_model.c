@@ -297,9 +297,10 @@ static int note_input(tp_analysis *a, const tp_model *m, const char *path) {
     a->input_bytes += m->input_bytes;
     a->input_events += m->input_events;
     a->dropped_events += m->dropped_events;
+    /* a trace read from a file that a signal or a shutdown cut short counts as a partial window */
+    a->partial_windows += m->partial != 0;
     if (!path || !*path) {
         a->windows++;
-        a->partial_windows += m->partial != 0;
     } else {
         char *copy = strdup(path);
         if (!copy || TP_GROW(a->paths, a->cap_paths, a->npaths + 1)) {

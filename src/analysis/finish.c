@@ -124,7 +124,20 @@ static int cmp_mem(const void *pa, const void *pb) {
     return (a->device_id > b->device_id) - (a->device_id < b->device_id);
 }
 
+/* The run facts every renderer shows among the warnings (text report, --json, summary.json). */
+static void warn_run_facts(tp_analysis *a) {
+    if (a->priv->told_run_facts) return;
+    a->priv->told_run_facts = 1;
+    if (a->dropped_events)
+        tp_analysis_add_warning(a, "%llu events were dropped (buffers full): figures undercount",
+                                (unsigned long long)a->dropped_events);
+    if (a->partial_windows)
+        tp_analysis_add_warning(a, "%zu window%s closed early (shutdown or signal)",
+                                a->partial_windows, a->partial_windows == 1 ? "" : "s");
+}
+
 void tp_analysis_finish(tp_analysis *a) {
+    warn_run_facts(a);
     if (a->failed && !a->priv->told_failed) {
         a->priv->told_failed = 1;
         tp_analysis_add_warning(a, "memory ran out during the analysis: results are incomplete");

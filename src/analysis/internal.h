@@ -33,6 +33,7 @@ struct tp_analysis_priv {
     char ***patterns;                 /* per stage, its patterns (copied) */
     size_t *npatterns;
     int told_failed; /* the incomplete-results warning was added */
+    int told_run_facts; /* the dropped-events and partial-window warnings were added */
 };
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */

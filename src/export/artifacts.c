@@ -116,7 +116,10 @@ static char *trace_name(const tp_window_info *w) {
     return strdup(name);
 }
 
-static void write_trace(const tp_model *m, const tp_window_info *w) {
+/* Writes m's trace. A signal's flush may run out of time (w->deadline_ns): the trace then holds
+ * the events written before it, and so does m afterwards, so that the summary files describe
+ * exactly what the trace holds. */
+static void write_trace(tp_model *m, const tp_window_info *w) {
     char *name = trace_name(w);
     size_t n = strlen(art.run_dir) + (name ? strlen(name) : 0) + 2;
     char *path = name ? malloc(n) : NULL;
@@ -128,9 +131,20 @@ static void write_trace(const tp_model *m, const tp_window_info *w) {
         return;
     }
     snprintf(path, n, "%s/%s", art.run_dir, name);
-    tp_chrome_opts o = {.gzip = art.gzip, .config_json = art.config_json, .window = w->name};
+    size_t written = 0;
+    tp_chrome_opts o = {.gzip = art.gzip,
+                        .config_json = art.config_json,
+                        .window = w->name,
+                        .deadline_ns = w->deadline_ns,
+                        .events_written = &written};
     if (tp_chrome_write_file(m, path, &o, err, sizeof(err)) == 0) {
         art.traces[art.ntraces++] = name;
+        if (written < m->nevents) {
+            tp_log_warn("window %s: profiling.flush_timeout_ms ran out: %zu of %zu events saved "
+                        "(%.1f%%); the trace is marked truncated",
+                        w->name, written, m->nevents, 100.0 * (double)written / (double)m->nevents);
+            m->nevents = written;
+        }
     } else {
         tp_log_warn("%s", err);
         free(name);
@@ -159,6 +173,7 @@ static void run_json(tp_buf *b, const tp_run_info *run) {
     tp_jw_u64(&w, "windows", run->windows);
     tp_jw_u64(&w, "partial_windows", run->partial_windows);
     tp_jw_u64(&w, "dropped_events", run->dropped_events);
+    tp_jw_bool(&w, "interrupted", run->interrupted);
     if (run->no_window_reason)
         tp_jw_str(&w, "no_window_reason", run->no_window_reason);
     else
@@ -214,9 +229,15 @@ static void art_finish(void *ctx, const tp_run_info *run) {
     /* Windows, partial ones and dropped events came in with the models; only the reason why
      * none completed is the run's own. */
     if (run->no_window_reason) tp_analysis_add_warning(a, "%s", run->no_window_reason);
+    if (run->interrupted)
+        tp_analysis_add_warning(a, "the run was interrupted by a signal: the figures cover what "
+                                   "was recorded until then");
     tp_analysis_finish(a);
     write_summary_files(a, run, run->top_k);
     if (run->print_summary) print_summary(a, run);
+    if (run->interrupted)
+        tp_log_warn("interrupted: %zu window%s saved to %s (partial)", run->windows,
+                    run->windows == 1 ? "" : "s", run->run_dir);
     art_reset();
 }
 

@@ -55,6 +55,7 @@ static const tp_keydef keys[TP_NKEYS] = {
     {"signals", T_BOOL, FIELD(signals), 0, 0},
     {"gpu", T_GPU, FIELD(gpu), 0, 0},
     {"nsight", T_BOOL, FIELD(nsight), 0, 0},
+    {"flush_timeout_ms", T_INT, FIELD(flush_timeout_ms), 10, INT64_C(3600000)},
 };
 
 static void *field(tprof_config *cfg, const tp_keydef *k) {
@@ -87,6 +88,7 @@ tprof_config *tprof_config_new(void) {
     cfg->summary = 1;
     cfg->top_k = 10;
     cfg->signals = 1;
+    cfg->flush_timeout_ms = 5000;
     if (!cfg->output_dir || !cfg->run_id) {
         tprof_config_free(cfg);
         return NULL;

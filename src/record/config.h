@@ -40,6 +40,7 @@ enum tp_config_key {
     TP_KEY_SIGNALS,
     TP_KEY_GPU,
     TP_KEY_NSIGHT,
+    TP_KEY_FLUSH_TIMEOUT_MS,
     TP_NKEYS
 };
 
@@ -63,6 +64,7 @@ struct tprof_config {
     int signals;
     int gpu; /* tp_gpu_mode */
     int nsight;
+    int64_t flush_timeout_ms; /* a signal's flush ends within it (signals.c) */
     char *origin[TP_NKEYS]; /* where each key was set last; NULL = the built-in default */
     char err[512];
 };

@@ -146,7 +146,7 @@ static void test_every_kind(void **state) {
     tp_model m;
     tp_model_init(&m);
     build_every_kind(&m);
-    tp_chrome_opts o = {0, "{\"active\": 2}", "steps_4-5", "run 1"};
+    tp_chrome_opts o = {.config_json = "{\"active\": 2}", .window = "steps_4-5", .trace_name = "run 1"};
     char *t = write_to_string(&m, &o, NULL);
     assert_true(tp_json_valid(t, strlen(t)));
 
@@ -293,7 +293,7 @@ static void test_devices_and_run_facts(void **state) {
     m.partial = 1;
     m.dropped_events = 12345;
     /* A configuration that is not JSON is kept as a string. */
-    tp_chrome_opts o = {0, "{\"a\": ", NULL, NULL};
+    tp_chrome_opts o = {.config_json = "{\"a\": "};
     char *t = write_to_string(&m, &o, NULL);
     assert_true(tp_json_valid(t, strlen(t)));
     assert_contains(t, "\"deviceProperties\":[{\"id\":1,\"name\":\"NVIDIA H100\","

@@ -68,7 +68,8 @@ static void test_defaults(void **state) {
         "d[\"summary\"] is True and d[\"record_shapes\"] is False and d[\"profile_memory\"] is "
         "False "
         "and d[\"with_flops\"] is True and d[\"gzip\"] is False and d[\"active\"] == 1 and "
-        "d[\"wait\"] == 0 and d[\"repeat\"] == 0 and d[\"top_k\"] == 10 and len(d) == 24",
+        "d[\"wait\"] == 0 and d[\"repeat\"] == 0 and d[\"top_k\"] == 10 and "
+        "d[\"flush_timeout_ms\"] == 5000 and len(d) == 25",
         (int)getpid());
     assert_int_equal(python_check(json, pid_expr), 0);
     free(json);
@@ -105,6 +106,7 @@ static void test_each_key_from_set(void **state) {
         {"signals", "0"},
         {"gpu", "off"},
         {"profiling.nsight", "1"},
+        {"flush_timeout_ms", "250"},
         {"epochs", "[1, 5, 10]"},
         {"stages", "dataloader, 'fwd=*fwd*|forward'"},
     };
@@ -121,7 +123,7 @@ static void test_each_key_from_set(void **state) {
                   "\"stages\": [\"dataloader\", \"fwd=*fwd*|forward\"], \"gzip\": True, "
                   "\"tensorboard_names\": True, \"max_events\": 1000, \"summary\": False, "
                   "\"top_k\": 25, \"config\": \"c.yaml\", \"signals\": False, \"gpu\": \"off\", "
-                  "\"nsight\": True}"),
+                  "\"nsight\": True, \"flush_timeout_ms\": 250}"),
         0);
     free(json);
     tprof_config_free(c);
