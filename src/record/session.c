@@ -90,13 +90,13 @@ static void write_window(void *ctx, tp_window *w) {
         tp_session_unlock();
         for (size_t i = 0; i < n; i++)
             if (src[i].collect) src[i].collect(src[i].ctx, m, &info);
-        if (m->dropped_events) {
-            __atomic_fetch_add(&tp_sess.dropped, m->dropped_events, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&tp_sess.dropped, m->dropped_events, __ATOMIC_RELAXED);
+        if (m->dropped_events > info.too_deep) /* the too-deep ones were warned about apart */
             tp_log_warn(
                 "window %s: %llu events dropped: more than profiling.max_events=%lld records "
                 "were held at once",
-                w->name, (unsigned long long)m->dropped_events, (long long)tp_sess.cfg->max_events);
-        }
+                w->name, (unsigned long long)(m->dropped_events - info.too_deep),
+                (long long)tp_sess.cfg->max_events);
         tp_sess.sink.window(tp_sess.sink.ctx, m, &info);
     } else {
         tp_log_warn("window %s: out of memory; it is not written", w->name);
