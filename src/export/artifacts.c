@@ -4,10 +4,15 @@
  * at the end stage_times.json, op_stats.csv and summary.json, all derived from one analysis to
  * which every window was added; then the console summary (rank 0). With several ranks each file
  * name carries ".rank<N>". An output directory that cannot be written costs the files, never the
- * summary: the windows are still analysed. */
+ * summary: the windows are still analysed.
+ *
+ * A run directory never mixes two runs: a run_id used again first removes the earlier run's
+ * files of this rank (with one rank, or on rank 0, also those of ranks the run does not have),
+ * so that `tprof analyze` of the directory reads exactly one run. */
 #include "export/artifacts.h"
 
 #include "export/chrome.h"
+#include "export/runfiles.h"
 #include "report/jsonw.h"
 #include "report/report.h"
 #include "util/buf.h"
@@ -15,6 +20,7 @@
 #include "util/log.h"
 #include "util/vec.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +72,40 @@ static void write_artifact(const char *stem, const char *ext, const tp_buf *data
     free(path);
 }
 
+/* A file this process would write, or an earlier run with the same run_id wrote: an artifact, a
+ * trace under tprof's own names (trace_*, <worker>.<time>.pt.trace.*), of a rank that is ours
+ * to replace. Other files in the folder are the user's and are left alone. */
+static int earlier_runs_file(const char *name, const tp_run_info *run) {
+    int64_t rank;
+    int kind = tp_run_file_kind(name, &rank);
+    if (kind < 0) return 0;
+    if (kind == TP_RUN_TRACE && strncmp(name, "trace_", 6) != 0 && !strstr(name, ".pt.trace."))
+        return 0;
+    if (run->world_size <= 1) return 1;
+    if (rank == run->rank) return 1;
+    return run->rank == 0 && (rank < 0 || rank >= run->world_size);
+}
+
+static void clear_earlier_run(const tp_run_info *run) {
+    DIR *dh = opendir(art.run_dir);
+    if (!dh) return;
+    size_t removed = 0;
+    for (struct dirent *de; (de = readdir(dh));) {
+        if (!earlier_runs_file(de->d_name, run)) continue;
+        size_t n = strlen(art.run_dir) + strlen(de->d_name) + 2;
+        char *path = malloc(n);
+        if (!path) break;
+        snprintf(path, n, "%s/%s", art.run_dir, de->d_name);
+        removed += unlink(path) == 0;
+        free(path);
+    }
+    closedir(dh);
+    if (removed)
+        tp_log_warn("%s held %zu file%s of an earlier run with this run_id: removed, so that "
+                    "the directory holds this run only",
+                    art.run_dir, removed, removed == 1 ? "" : "s");
+}
+
 static int art_start(void *ctx, const tp_run_info *run) {
     (void)ctx;
     art_reset();
@@ -91,6 +131,7 @@ static int art_start(void *ctx, const tp_run_info *run) {
         return 0;
     }
     art.dir_ok = 1;
+    clear_earlier_run(run);
     tp_buf cfg;
     tp_buf_init(&cfg);
     tp_buf_puts(&cfg, run->config_json ? run->config_json : "{}");
