@@ -280,8 +280,7 @@ static int add_gpu(tp_scan *s, lists *l) {
     size_t devices = l->device_ids.n;
     for (size_t d = 0; d < devices; d++) {
         int64_t one;
-        if (tp_gpu_union(&s->order, l->devices[d].v, l->devices[d].n, first, last, &one))
-            return -1;
+        if (tp_gpu_union(&s->order, l->devices[d].v, l->devices[d].n, first, last, &one)) return -1;
         busy = tp_add_sat(busy, one);
     }
     a->window_ns = tp_add_sat(a->window_ns, window);

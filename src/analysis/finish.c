@@ -149,12 +149,14 @@ static void warn_saturated(tp_analysis *a) {
     for (size_t i = 0; i < a->nkernels; i++)
         times |= a->kernels[i].total_ns == INT64_MAX;
     if (times)
-        tp_analysis_add_warning(a, "a sum of durations overflowed: it is shown saturated at "
-                                   "%lld ns (the input holds absurd durations)",
+        tp_analysis_add_warning(a,
+                                "a sum of durations overflowed: it is shown saturated at "
+                                "%lld ns (the input holds absurd durations)",
                                 (long long)INT64_MAX);
     if (flops)
-        tp_analysis_add_warning(a, "a FLOP count overflowed: it is shown saturated at %g (the "
-                                   "input holds absurd flops values)",
+        tp_analysis_add_warning(a,
+                                "a FLOP count overflowed: it is shown saturated at %g (the "
+                                "input holds absurd flops values)",
                                 DBL_MAX);
 }
 

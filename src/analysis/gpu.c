@@ -7,8 +7,7 @@
  * them never goes back to the events. */
 #include "analysis/internal.h"
 
-int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi,
-                 int64_t *busy_ns) {
+int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi, int64_t *busy_ns) {
     *busy_ns = 0;
     if (n == 0 || hi <= lo) return 0;
     if (tp_sort_keyed(o, work, n)) return -1;

@@ -39,7 +39,7 @@ struct tp_analysis_priv {
     tp_name_index ops_ix, kernels_ix; /* row name -> index into ops / kernels */
     char ***patterns;                 /* per stage, its patterns (copied) */
     size_t *npatterns;
-    int told_failed; /* the incomplete-results warning was added */
+    int told_failed;    /* the incomplete-results warning was added */
     int told_run_facts; /* the dropped-events and partial-window warnings were added */
 };
 
@@ -114,8 +114,7 @@ int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n);
 /* gpu.c: the length of the union of one device's work intervals work[0..n) (key: the start
  * as a tp_time_key, val: the duration), each clipped to the window [lo, hi); sorts work.
  * 0 or -1. */
-int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi,
-                 int64_t *busy_ns);
+int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi, int64_t *busy_ns);
 /* corr.c: charges each id's GPU work to the op noted with its launch during the walks. */
 void tp_corr_charge(tp_scan *s);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged

@@ -59,8 +59,7 @@ int tp_cli_check_output(const char *output, char *const *inputs, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (strcmp(inputs[i], "-") == 0 || stat(inputs[i], &in) != 0) continue;
         if (exists && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-            return tp_cli_error("%s: the output is also an input: choose another -o FILE",
-                                output);
+            return tp_cli_error("%s: the output is also an input: choose another -o FILE", output);
         /* a report written into a run directory would be read as a trace of it next time */
         if (S_ISDIR(in.st_mode) && has_parent && in.st_dev == parent.st_dev &&
             in.st_ino == parent.st_ino)

@@ -21,10 +21,10 @@
 #include <zlib.h>
 
 enum {
-    CHUNK = 1 << 20,  /* the output buffer is flushed once it holds this much */
+    CHUNK = 1 << 20,       /* the output buffer is flushed once it holds this much */
     DEADLINE_EVERY = 4096, /* events written between two looks at the clock */
-    COPY_SLACK = 16,  /* readable bytes behind every cached rendering (see copy_text) */
-    ZCHUNK = 1 << 18, /* compressed bytes per write call */
+    COPY_SLACK = 16,       /* readable bytes behind every cached rendering (see copy_text) */
+    ZCHUNK = 1 << 18,      /* compressed bytes per write call */
     /* process_sort_index of GPU 0: past every Linux pid (pid_max <= 2^22), so host processes
      * sort before GPUs in the viewers, as in Kineto's traces. */
     GPU_SORT_BASE = 0x1000000,

@@ -65,7 +65,7 @@ struct tprof_config {
     int gpu; /* tp_gpu_mode */
     int nsight;
     int64_t flush_timeout_ms; /* a signal's flush ends within it (signals.c) */
-    char *origin[TP_NKEYS]; /* where each key was set last; NULL = the built-in default */
+    char *origin[TP_NKEYS];   /* where each key was set last; NULL = the built-in default */
     char err[512];
 };
 

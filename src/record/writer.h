@@ -16,12 +16,12 @@ typedef struct tp_writer {
     sem_t wake;    /* posted for each queued window, the flush request and the stop */
     sem_t flushed; /* posted once a requested flush is written */
     pthread_mutex_t lock;
-    tp_window *head, *tail;                 /* the queue, under lock */
-    int stop;                               /* under lock */
-    int flush_req;                          /* atomic: set by a signal handler */
-    int running;                            /* atomic: the thread exists and takes requests */
-    int64_t deadline_ns; /* atomic: set with flush_req: CLOCK_MONOTONIC time by which the flushed
-                            window's trace must be closed; 0 outside a flush */
+    tp_window *head, *tail; /* the queue, under lock */
+    int stop;               /* under lock */
+    int flush_req;          /* atomic: set by a signal handler */
+    int running;            /* atomic: the thread exists and takes requests */
+    int64_t deadline_ns;    /* atomic: set with flush_req: CLOCK_MONOTONIC time by which the flushed
+                               window's trace must be closed; 0 outside a flush */
     void (*write)(void *ctx, tp_window *w); /* converts, delivers and frees w */
     void (*flush)(void *ctx);               /* closes the open window (queues it) */
     void (*after_flush)(void *ctx);         /* after a flush's windows: the run's files, partial */

@@ -421,7 +421,8 @@ static int check_is_trace(reader *r) {
     if (!r->array_form && !r->events_member)
         return fail_at(r, 0, "not a valid trace: no \"traceEvents\" array");
     if (r->events_in && !r->ev.with_phase)
-        return fail_at(r, 0, "not a valid trace: no entry is a trace event (an object with \"ph\")");
+        return fail_at(r, 0,
+                       "not a valid trace: no entry is a trace event (an object with \"ph\")");
     return 0;
 }
 

@@ -15,9 +15,9 @@
 #include <zlib.h>
 
 enum {
-    TMP_SLOTS = 8,     /* temporary files remembered for tp_fs_discard_temporaries */
-    TMP_TRIES = 100,   /* names tried before giving up (each clash is another process's file) */
-    TMP_RANDOM = 12,   /* random characters in a temporary name */
+    TMP_SLOTS = 8,   /* temporary files remembered for tp_fs_discard_temporaries */
+    TMP_TRIES = 100, /* names tried before giving up (each clash is another process's file) */
+    TMP_RANDOM = 12, /* random characters in a temporary name */
     TMP_SUFFIX = 5 + TMP_RANDOM + 1, /* ".tmp." + the random part + NUL */
 };
 
@@ -137,8 +137,7 @@ static void ofile_free(tp_ofile *f) {
 /* Random file-name characters from the kernel, or, where getrandom fails, from the clock and the
  * address space (O_EXCL still keeps a guessed name from being used against us). */
 static void random_name(char *out, size_t n) {
-    static const char alphabet[] =
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     unsigned char bytes[TMP_RANDOM];
     if (getrandom(bytes, sizeof(bytes), GRND_NONBLOCK) != (ssize_t)sizeof(bytes)) {
         struct timespec t;

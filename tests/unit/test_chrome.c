@@ -146,7 +146,8 @@ static void test_every_kind(void **state) {
     tp_model m;
     tp_model_init(&m);
     build_every_kind(&m);
-    tp_chrome_opts o = {.config_json = "{\"active\": 2}", .window = "steps_4-5", .trace_name = "run 1"};
+    tp_chrome_opts o = {
+        .config_json = "{\"active\": 2}", .window = "steps_4-5", .trace_name = "run 1"};
     char *t = write_to_string(&m, &o, NULL);
     assert_true(tp_json_valid(t, strlen(t)));
 
