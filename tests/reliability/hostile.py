@@ -1,11 +1,13 @@
 """What the reliability tests (tests/reliability/test_reliability_*.py) share: the programs under
 test (build/tprof, build/tests/tp_hostile), runs with a time limit that never hide a signal, and
-checks that a folder holds no temporary file."""
+checks that a folder holds no temporary file. tprof itself runs through tests/integration's
+cli_helpers."""
 
 import json
 import os
 import pathlib
 import subprocess
+import sys
 
 BUILD = pathlib.Path(os.environ["TPROF_BUILD_DIR"])
 SOURCE = pathlib.Path(os.environ["TPROF_SOURCE_DIR"])
@@ -13,6 +15,10 @@ FIXTURES = pathlib.Path(os.environ["TPROF_FIXTURES"])
 TPROF = BUILD / "tprof"
 HOSTILE = BUILD / "tests" / "tp_hostile"
 TIMEOUT = 300
+
+# running tprof and reading its one error line: as the command's own tests do
+sys.path.insert(0, str(SOURCE / "tests" / "integration"))
+from cli_helpers import error_line, tprof  # noqa: E402,F401  (re-exported to the tests)
 
 
 def clean_env(**extra):
@@ -31,26 +37,6 @@ def profiled(mode, arg, out_dir, run_id, *options, env=None, preexec_fn=None, rc
     if rc is not None:
         assert p.returncode == rc, "%s: exit %d; stderr: %s" % (args, p.returncode, p.stderr)
     return p
-
-
-def tprof(*args, rc=None):
-    """Runs tprof; never killed by a signal; rc, when given, must match."""
-    p = subprocess.run([str(TPROF)] + [str(a) for a in args], capture_output=True,
-                       timeout=TIMEOUT)
-    assert p.returncode >= 0, "tprof %s: killed by signal %d" % (args, -p.returncode)
-    if rc is not None:
-        assert p.returncode == rc, "tprof %s: exit %d, not %d; stderr: %s" % (
-            " ".join(map(str, args)), p.returncode, rc, p.stderr.decode(errors="replace"))
-    return p
-
-
-def error_line(p):
-    """The one line a failing tprof prints on stderr."""
-    text = p.stderr.decode("utf-8", errors="replace")
-    lines = text.splitlines()
-    assert len(lines) == 1 and text.endswith("\n"), "not one line: %r" % text
-    assert lines[0].startswith("tprof: "), lines[0]
-    return lines[0]
 
 
 def leftovers(directory):
