@@ -12,7 +12,6 @@ import sys
 BUILD = pathlib.Path(os.environ["TPROF_BUILD_DIR"])
 SOURCE = pathlib.Path(os.environ["TPROF_SOURCE_DIR"])
 FIXTURES = pathlib.Path(os.environ["TPROF_FIXTURES"])
-TPROF = BUILD / "tprof"
 HOSTILE = BUILD / "tests" / "tp_hostile"
 TIMEOUT = 300
 
