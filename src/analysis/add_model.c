@@ -217,11 +217,11 @@ static int merge_names(tp_scan *s) {
             r->calls += ns->calls;
             r->total_ns = tp_add_sat(r->total_ns, ns->total_ns);
             r->self_ns = tp_add_sat(r->self_ns, ns->self_ns);
-            r->flops += ns->flops;
+            r->flops = tp_add_flops(r->flops, ns->flops);
             r->flops_time_ns = tp_add_sat(r->flops_time_ns, ns->flops_time_ns);
             r->gpu_ns = tp_add_sat(r->gpu_ns, ns->gpu_ns);
             r->kernels += ns->kernels;
-            a->flops += ns->flops;
+            a->flops = tp_add_flops(a->flops, ns->flops);
             a->flops_time_ns = tp_add_sat(a->flops_time_ns, ns->flops_time_ns);
         }
         if (ns->kcalls) {
@@ -280,7 +280,7 @@ static int add_gpu(tp_scan *s, lists *l) {
     size_t devices = l->device_ids.n;
     for (size_t d = 0; d < devices; d++) {
         int64_t one;
-        if (tp_gpu_union(&s->order, l->devices[d].v, l->devices[d].n, &one)) return -1;
+        if (tp_gpu_union(&s->order, l->devices[d].v, l->devices[d].n, first, last, &one)) return -1;
         busy = tp_add_sat(busy, one);
     }
     a->window_ns = tp_add_sat(a->window_ns, window);
@@ -297,9 +297,10 @@ static int note_input(tp_analysis *a, const tp_model *m, const char *path) {
     a->input_bytes += m->input_bytes;
     a->input_events += m->input_events;
     a->dropped_events += m->dropped_events;
+    /* a trace read from a file that a signal or a shutdown cut short counts as a partial window */
+    a->partial_windows += m->partial != 0;
     if (!path || !*path) {
         a->windows++;
-        a->partial_windows += m->partial != 0;
     } else {
         char *copy = strdup(path);
         if (!copy || TP_GROW(a->paths, a->cap_paths, a->npaths + 1)) {

@@ -124,7 +124,44 @@ static int cmp_mem(const void *pa, const void *pb) {
     return (a->device_id > b->device_id) - (a->device_id < b->device_id);
 }
 
+/* The run facts every renderer shows among the warnings (text report, --json, summary.json). */
+static void warn_run_facts(tp_analysis *a) {
+    if (a->priv->told_run_facts) return;
+    a->priv->told_run_facts = 1;
+    if (a->dropped_events)
+        tp_analysis_add_warning(a, "%llu events were dropped (buffers full): figures undercount",
+                                (unsigned long long)a->dropped_events);
+    if (a->partial_windows)
+        tp_analysis_add_warning(a, "%zu window%s closed early (shutdown or signal)",
+                                a->partial_windows, a->partial_windows == 1 ? "" : "s");
+}
+
+/* Sums that hit their ceiling (absurd input: a dur of 1e15 us, flops of 1e999) are shown
+ * saturated rather than wrapped, inf or null; say so once. */
+static void warn_saturated(tp_analysis *a) {
+    int times = a->window_ns == INT64_MAX || a->steps_total_ns == INT64_MAX ||
+                a->gpu_busy_ns == INT64_MAX || a->flops_time_ns == INT64_MAX;
+    int flops = a->flops >= DBL_MAX || a->flops <= -DBL_MAX;
+    for (size_t i = 0; i < a->nops; i++) {
+        times |= a->ops[i].total_ns == INT64_MAX || a->ops[i].self_ns == INT64_MAX;
+        flops |= a->ops[i].flops >= DBL_MAX || a->ops[i].flops <= -DBL_MAX;
+    }
+    for (size_t i = 0; i < a->nkernels; i++)
+        times |= a->kernels[i].total_ns == INT64_MAX;
+    if (times)
+        tp_analysis_add_warning(a,
+                                "a sum of durations overflowed: it is shown saturated at "
+                                "%lld ns (the input holds absurd durations)",
+                                (long long)INT64_MAX);
+    if (flops)
+        tp_analysis_add_warning(a,
+                                "a FLOP count overflowed: it is shown saturated at %g (the "
+                                "input holds absurd flops values)",
+                                DBL_MAX);
+}
+
 void tp_analysis_finish(tp_analysis *a) {
+    warn_run_facts(a);
     if (a->failed && !a->priv->told_failed) {
         a->priv->told_failed = 1;
         tp_analysis_add_warning(a, "memory ran out during the analysis: results are incomplete");
@@ -140,5 +177,7 @@ void tp_analysis_finish(tp_analysis *a) {
             r->capacity_bytes ? 100.0 * (double)r->peak_bytes / (double)r->capacity_bytes : -1;
     }
     a->flops_per_s = a->flops_time_ns > 0 ? a->flops * 1e9 / (double)a->flops_time_ns : -1;
+    if (a->flops_per_s > DBL_MAX) a->flops_per_s = DBL_MAX;
+    warn_saturated(a);
     tp_recommend(a);
 }

@@ -11,6 +11,7 @@
 #include "analysis/names.h"
 #include "analysis/order.h"
 
+#include <float.h>
 #include <stdint.h>
 
 /* Durations and ends saturate instead of overflowing, so absurd input cannot trigger undefined
@@ -19,6 +20,12 @@ static inline int64_t tp_add_sat(int64_t a, int64_t b) {
     int64_t r;
     if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
     return r;
+}
+/* FLOP counts saturate at DBL_MAX (an infinite count, 1e999 in a trace, is DBL_MAX too), so
+ * that no sum turns into inf, written as null; tp_analysis_finish warns when one did. */
+static inline double tp_add_flops(double a, double b) {
+    double r = a + b;
+    return r > DBL_MAX ? DBL_MAX : r < -DBL_MAX ? -DBL_MAX : r;
 }
 static inline int64_t tp_ev_dur(const tp_event *e) {
     return e->dur > 0 ? e->dur : 0;
@@ -32,7 +39,8 @@ struct tp_analysis_priv {
     tp_name_index ops_ix, kernels_ix; /* row name -> index into ops / kernels */
     char ***patterns;                 /* per stage, its patterns (copied) */
     size_t *npatterns;
-    int told_failed; /* the incomplete-results warning was added */
+    int told_failed;    /* the incomplete-results warning was added */
+    int told_run_facts; /* the dropped-events and partial-window warnings were added */
 };
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */
@@ -104,8 +112,9 @@ tp_name_stats *tp_scan_name(tp_scan *s, tp_str name);
 /* nesting.c: walks one thread's host ranges (idx sorted by tp_order_ranges). 0 or -1. */
 int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n);
 /* gpu.c: the length of the union of one device's work intervals work[0..n) (key: the start
- * as a tp_time_key, val: the duration), which it sorts. 0 or -1. */
-int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t *busy_ns);
+ * as a tp_time_key, val: the duration), each clipped to the window [lo, hi); sorts work.
+ * 0 or -1. */
+int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi, int64_t *busy_ns);
 /* corr.c: charges each id's GPU work to the op noted with its launch during the walks. */
 void tp_corr_charge(tp_scan *s);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged

@@ -49,7 +49,9 @@ static void count_flops(tp_scan *s, const tp_event *e, tp_name_stats *ns) {
     if (s->flops_key == UINT32_MAX || !e->nargs) return;
     const tp_arg *arg = tp_event_arg(s->m, e, s->flops_key);
     if (!arg || (arg->type != TP_ARG_INT && arg->type != TP_ARG_DOUBLE)) return;
-    ns->flops += arg->type == TP_ARG_INT ? (double)arg->v.i : arg->v.d;
+    double v = arg->type == TP_ARG_INT ? (double)arg->v.i : arg->v.d;
+    if (v != v) return; /* NaN: no count */
+    ns->flops = tp_add_flops(ns->flops, v);
     ns->flops_time_ns = tp_add_sat(ns->flops_time_ns, tp_ev_dur(e));
 }
 

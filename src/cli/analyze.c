@@ -84,6 +84,7 @@ static int run(int argc, char **argv) {
     tp_cli_shared_init(&s);
     size_t ninputs = 0;
     int rc = parse(argc, argv, &s, &ninputs);
+    if (rc == 0 && tp_cli_check_output(s.output, argv + 1, ninputs)) rc = -1;
     tp_analysis *a = rc == 0 ? tp_cli_analyse(argv + 1, ninputs, &s.read) : NULL;
     if (a) {
         tp_buf out;

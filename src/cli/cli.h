@@ -128,6 +128,11 @@ tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opt
  * TP_EXIT_ERROR after printing the error. */
 int tp_cli_write(const char *path, const tp_buf *out);
 
+/* Refuses an output that is one of the inputs (the same file, by device and inode, so links and
+ * other spellings count) or that lies in an input run directory. TP_EXIT_OK, or TP_EXIT_ERROR
+ * after printing one line. */
+int tp_cli_check_output(const char *output, char *const *inputs, size_t n);
+
 /* Reads a whole file into out (NUL-terminated, the NUL not counted). 0, or -1 with err set to
  * "PATH: cannot read: reason". */
 int tp_cli_read_file(const char *path, tp_buf *out, char *err, size_t errlen);

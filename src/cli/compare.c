@@ -136,6 +136,9 @@ static void render(tp_buf *out, const tp_compare *c, const tp_cli_shared *s) {
 
 static int compare(const compare_args *x) {
     const tp_cli_read_opts *r = &x->shared.read;
+    for (int i = 0; i < 2; i++)
+        if (tp_cli_check_output(x->shared.output, x->sides[i].inputs, x->sides[i].n))
+            return TP_EXIT_ERROR;
     tp_analysis *a = tp_cli_analyse(x->sides[0].inputs, x->sides[0].n, r);
     tp_analysis *b = a ? tp_cli_analyse(x->sides[1].inputs, x->sides[1].n, r) : NULL;
     tp_compare *c = b ? tp_compare_new(a, b) : NULL;

@@ -38,6 +38,38 @@ int tp_cli_write(const char *path, const tp_buf *out) {
     return TP_EXIT_OK;
 }
 
+/* The folder that would hold path (its dirname), stat'ed. */
+static int stat_parent(const char *path, struct stat *st) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return stat(".", st);
+    if (slash == path) return stat("/", st);
+    char dir[4096];
+    size_t n = (size_t)(slash - path);
+    if (n >= sizeof(dir)) return -1;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return stat(dir, st);
+}
+
+int tp_cli_check_output(const char *output, char *const *inputs, size_t n) {
+    if (!output || strcmp(output, "-") == 0) return TP_EXIT_OK;
+    struct stat out, parent, in;
+    int exists = stat(output, &out) == 0 && S_ISREG(out.st_mode);
+    int has_parent = stat_parent(output, &parent) == 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(inputs[i], "-") == 0 || stat(inputs[i], &in) != 0) continue;
+        if (exists && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            return tp_cli_error("%s: the output is also an input: choose another -o FILE", output);
+        /* a report written into a run directory would be read as a trace of it next time */
+        if (S_ISDIR(in.st_mode) && has_parent && in.st_dev == parent.st_dev &&
+            in.st_ino == parent.st_ino)
+            return tp_cli_error("%s: the output would go into the input run directory %s: "
+                                "choose another -o FILE",
+                                output, inputs[i]);
+    }
+    return TP_EXIT_OK;
+}
+
 int tp_cli_read_file(const char *path, tp_buf *out, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) {

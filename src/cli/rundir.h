@@ -1,23 +1,12 @@
-/* rundir.h - the files of a run directory, as the default sink names them (src/export/artifacts.c):
- * config.json, stage_times.json, op_stats.csv, summary.json and the traces, each with a
- * ".rank<N>" part in its name when the run had several ranks.
- *
- * A trace is any other *.json or *.json.gz file, so a directory of torch.profiler traces
- * (<worker>.<time>.pt.trace.json) is read the same way. */
+/* rundir.h - the files of a run directory, listed: the artifacts and traces as
+ * src/export/runfiles.h tells them apart, each with its kind and rank. */
 #ifndef TP_CLI_RUNDIR_H
 #define TP_CLI_RUNDIR_H
 
+#include "export/runfiles.h"
+
 #include <stddef.h>
 #include <stdint.h>
-
-typedef enum tp_run_kind {
-    TP_RUN_CONFIG,
-    TP_RUN_STAGE_TIMES,
-    TP_RUN_OP_STATS,
-    TP_RUN_SUMMARY,
-    TP_RUN_TRACE,
-    TP_RUN_NKINDS
-} tp_run_kind;
 
 typedef struct tp_run_file {
     char *path;       /* <dir>/<name> */
@@ -31,8 +20,6 @@ typedef struct tp_run_dir {
     size_t n, cap;
 } tp_run_dir;
 
-/* The artifact file name of a kind, without rank part: "config.json", ... */
-const char *tp_run_kind_name(tp_run_kind kind);
 /* 1 when path names a directory (following links), else 0. */
 int tp_run_is_dir(const char *path);
 /* Lists the artifacts and traces directly inside dir (regular files; hidden files, other names

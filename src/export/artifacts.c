@@ -4,10 +4,15 @@
  * at the end stage_times.json, op_stats.csv and summary.json, all derived from one analysis to
  * which every window was added; then the console summary (rank 0). With several ranks each file
  * name carries ".rank<N>". An output directory that cannot be written costs the files, never the
- * summary: the windows are still analysed. */
+ * summary: the windows are still analysed.
+ *
+ * A run directory never mixes two runs: a run_id used again first removes the earlier run's
+ * files of this rank (with one rank, or on rank 0, also those of ranks the run does not have),
+ * so that `tprof analyze` of the directory reads exactly one run. */
 #include "export/artifacts.h"
 
 #include "export/chrome.h"
+#include "export/runfiles.h"
 #include "report/jsonw.h"
 #include "report/report.h"
 #include "util/buf.h"
@@ -15,6 +20,7 @@
 #include "util/log.h"
 #include "util/vec.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +72,40 @@ static void write_artifact(const char *stem, const char *ext, const tp_buf *data
     free(path);
 }
 
+/* A file this process would write, or an earlier run with the same run_id wrote: an artifact, a
+ * trace under tprof's own names (trace_*, <worker>.<time>.pt.trace.*), of a rank that is ours
+ * to replace. Other files in the folder are the user's and are left alone. */
+static int earlier_runs_file(const char *name, const tp_run_info *run) {
+    int64_t rank;
+    int kind = tp_run_file_kind(name, &rank);
+    if (kind < 0) return 0;
+    if (kind == TP_RUN_TRACE && strncmp(name, "trace_", 6) != 0 && !strstr(name, ".pt.trace."))
+        return 0;
+    if (run->world_size <= 1) return 1;
+    if (rank == run->rank) return 1;
+    return run->rank == 0 && (rank < 0 || rank >= run->world_size);
+}
+
+static void clear_earlier_run(const tp_run_info *run) {
+    DIR *dh = opendir(art.run_dir);
+    if (!dh) return;
+    size_t removed = 0;
+    for (struct dirent *de; (de = readdir(dh));) {
+        if (!earlier_runs_file(de->d_name, run)) continue;
+        size_t n = strlen(art.run_dir) + strlen(de->d_name) + 2;
+        char *path = malloc(n);
+        if (!path) break;
+        snprintf(path, n, "%s/%s", art.run_dir, de->d_name);
+        removed += unlink(path) == 0;
+        free(path);
+    }
+    closedir(dh);
+    if (removed)
+        tp_log_warn("%s held %zu file%s of an earlier run with this run_id: removed, so that "
+                    "the directory holds this run only",
+                    art.run_dir, removed, removed == 1 ? "" : "s");
+}
+
 static int art_start(void *ctx, const tp_run_info *run) {
     (void)ctx;
     art_reset();
@@ -91,6 +131,7 @@ static int art_start(void *ctx, const tp_run_info *run) {
         return 0;
     }
     art.dir_ok = 1;
+    clear_earlier_run(run);
     tp_buf cfg;
     tp_buf_init(&cfg);
     tp_buf_puts(&cfg, run->config_json ? run->config_json : "{}");
@@ -116,7 +157,10 @@ static char *trace_name(const tp_window_info *w) {
     return strdup(name);
 }
 
-static void write_trace(const tp_model *m, const tp_window_info *w) {
+/* Writes m's trace. A signal's flush may run out of time (w->deadline_ns): the trace then holds
+ * the events written before it, and so does m afterwards, so that the summary files describe
+ * exactly what the trace holds. */
+static void write_trace(tp_model *m, const tp_window_info *w) {
     char *name = trace_name(w);
     size_t n = strlen(art.run_dir) + (name ? strlen(name) : 0) + 2;
     char *path = name ? malloc(n) : NULL;
@@ -128,9 +172,20 @@ static void write_trace(const tp_model *m, const tp_window_info *w) {
         return;
     }
     snprintf(path, n, "%s/%s", art.run_dir, name);
-    tp_chrome_opts o = {.gzip = art.gzip, .config_json = art.config_json, .window = w->name};
+    size_t written = 0;
+    tp_chrome_opts o = {.gzip = art.gzip,
+                        .config_json = art.config_json,
+                        .window = w->name,
+                        .deadline_ns = w->deadline_ns,
+                        .events_written = &written};
     if (tp_chrome_write_file(m, path, &o, err, sizeof(err)) == 0) {
         art.traces[art.ntraces++] = name;
+        if (written < m->nevents) {
+            tp_log_warn("window %s: profiling.flush_timeout_ms ran out: %zu of %zu events saved "
+                        "(%.1f%%); the trace is marked truncated",
+                        w->name, written, m->nevents, 100.0 * (double)written / (double)m->nevents);
+            m->nevents = written;
+        }
     } else {
         tp_log_warn("%s", err);
         free(name);
@@ -159,6 +214,7 @@ static void run_json(tp_buf *b, const tp_run_info *run) {
     tp_jw_u64(&w, "windows", run->windows);
     tp_jw_u64(&w, "partial_windows", run->partial_windows);
     tp_jw_u64(&w, "dropped_events", run->dropped_events);
+    tp_jw_bool(&w, "interrupted", run->interrupted);
     if (run->no_window_reason)
         tp_jw_str(&w, "no_window_reason", run->no_window_reason);
     else
@@ -214,9 +270,15 @@ static void art_finish(void *ctx, const tp_run_info *run) {
     /* Windows, partial ones and dropped events came in with the models; only the reason why
      * none completed is the run's own. */
     if (run->no_window_reason) tp_analysis_add_warning(a, "%s", run->no_window_reason);
+    if (run->interrupted)
+        tp_analysis_add_warning(a, "the run was interrupted by a signal: the figures cover what "
+                                   "was recorded until then");
     tp_analysis_finish(a);
     write_summary_files(a, run, run->top_k);
     if (run->print_summary) print_summary(a, run);
+    if (run->interrupted)
+        tp_log_warn("interrupted: %zu window%s saved to %s (partial)", run->windows,
+                    run->windows == 1 ? "" : "s", run->run_dir);
     art_reset();
 }
 

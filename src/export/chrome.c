@@ -16,13 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 enum {
-    CHUNK = 1 << 20,  /* the output buffer is flushed once it holds this much */
-    COPY_SLACK = 16,  /* readable bytes behind every cached rendering (see copy_text) */
-    ZCHUNK = 1 << 18, /* compressed bytes per write call */
+    CHUNK = 1 << 20,       /* the output buffer is flushed once it holds this much */
+    DEADLINE_EVERY = 4096, /* events written between two looks at the clock */
+    COPY_SLACK = 16,       /* readable bytes behind every cached rendering (see copy_text) */
+    ZCHUNK = 1 << 18,      /* compressed bytes per write call */
     /* process_sort_index of GPU 0: past every Linux pid (pid_max <= 2^22), so host processes
      * sort before GPUs in the viewers, as in Kineto's traces. */
     GPU_SORT_BASE = 0x1000000,
@@ -51,6 +53,7 @@ typedef struct writer {
     int write_failed;
     int stop;         /* a write or an allocation failed: the output is lost, stop working */
     size_t nentries;  /* entries written to traceEvents (the first takes no comma) */
+    size_t nwritten;  /* model events written (fewer than m->nevents when the deadline passed) */
     int64_t first_ts; /* earliest event time, the ts of the metadata entries */
     int gzip;
     z_stream z;
@@ -624,6 +627,12 @@ static void put_trailer(writer *w, const tp_chrome_opts *o) {
         TP_BUF_LIT(&w->out, ",\"partial\":true");
     else
         TP_BUF_LIT(&w->out, ",\"partial\":false");
+    if (w->nwritten < m->nevents) {
+        TP_BUF_LIT(&w->out, ",\"truncated\":true,\"events_written\":");
+        tp_buf_u64(&w->out, w->nwritten);
+        TP_BUF_LIT(&w->out, ",\"events_recorded\":");
+        tp_buf_u64(&w->out, m->nevents);
+    }
     TP_BUF_LIT(&w->out, ",\"dropped_events\":");
     tp_buf_u64(&w->out, m->dropped_events);
     TP_BUF_LIT(&w->out, ",\"rank\":");
@@ -675,15 +684,24 @@ static int prepare(writer *w) {
     return out_of_memory(w) ? -1 : 0;
 }
 
+static int past(int64_t deadline_ns) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec >= deadline_ns;
+}
+
 static int write_trace(writer *w, const tp_chrome_opts *o) {
     const tp_model *m = w->m;
     if (prepare(w)) return -1;
     put_header(w);
     if (put_metadata(w)) return -1;
-    for (size_t i = 0; i < m->nevents && !w->stop; i++) {
+    size_t i = 0;
+    for (; i < m->nevents && !w->stop; i++) {
+        if (o->deadline_ns && i % DEADLINE_EVERY == 0 && past(o->deadline_ns)) break;
         put_event(w, &m->events[i], i);
         maybe_flush(w);
     }
+    w->nwritten = i;
     put_trailer(w, o);
     if (!w->stop) flush(w, 1);
     return w->stop ? -1 : 0;
@@ -708,6 +726,7 @@ int tp_chrome_write(const tp_model *m, const tp_chrome_opts *o,
         }
     }
     int rc = write_trace(&w, o ? o : &defaults);
+    if (o && o->events_written) *o->events_written = w.nwritten;
     if (w.gzip) {
         deflateEnd(&w.z);
         free(w.zout);

@@ -5,7 +5,8 @@
  * Layout: {"schemaVersion", "deviceProperties" (when the model has devices), "distributedInfo"
  * (when rank >= 0), "traceEvents": [metadata, then events], "displayTimeUnit",
  * "baseTimeNanoseconds", "traceName" (when given), "tprof": {version, window, partial,
- * dropped_events, rank, world_size, config}}. Event times are the model's ts (relative to
+ * [truncated, events_written, events_recorded: when a deadline cut it short], dropped_events,
+ * rank, world_size, config}}. Event times are the model's ts (relative to
  * base_ns) in microseconds, exact to the nanosecond. Events keep the model's order, one per
  * line; a launch -> kernel flow ("s"/"f", cat ac2g) follows the range it belongs to.
  *
@@ -19,6 +20,7 @@
 #include "model/model.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct tp_chrome_opts {
     int gzip; /* compress the output stream (gzip format, level 1) */
@@ -26,6 +28,10 @@ typedef struct tp_chrome_opts {
         *config_json;       /* the effective configuration (a JSON object), embedded; may be NULL */
     const char *window;     /* the window's name, e.g. "steps_4-5" or "epoch_5"; may be NULL */
     const char *trace_name; /* "traceName"; may be NULL */
+    /* CLOCK_MONOTONIC time after which no more events are written: the JSON is closed validly
+     * where the writing stands, with "truncated": true in the tprof object; 0 = no limit. */
+    int64_t deadline_ns;
+    size_t *events_written; /* if not NULL: set to the events written (all, unless truncated) */
 } tp_chrome_opts;
 
 /* Streams the trace of m through write(ctx, data, len) in chunks of about 1 MB; write returns 0,

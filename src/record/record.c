@@ -35,6 +35,7 @@ uint32_t tp_tls_sync(tp_tls *t) {
         t->recs = NULL;
         t->n = t->cap = t->owed = 0;
         t->drop_depth = INT32_MAX;
+        t->deep = 0;
     }
     return g;
 }
@@ -47,6 +48,7 @@ const char *tp_intern(tp_tls *t, const char *s) {
 }
 
 static tp_rec *count_drop(tp_tls *t) {
+    if (t->chunk && t->deep) TP_STORE_REL(&t->chunk->too_deep, t->chunk->too_deep + 1);
     if (t->chunk) TP_STORE_REL(&t->chunk->dropped, t->chunk->dropped + 1);
     return NULL;
 }
@@ -58,11 +60,29 @@ static tp_rec *start_dropping(tp_tls *t) {
     return count_drop(t);
 }
 
+/* The owed ends and this record could not move to any fresh chunk: the ranges open are nested
+ * too deep. Only this record, and what is begun inside the range that did not fit, is dropped;
+ * the current chunk keeps room for the owed ends (record.h, 4 and 5). */
+static tp_rec *start_too_deep(tp_tls *t) {
+    t->deep = 1;
+    t->deep_cap = t->cap;
+    t->drop_depth = t->depth;
+    t->cap = t->n + t->owed;
+    return count_drop(t);
+}
+
 tp_rec *tp_room_slow(tp_tls *t, uint32_t need) {
     uint32_t g = tp_tls_sync(t);
     if (!tp_gen_records(g) || !t->thr) return NULL;
-    if (t->drop_depth != INT32_MAX) return count_drop(t);
+    if (t->drop_depth != INT32_MAX) {
+        if (!t->deep || t->depth > t->drop_depth) return count_drop(t);
+        /* back out of the too-deep ranges: keep again, with the room the chunk had */
+        t->deep = 0;
+        t->drop_depth = INT32_MAX;
+        t->cap = t->deep_cap;
+    }
     if (t->chunk && t->cap - t->n >= t->owed + need) return t->recs + t->n;
+    if (t->chunk && t->owed + need > TP_CHUNK_RECS) return start_too_deep(t);
     tp_chunk *c = tp_chunk_take(t->thr, t->chunk, g, TP_CHUNK_RECS);
     if (!c) return start_dropping(t);
     uint32_t got = TP_LOAD_RLX(&c->reserved);

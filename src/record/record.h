@@ -20,6 +20,9 @@
  *     from then on (drop_depth) it keeps no new record except the ends it owes. Ranges open on the
  *     thread's stack are therefore, bottom to top: those begun before the window, the kept ones
  *     (owed of them), and the dropped ones (deeper than drop_depth).
+ *     One exception ends: a thread whose owed ends would not fit in a fresh chunk (ranges nested
+ *     about TP_CHUNK_RECS deep) drops only the range that does not fit and those inside it
+ *     (`deep` set, counted as too_deep); once its depth is back to drop_depth it keeps again.
  *  6. Generations are never reused, not even across sessions, so a thread's stale gen can only
  *     differ from the current one. Windows are numbered 1, 2, ... in the order they open; each gap
  *     between windows gets a generation of its own too, marked TP_GEN_IDLE, so that a thread in
@@ -74,12 +77,16 @@ static inline const char *tp_rec_str(uint64_t word) {
 }
 
 enum { TP_CHUNK_RECS = 4096 }; /* 64 KiB of records */
+/* Ranges one thread can keep open at once in a window: their ends, and a begin, fit in a chunk
+ * (invariant 4). A range deeper than that is dropped and counted (invariant 5). */
+enum { TP_MAX_NESTING = TP_CHUNK_RECS - 1 };
 
 typedef struct tp_chunk {
     struct tp_chunk *next; /* the owner's list; fixed once pushed */
     uint32_t gen;          /* window generation (invariant 3) */
     uint32_t count;        /* records published (invariant 2) */
     uint64_t dropped;      /* events the owner could not keep in this window */
+    uint64_t too_deep;     /* of them, those dropped for nesting too deep (invariant 5) */
     uint64_t seq;          /* order of the owner's chunks */
     uint32_t reserved;     /* max_events budget held; returned once, by whoever exchanges it */
     tp_rec recs[TP_CHUNK_RECS];
@@ -105,6 +112,8 @@ typedef struct tp_tls {
     uint32_t owed;      /* ends owed: kept ranges still open in this window */
     int32_t depth;      /* ranges open on this thread in this session */
     int32_t drop_depth; /* INT32_MAX, or the depth at which this window's dropping began */
+    int32_t deep;       /* the dropping is for nesting too deep, not budget: it ends (inv. 5) */
+    uint32_t deep_cap;  /* cap before that dropping began, restored when it ends */
     tp_chunk *chunk;
     tp_thread *thr;
     uint64_t session; /* tp_session_serial this state belongs to */

@@ -73,12 +73,15 @@ void tp_session_inactive_call(const char *fn) {
         tp_log_warn("%s called after tprof_shutdown; ignored, as is every tprof call since", fn);
 }
 
+static void fill_run_info(tp_run_info *run);
+
 /* ---- the writer thread's side ---- */
 
 static void write_window(void *ctx, tp_window *w) {
     (void)ctx;
     tp_window_info info;
     tp_model *m = tp_window_build(w, &tp_sess.env, &info);
+    info.deadline_ns = TP_LOAD_ACQ(&tp_sess.writer.deadline_ns);
     if (m) {
         tp_source src[TP_MAX_SOURCES];
         tp_session_lock();
@@ -87,13 +90,13 @@ static void write_window(void *ctx, tp_window *w) {
         tp_session_unlock();
         for (size_t i = 0; i < n; i++)
             if (src[i].collect) src[i].collect(src[i].ctx, m, &info);
-        if (m->dropped_events) {
-            __atomic_fetch_add(&tp_sess.dropped, m->dropped_events, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&tp_sess.dropped, m->dropped_events, __ATOMIC_RELAXED);
+        if (m->dropped_events > info.too_deep) /* the too-deep ones were warned about apart */
             tp_log_warn(
                 "window %s: %llu events dropped: more than profiling.max_events=%lld records "
                 "were held at once",
-                w->name, (unsigned long long)m->dropped_events, (long long)tp_sess.cfg->max_events);
-        }
+                w->name, (unsigned long long)(m->dropped_events - info.too_deep),
+                (long long)tp_sess.cfg->max_events);
         tp_sess.sink.window(tp_sess.sink.ctx, m, &info);
     } else {
         tp_log_warn("window %s: out of memory; it is not written", w->name);
@@ -115,8 +118,25 @@ static void signal_flush(void *ctx) {
     tp_session_unlock();
 }
 
-int tp_session_signal_flush(int timeout_ms) {
-    return tp_writer_flush_from_signal(&tp_sess.writer, timeout_ms);
+/* After the signal's window: the run's summary files from what was recorded, marked partial, so
+ * that a killed run is complete on disk (tprof check passes, tprof analyze says partial). */
+static void signal_finish(void *ctx) {
+    (void)ctx;
+    tp_run_info run;
+    tp_session_lock();
+    int active = tp_sess.state == TP_SESSION_ACTIVE && tp_sess.stopped;
+    fill_run_info(&run);
+    tp_session_unlock();
+    if (!active || !tp_sess.sink.finish) return;
+    run.interrupted = 1;
+    run.print_summary = 0; /* the host is being stopped: only the files, and one line */
+    run.no_window_reason = NULL;
+    __atomic_store_n(&tp_sess.finished_by_signal, 1, __ATOMIC_RELEASE);
+    tp_sess.sink.finish(tp_sess.sink.ctx, &run);
+}
+
+int tp_session_signal_flush(int deadline_ms, int timeout_ms) {
+    return tp_writer_flush_from_signal(&tp_sess.writer, deadline_ms, timeout_ms);
 }
 
 /* ---- start ---- */
@@ -259,6 +279,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     set_origin();
     tp_sess.writer.write = write_window;
     tp_sess.writer.flush = signal_flush;
+    tp_sess.writer.after_flush = signal_finish;
     if (tp_writer_start(&tp_sess.writer)) {
         tp_log_warn("cannot start the writer thread: %s; profiling is off", strerror(errno));
         free_run();
@@ -273,13 +294,13 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     tp_sess.dropped = tp_sess.unmatched_ends = 0;
     tp_sess.stepper = tp_sess.step_tid = 0;
     tp_steps_note_thread(); /* the starter carries the steps until a tprof_step says otherwise */
-    tp_sess.stopped = tp_sess.warned_after = 0;
+    tp_sess.stopped = tp_sess.warned_after = tp_sess.finished_by_signal = 0;
     tp_sess.no_window_reason[0] = '\0';
     tp_sess.state = TP_SESSION_ACTIVE;
     __atomic_fetch_add(&tp_session_serial, 1, __ATOMIC_RELEASE);
     tp_steps_begin(tp_clock_ticks());
     TP_STORE_REL(&tprof_active_, 1);
-    if (tp_sess.cfg->signals) tp_signals_install();
+    if (tp_sess.cfg->signals) tp_signals_install(tp_sess.cfg->flush_timeout_ms);
     return 0;
 }
 
@@ -332,7 +353,8 @@ static void finish_run(void) {
                     (unsigned long long)unmatched);
     tp_run_info run;
     fill_run_info(&run);
-    if (tp_sess.sink.finish) tp_sess.sink.finish(tp_sess.sink.ctx, &run);
+    if (tp_sess.sink.finish && !__atomic_load_n(&tp_sess.finished_by_signal, __ATOMIC_ACQUIRE))
+        tp_sess.sink.finish(tp_sess.sink.ctx, &run);
 }
 
 void tprof_shutdown(void) {

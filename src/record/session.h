@@ -57,6 +57,7 @@ typedef struct tp_session {
     char step_name[64];        /* that thread's name, noted on it */
     const char *step_name_src; /* the interned name step_name was copied from */
     int stopped;               /* a signal flushed the session: nothing more is recorded */
+    int finished_by_signal;    /* the sink's finish ran for the signal (writer thread, atomic) */
     size_t windows, partial_windows;
     uint64_t dropped; /* written by the writer thread (atomic) */
     /* for the sink */
@@ -97,11 +98,14 @@ static inline int tp_api_enter(const char *fn) {
     return 0;
 }
 
-/* Async-signal-safe: the writer flushes the recording window as partial; waits up to timeout_ms. */
-int tp_session_signal_flush(int timeout_ms);
+/* Async-signal-safe: the writer flushes the recording window as partial (its trace closed within
+ * deadline_ms) and writes the run's files; waits up to timeout_ms. As
+ * tp_writer_flush_from_signal: 0, -1 timed out, 1 no writer. */
+int tp_session_signal_flush(int deadline_ms, int timeout_ms);
 
 /* ---- signals.c ---- */
-void tp_signals_install(void);
+/* flush_timeout_ms: how long a signal's flush may take (profiling.flush_timeout_ms). */
+void tp_signals_install(int64_t flush_timeout_ms);
 void tp_signals_restore(void);
 
 #endif

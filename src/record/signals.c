@@ -2,17 +2,24 @@
  * the handler that was there before runs, or the default action ends the process.
  *
  * The handler only does async-signal-safe things: it posts the writer thread a request and polls
- * for its answer with sem_trywait and nanosleep for a bounded time, so a host interrupted inside
- * tprof or inside malloc can be delayed by a few seconds at most, never deadlocked. */
+ * for its answer with sem_trywait and nanosleep for profiling.flush_timeout_ms at most, so a host
+ * interrupted inside tprof or inside malloc is delayed that long (plus FLUSH_GRACE_MS) at most,
+ * never deadlocked. The writer writes the window's events in order until that time has passed,
+ * then closes the trace there (marked truncated) and writes the run's summary files, for which
+ * the grace is meant. Should it still not be done then, the handler removes the temporary files
+ * it leaves, so no .tmp outlives the process. */
 #include "record/session.h"
+#include "util/fs.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
-enum { TP_FLUSH_TIMEOUT_MS = 5000 };
+enum { FLUSH_GRACE_MS = 2000 }; /* for closing the trace and the summary files */
 
 static const int sigs[2] = {SIGINT, SIGTERM};
+static int64_t flush_timeout_ms = 5000; /* set at install, read by the handler */
 static struct sigaction previous[2];
 static int installed[2];
 static int flushing; /* the first signal flushes; later ones go straight to the previous handler */
@@ -38,13 +45,21 @@ static void on_signal(int sig, siginfo_t *info, void *uctx) {
     int saved_errno = errno;
     int i = sig == SIGINT ? 0 : 1;
     /* A thread holding the session lock cannot wait for the writer, which may need that lock. */
-    if (!tp_session_lock_held() && !__atomic_exchange_n(&flushing, 1, __ATOMIC_ACQ_REL))
-        tp_session_signal_flush(TP_FLUSH_TIMEOUT_MS);
+    int limit = (int)__atomic_load_n(&flush_timeout_ms, __ATOMIC_RELAXED);
+    if (!tp_session_lock_held() && !__atomic_exchange_n(&flushing, 1, __ATOMIC_ACQ_REL) &&
+        tp_session_signal_flush(limit, limit + FLUSH_GRACE_MS) < 0) {
+        static const char msg[] = "tprof: the signal's flush did not end within "
+                                  "profiling.flush_timeout_ms; its unfinished files are removed\n";
+        tp_fs_discard_temporaries();
+        ssize_t ignored = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        (void)ignored;
+    }
     chain(i, sig, info, uctx);
     errno = saved_errno;
 }
 
-void tp_signals_install(void) {
+void tp_signals_install(int64_t timeout_ms) {
+    __atomic_store_n(&flush_timeout_ms, timeout_ms, __ATOMIC_RELAXED);
     __atomic_store_n(&flushing, 0, __ATOMIC_RELEASE);
     for (int i = 0; i < 2; i++) {
         struct sigaction sa, old;

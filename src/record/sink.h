@@ -27,6 +27,7 @@ typedef struct tp_run_info {
     size_t windows, partial_windows;
     uint64_t dropped_events;
     const char *no_window_reason; /* why no window completed, or NULL */
+    int interrupted;              /* a signal ended the recording: the files are partial */
 } tp_run_info;
 
 typedef struct tp_sink {
@@ -37,7 +38,9 @@ typedef struct tp_sink {
     /* A window closed; called on the writer thread. The sink owns m and must free it
      * (tp_model_free(m); free(m)). */
     void (*window)(void *ctx, tp_model *m, const tp_window_info *w);
-    /* The run ended (on the thread calling tprof_shutdown), after the last window. */
+    /* The run ended (on the thread calling tprof_shutdown), after the last window; or a signal
+     * ended the recording (on the writer thread, run->interrupted set; called once: shutdown
+     * then calls it no more). */
     void (*finish)(void *ctx, const tp_run_info *run);
 } tp_sink;
 

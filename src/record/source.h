@@ -23,6 +23,9 @@ typedef struct tp_window_info {
     int64_t first_step, last_step;
     int partial;             /* closed early (shutdown or signal) */
     int64_t model_offset_ns; /* a session-clock time minus this is a time in the window's model */
+    uint64_t too_deep;       /* of the model's dropped_events, those nested too deep */
+    int64_t deadline_ns;     /* a signal's flush: its trace must be closed by this CLOCK_MONOTONIC
+                                time (events past it are left out); 0 = no limit */
 } tp_window_info;
 
 typedef struct tp_source {

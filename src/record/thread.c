@@ -127,6 +127,7 @@ tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_
     if (!fresh) budget_return(c); /* a late chunk the writer never saw still holds budget */
     TP_STORE_RLX(&c->count, 0);
     TP_STORE_RLX(&c->dropped, 0);
+    TP_STORE_RLX(&c->too_deep, 0);
     c->seq = thr->next_seq++;
     TP_STORE_RLX(&c->reserved, budget_take(want));
     TP_STORE_REL(&c->gen, gen);

@@ -44,6 +44,7 @@ typedef struct convert {
     size_t npending, cap_pending;
     size_t truncated;
     char first_truncated[96];
+    uint64_t too_deep; /* of the dropped events, those nested too deep */
     int bad_dims;
     struct {
         const char *p;
@@ -220,6 +221,7 @@ static void visit_thread(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n)
     int late = 0;
     for (size_t c = 0; c < n; c++) {
         cv->m->dropped_events += TP_LOAD_ACQ(&chunks[c]->dropped);
+        cv->too_deep += TP_LOAD_ACQ(&chunks[c]->too_deep);
         uint32_t count = TP_LOAD_ACQ(&chunks[c]->count);
         if (!late) late = convert_records(cv, chunks[c]->recs, count, track);
     }
@@ -273,13 +275,19 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
             "as text",
             w->name, cv->bad_dims, cv->bad_dims == 1 ? " is" : "s are");
     if (m->failed) tp_log_warn("window %s: out of memory; the trace is incomplete", w->name);
+    if (cv->too_deep)
+        tp_log_warn("window %s: %llu events dropped: ranges nested more than %d deep on one "
+                    "thread (the nesting limit, docs/RELIABILITY.md); the ranges around them "
+                    "are kept",
+                    w->name, (unsigned long long)cv->too_deep, TP_MAX_NESTING);
     *info = (tp_window_info){.name = w->name,
                              .start_ns = tp_clock_to_ns(&w->cal, w->start_ticks),
                              .end_ns = tp_clock_to_ns(&w->cal, w->end_ticks),
                              .first_step = w->first_step,
                              .last_step = w->last_step,
                              .partial = w->partial,
-                             .model_offset_ns = env->origin_ns};
+                             .model_offset_ns = env->origin_ns,
+                             .too_deep = cv->too_deep};
     free(cv->stack);
     free(cv->pending);
     free(cv);

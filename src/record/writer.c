@@ -27,7 +27,11 @@ static void *writer_main(void *arg) {
         tp_window *w;
         while ((w = pop(wr, &stop)))
             wr->write(wr->ctx, w);
-        if (flush) sem_post(&wr->flushed);
+        if (flush) {
+            if (wr->after_flush) wr->after_flush(wr->ctx);
+            TP_STORE_REL(&wr->deadline_ns, 0);
+            sem_post(&wr->flushed);
+        }
         if (stop) return NULL;
     }
 }
@@ -35,6 +39,7 @@ static void *writer_main(void *arg) {
 int tp_writer_start(tp_writer *wr) {
     wr->head = wr->tail = NULL;
     wr->stop = wr->flush_req = 0;
+    wr->deadline_ns = 0;
     if (sem_init(&wr->wake, 0, 0) || sem_init(&wr->flushed, 0, 0)) return -1;
     pthread_mutex_init(&wr->lock, NULL);
     sigset_t all, old;
@@ -77,8 +82,12 @@ void tp_writer_stop(tp_writer *wr) {
     pthread_mutex_destroy(&wr->lock);
 }
 
-int tp_writer_flush_from_signal(tp_writer *wr, int timeout_ms) {
-    if (!TP_LOAD_ACQ(&wr->running)) return -1;
+int tp_writer_flush_from_signal(tp_writer *wr, int deadline_ms, int timeout_ms) {
+    if (!TP_LOAD_ACQ(&wr->running)) return 1;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
+    int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    TP_STORE_REL(&wr->deadline_ns, now_ns + (int64_t)deadline_ms * 1000000);
     TP_STORE_REL(&wr->flush_req, 1);
     sem_post(&wr->wake);
     struct timespec ms = {0, 1000000};

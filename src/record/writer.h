@@ -9,18 +9,22 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdint.h>
 
 typedef struct tp_writer {
     pthread_t thread;
     sem_t wake;    /* posted for each queued window, the flush request and the stop */
     sem_t flushed; /* posted once a requested flush is written */
     pthread_mutex_t lock;
-    tp_window *head, *tail;                 /* the queue, under lock */
-    int stop;                               /* under lock */
-    int flush_req;                          /* atomic: set by a signal handler */
-    int running;                            /* atomic: the thread exists and takes requests */
+    tp_window *head, *tail; /* the queue, under lock */
+    int stop;               /* under lock */
+    int flush_req;          /* atomic: set by a signal handler */
+    int running;            /* atomic: the thread exists and takes requests */
+    int64_t deadline_ns;    /* atomic: set with flush_req: CLOCK_MONOTONIC time by which the flushed
+                               window's trace must be closed; 0 outside a flush */
     void (*write)(void *ctx, tp_window *w); /* converts, delivers and frees w */
     void (*flush)(void *ctx);               /* closes the open window (queues it) */
+    void (*after_flush)(void *ctx);         /* after a flush's windows: the run's files, partial */
     void *ctx;
 } tp_writer;
 
@@ -30,7 +34,9 @@ int tp_writer_start(tp_writer *wr);
 void tp_writer_push(tp_writer *wr, tp_window *w);
 /* Writes what is queued, then ends and joins the thread. */
 void tp_writer_stop(tp_writer *wr);
-/* Async-signal-safe: asks for a flush and waits up to timeout_ms for it. 0 when written. */
-int tp_writer_flush_from_signal(tp_writer *wr, int timeout_ms);
+/* Async-signal-safe: asks for a flush whose trace is closed deadline_ms from now (deadline_ns)
+ * and waits up to timeout_ms for all of it. 0 when written, -1 when the time ran out, 1 when
+ * there is no writer thread. */
+int tp_writer_flush_from_signal(tp_writer *wr, int deadline_ms, int timeout_ms);
 
 #endif

@@ -6,17 +6,19 @@
 
 #include <string.h>
 
-/* A field, quoted when it holds a comma, a quote or a line break (quotes doubled). */
+/* A field, quoted when it holds a comma, a quote or a line break (quotes doubled); bytes that
+ * are not UTF-8 become U+FFFD, as in the JSON outputs and the traces. */
 static void field(tp_buf *out, const char *s) {
     if (!strpbrk(s, ",\"\r\n")) {
-        tp_buf_puts(out, s);
+        tp_buf_utf8(out, s, strlen(s));
         return;
     }
     tp_buf_putc(out, '"');
-    for (; *s; s++) {
-        if (*s == '"') tp_buf_putc(out, '"');
-        tp_buf_putc(out, *s);
+    for (const char *quote; (quote = strchr(s, '"')); s = quote + 1) {
+        tp_buf_utf8(out, s, (size_t)(quote - s) + 1);
+        tp_buf_putc(out, '"');
     }
+    tp_buf_utf8(out, s, strlen(s));
     tp_buf_putc(out, '"');
 }
 

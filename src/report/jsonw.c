@@ -74,6 +74,14 @@ void tp_jw_null(tp_jw *w, const char *key) {
     TP_BUF_LIT(w->b, "null");
 }
 
+void tp_jw_bool(tp_jw *w, const char *key, int v) {
+    begin_value(w, key);
+    if (v)
+        TP_BUF_LIT(w->b, "true");
+    else
+        TP_BUF_LIT(w->b, "false");
+}
+
 /* Writes null for a figure that does not apply; 1 when it did. */
 static int null_if(tp_jw *w, const char *key, int not_applicable) {
     if (not_applicable) tp_jw_null(w, key);

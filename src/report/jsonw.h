@@ -33,6 +33,7 @@ void tp_jw_u64(tp_jw *w, const char *key, uint64_t v);
 void tp_jw_us(tp_jw *w, const char *key, int64_t ns);
 void tp_jw_double(tp_jw *w, const char *key, double v);
 void tp_jw_null(tp_jw *w, const char *key);
+void tp_jw_bool(tp_jw *w, const char *key, int v);
 /* null when the figure does not apply (v < 0) */
 void tp_jw_us_opt(tp_jw *w, const char *key, int64_t ns);
 void tp_jw_double_opt(tp_jw *w, const char *key, double v);

@@ -216,14 +216,9 @@ static void flops(tp_doc *d, const tp_analysis *a) {
 }
 
 static void notes(tp_doc *d, const tp_analysis *a) {
-    if (a->nwarnings || a->dropped_events || a->partial_windows) {
+    /* dropped events and partial windows are among the warnings (tp_analysis_finish) */
+    if (a->nwarnings) {
         tp_doc_heading(d, "Warnings");
-        if (a->dropped_events)
-            tp_doc_line(d, "%llu events were dropped (buffers full): figures undercount",
-                        (unsigned long long)a->dropped_events);
-        if (a->partial_windows)
-            tp_doc_line(d, "%zu window%s closed early (shutdown or signal)", a->partial_windows,
-                        a->partial_windows == 1 ? "" : "s");
         for (size_t i = 0; i < a->nwarnings; i++)
             tp_doc_line(d, "%s", a->warnings[i]);
     }

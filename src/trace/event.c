@@ -160,6 +160,10 @@ static int general_event(tp_evread *er, tp_evfields *f) {
 static tp_str intern(tp_evread *er, const tp_jstr *s) {
     size_t n;
     if (!s) return TP_STR_EMPTY;
+    /* Names are C strings: a raw NUL would cut them silently. JSON forbids raw control bytes in
+     * strings; this one is an error (reported by tp_evread_event). */
+    const char *nul = memchr(s->s, '\0', s->len);
+    if (__builtin_expect(nul != NULL, 0) && !er->nul_at) er->nul_at = nul;
     if (!s->esc) return tp_names_intern(&er->name_cache, er->m, s->s, s->len);
     const char *t = tp_scan_text(er->sc, s, &n);
     return tp_model_intern(er->m, t, n);
@@ -389,10 +393,12 @@ static void complete_event(tp_evread *er, tp_evfields *f, const char *start) {
     open_range r;
     int64_t dur = 0;
     if (!range_start(er, f, start, &r)) return;
-    /* A missing or non-numeric dur reads as 0; a negative or absurd one leaves the event out. */
-    int known = time_of(tp_ev_val(f, TP_S_DUR), &dur);
-    if (known == 0) dur = 0;
-    if (known < 0 || dur < 0) {
+    /* A missing dur reads as 0 (an instant-like range); one that is there but no number (NaN,
+     * null, "12"), negative or absurd leaves the event out, counted as a bad ts is. */
+    tp_jval *v = tp_ev_val(f, TP_S_DUR);
+    int known = time_of(v, &dur);
+    if (known == 0 && !v) dur = 0;
+    if (known < 0 || (known == 0 && v) || dur < 0) {
         left_out(er, start);
         return;
     }
@@ -480,6 +486,7 @@ static void add_event(tp_evread *er, tp_evfields *f, const char *start) {
     const tp_jstr *phase = tp_ev_str(f, TP_S_PH), *name = tp_ev_str(f, TP_S_NAME);
     size_t n;
     const char *ph = phase ? tp_scan_text(er->sc, phase, &n) : "";
+    er->with_phase += phase != NULL;
     if (!phase || n != 1) return;
     switch (ph[0]) {
     case 'X':
@@ -514,6 +521,7 @@ int tp_evread_event(tp_evread *er) {
     tp_evfields f;
     tp_evfields_clear(&f);
     er->ncargs = 0;
+    er->nul_at = NULL;
     int rc = tp_evread_fast ? tp_fast_event(er, &f) : TP_FAST_DECLINED;
     if (rc == TP_FAST_DECLINED) {
         sc->p = start;
@@ -523,6 +531,7 @@ int tp_evread_event(tp_evread *er) {
     }
     if (rc != TP_SCAN_OK) return rc;
     add_event(er, &f, start);
+    if (er->nul_at) return tp_scan_fail(sc, er->nul_at, "raw NUL byte inside a string");
     return TP_SCAN_OK;
 }
 

@@ -46,9 +46,11 @@ typedef struct tp_evread {
     tp_str last_pid_str, last_tid_str;
     uint32_t last_track;
     tp_layout layout;     /* of the events and args read so far (the fast path's) */
-    uint64_t bad_time;    /* events left out: time missing, not a number, out of range, or a
-                             negative duration */
+    uint64_t bad_time;    /* events left out: ts missing, ts or dur not a number, out of range,
+                             or a negative duration */
     uint64_t bad_time_at; /* input offset of the first */
+    const char *nul_at;   /* a raw NUL inside a string of the current event, or NULL */
+    uint64_t with_phase;  /* objects read with a "ph" member: without any, no trace */
 } tp_evread;
 
 /* 0 sends every event through the general path (tests compare the two paths). */

@@ -8,10 +8,12 @@
  * retry is invisible; units are bounded (TP_READ_MAX_UNIT), everything else streams.
  *
  * Tolerated, as real traces need: the array form without its closing bracket, trailing commas,
- * unknown keys, phases and categories, bare words as values (N/A), raw control bytes and invalid
- * UTF-8 in strings (kept as they are), integers beyond 64 bits (doubles in args), a UTF-8 byte
- * order mark. Events whose time is missing, not a number, beyond ±2^62 ns or whose duration is
- * negative are left out and counted in one warning. When a key comes twice in an event or its
+ * unknown keys, phases and categories, bare words as values (N/A), raw control bytes other than
+ * NUL and invalid UTF-8 in strings (kept as they are), integers beyond 64 bits (doubles in args),
+ * a UTF-8 byte order mark. A raw NUL byte inside a string is an error (names are C strings: it
+ * would cut them). Events whose ts is missing, whose ts or dur is not a number (NaN, null, a
+ * string) or beyond ±2^62 ns, or whose duration is negative are left out and counted in one
+ * warning. When a key comes twice in an event or its
  * args, the last value counts (as in Python's json module). Anything else malformed stops the
  * read with "PATH: byte N: problem". Metadata creates no tracks: process and thread names go to
  * the tracks of the model's events at the end of each read.
@@ -57,6 +59,7 @@ typedef struct reader {
     int state;
     int first; /* no item yet in the current object or array */
     int array_form;
+    int events_member; /* the object form's traceEvents array was found */
     uint64_t events_in;
     /* Run facts, applied at the end: top-level keys may come in any order. */
     int64_t base_ns, rank, world_size, tprof_rank, tprof_world_size;
@@ -187,6 +190,7 @@ static int top_member(reader *r, const tp_jstr *key) {
     tp_scan *sc = &r->sc;
     if (tp_scan_str_eq(&r->sc, key, "traceEvents") && *sc->p == '[') {
         sc->p++;
+        r->events_member = 1;
         r->state = ST_EVENTS;
         r->first = 1;
         return TP_SCAN_OK;
@@ -403,10 +407,23 @@ static void apply_facts(reader *r, size_t first_event) {
     m->input_bytes += tp_scan_offset(&r->sc, r->sc.end);
     tp_evread_finish(&r->ev);
     if (r->ev.bad_time)
-        tp_log_warn("%s: %llu events left out: time missing, not a number or out of range "
+        tp_log_warn("%s: %llu events left out: ts missing, ts or dur not a number or out of range "
                     "(the first at byte %llu)",
                     r->name, (unsigned long long)r->ev.bad_time,
                     (unsigned long long)r->ev.bad_time_at);
+}
+
+/* Valid JSON that is no trace ({"foo": 1}, a compile_commands.json) is an error, not an empty
+ * report: a trace is an object with a "traceEvents" array, or an array; and when that array has
+ * entries, at least one is an event (an object with "ph"). {"traceEvents": []} and [] are
+ * traces, empty ones. */
+static int check_is_trace(reader *r) {
+    if (!r->array_form && !r->events_member)
+        return fail_at(r, 0, "not a valid trace: no \"traceEvents\" array");
+    if (r->events_in && !r->ev.with_phase)
+        return fail_at(r, 0,
+                       "not a valid trace: no entry is a trace event (an object with \"ph\")");
+    return 0;
 }
 
 /* cap: the buffer's first size; it doubles for a unit longer than half of it. */
@@ -439,6 +456,7 @@ static int read_input(tp_input *in, const char *name, tp_model *m, int progress,
         else if (s == TP_SCAN_MORE)
             rc = r.sc.eof ? fail_end(&r) : refill(&r);
     }
+    if (rc == 0) rc = check_is_trace(&r);
     if (r.progress_shown && r.progress_tty) fputs("\r\033[K", stderr);
     if (r.sc.buf) apply_facts(&r, first_event);
     tp_evread_free(&r.ev);

@@ -147,6 +147,26 @@ void tp_buf_double(tp_buf *b, double v) {
     b->len = (size_t)(tp_fmt_double(b->data + b->len, v) - b->data);
 }
 
+void tp_buf_utf8(tp_buf *b, const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        size_t run = i;
+        while (run < n && u[run] < 0x80)
+            run++;
+        tp_buf_put(b, s + i, run - i);
+        if ((i = run) == n) break;
+        size_t len = tp_utf8_seq_len(u + i, n - i);
+        if (len) {
+            tp_buf_put(b, s + i, len);
+            i += len;
+        } else {
+            tp_buf_put(b, "\xef\xbf\xbd", 3);
+            i++;
+        }
+    }
+}
+
 size_t tp_utf8_seq_len(const unsigned char *s, size_t n) {
     unsigned c = s[0];
     size_t len;

@@ -61,6 +61,9 @@ void tp_buf_json_str(tp_buf *b, const char *s, size_t n);
 /* Length of the valid UTF-8 sequence at s (n >= 1 bytes available), or 0 if it is not valid
  * (overlong forms, surrogates and code points past U+10FFFF are not). */
 size_t tp_utf8_seq_len(const unsigned char *s, size_t n);
+/* s[0..n) with every byte that is not valid UTF-8 as U+FFFD, as tp_buf_json_str does it, so
+ * that every artifact spells a name the same way. */
+void tp_buf_utf8(tp_buf *b, const char *s, size_t n);
 static inline void tp_buf_json_cstr(tp_buf *b, const char *s) {
     tp_buf_json_str(b, s ? s : "", s ? strlen(s) : 0);
 }

@@ -2,12 +2,24 @@
 #include "util/fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+
+enum {
+    TMP_SLOTS = 8,   /* temporary files remembered for tp_fs_discard_temporaries */
+    TMP_TRIES = 100, /* names tried before giving up (each clash is another process's file) */
+    TMP_RANDOM = 12, /* random characters in a temporary name */
+    TMP_SUFFIX = 5 + TMP_RANDOM + 1, /* ".tmp." + the random part + NUL */
+};
 
 struct tp_ofile {
     FILE *plain;
@@ -15,7 +27,45 @@ struct tp_ofile {
     int error;  /* errno of the first failure, or -1 for a zlib error without errno */
     char *path; /* final name */
     char *tmp;  /* temporary name */
+    /* SIGXFSZ is blocked in the writing thread while the file is open (see fs.h); the mask to
+     * restore, and whether the signal was already pending before (then it is not ours). */
+    sigset_t saved_mask;
+    int xfsz_was_pending;
+    int slot; /* its entry in temporaries[], or -1 */
 };
+
+/* The temporary files open now, for a signal handler to remove (tp_fs_discard_temporaries).
+ * A slot is claimed with a compare-and-swap on `used` and filled before `ready` is set. */
+static struct {
+    int used, ready;
+    char path[4096];
+} temporaries[TMP_SLOTS];
+
+static int remember_temporary(const char *tmp) {
+    size_t n = strlen(tmp);
+    if (n >= sizeof(temporaries[0].path)) return -1;
+    for (int i = 0; i < TMP_SLOTS; i++) {
+        int expected = 0;
+        if (!__atomic_compare_exchange_n(&temporaries[i].used, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_RELAXED))
+            continue;
+        memcpy(temporaries[i].path, tmp, n + 1);
+        __atomic_store_n(&temporaries[i].ready, 1, __ATOMIC_RELEASE);
+        return i;
+    }
+    return -1;
+}
+
+static void forget_temporary(int slot) {
+    if (slot < 0) return;
+    __atomic_store_n(&temporaries[slot].ready, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&temporaries[slot].used, 0, __ATOMIC_RELEASE);
+}
+
+void tp_fs_discard_temporaries(void) {
+    for (int i = 0; i < TMP_SLOTS; i++)
+        if (__atomic_load_n(&temporaries[i].ready, __ATOMIC_ACQUIRE)) unlink(temporaries[i].path);
+}
 
 static void set_err(char *err, size_t errlen, const char *what, const char *path, int errnum) {
     if (!err || !errlen) return;
@@ -52,24 +102,95 @@ int tp_mkdirs(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
+/* A file-size limit (RLIMIT_FSIZE) makes write() raise SIGXFSZ, whose default action kills the
+ * host. Blocked, the write fails with EFBIG instead, handled like ENOSPC. */
+static void block_xfsz(tp_ofile *f) {
+    sigset_t xfsz, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &f->saved_mask);
+    f->xfsz_was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+}
+
+/* Restores the mask, first discarding a SIGXFSZ our writes raised (unblocked, it would be
+ * delivered at once). */
+static void unblock_xfsz(tp_ofile *f) {
+    sigset_t xfsz, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    if (!f->xfsz_was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+        struct timespec now = {0, 0};
+        while (sigtimedwait(&xfsz, NULL, &now) == SIGXFSZ) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &f->saved_mask, NULL);
+}
+
 static void ofile_free(tp_ofile *f) {
+    forget_temporary(f->slot);
+    unblock_xfsz(f);
     free(f->tmp);
     free(f->path);
     free(f);
 }
 
+/* Random file-name characters from the kernel, or, where getrandom fails, from the clock and the
+ * address space (O_EXCL still keeps a guessed name from being used against us). */
+static void random_name(char *out, size_t n) {
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    unsigned char bytes[TMP_RANDOM];
+    if (getrandom(bytes, sizeof(bytes), GRND_NONBLOCK) != (ssize_t)sizeof(bytes)) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        uint64_t x = (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 30) ^ (uintptr_t)&t ^
+                     ((uint64_t)getpid() << 17);
+        for (size_t i = 0; i < sizeof(bytes); i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            bytes[i] = (unsigned char)x;
+        }
+    }
+    for (size_t i = 0; i < n && i < sizeof(bytes); i++)
+        out[i] = alphabet[bytes[i] % (sizeof(alphabet) - 1)];
+}
+
+/* Creates "<path>.tmp.<random>" that did not exist: O_EXCL and O_NOFOLLOW, so a name planted in
+ * a shared folder (a symlink, a file) is never opened; mode 0666 less the umask, as fopen. */
+static FILE *create_temporary(char *tmp, const char *path) {
+    size_t base = strlen(path);
+    memcpy(tmp, path, base);
+    memcpy(tmp + base, ".tmp.", 5);
+    for (int i = 0; i < TMP_TRIES; i++) {
+        random_name(tmp + base + 5, TMP_RANDOM);
+        tmp[base + 5 + TMP_RANDOM] = '\0';
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) return NULL;
+        FILE *fp = fdopen(fd, "wb");
+        if (!fp) {
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            errno = e;
+        }
+        return fp;
+    }
+    errno = EEXIST;
+    return NULL;
+}
+
 tp_ofile *tp_ofile_open(const char *path, int gzip, char *err, size_t errlen) {
     tp_ofile *f = calloc(1, sizeof(*f));
-    size_t tmplen = strlen(path) + 32;
-    if (f) f->tmp = malloc(tmplen);
+    if (f) f->slot = -1;
+    if (f) block_xfsz(f);
+    if (f) f->tmp = malloc(strlen(path) + TMP_SUFFIX);
     if (f) f->path = strdup(path);
     if (!f || !f->tmp || !f->path) {
         set_err(err, errlen, "write", path, ENOMEM);
         if (f) ofile_free(f);
         return NULL;
     }
-    snprintf(f->tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
-    f->plain = fopen(f->tmp, "wb");
+    f->plain = create_temporary(f->tmp, path);
+    if (f->plain) f->slot = remember_temporary(f->tmp);
     if (f->plain && gzip) {
         /* Level 1: traces compress about 10x at it, and writing must not stall a run. */
         f->gz = gzdopen(dup(fileno(f->plain)), "wb1");

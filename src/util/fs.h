@@ -1,9 +1,16 @@
 /* fs.h - files that appear whole or not at all.
  *
- * Every artifact tprof writes goes to "<path>.tmp.<pid>" first and is renamed over <path> only
- * after the last byte was written and closed without error, so a reader never sees half a file
- * and a failed write (full disk, unwritable directory) leaves nothing behind. Errors come back
- * as one line naming the path and the system's reason. */
+ * Every artifact tprof writes goes to "<path>.tmp.<random>" first and is renamed over <path>
+ * only after the last byte was written and closed without error, so a reader never sees half a
+ * file and a failed write (full disk, unwritable directory, a file-size limit) leaves nothing
+ * behind. The temporary name is unpredictable and created with O_EXCL|O_NOFOLLOW, so a symlink
+ * or file planted in a shared folder is never written through. Errors come back as one line
+ * naming the path and the system's reason.
+ *
+ * From open to commit/abort, SIGXFSZ is blocked in the calling thread: under RLIMIT_FSIZE a
+ * write then fails with EFBIG (reported like ENOSPC) instead of killing the host, and a SIGXFSZ
+ * those writes raised is discarded before the mask is restored. Open, write and commit a file on
+ * one thread. */
 #ifndef TP_FS_H
 #define TP_FS_H
 
@@ -21,6 +28,9 @@ int tp_ofile_write(tp_ofile *f, const void *data, size_t len);
 int tp_ofile_commit(tp_ofile *f, char *err, size_t errlen);
 /* Closes and removes the temporary file. Frees f. */
 void tp_ofile_abort(tp_ofile *f);
+/* Async-signal-safe: removes the temporary files of every tp_ofile open now (a signal handler
+ * about to let the process die calls it, so no ".tmp." file outlives it). */
+void tp_fs_discard_temporaries(void);
 /* The whole of data as the file `path`, through tp_ofile. */
 int tp_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
 

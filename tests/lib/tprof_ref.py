@@ -401,13 +401,17 @@ def analyze(src, stages=None):
     else:
         w0 = w1 = 0
 
-    # GPU busy: union of work intervals per device (the pid of its device ranges).
+    # GPU busy: union of work intervals per device (the pid of its device ranges), each clipped
+    # to the window (docs/METRICS.md), so that utilization never exceeds 100%.
     per_dev = {}
     for e in gpu_work:
         per_dev.setdefault(e.pid, []).append((e.ts, e.end))
     busy = 0
     for ivs in per_dev.values():
-        ivs.sort()
+        ivs = sorted((max(a, w0), min(b, w1)) for a, b in ivs)
+        ivs = [(a, b) for a, b in ivs if b > a]
+        if not ivs:
+            continue
         cur0, cur1 = ivs[0]
         for a, b in ivs[1:]:
             if a > cur1:

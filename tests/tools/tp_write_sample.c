@@ -208,7 +208,7 @@ int main(int argc, char **argv) {
     tp_model_init(&s.m);
     int rc = 2;
     if (load(&s, argv[1]) == 0) {
-        tp_chrome_opts o = {0, s.opt[0], s.opt[1], s.opt[2]};
+        tp_chrome_opts o = {.config_json = s.opt[0], .window = s.opt[1], .trace_name = s.opt[2]};
         char err[512];
         rc = 0;
         for (int gz = 0; gz <= 1 && rc == 0; gz++) {

@@ -287,12 +287,13 @@ static void test_gpu_busy(void **state) {
     assert_int_equal(a->nkernels, 4); /* the copy is work, not a kernel */
     tp_analysis_free(a);
 
-    /* With a step [100,300) the window is 200 ns: capacity 400, utilization 67.5%. */
+    /* With a step [100,300) the window is 200 ns: capacity 400. Busy counts only the work
+     * inside the window: device 0 K2 [100,150) and the copy, 100; device 1 K4, 20: 30%. */
     host(&m, "ProfilerStep#1", 100, 200);
     a = analyse(&m);
-    assert_int_equal(a->gpu_busy_ns, 270);
+    assert_int_equal(a->gpu_busy_ns, 120);
     assert_int_equal(a->gpu_capacity_ns, 400);
-    assert_true(fabs(a->gpu_utilization_pct - 67.5) < 1e-9);
+    assert_true(fabs(a->gpu_utilization_pct - 30.0) < 1e-9);
     tp_analysis_free(a);
     tp_model_free(&m);
 

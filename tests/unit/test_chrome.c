@@ -15,6 +15,7 @@
 #include "util/jsonvalid.h"
 
 #include <dirent.h>
+#include <time.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -146,7 +147,8 @@ static void test_every_kind(void **state) {
     tp_model m;
     tp_model_init(&m);
     build_every_kind(&m);
-    tp_chrome_opts o = {0, "{\"active\": 2}", "steps_4-5", "run 1"};
+    tp_chrome_opts o = {
+        .config_json = "{\"active\": 2}", .window = "steps_4-5", .trace_name = "run 1"};
     char *t = write_to_string(&m, &o, NULL);
     assert_true(tp_json_valid(t, strlen(t)));
 
@@ -293,7 +295,7 @@ static void test_devices_and_run_facts(void **state) {
     m.partial = 1;
     m.dropped_events = 12345;
     /* A configuration that is not JSON is kept as a string. */
-    tp_chrome_opts o = {0, "{\"a\": ", NULL, NULL};
+    tp_chrome_opts o = {.config_json = "{\"a\": "};
     char *t = write_to_string(&m, &o, NULL);
     assert_true(tp_json_valid(t, strlen(t)));
     assert_contains(t, "\"deviceProperties\":[{\"id\":1,\"name\":\"NVIDIA H100\","
@@ -399,6 +401,58 @@ static void test_chunks_and_gzip(void **state) {
     free(unz);
     tp_buf_free(&plain.text);
     tp_buf_free(&gz.text);
+    tp_model_free(&m);
+}
+
+static int64_t monotonic_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* A slow disk: every chunk takes 40 ms. */
+static int slow_write(void *ctx, const void *data, size_t len) {
+    struct timespec pause = {0, 40 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    return capture_write(ctx, data, len);
+}
+
+/* A signal's flush: past the deadline no more events are written, and the JSON is closed
+ * validly where the writing stood, marked truncated with the counts. */
+static void test_deadline_truncates_validly(void **state) {
+    (void)state;
+    tp_model m;
+    tp_model_init(&m);
+    build_big(&m, 60000);
+    size_t written = 1;
+    /* A deadline already past: nothing but the metadata and the trailer. */
+    tp_chrome_opts o = {.deadline_ns = monotonic_ns() - 1, .events_written = &written};
+    size_t len;
+    char *t = write_to_string(&m, &o, &len);
+    assert_true(tp_json_valid(t, len));
+    assert_int_equal(written, 0);
+    assert_int_equal(count_of(t, "\"ph\":\"X\""), 0);
+    assert_contains(t, "\"truncated\":true,\"events_written\":0,\"events_recorded\":60000");
+    free(t);
+    /* A slow writer and a deadline 30 ms away: cut after the first chunks, at a clock look. */
+    capture c;
+    memset(&c, 0, sizeof(c));
+    o.deadline_ns = monotonic_ns() + 30 * 1000 * 1000;
+    assert_int_equal(tp_chrome_write(&m, &o, slow_write, &c), 0);
+    tp_buf_putc(&c.text, '\0');
+    assert_true(tp_json_valid(c.text.data, c.text.len - 1));
+    assert_true(written < 60000 && written % 4096 == 0);
+    assert_int_equal(count_of(c.text.data, "\"ph\":\"X\""), written);
+    char want[96];
+    snprintf(want, sizeof(want), "\"truncated\":true,\"events_written\":%zu,", written);
+    assert_contains(c.text.data, want);
+    tp_buf_free(&c.text);
+    /* A deadline far away: all of it, not marked. */
+    o.deadline_ns = monotonic_ns() + INT64_C(3600) * 1000000000;
+    t = write_to_string(&m, &o, &len);
+    assert_int_equal(written, 60000);
+    assert_null(strstr(t, "truncated"));
+    free(t);
     tp_model_free(&m);
 }
 
@@ -549,6 +603,7 @@ int main(void) {
         cmocka_unit_test(test_devices_and_run_facts),
         cmocka_unit_test(test_timestamps_exact),
         cmocka_unit_test(test_chunks_and_gzip),
+        cmocka_unit_test(test_deadline_truncates_validly),
         cmocka_unit_test(test_failing_callback),
         cmocka_unit_test(test_write_file),
         cmocka_unit_test(test_failed_writes_leave_nothing),

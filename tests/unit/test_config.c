@@ -111,6 +111,7 @@ static void test_each_key_from_set(void **state) {
         {"signals", "0"},
         {"gpu", "off"},
         {"profiling.nsight", "1"},
+        {"flush_timeout_ms", "250"},
         {"epochs", "[1, 5, 10]"},
         {"stages", "dataloader, 'fwd=*fwd*|forward'"},
         {"flush_timeout_ms", "250"},

@@ -1,0 +1,28 @@
+/* runfiles.h - the names of a run directory's files, as the default sink writes them
+ * (src/export/artifacts.c) and as `tprof analyze`/`check` read them back (src/cli/rundir.c):
+ * config.json, stage_times.json, op_stats.csv, summary.json and the traces, each with a
+ * ".rank<N>" part in its name when the run had several ranks.
+ *
+ * A trace is any other *.json or *.json.gz file, so a directory of torch.profiler traces
+ * (<worker>.<time>.pt.trace.json) is read the same way. Hidden files are none of them. */
+#ifndef TP_RUNFILES_H
+#define TP_RUNFILES_H
+
+#include <stdint.h>
+
+typedef enum tp_run_kind {
+    TP_RUN_CONFIG,
+    TP_RUN_STAGE_TIMES,
+    TP_RUN_OP_STATS,
+    TP_RUN_SUMMARY,
+    TP_RUN_TRACE,
+    TP_RUN_NKINDS
+} tp_run_kind;
+
+/* The artifact file name of a kind, without rank part: "config.json", ...; "trace". */
+const char *tp_run_kind_name(tp_run_kind kind);
+/* The kind of a file name and its rank (the ".rank<N>" part; -1 when none), or -1 for a name
+ * that is neither artifact nor trace. */
+int tp_run_file_kind(const char *name, int64_t *rank);
+
+#endif
