@@ -18,8 +18,12 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-# The library's parts, as CMakeLists.txt lists them (src/cli is the command, not the library).
-LIBRARY_AREAS = ("util", "model", "record", "export", "trace", "analysis", "report")
+# The library's parts, as CMakeLists.txt lists them (src/cli is the command, not the library);
+# "gpu" is src/gpu without its stub where CUPTI's headers are, else src/gpu/stub.c alone.
+LIBRARY_AREAS = ("util", "model", "config", "record", "gpu", "export", "trace", "analysis",
+                 "report")
+CUDA_HOME = os.environ.get("TPROF_CUDA_HOME", "/usr/local/cuda")
+HAVE_CUPTI = os.path.exists(os.path.join(CUDA_HOME, "include", "cupti.h"))
 
 
 def version():
@@ -27,20 +31,25 @@ def version():
         return re.search(r'#define TPROF_VERSION\s+"([^"]+)"', f.read()).group(1)
 
 
+def area_sources(area):
+    files = sorted(glob.glob(os.path.join(ROOT, "src", area, "*.c")))
+    if area == "gpu":
+        stub = os.path.join(ROOT, "src", "gpu", "stub.c")
+        files = [p for p in files if p != stub] if HAVE_CUPTI else [stub]
+    return files
+
+
 def sources():
-    lib = [p for area in LIBRARY_AREAS for p in sorted(glob.glob(os.path.join(ROOT, "src", area,
-                                                                               "*.c")))]
+    lib = [p for area in LIBRARY_AREAS for p in area_sources(area)]
     return lib + sorted(glob.glob(os.path.join(HERE, "ext", "*.c")))
 
 
 def cupti_options():
-    cuda = os.environ.get("TPROF_CUDA_HOME", "/usr/local/cuda")
-    if not os.path.exists(os.path.join(cuda, "include", "cupti.h")):
+    if not HAVE_CUPTI:
         return {}
     # Headers only: libcupti is loaded with dlopen at run time.
-    return {"include_dirs": [os.path.join(cuda, "include")],
-            "define_macros": [("TPROF_HAVE_CUPTI_HEADERS", None),
-                              ("TPROF_CUDA_HOME", '"%s"' % cuda)]}
+    return {"include_dirs": [os.path.join(CUDA_HOME, "include")],
+            "define_macros": [("TPROF_CUDA_HOME", '"%s"' % CUDA_HOME)]}
 
 
 class parallel_build_ext(build_ext):

@@ -7,6 +7,7 @@
  * that closes a window) release the GIL, so the host's other threads run meanwhile. */
 #include "tprof_py.h"
 
+#include "gpu/gpu.h"
 #include "record/config.h"
 #include "record/record.h"
 #include "record/session.h"

@@ -6,6 +6,7 @@
 #include "tprof.h"
 
 #include "export/artifacts.h"
+#include "gpu/gpu.h"
 #include "record/memory.h"
 #include "record/record.h"
 #include "record/session.h"

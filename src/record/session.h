@@ -28,14 +28,9 @@ typedef enum tp_session_state {
 /* Options the annotation calls read without the lock (set before tprof_active_ turns on). */
 typedef struct tp_rec_opts {
     int shapes, memory, flops;
-    int nsight; /* mirror ranges to NVTX (set by gpu_session.c) */
+    int nsight; /* mirror ranges to NVTX (set by src/gpu/session.c) */
 } tp_rec_opts;
 extern tp_rec_opts tp_opts;
-
-/* GPU sources for the session that just started (gpu_session.c); call without the lock. */
-void tp_gpu_attach(const tprof_config *cfg);
-/* Extra folders to search for libcupti (a NULL-terminated list that must outlive the sessions). */
-void tp_gpu_set_extra_dirs(const char *const *dirs);
 
 typedef struct tp_session {
     pthread_mutex_t lock;
