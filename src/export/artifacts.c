@@ -5,7 +5,7 @@
  * which every window was added; then the console summary (rank 0). With several ranks each file
  * name carries ".rank<N>". An output directory that cannot be written costs the files, never the
  * summary: the windows are still analysed. */
-#include "export/artifacts.h"
+#include "record/sink.h"
 
 #include "export/chrome.h"
 #include "report/jsonw.h"
@@ -220,7 +220,7 @@ static void art_finish(void *ctx, const tp_run_info *run) {
     art_reset();
 }
 
-const tp_sink *tp_artifacts_sink(void) {
+const tp_sink *tp_default_sink(void) {
     static const tp_sink sink = {.start = art_start, .window = art_window, .finish = art_finish};
     return &sink;
 }

@@ -5,10 +5,17 @@
 #ifndef TP_SCHEDULE_H
 #define TP_SCHEDULE_H
 
-#include "record/source.h"
-
 #include <stddef.h>
 #include <stdint.h>
+
+/* What a step does, as torch.profiler.ProfilerAction: nothing, warm up (sources start, nothing
+ * kept), record, or record and save the window at its end. */
+typedef enum tp_action {
+    TP_ACTION_NONE,
+    TP_ACTION_WARMUP,
+    TP_ACTION_RECORD,
+    TP_ACTION_RECORD_AND_SAVE,
+} tp_action;
 
 typedef enum tp_sched_mode {
     TP_SCHED_ALL,    /* no schedule configured: one window from start to shutdown */

@@ -7,15 +7,9 @@
 #define TP_SOURCE_H
 
 #include "model/model.h"
+#include "record/schedule.h"
 
 #include <stdint.h>
-
-typedef enum tp_action {
-    TP_ACTION_NONE,
-    TP_ACTION_WARMUP,
-    TP_ACTION_RECORD,
-    TP_ACTION_RECORD_AND_SAVE,
-} tp_action;
 
 typedef struct tp_window_info {
     const char *name;         /* file-name stem of the window's trace */
