@@ -9,7 +9,7 @@
 int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t *busy_ns) {
     *busy_ns = 0;
     if (n == 0) return 0;
-    if (tp_sort_keyed(o, work, n)) return -1;
+    if (tp_sort_keyed(&o->spare, work, n)) return -1;
     int64_t busy = 0, start = tp_key_time(work[0].key);
     int64_t end = tp_add_sat(start, (int64_t)work[0].val);
     for (size_t i = 1; i < n; i++) {

@@ -152,7 +152,7 @@ static void test_sort_keyed(void **state) {
             v[i] = (tp_keyed){spans[s] ? base % 1000 + next() % spans[s] : next(), i};
         memcpy(want, v, n * sizeof(*v));
         qsort(want, n, sizeof(*want), ref_keyed_cmp);
-        assert_int_equal(tp_sort_keyed(&o, v, n), 0);
+        assert_int_equal(tp_sort_keyed(&o.spare, v, n), 0);
         for (size_t i = 0; i < n; i++)
             if (v[i].key != want[i].key || v[i].val != want[i].val)
                 fail_msg("span %zu: position %zu differs", s, i);
