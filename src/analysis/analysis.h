@@ -9,8 +9,8 @@
  *
  * Units: every *_ns field is integer nanoseconds; renderers print microseconds. A percentage or
  * figure that does not apply (no steps, no GPU work) is -1. docs/METRICS.md defines each figure. */
-#ifndef TP_ANALYSIS_H
-#define TP_ANALYSIS_H
+#ifndef TP_ANALYSIS_ANALYSIS_H
+#define TP_ANALYSIS_ANALYSIS_H
 
 #include "model/model.h"
 #include "model/stage.h"

@@ -9,8 +9,8 @@
  * a few places back directly, and sets the others aside; the set-aside elements are sorted the
  * same way and merged back: O(n) per run for such input. Input far from sorted goes to an LSD
  * radix sort on start times, not a comparison sort. */
-#ifndef TP_ORDER_H
-#define TP_ORDER_H
+#ifndef TP_ANALYSIS_ORDER_H
+#define TP_ANALYSIS_ORDER_H
 
 #include "model/model.h"
 #include "util/sort.h"

@@ -3,8 +3,8 @@
  *
  * Everything in tp_session is guarded by its lock except where a field says otherwise. The hot
  * path never takes the lock: it reads tprof_active_, tp_gen and tp_opts. */
-#ifndef TP_SESSION_H
-#define TP_SESSION_H
+#ifndef TP_RECORD_SESSION_H
+#define TP_RECORD_SESSION_H
 
 #include "record/config.h"
 #include "record/rank.h"

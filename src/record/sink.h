@@ -3,8 +3,8 @@
  * The recorder knows nothing of files or analyses; the sink does. The default sink
  * (src/export/artifacts.c) writes the traces and the run artifacts and prints the summary;
  * tests install their own to capture the models a session produces. */
-#ifndef TP_SINK_H
-#define TP_SINK_H
+#ifndef TP_RECORD_SINK_H
+#define TP_RECORD_SINK_H
 
 #include "model/model.h"
 #include "model/stage.h"

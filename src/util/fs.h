@@ -4,8 +4,8 @@
  * after the last byte was written and closed without error, so a reader never sees half a file
  * and a failed write (full disk, unwritable directory) leaves nothing behind. Errors come back
  * as one line naming the path and the system's reason. */
-#ifndef TP_FS_H
-#define TP_FS_H
+#ifndef TP_UTIL_FS_H
+#define TP_UTIL_FS_H
 
 #include <stddef.h>
 
