@@ -1,5 +1,5 @@
-/* test_trace_reader.c - the trace reader on small inline traces: one test per rule of SEMANTICS.md §2
- * and of reader.c (formats, defects tolerated, errors), and inputs that must never crash. */
+/* test_trace_reader.c - the trace reader on small inline traces: one test per rule of SEMANTICS.md
+ * §2 and of reader.c (formats, defects tolerated, errors), and inputs that must never crash. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
