@@ -12,7 +12,7 @@
 
 #ifdef TPROF_HAVE_CUPTI_HEADERS
 
-#include "record/cupti_convert.h"
+#include "gpu/convert.h"
 
 #include <stdlib.h>
 #include <string.h>

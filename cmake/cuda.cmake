@@ -3,7 +3,7 @@
 # never links CUDA; the example links the CUDA runtime as a shared library, so tprof's Nsight
 # mirroring finds cudaProfilerStart in it.
 # The CUPTI conversion benchmark (bench/bench_cupti.c) reads CUDA's CUPTI record structs.
-if(TARGET bench_cupti AND EXISTS ${TPROF_CUDA_HOME}/include/cupti.h)
+if(TARGET bench_cupti AND TPROF_GPU_CUPTI)
   target_include_directories(bench_cupti SYSTEM PRIVATE ${TPROF_CUDA_HOME}/include)
   target_compile_definitions(bench_cupti PRIVATE TPROF_HAVE_CUPTI_HEADERS)
 endif()
@@ -20,20 +20,6 @@ endif()
 if(TPROF_SANITIZE)
   # nvcc does not take the sanitizer flags the rest of the build uses
   message(STATUS "tprof: sanitizer build; the CUDA example is not built")
-  return()
-endif()
-# The example calls the public API: a tree without its implementation (src/record defines
-# tprof_init) cannot link it.
-file(GLOB tprof_record_sources ${CMAKE_SOURCE_DIR}/src/record/*.c)
-set(tprof_api_found FALSE)
-foreach(src ${tprof_record_sources})
-  file(STRINGS ${src} tprof_api_line REGEX "^int tprof_init\\(")
-  if(tprof_api_line)
-    set(tprof_api_found TRUE)
-  endif()
-endforeach()
-if(NOT tprof_api_found)
-  message(STATUS "tprof: the public API is not implemented in this tree; the CUDA example is not built")
   return()
 endif()
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)

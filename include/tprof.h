@@ -16,11 +16,27 @@
  *     }
  *
  * Contract: every function is safe to call in every state (before tprof_init, after
- * tprof_shutdown, when profiling is disabled) and from any thread. No call ever aborts or exits
- * the host program; problems are reported once as a "tprof: ..." line on stderr.
+ * tprof_shutdown, when profiling is disabled) and from any thread, unless its comment names a
+ * thread. A call out of place (a tprof_end with no range open, tprof_step before tprof_init) does
+ * nothing and warns once. No call ever aborts or exits the host program; problems are reported
+ * once as a "tprof: ..." line on stderr. There is one session per process at a time; a child
+ * made by fork() records nothing (its parent's session goes on).
+ *
+ * Ownership: a string passed in is copied before the call returns, except the name given to
+ * tprof_begin / TPROF_BEGIN / TPROF_ZONE, which is kept by pointer (see Ranges). Strings returned
+ * belong to tprof unless the comment says the caller frees them.
  *
  * Cost: while no session is active, each range call is one relaxed load and a predictable branch,
  * inlined here. While recording, a range costs about two clock reads.
+ *
+ * Names: tprof_x and TPROF_X are the API. A name ending in an underscore (tprof_begin_,
+ * tprof_active_, tprof_zone_, TPROF_CAT_, ...) is internal: it is here only because the inline
+ * functions and macros need it, and may change in any release; do not call or use it directly.
+ *
+ * Compilers: GCC and Clang (C11 or later, or GNU C; compilers defining __GNUC__ such as Intel's
+ * icx also work). The inline checks use GCC's __atomic builtins and TPROF_ZONE the GNU `cleanup`
+ * attribute, which ISO C lacks; with any other compiler the header stops at an #error. C++
+ * (g++, clang++, nvcc) may include it too: the declarations are extern "C".
  *
  * Compile-time switch: define TPROF_DISABLE before including this header and every TPROF_ macro
  * expands to nothing (its arguments are not evaluated; TPROF_INIT yields 0). The functions stay
@@ -39,63 +55,93 @@ extern "C" {
 #define TPROF_VERSION_MAJOR 0
 #define TPROF_VERSION_MINOR 1
 #define TPROF_VERSION_PATCH 0
-#define TPROF_VERSION       "0.1.0"
+#define TPROF_VERSION       "0.1.0" /* of this header; tprof_version() gives the library's */
 
-#if defined(__GNUC__) || defined(__clang__)
+#if !defined(__GNUC__) && !defined(__clang__)
+#error "tprof.h needs GCC or Clang (GNU C: __atomic builtins, the cleanup attribute)"
+#endif
 #define TPROF_API         __attribute__((visibility("default")))
 #define TPROF_LIKELY_0(x) __builtin_expect(!!(x), 0)
-#else
-#define TPROF_API
-#define TPROF_LIKELY_0(x) (x)
-#endif
+
+/* The version of the library linked at run time, e.g. "0.1.0": TPROF_VERSION as it was when the
+ * library was built, which differs from this header's when the program was compiled against
+ * another release. A static string; any state, any thread. */
+TPROF_API const char *tprof_version(void);
 
 /* ---- Configuration -------------------------------------------------------------------------
  * One set of keys (docs/CONFIG.md lists them), four sources, later sources win:
  * built-in defaults < YAML file (top-level "profiling:" mapping) < environment (TPROF_<KEY>)
  * < command line (--profile, --profiling.<key> <value>, --profiling.<key>=<value>,
  * profiling.<key>=<value>). Functions returning int give 0 on success and -1 on error; the error
- * (one line naming the key, the value and the source) is then in tprof_config_error(). */
+ * (one line naming the key, the value and the source) is then in tprof_config_error(). A NULL
+ * cfg gives -1 (or NULL, or "").
+ *
+ * A tprof_config is a plain object owned by its creator: use it from one thread at a time. It
+ * copies every key and value it is given; tprof_start copies it in turn, so it may be changed or
+ * freed once the session has started. */
 
 typedef struct tprof_config tprof_config;
 
-TPROF_API tprof_config *tprof_config_new(void); /* built-in defaults; NULL if out of memory */
-TPROF_API void tprof_config_free(tprof_config *cfg);
+TPROF_API tprof_config *tprof_config_new(void);      /* built-in defaults; NULL if out of memory */
+TPROF_API void tprof_config_free(tprof_config *cfg); /* NULL is allowed */
+/* One key ("wait" or "profiling.wait") set from its text form, as on the command line. */
 TPROF_API int tprof_config_set(tprof_config *cfg, const char *key, const char *value);
+/* The "profiling:" mapping of the YAML file at path (other top-level keys are ignored). */
 TPROF_API int tprof_config_load_yaml(tprof_config *cfg, const char *path);
+/* Every TPROF_<KEY> variable of the environment. */
 TPROF_API int tprof_config_load_env(tprof_config *cfg);
-/* Consumes the tprof arguments from argv (and lowers *argc), leaving the program's own. */
+/* Consumes the tprof arguments from argv (and lowers *argc), leaving the program's own in order.
+ * argv's strings are not copied or changed, only the array's order. */
 TPROF_API int tprof_config_load_args(tprof_config *cfg, int *argc, char **argv);
+/* The last error of a call on cfg, or "" if none; owned by cfg, valid until its next call. */
 TPROF_API const char *tprof_config_error(const tprof_config *cfg);
-/* The effective configuration as a JSON object; the caller frees it with free(). */
+/* The effective configuration as a JSON object; the caller frees it with free(). NULL when out
+ * of memory. */
 TPROF_API char *tprof_config_to_json(const tprof_config *cfg);
 
 /* ---- Session -------------------------------------------------------------------------------- */
 
-/* Starts a session with a copy of cfg. Returns 0 when started or when the configuration leaves
- * profiling disabled, -1 when a session is already active or the output cannot be prepared. */
+/* Starts a session with a copy of cfg (the caller keeps cfg). Returns 0 when started or when
+ * the configuration leaves profiling disabled, -1 when a session is already active, cfg is NULL
+ * or invalid, or the output cannot be prepared (after a warning). The calling thread's track
+ * carries the ProfilerStep ranges until some thread calls tprof_step. With GPU profiling on, the
+ * CUPTI source is started before it returns. */
 TPROF_API int tprof_start(const tprof_config *cfg);
-/* All sources in order: defaults, the YAML file named by TPROF_CONFIG or --profiling.config,
- * the environment, then argv (argc/argv may be NULL). On a configuration error it prints
- * "tprof: <error>", starts nothing and returns -1. */
+/* tprof_start with the configuration of all sources in order: defaults, the YAML file named by
+ * TPROF_CONFIG or --profiling.config, the environment, then argv (argc/argv may be NULL; the
+ * tprof arguments are taken out as by tprof_config_load_args). On a configuration error it prints
+ * "tprof: <error>", starts nothing and returns -1. Call it from main before starting threads
+ * that record, as argv is changed in place. */
 TPROF_API int tprof_init(int *argc, char **argv);
-/* Saves a window that is still recording (marked partial), waits for pending writes, prints
- * the summary on rank 0 and ends the session. A later tprof_start begins a new session. */
+/* Saves a window that is still recording (marked partial), waits for pending writes, writes the
+ * run's files, prints the summary on rank 0 and ends the session. Call it once, from one thread,
+ * after the recording threads have stopped calling tprof (their later calls do nothing and warn
+ * once). Without a session it does nothing. A later tprof_start begins a new session. */
 TPROF_API void tprof_shutdown(void);
-/* The last error or warning line, without the "tprof: " prefix; "" if none. */
+/* The last error or warning line, without the "tprof: " prefix; "" if none. A static buffer that
+ * the next warning overwrites: copy it before another thread may warn. */
 TPROF_API const char *tprof_last_error(void);
 /* 1 while events of the current step are being kept (RECORD or RECORD_AND_SAVE), else 0. */
 TPROF_API int tprof_is_recording(void);
 
 /* ---- Steps and epochs ----------------------------------------------------------------------- */
 
+/* Steps are driven by one thread: the first to call tprof_step or tprof_epoch in a session.
+ * Calls from other threads are ignored with one warning. Each call may open or close a window:
+ * the closed window is handed to tprof's writer thread, so the call does not wait for files. */
 TPROF_API void tprof_step(void);       /* ends step k, begins step k+1 */
-TPROF_API void tprof_epoch(int epoch); /* marks the start of epoch `epoch` */
+TPROF_API void tprof_epoch(int epoch); /* marks the start of epoch `epoch` (epoch windows only) */
 
 /* ---- Ranges --------------------------------------------------------------------------------
- * tprof_begin keeps the pointer: name must stay valid until tprof_shutdown (a string literal).
- * tprof_begin_copy copies the name, for names built at run time. Ranges nest per thread. */
+ * tprof_begin keeps the pointer: name must stay valid and unchanged until tprof_shutdown (a
+ * string literal). tprof_begin_copy copies the name, for names built at run time. Ranges nest
+ * per thread: tprof_end closes the innermost range the calling thread opened, so a range begins
+ * and ends on the same thread. A range still open when its window closes is cut at the window's
+ * end and marked truncated. Any thread may record; each records into its own buffers without
+ * locks. */
 
-TPROF_API extern int tprof_active_; /* nonzero while a session is active; internal */
+/* Internal (trailing underscore): the inline functions below call these. */
+TPROF_API extern int tprof_active_; /* nonzero while a session is active */
 TPROF_API void tprof_begin_(const char *name);
 TPROF_API void tprof_begin_copy_(const char *name);
 TPROF_API void tprof_end_(void);
@@ -114,24 +160,35 @@ static inline void tprof_end(void) {
 }
 
 /* ---- Annotations ---------------------------------------------------------------------------
- * FLOPs and arguments attach to the innermost range open on the calling thread. Names, keys and
- * string values are copied. */
+ * FLOPs, arguments and shapes attach to the innermost range open on the calling thread (outside
+ * any range they are ignored with one warning). Names, keys and string values are copied. Like
+ * ranges, they are kept only while a window records. */
 
+/* The range's floating-point operations ("flops" arg; summed into the FLOP figures). Kept only
+ * when with_flops is on. */
 TPROF_API void tprof_flops(uint64_t flops);
-TPROF_API void tprof_arg_int(const char *key, int64_t value);
-TPROF_API void tprof_arg_str(const char *key, const char *value);
+TPROF_API void tprof_arg_int(const char *key, int64_t value);     /* an integer arg of the range */
+TPROF_API void tprof_arg_str(const char *key, const char *value); /* a string arg of the range */
 /* Input shapes as a JSON array of arrays, e.g. "[[64, 784], [784, 256]]"; kept as the
  * "Input Dims" argument, as PyTorch writes it, only when record_shapes is on. */
 TPROF_API void tprof_shapes(const char *dims_json);
+/* A sample of the counter series `name` at this moment (a Chrome counter event). */
 TPROF_API void tprof_counter(const char *name, double value);
-/* Memory events for a device: -1 is the host, 0.. are CUDA devices. Kept only when
- * profile_memory is on; written as PyTorch's "[memory]" instants. */
+/* Memory events for a device: -1 is the host, 0.. are CUDA devices. ptr identifies the block
+ * (it is never read); freeing a block tprof was not told of (allocated before the session)
+ * records nothing. NULL pointers and devices outside -1 .. 63 are ignored. Kept only when
+ * profile_memory is on; written as PyTorch's "[memory]" instants. Any thread may free a block
+ * another allocated. */
 TPROF_API void tprof_alloc(int device, const void *ptr, size_t bytes);
 TPROF_API void tprof_free(int device, const void *ptr);
+/* Names the calling thread's track in traces. Works in every state, before tprof_init too. */
 TPROF_API void tprof_thread_name(const char *name);
 
 /* ---- Macros --------------------------------------------------------------------------------
- * TPROF_ZONE(name) opens a range that closes when the enclosing block ends. */
+ * Each TPROF_X(...) calls tprof_x(...), or expands to nothing under TPROF_DISABLE.
+ * TPROF_ZONE(name) opens a range (name kept by pointer, as tprof_begin) that closes when the
+ * enclosing block is left by any way but longjmp: the GNU cleanup attribute runs tprof_end then.
+ * At most one TPROF_ZONE per line. */
 
 typedef struct tprof_zone_ {
     char unused_;

@@ -9,20 +9,14 @@
  *
  * Units: every *_ns field is integer nanoseconds; renderers print microseconds. A percentage or
  * figure that does not apply (no steps, no GPU work) is -1. docs/METRICS.md defines each figure. */
-#ifndef TP_ANALYSIS_H
-#define TP_ANALYSIS_H
+#ifndef TP_ANALYSIS_ANALYSIS_H
+#define TP_ANALYSIS_ANALYSIS_H
 
 #include "model/model.h"
+#include "model/stage.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* A stage: a name and case-insensitive glob patterns (`*` any run, `?` one character). */
-typedef struct tp_stage_def {
-    const char *name;
-    const char *const *patterns;
-    size_t npatterns;
-} tp_stage_def;
 
 typedef struct tp_analysis_opts {
     const tp_stage_def *stages; /* NULL: the four default stages of docs/SEMANTICS.md §3 */
@@ -143,14 +137,6 @@ typedef struct tp_analysis {
 #define TP_RECO_NCCL_PCT           10.0  /* NCCL kernels, % of step time */
 #define TP_RECO_LAUNCH_MEAN_NS     10000 /* mean kernel duration below this ... */
 #define TP_RECO_LAUNCH_MIN_KERNELS 100   /* ... over at least this many kernels */
-
-/* The stages of docs/SEMANTICS.md §3: dataloader, forward, backward, optimizer. */
-const tp_stage_def *tp_default_stages(size_t *n);
-/* A stage written as "name" (one pattern, the name itself) or "name=pattern|pattern", the form
- * of the stages configuration key and of `tprof analyze --stage`. spec is split in place: the
- * name and patterns point into it, and out->patterns is allocated (the caller frees it).
- * 0, or -1 when the name or a pattern is empty, or out of memory. */
-int tp_stage_parse(char *spec, tp_stage_def *out);
 
 tp_analysis *tp_analysis_new(const tp_analysis_opts *opts);
 /* Accumulates one model (a window or an input file). path may be NULL. 0, or -1 out of memory. */

@@ -4,8 +4,8 @@
  * change in total time, sorted by absolute change; names present on one side only are listed as
  * added (only in B) or removed (only in A). The comparison borrows both analyses: they must
  * outlive it. Changes that do not apply (no steps, nothing to compare against) are NaN. */
-#ifndef TP_COMPARE_H
-#define TP_COMPARE_H
+#ifndef TP_ANALYSIS_COMPARE_H
+#define TP_ANALYSIS_COMPARE_H
 
 #include "analysis/analysis.h"
 

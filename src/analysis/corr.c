@@ -10,7 +10,7 @@
 int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n) {
     *t = (tp_corr_table){.ids = recs};
     if (n == 0) return 0;
-    if (tp_sort_keyed(o, recs, n)) return -1;
+    if (tp_sort_keyed(&o->spare, recs, n)) return -1;
     size_t distinct = 1;
     for (size_t i = 1; i < n; i++)
         distinct += recs[i].key != recs[i - 1].key;

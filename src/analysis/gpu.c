@@ -10,7 +10,7 @@
 int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi, int64_t *busy_ns) {
     *busy_ns = 0;
     if (n == 0 || hi <= lo) return 0;
-    if (tp_sort_keyed(o, work, n)) return -1;
+    if (tp_sort_keyed(&o->spare, work, n)) return -1;
     /* [start, end) is the interval being merged; empty (start == end) before the first one
      * that reaches into the window */
     int64_t busy = 0, start = lo, end = lo;

@@ -3,8 +3,8 @@
  * Rows of an analysis outlive the models they came from, so they are keyed by the name string
  * itself. The index stores pointers to names owned by the rows (it copies nothing); a row's name
  * must stay put while indexed. Values are row indices; re-put them after reordering rows. */
-#ifndef TP_NAMES_H
-#define TP_NAMES_H
+#ifndef TP_ANALYSIS_NAMES_H
+#define TP_ANALYSIS_NAMES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,4 @@
-/* order.c - the run-aware index sort, the radix sort of keyed records and the grouping of
- * order.h. */
+/* order.c - the run-aware index sort and the grouping of order.h. */
 #include "analysis/order.h"
 
 #include "util/vec.h"
@@ -8,8 +7,6 @@
 #include <string.h>
 
 enum {
-    TP_RADIX_BITS = 11, /* 2048 buckets: the histogram stays in L1 */
-    TP_RADIX_BUCKETS = 1 << TP_RADIX_BITS,
     TP_SMALL_SORT = 32, /* below this, insertion sort wins */
     TP_NEAR = 16,       /* how far back an out-of-order element is inserted in place */
     TP_FAR = 8,         /* a run keeping less than 1/TP_FAR of its input: radix sort instead */
@@ -19,7 +16,7 @@ enum {
 void tp_order_free(tp_order *o) {
     free(o->tmp);
     free(o->keys);
-    free(o->spare);
+    tp_sort_buf_free(&o->spare);
     *o = (tp_order){0};
 }
 
@@ -52,51 +49,13 @@ static void tie_sort(const tp_event *ev, uint32_t *v, size_t n) {
         qsort_r(v, n, sizeof(*v), qsort_cmp, (void *)ev);
 }
 
-/* The digit of key at shift, keys counted from lo. */
-static inline size_t digit(uint64_t key, uint64_t lo, unsigned shift) {
-    return (size_t)((key - lo) >> shift) & (TP_RADIX_BUCKETS - 1);
-}
-
-int tp_sort_keyed(tp_order *o, tp_keyed *v, size_t n) {
-    if (n < 2) return 0;
-    uint64_t lo = v[0].key, hi = lo;
-    int sorted = 1;
-    for (size_t i = 1; i < n; i++) {
-        lo = v[i].key < lo ? v[i].key : lo;
-        hi = v[i].key > hi ? v[i].key : hi;
-        sorted &= v[i].key >= v[i - 1].key;
-    }
-    if (sorted) return 0;
-    if (TP_GROW(o->spare, o->cap_spare, n)) return -1;
-    tp_keyed *src = v, *dst = o->spare;
-    for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += TP_RADIX_BITS) {
-        size_t count[TP_RADIX_BUCKETS] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[digit(src[i].key, lo, shift)]++;
-        if (count[digit(src[0].key, lo, shift)] == n) continue; /* all share this digit */
-        size_t pos = 0;
-        for (size_t b = 0; b < TP_RADIX_BUCKETS; b++) {
-            size_t c = count[b];
-            count[b] = pos;
-            pos += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[count[digit(src[i].key, lo, shift)]++] = src[i];
-        tp_keyed *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != v) memcpy(v, src, n * sizeof(*v));
-    return 0;
-}
-
 /* Radix sort of v[0..n) by start time (stable), then ties ordered by tie_sort. */
 static int radix_sort(tp_order *o, const tp_event *ev, uint32_t *v, size_t n) {
     if (TP_GROW(o->keys, o->cap_keys, n)) return -1;
     tp_keyed *k = o->keys;
     for (size_t i = 0; i < n; i++)
         k[i] = (tp_keyed){tp_time_key(ev[v[i]].ts), v[i]};
-    if (tp_sort_keyed(o, k, n)) return -1;
+    if (tp_sort_keyed(&o->spare, k, n)) return -1;
     for (size_t i = 0; i < n; i++)
         v[i] = (uint32_t)k[i].val;
     for (size_t i = 0; i < n;) {

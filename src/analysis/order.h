@@ -1,5 +1,5 @@
 /* order.h - putting event indices in order: by start time (the one sort every analysis pass
- * needs), records by an integer key, and indices into groups (per device).
+ * needs, on top of the keyed sort of util/sort.h), and indices into groups (per device).
  *
  * Self time needs each thread's ranges by start ascending, then duration descending (torch's
  * rule); GPU busy and memory need time order. Traces arrive nearly sorted, or as a few sorted
@@ -9,10 +9,11 @@
  * a few places back directly, and sets the others aside; the set-aside elements are sorted the
  * same way and merged back: O(n) per run for such input. Input far from sorted goes to an LSD
  * radix sort on start times, not a comparison sort. */
-#ifndef TP_ORDER_H
-#define TP_ORDER_H
+#ifndef TP_ANALYSIS_ORDER_H
+#define TP_ANALYSIS_ORDER_H
 
 #include "model/model.h"
+#include "util/sort.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -25,34 +26,16 @@ static inline int tp_order_key_before(int64_t ts_a, int64_t dur_a, uint32_t a, i
     return a < b;
 }
 
-/* A record sorted by its unsigned key; val travels with it. */
-typedef struct tp_keyed {
-    uint64_t key;
-    uint64_t val;
-} tp_keyed;
-
-/* A signed time as an unsigned key in the same order, and back. */
-static inline uint64_t tp_time_key(int64_t t) {
-    return (uint64_t)t ^ (UINT64_C(1) << 63);
-}
-static inline int64_t tp_key_time(uint64_t k) {
-    return k >= (UINT64_C(1) << 63) ? (int64_t)(k - (UINT64_C(1) << 63))
-                                    : (int64_t)k - INT64_MAX - 1;
-}
-
 /* Scratch reused across calls; zero-initialise, free with tp_order_free. */
 typedef struct tp_order {
     uint32_t *tmp;
     size_t cap_tmp;
-    tp_keyed *keys, *spare; /* the radix sort's records and its second buffer */
-    size_t cap_keys, cap_spare;
+    tp_keyed *keys; /* the radix sort's records */
+    size_t cap_keys;
+    tp_sort_buf spare; /* and its second buffer */
 } tp_order;
 
 void tp_order_free(tp_order *o);
-
-/* Sorts v[0..n) by key, stably: an LSD radix sort over the span of the keys (11 bits a pass).
- * 0, or -1 when out of memory (v is then unchanged). */
-int tp_sort_keyed(tp_order *o, tp_keyed *v, size_t n);
 
 /* Sorts idx[0..n), indices into ev, by start ascending, then duration descending, then index
  * ascending (a total order, so the result does not depend on the input order).

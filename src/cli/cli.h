@@ -5,8 +5,8 @@
  * found a regression past --fail-above), 2 an error (usage, unreadable input, unwritable output).
  * Errors are one line on stderr, "tprof: ...", naming the file and, for bad trace input, the
  * byte offset. */
-#ifndef TP_CLI_H
-#define TP_CLI_H
+#ifndef TP_CLI_CLI_H
+#define TP_CLI_CLI_H
 
 #include "analysis/analysis.h"
 #include "report/report.h"

@@ -9,7 +9,7 @@
  * A run directory never mixes two runs: a run_id used again first removes the earlier run's
  * files of this rank (with one rank, or on rank 0, also those of ranks the run does not have),
  * so that `tprof analyze` of the directory reads exactly one run. */
-#include "export/artifacts.h"
+#include "record/sink.h"
 
 #include "export/chrome.h"
 #include "export/runfiles.h"
@@ -282,7 +282,7 @@ static void art_finish(void *ctx, const tp_run_info *run) {
     art_reset();
 }
 
-const tp_sink *tp_artifacts_sink(void) {
+const tp_sink *tp_default_sink(void) {
     static const tp_sink sink = {.start = art_start, .window = art_window, .finish = art_finish};
     return &sink;
 }

@@ -10,6 +10,7 @@
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/jsonvalid.h"
+#include "util/sort.h"
 #include "util/vec.h"
 
 #include <errno.h>
@@ -38,12 +39,6 @@ typedef struct span {
 
 /* What an event is in a launch -> device work flow (writer.flow, by event index). */
 enum { FLOW_NONE, FLOW_START, FLOW_END };
-
-/* An event carrying a correlation id: idx_dev is its index << 1 | whether it is device work. */
-typedef struct corr_ref {
-    uint64_t corr;
-    uint64_t idx_dev;
-} corr_ref;
 
 typedef struct writer {
     const tp_model *m;
@@ -182,71 +177,37 @@ static const span *track_span(const writer *w, uint32_t track) {
 
 /* ---- correlation: launch -> device work ------------------------------------------------------ */
 
-/* Stable LSD radix sort by corr, 8 bits a pass, over the nbytes low bytes that any id uses
- * (ids are dense and small: about three passes); a pass where all keys share the byte is
- * skipped. A hash table was the first design: its random probes into a table of millions of
- * ids were a quarter of the writer's time, and a crafted set of ids could make its probe
- * chains long. */
-static int sort_by_corr(corr_ref **refs, size_t n, size_t nbytes) {
-    size_t(*count)[256] = calloc(nbytes, sizeof(*count));
-    corr_ref *src = *refs, *dst = malloc(n * sizeof(*dst));
-    if (!count || !dst) {
-        free(count);
-        free(dst);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        for (size_t b = 0; b < nbytes; b++)
-            count[b][(src[i].corr >> (8 * b)) & 255]++;
-    for (size_t b = 0; b < nbytes; b++) {
-        if (count[b][(src[0].corr >> (8 * b)) & 255] == n) continue;
-        size_t pos[256], sum = 0;
-        for (int v = 0; v < 256; v++) {
-            pos[v] = sum;
-            sum += count[b][v];
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[pos[(src[i].corr >> (8 * b)) & 255]++] = src[i];
-        corr_ref *t = src;
-        src = dst;
-        dst = t;
-    }
-    free(count);
-    free(dst);
-    *refs = src;
-    return 0;
-}
-
 /* Within one id's run of refs (in event order, the sort being stable): the first host range
  * is the launch; when device work carries the id too, the launch starts a flow and each such
  * device range ends one. Without a launch in the model, device work gets no flow. */
-static void mark_run(uint8_t *flow, const corr_ref *r, size_t n) {
+static void mark_run(uint8_t *flow, const tp_keyed *r, size_t n) {
     size_t launch = SIZE_MAX;
     int linked = 0;
     for (size_t i = 0; i < n; i++) {
-        if (r[i].idx_dev & 1)
+        if (r[i].val & 1)
             linked = 1;
         else if (launch == SIZE_MAX)
-            launch = (size_t)(r[i].idx_dev >> 1);
+            launch = (size_t)(r[i].val >> 1);
     }
     if (launch == SIZE_MAX || !linked) return;
     flow[launch] = FLOW_START;
     for (size_t i = 0; i < n; i++)
-        if (r[i].idx_dev & 1) flow[r[i].idx_dev >> 1] = FLOW_END;
+        if (r[i].val & 1) flow[r[i].val >> 1] = FLOW_END;
 }
 
-/* refs: the ranges carrying a correlation id, in event order; corr_bits: their ids OR-ed. */
-static int mark_flows(writer *w, corr_ref **refs, size_t n, uint64_t corr_bits) {
-    size_t nbytes = 1;
-    while (nbytes < sizeof(corr_bits) && corr_bits >> (8 * nbytes))
-        nbytes++;
+/* refs: the ranges carrying a correlation id, in event order, keyed by the id; val: the event's
+ * index << 1 | 1 for device work. Sorted by id (stably, so each id's run stays in event order),
+ * then each id's run is marked. */
+static int mark_flows(writer *w, tp_keyed *refs, size_t n) {
     w->flow = calloc(w->m->nevents, 1);
-    if (!w->flow || sort_by_corr(refs, n, nbytes)) return -1;
-    const corr_ref *r = *refs;
+    tp_sort_buf spare = {0};
+    int rc = !w->flow || tp_sort_keyed(&spare, refs, n) ? -1 : 0;
+    tp_sort_buf_free(&spare);
+    if (rc) return -1;
     for (size_t a = 0, b; a < n; a = b) {
-        for (b = a + 1; b < n && r[b].corr == r[a].corr; b++) {
+        for (b = a + 1; b < n && refs[b].key == refs[a].key; b++) {
         }
-        mark_run(w->flow, r + a, b - a);
+        mark_run(w->flow, refs + a, b - a);
     }
     return 0;
 }
@@ -663,9 +624,8 @@ static int prepare(writer *w) {
     w->gpu = calloc(m->ntracks + 1, 1);
     if (!w->str || !w->json_ok || !w->track || !w->gpu || tp_buf_reserve(&w->out, CHUNK + 4096))
         return -1;
-    corr_ref *refs = NULL;
+    tp_keyed *refs = NULL;
     size_t nrefs = 0, cap = 0;
-    uint64_t corr_bits = 0;
     int rc = 0;
     for (size_t i = 0; i < m->nevents && rc == 0; i++) {
         const tp_event *ev = &m->events[i];
@@ -674,10 +634,9 @@ static int prepare(writer *w) {
         if (dev) w->gpu[ev->track < m->ntracks ? ev->track : m->ntracks] = 1;
         if (!ev->corr || (!dev && ev->kind != TP_HOST_RANGE)) continue;
         rc = TP_GROW(refs, cap, nrefs + 1);
-        if (rc == 0) refs[nrefs++] = (corr_ref){ev->corr, (uint64_t)i << 1 | (uint64_t)dev};
-        corr_bits |= ev->corr;
+        if (rc == 0) refs[nrefs++] = (tp_keyed){ev->corr, (uint64_t)i << 1 | (uint64_t)dev};
     }
-    if (rc == 0 && nrefs) rc = mark_flows(w, &refs, nrefs, corr_bits);
+    if (rc == 0 && nrefs) rc = mark_flows(w, refs, nrefs);
     free(refs);
     if (rc) return -1;
     render_tracks(w);

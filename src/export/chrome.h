@@ -14,8 +14,8 @@
  * (invalid UTF-8 becomes U+FFFD), raw JSON args and the configuration are embedded only when
  * they are valid JSON (else written as strings), negative durations are written as 0, and an
  * event whose track is out of range is written on pid 0, tid 0. */
-#ifndef TP_CHROME_H
-#define TP_CHROME_H
+#ifndef TP_EXPORT_CHROME_H
+#define TP_EXPORT_CHROME_H
 
 #include "model/model.h"
 

@@ -11,8 +11,8 @@
  *  - events are in no particular order (analyses sort what they need);
  *  - a track is one (pid, tid) pair as the trace wrote it; a pid or tid written as a decimal
  *    string is stored as that number. */
-#ifndef TP_MODEL_H
-#define TP_MODEL_H
+#ifndef TP_MODEL_MODEL_H
+#define TP_MODEL_MODEL_H
 
 #include "model/strtab.h"
 

@@ -3,8 +3,8 @@
  * A trace repeats a few thousand names across millions of events, so events hold 4-byte ids
  * and equal ids mean equal strings. Id 0 is always "". Strings are NUL-terminated and never
  * move, so a pointer from tp_strtab_get stays valid until tp_strtab_free. */
-#ifndef TP_STRTAB_H
-#define TP_STRTAB_H
+#ifndef TP_MODEL_STRTAB_H
+#define TP_MODEL_STRTAB_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * Ticks are the TSC on x86-64 when the CPU says it is invariant (constant_tsc and nonstop_tsc),
  * else CLOCK_MONOTONIC nanoseconds. The session clock (tp_clock_now_ns) is CLOCK_MONOTONIC; GPU
  * sources stamp their events with it, and ticks convert into it through a tp_clock_cal. */
-#ifndef TP_CLOCK_H
-#define TP_CLOCK_H
+#ifndef TP_RECORD_CLOCK_H
+#define TP_RECORD_CLOCK_H
 
 #include <stdint.h>
 #include <time.h>

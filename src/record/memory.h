@@ -1,6 +1,6 @@
 /* memory.h - the session's live allocations and per-device totals (profile_memory). */
-#ifndef TP_MEMORY_H
-#define TP_MEMORY_H
+#ifndef TP_RECORD_MEMORY_H
+#define TP_RECORD_MEMORY_H
 
 #include <pthread.h>
 #include <stdint.h>

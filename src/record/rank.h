@@ -1,6 +1,6 @@
 /* rank.h - the rank of this process in a distributed job, from the launcher's environment. */
-#ifndef TP_RANK_H
-#define TP_RANK_H
+#ifndef TP_RECORD_RANK_H
+#define TP_RECORD_RANK_H
 
 #include <stdint.h>
 

@@ -27,8 +27,8 @@
  *     differ from the current one. Windows are numbered 1, 2, ... in the order they open; each gap
  *     between windows gets a generation of its own too, marked TP_GEN_IDLE, so that a thread in
  *     step with a gap counts its depth on the fast path. */
-#ifndef TP_RECORD_H
-#define TP_RECORD_H
+#ifndef TP_RECORD_RECORD_H
+#define TP_RECORD_RECORD_H
 
 #include "model/strtab.h"
 #include "record/clock.h"

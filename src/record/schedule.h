@@ -2,13 +2,20 @@
  *
  * tp_schedule_action is the pure rule of docs/SEMANTICS.md §1; tp_sched is the small state machine
  * that tprof_step and tprof_epoch drive. Neither knows about threads or buffers. */
-#ifndef TP_SCHEDULE_H
-#define TP_SCHEDULE_H
-
-#include "record/source.h"
+#ifndef TP_RECORD_SCHEDULE_H
+#define TP_RECORD_SCHEDULE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* What a step does, as torch.profiler.ProfilerAction: nothing, warm up (sources start, nothing
+ * kept), record, or record and save the window at its end. */
+typedef enum tp_action {
+    TP_ACTION_NONE,
+    TP_ACTION_WARMUP,
+    TP_ACTION_RECORD,
+    TP_ACTION_RECORD_AND_SAVE,
+} tp_action;
 
 typedef enum tp_sched_mode {
     TP_SCHED_ALL,    /* no schedule configured: one window from start to shutdown */

@@ -5,7 +5,7 @@
  * hot path sees only tprof_active_, tp_gen and tp_opts, all set before they turn on. */
 #include "tprof.h"
 
-#include "export/artifacts.h"
+#include "gpu/gpu.h"
 #include "record/memory.h"
 #include "record/record.h"
 #include "record/session.h"
@@ -269,7 +269,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
         free_run();
         return -1;
     }
-    tp_sess.sink = next_sink_set ? next_sink : *tp_artifacts_sink();
+    tp_sess.sink = next_sink_set ? next_sink : *tp_default_sink();
     tp_run_info run;
     fill_run_info(&run);
     if (tp_sess.sink.start && tp_sess.sink.start(tp_sess.sink.ctx, &run)) {

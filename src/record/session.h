@@ -3,8 +3,8 @@
  *
  * Everything in tp_session is guarded by its lock except where a field says otherwise. The hot
  * path never takes the lock: it reads tprof_active_, tp_gen and tp_opts. */
-#ifndef TP_SESSION_H
-#define TP_SESSION_H
+#ifndef TP_RECORD_SESSION_H
+#define TP_RECORD_SESSION_H
 
 #include "config/config.h"
 #include "record/rank.h"
@@ -28,14 +28,9 @@ typedef enum tp_session_state {
 /* Options the annotation calls read without the lock (set before tprof_active_ turns on). */
 typedef struct tp_rec_opts {
     int shapes, memory, flops;
-    int nsight; /* mirror ranges to NVTX (set by gpu_session.c) */
+    int nsight; /* mirror ranges to NVTX (set by src/gpu/session.c) */
 } tp_rec_opts;
 extern tp_rec_opts tp_opts;
-
-/* GPU sources for the session that just started (gpu_session.c); call without the lock. */
-void tp_gpu_attach(const tprof_config *cfg);
-/* Extra folders to search for libcupti (a NULL-terminated list that must outlive the sessions). */
-void tp_gpu_set_extra_dirs(const char *const *dirs);
 
 typedef struct tp_session {
     pthread_mutex_t lock;

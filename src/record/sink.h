@@ -3,11 +3,11 @@
  * The recorder knows nothing of files or analyses; the sink does. The default sink
  * (src/export/artifacts.c) writes the traces and the run artifacts and prints the summary;
  * tests install their own to capture the models a session produces. */
-#ifndef TP_SINK_H
-#define TP_SINK_H
+#ifndef TP_RECORD_SINK_H
+#define TP_RECORD_SINK_H
 
-#include "analysis/analysis.h"
 #include "model/model.h"
+#include "model/stage.h"
 #include "record/source.h"
 
 #include <stddef.h>
@@ -46,5 +46,10 @@ typedef struct tp_sink {
 
 /* Installs the sink for the next session (copied); NULL restores the default. */
 void tp_session_set_sink(const tp_sink *sink);
+
+/* The default sink: the run directory and the console summary. Declared here, where the recorder
+ * needs it, and defined by src/export/artifacts.c, so the recorder names no file of src/export;
+ * the link joins them. */
+const tp_sink *tp_default_sink(void);
 
 #endif

@@ -3,19 +3,13 @@
  * The CUPTI activity source (cupti.c) is one: it follows the schedule through on_action (started
  * in WARMUP so its start-up cost stays out of the window, stopped outside windows) and adds its
  * kernels, copies and runtime calls to each window's model through collect. */
-#ifndef TP_SOURCE_H
-#define TP_SOURCE_H
+#ifndef TP_RECORD_SOURCE_H
+#define TP_RECORD_SOURCE_H
 
 #include "model/model.h"
+#include "record/schedule.h"
 
 #include <stdint.h>
-
-typedef enum tp_action {
-    TP_ACTION_NONE,
-    TP_ACTION_WARMUP,
-    TP_ACTION_RECORD,
-    TP_ACTION_RECORD_AND_SAVE,
-} tp_action;
 
 typedef struct tp_window_info {
     const char *name;         /* file-name stem of the window's trace */

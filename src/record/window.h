@@ -2,8 +2,8 @@
  *
  * The stepping thread fills a tp_window while the window records (its steps) and hands it to the
  * writer thread when it closes; from then on only the writer touches it. */
-#ifndef TP_WINDOW_H
-#define TP_WINDOW_H
+#ifndef TP_RECORD_WINDOW_H
+#define TP_RECORD_WINDOW_H
 
 #include "model/model.h"
 #include "record/clock.h"

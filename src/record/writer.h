@@ -2,8 +2,8 @@
  *
  * The stepping thread queues a window and returns at once; the writer converts and delivers it.
  * A signal handler can ask it to flush the open window and wait for that, async-signal-safely. */
-#ifndef TP_WRITER_H
-#define TP_WRITER_H
+#ifndef TP_RECORD_WRITER_H
+#define TP_RECORD_WRITER_H
 
 #include "record/window.h"
 

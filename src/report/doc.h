@@ -3,8 +3,8 @@
  *
  * Cells are formatted once, as strings; the renderers only lay them out. Text output aligns
  * columns by display width (UTF-8 characters) and shortens NAME columns in the middle. */
-#ifndef TP_DOC_H
-#define TP_DOC_H
+#ifndef TP_REPORT_DOC_H
+#define TP_REPORT_DOC_H
 
 #include "util/buf.h"
 

@@ -3,8 +3,8 @@
  * Each helper returns a small struct holding the text, so calls nest inside one printf-style
  * argument list: tp_doc_cell(d, "%s", tp_fmt_dur(ns).s). The text lives until the end of the
  * full expression. Figures that do not apply (negative) print as "n/a". */
-#ifndef TP_FORMAT_H
-#define TP_FORMAT_H
+#ifndef TP_REPORT_FORMAT_H
+#define TP_REPORT_FORMAT_H
 
 #include <stdint.h>
 

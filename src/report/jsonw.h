@@ -3,8 +3,8 @@
  * Each value call takes the member's key (NULL inside arrays). Numbers come from tp_buf's exact
  * formatting: durations as microseconds with nanosecond precision (tp_buf_us). Figures that do
  * not apply are negative in an analysis and written as null (the *_opt calls). */
-#ifndef TP_JSONW_H
-#define TP_JSONW_H
+#ifndef TP_REPORT_JSONW_H
+#define TP_REPORT_JSONW_H
 
 #include "util/buf.h"
 

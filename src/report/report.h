@@ -3,8 +3,8 @@
  * The same renderers print the library's console summary and `tprof analyze`'s output, and write
  * the run artifacts derived from an analysis (op_stats.csv, stage_times.json, summary.json), so
  * every view of a run agrees. Output goes into a tp_buf; callers write it where they need. */
-#ifndef TP_REPORT_H
-#define TP_REPORT_H
+#ifndef TP_REPORT_REPORT_H
+#define TP_REPORT_REPORT_H
 
 #include "analysis/analysis.h"
 #include "analysis/compare.h"

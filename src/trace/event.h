@@ -6,8 +6,8 @@
  * event cheaper: the layout the fast path learned, the name cache, the last track and how its
  * ids were written. An event touches the model only after its closing brace, so a parse cut
  * short by the end of the buffer can start over from the event's first byte. */
-#ifndef TP_EVENT_H
-#define TP_EVENT_H
+#ifndef TP_TRACE_EVENT_H
+#define TP_TRACE_EVENT_H
 
 #include "model/model.h"
 #include "trace/layout.h"

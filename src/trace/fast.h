@@ -7,8 +7,8 @@
  * one member does not wait on the previous one, and what lies between (commas, whitespace) is
  * only checked. Anything else is declined and read by the general path (event.c), which also
  * gives every error; both fill tp_evfields through fields.h. */
-#ifndef TP_FAST_H
-#define TP_FAST_H
+#ifndef TP_TRACE_FAST_H
+#define TP_TRACE_FAST_H
 
 #include "trace/fields.h"
 

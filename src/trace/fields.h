@@ -5,8 +5,8 @@
  * lexes their values; which key is which field or arg, and what a value of each type does to it,
  * is decided here, so both fill the same tp_evfields from the same bytes. Strings and numbers
  * point into the scanner's buffer: valid until the next refill. */
-#ifndef TP_FIELDS_H
-#define TP_FIELDS_H
+#ifndef TP_TRACE_FIELDS_H
+#define TP_TRACE_FIELDS_H
 
 #include "trace/event.h"
 

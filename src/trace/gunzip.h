@@ -4,8 +4,8 @@
  * a producer thread inflates into a ring of blocks while the reader parses the previous ones.
  * Concatenated gzip members are read as one stream (as zcat does); bytes after the last member
  * that do not start another member are ignored. */
-#ifndef TP_GUNZIP_H
-#define TP_GUNZIP_H
+#ifndef TP_TRACE_GUNZIP_H
+#define TP_TRACE_GUNZIP_H
 
 #include <stddef.h>
 

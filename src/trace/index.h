@@ -9,8 +9,8 @@
  * The masks are exactly what a byte-by-byte lexer starting outside any string would see (a
  * backslash escapes the next byte only inside a string): the vector path assumes backslashes
  * occur only inside strings, checks it, and hands buffers where that fails to the byte loop. */
-#ifndef TP_INDEX_H
-#define TP_INDEX_H
+#ifndef TP_TRACE_INDEX_H
+#define TP_TRACE_INDEX_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * gzip is recognised by its magic bytes, never by the file's name. Files are read with read()
  * into the caller's buffer, not mapped: a mapping would count the whole file in the process's
  * resident memory. */
-#ifndef TP_INPUT_H
-#define TP_INPUT_H
+#ifndef TP_TRACE_INPUT_H
+#define TP_TRACE_INPUT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -14,8 +14,8 @@
  * Nodes 1 .. TP_LAYOUT_ROOTS - 1 are roots, where the first literal of an object (starting
  * after its '{') hangs, one root per kind of object. A literal that closes its object (ending
  * with the '}') has what == TP_LAYOUT_END. */
-#ifndef TP_LAYOUT_H
-#define TP_LAYOUT_H
+#ifndef TP_TRACE_LAYOUT_H
+#define TP_TRACE_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>

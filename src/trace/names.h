@@ -4,8 +4,8 @@
  * hundreds of bytes: hashing each one costs more than comparing it with the name it was last
  * time. The cache is direct-mapped by the length and the first and last eight bytes; a hit is
  * confirmed byte for byte, so it only saves work and never changes an id. */
-#ifndef TP_NAMES_H
-#define TP_NAMES_H
+#ifndef TP_TRACE_NAMES_H
+#define TP_TRACE_NAMES_H
 
 #include "model/model.h"
 

@@ -20,7 +20,7 @@
  *
  * Speed (docs/DESIGN.md asks 1 GB/s on one core): each buffer is indexed first (index.h); events go
  * through the fast path (fast.h) when they have a layout it knows, else through the general
- * scanner, and both give the same model (tests/unit/test_reader_fast.c, the fuzz target). */
+ * scanner, and both give the same model (tests/unit/test_trace_reader_fast.c, the fuzz target). */
 #include "trace/reader.h"
 
 #include "trace/event.h"

@@ -5,8 +5,8 @@
  * memory grows with the events kept and not with the file. What goes into the model follows
  * docs/SEMANTICS.md §2 and docs/ARCHITECTURE.md ("Event-model conventions"); reader.c lists the
  * details (defects tolerated, what is left out). */
-#ifndef TP_READER_H
-#define TP_READER_H
+#ifndef TP_TRACE_READER_H
+#define TP_TRACE_READER_H
 
 #include "model/model.h"
 

@@ -11,8 +11,8 @@
  * TP_SCAN_PAD bytes past end are readable quotes, so every inner loop stops at end without
  * testing for it (a quote ends strings, tokens and whitespace alike; the index has a quote within
  * end[0..1] and a bracket bit at end) and vector loads never leave the allocation. */
-#ifndef TP_SCAN_H
-#define TP_SCAN_H
+#ifndef TP_TRACE_SCAN_H
+#define TP_TRACE_SCAN_H
 
 #include "trace/index.h"
 #include "util/buf.h"

@@ -4,8 +4,8 @@
  * (integers, microseconds from integer nanoseconds, ASCII strings) avoid printf entirely.
  * Invariant: data[0..len) is the output so far; `failed` turns on at the first allocation
  * failure, after which appends are ignored and the writer reports the error once. */
-#ifndef TP_BUF_H
-#define TP_BUF_H
+#ifndef TP_UTIL_BUF_H
+#define TP_UTIL_BUF_H
 
 #include <stddef.h>
 #include <stdint.h>

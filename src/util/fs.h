@@ -11,8 +11,8 @@
  * write then fails with EFBIG (reported like ENOSPC) instead of killing the host, and a SIGXFSZ
  * those writes raised is discarded before the mask is restored. Open, write and commit a file on
  * one thread. */
-#ifndef TP_FS_H
-#define TP_FS_H
+#ifndef TP_UTIL_FS_H
+#define TP_UTIL_FS_H
 
 #include <stddef.h>
 

@@ -2,8 +2,8 @@
  *
  * Interning sits on the trace reader's hot path (one lookup per event name), so the hash reads
  * eight bytes per round instead of one. It is not cryptographic; tables resolve collisions. */
-#ifndef TP_HASH_H
-#define TP_HASH_H
+#ifndef TP_UTIL_HASH_H
+#define TP_UTIL_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>

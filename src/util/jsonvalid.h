@@ -2,8 +2,8 @@
  *
  * Raw JSON reaches the writers from users (tprof_shapes, the configuration): one malformed string
  * copied into a trace would make the whole file unreadable, so writers check it first. */
-#ifndef TP_JSONVALID_H
-#define TP_JSONVALID_H
+#ifndef TP_UTIL_JSONVALID_H
+#define TP_UTIL_JSONVALID_H
 
 #include <stddef.h>
 

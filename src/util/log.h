@@ -2,8 +2,8 @@
  *
  * Messages are also kept (up to a bound) so that summary.json can list them and
  * tprof_last_error() can return the latest. Safe from any thread; not from signal handlers. */
-#ifndef TP_LOG_H
-#define TP_LOG_H
+#ifndef TP_UTIL_LOG_H
+#define TP_UTIL_LOG_H
 
 #include <stddef.h>
 

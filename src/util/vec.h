@@ -3,8 +3,8 @@
  *
  * tp_grow makes room for `need` elements of `elem` bytes in *ptr, doubling the capacity, and
  * returns 0, or -1 with *ptr untouched when memory runs out (callers degrade, never abort). */
-#ifndef TP_VEC_H
-#define TP_VEC_H
+#ifndef TP_UTIL_VEC_H
+#define TP_UTIL_VEC_H
 
 #include <stddef.h>
 

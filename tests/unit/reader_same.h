@@ -1,6 +1,6 @@
 /* reader_same.h - whether two models read from the same input are the same, for the tests that
- * read it with the event fast path and without (tests/unit/test_reader_fast.c, the fuzz target):
- * every event, arg, track and string, and the run facts. */
+ * read it with the event fast path and without (tests/unit/test_trace_reader_fast.c, the fuzz
+ * target): every event, arg, track and string, and the run facts. */
 #ifndef TP_READER_SAME_H
 #define TP_READER_SAME_H
 

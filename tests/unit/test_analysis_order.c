@@ -132,46 +132,6 @@ static void test_order_nearly_sorted(void **state) {
     free(ev);
 }
 
-/* Stable by key: equal keys keep their input order (val records it). */
-static int ref_keyed_cmp(const void *pa, const void *pb) {
-    const tp_keyed *a = pa, *b = pb;
-    if (a->key != b->key) return a->key < b->key ? -1 : 1;
-    return (a->val > b->val) - (a->val < b->val);
-}
-
-static void test_sort_keyed(void **state) {
-    (void)state;
-    /* spans that take one pass, several passes, and the whole 64 bits */
-    const uint64_t spans[] = {1, 3, 2000, 1u << 20, UINT64_C(1) << 40, 0};
-    tp_order o = {0};
-    for (size_t s = 0; s < sizeof(spans) / sizeof(spans[0]); s++) {
-        size_t n = 3000;
-        tp_keyed *v = malloc(n * sizeof(*v)), *want = malloc(n * sizeof(*want));
-        uint64_t base = next();
-        for (size_t i = 0; i < n; i++)
-            v[i] = (tp_keyed){spans[s] ? base % 1000 + next() % spans[s] : next(), i};
-        memcpy(want, v, n * sizeof(*v));
-        qsort(want, n, sizeof(*want), ref_keyed_cmp);
-        assert_int_equal(tp_sort_keyed(&o, v, n), 0);
-        for (size_t i = 0; i < n; i++)
-            if (v[i].key != want[i].key || v[i].val != want[i].val)
-                fail_msg("span %zu: position %zu differs", s, i);
-        free(v);
-        free(want);
-    }
-    tp_order_free(&o);
-}
-
-static void test_time_key(void **state) {
-    (void)state;
-    const int64_t t[] = {INT64_MIN, INT64_MIN + 1, -5, -1, 0, 1, 7, INT64_MAX - 1, INT64_MAX};
-    size_t n = sizeof(t) / sizeof(t[0]);
-    for (size_t i = 0; i < n; i++) {
-        assert_true(tp_key_time(tp_time_key(t[i])) == t[i]);
-        if (i) assert_true(tp_time_key(t[i - 1]) < tp_time_key(t[i]));
-    }
-}
-
 /* Indices fed one at a time to a run end in the same order as the one-call sort. */
 static void test_run_streaming(void **state) {
     (void)state;
@@ -289,8 +249,6 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_matches_reference),
         cmocka_unit_test(test_order_nearly_sorted),
-        cmocka_unit_test(test_sort_keyed),
-        cmocka_unit_test(test_time_key),
         cmocka_unit_test(test_run_streaming),
         cmocka_unit_test(test_corr_table),
         cmocka_unit_test(test_group_by_key),

@@ -10,8 +10,8 @@
  *   cupti_exit idle LIBRARY     CUDA starts (its driver loaded, found through LD_LIBRARY_PATH)
  *                                before the window, which then records nothing before exit()
  * Prints "create=<rc> warnings=<n>" and, from the late handler, "collected=<events>". */
+#include "gpu/cupti.h"
 #include "model/model.h"
-#include "record/gpu.h"
 #include "util/log.h"
 
 #include <dlfcn.h>

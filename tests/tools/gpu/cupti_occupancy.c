@@ -2,7 +2,7 @@
  * line: warp_size max_threads_per_sm max_blocks_per_sm regs_per_sm smem_per_sm
  * smem_reserved_per_block num_sms regs_per_thread smem_per_block block_threads grid_blocks.
  * Prints the "est. achieved occupancy %" tprof writes for each (-1 when it writes none). */
-#include "record/cupti_convert.h"
+#include "gpu/convert.h"
 
 #include <stdio.h>
 

@@ -5,7 +5,7 @@
  * off: mirroring stays disabled. driver: the program "uses CUDA" by loading libcuda.so.1 (found
  * through LD_LIBRARY_PATH). runtime: it also loads RUNTIME_LIBRARY globally, as a program linked
  * with libcudart has it. */
-#include "record/gpu.h"
+#include "gpu/cupti.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

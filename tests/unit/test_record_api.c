@@ -1,4 +1,4 @@
-/* test_api.c - the public API's contract: every function is safe in every state and with odd
+/* test_record_api.c - the public API's contract: every function is safe in every state and with odd
  * arguments, TPROF_ZONE closes on every way out of a block, copied names are copies, and
  * tprof_is_recording follows the schedule. */
 #include <setjmp.h>

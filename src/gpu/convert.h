@@ -1,17 +1,15 @@
-/* cupti_convert.h - CUPTI activity records as tprof model events, and which window each belongs to.
+/* convert.h - CUPTI activity records as tprof model events, and which window each belongs to.
  *
- * Pure code (cupti_convert.c, cupti_emit.c, cupti_window.c, cupti_occupancy.c): no dlopen, no
+ * Pure code (convert.c, emit.c, window.c, occupancy.c): no dlopen, no
  * CUPTI calls, so tests drive it with record structs they fill in. The source (cupti.c) reduces
  * each raw record to a tp_cupti_rec as its buffer completes, keeps the reduced records pending,
  * and at each window's collect moves those of the window into the model.
  *
  * Record layouts: only fields whose offsets are the same in every record version since CUDA 11
- * are read (tests/unit/test_cupti_convert.c checks this against the deprecated structs), so
+ * are read (tests/unit/test_gpu_convert.c checks this against the deprecated structs), so
  * records from libcupti 11, 12 and 13 convert alike through the CUDA 13 structs. */
-#ifndef TP_CUPTI_CONVERT_H
-#define TP_CUPTI_CONVERT_H
-
-#ifdef TPROF_HAVE_CUPTI_HEADERS
+#ifndef TP_GPU_CONVERT_H
+#define TP_GPU_CONVERT_H
 
 #include "model/model.h"
 #include "record/source.h"
@@ -111,7 +109,7 @@ typedef struct tp_cupti_out {
     tp_str s[TP_CUPTI_NSTRINGS];
 } tp_cupti_out;
 void tp_cupti_out_init(tp_cupti_out *o, tp_model *m);
-/* Appends the event of r to o->m with times (session clock) - offset_ns (cupti_emit.c). Memory
+/* Appends the event of r to o->m with times (session clock) - offset_ns (emit.c). Memory
  * records also move the device's total. 0, or -1 when the model ran out of memory. */
 int tp_cupti_emit(tp_cupti_conv *c, tp_cupti_out *o, const tp_cupti_rec *r, int64_t offset_ns);
 /* Moves the device's "Total Allocated" by a memory record; returns the new total. Emitting a
@@ -160,5 +158,4 @@ size_t tp_cupti_pending_unfinished(tp_cupti_pending *p, int64_t start, int64_t e
 long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
                            const tp_window_info *w);
 
-#endif /* TPROF_HAVE_CUPTI_HEADERS */
 #endif

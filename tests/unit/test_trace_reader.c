@@ -1,4 +1,4 @@
-/* test_reader.c - the trace reader on small inline traces: one test per rule of
+/* test_trace_reader.c - the trace reader on small inline traces: one test per rule of
  * docs/SEMANTICS.md §2 and of reader.c (formats, defects tolerated, errors), and inputs that must
  * never crash. */
 #include <setjmp.h>

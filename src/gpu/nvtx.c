@@ -1,14 +1,13 @@
 /* nvtx.c - Nsight mirroring: tprof's ranges as NVTX ranges, its windows as the CUDA profiler's
- * capture range (`nsight: true`; interface in src/record/gpu.h).
+ * capture range (`nsight: true`; interface in src/gpu/gpu.h and cupti.h).
  *
  * NVTX 3 is header-only: with no tool attached each call is a cheap no-op, and under Nsight
  * Systems the tool's injection library receives it. cudaProfilerStart/Stop come from the CUDA
  * runtime the program already loaded (or the driver's cuProfilerStart/Stop), never a new copy. */
-#include "record/gpu.h"
+#include "gpu/gpu.h"
+#include "gpu/cupti.h"
 
-#ifdef TPROF_HAVE_CUPTI_HEADERS
-
-#include "record/cupti_api.h"
+#include "gpu/cupti_api.h"
 
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
@@ -67,18 +66,3 @@ void tp_nsight_window(int begin) {
     pthread_mutex_unlock(&profiler_lock);
     if (fn) fn();
 }
-
-#else /* built without CUDA's headers: nothing to mirror to */
-
-void tp_nsight_enable(int on) {
-    (void)on;
-}
-void tp_nvtx_push(const char *name) {
-    (void)name;
-}
-void tp_nvtx_pop(void) {}
-void tp_nsight_window(int begin) {
-    (void)begin;
-}
-
-#endif

@@ -1,11 +1,9 @@
-/* cupti_emit.c - a reduced CUPTI record becomes one model event, as Kineto writes it.
+/* emit.c - a reduced CUPTI record becomes one model event, as Kineto writes it.
  *
  * Names, categories, tracks and args follow Kineto's CUPTI activity logger, so tools reading
  * PyTorch traces read tprof's alike (docs/GPU.md lists them). The arg keys and categories are
  * interned once per model (tp_cupti_out), not once per event: a window holds many thousands. */
-#ifdef TPROF_HAVE_CUPTI_HEADERS
-
-#include "record/cupti_convert.h"
+#include "gpu/convert.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -276,7 +274,3 @@ int tp_cupti_emit(tp_cupti_conv *c, tp_cupti_out *o, const tp_cupti_rec *r, int6
         return 0;
     }
 }
-
-#else
-typedef int tp_cupti_emit_unused; /* built without the CUPTI headers */
-#endif

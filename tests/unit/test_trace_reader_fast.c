@@ -1,4 +1,4 @@
-/* test_reader_fast.c - the reader's fast machinery against independent references: the
+/* test_trace_reader_fast.c - the reader's fast machinery against independent references: the
  * structural index against a byte-by-byte lexer written here, plain decimals against exact
  * 128-bit arithmetic, and the event fast path against the general path on every fixture and on
  * inputs built to leave the layouts profilers write (both must give the same model). */
@@ -400,7 +400,7 @@ static void test_skip_resumes_inside_strings(void **state) {
         tp_buf_printf(&b, "%s\"]]}}{{[[ %d \\\" ]\"", i ? ", " : "", i);
     TP_BUF_LIT(&b, "], \"baseTimeNanoseconds\": 5000}");
     char path[64];
-    snprintf(path, sizeof(path), "/tmp/tprof_test_reader_fast_%d.json", (int)getpid());
+    snprintf(path, sizeof(path), "/tmp/tprof_test_trace_reader_fast_%d.json", (int)getpid());
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     assert_int_equal(fwrite(b.data, 1, b.len, f), b.len);

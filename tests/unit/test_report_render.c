@@ -1,5 +1,5 @@
-/* test_report.c - the renderers: each shows the figures of a hand-built analysis, lays them out
- * as promised (aligned text, pipe tables, quoted CSV) and says n/a where a figure does not
+/* test_report_render.c - the renderers: each shows the figures of a hand-built analysis, lays them
+ * out as promised (aligned text, pipe tables, quoted CSV) and says n/a where a figure does not
  * apply. JSON validity is checked with Python's json module in test_analysis_reports.py. */
 #include <setjmp.h>
 #include <stdarg.h>

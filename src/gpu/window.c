@@ -1,12 +1,9 @@
-/* cupti_window.c - which pending CUPTI records belong to a closing window (rules in
- * cupti_convert.h).
+/* window.c - which pending CUPTI records belong to a closing window (rules in convert.h).
  *
  * CUPTI delivers records late and out of order: API records when a buffer fills or is flushed,
  * kernels only once the GPU ran them, possibly after the window that launched them closed. So
  * records wait here, and each window takes its own by time and by correlation id. */
-#ifdef TPROF_HAVE_CUPTI_HEADERS
-
-#include "record/cupti_convert.h"
+#include "gpu/convert.h"
 
 #include "util/vec.h"
 
@@ -139,7 +136,3 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
     free(launches);
     return failed ? -1 : appended;
 }
-
-#else
-typedef int tp_cupti_window_unused; /* built without the CUPTI headers */
-#endif

@@ -1,4 +1,4 @@
-/* test_cupti_source.c - the CUPTI source when CUPTI cannot work: no library, a library that is not
+/* test_gpu_source.c - the CUPTI source when CUPTI cannot work: no library, a library that is not
  * CUPTI, the real libcupti without a driver (this machine), and the fake libcupti refusing to
  * subscribe or to enable; each gives exactly one warning naming the cause and leaves tprof
  * CPU-only. Also the activity kinds that are on in each schedule state.
@@ -13,8 +13,8 @@
 
 #ifdef TPROF_HAVE_CUPTI_HEADERS
 
+#include "gpu/cupti.h"
 #include "model/model.h"
-#include "record/gpu.h"
 #include "util/log.h"
 
 #include <cupti.h>

@@ -1,4 +1,4 @@
-/* test_chrome.c - the Chrome trace writer on models built by hand: every event kind, string
+/* test_export_chrome.c - the Chrome trace writer on models built by hand: every event kind, string
  * pids, args of each type, truncation, flows with and without a launch, hostile names, the
  * empty model, streaming in chunks, gzip, and failing writes that must leave nothing behind.
  * Expected texts are derived here from the model by hand or by snprintf, never by the writer.
@@ -275,7 +275,7 @@ static void test_own_process_name(void **state) {
     add_event(&m, TP_HOST_RANGE, tr, "c", "r", 0, 1);
     char *t = write_to_string(&m, NULL, NULL);
     char want[128];
-    snprintf(want, sizeof(want), "\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"test_chrome\"}}",
+    snprintf(want, sizeof(want), "\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"test_export_chrome\"}}",
              (int)getpid());
     assert_contains(t, want);
     free(t);

@@ -1,10 +1,8 @@
-/* cupti_load.c - finding libcupti and resolving its functions (search order in cupti_api.h).
+/* load.c - finding libcupti and resolving its functions (search order in cupti_api.h).
  *
  * The library is never unloaded: CUPTI starts threads of its own, and unloading their code under
  * them would crash the host at exit. A later session finds it again as "already loaded". */
-#ifdef TPROF_HAVE_CUPTI_HEADERS
-
-#include "record/cupti_api.h"
+#include "gpu/cupti_api.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -147,7 +145,3 @@ const char *tp_cupti_result_str(const tp_cupti_api *api, CUptiResult r, char *bu
     snprintf(buf, n, "CUPTI error %d", (int)r);
     return buf;
 }
-
-#else
-typedef int tp_cupti_load_unused; /* built without the CUPTI headers */
-#endif

@@ -1,4 +1,4 @@
-/* test_chrome_format.c - the formatting pieces the trace writer stands on: the printf-free
+/* test_util_format.c - the formatting pieces the trace writer stands on: the printf-free
  * number writers (checked against snprintf over boundaries and a million random values) and
  * the JSON check that guards raw JSON before it is embedded. */
 #include <setjmp.h>

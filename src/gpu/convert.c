@@ -1,12 +1,10 @@
-/* cupti_convert.c - one CUPTI activity record becomes one model event, as Kineto writes it.
+/* convert.c - one CUPTI activity record becomes one model event, as Kineto writes it.
  *
  * Names, categories, tracks and args follow Kineto's CUPTI activity logger so that tools reading
  * PyTorch traces read tprof's alike (docs/GPU.md lists them). Reduction (raw record ->
  * tp_cupti_rec) happens as CUPTI hands a buffer back; emission (tp_cupti_rec -> event) when its
  * window closes. */
-#ifdef TPROF_HAVE_CUPTI_HEADERS
-
-#include "record/cupti_convert.h"
+#include "gpu/convert.h"
 
 #include "util/vec.h"
 
@@ -308,7 +306,3 @@ int tp_cupti_launches_kernel(int driver, uint32_t cbid) {
         if (set[i] == cbid) return 1;
     return 0;
 }
-
-#else
-typedef int tp_cupti_convert_unused; /* built without the CUPTI headers */
-#endif

@@ -1,4 +1,4 @@
-/* test_config.c - the configuration: each source, their precedence, argv consumption, every
+/* test_config_sources.c - the configuration: each source, their precedence, argv consumption, every
  * key's bad values with the one-line message, YAML errors with their positions, and the effective
  * configuration as JSON (checked by Python's json module). */
 #include <setjmp.h>

@@ -3,12 +3,10 @@
  *
  * Nothing is linked: every function is resolved with dlsym, so libtprof loads and runs where CUDA
  * is absent. Functions marked optional may be NULL (older libcupti). */
-#ifndef TP_CUPTI_API_H
-#define TP_CUPTI_API_H
+#ifndef TP_GPU_CUPTI_API_H
+#define TP_GPU_CUPTI_API_H
 
-#ifdef TPROF_HAVE_CUPTI_HEADERS
-
-#include "record/cupti_convert.h"
+#include "gpu/convert.h"
 
 #include <cupti.h>
 #include <stddef.h>
@@ -69,5 +67,4 @@ int tp_cuda_devices(tp_cupti_dev **devs, size_t *n);
 /* dlsym into a function pointer of any type (ISO C has no cast from void * to functions). */
 int tp_dlsym_fn(void *handle, const char *name, void *fn_ptr);
 
-#endif /* TPROF_HAVE_CUPTI_HEADERS */
 #endif

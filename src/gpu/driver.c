@@ -1,11 +1,9 @@
-/* cupti_driver.c - what tprof asks the CUDA driver (libcuda): device properties for the trace's
+/* driver.c - what tprof asks the CUDA driver (libcuda): device properties for the trace's
  * deviceProperties and the occupancy estimate, and the reason CUPTI cannot start.
  *
  * Device queries only use a driver the program already loaded, so tprof never initialises CUDA
  * in a process that does not use it; only the failure path (naming a cause) loads libcuda. */
-#ifdef TPROF_HAVE_CUPTI_HEADERS
-
-#include "record/cupti_api.h"
+#include "gpu/cupti_api.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -118,7 +116,3 @@ int tp_cuda_devices(tp_cupti_dev **devs, size_t *n) {
     dlclose(h); /* only drops the reference RTLD_NOLOAD took: the program holds its own */
     return 0;
 }
-
-#else
-typedef int tp_cupti_driver_unused; /* built without the CUPTI headers */
-#endif

@@ -1,19 +1,17 @@
 /* cupti.c - the CUPTI activity source: GPU kernels, copies, sets, synchronizations, CUDA API calls
- * and device memory of each window, from libcupti loaded at run time (src/record/gpu.h).
+ * and device memory of each window, from libcupti loaded at run time (src/gpu/cupti.h).
  *
  * Life cycle: create subscribes (claiming CUPTI, so another profiler cannot interleave) and
  * registers the callbacks; the window's activity kinds go on at WARMUP and off outside windows;
  * buffers come back on CUPTI's threads and are reduced into pending records at once; collect
  * flushes, waits briefly for kernels the window launched, and moves the window's records into the
  * model. Failures warn once and leave tprof CPU-only; nothing here aborts or blocks for long. */
-#include "record/gpu.h"
+#include "gpu/cupti.h"
 
 #include "util/log.h"
 
-#ifdef TPROF_HAVE_CUPTI_HEADERS
-
-#include "record/cupti_api.h"
-#include "record/cupti_convert.h"
+#include "gpu/cupti_api.h"
+#include "gpu/convert.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -466,15 +464,3 @@ out:
     pthread_mutex_unlock(&S.ctl);
     return rc;
 }
-
-#else /* built without the CUPTI headers */
-
-int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
-    (void)src;
-    if (o->required)
-        tp_log_warn("gpu: on, but this tprof was built without CUDA's CUPTI headers; continuing "
-                    "CPU-only");
-    return -1;
-}
-
-#endif

@@ -1,11 +1,11 @@
-/* gpu.h - GPU sources for a session: CUPTI activity records, NVTX mirroring and Nsight windows.
+/* cupti.h - the GPU sources inside src/gpu: the CUPTI activity source and Nsight capture windows.
  *
- * The recorder calls these; nothing here links a CUDA library. libcupti, libcuda and libcudart are
- * found with dlopen at run time, so the same libtprof runs on machines with and without CUDA.
- * docs/GPU.md describes what is recorded and how each record becomes a trace event. */
-#ifndef TP_GPU_H
-#define TP_GPU_H
+ * session.c joins them to a session (the recorder sees only gpu.h); the GPU tests drive them
+ * directly. Built only where CUDA's headers are; nothing here links a CUDA library. */
+#ifndef TP_GPU_CUPTI_H
+#define TP_GPU_CUPTI_H
 
+#include "gpu/gpu.h"
 #include "record/source.h"
 
 #include <stdint.h>
@@ -26,15 +26,11 @@ typedef struct tp_gpu_opts {
  * create while one is alive fails with a warning. src->shutdown releases it. */
 int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src);
 
-/* Nsight mirroring (config `nsight: true`). tp_nsight_enable(1) turns the three calls below on;
- * each is a no-op while off or when no CUDA runtime or NVTX tool is present.
- *  - tp_nvtx_push/pop mirror a range as nvtxRangePushA/nvtxRangePop (call them on the thread that
- *    opens and closes the range);
- *  - tp_nsight_window(1) at a window's start and (0) at its end call cudaProfilerStart/Stop, so
- *    `nsys profile --capture-range=cudaProfilerApi` captures the same steps. */
+/* Nsight mirroring (config `nsight: true`). tp_nsight_enable(1) turns tp_nvtx_push/pop (gpu.h)
+ * and tp_nsight_window on; each is a no-op while off or when no CUDA runtime or NVTX tool is
+ * present. tp_nsight_window(1) at a window's start and (0) at its end call cudaProfilerStart/Stop,
+ * so `nsys profile --capture-range=cudaProfilerApi` captures the same steps. */
 void tp_nsight_enable(int on);
-void tp_nvtx_push(const char *name);
-void tp_nvtx_pop(void);
 void tp_nsight_window(int begin);
 
 #endif

@@ -1,11 +1,9 @@
-/* cupti_occupancy.c - the "est. achieved occupancy %" Kineto writes for each kernel.
+/* occupancy.c - the "est. achieved occupancy %" Kineto writes for each kernel.
  *
  * Resident blocks per SM follow the CUDA occupancy calculator's limits (threads, blocks,
  * registers allocated per warp on each of the SM's four sub-partitions, shared memory with the
  * per-block reservation); the kernel keeps min(resident, launched blocks per SM) of them busy. */
-#ifdef TPROF_HAVE_CUPTI_HEADERS
-
-#include "record/cupti_convert.h"
+#include "gpu/convert.h"
 
 enum {
     REG_ALLOC_UNIT = 256,  /* registers are allocated per warp in units of 256 */
@@ -43,7 +41,3 @@ int tp_cupti_occupancy_pct(const tp_cupti_dev *d, int regs_per_thread, int smem_
     if (blocks_per_sm < busy) busy = blocks_per_sm;
     return (int)(0.5 + busy * block_threads / d->max_threads_per_sm * 100); /* Kineto's rounding */
 }
-
-#else
-typedef int tp_cupti_occupancy_unused; /* built without the CUPTI headers */
-#endif

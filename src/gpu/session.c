@@ -1,11 +1,13 @@
-/* gpu_session.c - joins the GPU sources to a session: the CUPTI activity source (config `gpu`)
- * and Nsight capture windows (config `nsight`), both through the tp_source interface.
+/* session.c - joins the GPU sources to a session: the CUPTI activity source (config `gpu`) and
+ * Nsight capture windows (config `nsight`), both through the tp_source interface (gpu.h).
  *
  * Called after the session has started and its lock is released (tp_session_add_source takes it).
  */
+#include "gpu/gpu.h"
+
+#include "gpu/cupti.h"
 #include "record/clock.h"
 #include "config/config.h"
-#include "record/gpu.h"
 #include "record/record.h"
 #include "record/session.h"
 

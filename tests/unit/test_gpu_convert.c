@@ -1,4 +1,4 @@
-/* test_cupti_convert.c - CUPTI activity records (the CUDA 13 structs, filled in here) as model
+/* test_gpu_convert.c - CUPTI activity records (the CUDA 13 structs, filled in here) as model
  * events: names, kinds, categories, tracks, times after the clock offset, every arg, correlation,
  * memory totals, occupancy, and which window each pending record lands in.
  *
@@ -13,7 +13,7 @@
 
 #ifdef TPROF_HAVE_CUPTI_HEADERS
 
-#include "record/cupti_convert.h"
+#include "gpu/convert.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* test_cupti_e2e.c - the whole CUPTI path without a GPU: the fake libcupti (found through
+/* test_gpu_e2e.c - the whole CUPTI path without a GPU: the fake libcupti (found through
  * CUDA_HOME) records activity of the enabled kinds into buffers from tprof's request callback,
  * hands them back on its own thread, and tprof flushes, waits for a kernel still running,
  * converts, and places each record in its window; the fake driver supplies device properties.
@@ -13,8 +13,8 @@
 
 #ifdef TPROF_HAVE_CUPTI_HEADERS
 
+#include "gpu/cupti.h"
 #include "model/model.h"
-#include "record/gpu.h"
 #include "util/log.h"
 
 #include <cupti.h>
@@ -344,7 +344,7 @@ int main(int argc, char **argv) {
         setenv("LD_LIBRARY_PATH", TPROF_FAKE_DRIVER_DIR, 1);
         setenv("CUDA_HOME", TPROF_FAKE_CUDA_HOME, 1);
         execv("/proc/self/exe", argv);
-        perror("test_cupti_e2e: re-executing with the fake CUDA libraries");
+        perror("test_gpu_e2e: re-executing with the fake CUDA libraries");
         return 1;
     }
     tp_log_set_quiet(1);
