@@ -97,6 +97,7 @@ class ProfilerLogic:
         self._reports = None
         self._text = ""
         self._unpatch = _nothing  # undoes _stop_on_exception
+        self._on = False  # a session records this run: steps, epochs, reports
 
     # ---- Lightning's Profiler interface ----
 
@@ -112,13 +113,17 @@ class ProfilerLogic:
     def start(self, action_name):
         action = self._actions.get(action_name) or self._learn(action_name)
         stage = action.stage
-        if stage is not None and self._stages:
-            self._stages[-1].end()  # suspended: tprof's end closes the innermost open range
+        if stage is not None:
+            outer = self._stages[-1] if self._stages else None
+            self._stages.append(stage)
+            if outer is stage:  # e.g. zero_grad inside the optimizer's step: one stage goes on
+                stage = None
+            elif outer is not None:
+                outer.end()  # suspended: tprof's end closes the innermost open range
         action.range.begin()
         if stage is not None:
             stage.begin()
-            self._stages.append(stage)
-        if action.epoch and self.session is not None:
+        if action.epoch and self._on:
             self._mark_epoch()
 
     def stop(self, action_name):
@@ -126,14 +131,20 @@ class ProfilerLogic:
         if action is None:  # stop without start: Lightning's SimpleProfiler raises; tprof never does
             return
         stage = action.stage
+        outer = None
         if stage is not None and self._stages and self._stages[-1] is stage:
-            self._stages.pop().end()
+            self._stages.pop()
+            outer = self._stages[-1] if self._stages else None
+            if outer is stage:
+                stage = outer = None
+            else:
+                stage.end()
         action.range.end()
-        if stage is not None and self._stages:
-            self._stages[-1].begin()  # the enclosing action's stage resumes
-        if action.ends_step:
+        if outer is not None:
+            outer.begin()  # the enclosing action's stage resumes
+        if action.ends_step and self._on:
             tprof.step()
-        elif action.epoch and self._reports is not None:
+        elif action.epoch and self._on:
             self._reports.report_new()
 
     def summary(self):
@@ -171,6 +182,7 @@ class ProfilerLogic:
             prof.stop()
             return
         self.session = prof
+        self._on = True
         self._wall = (time.perf_counter(), 0.0)
         rank = getattr(trainer, "global_rank", 0)
         self._reports = EpochReports(prof.run_dir, self._top_k(), rank)
@@ -193,8 +205,9 @@ class ProfilerLogic:
 
     def _stop_session(self):
         """Ends the run's session (once): its files, its summary on stderr, the tables."""
-        if self.session is None or not self.session.running:
+        if not self._on:
             return
+        self._on = False
         self._unpatch()
         self._unpatch = _nothing
         while self._stages:
