@@ -89,10 +89,11 @@ def shared_run_id(trainer, keys):
 
 
 class EpochReports:
-    """After a profiled epoch, its top ops and bottleneck lines on stderr (rank 0): each window
-    the run saved (trace_<n>_epoch_<e>.json) reported once, analysed by tprof.analyze."""
+    """After a profiled epoch, its top ops and bottleneck lines on stderr (rank 0, its own
+    traces): each window the run saved (trace_<n>_epoch_<e>[.rank0].json) reported once,
+    analysed by tprof.analyze (with the analysis's default stages: validation counts as other)."""
 
-    _EPOCH = re.compile(r"trace_\d+_epoch_(\d+)(?:\.rank\d+)?\.json(?:\.gz)?$")
+    _EPOCH = re.compile(r"trace_\d+_epoch_(\d+)(?:\.rank(\d+))?\.json(?:\.gz)?$")
 
     def __init__(self, run_dir, top_k, rank):
         self.run_dir = run_dir
@@ -105,7 +106,7 @@ class EpochReports:
             return
         for path in sorted(glob.glob(os.path.join(self.run_dir, "trace_*"))):
             m = self._EPOCH.search(os.path.basename(path))
-            if not m or path in self.done:
+            if not m or path in self.done or (m.group(2) or "0") != "0":  # rank 0's own
                 continue
             self.done.add(path)
             try:
