@@ -1,0 +1,112 @@
+"""bench/bench_lightning.py [BUILD]: what profiling costs a Lightning fit, as ratios to the same
+fit unprofiled, measured in one run.
+
+A small CPU MLP is fit for STEPS batches with: no profiler; tprof.torch.Callback (the whole run
+recorded: stages, module ranges); the same callback with enabled=False; Trainer(profiler=
+tprof.torch.LightningProfiler()); Lightning's SimpleProfiler; Lightning's PyTorchProfiler. The
+configurations take turns, ROUNDS times, and each figure is the median over the rounds of the
+training loop's time (on_train_start to on_train_end, taken by a callback every configuration
+has), so the set-up and the profilers' final reports are left out. Run with the project's venv:
+
+    /work/venv/bin/python bench/bench_lightning.py build
+
+The machine is shared: read the ratios, not the absolute times, and run it twice.
+"""
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+sys.path.insert(0, os.path.join(BUILD, "python"))
+
+import torch  # noqa: E402
+import lightning.pytorch as pl  # noqa: E402
+from lightning.pytorch.profilers import PyTorchProfiler, SimpleProfiler  # noqa: E402
+
+import tprof.torch  # noqa: E402
+
+STEPS = 300
+ROUNDS = 5
+torch.set_num_threads(1)
+warnings.filterwarnings("ignore")
+logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
+
+
+class Net(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(),
+                                       torch.nn.Linear(256, 256), torch.nn.ReLU(),
+                                       torch.nn.Linear(256, 10))
+
+    def training_step(self, batch, i):
+        x, y = batch
+        return torch.nn.functional.cross_entropy(self.net(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+
+
+class LoopTimer(pl.Callback):
+    """The training loop's wall time; first in the callback list, so its on_train_end runs
+    before a profiling callback ends its session."""
+
+    def on_train_start(self, trainer, pl_module):
+        self.start = time.perf_counter()
+
+    def on_train_end(self, trainer, pl_module):
+        self.seconds = time.perf_counter() - self.start
+
+
+def configurations(out):
+    return {
+        "no profiler": lambda: ([], None),
+        "tprof Callback": lambda: ([tprof.torch.Callback(output_dir=out, summary=False)], None),
+        "tprof Callback, enabled=False": lambda: ([tprof.torch.Callback(enabled=False)], None),
+        "tprof LightningProfiler": lambda: (
+            [], tprof.torch.LightningProfiler(output_dir=out, summary=False)),
+        "Lightning SimpleProfiler": lambda: (
+            [], SimpleProfiler(dirpath=out, filename="simple")),
+        "Lightning PyTorchProfiler": lambda: (
+            [], PyTorchProfiler(dirpath=out, filename="torch", export_to_chrome=True)),
+    }
+
+
+def fit_seconds(make, data):
+    callbacks, profiler = make()
+    timer = LoopTimer()
+    trainer = pl.Trainer(max_epochs=1, limit_train_batches=STEPS, callbacks=[timer] + callbacks,
+                         profiler=profiler, logger=False, enable_checkpointing=False,
+                         enable_progress_bar=False, enable_model_summary=False,
+                         accelerator="cpu", num_sanity_val_steps=0)
+    trainer.fit(Net(), data)
+    return timer.seconds
+
+
+def main():
+    g = torch.Generator().manual_seed(0)
+    samples = [(torch.randn(64, generator=g), i % 10) for i in range(STEPS * 32)]
+    data = torch.utils.data.DataLoader(samples, batch_size=32)
+    times = {}
+    with tempfile.TemporaryDirectory() as out:
+        configs = configurations(out)
+        fit_seconds(configs["no profiler"], data)  # warm-up: imports, allocator, caches
+        for _ in range(ROUNDS):
+            for name, make in configs.items():
+                times.setdefault(name, []).append(fit_seconds(make, data))
+    base = statistics.median(times["no profiler"])
+    print("Lightning fit, %d steps of a 64-256-256-10 MLP (batch 32, CPU, 1 thread), median of "
+          "%d rounds" % (STEPS, ROUNDS))
+    print("%-32s %10s %10s %8s" % ("configuration", "loop (s)", "per step", "ratio"))
+    for name, seconds in times.items():
+        m = statistics.median(seconds)
+        print("%-32s %10.3f %8.1f us %8.3f" % (name, m, m / STEPS * 1e6, m / base))
+
+
+if __name__ == "__main__":
+    main()
