@@ -12,7 +12,6 @@
 #include "util/jsonvalid.h"
 #include "util/vec.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,26 +388,13 @@ static char *put_flow(writer *w, char *p, int end, const tp_event *ev) {
     return PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
 }
 
-/* The dur to write for a range at ts lasting dur ns (both written in µs with 3 decimals).
- * Readers compute the end as ts + dur in doubles, and that sum can round past the exact end,
- * where the next range on the thread begins: torch-tb-profiler then takes the next range for
- * an intersecting child and drops it with everything inside (a whole ProfilerStep#N). 1 ns
- * less keeps the sum at or before the exact end (ts is relative to the trace's base, so the
- * doubles' error is far below 1 ns). Negative lengths become 0: viewers drop or mis-nest them. */
-static int64_t dur_for_readers(int64_t ts, int64_t dur) {
-    if (dur <= 0) return 0;
-    double end = (double)(ts + dur) / 1000.0;
-    if ((double)ts / 1000.0 + (double)dur / 1000.0 > end) dur--;
-    assert(dur >= 0);
-    return dur;
-}
-
 static char *put_range(writer *w, char *p, const tp_event *ev, size_t index) {
     p = PUT_LIT(p, "{\"ph\":\"X\",");
     p = put_names(w, p, ev);
     p = put_where(w, p, ev->track, ev->ts);
+    /* Viewers drop or mis-nest slices of negative length. */
     p = PUT_LIT(p, ",\"dur\":");
-    p = tp_fmt_us(p, dur_for_readers(ev->ts, ev->dur));
+    p = tp_fmt_us(p, ev->dur > 0 ? ev->dur : 0);
     p = put_args(w, p, ev);
     *p++ = '}';
     if (w->flow && w->flow[index] != FLOW_NONE) p = put_flow(w, p, w->flow[index] == FLOW_END, ev);
