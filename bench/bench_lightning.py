@@ -2,11 +2,15 @@
 fit unprofiled, measured in one run.
 
 A small CPU MLP is fit for STEPS batches with: no profiler; tprof.torch.Callback (the whole run
-recorded: stages, module ranges); the same callback with enabled=False; Trainer(profiler=
-tprof.torch.LightningProfiler()); Lightning's SimpleProfiler; Lightning's PyTorchProfiler. The
+recorded: stages, module ranges), without module ranges, and with enabled=False; Trainer(
+profiler=tprof.torch.LightningProfiler()), with and without module ranges; Lightning's
+SimpleProfiler; Lightning's PyTorchProfiler. The
 configurations take turns, ROUNDS times, and each figure is the median over the rounds of the
 training loop's time (on_train_start to on_train_end, taken by a callback every configuration
-has), so the set-up and the profilers' final reports are left out. Run with the project's venv:
+has), so the set-up and the profilers' final reports are left out. The loop's time is the
+process's CPU time (time.process_time: one training thread, no DataLoader workers), which a
+shared, loaded machine disturbs far less than wall time; the wall time's median is printed
+beside it. Run with the project's venv:
 
     /work/venv/bin/python bench/bench_lightning.py build
 
@@ -31,7 +35,7 @@ from lightning.pytorch.profilers import PyTorchProfiler, SimpleProfiler  # noqa:
 import tprof.torch  # noqa: E402
 
 STEPS = 300
-ROUNDS = 5
+ROUNDS = 7
 torch.set_num_threads(1)
 warnings.filterwarnings("ignore")
 logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
@@ -57,19 +61,24 @@ class LoopTimer(pl.Callback):
     before a profiling callback ends its session."""
 
     def on_train_start(self, trainer, pl_module):
-        self.start = time.perf_counter()
+        self.start = (time.process_time(), time.perf_counter())
 
     def on_train_end(self, trainer, pl_module):
-        self.seconds = time.perf_counter() - self.start
+        self.seconds = (time.process_time() - self.start[0], time.perf_counter() - self.start[1])
 
 
 def configurations(out):
     return {
         "no profiler": lambda: ([], None),
         "tprof Callback": lambda: ([tprof.torch.Callback(output_dir=out, summary=False)], None),
+        "tprof Callback, with_modules=False": lambda: (
+            [tprof.torch.Callback(output_dir=out, summary=False, with_modules=False)], None),
         "tprof Callback, enabled=False": lambda: ([tprof.torch.Callback(enabled=False)], None),
         "tprof LightningProfiler": lambda: (
             [], tprof.torch.LightningProfiler(output_dir=out, summary=False)),
+        "tprof LightningProfiler, no modules": lambda: (
+            [], tprof.torch.LightningProfiler(output_dir=out, summary=False,
+                                              with_modules=False)),
         "Lightning SimpleProfiler": lambda: (
             [], SimpleProfiler(dirpath=out, filename="simple")),
         "Lightning PyTorchProfiler": lambda: (
@@ -99,13 +108,18 @@ def main():
         for _ in range(ROUNDS):
             for name, make in configs.items():
                 times.setdefault(name, []).append(fit_seconds(make, data))
-    base = statistics.median(times["no profiler"])
+    def median(name, which):
+        return statistics.median(t[which] for t in times[name])
+
     print("Lightning fit, %d steps of a 64-256-256-10 MLP (batch 32, CPU, 1 thread), median of "
           "%d rounds" % (STEPS, ROUNDS))
-    print("%-32s %10s %10s %8s" % ("configuration", "loop (s)", "per step", "ratio"))
-    for name, seconds in times.items():
-        m = statistics.median(seconds)
-        print("%-32s %10.3f %8.1f us %8.3f" % (name, m, m / STEPS * 1e6, m / base))
+    print("%-36s %12s %8s %12s %8s" % ("configuration", "CPU/step", "ratio", "wall/step",
+                                        "ratio"))
+    for name in times:
+        cpu, wall = median(name, 0), median(name, 1)
+        print("%-36s %9.1f us %8.3f %9.1f us %8.3f"
+              % (name, cpu / STEPS * 1e6, cpu / median("no profiler", 0),
+                 wall / STEPS * 1e6, wall / median("no profiler", 1)))
 
 
 if __name__ == "__main__":

@@ -79,9 +79,10 @@ def _why_off(keys):
     return "enabled is false in the configuration"
 
 
-def _say_off(keys):
-    """One line when profiling keys were given while profiling is off: they record nothing."""
-    unused = _keys.unused_while_off(keys)
+def say_off(keys, names=None):
+    """One line when profiling keys were given while profiling is off: they record nothing.
+    names: the keys as the caller spelled them (default: those of keys that shape a recording)."""
+    unused = sorted(names) if names is not None else _keys.unused_while_off(keys)
     if unused:
         _keys.note("profiling is off (%s): nothing will be recorded, so %s %s no effect"
                    % (_why_off(keys), ", ".join(unused), "has" if len(unused) == 1 else "have"))
@@ -199,7 +200,7 @@ class Profile(contextlib.ContextDecorator):
             if effective["enabled"]:
                 _fresh_run_id(cfg, effective)
                 return cfg, effective, self._torch_parts(cfg, effective)
-            _say_off(self._keys)
+            say_off(self._keys)
             return cfg, effective, []
         except (_tprof.ConfigError, TypeError) as e:
             self.error = str(e)

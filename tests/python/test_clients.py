@@ -22,7 +22,7 @@ torch = pytest.importorskip("torch")
 
 import tprof  # noqa: E402
 import tprof.torch  # noqa: E402
-from conftest import ranges, trace_events  # noqa: E402
+from conftest import ranges  # noqa: E402
 
 FIXTURES = os.path.join(os.environ.get("TPROF_FIXTURES", ""), "kineto")
 TPROF = os.path.join(os.environ.get("TPROF_BUILD_DIR", "."), "tprof")

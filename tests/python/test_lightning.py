@@ -3,7 +3,6 @@ integration test, stages under Lightning's real hook order (automatic and manual
 gradient accumulation, two optimizers, validation), failures inside fit, enabled=False, the
 use cases' keywords verbatim, and the decorator's keys. Traces are read with Python's json
 module (conftest), and every stage claim is checked against the trace's own intervals."""
-import json
 import os
 import signal
 
@@ -274,7 +273,7 @@ def test_disabled_leaves_nothing(out_dir, capfd):
     assert not os.path.exists(out_dir) and not tprof._tprof.is_active()
     err = [line for line in capfd.readouterr().err.splitlines() if line.startswith("tprof:")]
     assert err == ["tprof: profiling is off (enabled=False): nothing will be recorded, so "
-                   "epoch_steps, epochs have no effect"]
+                   "profile_epochs, profile_steps have no effect"]
 
 
 def test_configuration_error_runs_unprofiled(out_dir, capfd):

@@ -68,6 +68,11 @@ def profile_keys(enabled=True, profile_epochs=None, profile_steps=None, warmup_s
     return keys, every_epoch
 
 
+def given_keywords(**keywords):
+    """The names of the keywords given a value (for the "nothing will be recorded" line)."""
+    return [name for name, value in keywords.items() if value is not None]
+
+
 def every_epoch_list(trainer):
     """All epochs of a fit: range(max_epochs); Lightning's unbounded fits (-1, None) get its
     default bound of 1000."""
@@ -138,6 +143,10 @@ class CallbackLogic:
         self.keys, self._every_epoch = profile_keys(
             enabled, profile_epochs, profile_steps, warmup_steps, activities, record_shapes,
             with_stack, output_dir, export_chrome_trace, log_top_k_ops, config)
+        self.given = given_keywords(profile_epochs=profile_epochs, profile_steps=profile_steps,
+                                    warmup_steps=warmup_steps, activities=activities,
+                                    record_shapes=record_shapes, with_stack=with_stack,
+                                    log_top_k_ops=log_top_k_ops, **config)
         self.with_modules = with_modules
         self.record_ops = record_ops
         self.profile = None  # the tprof.profile of the last fit (run_dir, summary())
@@ -166,7 +175,7 @@ class CallbackLogic:
 
     def _start(self, trainer, pl_module):
         if not self.keys["enabled"]:
-            _session._say_off(dict(self.keys, stages=None))
+            _session.say_off(self.keys, self.given)
             return
         keys = dict(self.keys)
         if self._every_epoch:

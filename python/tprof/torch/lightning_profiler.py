@@ -1,4 +1,5 @@
-"""tprof behind Lightning's own profiler interface: Trainer(profiler=tprof.torch.LightningProfiler()).
+"""tprof behind Lightning's own profiler interface:
+Trainer(profiler=tprof.torch.LightningProfiler()).
 
 Lightning times its actions through profiler.start(action) / profiler.stop(action): the loops
 (run_training_epoch, run_training_batch, [_TrainingEpochLoop].train_dataloader_next,
@@ -22,8 +23,8 @@ import time
 import tprof
 from tprof import _session, _tprof
 from tprof.torch import lightning_report
-from tprof.torch.lightning import (STAGES, EpochReports, every_epoch_list, lightning_base,
-                                   profile_keys, shared_run_id)
+from tprof.torch.lightning import (STAGES, EpochReports, every_epoch_list, given_keywords,
+                                   lightning_base, profile_keys, shared_run_id)
 
 _STAGE_RANGES = {name: _tprof.range(name) for name in STAGES}
 _EVALUATION = {"validate": ("val_next", "validation_step"), "test": ("test_next", "test_step"),
@@ -87,6 +88,10 @@ class ProfilerLogic:
         self.keys, self._every_epoch = profile_keys(
             enabled, profile_epochs, profile_steps, warmup_steps, activities, record_shapes,
             with_stack, output_dir, export_chrome_trace, log_top_k_ops, config)
+        self.given = given_keywords(profile_epochs=profile_epochs, profile_steps=profile_steps,
+                                    warmup_steps=warmup_steps, activities=activities,
+                                    record_shapes=record_shapes, with_stack=with_stack,
+                                    log_top_k_ops=log_top_k_ops, **config)
         self.with_modules = with_modules
         self.record_ops = record_ops
         self.session = None  # the tprof.profile of the last run (run_dir, summary())
@@ -128,7 +133,7 @@ class ProfilerLogic:
 
     def stop(self, action_name):
         action = self._actions.get(action_name)
-        if action is None:  # stop without start: Lightning's SimpleProfiler raises; tprof never does
+        if action is None:  # a stop without a start: SimpleProfiler raises, tprof never does
             return
         stage = action.stage
         outer = None
@@ -169,7 +174,7 @@ class ProfilerLogic:
 
     def _start_session(self, trainer, module):
         if not self.keys["enabled"]:
-            _session._say_off(dict(self.keys, stages=None))
+            _session.say_off(self.keys, self.given)
             return
         keys = dict(self.keys)
         if self._every_epoch:
