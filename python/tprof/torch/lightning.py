@@ -38,6 +38,8 @@ _ACTIVITIES = ("cpu", "cuda")
 
 def _gpu_from_activities(activities):
     """torch.profiler's activities (names or ProfilerActivity values) as tprof's gpu key."""
+    if isinstance(activities, str):
+        activities = [activities]
     names = [str(getattr(a, "name", a)).lower() for a in activities]
     unknown = [n for n in names if n not in _ACTIVITIES]
     if unknown:
