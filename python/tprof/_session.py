@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 
-from tprof import _stack, _tprof
+from tprof import _keys, _stack, _tprof
 from tprof._cupti import pass_wheel_cupti_dirs
 
 _lock = threading.Lock()
@@ -52,14 +52,40 @@ def _build_config(config, keys):
             cfg.load_yaml(path)
         for key, value in (config.items() if isinstance(config, dict) else ()):
             if value is not None:
-                cfg.set(key, value, "tprof.profile(config)")
+                _keys.set_key(cfg, key, value, "tprof.profile(config)")
     for key, value in keys.items():
         if value is not None:
-            cfg.set(key, value, "tprof.profile")
+            _keys.set_key(cfg, key, value, "tprof.profile")
     if not isinstance(config, _tprof.Config):
         cfg.load_env()
     cfg.validate()
     return cfg
+
+
+def _disabled_config():
+    """The configuration of a run that goes on unprofiled after a configuration error."""
+    cfg = _tprof.Config()
+    cfg.set("enabled", False, "tprof.profile (configuration error)")
+    return cfg
+
+
+def _why_off(keys):
+    """Which source switched profiling off, for the "nothing will be recorded" line."""
+    if keys.get("enabled") is not None and not keys["enabled"]:
+        return "enabled=%r" % (keys["enabled"],)
+    env = os.environ.get("TPROF_ENABLED")
+    if env:
+        return "TPROF_ENABLED=%s" % env
+    return "enabled is false in the configuration"
+
+
+def say_off(keys, names=None):
+    """One line when profiling keys were given while profiling is off: they record nothing.
+    names: the keys as the caller spelled them (default: those of keys that shape a recording)."""
+    unused = sorted(names) if names is not None else _keys.unused_while_off(keys)
+    if unused:
+        _keys.note("profiling is off (%s): nothing will be recorded, so %s %s no effect"
+                   % (_why_off(keys), ", ".join(unused), "has" if len(unused) == 1 else "have"))
 
 
 def _fresh_run_id(cfg, effective):
@@ -87,8 +113,13 @@ class Profile(contextlib.ContextDecorator):
     defaults with enabled=True, the YAML file (config as a path, or TPROF_CONFIG), config as a
     dict, keys, then the TPROF_<KEY> variables (so TPROF_ENABLED=0 switches a profiled script
     off). With a tprof.Config (from config_from_args), that configuration and then keys.
-    A bad value raises ConfigError with the library's message. A run_id this process used before
-    (the default one has a one-second resolution) gets a suffix: -2, -3, ...
+    A configuration error never stops the program: start() prints the library's message as one
+    `tprof:` line, keeps it in .error, and runs unprofiled (a disabled session). Keys that shape
+    the recording, given while profiling is off, print one line saying they record nothing.
+    The use cases' spellings are accepted (tprof._keys): nsight_enabled maps to nsight, and
+    with_stack, nsight_output, peak_tflops are ignored with one warning on a build without them.
+    A run_id this process used before (the default one has a one-second resolution) gets a
+    suffix: -2, -3, ...
 
     The PyTorch options (tprof.torch; docs/PYTHON.md): model, an nn.Module whose forward calls
     become ranges named by their path (with_modules); record_ops, a range per aten op with its
@@ -101,7 +132,7 @@ class Profile(contextlib.ContextDecorator):
     def __init__(self, config=None, *, model=None, with_modules=True, record_ops=False,
                  torch_profiler=False, cuda_memory=None, **keys):
         self._config_arg = config
-        self._keys = keys
+        self._keys = _keys.map_keys(keys, "tprof.profile")
         self._torch_options = {"model": model, "with_modules": with_modules,
                                "record_ops": record_ops, "torch_profiler": torch_profiler,
                                "cuda_memory": cuda_memory}
@@ -109,6 +140,7 @@ class Profile(contextlib.ContextDecorator):
         self.running = False  # this object's session is the process's session
         self.enabled = False  # ... and it records (enabled=True)
         self.run_dir = None  # <output_dir>/<run_id> of the last start
+        self.error = None  # the configuration error that left the last start unprofiled
         self._parts = []
 
     # ---- life cycle ----
@@ -122,14 +154,7 @@ class Profile(contextlib.ContextDecorator):
                 _tprof.warn("tprof.profile started while another profile is running "
                             "(ignored): profiles do not nest")
                 return self
-            cfg = _build_config(self._config_arg, self._keys)
-            effective = json.loads(cfg.to_json())
-            if effective["enabled"]:
-                _fresh_run_id(cfg, effective)
-            parts = self._torch_parts(cfg, effective) if effective["enabled"] else []
-            if effective["enabled"] and effective["with_stack"] and not \
-                    self._torch_options["torch_profiler"]:  # else torch.profiler records them
-                parts.append(_stack.PythonStacks())
+            cfg, effective, parts = self._configure()
             pass_wheel_cupti_dirs()
             if not _tprof.start(cfg):
                 return self  # the library said why (on stderr and in tprof.messages())
@@ -166,6 +191,25 @@ class Profile(contextlib.ContextDecorator):
     def __exit__(self, *exc):
         self.stop()
         return False
+
+    def _configure(self):
+        """(config, its effective values, the PyTorch parts). A configuration error is one
+        `tprof:` line and a disabled configuration: the training runs on, unprofiled."""
+        try:
+            cfg = _build_config(self._config_arg, self._keys)
+            effective = json.loads(cfg.to_json())
+            if not effective["enabled"]:
+                return cfg, effective, []  # the library says once that the keys record nothing
+            _fresh_run_id(cfg, effective)
+            parts = self._torch_parts(cfg, effective)
+            if effective["with_stack"] and not self._torch_options["torch_profiler"]:
+                parts.append(_stack.PythonStacks())  # else torch.profiler records the stacks
+            return cfg, effective, parts
+        except (_tprof.ConfigError, TypeError) as e:
+            self.error = str(e)
+            _keys.note("%s; this run goes on unprofiled" % e)
+            cfg = _disabled_config()
+            return cfg, json.loads(cfg.to_json()), []
 
     def _torch_parts(self, cfg, effective):
         """The PyTorch parts this profile drives (none when no option asks for one)."""

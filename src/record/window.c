@@ -10,6 +10,7 @@
 #include "util/log.h"
 #include "util/vec.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,11 +86,25 @@ static void add_pending(convert *cv, const char *key, int type, int64_t i, const
     cv->pending[cv->npending++] = (pending_arg){key, type, i, s};
 }
 
+/* A range's length in the model (and so in its trace and artifacts): end - ts, or 1 ns less
+ * where readers would compute its end past the exact one. Readers take ts and dur in µs with 3
+ * decimals as doubles and add them, which can round past the exact end, where the next range on
+ * the thread begins: torch-tb-profiler then takes the next ProfilerStep for an intersecting
+ * child and drops it with all its ops. ts is relative to the window's base, so the doubles'
+ * error is far below 1 ns and 1 ns less always suffices. */
+static int64_t range_dur(int64_t ts, int64_t end) {
+    if (end <= ts) return 0;
+    int64_t dur = end - ts;
+    if ((double)ts / 1000.0 + (double)dur / 1000.0 > (double)end / 1000.0) dur--;
+    assert(dur >= 0);
+    return dur;
+}
+
 static void close_range(convert *cv, int64_t end, uint32_t track, int truncated) {
     open_range *r = &cv->stack[--cv->depth];
     tp_event *ev = add_event(cv, TP_HOST_RANGE, r->name, r->ts, track);
     if (ev) {
-        ev->dur = end > r->ts ? end - r->ts : 0;
+        ev->dur = range_dur(r->ts, end);
         ev->cat = name_id(cv, r->cat ? r->cat : "user_annotation");
         if (truncated) ev->flags |= TP_EVF_TRUNCATED;
         for (size_t i = r->arg0; i < cv->npending; i++) {
@@ -241,7 +256,7 @@ static void add_steps(convert *cv) {
         tp_event *ev = add_event(cv, TP_HOST_RANGE, NULL, ts, track);
         if (!ev) return;
         ev->name = tp_model_intern_cstr(cv->m, name); /* not through the pointer cache */
-        ev->dur = end > ts ? end - ts : 0;
+        ev->dur = range_dur(ts, end);
         ev->cat = name_id(cv, "user_annotation");
         ev->flags = TP_EVF_STEP;
     }

@@ -10,7 +10,8 @@
 - record_ops=True: a range per aten op with FLOPs (torch.profiler's formulas) and shapes;
 - torch_profiler=True: torch.profiler on the same schedule, its traces read by tprof.analyze;
 - cuda_memory: allocated / reserved / peak counters at each recorded step;
-- Callback: a PyTorch Lightning callback (when Lightning is installed).
+- Callback: a PyTorch Lightning callback, LightningProfiler: Trainer(profiler=...) (when
+  Lightning is installed).
 
 Importing this package imports torch.
 """
@@ -21,8 +22,10 @@ from tprof.torch.flops import batched_gemm, conv2d, gemm
 from tprof.torch.modules import ModuleRanges, watch
 from tprof.torch.ops import OpRecording, input_dims
 from tprof.torch.lightning import CallbackLogic, lightning_callback
+from tprof.torch.lightning_profiler import ProfilerLogic, lightning_profiler
 
 Callback = lightning_callback()  # None when Lightning is not installed
+LightningProfiler = lightning_profiler()  # None when Lightning is not installed
 
-__all__ = ["Callback", "CallbackLogic", "ModuleRanges", "OpRecording", "batched_gemm", "conv2d",
-           "dataloader", "gemm", "input_dims", "watch"]
+__all__ = ["Callback", "CallbackLogic", "LightningProfiler", "ModuleRanges", "OpRecording",
+           "ProfilerLogic", "batched_gemm", "conv2d", "dataloader", "gemm", "input_dims", "watch"]

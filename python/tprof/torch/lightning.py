@@ -1,83 +1,265 @@
-"""A PyTorch Lightning callback: tprof over Trainer.fit with the seed options, the stages taken
-from Lightning's hooks and the LightningModule's submodules as ranges.
+"""A Lightning callback: tprof over Trainer.fit with the use case's keywords, the stages taken from
+Lightning's hooks and the LightningModule's submodules as ranges.
+
+Lightning 2.x's hook order with automatic optimization (tests/python/test_lightning.py records
+it): on_train_batch_start, then inside optimizer.step(closure): training_step, on_before_zero_grad,
+zero_grad, on_before_backward, backward, on_after_backward, on_before_optimizer_step, the update;
+then on_train_batch_end. So the stages switch at the hooks, one open at a time, never nested:
+dataloader (batch end to the next batch start: the fetch), forward (batch start to zero_grad or
+backward), optimizer (zero_grad; on_before_optimizer_step to the optimizer's step-post hook),
+backward (on_before_backward to on_after_backward), validation (the validation loop inside fit).
+Time between stages is "other". With manual optimization the user's training_step runs
+forward, manual_backward and opt.step() in any order: after an optimizer step the stage returns
+to forward. Each training batch is one step (ProfilerStep#N ends at on_train_batch_end).
 
 CallbackLogic holds the behaviour and needs no Lightning; lightning_callback() joins it with
 Lightning's Callback class when Lightning (lightning.pytorch or pytorch_lightning) is installed.
+LightningProfiler (lightning_profiler.py) is the same through Trainer(profiler=...).
 """
+import glob
 import importlib
+import json
+import os
+import re
+import sys
+import time
 
 import tprof
-from tprof import _tprof
+from tprof import _keys, _session, _tprof
+from tprof.torch import lightning_report
 
-# Lightning's hooks bound the stages: dataloader (between batches: the loader's fetch), forward
-# (batch start to backward), backward, optimizer (its step to the batch's end).
-_STAGES = {name: _tprof.range(name) for name in ("dataloader", "forward", "backward", "optimizer")}
+# The stages of tprof's Lightning integrations, as bare names: a range counts for a stage only
+# when it has exactly that name, so Lightning's own action names never count twice.
+STAGES = ("dataloader", "forward", "backward", "optimizer", "validation")
+_STAGE_RANGES = {name: _tprof.range(name) for name in STAGES}
+
+_ACTIVITIES = ("cpu", "cuda")
+
+
+def _gpu_from_activities(activities):
+    """torch.profiler's activities (names or ProfilerActivity values) as tprof's gpu key."""
+    if isinstance(activities, str):
+        activities = [activities]
+    names = [str(getattr(a, "name", a)).lower() for a in activities]
+    unknown = [n for n in names if n not in _ACTIVITIES]
+    if unknown:
+        _keys.note("activities: %s not recorded by tprof (ignored); it records cpu and cuda"
+                   % ", ".join(unknown))
+    return "auto" if "cuda" in names else "off"
+
+
+def profile_keys(enabled=True, profile_epochs=None, profile_steps=None, warmup_steps=None,
+                 activities=None, record_shapes=None, with_stack=None, output_dir=None,
+                 export_chrome_trace=True, log_top_k_ops=None, config=None):
+    """The tprof.profile keys for the Lightning keywords (the callback's and the profiler's).
+    Returns (keys, every_epoch): every_epoch when steps per epoch are asked for without a list of
+    epochs, which the caller fills in from the Trainer's max_epochs."""
+    keys = dict(config or {})
+    keys.update(enabled=enabled, record_shapes=record_shapes, with_stack=with_stack,
+                output_dir=output_dir, top_k=log_top_k_ops)
+    every_epoch = False
+    if profile_epochs is not None or profile_steps is not None or warmup_steps is not None:
+        keys.update(epochs=None if profile_epochs is None else list(profile_epochs),
+                    epoch_steps=profile_steps, warmup=warmup_steps)
+        every_epoch = profile_epochs is None
+    if activities is not None:
+        keys["gpu"] = _gpu_from_activities(activities)
+    if not export_chrome_trace:
+        _keys.note("export_chrome_trace=False: tprof always writes its traces (ignored)")
+    keys.setdefault("stages", list(STAGES))
+    return keys, every_epoch
+
+
+def given_keywords(**keywords):
+    """The names of the keywords given a value (for the "nothing will be recorded" line)."""
+    return [name for name, value in keywords.items() if value is not None]
+
+
+def every_epoch_list(trainer):
+    """All epochs of a fit: range(max_epochs); Lightning's unbounded fits (-1, None) get its
+    default bound of 1000."""
+    n = getattr(trainer, "max_epochs", None)
+    return list(range(n if isinstance(n, int) and n > 0 else 1000))
+
+
+def shared_run_id(trainer, keys):
+    """With several ranks, one run directory for all: rank 0's run_id, broadcast. The library
+    finds the rank in RANK (set here from the trainer when the launcher did not)."""
+    if getattr(trainer, "world_size", 1) <= 1:
+        return keys
+    os.environ.setdefault("RANK", str(trainer.global_rank))
+    os.environ.setdefault("WORLD_SIZE", str(trainer.world_size))
+    if keys.get("run_id") is None:
+        mine = "%s-%d" % (time.strftime("%Y%m%d-%H%M%S"), os.getpid())
+        keys = dict(keys, run_id=trainer.strategy.broadcast(mine, src=0))
+    return keys
+
+
+class EpochReports:
+    """After a profiled epoch, its top ops and bottleneck lines on stderr (rank 0, its own
+    traces): each window the run saved (trace_<n>_epoch_<e>[.rank0].json) reported once,
+    analysed by tprof.analyze (with the analysis's default stages: validation counts as other)."""
+
+    _EPOCH = re.compile(r"trace_\d+_epoch_(\d+)(?:\.rank(\d+))?\.json(?:\.gz)?$")
+
+    def __init__(self, run_dir, top_k, rank):
+        self.run_dir = run_dir
+        self.top_k = top_k
+        self.rank = rank
+        self.done = set()
+
+    def report_new(self):
+        if self.rank != 0 or not self.run_dir:
+            return
+        for path in sorted(glob.glob(os.path.join(self.run_dir, "trace_*"))):
+            m = self._EPOCH.search(os.path.basename(path))
+            if not m or path in self.done or (m.group(2) or "0") != "0":  # rank 0's own
+                continue
+            self.done.add(path)
+            try:
+                analysis = tprof.analyze(path, self.top_k)
+            except ValueError as e:
+                _keys.note("epoch report: %s" % e)
+                continue
+            print(lightning_report.epoch_report(analysis, int(m.group(1)), self.top_k),
+                  file=sys.stderr, flush=True)
 
 
 class CallbackLogic:
-    """tprof for a Lightning Trainer.
+    """tprof for a Lightning Trainer's fit.
 
-    enabled, profile_epochs (the epochs to record, Lightning's 0-based current_epoch),
-    profile_steps (steps recorded per listed epoch), warmup_steps, record_shapes, output_dir,
-    log_top_k_ops (rows of the summary's tables) are the seed's options; with_modules=True makes
-    the LightningModule's submodules ranges; any other keyword is a tprof configuration key.
-    export_chrome_trace=False is accepted but traces are always written (docs/PYTHON.md).
+    enabled, profile_epochs (Lightning's 0-based current_epoch), profile_steps (steps recorded per
+    profiled epoch; alone: in every epoch), warmup_steps, activities (["cpu"] or ["cpu", "cuda"]:
+    tprof's gpu key), record_shapes, with_stack, output_dir, export_chrome_trace (traces are
+    always written: False is noted and ignored), log_top_k_ops (rows of the tables) are the use
+    case's keywords; with_modules=True makes the LightningModule's submodules ranges, record_ops
+    records aten ops; any other keyword is a tprof configuration key. A configuration error is
+    one `tprof:` line and the fit runs unprofiled.
     """
 
     def __init__(self, enabled=True, profile_epochs=None, profile_steps=None, warmup_steps=None,
-                 record_shapes=None, output_dir=None, export_chrome_trace=True,
-                 log_top_k_ops=None, with_modules=True, **config):
+                 activities=None, record_shapes=None, with_stack=None, output_dir=None,
+                 export_chrome_trace=True, log_top_k_ops=None, with_modules=True,
+                 record_ops=False, **config):
         super().__init__()
-        self.keys = dict(config, enabled=enabled, epochs=profile_epochs,
-                         epoch_steps=profile_steps, warmup=warmup_steps,
-                         record_shapes=record_shapes, output_dir=output_dir, top_k=log_top_k_ops)
-        self.export_chrome_trace = export_chrome_trace
+        self.keys, self._every_epoch = profile_keys(
+            enabled, profile_epochs, profile_steps, warmup_steps, activities, record_shapes,
+            with_stack, output_dir, export_chrome_trace, log_top_k_ops, config)
+        self.given = given_keywords(profile_epochs=profile_epochs, profile_steps=profile_steps,
+                                    warmup_steps=warmup_steps, activities=activities,
+                                    record_shapes=record_shapes, with_stack=with_stack,
+                                    log_top_k_ops=log_top_k_ops, **config)
         self.with_modules = with_modules
-        self.profile = None
+        self.record_ops = record_ops
+        self.profile = None  # the tprof.profile of the last fit (run_dir, summary())
+        self._active = False  # a fit is being profiled: the hooks act
         self._stage = None
+        self._before_validation = None
+        self._manual = False
+        self._hooks = []
+        self._reports = None
+
+    # ---- the stages ----
 
     def _switch(self, stage):
         """Ends the open stage range, if any, and begins `stage` (None: none)."""
         if self._stage is not None:
             self._stage.end()
-        self._stage = _STAGES[stage] if stage else None
+        self._stage = _STAGE_RANGES[stage] if stage else None
         if self._stage is not None:
             self._stage.begin()
 
+    def _after_optimizer_step(self, *unused):
+        if self._active:
+            self._switch("forward" if self._manual else None)
+
+    # ---- the session ----
+
+    def _start(self, trainer, pl_module):
+        if not self.keys["enabled"]:
+            _session.say_off(self.keys, self.given)
+            return
+        keys = dict(self.keys)
+        if self._every_epoch:
+            keys["epochs"] = every_epoch_list(trainer)
+        keys = shared_run_id(trainer, keys)
+        model = pl_module if self.with_modules else None
+        prof = tprof.profile(model=model, record_ops=self.record_ops, **keys).start()
+        if not prof.enabled:  # switched off (TPROF_ENABLED=0) or a configuration error
+            prof.stop()
+            return
+        self.profile = prof
+        self._active = True
+        self._manual = not getattr(pl_module, "automatic_optimization", True)
+        self._hooks = [opt.register_step_post_hook(self._after_optimizer_step)
+                       for opt in getattr(trainer, "optimizers", ())
+                       if hasattr(opt, "register_step_post_hook")]
+        top_k = json.loads(prof.config.to_json())["top_k"]
+        self._reports = EpochReports(prof.run_dir, top_k, getattr(trainer, "global_rank", 0))
+
     def _stop(self):
+        if not self._active:
+            return
+        self._active = False
         self._switch(None)
-        if self.profile is not None:
-            self.profile.stop()
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks = []
+        self.profile.stop()
+        self._reports.report_new()
+
+    # ---- Lightning's hooks ----
 
     def on_train_start(self, trainer, pl_module):
-        if not self.export_chrome_trace:
-            _tprof.warn("export_chrome_trace=False is not supported: traces are written")
-        model = pl_module if self.with_modules else None
-        self.profile = tprof.profile(model=model, **self.keys).start()
+        self._start(trainer, pl_module)
 
     def on_train_epoch_start(self, trainer, pl_module):
-        self.profile.epoch(trainer.current_epoch)
-        self._switch("dataloader")
+        if self._active:
+            self.profile.epoch(trainer.current_epoch)
+            self._switch("dataloader")
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx, *args):
-        self._switch("forward")
+        if self._active:
+            self._switch("forward")
+
+    def on_before_zero_grad(self, trainer, pl_module, optimizer):
+        if self._active:
+            self._switch("optimizer")
 
     def on_before_backward(self, trainer, pl_module, loss):
-        self._switch("backward")
+        if self._active:
+            self._switch("backward")
 
     def on_after_backward(self, trainer, pl_module):
-        self._switch(None)
+        if self._active:
+            self._switch("forward" if self._manual else None)
 
     def on_before_optimizer_step(self, trainer, pl_module, optimizer, *args):
-        self._switch("optimizer")
+        if self._active:
+            self._switch("optimizer")
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, *args):
-        self._switch(None)
-        self.profile.step()
-        self._switch("dataloader")
+        if self._active:
+            self._switch(None)
+            self.profile.step()
+            self._switch("dataloader")
+
+    def on_validation_start(self, trainer, pl_module):
+        if self._active:
+            self._before_validation = self._stage
+            self._switch("validation")
+
+    def on_validation_end(self, trainer, pl_module):
+        if self._active:
+            self._switch(None)
+            self._stage = self._before_validation
+            if self._stage is not None:
+                self._stage.begin()
 
     def on_train_epoch_end(self, trainer, pl_module):
-        self._switch(None)
+        if self._active:
+            self._switch(None)
+            self._reports.report_new()
 
     def on_train_end(self, trainer, pl_module):
         self._stop()
@@ -86,13 +268,21 @@ class CallbackLogic:
         self._stop()
 
 
+def lightning_base(module, name):
+    """Lightning's class `name` from `module` ("" for the package itself, ".profilers"), from
+    lightning.pytorch or pytorch_lightning, or None without Lightning."""
+    for root in ("lightning.pytorch", "pytorch_lightning"):
+        try:
+            return getattr(importlib.import_module(root + module), name)
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
 def lightning_callback():
     """CallbackLogic as a Lightning Callback class, or None without Lightning."""
-    for module in ("lightning.pytorch", "pytorch_lightning"):
-        try:
-            base = importlib.import_module(module).Callback
-        except ImportError:
-            continue
-        return type("Callback", (CallbackLogic, base),
-                    {"__doc__": CallbackLogic.__doc__, "__module__": __name__})
-    return None
+    base = lightning_base("", "Callback")
+    if base is None:
+        return None
+    return type("Callback", (CallbackLogic, base),
+                {"__doc__": CallbackLogic.__doc__, "__module__": __name__})

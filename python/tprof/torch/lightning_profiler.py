@@ -1,0 +1,288 @@
+"""tprof behind Lightning's own profiler interface:
+Trainer(profiler=tprof.torch.LightningProfiler()).
+
+Lightning times its actions through profiler.start(action) / profiler.stop(action): the loops
+(run_training_epoch, run_training_batch, [_TrainingEpochLoop].train_dataloader_next,
+[_EvaluationLoop].val_next ...), the strategy ([Strategy]DDPStrategy.training_step, .backward,
+.validation_step ...), every hook of the LightningModule and the callbacks. Each action becomes a
+tprof range of that name; the actions are nested as Lightning nests them.
+
+Stages: a few actions also open a stage range named as the callback's stages (lightning.STAGES),
+inside their own range. With automatic optimization the optimizer's step encloses training_step
+and backward (Lightning runs them in its closure): a stage inside another suspends the outer one,
+so the stage ranges never overlap and the optimizer stage is the step's own time (zero_grad, the
+update). Steps end when run_training_batch stops (fit) or a validation/test/predict step ends
+(validate, test, predict). summary() gives Lightning's action table, as SimpleProfiler prints it,
+from the run's op_stats.csv, and tprof's step, stage and op tables.
+"""
+import csv
+import json
+import os
+import time
+
+import tprof
+from tprof import _session, _tprof
+from tprof.torch import lightning_report
+from tprof.torch.lightning import (STAGES, EpochReports, every_epoch_list, given_keywords,
+                                   lightning_base, profile_keys, shared_run_id)
+
+_STAGE_RANGES = {name: _tprof.range(name) for name in STAGES}
+_EVALUATION = {"validate": ("val_next", "validation_step"), "test": ("test_next", "test_step"),
+               "predict": ("predict_next", "predict_step")}
+
+
+def stage_of(action, fn):
+    """The stage an action opens in a run of Trainer function fn (fit, validate, ...), or None."""
+    strategy = action.startswith("[Strategy]")
+    if fn == "fit":
+        if action.endswith("train_dataloader_next"):
+            return "dataloader"
+        if strategy and action.endswith(".training_step"):
+            return "forward"
+        if strategy and action.endswith(".backward"):
+            return "backward"
+        if action.endswith(("optimizer_step", "optimizer_zero_grad")):
+            return "optimizer"
+        if "validation" in action or action.endswith("val_next"):
+            return "validation"
+        return None
+    fetch, step = _EVALUATION.get(fn, (None, None))
+    if fetch and action.endswith(fetch):
+        return "dataloader"
+    if step and strategy and action.endswith("." + step):
+        return "forward"
+    return None
+
+
+def ends_step(action, fn):
+    """True when stopping this action ends a step."""
+    if fn == "fit":
+        return action == "run_training_batch"
+    step = _EVALUATION.get(fn, (None, None))[1]
+    return bool(step) and action.startswith("[Strategy]") and action.endswith("." + step)
+
+
+class _Action:
+    """What start/stop do for one action name, learnt on its first start."""
+
+    __slots__ = ("range", "stage", "ends_step", "epoch")
+
+    def __init__(self, name, fn):
+        self.range = _tprof.range(name)
+        stage = stage_of(name, fn)
+        self.stage = _STAGE_RANGES[stage] if stage else None
+        self.ends_step = ends_step(name, fn)
+        self.epoch = fn == "fit" and name == "run_training_epoch"
+
+
+class ProfilerLogic:
+    """tprof as a Lightning Profiler: the callback's keywords (tprof.torch.Callback), plus
+    Lightning's dirpath and filename (where summary() is also written, as Lightning's profilers
+    do). The summary prints Lightning's action table and tprof's step, stage and op tables."""
+
+    def __init__(self, dirpath=None, filename=None, enabled=True, profile_epochs=None,
+                 profile_steps=None, warmup_steps=None, activities=None, record_shapes=None,
+                 with_stack=None, output_dir=None, export_chrome_trace=True, log_top_k_ops=None,
+                 with_modules=True, record_ops=False, **config):
+        super().__init__(dirpath=dirpath, filename=filename)
+        self.keys, self._every_epoch = profile_keys(
+            enabled, profile_epochs, profile_steps, warmup_steps, activities, record_shapes,
+            with_stack, output_dir, export_chrome_trace, log_top_k_ops, config)
+        self.given = given_keywords(profile_epochs=profile_epochs, profile_steps=profile_steps,
+                                    warmup_steps=warmup_steps, activities=activities,
+                                    record_shapes=record_shapes, with_stack=with_stack,
+                                    log_top_k_ops=log_top_k_ops, **config)
+        self.with_modules = with_modules
+        self.record_ops = record_ops
+        self.session = None  # the tprof.profile of the last run (run_dir, summary())
+        self._actions = {}
+        self._stages = []  # the stage ranges of the open actions that have one, innermost last
+        self._fn = None
+        self._wall = (0.0, 0.0)
+        self._reports = None
+        self._text = ""
+        self._unpatch = _nothing  # undoes _stop_on_exception
+        self._on = False  # a session records this run: steps, epochs, reports
+
+    # ---- Lightning's Profiler interface ----
+
+    def setup(self, stage, local_rank=None, log_dir=None):
+        super().setup(stage=stage, local_rank=local_rank, log_dir=log_dir)
+        self._stop_session()
+        self._fn = str(getattr(stage, "value", stage))
+        self._actions = {}
+        self._text = ""
+        module = getattr(self, "_lightning_module", None)
+        self._start_session(getattr(module, "trainer", None), module)
+
+    def start(self, action_name):
+        action = self._actions.get(action_name) or self._learn(action_name)
+        stage = action.stage
+        if stage is not None:
+            outer = self._stages[-1] if self._stages else None
+            self._stages.append(stage)
+            if outer is stage:  # e.g. zero_grad inside the optimizer's step: one stage goes on
+                stage = None
+            elif outer is not None:
+                outer.end()  # suspended: tprof's end closes the innermost open range
+        action.range.begin()
+        if stage is not None:
+            stage.begin()
+        if action.epoch and self._on:
+            self._mark_epoch()
+
+    def stop(self, action_name):
+        action = self._actions.get(action_name)
+        if action is None:  # a stop without a start: SimpleProfiler raises, tprof never does
+            return
+        stage = action.stage
+        outer = None
+        if stage is not None and self._stages and self._stages[-1] is stage:
+            self._stages.pop()
+            outer = self._stages[-1] if self._stages else None
+            if outer is stage:
+                stage = outer = None
+            else:
+                stage.end()
+        action.range.end()
+        if outer is not None:
+            outer.begin()  # the enclosing action's stage resumes
+        if action.ends_step and self._on:
+            tprof.step()
+        elif action.epoch and self._on:
+            self._reports.report_new()
+
+    def summary(self):
+        self._stop_session()
+        return self._text
+
+    def teardown(self, stage):
+        self._stop_session()
+        super().teardown(stage=stage)
+
+    # ---- the session ----
+
+    def _learn(self, name):
+        action = self._actions[name] = _Action(name, self._fn)
+        return action
+
+    def _mark_epoch(self):
+        trainer = getattr(getattr(self, "_lightning_module", None), "trainer", None)
+        epoch = getattr(trainer, "current_epoch", None)
+        if isinstance(epoch, int):
+            tprof.epoch(epoch)
+
+    def _start_session(self, trainer, module):
+        if not self.keys["enabled"]:
+            _session.say_off(self.keys, self.given)
+            return
+        keys = dict(self.keys)
+        if self._every_epoch:
+            keys["epochs"] = every_epoch_list(trainer)
+        if trainer is not None:
+            keys = shared_run_id(trainer, keys)
+        model = _unproxied(module) if self.with_modules else None
+        prof = tprof.profile(model=model, record_ops=self.record_ops, **keys).start()
+        if not prof.enabled:
+            prof.stop()
+            return
+        self.session = prof
+        self._on = True
+        self._wall = (time.perf_counter(), 0.0)
+        rank = getattr(trainer, "global_rank", 0)
+        self._reports = EpochReports(prof.run_dir, self._top_k(), rank)
+        if trainer is not None:
+            self._stop_on_exception(trainer.strategy)
+
+    def _stop_on_exception(self, strategy):
+        """When fit/validate/test raises, Lightning calls no profiler method, but it calls
+        strategy.on_exception: the session stops there (a partial window and the artifacts).
+        This wraps the instance's method rather than adding a callback, whose every hook
+        Lightning would time as an action of its own."""
+        original = strategy.on_exception
+
+        def on_exception(exception):
+            self._stop_session()
+            return original(exception)
+
+        strategy.on_exception = on_exception
+        self._unpatch = lambda: setattr(strategy, "on_exception", original)
+
+    def _stop_session(self):
+        """Ends the run's session (once): its files, its summary on stderr, the tables."""
+        if not self._on:
+            return
+        self._on = False
+        self._unpatch()
+        self._unpatch = _nothing
+        while self._stages:
+            self._stages.pop().end()
+        self._wall = (self._wall[0], time.perf_counter())
+        self.session.stop()
+        self._reports.report_new()
+        self._text = self._tables()
+
+    def _top_k(self):
+        return json.loads(self.session.config.to_json())["top_k"]
+
+    # ---- the summary ----
+
+    def _tables(self):
+        run_dir = self.session.run_dir
+        parts = [self._action_table(os.path.join(run_dir, "op_stats.csv"))]
+        analysis = self.session.summary()  # the run's own analysis, with its stages
+        if analysis is not None:
+            parts.append(lightning_report.run_tables(analysis, self._top_k()))
+        parts.append("tprof run directory: %s" % run_dir)
+        return os.linesep.join(parts) + os.linesep
+
+    def _action_table(self, op_stats):
+        """Lightning's action table (SimpleProfiler's extended form) for the actions recorded:
+        mean, calls, total, % of the session's wall time."""
+        rows = []
+        if os.path.exists(op_stats):
+            with open(op_stats, newline="", encoding="utf-8") as f:
+                rows = [r for r in csv.DictReader(f) if r["name"] in self._actions]
+        wall = max(self._wall[1] - self._wall[0], 1e-9)
+        table = sorted(((r["name"], float(r["mean_us"]) / 1e6, int(r["calls"]),
+                         float(r["total_us"]) / 1e6) for r in rows), key=lambda r: -r[3])
+        stage = "%s " % self._fn.upper() if self._fn else ""
+        if not table:
+            return stage + "Profiler Report: no action recorded"
+        width = max(len(r[0]) for r in table)
+        sep = "-" * (width + 70)
+
+        def row(action, mean, calls, total, pct):
+            return "|  %-*s  |  %-16s|  %-10s|  %-16s|  %-12s|" % (width, action, mean, calls,
+                                                                   total, pct)
+
+        lines = [stage + "Profiler Report (tprof: recorded windows)", sep,
+                 row("Action", "Mean duration (s)", "Num calls", "Total time (s)",
+                     "Percentage %"), sep,
+                 row("Total", "-", str(sum(r[2] for r in table)), "%.5g" % wall, "100 %"), sep]
+        lines += [row(a, "%.5g" % m, str(c), "%.5g" % t, "%.5g" % (100.0 * t / wall))
+                  for a, m, c, t in table]
+        return os.linesep.join(lines + [sep])
+
+
+def _nothing():
+    pass
+
+
+def _unproxied(module):
+    """The LightningModule behind the weak proxy Lightning gives its profiler."""
+    if module is None:
+        return None
+    try:
+        return module.trainer.lightning_module
+    except (AttributeError, ReferenceError, RuntimeError):
+        return None
+
+
+def lightning_profiler():
+    """ProfilerLogic as a lightning Profiler class, or None without Lightning."""
+    base = lightning_base(".profilers", "Profiler")
+    if base is None:
+        return None
+    return type("LightningProfiler", (ProfilerLogic, base),
+                {"__doc__": ProfilerLogic.__doc__, "__module__": __name__})

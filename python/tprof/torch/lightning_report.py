@@ -1,0 +1,76 @@
+"""The text tables tprof's Lightning integrations print: a profiled epoch's lines (the callback,
+after each epoch it recorded) and the step, stage and op tables that LightningProfiler.summary()
+puts under Lightning's action table.
+
+Everything is read from an analysis dict (tprof.analyze, the keys of `tprof analyze --json`):
+nothing here measures. Stage shares add up to the step time; what no stage covers is "other".
+"""
+
+
+def _ms(us):
+    return "n/a" if us is None else "%.3f ms" % (us / 1000.0)
+
+
+def stage_shares(analysis):
+    """[(stage, total_us, % of step time)] in definition order, then ("other", ...): step time
+    no stage covers. Empty without steps."""
+    step_us = analysis["steps"]["total_us"]
+    if not analysis["steps"]["count"] or step_us <= 0:
+        return []
+    rows = [(s["stage"], s["total_us"], 100.0 * s["total_us"] / step_us)
+            for s in analysis["stages"]]
+    other = max(0.0, step_us - sum(total for _, total, _ in rows))
+    return rows + [("other", other, 100.0 * other / step_us)]
+
+
+def step_table(analysis):
+    s = analysis["steps"]
+    return ["Steps: %d, total %s, mean %s, p50 %s, p95 %s, max %s"
+            % (s["count"], _ms(s["total_us"]), _ms(s["mean_us"]), _ms(s["p50_us"]),
+               _ms(s["p95_us"]), _ms(s["max_us"]))]
+
+
+def stage_table(analysis):
+    rows = stage_shares(analysis)
+    if not rows:
+        return ["Stages: n/a (no steps)"]
+    width = max(len(name) for name, _, _ in rows)
+    lines = ["Stages (share of step time)"]
+    lines += ["  %-*s %12s %6.1f%%" % (width, name, _ms(total), pct) for name, total, pct in rows]
+    return lines
+
+
+def op_table(analysis, top_k):
+    ops = analysis["top_cpu_ops"][:top_k]
+    if not ops:
+        return ["Top ops: none recorded"]
+    width = max(len(op["name"]) for op in ops)
+    lines = ["Top %d ops by self time" % len(ops),
+             "  %-*s %7s %12s %7s %12s" % (width, "op", "calls", "self", "self %", "total")]
+    lines += ["  %-*s %7d %12s %6.1f%% %12s" % (width, op["name"], op["calls"], _ms(op["self_us"]),
+                                               op["self_pct"], _ms(op["total_us"]))
+              for op in ops]
+    return lines
+
+
+def bottleneck_lines(analysis):
+    recs = analysis["recommendations"]
+    if not recs:
+        return ["Bottlenecks: none (no figure crossed a threshold)"]
+    return ["Bottleneck [%s] %s" % (r["id"], r["message"]) for r in recs]
+
+
+def epoch_report(analysis, epoch, top_k):
+    """The lines the callback prints after a profiled epoch."""
+    shares = ", ".join("%s %.1f%%" % (name, pct) for name, _, pct in stage_shares(analysis))
+    head = "tprof: epoch %d: %d steps, mean %s" % (epoch, analysis["steps"]["count"],
+                                                   _ms(analysis["steps"]["mean_us"]))
+    lines = [head + ("; " + shares if shares else "")]
+    lines += op_table(analysis, top_k) + bottleneck_lines(analysis)
+    return "\n".join(lines)
+
+
+def run_tables(analysis, top_k):
+    """The step, stage and op tables of a whole run, and its bottleneck lines."""
+    return "\n".join(["tprof report"] + step_table(analysis) + stage_table(analysis)
+                     + op_table(analysis, top_k) + bottleneck_lines(analysis))

@@ -1,0 +1,193 @@
+"""Real clients of tprof's traces, run in process through their own loading code:
+
+- TensorBoard's PyTorch profiler plugin (torch-tb-profiler): a tprof run written with
+  tensorboard_names=True is parsed by the plugin's RunProfileData and RunGenerator (what its
+  RunLoader runs per worker file); it finds the steps and the ops, with tprof's figures.
+- traceinsight (the PyPI successor of Holistic Trace Analysis, package `hta`): its
+  TraceAnalysis loads tprof's traces and the Kineto fixtures; its kernel breakdown and step
+  durations agree with `tprof analyze --json` on the same files.
+
+Each client is skipped, with the reason, where it is not installed."""
+import glob
+import gzip
+import json
+import logging
+import os
+import subprocess
+from decimal import Decimal
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tprof  # noqa: E402
+import tprof.torch  # noqa: E402
+from conftest import ranges  # noqa: E402
+
+FIXTURES = os.path.join(os.environ.get("TPROF_FIXTURES", ""), "kineto")
+TPROF = os.path.join(os.environ.get("TPROF_BUILD_DIR", "."), "tprof")
+
+
+def tprof_analyze(path):
+    """`tprof analyze --json` (the CLI), every row of every table."""
+    out = subprocess.run([TPROF, "analyze", "--json", "--top", "100000", path],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def tprof_run(tmp_path_factory):
+    """A small training loop profiled with op recording: 20 recorded steps, TensorBoard names."""
+    torch.set_num_threads(1)
+    out = str(tmp_path_factory.mktemp("clients") / "runs")
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(4, 8), torch.randint(0, 3, (4,))) for _ in range(22)]
+    with tprof.profile(model=model, record_ops=True, output_dir=out, tensorboard_names=True,
+                       summary=False, wait=1, active=20, repeat=1) as prof:
+        for x, y in tprof.torch.dataloader(data):
+            with tprof.stage("forward"):
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+            with tprof.stage("backward"):
+                loss.backward()
+            with tprof.stage("optimizer"):
+                opt.step()
+                opt.zero_grad()
+            prof.step()
+    (trace,) = glob.glob(os.path.join(prof.run_dir, "*.pt.trace.json"))
+    return prof.run_dir, trace
+
+
+def test_a_step_never_ends_after_the_next_begins(tmp_path):
+    """Readers compute a range's end as ts + dur in doubles. Step k ends exactly where step k+1
+    begins, and without care the sum rounds past it: torch-tb-profiler then takes step k+1 for
+    an intersecting child of step k and drops it with all its ops. tprof's writer keeps the
+    computed end at or before the next step's start (2000 adjacent steps)."""
+    with tprof.profile(output_dir=str(tmp_path), summary=False) as prof:
+        for _ in range(2000):
+            with tprof.range("work"):
+                pass
+            prof.step()
+    (trace,) = glob.glob(os.path.join(prof.run_dir, "trace_*.json"))
+    with open(trace, encoding="utf-8") as f:
+        events = json.load(f, parse_float=Decimal)["traceEvents"]
+    steps = sorted((e for e in ranges(events) if e["name"].startswith("ProfilerStep#")),
+                   key=lambda e: e["ts"])
+    assert len(steps) == 2001  # and the one open at the end
+    for a, b in zip(steps, steps[1:]):
+        assert b["ts"] - (a["ts"] + a["dur"]) in (0, Decimal("0.001"))  # adjacent, 1 ns at most
+        assert float(a["ts"]) + float(a["dur"]) <= float(b["ts"]), a["name"]
+
+
+# ---- TensorBoard's PyTorch profiler plugin ----
+
+def test_tensorboard_plugin_loads_a_tprof_run(tprof_run, tmp_path, caplog):
+    pytest.importorskip("torch_tb_profiler", reason="torch-tb-profiler is not installed")
+    from torch_tb_profiler import consts
+    from torch_tb_profiler.profiler.data import RunProfileData
+    from torch_tb_profiler.profiler.run_generator import RunGenerator
+
+    run_dir, trace = tprof_run
+    match = consts.WORKER_PATTERN.match(os.path.basename(trace))
+    assert match, "tensorboard_names must give a name the plugin lists"
+    worker, span = match.group(1), match.group(2)
+    with caplog.at_level(logging.WARNING):
+        data = RunProfileData.parse(worker, span, trace, str(tmp_path))
+        profile = RunGenerator(worker, span, data).generate_run_profile()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    ours = tprof_analyze(trace)
+    # steps: the plugin's step list and each step's total are tprof's
+    assert data.steps_names == [str(s["number"]) for s in ours["steps"]["list"]]
+    assert [name for name, _ in zip(data.steps_names, profile.overview["steps"]["rows"])] == \
+        data.steps_names
+    totals = [c.costs[-1] for c in data.steps_costs]  # the plugin's last column: the step total
+    assert len(totals) == len(ours["steps"]["list"]) == 20
+    for got, step in zip(totals, ours["steps"]["list"]):
+        assert got == pytest.approx(step["dur_us"], rel=0.01)
+    # ops: every aten op the plugin aggregates, with tprof's calls and self time
+    mine = {o["name"]: o for o in ours["top_cpu_ops"]}
+    plugin_ops = {o.name: o for o in data.op_list_groupby_name}
+    assert {"aten::addmm", "aten::mm", "aten::relu"} <= set(plugin_ops)
+    for name, op in plugin_ops.items():
+        assert op.calls == mine[name]["calls"], name
+        assert op.self_host_duration == pytest.approx(mine[name]["self_us"], rel=0.01, abs=0.01)
+    assert {"operator", "overall", "trace"} <= {v.name for v in profile.views}
+
+
+# ---- traceinsight (Holistic Trace Analysis) ----
+
+def hta_analysis(folder):
+    """HTA's analysis of the traces in folder, with ns-resolution times kept (by default HTA
+    rounds each event's start up and end down to whole µs: pytorch/pytorch#122425)."""
+    pytest.importorskip("hta", reason="traceinsight (package hta) is not installed")
+    from hta.configs.env_options import HTAEnvOptions
+    from hta.trace_analysis import TraceAnalysis
+
+    HTAEnvOptions.instance().set_disable_ns_rounding(True)
+    return TraceAnalysis(trace_dir=folder)
+
+
+def hta_steps(analysis):
+    """The host ProfilerStep#N durations HTA parsed (not the GPU's gpu_user_annotation copies),
+    in time order."""
+    trace = analysis.t.get_trace(0)
+    names = analysis.t.symbol_table.get_sym_table()
+    steps = trace[trace["name"].map(lambda i: names[i].startswith("ProfilerStep#"))
+                  & trace["cat"].map(lambda i: names[i] != "gpu_user_annotation")]
+    return [float(d) for d in steps.sort_values("ts")["dur"]]
+
+
+def padded_trace_folder(tmp_path, path):
+    """A folder holding a copy of the trace with one empty ProfilerStep after everything: HTA
+    takes a trace's last ProfilerStep for incomplete and leaves it and its kernels out, so the
+    padding makes it keep every real step (tprof's figures are those of the original file)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    events = doc["traceEvents"]
+    steps = [e for e in ranges(events) if str(e.get("name", "")).startswith("ProfilerStep#")]
+    end = max(e["ts"] + e.get("dur", 0) for e in events if "ts" in e)
+    events.append(dict(max(steps, key=lambda e: e["ts"]), name="ProfilerStep#999999",
+                       ts=end + 10, dur=1))
+    folder = tmp_path / "trace"
+    folder.mkdir()
+    with open(folder / "trace.json", "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return str(folder)
+
+
+def test_traceinsight_loads_a_tprof_run(tprof_run, tmp_path):
+    analysis = hta_analysis(padded_trace_folder(tmp_path, tprof_run[1]))
+    ours = [s["dur_us"] for s in tprof_analyze(tprof_run[1])["steps"]["list"]]
+    got = hta_steps(analysis)  # HTA left the padding step out
+    assert len(got) == len(ours) == 20
+    for g, o in zip(got, ours):
+        assert g == pytest.approx(o, rel=0.01)
+
+
+KINETO = ["worker0.1623143089861.pt.trace.json.gz",
+          "gaunernst_bert-small-uncased__1016001.json.gz",
+          "mi250_minitoy_train_ROCm6_2_kineto.json.gz"]
+
+
+@pytest.mark.parametrize("name", KINETO)
+def test_traceinsight_kernel_breakdown_and_steps_agree(tmp_path, name):
+    """Per kernel, HTA's total (its kernel breakdown) and each step's duration equal tprof's
+    within 1% (CUDA and ROCm traces, µs and ns resolution)."""
+    path = os.path.join(FIXTURES, name)
+    if not os.path.exists(path):
+        pytest.skip("fixture %s not found" % path)
+    analysis = hta_analysis(padded_trace_folder(tmp_path, path))
+    _, kernels = analysis.get_gpu_kernel_breakdown(visualize=False, num_kernels=100000)
+    ours = tprof_analyze(path)
+    mine = {k["name"]: k for k in ours["top_gpu_kernels"]}
+    hta = kernels[kernels["kernel_type"] == "COMPUTATION"]
+    assert len(hta) > 0
+    for _, row in hta.iterrows():
+        assert row["sum (us)"] == pytest.approx(mine[row["name"]]["total_us"], rel=0.01), \
+            row["name"]
+    steps = [s["dur_us"] for s in ours["steps"]["list"]]
+    got = hta_steps(analysis)
+    assert len(got) == len(steps)
+    for g, o in zip(got, steps):
+        assert g == pytest.approx(o, rel=0.01)

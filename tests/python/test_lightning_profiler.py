@@ -1,0 +1,98 @@
+"""Trainer(profiler=tprof.torch.LightningProfiler(...)): Lightning's actions as ranges, stages
+that never overlap under the optimizer's closure, steps in fit, validate and test, the summary
+(Lightning's action table beside tprof's tables, cross-checked against the trace), failures."""
+import logging
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pl = pytest.importorskip("lightning.pytorch")
+
+import tprof.torch  # noqa: E402
+from conftest import ranges, read_json, run_traces, step_numbers, trace_events  # noqa: E402
+from test_lightning import (STAGES, Net, assert_stages_partition_steps, loader,  # noqa: E402
+                            stage_names, trainer)
+
+
+def events_of(run_dir):
+    return [e for path in run_traces(run_dir) for e in trace_events(path)]
+
+
+def test_fit_actions_stages_and_summary(out_dir, caplog):
+    caplog.set_level(logging.INFO)  # Lightning logs its profiler's summary at INFO
+    prof = tprof.torch.LightningProfiler(output_dir=out_dir, log_top_k_ops=5)
+    trainer(profiler=prof, max_epochs=2, limit_val_batches=2).fit(Net(), loader(6), loader(2))
+    run_dir = prof.session.run_dir
+    events = events_of(run_dir)
+    names = [e["name"] for e in ranges(events)]
+    for action in ("run_training_epoch", "run_training_batch",
+                   "[_TrainingEpochLoop].train_dataloader_next",
+                   "[Strategy]SingleDeviceStrategy.training_step",
+                   "[Strategy]SingleDeviceStrategy.backward", "[LightningModule]Net.optimizer_step",
+                   "[_EvaluationLoop].val_next", "[Strategy]SingleDeviceStrategy.validation_step"):
+        assert action in names, action
+    assert names.count("run_training_batch") == 12
+    assert step_numbers(events) == list(range(13))  # a step per batch, and the tail
+    per_step = assert_stages_partition_steps(events)
+    for n in range(1, 6):
+        assert stage_names(per_step[n][1]) == ["dataloader", "optimizer", "forward",
+                                               "optimizer", "backward", "optimizer"], n
+    assert names.count("validation") >= 2 and "Net.head" in names
+    # the action table counts what the trace holds
+    summary = prof.summary()  # after the run: the text Lightning logged at its end
+    assert summary and "FIT Profiler Report" in summary
+    assert summary.strip() in caplog.text
+    row = [line for line in summary.splitlines() if "|  run_training_batch " in line][0]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    batches = [e for e in ranges(events) if e["name"] == "run_training_batch"]
+    assert int(cells[2]) == 12
+    assert float(cells[3]) == pytest.approx(sum(e["dur"] for e in batches) / 1e6, rel=1e-3)
+    for table in ("tprof report", "Steps: 13", "Stages (share of step time)", "other",
+                  "Top 5 ops by self time"):
+        assert table in summary, table
+    stage_totals = {s["stage"]: s["total_us"] for s in prof.session.summary()["stages"]}
+    assert list(stage_totals) == list(STAGES) and stage_totals["validation"] > 0
+
+
+@pytest.mark.parametrize("fn,step", [("validate", "validation_step"), ("test", "test_step")])
+def test_validate_and_test(out_dir, fn, step):
+    prof = tprof.torch.LightningProfiler(output_dir=out_dir, summary=False)
+    getattr(trainer(profiler=prof), fn)(Net(), loader(5))
+    events = events_of(prof.session.run_dir)
+    assert step_numbers(events) == list(range(6))
+    names = [e["name"] for e in ranges(events)]
+    assert names.count("[Strategy]SingleDeviceStrategy.%s" % step) == 5
+    assert names.count("forward") == 5 and names.count("dataloader") >= 5
+    assert "%s Profiler Report" % fn.upper() in prof.summary()
+
+
+def test_failure_inside_fit_writes_the_run(out_dir):
+    module = Net(fail_at=3)
+    module.fail_at_error = RuntimeError("boom")
+    prof = tprof.torch.LightningProfiler(output_dir=out_dir, summary=False)
+    with pytest.raises(RuntimeError):
+        trainer(profiler=prof).fit(module, loader(8))
+    assert not tprof._tprof.is_active()
+    run_dir = prof.session.run_dir
+    for name in ("config.json", "summary.json", "op_stats.csv"):
+        assert os.path.exists(os.path.join(run_dir, name)), name
+    assert step_numbers(events_of(run_dir))[:3] == [0, 1, 2]
+
+
+def test_keys_as_the_callback_and_errors(out_dir, capfd):
+    prof = tprof.torch.LightningProfiler(profile_epochs=[1], profile_steps=3, warmup_steps=1,
+                                         activities=["cpu"], output_dir=out_dir, summary=False)
+    trainer(profiler=prof, max_epochs=2, limit_val_batches=0).fit(Net(), loader(6))
+    (trace,) = run_traces(prof.session.run_dir)
+    assert os.path.basename(trace) == "trace_0001_epoch_1.json"
+    assert step_numbers(trace_events(trace)) == [7, 8, 9]
+    config = read_json(os.path.join(prof.session.run_dir, "config.json"))
+    assert config["gpu"] == "off"
+    capfd.readouterr()
+    bad = tprof.torch.LightningProfiler(warmup_steps=-2, output_dir=out_dir + "-bad")
+    module = Net()
+    trainer(profiler=bad, limit_val_batches=0).fit(module, loader(4))
+    assert module.global_step == 4 and not os.path.exists(out_dir + "-bad")
+    err = [line for line in capfd.readouterr().err.splitlines() if line.startswith("tprof:")]
+    assert len(err) == 1 and "profiling.warmup" in err[0]
