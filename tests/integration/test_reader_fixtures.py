@@ -27,10 +27,7 @@ MEM_KEYS = ("Device Type", "Device Id", "Bytes", "Total Allocated", "Addr")
 STEP = re.compile(r"ProfilerStep#([0-9]+)")
 DECIMAL_ID = re.compile(r"-?[0-9]{1,19}")
 
-# Every trace among the fixtures; torch2/ also keeps torch's own key_averages() beside its trace,
-# which is expected figures, not a trace.
-ALL = sorted(p for p in glob.glob(os.path.join(FIXTURES, "*", "*.json*"))
-             if ".key_averages." not in os.path.basename(p))
+ALL = sorted(glob.glob(os.path.join(FIXTURES, "*", "*.json*")))
 
 
 def load(path):
