@@ -4,7 +4,7 @@
  * the GPU explicitly (`gpu: on`) says why once, as a machine without a GPU would. */
 #include "gpu/gpu.h"
 
-#include "record/config.h"
+#include "config/config.h"
 #include "util/log.h"
 
 #include <stddef.h>

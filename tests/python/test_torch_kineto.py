@@ -4,7 +4,7 @@ with_flops; `tprof analyze --json` on its trace must agree with key_averages() o
 exactly, self CPU time within 1% or 2 µs, FLOPs exactly), its memory peak with a stdlib pass
 over the trace's [memory] events, its python_function rows with the trace. The same checks run on the committed
 fixture tests/fixtures/torch2/ (made by this file: `python3 tests/python/test_torch_kineto.py
---write-fixture tests/fixtures/torch2`), whose key_averages() were saved beside it.
+--write-fixture tests/fixtures/torch2`), whose key_averages() were saved in its expected/ subfolder.
 
 tprof.torch's op FLOPs are checked against torch.profiler(with_flops=True) and
 torch.utils.flop_counter.FlopCounterMode on the same model. Differences of definition are in
@@ -26,7 +26,8 @@ SOURCE = os.environ.get("TPROF_SOURCE_DIR",
                         os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FIXTURE = os.path.join(SOURCE, "tests", "fixtures", "torch2")
 TRACE_NAME = "cnn_cpu_3steps.pt.trace.json.gz"
-AVERAGES_NAME = "cnn_cpu_3steps.key_averages.json.gz"
+# in a subfolder: the fixture globs (tests/fixtures/*/*.json*) take every file beside traces as one
+AVERAGES_NAME = os.path.join("expected", "cnn_cpu_3steps.key_averages.json.gz")
 
 
 def tprof_cli():
@@ -248,7 +249,7 @@ def test_op_flops_match_with_flops_and_flop_counter_mode(tmp_path):
 
 
 def write_fixture(folder):
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(os.path.join(folder, "expected"), exist_ok=True)
     plain = os.path.join(folder, "trace.tmp.json")
     averages = profile_training(plain)
     with open(plain, "rb") as src, gzip.open(os.path.join(folder, TRACE_NAME), "wb") as dst:
