@@ -131,6 +131,10 @@ class Profile(contextlib.ContextDecorator):
 
     def __init__(self, config=None, *, model=None, with_modules=True, record_ops=False,
                  torch_profiler=False, cuda_memory=None, **keys):
+        if model is not None and not callable(getattr(model, "named_modules", None)):
+            # a programming error, not a configuration value: it raises, naming the argument
+            raise TypeError("tprof.profile(model=...) takes a torch.nn.Module, not %s"
+                            % type(model).__name__)
         self._config_arg = config
         self._keys = _keys.map_keys(keys, "tprof.profile")
         self._torch_options = {"model": model, "with_modules": with_modules,
@@ -205,7 +209,7 @@ class Profile(contextlib.ContextDecorator):
             if effective["with_stack"] and not self._torch_options["torch_profiler"]:
                 parts.append(_stack.PythonStacks())  # else torch.profiler records the stacks
             return cfg, effective, parts
-        except (_tprof.ConfigError, TypeError) as e:
+        except (_tprof.ConfigError, TypeError, ValueError) as e:
             self.error = str(e)
             _keys.note("%s; this run goes on unprofiled" % e)
             cfg = _disabled_config()

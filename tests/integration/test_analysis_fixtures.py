@@ -20,7 +20,9 @@ import tprof_ref
 
 FIXTURES = pathlib.Path(os.environ["TPROF_FIXTURES"])
 TOOL = pathlib.Path(os.environ["TPROF_BUILD_DIR"]) / "tests" / "tp_analyze_feed"
-TRACES = sorted(p for p in FIXTURES.rglob("*") if p.name.endswith((".json", ".json.gz")))
+# every trace among the fixtures (expected/ folders hold expected figures, not traces)
+TRACES = sorted(p for p in FIXTURES.rglob("*")
+                if p.name.endswith((".json", ".json.gz")) and "expected" not in p.parts)
 ALL_ROWS = "1000000"
 RELATIVE = {"pct", "self_pct", "utilization_pct", "dataloader_pct", "per_second",
             "capacity_pct", "flops", "total"}
