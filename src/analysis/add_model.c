@@ -166,7 +166,9 @@ static int find_steps(tp_scan *s, const lists *l) {
     s->steps = l->steps;
     s->nsteps = l->nsteps;
     s->step_stage = calloc(l->nsteps * s->a->nstages + 1, sizeof(*s->step_stage));
-    if (!s->step_stage) return -1;
+    s->step_lead = calloc(l->nsteps + 1, sizeof(*s->step_lead));
+    s->step_other = calloc(l->nsteps + 1, sizeof(*s->step_other));
+    if (!s->step_stage || !s->step_lead || !s->step_other) return -1;
     return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
 }
 
@@ -178,7 +180,7 @@ static int walk_threads(tp_scan *s, lists *l) {
         tp_run_free(r);
     }
     tp_corr_charge(s);
-    return 0;
+    return tp_stage_other(s);
 }
 
 /* The row named name in a table whose rows begin with their char *name; created if new. */
@@ -241,7 +243,10 @@ static int append_steps(tp_scan *s) {
     tp_analysis *a = s->a;
     for (size_t k = 0; k < s->nsteps; k++) {
         const tp_event *e = &s->m->events[s->steps[k]];
-        if (TP_GROW(a->steps, a->cap_steps, a->nsteps + 1)) return -1;
+        tp_stage_row *other = &a->other;
+        if (TP_GROW(a->steps, a->cap_steps, a->nsteps + 1) ||
+            TP_GROW(other->durs, other->cap_durs, other->count + 1))
+            return -1;
         tp_step_row *row = &a->steps[a->nsteps];
         const char *name = tp_model_str(s->m, e->name);
         *row = (tp_step_row){.name = strdup(name),
@@ -256,6 +261,12 @@ static int append_steps(tp_scan *s) {
         }
         if (a->nstages)
             memcpy(row->stage_ns, &s->step_stage[k * a->nstages], a->nstages * sizeof(int64_t));
+        row->other_ns = s->step_other[k];
+        row->lead_ns = s->step_lead[k];
+        other->durs[other->count++] = row->other_ns;
+        other->total_ns = tp_add_sat(other->total_ns, row->other_ns);
+        if (row->other_ns > other->max_ns) other->max_ns = row->other_ns;
+        a->lead_ns = tp_add_sat(a->lead_ns, row->lead_ns);
         a->steps_total_ns = tp_add_sat(a->steps_total_ns, row->dur_ns);
         a->nsteps++;
     }
@@ -337,6 +348,10 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     if (rc == 0) rc = append_steps(&s);
     free_lists(&l, m->ntracks); /* s.steps is l.steps */
     free(s.step_stage);
+    free(s.step_lead);
+    free(s.step_other);
+    free(s.spans);
+    free(s.span_step);
     free(s.stats);
     free(s.slot_of);
     tp_corr_free(&s.corr);

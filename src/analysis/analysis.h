@@ -54,6 +54,8 @@ typedef struct tp_step_row {
     int64_t start_ns; /* absolute (base_ns + ts) */
     int64_t dur_ns;
     int64_t *stage_ns; /* per stage (parallel to tp_analysis.stages): time inside this step */
+    int64_t other_ns;  /* the part of the step no stage range covers (on any thread) */
+    int64_t lead_ns;   /* from the step's start to its first range on the step's thread */
 } tp_step_row;
 
 typedef struct tp_stage_row {
@@ -116,6 +118,8 @@ typedef struct tp_analysis {
     tp_stage_row *stages;
     size_t nstages;
     double dataloader_pct; /* -1 when no stage is named dataloader */
+    tp_stage_row other;    /* "other": per step, the time no stage covers (count = steps) */
+    int64_t lead_ns;       /* summed tp_step_row.lead_ns */
     /* memory peaks per (device type, device id) */
     tp_mem_row *memory;
     size_t nmemory, cap_memory;

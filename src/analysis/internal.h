@@ -41,6 +41,7 @@ enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was match
 typedef struct tp_name_stats {
     tp_str name;
     int stage; /* index into the analysis' stages, -1 none, TP_STAGE_UNKNOWN not yet matched */
+    int explicit_stage; /* the name is its stage's own name (a tprof stage), not a pattern */
     uint64_t calls;
     int64_t total_ns, self_ns, min_ns, max_ns;
     double flops;
@@ -92,6 +93,11 @@ typedef struct tp_scan {
     uint32_t *steps;
     size_t nsteps;
     int64_t *step_stage;
+    int64_t *step_lead, *step_other; /* per step: tp_step_row.lead_ns and other_ns */
+    /* every counted stage range clipped to its step: {start as a time key, duration} */
+    tp_keyed *spans;
+    uint32_t *span_step; /* parallel to spans: the step's index */
+    size_t nspans, cap_spans, cap_span_step;
 
     /* categories classified so far (a small direct-mapped cache: traces hold few) */
     tp_str cat_id[64];
@@ -111,6 +117,8 @@ void tp_corr_charge(tp_scan *s);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
  * into the analysis' memory rows. 0 or -1. */
 int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n);
+/* coverage.c: per step, the time no stage range covers (s->step_other), from s->spans. 0 or -1. */
+int tp_stage_other(tp_scan *s);
 /* stages.c: the index of the first stage with a pattern matching name, or -1. */
 int tp_stage_of(const tp_analysis *a, const char *name);
 /* recommend.c: replaces a->recos from the finished figures. */

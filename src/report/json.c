@@ -8,24 +8,28 @@
 
 #include "report/jsonw.h"
 
+static void stage_row(tp_jw *w, const char *key, const tp_stage_row *r) {
+    int any = r->count > 0;
+    tp_jw_object(w, key);
+    tp_jw_str(w, "stage", r->name);
+    tp_jw_u64(w, "count", r->count);
+    tp_jw_us(w, "total_us", r->total_ns);
+    tp_jw_us_opt(w, "mean_us", any ? r->mean_ns : -1);
+    tp_jw_us_opt(w, "min_us", any ? r->min_ns : -1);
+    tp_jw_us_opt(w, "p50_us", any ? r->p50_ns : -1);
+    tp_jw_us_opt(w, "p95_us", any ? r->p95_ns : -1);
+    tp_jw_us_opt(w, "max_us", any ? r->max_ns : -1);
+    tp_jw_double_opt(w, "pct", r->pct);
+    tp_jw_end_object(w);
+}
+
+/* The stages in definition order, then "other" (the step time none covers). */
 static void stage_rows(tp_jw *w, const tp_analysis *a) {
     tp_jw_array(w, "stages");
-    for (size_t st = 0; st < a->nstages; st++) {
-        const tp_stage_row *r = &a->stages[st];
-        int any = r->count > 0;
-        tp_jw_object(w, NULL);
-        tp_jw_str(w, "stage", r->name);
-        tp_jw_u64(w, "count", r->count);
-        tp_jw_us(w, "total_us", r->total_ns);
-        tp_jw_us_opt(w, "mean_us", any ? r->mean_ns : -1);
-        tp_jw_us_opt(w, "min_us", any ? r->min_ns : -1);
-        tp_jw_us_opt(w, "p50_us", any ? r->p50_ns : -1);
-        tp_jw_us_opt(w, "p95_us", any ? r->p95_ns : -1);
-        tp_jw_us_opt(w, "max_us", any ? r->max_ns : -1);
-        tp_jw_double_opt(w, "pct", r->pct);
-        tp_jw_end_object(w);
-    }
+    for (size_t st = 0; st < a->nstages; st++)
+        stage_row(w, NULL, &a->stages[st]);
     tp_jw_end_array(w);
+    stage_row(w, "other", &a->other);
 }
 
 static void step_list(tp_jw *w, const char *key, const tp_analysis *a) {
@@ -41,6 +45,8 @@ static void step_list(tp_jw *w, const char *key, const tp_analysis *a) {
         for (size_t st = 0; st < a->nstages; st++)
             tp_jw_us(w, a->stages[st].name, s->stage_ns[st]);
         tp_jw_end_object(w);
+        tp_jw_us(w, "other_us", s->other_ns);
+        tp_jw_us(w, "lead_us", s->lead_ns);
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
@@ -74,6 +80,7 @@ static void steps(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_us_opt(w, "p95_us", any ? a->steps_p95_ns : -1);
     tp_jw_us_opt(w, "max_us", any ? a->steps_max_ns : -1);
     tp_jw_us(w, "window_us", a->window_ns);
+    tp_jw_us(w, "lead_us", a->lead_ns);
     tp_jw_array(w, "slowest");
     for (size_t i = 0; a->steps_by_dur && i < tp_report_rows(o, a->nsteps); i++) {
         const tp_step_row *s = &a->steps[a->steps_by_dur[i]];

@@ -74,8 +74,8 @@ static void stages(tp_doc *d, const tp_analysis *a) {
                                      TP_COL_RIGHT,
                                      TP_COL_TEXT_ONLY};
     tp_doc_table(d, 9, head, flags);
-    for (size_t st = 0; st < a->nstages; st++) {
-        const tp_stage_row *r = &a->stages[st];
+    for (size_t st = 0; st <= a->nstages; st++) { /* the stages, then "other" */
+        const tp_stage_row *r = st < a->nstages ? &a->stages[st] : &a->other;
         int any = r->count > 0;
         tp_doc_cell(d, "%s", r->name);
         tp_doc_cell(d, "%llu", (unsigned long long)r->count);

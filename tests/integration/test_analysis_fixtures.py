@@ -20,7 +20,9 @@ import tprof_ref
 
 FIXTURES = pathlib.Path(os.environ["TPROF_FIXTURES"])
 TOOL = pathlib.Path(os.environ["TPROF_BUILD_DIR"]) / "tests" / "tp_analyze_feed"
-TRACES = sorted(p for p in FIXTURES.rglob("*") if p.name.endswith((".json", ".json.gz")))
+ADVICE = pathlib.Path(os.environ["TPROF_SOURCE_DIR"]) / "tests" / "fixtures" / "advice"
+TRACES = sorted({p.resolve() for d in (FIXTURES, ADVICE) for p in d.rglob("*")
+                 if p.name.endswith((".json", ".json.gz"))})
 ALL_ROWS = "1000000"
 RELATIVE = {"pct", "self_pct", "utilization_pct", "dataloader_pct", "per_second",
             "capacity_pct", "flops", "total"}
@@ -66,12 +68,12 @@ def traces():
 def check_analysis(want, got):
     """Every figure of the reference against tprof's JSON."""
     check_obj("input", want["input"], got["input"], ["path", "bytes", "events"])
-    steps = ["count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "window_us"]
+    steps = ["count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "window_us", "lead_us"]
     check_obj("steps", want["steps"], got["steps"], steps)
     check_rows("steps.slowest", want["steps"]["slowest"], got["steps"]["slowest"],
                ["name", "dur_us"])
     check_rows("steps.list", want["steps"]["list"], got["steps"]["list"],
-               ["name", "start_us", "dur_us", "stages"])
+               ["name", "start_us", "dur_us", "stages", "other_us", "lead_us"])
     check_rows("top_cpu_ops", want["top_cpu_ops"], got["top_cpu_ops"],
                ["name", "calls", "total_us", "self_us", "self_pct", "mean_us", "min_us",
                 "max_us", "flops", "gpu_us", "kernels"])
@@ -83,6 +85,8 @@ def check_analysis(want, got):
               ["busy_us", "utilization_pct", "kernel_count", "devices"])
     check_rows("stages", want["stages"], got["stages"],
                ["stage", "count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "pct"])
+    check_obj("other", want["other"], got["other"],
+              ["stage", "count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "pct"])
     assert close("dataloader_pct", want["dataloader_pct"], got["dataloader_pct"])
     check_rows("memory", want["memory"], got["memory"],
                ["device_type", "device_id", "peak_bytes", "peak_ts_us", "capacity_bytes"])

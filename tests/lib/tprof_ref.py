@@ -47,9 +47,11 @@ DEVICE_CATEGORIES = {
 
 DEFAULT_STAGES = [
     ("dataloader", ["dataloader", "*DataLoader*", "*DataPipe*", "*dataloader_next*"]),
-    ("forward", ["forward", "## forward ##", "*.training_step"]),
-    ("backward", ["backward", "## backward ##", "*.backward"]),
+    ("forward", ["forward", "## forward ##", "*.training_step", "nn.Module: *"]),
+    ("backward", ["backward", "## backward ##", "*.backward",
+                  "autograd::engine::evaluate_function: *"]),
     ("optimizer", ["optimizer", "Optimizer.step#*", "Optimizer.zero_grad#*", "*optimizer_step"]),
+    ("validation", ["validation", "*.validation_step", "*[_EvaluationLoop]*"]),
 ]
 
 # Recommendation thresholds (docs/METRICS.md).
@@ -346,7 +348,9 @@ def analyze(src, stages=None):
     capacity = (w1 - w0) * len(per_dev)
     util = 100.0 * busy / capacity if per_dev and capacity > 0 else None
 
-    # Stages: outermost matching range on its thread (no enclosing range matches any stage).
+    # Stages (docs/METRICS.md): a range named as its stage (explicit) counts whole and hides
+    # everything inside it; another matching range counts unless its innermost counted ancestor
+    # has the same stage, and is carved out of that ancestor when the stage differs.
     def stage_of(name):
         for si, (_, pats) in enumerate(stages):
             if any(glob_match(p, name) for p in pats):
@@ -354,23 +358,68 @@ def analyze(src, stages=None):
         return -1
 
     stage_cache = {}
-    in_stage = {}
+    counted = {}    # index -> the innermost counted stage range among it and its ancestors
+    explicit = {}   # index -> inside an explicit stage range (itself included)
+    carved = {}     # counted index -> durations of other-stage ranges counted inside it
+    own_stage = {}  # counted index -> its stage
+    order = sorted(host, key=lambda e: (e.ts, -e.dur, e.index))
+    for e in order:  # parents come before their children in this order
+        p = parent[e.index]
+        counted[e.index] = counted[p.index] if p is not None else None
+        explicit[e.index] = explicit[p.index] if p is not None else False
+        if e.step:
+            continue
+        if e.name not in stage_cache:
+            si = stage_of(e.name)
+            stage_cache[e.name] = (si, si >= 0 and glob_match(stages[si][0], e.name))
+        si, is_explicit = stage_cache[e.name]
+        if si < 0 or explicit[e.index]:
+            continue
+        outer = counted[e.index]
+        if outer is not None and own_stage[outer.index] == si:
+            continue
+        if outer is not None:
+            carved[outer.index] += e.dur
+        counted[e.index] = e
+        own_stage[e.index] = si
+        carved[e.index] = 0
+        explicit[e.index] = is_explicit
     stage_ranges = [[] for _ in stages]
     step_starts = [s.ts for s in steps]
     per_step = [[0] * len(stages) for _ in steps]
-    # (ts, -dur, index) order visits every parent before its children.
-    for e in sorted(host, key=lambda e: (e.ts, -e.dur, e.index)):
+    spans = [[] for _ in steps]
+    for e in order:
+        if own_stage.get(e.index) is None:
+            continue
+        si, own = own_stage[e.index], max(0, e.dur - carved[e.index])
+        stage_ranges[si].append(own)
+        k = bisect.bisect_right(step_starts, e.ts) - 1
+        if k >= 0 and e.ts < steps[k].end:
+            per_step[k][si] += own
+            spans[k].append((e.ts, min(e.end, steps[k].end)))
+
+    # other: per step, its duration less the union of its stage ranges (clipped to it).
+    other = []
+    for k, st in enumerate(steps):
+        covered, cur = 0, None
+        for a, b in sorted(spans[k]):
+            if cur is None or a > cur[1]:
+                if cur is not None:
+                    covered += cur[1] - cur[0]
+                cur = [a, b]
+            else:
+                cur[1] = max(cur[1], b)
+        if cur is not None:
+            covered += cur[1] - cur[0]
+        other.append(max(0, st.dur - covered))
+
+    # lead: per step, from its start to its first range on its own thread (all of it if none).
+    first_child = {}
+    for e in order:
         p = parent[e.index]
-        inside = p is not None and in_stage[p.index]
-        if e.name not in stage_cache:
-            stage_cache[e.name] = stage_of(e.name)
-        si = -1 if e.step else stage_cache[e.name]
-        in_stage[e.index] = inside or si >= 0
-        if si >= 0 and not inside:
-            stage_ranges[si].append(e.dur)
-            k = bisect.bisect_right(step_starts, e.ts) - 1
-            if k >= 0 and e.ts < steps[k].end:
-                per_step[k][si] += e.dur
+        if p is not None and p.step and p.index not in first_child:
+            first_child[p.index] = e.ts
+    lead = [max(0, first_child.get(st.index, st.end) - st.ts) for st in steps]
     stage_rows = []
     for si, (sname, _) in enumerate(stages):
         d = sorted(stage_ranges[si])
@@ -383,6 +432,15 @@ def analyze(src, stages=None):
             "max_us": us(d[-1]) if d else None,
             "pct": 100.0 * tot / step_total if step_total > 0 else None,
         })
+    od = sorted(other)
+    other_row = {
+        "stage": "other", "count": len(od), "total_us": us(sum(od)),
+        "mean_us": us(round_div(sum(od), len(od))) if od else None,
+        "p50_us": us(percentile(od, 50)) if od else None,
+        "p95_us": us(percentile(od, 95)) if od else None,
+        "max_us": us(od[-1]) if od else None,
+        "pct": 100.0 * sum(od) / step_total if step_total > 0 else None,
+    }
     dl = [r for r in stage_rows if r["stage"] == "dataloader"]
     dataloader_pct = dl[0]["pct"] if dl else None
 
@@ -467,9 +525,11 @@ def analyze(src, stages=None):
             "p95_us": us(percentile(step_durs, 95)) if n else None,
             "max_us": us(step_durs[-1]) if n else None,
             "window_us": us(w1 - w0),
+            "lead_us": us(sum(lead)),
             "slowest": [{"name": s.name, "dur_us": us(s.dur)} for s in slowest],
             "list": [{"name": s.name, "start_us": us(t.base_ns + s.ts), "dur_us": us(s.dur),
-                      "stages": {stages[i][0]: us(v) for i, v in enumerate(per_step[k])}}
+                      "stages": {stages[i][0]: us(v) for i, v in enumerate(per_step[k])},
+                      "other_us": us(other[k]), "lead_us": us(lead[k])}
                      for k, s in enumerate(steps)],
         },
         "top_cpu_ops": op_rows,
@@ -478,6 +538,7 @@ def analyze(src, stages=None):
         "gpu": {"busy_us": us(busy), "utilization_pct": util, "kernel_count": nk,
                 "devices": len(per_dev)},
         "stages": stage_rows,
+        "other": other_row,
         "dataloader_pct": dataloader_pct,
         "memory": memory,
         "flops": {"total": flops, "time_us": us(flops_time),

@@ -238,8 +238,10 @@ static void test_csv_reports(void **state) {
     contains(c, "kernel,relu,1,400,,400,400,400,40,\r\n");
     contains(c, "stage,dataloader,1,1000,,1000,1000,1000,25,\r\n");
     contains(c, "stage,forward,0,0,,,,,0,\r\n");
-    /* header + 3 ops (one spans two lines) + 2 kernels + 4 stages */
-    assert_int_equal(count_lines(c), 1 + 4 + 2 + 4);
+    contains(c, "stage,validation,0,0,,,,,0,\r\n");
+    contains(c, "\r\nother,other,2,3000,,1500,0,3000,75,\r\n");
+    /* header + 3 ops (one spans two lines) + 2 kernels + 5 stages + other */
+    assert_int_equal(count_lines(c), 1 + 4 + 2 + 5 + 1);
     free(c);
     tp_buf b;
     tp_buf_init(&b);
@@ -257,7 +259,11 @@ static void test_csv_reports(void **state) {
                      "\"max_us\": 1000, \"pct\": 25}");
     contains(b.data, "\"steps\": [{\"name\": \"ProfilerStep#1\", \"number\": 1, \"start_us\": 0, "
                      "\"dur_us\": 1000, \"stages\": {\"dataloader\": 1000, \"forward\": 0, "
-                     "\"backward\": 0, \"optimizer\": 0}}");
+                     "\"backward\": 0, \"optimizer\": 0, \"validation\": 0}, \"other_us\": 0, "
+                     "\"lead_us\": 0}, {\"name\": \"ProfilerStep#2\"");
+    /* step 2 holds aten::mm and the weird op, no stage: all of it is other */
+    contains(b.data, "\"other_us\": 3000, \"lead_us\": 0}]");
+    contains(b.data, "\"other\": {\"stage\": \"other\", \"count\": 2, \"total_us\": 3000");
     tp_buf_free(&b);
     tp_analysis_free(a);
 }
