@@ -108,6 +108,32 @@ static int count_work(tp_scan *s, lists *l, const tp_event *e) {
     return e->corr ? keyed_push(&l->corr, e->corr, (uint64_t)dur) : 0;
 }
 
+/* A host-to-device copy from pageable memory, as Kineto names it: "Memcpy HtoD (Pageable ->
+ * Device)". The name is matched once per model (copies share a handful of names). */
+static void count_copy(tp_scan *s, const tp_event *e) {
+    tp_name_stats *ns = tp_scan_name(s, e->name);
+    if (!ns) return; /* out of memory: the next pass reports it */
+    if (!(ns->what & TP_NAME_KNOWN)) {
+        ns->what = TP_NAME_KNOWN;
+        if (tp_glob_match("*HtoD*Pageable*", tp_model_str(s->m, e->name)))
+            ns->what |= TP_NAME_PAGEABLE_H2D;
+    }
+    if (!(ns->what & TP_NAME_PAGEABLE_H2D)) return;
+    s->a->h2d_pageable_ns = tp_add_sat(s->a->h2d_pageable_ns, tp_ev_dur(e));
+    s->a->h2d_pageable_count++;
+}
+
+/* The devices' names and compute capability, for the FP32-matrix rule and MFU. */
+static int note_devices(tp_analysis *a, const tp_model *m) {
+    for (size_t i = 0; i < m->ndevices; i++) {
+        const tp_device *d = &m->devices[i];
+        if (d->compute_major > a->gpu_compute_major) a->gpu_compute_major = d->compute_major;
+        const char *name = d->name ? tp_model_str(m, d->name) : "";
+        if (!a->gpu_name && *name && !(a->gpu_name = strdup(name))) return -1;
+    }
+    return 0;
+}
+
 static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x) {
     if (*n == *cap && tp_grow((void **)v, cap, *n + 1, sizeof(**v))) return -1;
     (*v)[(*n)++] = x;
@@ -140,6 +166,9 @@ static int classify(tp_scan *s, lists *l, size_t n) {
             break;
         }
         case TP_MEMCPY:
+            count_copy(s, e);
+            rc = count_work(s, l, e);
+            break;
         case TP_MEMSET:
             rc = count_work(s, l, e);
             break;
@@ -223,6 +252,8 @@ static int merge_names(tp_scan *s) {
             r->flops_time_ns = tp_add_sat(r->flops_time_ns, ns->flops_time_ns);
             r->gpu_ns = tp_add_sat(r->gpu_ns, ns->gpu_ns);
             r->kernels += ns->kernels;
+            r->sync_ns = tp_add_sat(r->sync_ns, ns->sync_ns);
+            r->sync_calls += ns->sync_calls;
             a->flops += ns->flops;
             a->flops_time_ns = tp_add_sat(a->flops_time_ns, ns->flops_time_ns);
         }
@@ -338,6 +369,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     s.slot_of = calloc(m->strings.n ? m->strings.n : 1, sizeof(*s.slot_of));
     s.flops_key = tp_strtab_find(&m->strings, "flops", 5);
     if (rc == 0 && !s.slot_of) rc = -1;
+    if (rc == 0) rc = note_devices(a, m);
     if (rc == 0) rc = classify(&s, &l, n);
     if (rc == 0) rc = find_steps(&s, &l);
     if (rc == 0) rc = add_gpu(&s, &l);

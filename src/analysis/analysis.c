@@ -90,6 +90,7 @@ void tp_analysis_free(tp_analysis *a) {
     }
     free(a->stages);
     free(a->other.name);
+    free(a->gpu_name);
     free(a->other.durs);
     free(a->memory);
     tp_free_strings(a->warnings, a->nwarnings);

@@ -39,6 +39,8 @@ typedef struct tp_op_row {
     int64_t gpu_ns;        /* GPU work (kernels, copies, sets) launched from inside this op */
     uint64_t kernels;      /* device ranges launched from inside this op */
     double gpu_pct;        /* gpu_ns / the analysis' gpu_work_ns (set by finish) */
+    int64_t sync_ns;       /* host synchronizations inside steps called from inside this op */
+    uint64_t sync_calls;
 } tp_op_row;
 
 typedef struct tp_kernel_row {
@@ -78,8 +80,10 @@ typedef struct tp_mem_row {
 } tp_mem_row;
 
 typedef struct tp_reco {
-    char *id;      /* stable: dataloader, gpu_idle, memory_pressure, nccl, launch_bound */
-    char *message; /* one sentence with its evidence in numbers */
+    char *id;         /* stable: dataloader, gpu_idle, memory_pressure, nccl, launch_bound, ... */
+    char *message;    /* its evidence in numbers, then one concrete action */
+    int64_t saving_ns; /* the step time it could save at most (docs/METRICS.md); recos are
+                          sorted by it, largest first */
 } tp_reco;
 
 typedef struct tp_analysis {
@@ -132,6 +136,19 @@ typedef struct tp_analysis {
     size_t windows, partial_windows;
     char **warnings;
     size_t nwarnings, cap_warnings;
+    /* evidence for the recommendations (docs/METRICS.md), summed over inputs */
+    int64_t sync_ns;             /* host synchronizations (cudaStreamSynchronize, ...) in steps */
+    uint64_t sync_calls;
+    int64_t h2d_pageable_ns;     /* host-to-device copies from pageable memory */
+    uint64_t h2d_pageable_count;
+    uint64_t optim_steps;        /* outermost Optimizer.step#... ranges */
+    int64_t optim_ns;            /* their summed duration */
+    uint64_t optim_ops;          /* op ranges inside them */
+    uint64_t optim_multi_ops;    /* of which _foreach_ / _fused_ ops */
+    int64_t python_self_ns;      /* self time of python_function ranges starting in steps */
+    uint64_t python_ranges;
+    int gpu_compute_major;       /* the highest compute capability among the devices, 0 unknown */
+    char *gpu_name;              /* the first device's name (deviceProperties), NULL unknown */
     tp_reco *recos;
     size_t nrecos;
     /* private accumulation state */
@@ -147,6 +164,15 @@ typedef struct tp_analysis {
 #define TP_RECO_NCCL_PCT           10.0  /* NCCL kernels, % of step time */
 #define TP_RECO_LAUNCH_MEAN_NS     10000 /* mean kernel duration below this ... */
 #define TP_RECO_LAUNCH_MIN_KERNELS 100   /* ... over at least this many kernels */
+#define TP_RECO_SYNC_PCT           5.0   /* host synchronizations inside steps, % of step time */
+#define TP_RECO_PAGEABLE_PCT       1.0   /* pageable host-to-device copies, % of step time */
+#define TP_RECO_FP32_PCT           10.0  /* FP32 SIMT matrix kernels, % of kernel time */
+#define TP_RECO_OPTIM_OPS          20.0  /* ops per Optimizer.step, none _foreach_/_fused_ ... */
+#define TP_RECO_OPTIM_PCT          5.0   /* ... and Optimizer.step above this % of step time */
+#define TP_RECO_CPU_OP_PCT         25.0  /* CPU-only: the top aten op's self time, % of step */
+#define TP_RECO_PYTHON_PCT         10.0  /* python_function self time in steps, % of step */
+#define TP_RECO_OTHER_PCT          30.0  /* step time in no stage, % */
+#define TP_RECO_SHOWN              3     /* recommendations the text report prints */
 
 /* The stages of SEMANTICS.md §3: dataloader, forward, backward, optimizer. */
 const tp_stage_def *tp_default_stages(size_t *n);

@@ -11,6 +11,7 @@
 #include "analysis/names.h"
 #include "analysis/order.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Durations and ends saturate instead of overflowing, so absurd input cannot trigger undefined
@@ -37,11 +38,25 @@ struct tp_analysis_priv {
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */
 
+/* What a range's name tells the recommendations (docs/METRICS.md, Recommendations). */
+enum {
+    TP_NAME_SYNC = 1,        /* the host waits for the GPU: cudaStreamSynchronize, cudaMemcpy, ... */
+    TP_NAME_OPTIM_STEP = 2,  /* Optimizer.step#... */
+    TP_NAME_MULTI_TENSOR = 4, /* an op over many tensors at once: _foreach_ and _fused_ ops */
+    TP_NAME_PAGEABLE_H2D = 8, /* a copy named "Memcpy HtoD (Pageable -> Device)" */
+    TP_NAME_KNOWN = 128       /* the flags were computed */
+};
+/* evidence.c: the TP_NAME_* flags of a name. */
+unsigned tp_name_flags(const char *name);
+
 /* Everything one model says about one distinct name, as an op and as a kernel. */
 typedef struct tp_name_stats {
     tp_str name;
     int stage; /* index into the analysis' stages, -1 none, TP_STAGE_UNKNOWN not yet matched */
     int explicit_stage; /* the name is its stage's own name (a tprof stage), not a pattern */
+    unsigned what;      /* TP_NAME_* flags (names.c's tp_name_flags), set with stage */
+    int64_t sync_ns;    /* host synchronizations inside steps charged to this op */
+    uint64_t sync_calls;
     uint64_t calls;
     int64_t total_ns, self_ns, min_ns, max_ns;
     double flops;
@@ -117,6 +132,16 @@ void tp_corr_charge(tp_scan *s);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
  * into the analysis' memory rows. 0 or -1. */
 int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n);
+/* nesting.c: the step (index into s->steps) whose [start, end) holds t, or -1. */
+ptrdiff_t tp_step_at(const tp_scan *s, int64_t t);
+/* evidence.c: notes what range e (not a step) says for the recommendations. is_op: e is an op
+ * (not a runtime call, not a python_function); in_optim: an ancestor is an Optimizer.step;
+ * op_stat: the stats index of the innermost op enclosing e, or UINT32_MAX. Returns whether e's
+ * descendants are inside an Optimizer.step. */
+int tp_evidence_open(tp_scan *s, const tp_event *e, tp_name_stats *ns, int is_op, int in_optim,
+                     uint32_t op_stat);
+/* evidence.c: the self time of a python_function range, when it lies inside a step. */
+void tp_evidence_python(tp_scan *s, const tp_event *e, int64_t self_ns);
 /* coverage.c: per step, the time no stage range covers (s->step_other), from s->spans. 0 or -1. */
 int tp_stage_other(tp_scan *s);
 /* stages.c: the index of the first stage with a pattern matching name, or -1. */

@@ -20,6 +20,8 @@ typedef struct frame {
     int64_t end;
     int64_t children; /* summed durations of the direct children seen so far */
     int has_child;    /* a direct child was seen */
+    int cls;          /* CAT_* of its category (CAT_OP for a step) */
+    int in_optim;     /* this range or an ancestor is an Optimizer.step */
     /* Stages (docs/METRICS.md): the stack position of the innermost counted stage range among
      * this frame and its ancestors (-1 none); this frame's stage when it is counted (-1 when
      * not); the durations of counted ranges of other stages nested in it (carved out of it);
@@ -46,8 +48,8 @@ static int cat_class(tp_scan *s, tp_str cat) {
     return cls;
 }
 
-/* The step whose [start, end) holds t, or -1: the last step starting at or before t. */
-static ptrdiff_t step_at(const tp_scan *s, int64_t t) {
+/* The last step starting at or before t, when t is before its end. */
+ptrdiff_t tp_step_at(const tp_scan *s, int64_t t) {
     size_t lo = 0, hi = s->nsteps;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -64,7 +66,7 @@ static ptrdiff_t step_at(const tp_scan *s, int64_t t) {
  * none). What a loop does there has no range of its own: `for batch in loader` fetching. */
 static void note_lead(tp_scan *s, const frame *step, int64_t first_child_ts) {
     const tp_event *e = &s->m->events[step->ev];
-    ptrdiff_t k = step_at(s, e->ts);
+    ptrdiff_t k = tp_step_at(s, e->ts);
     if (k < 0 || s->steps[k] != step->ev) return; /* a step overlapping another: not counted */
     int64_t lead = step->has_child ? first_child_ts - e->ts : tp_ev_dur(e);
     s->step_lead[k] = lead > 0 ? lead : 0;
@@ -84,6 +86,7 @@ static int pop(tp_scan *s, const frame *f) {
     }
     int64_t self = tp_ev_dur(e) - f->children;
     if (self > 0) s->stats[f->stat].self_ns = tp_add_sat(s->stats[f->stat].self_ns, self);
+    if (f->cls == CAT_PYTHON && self > 0) tp_evidence_python(s, e, self);
     return 0;
 }
 
@@ -116,7 +119,7 @@ static int count_stage(tp_scan *s, int st, const tp_event *e, int64_t dur) {
     row->durs[row->count++] = dur;
     row->total_ns = tp_add_sat(row->total_ns, dur);
     if (dur > row->max_ns) row->max_ns = dur;
-    ptrdiff_t k = step_at(s, e->ts);
+    ptrdiff_t k = tp_step_at(s, e->ts);
     if (k >= 0) {
         int64_t *cell = &s->step_stage[(size_t)k * s->a->nstages + (size_t)st];
         *cell = tp_add_sat(*cell, dur);
@@ -196,20 +199,24 @@ int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n) {
             parent->children = tp_add_sat(parent->children, tp_ev_dur(e));
         }
         tp_name_stats *ns = tp_scan_name(s, e->name);
-        int is_op = 0;
+        int cls = CAT_OP, in_optim = parent && parent->in_optim;
         if (!ns) goto oom;
+        int32_t op = parent ? parent->op : -1;
         if (!(e->flags & TP_EVF_STEP)) {
             count_op(s, e, ns);
-            is_op = cat_class(s, e->cat) == CAT_OP;
+            cls = cat_class(s, e->cat);
+            in_optim = tp_evidence_open(s, e, ns, cls == CAT_OP, in_optim,
+                                        op >= 0 ? stack[op].stat : UINT32_MAX);
         }
         if (e->corr) note_launch(s, idx[i], e, parent, stack, &hint);
-        int32_t op = parent ? parent->op : -1;
         if (!(f = push(&stack, &cap, depth))) goto oom;
         parent = depth ? &stack[depth - 1] : NULL; /* the stack may have moved */
         *f = (frame){.ev = idx[i],
                      .stat = (uint32_t)(ns - s->stats),
-                     .op = is_op ? (int32_t)depth : op,
-                     .end = end};
+                     .op = cls == CAT_OP && !(e->flags & TP_EVF_STEP) ? (int32_t)depth : op,
+                     .end = end,
+                     .cls = cls,
+                     .in_optim = in_optim};
         place_stage(s, e, ns, parent, stack, depth, f);
         depth++;
     }

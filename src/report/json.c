@@ -200,6 +200,7 @@ void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) 
         tp_jw_object(&w, NULL);
         tp_jw_str(&w, "id", a->recos[i].id);
         tp_jw_str(&w, "message", a->recos[i].message);
+        tp_jw_us(&w, "saving_us", a->recos[i].saving_ns);
         tp_jw_end_object(&w);
     }
     tp_jw_end_array(&w);

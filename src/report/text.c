@@ -229,8 +229,18 @@ static void notes(tp_doc *d, const tp_analysis *a) {
     }
     tp_doc_heading(d, "Recommendations");
     if (!a->nrecos) tp_doc_line(d, "none: no figure crossed a threshold");
-    for (size_t i = 0; i < a->nrecos; i++)
-        tp_doc_line(d, "[%s] %s", a->recos[i].id, a->recos[i].message);
+    /* the few that could save the most (recos are sorted by saving), the rest in --json */
+    for (size_t i = 0; i < a->nrecos && i < TP_RECO_SHOWN; i++) {
+        const tp_reco *r = &a->recos[i];
+        if (r->saving_ns > 0)
+            tp_doc_line(d, "[%s] (could save up to %s) %s", r->id, tp_fmt_dur(r->saving_ns).s,
+                        r->message);
+        else
+            tp_doc_line(d, "[%s] %s", r->id, r->message);
+    }
+    if (a->nrecos > TP_RECO_SHOWN)
+        tp_doc_line(d, "%zu more, each saving less: %s", a->nrecos - TP_RECO_SHOWN,
+                    "see recommendations[] in --json");
 }
 
 typedef struct report_args {

@@ -91,8 +91,8 @@ def check_analysis(want, got):
     check_rows("memory", want["memory"], got["memory"],
                ["device_type", "device_id", "peak_bytes", "peak_ts_us", "capacity_bytes"])
     check_obj("flops", want["flops"], got["flops"], ["total", "time_us", "per_second"])
-    assert [r["id"] for r in got["recommendations"]] == \
-        [r["id"] for r in want["recommendations"]]
+    assert [(r["id"], r["saving_us"]) for r in got["recommendations"]] == \
+        [(r["id"], r["saving_us"]) for r in want["recommendations"]]
     for r in got["recommendations"]:
         assert any(c.isdigit() for c in r["message"]), r  # the evidence is in numbers
 

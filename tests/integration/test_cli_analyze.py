@@ -147,8 +147,13 @@ def test_text_shows_key_figures(path, refs):
         if len(w["name"]) < 30:
             assert w["name"] in text
             assert human(w["self_us"]) in text
-    for r in want["recommendations"]:
+    # the text prints the first 3 recommendations (by saving), and says how many more
+    for r in want["recommendations"][:3]:
         assert "[%s]" % r["id"] in text
+    for r in want["recommendations"][3:]:
+        assert "[%s]" % r["id"] not in text
+    if len(want["recommendations"]) > 3:
+        assert "%d more, each saving less" % (len(want["recommendations"]) - 3) in text
 
 
 def test_several_inputs_are_one_analysis():

@@ -61,6 +61,20 @@ MEMORY_PRESSURE_PCT = 90.0
 NCCL_PCT = 10.0
 LAUNCH_BOUND_MEAN_NS = 10000
 LAUNCH_BOUND_MIN_KERNELS = 100
+SYNC_PCT = 5.0
+PAGEABLE_PCT = 1.0
+FP32_PCT = 10.0
+OPTIM_OPS = 20.0
+OPTIM_PCT = 5.0
+CPU_OP_PCT = 25.0
+PYTHON_PCT = 10.0
+OTHER_PCT = 30.0
+SYNC_NAMES = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+              "cudaMemcpy", "hipDeviceSynchronize", "hipStreamSynchronize",
+              "hipEventSynchronize", "hipMemcpy"}
+# The architecture a kernel's name shows, when the trace lists no compute capability.
+ARCH_NAMES = [("sm90", 9), ("hopper", 9), ("sm80", 8), ("sm86", 8), ("ampere", 8),
+              ("cutlass_80", 8), ("turing", 7), ("sm75", 7), ("volta", 7), ("sm70", 7)]
 
 STEP_RE = re.compile(r"ProfilerStep#[0-9]+\Z")
 DECIMAL_ID = re.compile(r"-?[0-9]+\Z")
@@ -90,6 +104,7 @@ class Trace:
         self.input_events = 0
         self.input_bytes = 0
         self.devices = {}  # device id -> totalGlobalMem
+        self.compute_major = 0  # the highest computeMajor of deviceProperties
 
 
 # ---- reading -----------------------------------------------------------------------------------
@@ -158,6 +173,9 @@ def load(path):
         for d in doc.get("deviceProperties") or doc.get("computeProperties") or []:
             if isinstance(d, dict) and isinstance(d.get("id"), int):
                 t.devices[d["id"]] = int(d.get("totalGlobalMem") or 0)
+                major = d.get("computeMajor", d.get("major"))
+                if isinstance(major, int):
+                    t.compute_major = max(t.compute_major, major)
     t.input_events = len(events)
     open_ranges = {}
     for e in events:
@@ -497,22 +515,87 @@ def analyze(src, stages=None):
     flops = sum(r["flops"] for r in ops.values())
     flops_time = sum(r["flops_time"] for r in ops.values())
 
-    # Recommendations (ids only; the messages are prose).
+    # Recommendations: (id, the step time it could save), sorted by saving, then id.
     recos = []
-    if dataloader_pct is not None and dataloader_pct > DATALOADER_PCT:
-        recos.append("dataloader")
+
+    def step_pct(ns):
+        return 100.0 * ns / step_total if step_total > 0 else None
+
+    def beyond(pct, threshold):
+        return pct is not None and pct > threshold
+
+    dl_i = [i for i, (n, _) in enumerate(stages) if n == "dataloader"]
+    if dl_i:
+        dl_ns = sum(stage_ranges[dl_i[0]]) if stage_ranges[dl_i[0]] else sum(lead)
+        if beyond(step_pct(dl_ns), DATALOADER_PCT):
+            recos.append(("dataloader", dl_ns))
+    idle = (capacity - busy) // len(per_dev) if per_dev and capacity > busy else 0
     if util is not None and util < GPU_IDLE_PCT:
-        recos.append("gpu_idle")
+        recos.append(("gpu_idle", idle))
     if any(m["capacity_bytes"] and 100.0 * m["peak_bytes"] / m["capacity_bytes"]
            > MEMORY_PRESSURE_PCT for m in memory):
-        recos.append("memory_pressure")
+        recos.append(("memory_pressure", 0))
     nccl = sum(r["total"] for r in kernels.values() if "nccl" in r["name"].lower())
-    if step_total > 0 and 100.0 * nccl / step_total > NCCL_PCT:
-        recos.append("nccl")
+    if beyond(step_pct(nccl), NCCL_PCT):
+        recos.append(("nccl", nccl))
     nk = sum(r["calls"] for r in kernels.values())
     if (util is not None and util < GPU_IDLE_PCT and nk >= LAUNCH_BOUND_MIN_KERNELS
             and ktotal < LAUNCH_BOUND_MEAN_NS * nk):
-        recos.append("launch_bound")
+        recos.append(("launch_bound", idle))
+
+    def step_of(e):
+        k = bisect.bisect_right(step_starts, e.ts) - 1
+        return k if k >= 0 and e.ts < steps[k].end else None
+
+    sync = sum(e.dur for e in host if not e.step and e.name in SYNC_NAMES
+               and step_of(e) is not None)
+    if beyond(step_pct(sync), SYNC_PCT):
+        recos.append(("sync", sync))
+    pageable = sum(e.dur for e in events if e.kind == MEMCPY
+                   and glob_match("*HtoD*Pageable*", e.name))
+    if beyond(step_pct(pageable), PAGEABLE_PCT):
+        recos.append(("pageable_copy", pageable))
+    ordered_kernels = sorted(kernels.values(), key=lambda r: (-r["total"], r["name"].encode()))
+    major = t.compute_major or max(
+        [m for r in ordered_kernels[:64] for pat, m in ARCH_NAMES if pat in r["name"].lower()],
+        default=0)
+    fp32 = sum(r["total"] for r in kernels.values()
+               if "sgemm" in r["name"].lower()
+               and not any(x in r["name"].lower() for x in ("tensorop", "xmma", "tf32")))
+    if major >= 7 and ktotal > 0 and 100.0 * fp32 / ktotal > FP32_PCT:
+        recos.append(("fp32_matmul", fp32 // 2))
+
+    def under_optim(e):
+        p = parent[e.index]
+        while p is not None:
+            if p.name.startswith("Optimizer.step#"):
+                return True
+            p = parent[p.index]
+        return False
+
+    optim = [e for e in host if not e.step and e.name.startswith("Optimizer.step#")
+             and not under_optim(e)]
+    inside = [e for e in host if not e.step and is_op(e) and under_optim(e)]
+    if optim and not any("_foreach_" in e.name or "_fused_" in e.name for e in inside):
+        optim_ns = sum(e.dur for e in optim)
+        if len(inside) / len(optim) >= OPTIM_OPS and beyond(step_pct(optim_ns), OPTIM_PCT):
+            recos.append(("optimizer_foreach", optim_ns // 2))
+    top_aten = [r for r in op_rows if r["name"].startswith("aten::")]
+    if not per_dev and steps and top_aten:
+        top_self = ops[top_aten[0]["name"]]["self"]
+        if beyond(step_pct(top_self), CPU_OP_PCT):
+            recos.append(("cpu_op_bound", top_self // 2))
+    py = 0
+    for e in host:
+        if e.cat.lower() == "python_function" and not e.step:
+            k = step_of(e)
+            if k is not None and e.end <= steps[k].end:
+                py += max(0, e.dur - child_sum.get(e.index, 0))
+    if beyond(step_pct(py), PYTHON_PCT):
+        recos.append(("python_overhead", py))
+    if beyond(other_row["pct"], OTHER_PCT):
+        recos.append(("other", 0))
+    recos.sort(key=lambda r: (-r[1], r[0]))
 
     n = len(step_durs)
     slowest = sorted(steps, key=lambda s: (-s.dur, s.ts, s.index))
@@ -543,7 +626,7 @@ def analyze(src, stages=None):
         "memory": memory,
         "flops": {"total": flops, "time_us": us(flops_time),
                   "per_second": flops * 1e9 / flops_time if flops_time > 0 else None},
-        "recommendations": [{"id": r} for r in recos],
+        "recommendations": [{"id": r, "saving_us": us(v)} for r, v in recos],
     }
 
 

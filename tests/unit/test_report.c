@@ -118,8 +118,15 @@ static void test_text_report(void **state) {
     contains(t, "4.00 GFLOP in 2.000 ms");
     contains(t, "2.00 TFLOP/s");
     contains(t, "a warning with 42 in it");
-    contains(t, "[dataloader] Data loading takes 25.0% of step time");
-    contains(t, "[gpu_idle] GPU utilization is 25.0%");
+    /* ranked by the time they could save: the GPU idles 3 ms, loading takes 1 ms, and the
+     * 3 ms in no stage (other) save nothing by themselves */
+    const char *idle = strstr(t, "[gpu_idle] (could save up to 3.000 ms) GPU utilization is 25.0%");
+    const char *dl = strstr(t, "[dataloader] (could save up to 1.000 ms) Data loading takes 25.0%");
+    const char *other = strstr(t, "[other] 75.0% of step time (3.0 ms) is in no stage");
+    assert_non_null(idle);
+    assert_non_null(dl);
+    assert_non_null(other);
+    assert_true(idle < dl && dl < other);
     /* the 500-character kernel name is cut in the middle: its start and end remain */
     contains(t, "void gemm<");
     contains(t, "(float*)END");
@@ -164,7 +171,7 @@ static void test_markdown_report(void **state) {
     contains(md, "## Step time\n");
     contains(md, "| steps | total | mean | p50 | p95 | max |\n|---:|---:|---:|---:|---:|---:|\n");
     contains(md, "| a\\|b, \"c\" d |"); /* pipe escaped, newline flattened */
-    contains(md, "- [gpu_idle] GPU utilization is 25.0%");
+    contains(md, "- [gpu_idle] (could save up to 3.000 ms) GPU utilization is 25.0%");
     lacks(md, "#####"); /* bars are text-only */
     /* every row of a table has as many unescaped pipes as its header */
     char lines[16][512];
@@ -200,7 +207,8 @@ static void test_json_report_keys(void **state) {
     contains(j, "\"memory\": [{\"device_type\": 1, \"device_id\": 0, \"peak_bytes\": 3145728");
     contains(
         j, "\"flops\": {\"total\": 4000000000, \"time_us\": 2000, \"per_second\": 2000000000000}");
-    contains(j, "\"recommendations\": [{\"id\": \"dataloader\"");
+    contains(j, "\"recommendations\": [{\"id\": \"gpu_idle\"");
+    contains(j, "\"saving_us\": 3000}, {\"id\": \"dataloader\"");
     contains(j, "\"run\": {\"id\": \"x\"}}\n");
     /* top_k = 1: one kernel of two */
     const char *k = strstr(j, "\"top_gpu_kernels\": [");
