@@ -42,6 +42,8 @@ typedef struct lists {
     tp_pairs device_ids; /* device number -> (pid, pid string) */
     size_t cap_devices;
     keyed_vec corr;        /* GPU work with a correlation id: {id, dur} */
+    uint32_t *work;        /* every kernel, copy and set (for the idle breakdown) */
+    size_t nwork, cap_work;
     uint32_t *mem, *steps; /* [memory] instants, steps */
     size_t nmem, cap_mem, nsteps, cap_steps;
     int64_t first, last; /* span of all events */
@@ -57,6 +59,7 @@ static void free_lists(lists *l, size_t ntracks) {
     free(l->device_of);
     tp_pairs_free(&l->device_ids);
     free(l->corr.v);
+    free(l->work);
     free(l->mem);
     free(l->steps);
 }
@@ -100,10 +103,14 @@ static keyed_vec *device_work(const tp_model *m, lists *l, uint32_t t) {
     return &l->devices[d];
 }
 
+static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x);
+
 static int count_work(tp_scan *s, lists *l, const tp_event *e) {
     keyed_vec *w = device_work(s->m, l, e->track);
     int64_t dur = tp_ev_dur(e);
-    if (!w || keyed_push(w, tp_time_key(e->ts), (uint64_t)dur)) return -1;
+    if (!w || keyed_push(w, tp_time_key(e->ts), (uint64_t)dur) ||
+        push(&l->work, &l->nwork, &l->cap_work, (uint32_t)(e - s->m->events)))
+        return -1;
     s->a->gpu_work_ns = tp_add_sat(s->a->gpu_work_ns, dur);
     return e->corr ? keyed_push(&l->corr, e->corr, (uint64_t)dur) : 0;
 }
@@ -375,6 +382,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     if (rc == 0) rc = add_gpu(&s, &l);
     if (rc == 0) rc = link_work(&s, &l);
     if (rc == 0) rc = walk_threads(&s, &l);
+    if (rc == 0) rc = tp_gpu_idle(&s, l.work, l.nwork);
     if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
     if (rc == 0) rc = merge_names(&s);
     if (rc == 0) rc = append_steps(&s);
@@ -384,6 +392,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     free(s.step_other);
     free(s.spans);
     free(s.span_step);
+    free(s.sync_ends);
     free(s.stats);
     free(s.slot_of);
     tp_corr_free(&s.corr);

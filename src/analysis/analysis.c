@@ -91,6 +91,7 @@ void tp_analysis_free(tp_analysis *a) {
     free(a->stages);
     free(a->other.name);
     free(a->gpu_name);
+    free(a->idle);
     free(a->other.durs);
     free(a->memory);
     tp_free_strings(a->warnings, a->nwarnings);

@@ -113,6 +113,9 @@ typedef struct tp_scan {
     tp_keyed *spans;
     uint32_t *span_step; /* parallel to spans: the step's index */
     size_t nspans, cap_spans, cap_span_step;
+    /* ends of every synchronization call (idle.c) */
+    int64_t *sync_ends;
+    size_t nsync_ends, cap_sync_ends;
 
     /* categories classified so far (a small direct-mapped cache: traces hold few) */
     tp_str cat_id[64];
@@ -142,6 +145,9 @@ int tp_evidence_open(tp_scan *s, const tp_event *e, tp_name_stats *ns, int is_op
                      uint32_t op_stat);
 /* evidence.c: the self time of a python_function range, when it lies inside a step. */
 void tp_evidence_python(tp_scan *s, const tp_event *e, int64_t self_ns);
+/* idle.c: the idle gaps of each stream's work (event indices work[0..n)), explained, into the
+ * analysis' idle rows. Needs the launches noted by the walks. 0 or -1. */
+int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n);
 /* coverage.c: per step, the time no stage range covers (s->step_other), from s->spans. 0 or -1. */
 int tp_stage_other(tp_scan *s);
 /* stages.c: the index of the first stage with a pattern matching name, or -1. */

@@ -99,12 +99,24 @@ static void gpu_idle(reco_list *l) {
     const tp_analysis *a = l->a;
     double util = a->gpu_utilization_pct;
     if (!(util >= 0 && util < TP_RECO_GPU_IDLE_PCT)) return;
+    int64_t idle = 0, host = 0, sync = 0, launch = 0;
+    for (size_t i = 0; i < a->nidle; i++) {
+        idle = tp_add_sat(idle, a->idle[i].idle_ns);
+        host = tp_add_sat(host, a->idle[i].host_ns);
+        sync = tp_add_sat(sync, a->idle[i].sync_ns);
+        launch = tp_add_sat(launch, a->idle[i].launch_ns);
+    }
+    double whole = idle > 0 ? (double)idle / 100.0 : 1;
     add(l, "gpu_idle", idle_per_device(a),
-        "GPU utilization is %.1f%% (busy %.1f ms of %.1f ms on %zu device%s); the GPU waits: "
-        "use larger batches, fewer host-device synchronizations, and overlap data transfer "
-        "with compute.",
+        "GPU utilization is %.1f%% (busy %.1f ms of %.1f ms on %zu device%s); of the streams' "
+        "idle time %.0f%% waits for the host to launch, %.0f%% follows a synchronization, "
+        "%.0f%% is launch gaps: %s",
         util, ms(a->gpu_busy_ns), ms(a->gpu_capacity_ns), a->gpu_devices,
-        a->gpu_devices == 1 ? "" : "s");
+        a->gpu_devices == 1 ? "" : "s", (double)host / whole, (double)sync / whole,
+        (double)launch / whole,
+        sync > host ? "remove the synchronizations (.item(), .cpu()) from the step."
+                    : "give the GPU more work per launch (larger batches, torch.compile, CUDA "
+                      "graphs) and keep the host ahead (no per-step Python work, async copies).");
     if (a->kernel_count >= TP_RECO_LAUNCH_MIN_KERNELS &&
         (double)a->kernel_total_ns < (double)TP_RECO_LAUNCH_MEAN_NS * (double)a->kernel_count)
         add(l, "launch_bound", idle_per_device(a),

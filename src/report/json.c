@@ -157,6 +157,19 @@ static void kernels(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_us(w, "kernel_us", a->kernel_total_ns);
     tp_jw_us(w, "work_us", a->gpu_work_ns);
     tp_jw_us(w, "attributed_us", a->gpu_attributed_ns);
+    tp_jw_array(w, "idle");
+    for (size_t i = 0; i < a->nidle; i++) {
+        const tp_idle_row *r = &a->idle[i];
+        tp_jw_object(w, NULL);
+        tp_jw_i64(w, "device", r->device);
+        tp_jw_us(w, "idle_us", r->idle_ns);
+        tp_jw_us(w, "host_us", r->host_ns);
+        tp_jw_us(w, "sync_us", r->sync_ns);
+        tp_jw_us(w, "launch_us", r->launch_ns);
+        tp_jw_us(w, "other_us", r->other_ns);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
     tp_jw_end_object(w);
 }
 

@@ -161,6 +161,26 @@ static void launched(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
     }
 }
 
+/* Why each device idles between its work (stream gaps, as HTA splits them). */
+static void idle(tp_doc *d, const tp_analysis *a) {
+    if (!a->nidle) return;
+    static const char *const head[] = {"device", "idle (streams)", "host", "sync",
+                                       "launch", "other"};
+    static const unsigned flags[] = {TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
+                                     TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
+    tp_doc_table(d, 6, head, flags);
+    for (size_t i = 0; i < a->nidle; i++) {
+        const tp_idle_row *r = &a->idle[i];
+        double whole = r->idle_ns > 0 ? (double)r->idle_ns : 1;
+        tp_doc_cell(d, "%lld", (long long)r->device);
+        tp_doc_cell(d, "%s", tp_fmt_dur(r->idle_ns).s);
+        tp_doc_cell(d, "%.1f%%", 100.0 * (double)r->host_ns / whole);
+        tp_doc_cell(d, "%.1f%%", 100.0 * (double)r->sync_ns / whole);
+        tp_doc_cell(d, "%.1f%%", 100.0 * (double)r->launch_ns / whole);
+        tp_doc_cell(d, "%.1f%%", 100.0 * (double)r->other_ns / whole);
+    }
+}
+
 static void gpu(tp_doc *d, const tp_analysis *a) {
     tp_doc_heading(d, "GPU");
     if (!a->gpu_devices) {
@@ -173,6 +193,7 @@ static void gpu(tp_doc *d, const tp_analysis *a) {
     tp_doc_line(d, "kernels: %llu taking %s; GPU work charged to ops: %s of %s",
                 (unsigned long long)a->kernel_count, tp_fmt_dur(a->kernel_total_ns).s,
                 tp_fmt_dur(a->gpu_attributed_ns).s, tp_fmt_dur(a->gpu_work_ns).s);
+    idle(d, a);
 }
 
 static void device_name(char *out, size_t n, const tp_mem_row *r) {

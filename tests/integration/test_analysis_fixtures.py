@@ -83,6 +83,9 @@ def check_analysis(want, got):
                ["name", "gpu_us", "kernels", "pct"])
     check_obj("gpu", want["gpu"], got["gpu"],
               ["busy_us", "utilization_pct", "kernel_count", "devices"])
+    check_rows("gpu.idle", sorted(want["gpu"]["idle"], key=lambda r: str(r["device"])),
+               sorted(got["gpu"]["idle"], key=lambda r: str(r["device"])),
+               ["device", "idle_us", "host_us", "sync_us", "launch_us", "other_us"])
     check_rows("stages", want["stages"], got["stages"],
                ["stage", "count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "pct"])
     check_obj("other", want["other"], got["other"],

@@ -69,6 +69,7 @@ OPTIM_PCT = 5.0
 CPU_OP_PCT = 25.0
 PYTHON_PCT = 10.0
 OTHER_PCT = 30.0
+IDLE_LAUNCH_NS = 30000
 SYNC_NAMES = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
               "cudaMemcpy", "hipDeviceSynchronize", "hipStreamSynchronize",
               "hipEventSynchronize", "hipMemcpy"}
@@ -515,6 +516,30 @@ def analyze(src, stages=None):
     flops = sum(r["flops"] for r in ops.values())
     flops_time = sum(r["flops_time"] for r in ops.values())
 
+    # GPU idle explained (HTA's breakdown): per stream, the gaps between consecutive work.
+    sync_ends = sorted(e.end for e in host if e.name in SYNC_NAMES)
+    streams, idle = {}, {}
+    for e in gpu_work:
+        streams.setdefault((e.pid, e.tid), []).append(e)
+    for (pid, _), work in streams.items():
+        row = idle.setdefault(pid, {"device": pid, "idle_us": 0, "host_us": 0, "sync_us": 0,
+                                    "launch_us": 0, "other_us": 0})
+        work.sort(key=lambda e: e.ts)
+        for prev, e in zip(work, work[1:]):
+            gap = max(0, e.ts - prev.end)
+            ln = launch.get(e.corr) if e.corr else None
+            if ln is not None and ln.ts > prev.end:
+                k = bisect.bisect_right(sync_ends, prev.end)
+                cat = "sync_us" if k < len(sync_ends) and sync_ends[k] <= ln.ts else "host_us"
+            elif gap < IDLE_LAUNCH_NS:
+                cat = "launch_us"
+            else:
+                cat = "other_us"
+            row[cat] += gap
+            row["idle_us"] += gap
+    idle_rows = [{k: (us(v) if k != "device" else v) for k, v in r.items()}
+                 for r in idle.values()]
+
     # Recommendations: (id, the step time it could save), sorted by saving, then id.
     recos = []
 
@@ -619,7 +644,7 @@ def analyze(src, stages=None):
         "top_gpu_kernels": kernel_rows,
         "top_ops_by_gpu_time": by_gpu,
         "gpu": {"busy_us": us(busy), "utilization_pct": util, "kernel_count": nk,
-                "devices": len(per_dev)},
+                "devices": len(per_dev), "idle": idle_rows},
         "stages": stage_rows,
         "other": other_row,
         "dataloader_pct": dataloader_pct,
