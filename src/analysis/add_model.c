@@ -204,7 +204,8 @@ static int find_steps(tp_scan *s, const lists *l) {
     s->step_stage = calloc(l->nsteps * s->a->nstages + 1, sizeof(*s->step_stage));
     s->step_lead = calloc(l->nsteps + 1, sizeof(*s->step_lead));
     s->step_other = calloc(l->nsteps + 1, sizeof(*s->step_other));
-    if (!s->step_stage || !s->step_lead || !s->step_other) return -1;
+    s->step_flops = calloc(l->nsteps + 1, sizeof(*s->step_flops));
+    if (!s->step_stage || !s->step_lead || !s->step_other || !s->step_flops) return -1;
     return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
 }
 
@@ -301,6 +302,9 @@ static int append_steps(tp_scan *s) {
             memcpy(row->stage_ns, &s->step_stage[k * a->nstages], a->nstages * sizeof(int64_t));
         row->other_ns = s->step_other[k];
         row->lead_ns = s->step_lead[k];
+        row->flops = s->step_flops[k];
+        row->mfu_pct = -1;
+        a->step_flops += row->flops;
         other->durs[other->count++] = row->other_ns;
         other->total_ns = tp_add_sat(other->total_ns, row->other_ns);
         if (row->other_ns > other->max_ns) other->max_ns = row->other_ns;
@@ -390,6 +394,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     free(s.step_stage);
     free(s.step_lead);
     free(s.step_other);
+    free(s.step_flops);
     free(s.spans);
     free(s.span_step);
     free(s.sync_ends);

@@ -35,6 +35,9 @@ tp_analysis *tp_analysis_new(const tp_analysis_opts *opts) {
     a->gpu_utilization_pct = -1;
     a->dataloader_pct = -1;
     a->other.pct = -1;
+    a->mfu_pct = -1;
+    a->achieved_flops_per_s = -1;
+    a->opt_peak_tflops = opts && opts->peak_tflops > 0 ? opts->peak_tflops : 0;
     size_t n;
     const tp_stage_def *defs = tp_default_stages(&n);
     if (opts && opts->stages) {

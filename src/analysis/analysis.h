@@ -25,8 +25,9 @@ typedef struct tp_stage_def {
 } tp_stage_def;
 
 typedef struct tp_analysis_opts {
-    const tp_stage_def *stages; /* NULL: the four default stages of SEMANTICS.md §3 */
+    const tp_stage_def *stages; /* NULL: the default stages (stages.c) */
     size_t nstages;
+    double peak_tflops; /* a device's peak for MFU; 0: the table of GPUs (mfu.c) */
 } tp_analysis_opts;
 
 typedef struct tp_op_row {
@@ -58,6 +59,8 @@ typedef struct tp_step_row {
     int64_t *stage_ns; /* per stage (parallel to tp_analysis.stages): time inside this step */
     int64_t other_ns;  /* the part of the step no stage range covers (on any thread) */
     int64_t lead_ns;   /* from the step's start to its first range on the step's thread */
+    double flops;      /* flops of the ranges starting in this step */
+    double mfu_pct;    /* flops / duration / peak x 100; -1 without a peak or flops (mfu.c) */
 } tp_step_row;
 
 typedef struct tp_stage_row {
@@ -141,6 +144,14 @@ typedef struct tp_analysis {
     double flops;
     int64_t flops_time_ns;
     double flops_per_s; /* flops / flops_time; -1 when no range carries flops (finish) */
+    /* MFU (mfu.c, set by finish) */
+    double step_flops;           /* flops of the ranges starting inside steps */
+    double achieved_flops_per_s; /* step_flops / total step time; -1 without flops or steps */
+    double opt_peak_tflops;      /* tp_analysis_opts.peak_tflops */
+    double peak_tflops;          /* the peak per device used, 0 when none is known */
+    const char *peak_source;     /* "--peak-tflops", "table", or NULL */
+    const char *peak_dtype;      /* with the table: "fp32", "tf32", "bf16/fp16"; else NULL */
+    double mfu_pct;              /* achieved / (peak x devices) x 100; -1 when n/a */
     /* run facts and warnings (dropped events, partial windows, ...) */
     uint64_t dropped_events;
     size_t windows, partial_windows;

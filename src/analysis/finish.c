@@ -145,5 +145,6 @@ void tp_analysis_finish(tp_analysis *a) {
             r->capacity_bytes ? 100.0 * (double)r->peak_bytes / (double)r->capacity_bytes : -1;
     }
     a->flops_per_s = a->flops_time_ns > 0 ? a->flops * 1e9 / (double)a->flops_time_ns : -1;
+    tp_mfu(a);
     tp_recommend(a);
 }

@@ -109,6 +109,7 @@ typedef struct tp_scan {
     size_t nsteps;
     int64_t *step_stage;
     int64_t *step_lead, *step_other; /* per step: tp_step_row.lead_ns and other_ns */
+    double *step_flops;              /* per step: tp_step_row.flops */
     /* every counted stage range clipped to its step: {start as a time key, duration} */
     tp_keyed *spans;
     uint32_t *span_step; /* parallel to spans: the step's index */
@@ -152,6 +153,8 @@ int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n);
 int tp_stage_other(tp_scan *s);
 /* stages.c: the index of the first stage with a pattern matching name, or -1. */
 int tp_stage_of(const tp_analysis *a, const char *name);
+/* mfu.c: achieved FLOP/s and MFU, overall and per step, from the finished figures. */
+void tp_mfu(tp_analysis *a);
 /* recommend.c: replaces a->recos from the finished figures. */
 void tp_recommend(tp_analysis *a);
 

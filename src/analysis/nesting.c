@@ -94,8 +94,11 @@ static void count_flops(tp_scan *s, const tp_event *e, tp_name_stats *ns) {
     if (s->flops_key == UINT32_MAX || !e->nargs) return;
     const tp_arg *arg = tp_event_arg(s->m, e, s->flops_key);
     if (!arg || (arg->type != TP_ARG_INT && arg->type != TP_ARG_DOUBLE)) return;
-    ns->flops += arg->type == TP_ARG_INT ? (double)arg->v.i : arg->v.d;
+    double flops = arg->type == TP_ARG_INT ? (double)arg->v.i : arg->v.d;
+    ns->flops += flops;
     ns->flops_time_ns = tp_add_sat(ns->flops_time_ns, tp_ev_dur(e));
+    ptrdiff_t k = tp_step_at(s, e->ts);
+    if (k >= 0) s->step_flops[k] += flops;
 }
 
 /* Keeps e's interval clipped to step k, for the step's uncovered time (coverage.c). */

@@ -47,6 +47,8 @@ static void step_list(tp_jw *w, const char *key, const tp_analysis *a) {
         tp_jw_end_object(w);
         tp_jw_us(w, "other_us", s->other_ns);
         tp_jw_us(w, "lead_us", s->lead_ns);
+        tp_jw_double(w, "flops", s->flops);
+        tp_jw_double_opt(w, "mfu_pct", s->mfu_pct);
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
@@ -173,6 +175,14 @@ static void kernels(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_end_object(w);
 }
 
+/* A string, or null when s is NULL. */
+static void str_opt(tp_jw *w, const char *key, const char *s) {
+    if (s)
+        tp_jw_str(w, key, s);
+    else
+        tp_jw_null(w, key);
+}
+
 static void memory_and_flops(tp_jw *w, const tp_analysis *a) {
     tp_jw_array(w, "memory");
     for (size_t i = 0; i < a->nmemory; i++) {
@@ -191,6 +201,16 @@ static void memory_and_flops(tp_jw *w, const tp_analysis *a) {
     tp_jw_double(w, "total", a->flops);
     tp_jw_us(w, "time_us", a->flops_time_ns);
     tp_jw_double_opt(w, "per_second", a->flops_per_s);
+    tp_jw_end_object(w);
+    tp_jw_object(w, "mfu");
+    tp_jw_double(w, "step_flops", a->step_flops);
+    tp_jw_double_opt(w, "achieved_tflops",
+                     a->achieved_flops_per_s >= 0 ? a->achieved_flops_per_s / 1e12 : -1);
+    str_opt(w, "device", a->gpu_name);
+    tp_jw_double_opt(w, "peak_tflops", a->peak_tflops > 0 ? a->peak_tflops : -1);
+    str_opt(w, "peak_source", a->peak_source);
+    str_opt(w, "dtype", a->peak_dtype);
+    tp_jw_double_opt(w, "pct", a->mfu_pct);
     tp_jw_end_object(w);
 }
 

@@ -234,6 +234,17 @@ static void flops(tp_doc *d, const tp_analysis *a) {
     }
     tp_doc_line(d, "%s in %s of the ranges that carry them: %s", tp_fmt_si(a->flops, "FLOP").s,
                 tp_fmt_dur(a->flops_time_ns).s, tp_fmt_si(a->flops_per_s, "FLOP/s").s);
+    if (a->achieved_flops_per_s < 0) return;
+    if (a->mfu_pct < 0)
+        tp_doc_line(d, "over the steps: %s; MFU n/a: %s",
+                    tp_fmt_si(a->achieved_flops_per_s, "FLOP/s").s,
+                    a->gpu_devices ? "device not in the table (give --peak-tflops)"
+                                   : "no GPU (give --peak-tflops for the CPU's peak)");
+    else
+        tp_doc_line(d, "over the steps: %s; MFU %.1f%% of %.1f TFLOP/s x %zu (%s%s%s)",
+                    tp_fmt_si(a->achieved_flops_per_s, "FLOP/s").s, a->mfu_pct, a->peak_tflops,
+                    a->gpu_devices ? a->gpu_devices : 1, a->peak_source,
+                    a->peak_dtype ? ": " : "", a->peak_dtype ? a->peak_dtype : "");
 }
 
 static void notes(tp_doc *d, const tp_analysis *a) {

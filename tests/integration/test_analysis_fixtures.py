@@ -25,7 +25,7 @@ TRACES = sorted({p.resolve() for d in (FIXTURES, ADVICE) for p in d.rglob("*")
                  if p.name.endswith((".json", ".json.gz"))})
 ALL_ROWS = "1000000"
 RELATIVE = {"pct", "self_pct", "utilization_pct", "dataloader_pct", "per_second",
-            "capacity_pct", "flops", "total"}
+            "capacity_pct", "flops", "total", "step_flops"}
 
 
 def close(key, want, got):
@@ -73,7 +73,7 @@ def check_analysis(want, got):
     check_rows("steps.slowest", want["steps"]["slowest"], got["steps"]["slowest"],
                ["name", "dur_us"])
     check_rows("steps.list", want["steps"]["list"], got["steps"]["list"],
-               ["name", "start_us", "dur_us", "stages", "other_us", "lead_us"])
+               ["name", "start_us", "dur_us", "stages", "other_us", "lead_us", "flops"])
     check_rows("top_cpu_ops", want["top_cpu_ops"], got["top_cpu_ops"],
                ["name", "calls", "total_us", "self_us", "self_pct", "mean_us", "min_us",
                 "max_us", "flops", "gpu_us", "kernels"])
@@ -94,6 +94,7 @@ def check_analysis(want, got):
     check_rows("memory", want["memory"], got["memory"],
                ["device_type", "device_id", "peak_bytes", "peak_ts_us", "capacity_bytes"])
     check_obj("flops", want["flops"], got["flops"], ["total", "time_us", "per_second"])
+    check_obj("mfu", want["mfu"], got["mfu"], ["step_flops"])
     assert [(r["id"], r["saving_us"]) for r in got["recommendations"]] == \
         [(r["id"], r["saving_us"]) for r in want["recommendations"]]
     for r in got["recommendations"]:

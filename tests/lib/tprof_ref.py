@@ -439,6 +439,12 @@ def analyze(src, stages=None):
         if p is not None and p.step and p.index not in first_child:
             first_child[p.index] = e.ts
     lead = [max(0, first_child.get(st.index, st.end) - st.ts) for st in steps]
+    step_flops = [0] * len(steps)
+    for e in host:
+        if not e.step and "flops" in e.args:
+            k = bisect.bisect_right(step_starts, e.ts) - 1
+            if k >= 0 and e.ts < steps[k].end:
+                step_flops[k] += e.args["flops"]
     stage_rows = []
     for si, (sname, _) in enumerate(stages):
         d = sorted(stage_ranges[si])
@@ -637,7 +643,8 @@ def analyze(src, stages=None):
             "slowest": [{"name": s.name, "dur_us": us(s.dur)} for s in slowest],
             "list": [{"name": s.name, "start_us": us(t.base_ns + s.ts), "dur_us": us(s.dur),
                       "stages": {stages[i][0]: us(v) for i, v in enumerate(per_step[k])},
-                      "other_us": us(other[k]), "lead_us": us(lead[k])}
+                      "other_us": us(other[k]), "lead_us": us(lead[k]),
+                      "flops": step_flops[k]}
                      for k, s in enumerate(steps)],
         },
         "top_cpu_ops": op_rows,
@@ -651,6 +658,7 @@ def analyze(src, stages=None):
         "memory": memory,
         "flops": {"total": flops, "time_us": us(flops_time),
                   "per_second": flops * 1e9 / flops_time if flops_time > 0 else None},
+        "mfu": {"step_flops": sum(step_flops)},
         "recommendations": [{"id": r, "saving_us": us(v)} for r, v in recos],
     }
 

@@ -364,7 +364,7 @@ static void test_stages_custom_and_glob(void **state) {
     static const char *const io[] = {"read_?", "load*file"};
     static const char *const none[] = {"nothing"};
     const tp_stage_def defs[] = {{"io", io, 2}, {"idle", none, 1}};
-    tp_analysis_opts opts = {defs, 2};
+    tp_analysis_opts opts = {.stages = defs, .nstages = 2};
     tp_model m;
     tp_model_init(&m);
     host(&m, "read_x", 0, 10);
@@ -672,6 +672,58 @@ static void test_sync_and_pageable_rules(void **state) {
     tp_analysis_free(a);
 }
 
+
+/* MFU: the flops of each step over its time against the peak: --peak-tflops, else the GPU table
+ * at the widest math the kernels show (an A100 running a bf16 GEMM: 312 TFLOP/s). */
+static tp_analysis *mfu_case(const char *device_name, const char *kernel, double peak) {
+    tp_model m;
+    tp_model_init(&m);
+    host(&m, "ProfilerStep#1", 0, 1000000); /* 1 ms */
+    tp_model_arg_int(&m, host(&m, "aten::mm", 100, 500000), "flops", 156000000);
+    host(&m, "ProfilerStep#2", 1000000, 1000000);
+    tp_model_arg_int(&m, host(&m, "aten::mm", 1000100, 500000), "flops", 78000000);
+    if (device_name) {
+        tp_device *d = tp_model_device(&m, 0);
+        d->name = tp_model_intern_cstr(&m, device_name);
+        d->compute_major = 8;
+        tb_add(&m, TP_KERNEL, 0, 7, kernel, NULL, 100, 400000);
+    }
+    tp_analysis *a = tp_analysis_new(&(tp_analysis_opts){.peak_tflops = peak});
+    assert_int_equal(tp_analysis_add_model(a, &m, "hand-built"), 0);
+    tp_analysis_finish(a);
+    tp_model_free(&m);
+    return a;
+}
+
+static void test_mfu(void **state) {
+    (void)state;
+    /* 234 MFLOP in 2 ms of steps: 117 GFLOP/s */
+    tp_analysis *a = mfu_case("NVIDIA A100-SXM4-80GB", "ampere_bf16_s16816gemm_bf16_128x128", 0);
+    assert_true(fabs(a->achieved_flops_per_s - 117e9) < 1);
+    assert_true(fabs(a->peak_tflops - 312.0) < 1e-9);
+    assert_string_equal(a->peak_dtype, "bf16/fp16");
+    assert_true(fabs(a->mfu_pct - 100.0 * 117e9 / 312e12) < 1e-9);
+    assert_true(fabs(a->steps[0].mfu_pct - 100.0 * 156e9 / 312e12) < 1e-9);
+    tp_analysis_free(a);
+    a = mfu_case("NVIDIA A100-SXM4-80GB", "ampere_sgemm_128x64_nn", 0); /* FP32 math */
+    assert_true(fabs(a->peak_tflops - 19.5) < 1e-9);
+    tp_analysis_free(a);
+    a = mfu_case("Tesla V100-DGXS-32GB", "cutlass_tensorop_s1688gemm", 0); /* no TF32: FP32 */
+    assert_string_equal(a->peak_dtype, "fp32");
+    tp_analysis_free(a);
+    a = mfu_case("Some Future GPU", "gemm", 0); /* unknown: no MFU */
+    assert_true(a->mfu_pct < 0);
+    assert_true(a->achieved_flops_per_s > 0);
+    tp_analysis_free(a);
+    a = mfu_case(NULL, NULL, 0); /* a CPU: none unless given */
+    assert_true(a->mfu_pct < 0);
+    tp_analysis_free(a);
+    a = mfu_case(NULL, NULL, 1.17); /* given: 117 GFLOP/s of 1.17 TFLOP/s */
+    assert_true(fabs(a->mfu_pct - 10.0) < 1e-9);
+    assert_string_equal(a->peak_source, "--peak-tflops");
+    tp_analysis_free(a);
+}
+
 /* ---- accumulating models -------------------------------------------------------------------- */
 
 static void test_merge_two_models(void **state) {
@@ -775,6 +827,7 @@ int main(void) {
         cmocka_unit_test(test_recommendation_thresholds),
         cmocka_unit_test(test_stages_carved_and_explicit),
         cmocka_unit_test(test_sync_and_pageable_rules),
+        cmocka_unit_test(test_mfu),
         cmocka_unit_test(test_merge_two_models),
         cmocka_unit_test(test_empty_and_degenerate_models),
     };

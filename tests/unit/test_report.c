@@ -268,9 +268,10 @@ static void test_csv_reports(void **state) {
     contains(b.data, "\"steps\": [{\"name\": \"ProfilerStep#1\", \"number\": 1, \"start_us\": 0, "
                      "\"dur_us\": 1000, \"stages\": {\"dataloader\": 1000, \"forward\": 0, "
                      "\"backward\": 0, \"optimizer\": 0, \"validation\": 0}, \"other_us\": 0, "
-                     "\"lead_us\": 0}, {\"name\": \"ProfilerStep#2\"");
+                     "\"lead_us\": 0, \"flops\": 0, \"mfu_pct\": null}, {\"name\": "
+                     "\"ProfilerStep#2\"");
     /* step 2 holds aten::mm and the weird op, no stage: all of it is other */
-    contains(b.data, "\"other_us\": 3000, \"lead_us\": 0}]");
+    contains(b.data, "\"other_us\": 3000, \"lead_us\": 0, \"flops\": 4000000000, ");
     contains(b.data, "\"other\": {\"stage\": \"other\", \"count\": 2, \"total_us\": 3000");
     tp_buf_free(&b);
     tp_analysis_free(a);
