@@ -38,6 +38,24 @@ static void delta_table(tp_doc *d, const char *what, const char *measure, const 
     }
 }
 
+/* Every stage and other, per step, in definition order. */
+static void stage_table(tp_doc *d, const tp_compare *c) {
+    if (!c->nstages) return;
+    tp_doc_heading(d, "Stages (time per step)");
+    static const char *const head[] = {"stage", "A", "B", "change", "change %", ""};
+    static const unsigned flags[] = {0, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT, 0};
+    tp_doc_table(d, 6, head, flags);
+    for (size_t i = 0; i < c->nstages; i++) {
+        const tp_delta_row *r = &c->stages[i];
+        tp_doc_cell(d, "%s", r->name);
+        tp_doc_cell(d, "%s", r->status == TP_DELTA_ADDED ? "-" : tp_fmt_dur(r->a_ns).s);
+        tp_doc_cell(d, "%s", r->status == TP_DELTA_REMOVED ? "-" : tp_fmt_dur(r->b_ns).s);
+        tp_doc_cell(d, "%s", tp_fmt_delta(r->delta_ns).s);
+        tp_doc_cell(d, "%s", tp_fmt_change(r->delta_pct).s);
+        tp_doc_cell(d, "%s", r->status == TP_DELTA_CHANGED ? "" : status_name(r->status));
+    }
+}
+
 typedef struct compare_args {
     const tp_compare *c;
     const tp_report_opts *o;
@@ -55,6 +73,7 @@ static void build(tp_doc *d, const void *arg) {
     else
         tp_doc_line(d, "mean step time: A %s, B %s, change %s", tp_fmt_dur(c->a_mean_ns).s,
                     tp_fmt_dur(c->b_mean_ns).s, tp_fmt_change(c->step_change_pct).s);
+    stage_table(d, c);
     delta_table(d, "op", "self time", c->ops, c->nops, c->ops_added, c->ops_removed, o);
     delta_table(d, "kernel", "total time", c->kernels, c->nkernels, c->kernels_added,
                 c->kernels_removed, o);
@@ -101,6 +120,7 @@ void tp_report_compare_json(tp_buf *out, const tp_compare *c, const tp_report_op
     side(&w, "a", c->a, c->a_mean_ns);
     side(&w, "b", c->b, c->b_mean_ns);
     tp_jw_double(&w, "step_change_pct", c->step_change_pct);
+    delta_rows(&w, "stages", c->stages, c->nstages, &(tp_report_opts){.top_k = c->nstages + 1});
     delta_rows(&w, "ops", c->ops, c->nops, o);
     tp_jw_u64(&w, "ops_added", c->ops_added);
     tp_jw_u64(&w, "ops_removed", c->ops_removed);
