@@ -41,8 +41,8 @@ typedef struct lists {
     uint32_t *device_of; /* per track: its device's number, UINT32_MAX before its first work */
     tp_pairs device_ids; /* device number -> (pid, pid string) */
     size_t cap_devices;
-    keyed_vec corr;        /* GPU work with a correlation id: {id, dur} */
-    uint32_t *work;        /* every kernel, copy and set (for the idle breakdown) */
+    keyed_vec corr; /* GPU work with a correlation id: {id, dur} */
+    uint32_t *work; /* every kernel, copy and set (for the idle breakdown) */
     size_t nwork, cap_work;
     uint32_t *mem, *steps; /* [memory] instants, steps */
     size_t nmem, cap_mem, nsteps, cap_steps;
@@ -217,7 +217,7 @@ static int walk_threads(tp_scan *s, lists *l) {
         tp_run_free(r);
     }
     tp_corr_charge(s);
-    return tp_stage_other(s);
+    return tp_stage_count(s) || tp_stage_other(s) ? -1 : 0;
 }
 
 /* The row named name in a table whose rows begin with their char *name; created if new. */
@@ -398,6 +398,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     free(s.spans);
     free(s.span_step);
     free(s.sync_ends);
+    free(s.cands);
     free(s.stats);
     free(s.slot_of);
     tp_corr_free(&s.corr);

@@ -84,17 +84,17 @@ typedef struct tp_mem_row {
 
 /* GPU idle time of one device, explained as HTA does (idle.c, docs/METRICS.md). */
 typedef struct tp_idle_row {
-    int64_t device;   /* the pid of its tracks (Kineto: the device number) */
-    int64_t idle_ns;  /* Σ over its streams of the gaps between consecutive work */
-    int64_t host_ns;  /* the host launched the next work after the previous ended */
-    int64_t sync_ns;  /* ... right after a synchronization drained the GPU */
+    int64_t device;    /* the pid of its tracks (Kineto: the device number) */
+    int64_t idle_ns;   /* Σ over its streams of the gaps between consecutive work */
+    int64_t host_ns;   /* the host launched the next work after the previous ended */
+    int64_t sync_ns;   /* ... right after a synchronization drained the GPU */
     int64_t launch_ns; /* gaps below TP_IDLE_LAUNCH_NS: back-to-back launch overhead */
-    int64_t other_ns; /* the rest */
+    int64_t other_ns;  /* the rest */
 } tp_idle_row;
 
 typedef struct tp_reco {
-    char *id;         /* stable: dataloader, gpu_idle, memory_pressure, nccl, launch_bound, ... */
-    char *message;    /* its evidence in numbers, then one concrete action */
+    char *id;          /* stable: dataloader, gpu_idle, memory_pressure, nccl, launch_bound, ... */
+    char *message;     /* its evidence in numbers, then one concrete action */
     int64_t saving_ns; /* the step time it could save at most (docs/METRICS.md); recos are
                           sorted by it, largest first */
 } tp_reco;
@@ -158,20 +158,20 @@ typedef struct tp_analysis {
     char **warnings;
     size_t nwarnings, cap_warnings;
     /* evidence for the recommendations (docs/METRICS.md), summed over inputs */
-    int64_t sync_ns;             /* host synchronizations (cudaStreamSynchronize, ...) in steps */
+    int64_t sync_ns; /* host synchronizations (cudaStreamSynchronize, ...) in steps */
     uint64_t sync_calls;
-    int64_t h2d_pageable_ns;     /* host-to-device copies from pageable memory */
+    int64_t h2d_pageable_ns; /* host-to-device copies from pageable memory */
     uint64_t h2d_pageable_count;
-    uint64_t optim_steps;        /* outermost Optimizer.step#... ranges */
-    int64_t optim_ns;            /* their summed duration */
-    uint64_t optim_ops;          /* op ranges inside them */
-    uint64_t optim_multi_ops;    /* of which _foreach_ / _fused_ ops */
-    int64_t python_self_ns;      /* self time of python_function ranges starting in steps */
+    uint64_t optim_steps;     /* outermost Optimizer.step#... ranges */
+    int64_t optim_ns;         /* their summed duration */
+    uint64_t optim_ops;       /* op ranges inside them */
+    uint64_t optim_multi_ops; /* of which _foreach_ / _fused_ ops */
+    int64_t python_self_ns;   /* self time of python_function ranges starting in steps */
     uint64_t python_ranges;
-    tp_idle_row *idle;           /* per device, in order of appearance */
+    tp_idle_row *idle; /* per device, in order of appearance */
     size_t nidle, cap_idle;
-    int gpu_compute_major;       /* the highest compute capability among the devices, 0 unknown */
-    char *gpu_name;              /* the first device's name (deviceProperties), NULL unknown */
+    int gpu_compute_major; /* the highest compute capability among the devices, 0 unknown */
+    char *gpu_name;        /* the first device's name (deviceProperties), NULL unknown */
     tp_reco *recos;
     size_t nrecos;
     /* private accumulation state */
@@ -196,8 +196,9 @@ typedef struct tp_analysis {
 #define TP_RECO_PYTHON_PCT         10.0  /* python_function self time in steps, % of step */
 #define TP_RECO_OTHER_PCT          30.0  /* step time in no stage, % */
 #define TP_RECO_SHOWN              3     /* recommendations the text report prints */
-#define TP_IDLE_LAUNCH_NS          30000 /* a gap below this is launch overhead: HTA's default 30, in
-                                            * the microseconds of Kineto traces */
+#define TP_IDLE_LAUNCH_NS                                                                          \
+    30000 /* a gap below this is launch overhead: HTA's default 30, in                             \
+           * the microseconds of Kineto traces */
 
 /* The stages of SEMANTICS.md §3: dataloader, forward, backward, optimizer. */
 const tp_stage_def *tp_default_stages(size_t *n);

@@ -105,16 +105,15 @@ static int diff_stages(tp_compare *c) {
     if (!c->stages) return -1;
     for (size_t st = 0; st < a->nstages; st++) {
         const tp_stage_row *ra = &a->stages[st], *rb = stage_row(b, ra->name);
-        c->stages[c->nstages++] =
-            delta(ra->name, rb ? TP_DELTA_CHANGED : TP_DELTA_REMOVED, stage_view(a, ra),
-                  stage_view(b, rb));
+        c->stages[c->nstages++] = delta(ra->name, rb ? TP_DELTA_CHANGED : TP_DELTA_REMOVED,
+                                        stage_view(a, ra), stage_view(b, rb));
     }
     for (size_t st = 0; st < b->nstages; st++)
         if (!stage_row(a, b->stages[st].name))
-            c->stages[c->nstages++] = delta(b->stages[st].name, TP_DELTA_ADDED,
-                                            stage_view(a, NULL), stage_view(b, &b->stages[st]));
-    c->stages[c->nstages++] = delta(a->other.name, TP_DELTA_CHANGED, stage_view(a, &a->other),
-                                    stage_view(b, &b->other));
+            c->stages[c->nstages++] = delta(b->stages[st].name, TP_DELTA_ADDED, stage_view(a, NULL),
+                                            stage_view(b, &b->stages[st]));
+    c->stages[c->nstages++] =
+        delta(a->other.name, TP_DELTA_CHANGED, stage_view(a, &a->other), stage_view(b, &b->other));
     return 0;
 }
 
@@ -138,8 +137,7 @@ double tp_compare_change(const tp_compare *c, const char *target, int *found) {
         if (r) return change_pct(r->a_ns, r->b_ns);
     } else if (strncmp(target, "op:", 3) == 0) {
         const tp_delta_row *r = row_named(c->ops, c->nops, target + 3);
-        if (r)
-            return change_pct(per_step(r->a_ns, c->a->nsteps), per_step(r->b_ns, c->b->nsteps));
+        if (r) return change_pct(per_step(r->a_ns, c->a->nsteps), per_step(r->b_ns, c->b->nsteps));
     }
     *found = 0;
     return NAN;

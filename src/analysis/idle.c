@@ -60,7 +60,7 @@ static void classify_gaps(tp_scan *s, const tp_keyed *w, size_t n, tp_idle_row *
         int64_t *cell = &row->other_ns;
         if (launch != INT64_MIN && launch > prev_end)
             cell = sync_ended(s->sync_ends, s->nsync_ends, prev_end, launch) ? &row->sync_ns
-                                                                               : &row->host_ns;
+                                                                             : &row->host_ns;
         else if (gap < TP_IDLE_LAUNCH_NS)
             cell = &row->launch_ns;
         *cell = tp_add_sat(*cell, gap);

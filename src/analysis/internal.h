@@ -40,8 +40,8 @@ enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was match
 
 /* What a range's name tells the recommendations (docs/METRICS.md, Recommendations). */
 enum {
-    TP_NAME_SYNC = 1,        /* the host waits for the GPU: cudaStreamSynchronize, cudaMemcpy, ... */
-    TP_NAME_OPTIM_STEP = 2,  /* Optimizer.step#... */
+    TP_NAME_SYNC = 1,       /* the host waits for the GPU: cudaStreamSynchronize, cudaMemcpy, ... */
+    TP_NAME_OPTIM_STEP = 2, /* Optimizer.step#... */
     TP_NAME_MULTI_TENSOR = 4, /* an op over many tensors at once: _foreach_ and _fused_ ops */
     TP_NAME_PAGEABLE_H2D = 8, /* a copy named "Memcpy HtoD (Pageable -> Device)" */
     TP_NAME_KNOWN = 128       /* the flags were computed */
@@ -91,6 +91,13 @@ int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n);
 size_t tp_corr_find(const tp_corr_table *t, uint64_t corr, size_t *hint);
 void tp_corr_free(tp_corr_table *t);
 
+/* A stage range the walk found: counted by coverage.c once every thread is walked. */
+typedef struct tp_stage_cand {
+    int stage;
+    uint32_t ev;
+    int64_t own_ns; /* its duration less what other stages' ranges inside it took */
+} tp_stage_cand;
+
 typedef struct tp_scan {
     tp_analysis *a;
     const tp_model *m;
@@ -110,6 +117,8 @@ typedef struct tp_scan {
     int64_t *step_stage;
     int64_t *step_lead, *step_other; /* per step: tp_step_row.lead_ns and other_ns */
     double *step_flops;              /* per step: tp_step_row.flops */
+    tp_stage_cand *cands;            /* stage ranges found by the walks */
+    size_t ncands, cap_cands;
     /* every counted stage range clipped to its step: {start as a time key, duration} */
     tp_keyed *spans;
     uint32_t *span_step; /* parallel to spans: the step's index */
@@ -149,6 +158,9 @@ void tp_evidence_python(tp_scan *s, const tp_event *e, int64_t self_ns);
 /* idle.c: the idle gaps of each stream's work (event indices work[0..n)), explained, into the
  * analysis' idle rows. Needs the launches noted by the walks. 0 or -1. */
 int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n);
+/* coverage.c: counts the stage ranges the walks found (s->cands), leaving out those inside a
+ * range of the same stage on another thread. 0 or -1. */
+int tp_stage_count(tp_scan *s);
 /* coverage.c: per step, the time no stage range covers (s->step_other), from s->spans. 0 or -1. */
 int tp_stage_other(tp_scan *s);
 /* stages.c: the index of the first stage with a pattern matching name, or -1. */

@@ -101,33 +101,11 @@ static void count_flops(tp_scan *s, const tp_event *e, tp_name_stats *ns) {
     if (k >= 0) s->step_flops[k] += flops;
 }
 
-/* Keeps e's interval clipped to step k, for the step's uncovered time (coverage.c). */
-static int note_span(tp_scan *s, size_t k, const tp_event *e) {
-    const tp_event *step = &s->m->events[s->steps[k]];
-    int64_t end = tp_ev_end(e), step_end = tp_ev_end(step);
-    if (end > step_end) end = step_end;
-    if (TP_GROW(s->spans, s->cap_spans, s->nspans + 1) ||
-        TP_GROW(s->span_step, s->cap_span_step, s->nspans + 1))
-        return -1;
-    s->spans[s->nspans] = (tp_keyed){tp_time_key(e->ts), (uint64_t)(end - e->ts)};
-    s->span_step[s->nspans++] = (uint32_t)k;
-    return 0;
-}
-
-/* Counts dur, the part of e that is stage st's own, in the stage and in e's step; keeps e's
- * interval for the step's uncovered time. */
+/* A stage range found by the walk: counted once every thread is walked (coverage.c). */
 static int count_stage(tp_scan *s, int st, const tp_event *e, int64_t dur) {
-    tp_stage_row *row = &s->a->stages[st];
-    if (TP_GROW(row->durs, row->cap_durs, row->count + 1)) return -1;
-    row->durs[row->count++] = dur;
-    row->total_ns = tp_add_sat(row->total_ns, dur);
-    if (dur > row->max_ns) row->max_ns = dur;
-    ptrdiff_t k = tp_step_at(s, e->ts);
-    if (k >= 0) {
-        int64_t *cell = &s->step_stage[(size_t)k * s->a->nstages + (size_t)st];
-        *cell = tp_add_sat(*cell, dur);
-        return note_span(s, (size_t)k, e);
-    }
+    if (TP_GROW(s->cands, s->cap_cands, s->ncands + 1)) return -1;
+    s->cands[s->ncands++] =
+        (tp_stage_cand){.stage = st, .ev = (uint32_t)(e - s->m->events), .own_ns = dur};
     return 0;
 }
 

@@ -131,7 +131,8 @@ static void memory_pressure(reco_list *l) {
     const tp_mem_row *worst = NULL;
     for (size_t i = 0; i < a->nmemory; i++) {
         const tp_mem_row *r = &a->memory[i];
-        if (r->capacity_pct > TP_RECO_MEMORY_PCT && (!worst || r->capacity_pct > worst->capacity_pct))
+        if (r->capacity_pct > TP_RECO_MEMORY_PCT &&
+            (!worst || r->capacity_pct > worst->capacity_pct))
             worst = r;
     }
     if (worst)
@@ -139,15 +140,15 @@ static void memory_pressure(reco_list *l) {
             "Peak memory on device %lld is %.1f%% of its %.1f GiB (%.2f GiB); use activation "
             "checkpointing, mixed precision (bf16/fp16) or a smaller batch.",
             (long long)worst->device_id, worst->capacity_pct,
-            (double)worst->capacity_bytes / 1073741824.0,
-            (double)worst->peak_bytes / 1073741824.0);
+            (double)worst->capacity_bytes / 1073741824.0, (double)worst->peak_bytes / 1073741824.0);
 }
 
 static void nccl(reco_list *l) {
     const tp_analysis *a = l->a;
     int64_t ns = 0;
     for (size_t i = 0; i < a->nkernels; i++)
-        if (tp_glob_match("*nccl*", a->kernels[i].name)) ns = tp_add_sat(ns, a->kernels[i].total_ns);
+        if (tp_glob_match("*nccl*", a->kernels[i].name))
+            ns = tp_add_sat(ns, a->kernels[i].total_ns);
     double pct = step_pct(a, ns);
     if (pct > TP_RECO_NCCL_PCT)
         add(l, "nccl", ns,
@@ -169,8 +170,7 @@ static void sync(reco_list *l) {
         "most from %.60s (%llu calls, %.1f ms); drop .item(), .cpu(), print(tensor) and "
         "torch.cuda.synchronize() from the step, or defer them to every N steps.",
         (unsigned long long)a->sync_calls, pct, ms(a->sync_ns), caller ? caller->name : "?",
-        caller ? (unsigned long long)caller->sync_calls : 0ULL,
-        caller ? ms(caller->sync_ns) : 0.0);
+        caller ? (unsigned long long)caller->sync_calls : 0ULL, caller ? ms(caller->sync_ns) : 0.0);
 }
 
 static void pageable(reco_list *l) {
@@ -198,9 +198,9 @@ static int compute_major(const tp_analysis *a) {
     static const struct {
         const char *pattern;
         int major;
-    } arch[] = {{"*sm90*", 9},     {"*hopper*", 9},     {"*sm80*", 8},     {"*sm86*", 8},
-                {"*ampere*", 8},   {"*cutlass_80*", 8}, {"*turing*", 7},   {"*sm75*", 7},
-                {"*volta*", 7},    {"*sm70*", 7}};
+    } arch[] = {{"*sm90*", 9},   {"*hopper*", 9},     {"*sm80*", 8},   {"*sm86*", 8},
+                {"*ampere*", 8}, {"*cutlass_80*", 8}, {"*turing*", 7}, {"*sm75*", 7},
+                {"*volta*", 7},  {"*sm70*", 7}};
     int best = 0;
     for (size_t i = 0; i < a->nkernels && i < 64; i++)
         for (size_t k = 0; k < sizeof(arch) / sizeof(arch[0]); k++)

@@ -16,7 +16,7 @@
 #include <string.h>
 
 static const char *const dataloader_patterns[] = {"dataloader", "*DataLoader*", "*DataPipe*",
-                                                  "*dataloader_next*"};
+                                                  "*data_load*", "*dataloader_next*"};
 static const char *const forward_patterns[] = {"forward", "## forward ##", "*.training_step",
                                                "nn.Module: *"};
 static const char *const backward_patterns[] = {"backward", "## backward ##", "*.backward",

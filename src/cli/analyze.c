@@ -36,9 +36,9 @@ static const char help[] =
 
 /* Every option of analyze is one of the shared ones (args.c). */
 static const tp_cli_opt opts[] = {
-    {"json", 0, 0}, {"csv", 0, 0},      {"markdown", 0, 0}, {"top", 0, 1},         {"stage", 0, 1},
-    {"rank", 0, 1}, {"output", 'o', 1}, {"progress", 0, 0}, {"no-progress", 0, 0}, {"help", 'h', 0},
-    {"peak-tflops", 0, 1},
+    {"json", 0, 0},        {"csv", 0, 0},    {"markdown", 0, 0},    {"top", 0, 1},
+    {"stage", 0, 1},       {"rank", 0, 1},   {"output", 'o', 1},    {"progress", 0, 0},
+    {"no-progress", 0, 0}, {"help", 'h', 0}, {"peak-tflops", 0, 1},
 };
 
 /* 0 with the inputs gathered in argv (in place, in order) and s set, 1 when --help was printed,

@@ -15,6 +15,16 @@ static const char *side_path(const tp_analysis *x) {
     return x->input_path && *x->input_path ? x->input_path : "(recorded run)";
 }
 
+/* The cells of one row: name, A, B, change, change %, and added/removed. */
+static void delta_cells(tp_doc *d, const tp_delta_row *r) {
+    tp_doc_cell(d, "%s", r->name);
+    tp_doc_cell(d, "%s", r->status == TP_DELTA_ADDED ? "-" : tp_fmt_dur(r->a_ns).s);
+    tp_doc_cell(d, "%s", r->status == TP_DELTA_REMOVED ? "-" : tp_fmt_dur(r->b_ns).s);
+    tp_doc_cell(d, "%s", tp_fmt_delta(r->delta_ns).s);
+    tp_doc_cell(d, "%s", tp_fmt_change(r->delta_pct).s);
+    tp_doc_cell(d, "%s", r->status == TP_DELTA_CHANGED ? "" : status_name(r->status));
+}
+
 static void delta_table(tp_doc *d, const char *what, const char *measure, const tp_delta_row *rows,
                         size_t n, size_t added, size_t removed, const tp_report_opts *o) {
     tp_doc_heading(d, "%ss by change in %s (top %zu of %zu; %zu added, %zu removed)", what, measure,
@@ -28,13 +38,7 @@ static void delta_table(tp_doc *d, const char *what, const char *measure, const 
                                      TP_COL_RIGHT, TP_COL_RIGHT, 0};
     tp_doc_table(d, 6, head, flags);
     for (size_t i = 0; i < tp_report_rows(o, n); i++) {
-        const tp_delta_row *r = &rows[i];
-        tp_doc_cell(d, "%s", r->name);
-        tp_doc_cell(d, "%s", r->status == TP_DELTA_ADDED ? "-" : tp_fmt_dur(r->a_ns).s);
-        tp_doc_cell(d, "%s", r->status == TP_DELTA_REMOVED ? "-" : tp_fmt_dur(r->b_ns).s);
-        tp_doc_cell(d, "%s", tp_fmt_delta(r->delta_ns).s);
-        tp_doc_cell(d, "%s", tp_fmt_change(r->delta_pct).s);
-        tp_doc_cell(d, "%s", r->status == TP_DELTA_CHANGED ? "" : status_name(r->status));
+        delta_cells(d, &rows[i]);
     }
 }
 
@@ -46,13 +50,7 @@ static void stage_table(tp_doc *d, const tp_compare *c) {
     static const unsigned flags[] = {0, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT, 0};
     tp_doc_table(d, 6, head, flags);
     for (size_t i = 0; i < c->nstages; i++) {
-        const tp_delta_row *r = &c->stages[i];
-        tp_doc_cell(d, "%s", r->name);
-        tp_doc_cell(d, "%s", r->status == TP_DELTA_ADDED ? "-" : tp_fmt_dur(r->a_ns).s);
-        tp_doc_cell(d, "%s", r->status == TP_DELTA_REMOVED ? "-" : tp_fmt_dur(r->b_ns).s);
-        tp_doc_cell(d, "%s", tp_fmt_delta(r->delta_ns).s);
-        tp_doc_cell(d, "%s", tp_fmt_change(r->delta_pct).s);
-        tp_doc_cell(d, "%s", r->status == TP_DELTA_CHANGED ? "" : status_name(r->status));
+        delta_cells(d, &c->stages[i]);
     }
 }
 

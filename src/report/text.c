@@ -164,8 +164,8 @@ static void launched(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
 /* Why each device idles between its work (stream gaps, as HTA splits them). */
 static void idle(tp_doc *d, const tp_analysis *a) {
     if (!a->nidle) return;
-    static const char *const head[] = {"device", "idle (streams)", "host", "sync",
-                                       "launch", "other"};
+    static const char *const head[] = {"device", "idle (streams)", "host",
+                                       "sync",   "launch",         "other"};
     static const unsigned flags[] = {TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
                                      TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
     tp_doc_table(d, 6, head, flags);
@@ -243,8 +243,8 @@ static void flops(tp_doc *d, const tp_analysis *a) {
     else
         tp_doc_line(d, "over the steps: %s; MFU %.1f%% of %.1f TFLOP/s x %zu (%s%s%s)",
                     tp_fmt_si(a->achieved_flops_per_s, "FLOP/s").s, a->mfu_pct, a->peak_tflops,
-                    a->gpu_devices ? a->gpu_devices : 1, a->peak_source,
-                    a->peak_dtype ? ": " : "", a->peak_dtype ? a->peak_dtype : "");
+                    a->gpu_devices ? a->gpu_devices : 1, a->peak_source, a->peak_dtype ? ": " : "",
+                    a->peak_dtype ? a->peak_dtype : "");
 }
 
 static void notes(tp_doc *d, const tp_analysis *a) {

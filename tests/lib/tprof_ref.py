@@ -46,7 +46,8 @@ DEVICE_CATEGORIES = {
 }
 
 DEFAULT_STAGES = [
-    ("dataloader", ["dataloader", "*DataLoader*", "*DataPipe*", "*dataloader_next*"]),
+    ("dataloader", ["dataloader", "*DataLoader*", "*DataPipe*", "*data_load*",
+                    "*dataloader_next*"]),
     ("forward", ["forward", "## forward ##", "*.training_step", "nn.Module: *"]),
     ("backward", ["backward", "## backward ##", "*.backward",
                   "autograd::engine::evaluate_function: *"]),
@@ -407,9 +408,16 @@ def analyze(src, stages=None):
     step_starts = [s.ts for s in steps]
     per_step = [[0] * len(stages) for _ in steps]
     spans = [[] for _ in steps]
-    for e in order:
-        if own_stage.get(e.index) is None:
+    # A range wholly inside a counted range of the same stage (on another thread) is left out.
+    cands = sorted((e for e in order if own_stage.get(e.index) is not None),
+                   key=lambda e: (own_stage[e.index], e.ts, -e.end, e.index))
+    furthest, cur = None, None
+    for e in cands:
+        if own_stage[e.index] != cur:
+            cur, furthest = own_stage[e.index], None
+        if furthest is not None and e.end <= furthest:
             continue
+        furthest = e.end
         si, own = own_stage[e.index], max(0, e.dur - carved[e.index])
         stage_ranges[si].append(own)
         k = bisect.bisect_right(step_starts, e.ts) - 1

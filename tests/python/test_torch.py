@@ -282,7 +282,7 @@ def test_plain_loop_without_stages_gets_the_loading_advice(out_dir):
             return 64
 
         def __getitem__(self, i):
-            time.sleep(0.003)
+            time.sleep(0.01)
             return torch.randn(3, 16, 16), i % 5
 
     model = Net()
@@ -297,11 +297,13 @@ def test_plain_loop_without_stages_gets_the_loading_advice(out_dir):
             prof.step()
     summary = prof.summary()
     assert all(s["count"] == 0 for s in summary["stages"] if s["stage"] == "dataloader")
-    top = summary["recommendations"][0]
-    assert top["id"] == "dataloader" and "No range marks the data loader" in top["message"]
+    dl = [r for r in summary["recommendations"] if r["id"] == "dataloader"]
+    assert dl and "No range marks the data loader" in dl[0]["message"]
     ref = tprof_ref.analyze(run_traces(prof.run_dir)[0])
-    assert ref["steps"]["lead_us"] > 0.5 * ref["steps"]["total_us"]  # 24 ms of sleep per step
-    assert ref["recommendations"][0]["id"] == "dataloader"
+    # each step's lead holds the next batch's fetch: 8 items sleeping 10 ms each
+    assert ref["steps"]["lead_us"] >= ref["steps"]["count"] * 80000 * 0.95
+    assert dl[0]["saving_us"] == ref["steps"]["lead_us"]
+    assert "dataloader" in [r["id"] for r in ref["recommendations"]]
 
 
 def test_analyze_errors_name_the_file(tmp_path):

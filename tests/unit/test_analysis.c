@@ -583,7 +583,6 @@ static void test_recommendation_thresholds(void **state) {
     expect_reco(&(reco_case){.nkernels = 100, .short_ns = 9999}, "gpu_idle", 1);
 }
 
-
 /* Lightning runs training_step and backward inside Optimizer.step: they are carved out of it;
  * ranges of the stage already counted add nothing; an explicit stage hides what PyTorch writes
  * inside it; other is the step time no stage range covers; lead is the time before the step's
@@ -671,7 +670,6 @@ static void test_sync_and_pageable_rules(void **state) {
     assert_true(reco(a, "sync") < reco(a, "pageable_copy"));
     tp_analysis_free(a);
 }
-
 
 /* MFU: the flops of each step over its time against the peak: --peak-tflops, else the GPU table
  * at the widest math the kernels show (an A100 running a bf16 GEMM: 312 TFLOP/s). */
