@@ -89,7 +89,10 @@ int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n) {
             one[i] = (tp_keyed){tp_time_key(m->events[ev].ts), ev};
         }
         tp_idle_row *row = idle_row(s->a, m->tracks[t].pid);
-        if (!row || tp_sort_keyed(&s->order, one, count)) {
+        size_t sorted = 1; /* streams come in start order: sort only when they do not */
+        while (sorted < count && one[sorted - 1].key <= one[sorted].key)
+            sorted++;
+        if (!row || (sorted < count && tp_sort_keyed(&s->order, one, count))) {
             rc = -1;
             break;
         }
