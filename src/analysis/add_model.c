@@ -41,7 +41,9 @@ typedef struct lists {
     uint32_t *device_of; /* per track: its device's number, UINT32_MAX before its first work */
     tp_pairs device_ids; /* device number -> (pid, pid string) */
     size_t cap_devices;
-    keyed_vec corr;        /* GPU work with a correlation id: {id, dur} */
+    keyed_vec corr; /* GPU work with a correlation id: {id, dur} */
+    uint32_t *work; /* every kernel, copy and set (for the idle breakdown) */
+    size_t nwork, cap_work;
     uint32_t *mem, *steps; /* [memory] instants, steps */
     size_t nmem, cap_mem, nsteps, cap_steps;
     int64_t first, last; /* span of all events */
@@ -57,6 +59,7 @@ static void free_lists(lists *l, size_t ntracks) {
     free(l->device_of);
     tp_pairs_free(&l->device_ids);
     free(l->corr.v);
+    free(l->work);
     free(l->mem);
     free(l->steps);
 }
@@ -100,12 +103,42 @@ static keyed_vec *device_work(const tp_model *m, lists *l, uint32_t t) {
     return &l->devices[d];
 }
 
+static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x);
+
 static int count_work(tp_scan *s, lists *l, const tp_event *e) {
     keyed_vec *w = device_work(s->m, l, e->track);
     int64_t dur = tp_ev_dur(e);
-    if (!w || keyed_push(w, tp_time_key(e->ts), (uint64_t)dur)) return -1;
+    if (!w || keyed_push(w, tp_time_key(e->ts), (uint64_t)dur) ||
+        push(&l->work, &l->nwork, &l->cap_work, (uint32_t)(e - s->m->events)))
+        return -1;
     s->a->gpu_work_ns = tp_add_sat(s->a->gpu_work_ns, dur);
     return e->corr ? keyed_push(&l->corr, e->corr, (uint64_t)dur) : 0;
+}
+
+/* A host-to-device copy from pageable memory, as Kineto names it: "Memcpy HtoD (Pageable ->
+ * Device)". The name is matched once per model (copies share a handful of names). */
+static void count_copy(tp_scan *s, const tp_event *e) {
+    tp_name_stats *ns = tp_scan_name(s, e->name);
+    if (!ns) return; /* out of memory: the next pass reports it */
+    if (!(ns->what & TP_NAME_KNOWN)) {
+        ns->what = TP_NAME_KNOWN;
+        if (tp_glob_match("*HtoD*Pageable*", tp_model_str(s->m, e->name)))
+            ns->what |= TP_NAME_PAGEABLE_H2D;
+    }
+    if (!(ns->what & TP_NAME_PAGEABLE_H2D)) return;
+    s->a->h2d_pageable_ns = tp_add_sat(s->a->h2d_pageable_ns, tp_ev_dur(e));
+    s->a->h2d_pageable_count++;
+}
+
+/* The devices' names and compute capability, for the FP32-matrix rule and MFU. */
+static int note_devices(tp_analysis *a, const tp_model *m) {
+    for (size_t i = 0; i < m->ndevices; i++) {
+        const tp_device *d = &m->devices[i];
+        if (d->compute_major > a->gpu_compute_major) a->gpu_compute_major = d->compute_major;
+        const char *name = d->name ? tp_model_str(m, d->name) : "";
+        if (!a->gpu_name && *name && !(a->gpu_name = strdup(name))) return -1;
+    }
+    return 0;
 }
 
 static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x) {
@@ -140,6 +173,9 @@ static int classify(tp_scan *s, lists *l, size_t n) {
             break;
         }
         case TP_MEMCPY:
+            count_copy(s, e);
+            rc = count_work(s, l, e);
+            break;
         case TP_MEMSET:
             rc = count_work(s, l, e);
             break;
@@ -166,7 +202,10 @@ static int find_steps(tp_scan *s, const lists *l) {
     s->steps = l->steps;
     s->nsteps = l->nsteps;
     s->step_stage = calloc(l->nsteps * s->a->nstages + 1, sizeof(*s->step_stage));
-    if (!s->step_stage) return -1;
+    s->step_lead = calloc(l->nsteps + 1, sizeof(*s->step_lead));
+    s->step_other = calloc(l->nsteps + 1, sizeof(*s->step_other));
+    s->step_flops = calloc(l->nsteps + 1, sizeof(*s->step_flops));
+    if (!s->step_stage || !s->step_lead || !s->step_other || !s->step_flops) return -1;
     return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
 }
 
@@ -178,7 +217,7 @@ static int walk_threads(tp_scan *s, lists *l) {
         tp_run_free(r);
     }
     tp_corr_charge(s);
-    return 0;
+    return tp_stage_count(s) || tp_stage_other(s) ? -1 : 0;
 }
 
 /* The row named name in a table whose rows begin with their char *name; created if new. */
@@ -221,6 +260,8 @@ static int merge_names(tp_scan *s) {
             r->flops_time_ns = tp_add_sat(r->flops_time_ns, ns->flops_time_ns);
             r->gpu_ns = tp_add_sat(r->gpu_ns, ns->gpu_ns);
             r->kernels += ns->kernels;
+            r->sync_ns = tp_add_sat(r->sync_ns, ns->sync_ns);
+            r->sync_calls += ns->sync_calls;
             a->flops = tp_add_flops(a->flops, ns->flops);
             a->flops_time_ns = tp_add_sat(a->flops_time_ns, ns->flops_time_ns);
         }
@@ -241,7 +282,10 @@ static int append_steps(tp_scan *s) {
     tp_analysis *a = s->a;
     for (size_t k = 0; k < s->nsteps; k++) {
         const tp_event *e = &s->m->events[s->steps[k]];
-        if (TP_GROW(a->steps, a->cap_steps, a->nsteps + 1)) return -1;
+        tp_stage_row *other = &a->other;
+        if (TP_GROW(a->steps, a->cap_steps, a->nsteps + 1) ||
+            TP_GROW(other->durs, other->cap_durs, other->count + 1))
+            return -1;
         tp_step_row *row = &a->steps[a->nsteps];
         const char *name = tp_model_str(s->m, e->name);
         *row = (tp_step_row){.name = strdup(name),
@@ -256,6 +300,15 @@ static int append_steps(tp_scan *s) {
         }
         if (a->nstages)
             memcpy(row->stage_ns, &s->step_stage[k * a->nstages], a->nstages * sizeof(int64_t));
+        row->other_ns = s->step_other[k];
+        row->lead_ns = s->step_lead[k];
+        row->flops = s->step_flops[k];
+        row->mfu_pct = -1;
+        a->step_flops = tp_add_flops(a->step_flops, row->flops);
+        other->durs[other->count++] = row->other_ns;
+        other->total_ns = tp_add_sat(other->total_ns, row->other_ns);
+        if (row->other_ns > other->max_ns) other->max_ns = row->other_ns;
+        a->lead_ns = tp_add_sat(a->lead_ns, row->lead_ns);
         a->steps_total_ns = tp_add_sat(a->steps_total_ns, row->dur_ns);
         a->nsteps++;
     }
@@ -328,16 +381,25 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     s.slot_of = calloc(m->strings.n ? m->strings.n : 1, sizeof(*s.slot_of));
     s.flops_key = tp_strtab_find(&m->strings, "flops", 5);
     if (rc == 0 && !s.slot_of) rc = -1;
+    if (rc == 0) rc = note_devices(a, m);
     if (rc == 0) rc = classify(&s, &l, n);
     if (rc == 0) rc = find_steps(&s, &l);
     if (rc == 0) rc = add_gpu(&s, &l);
     if (rc == 0) rc = link_work(&s, &l);
     if (rc == 0) rc = walk_threads(&s, &l);
+    if (rc == 0) rc = tp_gpu_idle(&s, l.work, l.nwork);
     if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
     if (rc == 0) rc = merge_names(&s);
     if (rc == 0) rc = append_steps(&s);
     free_lists(&l, m->ntracks); /* s.steps is l.steps */
     free(s.step_stage);
+    free(s.step_lead);
+    free(s.step_other);
+    free(s.step_flops);
+    free(s.spans);
+    free(s.span_step);
+    free(s.sync_ends);
+    free(s.cands);
     free(s.stats);
     free(s.slot_of);
     tp_corr_free(&s.corr);

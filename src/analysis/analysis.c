@@ -34,13 +34,18 @@ tp_analysis *tp_analysis_new(const tp_analysis_opts *opts) {
     a->priv = calloc(1, sizeof(*a->priv));
     a->gpu_utilization_pct = -1;
     a->dataloader_pct = -1;
+    a->other.pct = -1;
+    a->mfu_pct = -1;
+    a->achieved_flops_per_s = -1;
+    a->opt_peak_tflops = opts && opts->peak_tflops > 0 ? opts->peak_tflops : 0;
     size_t n;
     const tp_stage_def *defs = tp_default_stages(&n);
     if (opts && opts->stages) {
         defs = opts->stages;
         n = opts->nstages;
     }
-    if (!a->priv || copy_stages(a, defs, n)) {
+    a->other.name = strdup("other");
+    if (!a->priv || !a->other.name || copy_stages(a, defs, n)) {
         tp_analysis_free(a);
         return NULL;
     }
@@ -87,6 +92,10 @@ void tp_analysis_free(tp_analysis *a) {
             tp_free_strings(pv->patterns[st], pv->npatterns[st]);
     }
     free(a->stages);
+    free(a->other.name);
+    free(a->gpu_name);
+    free(a->idle);
+    free(a->other.durs);
     free(a->memory);
     tp_free_strings(a->warnings, a->nwarnings);
     for (size_t i = 0; i < a->nrecos; i++) {

@@ -19,8 +19,9 @@
 #include <stdint.h>
 
 typedef struct tp_analysis_opts {
-    const tp_stage_def *stages; /* NULL: the four default stages of docs/SEMANTICS.md §3 */
+    const tp_stage_def *stages; /* NULL: the default stages (stages.c) */
     size_t nstages;
+    double peak_tflops; /* a device's peak for MFU; 0: the table of GPUs (mfu.c) */
 } tp_analysis_opts;
 
 typedef struct tp_op_row {
@@ -33,6 +34,8 @@ typedef struct tp_op_row {
     int64_t gpu_ns;        /* GPU work (kernels, copies, sets) launched from inside this op */
     uint64_t kernels;      /* device ranges launched from inside this op */
     double gpu_pct;        /* gpu_ns / the analysis' gpu_work_ns (set by finish) */
+    int64_t sync_ns;       /* host synchronizations inside steps called from inside this op */
+    uint64_t sync_calls;
 } tp_op_row;
 
 typedef struct tp_kernel_row {
@@ -48,6 +51,10 @@ typedef struct tp_step_row {
     int64_t start_ns; /* absolute (base_ns + ts) */
     int64_t dur_ns;
     int64_t *stage_ns; /* per stage (parallel to tp_analysis.stages): time inside this step */
+    int64_t other_ns;  /* the part of the step no stage range covers (on any thread) */
+    int64_t lead_ns;   /* from the step's start to its first range on the step's thread */
+    double flops;      /* flops of the ranges starting in this step */
+    double mfu_pct;    /* flops / duration / peak x 100; -1 without a peak or flops (mfu.c) */
 } tp_step_row;
 
 typedef struct tp_stage_row {
@@ -69,9 +76,21 @@ typedef struct tp_mem_row {
     double capacity_pct;     /* peak / capacity; -1 when the capacity is unknown (set by finish) */
 } tp_mem_row;
 
+/* GPU idle time of one device, explained as HTA does (idle.c, docs/METRICS.md). */
+typedef struct tp_idle_row {
+    int64_t device;    /* the pid of its tracks (Kineto: the device number) */
+    int64_t idle_ns;   /* Σ over its streams of the gaps between consecutive work */
+    int64_t host_ns;   /* the host launched the next work after the previous ended */
+    int64_t sync_ns;   /* ... right after a synchronization drained the GPU */
+    int64_t launch_ns; /* gaps below TP_IDLE_LAUNCH_NS: back-to-back launch overhead */
+    int64_t other_ns;  /* the rest */
+} tp_idle_row;
+
 typedef struct tp_reco {
-    char *id;      /* stable: dataloader, gpu_idle, memory_pressure, nccl, launch_bound */
-    char *message; /* one sentence with its evidence in numbers */
+    char *id;          /* stable: dataloader, gpu_idle, memory_pressure, nccl, launch_bound, ... */
+    char *message;     /* its evidence in numbers, then one concrete action */
+    int64_t saving_ns; /* the step time it could save at most (docs/METRICS.md); recos are
+                          sorted by it, largest first */
 } tp_reco;
 
 typedef struct tp_analysis {
@@ -110,6 +129,8 @@ typedef struct tp_analysis {
     tp_stage_row *stages;
     size_t nstages;
     double dataloader_pct; /* -1 when no stage is named dataloader */
+    tp_stage_row other;    /* "other": per step, the time no stage covers (count = steps) */
+    int64_t lead_ns;       /* summed tp_step_row.lead_ns */
     /* memory peaks per (device type, device id) */
     tp_mem_row *memory;
     size_t nmemory, cap_memory;
@@ -117,11 +138,34 @@ typedef struct tp_analysis {
     double flops;
     int64_t flops_time_ns;
     double flops_per_s; /* flops / flops_time; -1 when no range carries flops (finish) */
+    /* MFU (mfu.c, set by finish) */
+    double step_flops;           /* flops of the ranges starting inside steps */
+    double achieved_flops_per_s; /* step_flops / total step time; -1 without flops or steps */
+    double opt_peak_tflops;      /* tp_analysis_opts.peak_tflops */
+    double peak_tflops;          /* the peak per device used, 0 when none is known */
+    const char *peak_source;     /* "--peak-tflops", "table", or NULL */
+    const char *peak_dtype;      /* with the table: "fp32", "tf32", "bf16/fp16"; else NULL */
+    double mfu_pct;              /* achieved / (peak x devices) x 100; -1 when n/a */
     /* run facts and warnings (dropped events, partial windows, ...) */
     uint64_t dropped_events;
     size_t windows, partial_windows;
     char **warnings;
     size_t nwarnings, cap_warnings;
+    /* evidence for the recommendations (docs/METRICS.md), summed over inputs */
+    int64_t sync_ns; /* host synchronizations (cudaStreamSynchronize, ...) in steps */
+    uint64_t sync_calls;
+    int64_t h2d_pageable_ns; /* host-to-device copies from pageable memory */
+    uint64_t h2d_pageable_count;
+    uint64_t optim_steps;     /* outermost Optimizer.step#... ranges */
+    int64_t optim_ns;         /* their summed duration */
+    uint64_t optim_ops;       /* op ranges inside them */
+    uint64_t optim_multi_ops; /* of which _foreach_ / _fused_ ops */
+    int64_t python_self_ns;   /* self time of python_function ranges starting in steps */
+    uint64_t python_ranges;
+    tp_idle_row *idle; /* per device, in order of appearance */
+    size_t nidle, cap_idle;
+    int gpu_compute_major; /* the highest compute capability among the devices, 0 unknown */
+    char *gpu_name;        /* the first device's name (deviceProperties), NULL unknown */
     tp_reco *recos;
     size_t nrecos;
     /* private accumulation state */
@@ -137,6 +181,18 @@ typedef struct tp_analysis {
 #define TP_RECO_NCCL_PCT           10.0  /* NCCL kernels, % of step time */
 #define TP_RECO_LAUNCH_MEAN_NS     10000 /* mean kernel duration below this ... */
 #define TP_RECO_LAUNCH_MIN_KERNELS 100   /* ... over at least this many kernels */
+#define TP_RECO_SYNC_PCT           5.0   /* host synchronizations inside steps, % of step time */
+#define TP_RECO_PAGEABLE_PCT       1.0   /* pageable host-to-device copies, % of step time */
+#define TP_RECO_FP32_PCT           10.0  /* FP32 SIMT matrix kernels, % of kernel time */
+#define TP_RECO_OPTIM_OPS          20.0  /* ops per Optimizer.step, none _foreach_/_fused_ ... */
+#define TP_RECO_OPTIM_PCT          5.0   /* ... and Optimizer.step above this % of step time */
+#define TP_RECO_CPU_OP_PCT         25.0  /* CPU-only: the top aten op's self time, % of step */
+#define TP_RECO_PYTHON_PCT         10.0  /* python_function self time in steps, % of step */
+#define TP_RECO_OTHER_PCT          30.0  /* step time in no stage, % */
+#define TP_RECO_SHOWN              3     /* recommendations the text report prints */
+#define TP_IDLE_LAUNCH_NS                                                                          \
+    30000 /* a gap below this is launch overhead: HTA's default 30, in                             \
+           * the microseconds of Kineto traces */
 
 tp_analysis *tp_analysis_new(const tp_analysis_opts *opts);
 /* Accumulates one model (a window or an input file). path may be NULL. 0, or -1 out of memory. */

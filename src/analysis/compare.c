@@ -82,6 +82,67 @@ static int diff_table(const tp_analysis *a, size_t na, const tp_analysis *b, siz
     return 0;
 }
 
+/* A figure per step: total / steps, or the total itself when there are no steps. */
+static int64_t per_step(int64_t ns, size_t steps) {
+    return steps ? tp_mean_ns(ns, steps) : ns;
+}
+
+static const tp_stage_row *stage_row(const tp_analysis *x, const char *name) {
+    for (size_t st = 0; st < x->nstages; st++)
+        if (strcmp(x->stages[st].name, name) == 0) return &x->stages[st];
+    return strcmp(name, x->other.name) == 0 ? &x->other : NULL;
+}
+
+static row_view stage_view(const tp_analysis *x, const tp_stage_row *r) {
+    return r ? (row_view){r->name, r->count, per_step(r->total_ns, x->nsteps)}
+             : (row_view){NULL, 0, 0};
+}
+
+/* Stage times per step, A's stages in order, then B's missing from A, then other. */
+static int diff_stages(tp_compare *c) {
+    const tp_analysis *a = c->a, *b = c->b;
+    c->stages = malloc((a->nstages + b->nstages + 1) * sizeof(*c->stages));
+    if (!c->stages) return -1;
+    for (size_t st = 0; st < a->nstages; st++) {
+        const tp_stage_row *ra = &a->stages[st], *rb = stage_row(b, ra->name);
+        c->stages[c->nstages++] = delta(ra->name, rb ? TP_DELTA_CHANGED : TP_DELTA_REMOVED,
+                                        stage_view(a, ra), stage_view(b, rb));
+    }
+    for (size_t st = 0; st < b->nstages; st++)
+        if (!stage_row(a, b->stages[st].name))
+            c->stages[c->nstages++] = delta(b->stages[st].name, TP_DELTA_ADDED, stage_view(a, NULL),
+                                            stage_view(b, &b->stages[st]));
+    c->stages[c->nstages++] =
+        delta(a->other.name, TP_DELTA_CHANGED, stage_view(a, &a->other), stage_view(b, &b->other));
+    return 0;
+}
+
+static const tp_delta_row *row_named(const tp_delta_row *rows, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].name, name) == 0) return &rows[i];
+    return NULL;
+}
+
+/* (b - a) / a in percent; +inf when only b is above zero, NaN when both are zero. */
+static double change_pct(int64_t a, int64_t b) {
+    if (a > 0) return 100.0 * ((double)b - (double)a) / (double)a;
+    return b > 0 ? INFINITY : NAN;
+}
+
+double tp_compare_change(const tp_compare *c, const char *target, int *found) {
+    *found = 1;
+    if (strcmp(target, "step") == 0) return c->step_change_pct;
+    if (strncmp(target, "stage:", 6) == 0) {
+        const tp_delta_row *r = row_named(c->stages, c->nstages, target + 6);
+        if (r) return change_pct(r->a_ns, r->b_ns);
+    } else if (strncmp(target, "op:", 3) == 0) {
+        const tp_delta_row *r = row_named(c->ops, c->nops, target + 3);
+        if (r) return change_pct(per_step(r->a_ns, c->a->nsteps), per_step(r->b_ns, c->b->nsteps));
+    }
+    *found = 0;
+    return NAN;
+}
+
 tp_compare *tp_compare_new(const tp_analysis *a, const tp_analysis *b) {
     tp_compare *c = calloc(1, sizeof(*c));
     if (!c) return NULL;
@@ -96,7 +157,8 @@ tp_compare *tp_compare_new(const tp_analysis *a, const tp_analysis *b) {
     if (diff_table(a, a->nops, b, b->nops, &b->priv->ops_ix, op_at, &c->ops, &c->nops,
                    &c->ops_added, &c->ops_removed) ||
         diff_table(a, a->nkernels, b, b->nkernels, &b->priv->kernels_ix, kernel_at, &c->kernels,
-                   &c->nkernels, &c->kernels_added, &c->kernels_removed)) {
+                   &c->nkernels, &c->kernels_added, &c->kernels_removed) ||
+        diff_stages(c)) {
         tp_compare_free(c);
         return NULL;
     }
@@ -112,5 +174,6 @@ void tp_compare_free(tp_compare *c) {
     if (!c) return;
     free(c->ops);
     free(c->kernels);
+    free(c->stages);
     free(c);
 }

@@ -35,6 +35,9 @@ typedef struct tp_compare {
     size_t nops, ops_added, ops_removed;
     tp_delta_row *kernels;
     size_t nkernels, kernels_added, kernels_removed;
+    tp_delta_row *stages; /* A's stages, then B's not in A, then other, in that order: time
+                             per step (total / steps; the total when a side has no steps) */
+    size_t nstages;
 } tp_compare;
 
 /* a and b must be finished (tp_analysis_finish). NULL when out of memory. */
@@ -42,6 +45,11 @@ tp_compare *tp_compare_new(const tp_analysis *a, const tp_analysis *b);
 /* For --fail-above PCT: 1 when B's mean step time exceeds A's by more than pct percent, 0 when
  * not, -1 when either side has no steps (nothing to compare). */
 int tp_compare_regressed(const tp_compare *c, double pct);
+/* The change in percent of what target names: "step" (the mean step time), "stage:NAME" (that
+ * stage's time per step), "op:NAME" (that op's self time per step). *found is 0 when target
+ * names no such figure on either side. NaN when the change does not apply (A's figure is zero
+ * and B's too, or a side has no steps for "step"); +inf when only B has it. */
+double tp_compare_change(const tp_compare *c, const char *target, int *found);
 void tp_compare_free(tp_compare *c);
 
 #endif

@@ -103,18 +103,23 @@ static void finish_steps(tp_analysis *a) {
     free(durs);
 }
 
+static void finish_stage(tp_stage_row *row, int64_t steps_total_ns) {
+    tp_sort_i64(row->durs, row->count);
+    row->min_ns = row->count ? row->durs[0] : 0;
+    row->mean_ns = tp_mean_ns(row->total_ns, row->count);
+    row->p50_ns = tp_percentile(row->durs, row->count, 50);
+    row->p95_ns = tp_percentile(row->durs, row->count, 95);
+    row->pct = pct_of(row->total_ns, steps_total_ns);
+}
+
 static void finish_stages(tp_analysis *a) {
     a->dataloader_pct = -1;
     for (size_t st = 0; st < a->nstages; st++) {
         tp_stage_row *row = &a->stages[st];
-        tp_sort_i64(row->durs, row->count);
-        row->min_ns = row->count ? row->durs[0] : 0;
-        row->mean_ns = tp_mean_ns(row->total_ns, row->count);
-        row->p50_ns = tp_percentile(row->durs, row->count, 50);
-        row->p95_ns = tp_percentile(row->durs, row->count, 95);
-        row->pct = pct_of(row->total_ns, a->steps_total_ns);
+        finish_stage(row, a->steps_total_ns);
         if (strcmp(row->name, "dataloader") == 0) a->dataloader_pct = row->pct;
     }
+    finish_stage(&a->other, a->steps_total_ns);
 }
 
 static int cmp_mem(const void *pa, const void *pb) {
@@ -179,5 +184,6 @@ void tp_analysis_finish(tp_analysis *a) {
     a->flops_per_s = a->flops_time_ns > 0 ? a->flops * 1e9 / (double)a->flops_time_ns : -1;
     if (a->flops_per_s > DBL_MAX) a->flops_per_s = DBL_MAX;
     warn_saturated(a);
+    tp_mfu(a);
     tp_recommend(a);
 }

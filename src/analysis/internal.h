@@ -12,6 +12,7 @@
 #include "analysis/order.h"
 
 #include <float.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Durations and ends saturate instead of overflowing, so absurd input cannot trigger undefined
@@ -45,10 +46,25 @@ struct tp_analysis_priv {
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */
 
+/* What a range's name tells the recommendations (docs/METRICS.md, Recommendations). */
+enum {
+    TP_NAME_SYNC = 1,       /* the host waits for the GPU: cudaStreamSynchronize, cudaMemcpy, ... */
+    TP_NAME_OPTIM_STEP = 2, /* Optimizer.step#... */
+    TP_NAME_MULTI_TENSOR = 4, /* an op over many tensors at once: _foreach_ and _fused_ ops */
+    TP_NAME_PAGEABLE_H2D = 8, /* a copy named "Memcpy HtoD (Pageable -> Device)" */
+    TP_NAME_KNOWN = 128       /* the flags were computed */
+};
+/* evidence.c: the TP_NAME_* flags of a name. */
+unsigned tp_name_flags(const char *name);
+
 /* Everything one model says about one distinct name, as an op and as a kernel. */
 typedef struct tp_name_stats {
     tp_str name;
     int stage; /* index into the analysis' stages, -1 none, TP_STAGE_UNKNOWN not yet matched */
+    int explicit_stage; /* the name is its stage's own name (a tprof stage), not a pattern */
+    unsigned what;      /* TP_NAME_* flags (names.c's tp_name_flags), set with stage */
+    int64_t sync_ns;    /* host synchronizations inside steps charged to this op */
+    uint64_t sync_calls;
     uint64_t calls;
     int64_t total_ns, self_ns, min_ns, max_ns;
     double flops;
@@ -83,6 +99,13 @@ int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n);
 size_t tp_corr_find(const tp_corr_table *t, uint64_t corr, size_t *hint);
 void tp_corr_free(tp_corr_table *t);
 
+/* A stage range the walk found: counted by coverage.c once every thread is walked. */
+typedef struct tp_stage_cand {
+    int stage;
+    uint32_t ev;
+    int64_t own_ns; /* its duration less what other stages' ranges inside it took */
+} tp_stage_cand;
+
 typedef struct tp_scan {
     tp_analysis *a;
     const tp_model *m;
@@ -100,6 +123,17 @@ typedef struct tp_scan {
     uint32_t *steps;
     size_t nsteps;
     int64_t *step_stage;
+    int64_t *step_lead, *step_other; /* per step: tp_step_row.lead_ns and other_ns */
+    double *step_flops;              /* per step: tp_step_row.flops */
+    tp_stage_cand *cands;            /* stage ranges found by the walks */
+    size_t ncands, cap_cands;
+    /* every counted stage range clipped to its step: {start as a time key, duration} */
+    tp_keyed *spans;
+    uint32_t *span_step; /* parallel to spans: the step's index */
+    size_t nspans, cap_spans, cap_span_step;
+    /* ends of every synchronization call (idle.c) */
+    int64_t *sync_ends;
+    size_t nsync_ends, cap_sync_ends;
 
     /* categories classified so far (a small direct-mapped cache: traces hold few) */
     tp_str cat_id[64];
@@ -120,8 +154,28 @@ void tp_corr_charge(tp_scan *s);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
  * into the analysis' memory rows. 0 or -1. */
 int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n);
+/* nesting.c: the step (index into s->steps) whose [start, end) holds t, or -1. */
+ptrdiff_t tp_step_at(const tp_scan *s, int64_t t);
+/* evidence.c: notes what range e (not a step) says for the recommendations. is_op: e is an op
+ * (not a runtime call, not a python_function); in_optim: an ancestor is an Optimizer.step;
+ * op_stat: the stats index of the innermost op enclosing e, or UINT32_MAX. Returns whether e's
+ * descendants are inside an Optimizer.step. */
+int tp_evidence_open(tp_scan *s, const tp_event *e, tp_name_stats *ns, int is_op, int in_optim,
+                     uint32_t op_stat);
+/* evidence.c: the self time of a python_function range, when it lies inside a step. */
+void tp_evidence_python(tp_scan *s, const tp_event *e, int64_t self_ns);
+/* idle.c: the idle gaps of each stream's work (event indices work[0..n)), explained, into the
+ * analysis' idle rows. Needs the launches noted by the walks. 0 or -1. */
+int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n);
+/* coverage.c: counts the stage ranges the walks found (s->cands), leaving out those inside a
+ * range of the same stage on another thread. 0 or -1. */
+int tp_stage_count(tp_scan *s);
+/* coverage.c: per step, the time no stage range covers (s->step_other), from s->spans. 0 or -1. */
+int tp_stage_other(tp_scan *s);
 /* stages.c: the index of the first stage with a pattern matching name, or -1. */
 int tp_stage_of(const tp_analysis *a, const char *name);
+/* mfu.c: achieved FLOP/s and MFU, overall and per step, from the finished figures. */
+void tp_mfu(tp_analysis *a);
 /* recommend.c: replaces a->recos from the finished figures. */
 void tp_recommend(tp_analysis *a);
 

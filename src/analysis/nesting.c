@@ -19,7 +19,17 @@ typedef struct frame {
                       -1 when there is none: where a launch inside this frame is charged */
     int64_t end;
     int64_t children; /* summed durations of the direct children seen so far */
-    int in_stage;     /* this range or an ancestor matched a stage */
+    int has_child;    /* a direct child was seen */
+    int cls;          /* CAT_* of its category (CAT_OP for a step) */
+    int in_optim;     /* this range or an ancestor is an Optimizer.step */
+    /* Stages (docs/METRICS.md): the stack position of the innermost counted stage range among
+     * this frame and its ancestors (-1 none); this frame's stage when it is counted (-1 when
+     * not); the durations of counted ranges of other stages nested in it (carved out of it);
+     * and whether this frame or an ancestor is an explicit stage range (nothing inside counts). */
+    int32_t stage_frame;
+    int stage;
+    int64_t carved;
+    int in_explicit;
 } frame;
 
 enum { CAT_OP = 0, CAT_RUNTIME = 1, CAT_PYTHON = 2 };
@@ -38,25 +48,8 @@ static int cat_class(tp_scan *s, tp_str cat) {
     return cls;
 }
 
-static void pop(tp_scan *s, const frame *f) {
-    const tp_event *e = &s->m->events[f->ev];
-    if (e->flags & TP_EVF_STEP) return;
-    int64_t self = tp_ev_dur(e) - f->children;
-    if (self > 0) s->stats[f->stat].self_ns = tp_add_sat(s->stats[f->stat].self_ns, self);
-}
-
-static void count_flops(tp_scan *s, const tp_event *e, tp_name_stats *ns) {
-    if (s->flops_key == UINT32_MAX || !e->nargs) return;
-    const tp_arg *arg = tp_event_arg(s->m, e, s->flops_key);
-    if (!arg || (arg->type != TP_ARG_INT && arg->type != TP_ARG_DOUBLE)) return;
-    double v = arg->type == TP_ARG_INT ? (double)arg->v.i : arg->v.d;
-    if (v != v) return; /* NaN: no count */
-    ns->flops = tp_add_flops(ns->flops, v);
-    ns->flops_time_ns = tp_add_sat(ns->flops_time_ns, tp_ev_dur(e));
-}
-
-/* The step whose [start, end) holds t, or -1: the last step starting at or before t. */
-static ptrdiff_t step_at(const tp_scan *s, int64_t t) {
+/* The last step starting at or before t, when t is before its end. */
+ptrdiff_t tp_step_at(const tp_scan *s, int64_t t) {
     size_t lo = 0, hi = s->nsteps;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -69,18 +62,51 @@ static ptrdiff_t step_at(const tp_scan *s, int64_t t) {
     return (ptrdiff_t)lo - 1;
 }
 
-static int count_stage(tp_scan *s, int st, const tp_event *e) {
-    tp_stage_row *row = &s->a->stages[st];
-    int64_t dur = tp_ev_dur(e);
-    if (TP_GROW(row->durs, row->cap_durs, row->count + 1)) return -1;
-    row->durs[row->count++] = dur;
-    row->total_ns = tp_add_sat(row->total_ns, dur);
-    if (dur > row->max_ns) row->max_ns = dur;
-    ptrdiff_t k = step_at(s, e->ts);
-    if (k >= 0) {
-        int64_t *cell = &s->step_stage[(size_t)k * s->a->nstages + (size_t)st];
-        *cell = tp_add_sat(*cell, dur);
+/* A step's lead: the time before its first range on its own thread (all of it when it has
+ * none). What a loop does there has no range of its own: `for batch in loader` fetching. */
+static void note_lead(tp_scan *s, const frame *step, int64_t first_child_ts) {
+    const tp_event *e = &s->m->events[step->ev];
+    ptrdiff_t k = tp_step_at(s, e->ts);
+    if (k < 0 || s->steps[k] != step->ev) return; /* a step overlapping another: not counted */
+    int64_t lead = step->has_child ? first_child_ts - e->ts : tp_ev_dur(e);
+    s->step_lead[k] = lead > 0 ? lead : 0;
+}
+
+static int count_stage(tp_scan *s, int st, const tp_event *e, int64_t dur);
+
+static int pop(tp_scan *s, const frame *f) {
+    const tp_event *e = &s->m->events[f->ev];
+    if (e->flags & TP_EVF_STEP) {
+        if (!f->has_child) note_lead(s, f, 0);
+        return 0;
     }
+    if (f->stage >= 0) {
+        int64_t own = tp_ev_dur(e) - f->carved;
+        if (count_stage(s, f->stage, e, own > 0 ? own : 0)) return -1;
+    }
+    int64_t self = tp_ev_dur(e) - f->children;
+    if (self > 0) s->stats[f->stat].self_ns = tp_add_sat(s->stats[f->stat].self_ns, self);
+    if (f->cls == CAT_PYTHON && self > 0) tp_evidence_python(s, e, self);
+    return 0;
+}
+
+static void count_flops(tp_scan *s, const tp_event *e, tp_name_stats *ns) {
+    if (s->flops_key == UINT32_MAX || !e->nargs) return;
+    const tp_arg *arg = tp_event_arg(s->m, e, s->flops_key);
+    if (!arg || (arg->type != TP_ARG_INT && arg->type != TP_ARG_DOUBLE)) return;
+    double flops = arg->type == TP_ARG_INT ? (double)arg->v.i : arg->v.d;
+    if (flops != flops) return; /* NaN: no count */
+    ns->flops = tp_add_flops(ns->flops, flops);
+    ns->flops_time_ns = tp_add_sat(ns->flops_time_ns, tp_ev_dur(e));
+    ptrdiff_t k = tp_step_at(s, e->ts);
+    if (k >= 0) s->step_flops[k] = tp_add_flops(s->step_flops[k], flops);
+}
+
+/* A stage range found by the walk: counted once every thread is walked (coverage.c). */
+static int count_stage(tp_scan *s, int st, const tp_event *e, int64_t dur) {
+    if (TP_GROW(s->cands, s->cap_cands, s->ncands + 1)) return -1;
+    s->cands[s->ncands++] =
+        (tp_stage_cand){.stage = st, .ev = (uint32_t)(e - s->m->events), .own_ns = dur};
     return 0;
 }
 
@@ -95,19 +121,39 @@ static void note_launch(tp_scan *s, uint32_t idx, const tp_event *e, const frame
     s->corr.use[k].op = parent && parent->op >= 0 ? stack[parent->op].stat : UINT32_MAX;
 }
 
-/* Counts e, a range that is not a step, in its name's row and, when it is the outermost range
- * of a stage, in that stage (*in_stage tells and is updated). 0, or -1 out of memory. */
-static int count_op(tp_scan *s, const tp_event *e, tp_name_stats *ns, int *in_stage) {
+/* Counts e, a range that is not a step, in its name's row. */
+static void count_op(tp_scan *s, const tp_event *e, tp_name_stats *ns) {
     int64_t dur = tp_ev_dur(e);
     ns->calls++;
     ns->total_ns = tp_add_sat(ns->total_ns, dur);
     if (ns->calls == 1 || dur < ns->min_ns) ns->min_ns = dur;
     if (dur > ns->max_ns) ns->max_ns = dur;
     count_flops(s, e, ns);
-    if (ns->stage == TP_STAGE_UNKNOWN) ns->stage = tp_stage_of(s->a, tp_model_str(s->m, e->name));
-    if (ns->stage < 0 || *in_stage) return 0;
-    *in_stage = 1;
-    return count_stage(s, ns->stage, e);
+}
+
+/* The stage fields of f, the frame of e under parent: an explicit
+ * stage range (named as its stage) counts whole and hides everything inside it; any other
+ * matching range counts unless its innermost counted ancestor is of the same stage, and is
+ * carved out of that ancestor when it is of another (Lightning runs training_step inside
+ * Optimizer.step). */
+static void place_stage(tp_scan *s, const tp_event *e, tp_name_stats *ns, frame *parent,
+                        frame *stack, size_t depth, frame *f) {
+    f->stage_frame = parent ? parent->stage_frame : -1;
+    f->stage = -1;
+    f->in_explicit = parent && parent->in_explicit;
+    if (e->flags & TP_EVF_STEP) return; /* steps are never stages */
+    if (ns->stage == TP_STAGE_UNKNOWN) {
+        const char *name = tp_model_str(s->m, e->name);
+        ns->stage = tp_stage_of(s->a, name);
+        ns->explicit_stage = ns->stage >= 0 && tp_glob_match(s->a->stages[ns->stage].name, name);
+    }
+    if (ns->stage < 0 || f->in_explicit) return;
+    frame *outer = f->stage_frame >= 0 ? &stack[f->stage_frame] : NULL;
+    if (outer && outer->stage == ns->stage) return;
+    if (outer) outer->carved = tp_add_sat(outer->carved, tp_ev_dur(e));
+    f->stage = ns->stage;
+    f->stage_frame = (int32_t)depth;
+    f->in_explicit = ns->explicit_stage;
 }
 
 /* The slot for a frame at depth, growing the stack; NULL when out of memory. */
@@ -124,28 +170,40 @@ int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n) {
         if (i + 8 < n) __builtin_prefetch(&s->m->events[idx[i + 8]]);
         int64_t end = tp_ev_end(e);
         while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
-            pop(s, &stack[--depth]);
+            if (pop(s, &stack[--depth])) goto oom;
         frame *parent = depth ? &stack[depth - 1] : NULL;
-        if (parent) parent->children = tp_add_sat(parent->children, tp_ev_dur(e));
+        if (parent) {
+            if (!parent->has_child && (s->m->events[parent->ev].flags & TP_EVF_STEP)) {
+                parent->has_child = 1;
+                note_lead(s, parent, e->ts);
+            }
+            parent->has_child = 1;
+            parent->children = tp_add_sat(parent->children, tp_ev_dur(e));
+        }
         tp_name_stats *ns = tp_scan_name(s, e->name);
-        int is_op = 0, in_stage = parent && parent->in_stage;
+        int cls = CAT_OP, in_optim = parent && parent->in_optim;
         if (!ns) goto oom;
+        int32_t op = parent ? parent->op : -1;
         if (!(e->flags & TP_EVF_STEP)) {
-            if (count_op(s, e, ns, &in_stage)) goto oom;
-            is_op = cat_class(s, e->cat) == CAT_OP;
+            count_op(s, e, ns);
+            cls = cat_class(s, e->cat);
+            in_optim = tp_evidence_open(s, e, ns, cls == CAT_OP, in_optim,
+                                        op >= 0 ? stack[op].stat : UINT32_MAX);
         }
         if (e->corr) note_launch(s, idx[i], e, parent, stack, &hint);
-        int32_t op = parent ? parent->op : -1;
         if (!(f = push(&stack, &cap, depth))) goto oom;
+        parent = depth ? &stack[depth - 1] : NULL; /* the stack may have moved */
         *f = (frame){.ev = idx[i],
                      .stat = (uint32_t)(ns - s->stats),
-                     .op = is_op ? (int32_t)depth : op,
+                     .op = cls == CAT_OP && !(e->flags & TP_EVF_STEP) ? (int32_t)depth : op,
                      .end = end,
-                     .in_stage = in_stage};
+                     .cls = cls,
+                     .in_optim = in_optim};
+        place_stage(s, e, ns, parent, stack, depth, f);
         depth++;
     }
     while (depth)
-        pop(s, &stack[--depth]);
+        if (pop(s, &stack[--depth])) goto oom;
     free(stack);
     return 0;
 oom:

@@ -1,9 +1,10 @@
-/* recommend.c - the five recommendations of docs/SEMANTICS.md §3, each with its evidence in
- * numbers.
+/* recommend.c - what to change, each with its evidence in numbers and one concrete action,
+ * ranked by the step time it could save.
  *
- * Thresholds are the TP_RECO_* constants of analysis.h (docs/METRICS.md explains them); each
- * recommendation fires when its figure is strictly beyond its threshold, and never when the
- * figure does not apply (no steps, no GPU). */
+ * Every rule fires when its figure is strictly beyond its threshold (the TP_RECO_* constants of
+ * analysis.h) and never when the figure does not apply (no steps, no GPU). Each carries the most
+ * step time the change could save (saving_ns; docs/METRICS.md says how each is estimated), and
+ * the list is sorted by it, so the first recommendation is the one to try first. */
 #include "analysis/internal.h"
 
 #include "util/vec.h"
@@ -13,28 +14,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void add(tp_analysis *a, size_t *cap, const char *id, const char *fmt, ...)
+typedef struct reco_list {
+    tp_analysis *a;
+    size_t cap;
+} reco_list;
+
+static void add(reco_list *l, const char *id, int64_t saving_ns, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static void add(tp_analysis *a, size_t *cap, const char *id, const char *fmt, ...) {
-    char msg[512];
+static void add(reco_list *l, const char *id, int64_t saving_ns, const char *fmt, ...) {
+    tp_analysis *a = l->a;
+    char msg[768];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     char *i = strdup(id), *m = strdup(msg);
-    if (!i || !m || tp_grow((void **)&a->recos, cap, a->nrecos + 1, sizeof(*a->recos))) {
+    if (!i || !m || tp_grow((void **)&a->recos, &l->cap, a->nrecos + 1, sizeof(*a->recos))) {
         free(i);
         free(m);
         a->failed = 1;
         return;
     }
-    a->recos[a->nrecos].id = i;
-    a->recos[a->nrecos++].message = m;
+    a->recos[a->nrecos++] = (tp_reco){.id = i, .message = m, .saving_ns = saving_ns};
 }
 
 static double ms(int64_t ns) {
     return (double)ns / 1e6;
+}
+
+/* part as a percentage of the total step time; -1 without steps. */
+static double step_pct(const tp_analysis *a, int64_t part) {
+    return a->steps_total_ns > 0 ? 100.0 * (double)part / (double)a->steps_total_ns : -1;
 }
 
 static const tp_stage_row *stage_named(const tp_analysis *a, const char *name) {
@@ -43,22 +54,238 @@ static const tp_stage_row *stage_named(const tp_analysis *a, const char *name) {
     return NULL;
 }
 
-static void memory_pressure(tp_analysis *a, size_t *cap) {
+static const tp_op_row *op_named(const tp_analysis *a, const char *pattern) {
+    for (size_t i = 0; i < a->nops; i++)
+        if (tp_glob_match(pattern, a->ops[i].name)) return &a->ops[i];
+    return NULL;
+}
+
+/* Loading batches: the dataloader stage, or, when no range marks the loader, the lead of each
+ * step (what `for batch in loader` spends before the step's first range). The iterator's name
+ * tells a loader running in the training process (num_workers=0). */
+static void dataloader(reco_list *l) {
+    const tp_analysis *a = l->a;
+    const tp_stage_row *dl = stage_named(a, "dataloader");
+    if (!dl) return;
+    int measured = dl->count > 0;
+    int64_t ns = measured ? dl->total_ns : a->lead_ns;
+    double pct = step_pct(a, ns);
+    if (!(pct > TP_RECO_DATALOADER_PCT)) return;
+    const char *what = measured ? "Data loading takes"
+                                : "No range marks the data loader, but the start of each step "
+                                  "before its first range (where `for batch in loader` fetches) "
+                                  "takes";
+    if (op_named(a, "*_SingleProcessDataLoaderIter*"))
+        add(l, "dataloader", ns,
+            "%s %.1f%% of step time (%.1f ms of %.1f ms), and the DataLoader loads in the "
+            "training process (_SingleProcessDataLoaderIter: num_workers=0); set "
+            "DataLoader(num_workers=4 or more, pin_memory=True, persistent_workers=True).",
+            what, pct, ms(ns), ms(a->steps_total_ns));
+    else
+        add(l, "dataloader", ns,
+            "%s %.1f%% of step time (%.1f ms of %.1f ms); load batches in parallel workers "
+            "(DataLoader num_workers > 0, more of them if already set, prefetch_factor), pin "
+            "memory, and make __getitem__ cheaper (decode and augment once, cache).",
+            what, pct, ms(ns), ms(a->steps_total_ns));
+}
+
+/* The mean idle time of one device: what the step could lose if the GPU were never starved. */
+static int64_t idle_per_device(const tp_analysis *a) {
+    int64_t idle = a->gpu_capacity_ns - a->gpu_busy_ns;
+    return a->gpu_devices && idle > 0 ? idle / (int64_t)a->gpu_devices : 0;
+}
+
+static void gpu_idle(reco_list *l) {
+    const tp_analysis *a = l->a;
+    double util = a->gpu_utilization_pct;
+    if (!(util >= 0 && util < TP_RECO_GPU_IDLE_PCT)) return;
+    int64_t idle = 0, host = 0, sync = 0, launch = 0;
+    for (size_t i = 0; i < a->nidle; i++) {
+        idle = tp_add_sat(idle, a->idle[i].idle_ns);
+        host = tp_add_sat(host, a->idle[i].host_ns);
+        sync = tp_add_sat(sync, a->idle[i].sync_ns);
+        launch = tp_add_sat(launch, a->idle[i].launch_ns);
+    }
+    double whole = idle > 0 ? (double)idle / 100.0 : 1;
+    add(l, "gpu_idle", idle_per_device(a),
+        "GPU utilization is %.1f%% (busy %.1f ms of %.1f ms on %zu device%s); of the streams' "
+        "idle time %.0f%% waits for the host to launch, %.0f%% follows a synchronization, "
+        "%.0f%% is launch gaps: %s",
+        util, ms(a->gpu_busy_ns), ms(a->gpu_capacity_ns), a->gpu_devices,
+        a->gpu_devices == 1 ? "" : "s", (double)host / whole, (double)sync / whole,
+        (double)launch / whole,
+        sync > host ? "remove the synchronizations (.item(), .cpu()) from the step."
+                    : "give the GPU more work per launch (larger batches, torch.compile, CUDA "
+                      "graphs) and keep the host ahead (no per-step Python work, async copies).");
+    if (a->kernel_count >= TP_RECO_LAUNCH_MIN_KERNELS &&
+        (double)a->kernel_total_ns < (double)TP_RECO_LAUNCH_MEAN_NS * (double)a->kernel_count)
+        add(l, "launch_bound", idle_per_device(a),
+            "%llu kernels average %.2f us with GPU utilization at %.1f%%: the step is "
+            "launch-bound; capture it with CUDA graphs or fuse kernels with torch.compile.",
+            (unsigned long long)a->kernel_count,
+            (double)a->kernel_total_ns / 1e3 / (double)a->kernel_count, util);
+}
+
+static void memory_pressure(reco_list *l) {
+    const tp_analysis *a = l->a;
     const tp_mem_row *worst = NULL;
-    double worst_pct = 0;
     for (size_t i = 0; i < a->nmemory; i++) {
         const tp_mem_row *r = &a->memory[i];
-        if (r->capacity_pct > TP_RECO_MEMORY_PCT && r->capacity_pct > worst_pct) {
+        if (r->capacity_pct > TP_RECO_MEMORY_PCT &&
+            (!worst || r->capacity_pct > worst->capacity_pct))
             worst = r;
-            worst_pct = r->capacity_pct;
-        }
     }
     if (worst)
-        add(a, cap, "memory_pressure",
+        add(l, "memory_pressure", 0,
             "Peak memory on device %lld is %.1f%% of its %.1f GiB (%.2f GiB); use activation "
             "checkpointing, mixed precision (bf16/fp16) or a smaller batch.",
-            (long long)worst->device_id, worst_pct, (double)worst->capacity_bytes / 1073741824.0,
-            (double)worst->peak_bytes / 1073741824.0);
+            (long long)worst->device_id, worst->capacity_pct,
+            (double)worst->capacity_bytes / 1073741824.0, (double)worst->peak_bytes / 1073741824.0);
+}
+
+static void nccl(reco_list *l) {
+    const tp_analysis *a = l->a;
+    int64_t ns = 0;
+    for (size_t i = 0; i < a->nkernels; i++)
+        if (tp_glob_match("*nccl*", a->kernels[i].name))
+            ns = tp_add_sat(ns, a->kernels[i].total_ns);
+    double pct = step_pct(a, ns);
+    if (pct > TP_RECO_NCCL_PCT)
+        add(l, "nccl", ns,
+            "NCCL kernels take %.1f%% of step time (%.1f ms of %.1f ms); overlap communication "
+            "with compute (gradient bucketing) or compress it (bf16/fp16 gradients).",
+            pct, ms(ns), ms(a->steps_total_ns));
+}
+
+static void sync(reco_list *l) {
+    const tp_analysis *a = l->a;
+    double pct = step_pct(a, a->sync_ns);
+    if (!(pct > TP_RECO_SYNC_PCT)) return;
+    const tp_op_row *caller = NULL;
+    for (size_t i = 0; i < a->nops; i++)
+        if (a->ops[i].sync_ns > 0 && (!caller || a->ops[i].sync_ns > caller->sync_ns))
+            caller = &a->ops[i];
+    add(l, "sync", a->sync_ns,
+        "The host waits for the GPU %llu times inside steps, %.1f%% of step time (%.1f ms), "
+        "most from %.60s (%llu calls, %.1f ms); drop .item(), .cpu(), print(tensor) and "
+        "torch.cuda.synchronize() from the step, or defer them to every N steps.",
+        (unsigned long long)a->sync_calls, pct, ms(a->sync_ns), caller ? caller->name : "?",
+        caller ? (unsigned long long)caller->sync_calls : 0ULL, caller ? ms(caller->sync_ns) : 0.0);
+}
+
+static void pageable(reco_list *l) {
+    const tp_analysis *a = l->a;
+    double pct = step_pct(a, a->h2d_pageable_ns);
+    if (pct > TP_RECO_PAGEABLE_PCT)
+        add(l, "pageable_copy", a->h2d_pageable_ns,
+            "%llu host-to-device copies from pageable memory take %.1f ms (%.1f%% of step time) "
+            "and block the host; pin the source (DataLoader(pin_memory=True) or "
+            "tensor.pin_memory()) and copy with .to(device, non_blocking=True).",
+            (unsigned long long)a->h2d_pageable_count, ms(a->h2d_pageable_ns), pct);
+}
+
+/* An FP32 matrix kernel run on CUDA cores: cuBLAS's and cutlass's SIMT sgemm, cuDNN's sgemm
+ * convolutions; tensor-core kernels (tensorop, xmma, tf32, s1688/s16816) are not. */
+static int fp32_matrix(const char *name) {
+    return tp_glob_match("*sgemm*", name) && !tp_glob_match("*tensorop*", name) &&
+           !tp_glob_match("*xmma*", name) && !tp_glob_match("*tf32*", name);
+}
+
+/* The compute capability the trace shows: deviceProperties, else the architecture kernels are
+ * named after (volta_sgemm..., ampere_..., sm80_..., cutlass_80_...). 0 when unknown. */
+static int compute_major(const tp_analysis *a) {
+    if (a->gpu_compute_major) return a->gpu_compute_major;
+    static const struct {
+        const char *pattern;
+        int major;
+    } arch[] = {{"*sm90*", 9},   {"*hopper*", 9},     {"*sm80*", 8},   {"*sm86*", 8},
+                {"*ampere*", 8}, {"*cutlass_80*", 8}, {"*turing*", 7}, {"*sm75*", 7},
+                {"*volta*", 7},  {"*sm70*", 7}};
+    int best = 0;
+    for (size_t i = 0; i < a->nkernels && i < 64; i++)
+        for (size_t k = 0; k < sizeof(arch) / sizeof(arch[0]); k++)
+            if (arch[k].major > best && tp_glob_match(arch[k].pattern, a->kernels[i].name))
+                best = arch[k].major;
+    return best;
+}
+
+static void fp32_gemm(reco_list *l) {
+    const tp_analysis *a = l->a;
+    int major = compute_major(a);
+    if (major < 7 || a->kernel_total_ns <= 0) return; /* no tensor cores, or no kernels */
+    int64_t ns = 0;
+    const char *top = NULL;
+    for (size_t i = 0; i < a->nkernels; i++)
+        if (fp32_matrix(a->kernels[i].name)) {
+            ns = tp_add_sat(ns, a->kernels[i].total_ns);
+            if (!top) top = a->kernels[i].name; /* kernels are sorted by time */
+        }
+    double pct = 100.0 * (double)ns / (double)a->kernel_total_ns;
+    if (!(pct > TP_RECO_FP32_PCT)) return;
+    add(l, "fp32_matmul", ns / 2,
+        "FP32 matrix kernels run on CUDA cores for %.1f%% of kernel time (%.1f ms; the most: "
+        "%.60s) on a GPU with tensor cores (compute capability %d); %s",
+        pct, ms(ns), top, major,
+        major >= 8 ? "allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
+                     "torch.backends.cudnn.allow_tf32 = True) or train under "
+                     "torch.autocast(dtype=torch.bfloat16)."
+                   : "train under torch.autocast(\"cuda\", dtype=torch.float16) with a "
+                     "GradScaler (this GPU has no TF32).");
+}
+
+static void optimizer(reco_list *l) {
+    const tp_analysis *a = l->a;
+    if (!a->optim_steps || a->optim_multi_ops) return;
+    double per_step = (double)a->optim_ops / (double)a->optim_steps, pct = step_pct(a, a->optim_ns);
+    if (per_step < TP_RECO_OPTIM_OPS || !(pct > TP_RECO_OPTIM_PCT)) return;
+    add(l, "optimizer_foreach", a->optim_ns / 2,
+        "Optimizer.step runs %.0f ops per step, none of them _foreach_ or _fused_, and takes "
+        "%.1f%% of step time (%.1f ms): the optimizer updates one parameter at a time; pass "
+        "foreach=True, or fused=True (Adam, AdamW, SGD), to the optimizer.",
+        per_step, pct, ms(a->optim_ns));
+}
+
+/* A CPU-only run: the aten op with the most self time, when it dominates the step. */
+static void cpu_bound(reco_list *l) {
+    const tp_analysis *a = l->a;
+    if (a->gpu_devices || !a->nsteps) return;
+    const tp_op_row *top = op_named(a, "aten::*"); /* ops are sorted by self time */
+    if (!top) return;
+    double pct = step_pct(a, top->self_ns);
+    if (pct > TP_RECO_CPU_OP_PCT)
+        add(l, "cpu_op_bound", top->self_ns / 2,
+            "CPU-only run: %.60s takes %.1f%% of step time in itself (%.1f ms over %llu calls); "
+            "check torch.get_num_threads() equals the physical cores (torch.set_num_threads, "
+            "OMP_NUM_THREADS), try torch.compile or bf16 autocast on CPUs that support it, or "
+            "move the model to a GPU.",
+            top->name, pct, ms(top->self_ns), (unsigned long long)top->calls);
+}
+
+static void python(reco_list *l) {
+    const tp_analysis *a = l->a;
+    double pct = step_pct(a, a->python_self_ns);
+    if (pct > TP_RECO_PYTHON_PCT)
+        add(l, "python_overhead", a->python_self_ns,
+            "Python code itself (self time of %llu python_function ranges) takes %.1f%% of step "
+            "time (%.1f ms); compile the model (torch.compile) or capture CUDA graphs, and move "
+            "per-step Python work (logging, metrics) out of the loop.",
+            (unsigned long long)a->python_ranges, pct, ms(a->python_self_ns));
+}
+
+static void other(reco_list *l) {
+    const tp_analysis *a = l->a;
+    if (a->other.pct > TP_RECO_OTHER_PCT)
+        add(l, "other", 0,
+            "%.1f%% of step time (%.1f ms) is in no stage; mark what the loop does there with "
+            "tprof.stage / torch.profiler.record_function, or record with with_stack=True to "
+            "see it.",
+            a->other.pct, ms(a->other.total_ns));
+}
+
+static int cmp_reco(const void *pa, const void *pb) {
+    const tp_reco *x = pa, *y = pb;
+    if (x->saving_ns != y->saving_ns) return x->saving_ns > y->saving_ns ? -1 : 1;
+    return strcmp(x->id, y->id);
 }
 
 void tp_recommend(tp_analysis *a) {
@@ -69,37 +296,17 @@ void tp_recommend(tp_analysis *a) {
     free(a->recos);
     a->recos = NULL;
     a->nrecos = 0;
-    size_t cap = 0;
-    double util = a->gpu_utilization_pct;
-    const tp_stage_row *dl = stage_named(a, "dataloader");
-    if (dl && a->dataloader_pct > TP_RECO_DATALOADER_PCT)
-        add(a, &cap, "dataloader",
-            "Data loading takes %.1f%% of step time (%.1f ms of %.1f ms); load batches in "
-            "parallel workers (DataLoader num_workers > 0), pin memory and prefetch.",
-            a->dataloader_pct, ms(dl->total_ns), ms(a->steps_total_ns));
-    if (util >= 0 && util < TP_RECO_GPU_IDLE_PCT)
-        add(a, &cap, "gpu_idle",
-            "GPU utilization is %.1f%% (busy %.1f ms of %.1f ms on %zu device%s); the GPU waits: "
-            "use larger batches, fewer host-device synchronizations, and overlap data transfer "
-            "with compute.",
-            util, ms(a->gpu_busy_ns), ms(a->gpu_capacity_ns), a->gpu_devices,
-            a->gpu_devices == 1 ? "" : "s");
-    memory_pressure(a, &cap);
-    int64_t nccl = 0;
-    for (size_t i = 0; i < a->nkernels; i++)
-        if (tp_glob_match("*nccl*", a->kernels[i].name))
-            nccl = tp_add_sat(nccl, a->kernels[i].total_ns);
-    double nccl_pct = a->steps_total_ns > 0 ? 100.0 * (double)nccl / (double)a->steps_total_ns : -1;
-    if (nccl_pct > TP_RECO_NCCL_PCT)
-        add(a, &cap, "nccl",
-            "NCCL kernels take %.1f%% of step time (%.1f ms of %.1f ms); overlap communication "
-            "with compute (gradient bucketing) or compress it (bf16/fp16 gradients).",
-            nccl_pct, ms(nccl), ms(a->steps_total_ns));
-    if (util >= 0 && util < TP_RECO_GPU_IDLE_PCT && a->kernel_count >= TP_RECO_LAUNCH_MIN_KERNELS &&
-        (double)a->kernel_total_ns < (double)TP_RECO_LAUNCH_MEAN_NS * (double)a->kernel_count)
-        add(a, &cap, "launch_bound",
-            "%llu kernels average %.2f us with GPU utilization at %.1f%%: the step is "
-            "launch-bound; capture it with CUDA graphs or fuse kernels with torch.compile.",
-            (unsigned long long)a->kernel_count,
-            (double)a->kernel_total_ns / 1e3 / (double)a->kernel_count, util);
+    reco_list l = {.a = a};
+    dataloader(&l);
+    gpu_idle(&l);
+    memory_pressure(&l);
+    nccl(&l);
+    sync(&l);
+    pageable(&l);
+    fp32_gemm(&l);
+    optimizer(&l);
+    cpu_bound(&l);
+    python(&l);
+    other(&l);
+    if (a->nrecos) qsort(a->recos, a->nrecos, sizeof(*a->recos), cmp_reco);
 }

@@ -1,8 +1,7 @@
 /* stages.c - the glob patterns that assign a range to a stage (definitions in model/stage.h).
  *
- * The default patterns are docs/SEMANTICS.md §3's: they recognise tprof's own zone names,
- * PyTorch's record_function names (enumerate(DataLoader)#..., Optimizer.step#SGD.step) and
- * Lightning's. */
+ * The default patterns are in model/stage.c; only the outermost matching range counts
+ * (nesting.c), so an explicit tprof stage around PyTorch's ranges takes precedence over them. */
 #include "analysis/internal.h"
 
 #include <stddef.h>

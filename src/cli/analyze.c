@@ -25,6 +25,8 @@ static const char help[] =
     "  --stage NAME=PAT|PAT a stage and its name patterns (case-insensitive, * and ?);\n"
     "                       repeat it for each stage; replaces the default stages\n"
     "  --rank N             only the traces of rank N (a run directory with several ranks)\n"
+    "  --peak-tflops X      a device's peak TFLOP/s for MFU (default: the GPU's from a table;\n"
+    "                       a CPU has none)\n"
     "  -o, --output FILE    write the report to FILE instead of standard output\n"
     "  --progress           show the reading progress even when stderr is not a terminal\n"
     "  --no-progress        never show it (default: inputs over ~100 MB, on a terminal)\n"
@@ -34,8 +36,9 @@ static const char help[] =
 
 /* Every option of analyze is one of the shared ones (args.c). */
 static const tp_cli_opt opts[] = {
-    {"json", 0, 0}, {"csv", 0, 0},      {"markdown", 0, 0}, {"top", 0, 1},         {"stage", 0, 1},
-    {"rank", 0, 1}, {"output", 'o', 1}, {"progress", 0, 0}, {"no-progress", 0, 0}, {"help", 'h', 0},
+    {"json", 0, 0},        {"csv", 0, 0},    {"markdown", 0, 0},    {"top", 0, 1},
+    {"stage", 0, 1},       {"rank", 0, 1},   {"output", 'o', 1},    {"progress", 0, 0},
+    {"no-progress", 0, 0}, {"help", 'h', 0}, {"peak-tflops", 0, 1},
 };
 
 /* 0 with the inputs gathered in argv (in place, in order) and s set, 1 when --help was printed,

@@ -160,6 +160,10 @@ int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s) {
         s->report.top_k = (size_t)v;
     } else if (strcmp(name, "stage") == 0) {
         if (tp_cli_add_stage(r, p->verb, p->value)) return -1;
+    } else if (strcmp(name, "peak-tflops") == 0) {
+        if (tp_cli_number_value(p, &r->peak_tflops)) return -1;
+        if (!(r->peak_tflops > 0))
+            return tp_cli_usage(p->verb, "--peak-tflops wants a positive number"), -1;
     } else if (strcmp(name, "rank") == 0) {
         if (tp_cli_int_value(p, 0, INT32_MAX, &r->rank)) return -1;
     } else if (strcmp(name, "progress") == 0) {

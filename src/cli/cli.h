@@ -80,6 +80,7 @@ typedef struct tp_cli_read_opts {
     size_t nstages, cap_stages;
     char **specs; /* the strings the stages point into */
     size_t cap_specs;
+    double peak_tflops; /* --peak-tflops: a device's peak for MFU; 0 for the GPU table */
 } tp_cli_read_opts;
 
 /* The reader's progress line: off; on for inputs over ~100 MB when stderr is a terminal (the

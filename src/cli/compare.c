@@ -1,13 +1,15 @@
-/* compare.c - `tprof compare A B`: two runs side by side (docs/SEMANTICS.md §5), and a CI gate on
- * the mean step time (--fail-above PCT). */
+/* compare.c - `tprof compare A B`: two runs side by side (docs/SEMANTICS.md §5), and CI gates on the
+ * mean step time, a stage's or an op's time per step (--fail-above [TARGET=]PCT). */
 #include "cli/cli.h"
 
 #include "analysis/compare.h"
 #include "report/report.h"
 #include "util/vec.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char help[] =
     "usage: tprof compare [options] A B\n"
@@ -24,16 +26,20 @@ static const char help[] =
     "  --json               the comparison as JSON (keys: docs/ANALYZE_JSON.md)\n"
     "  --markdown           as Markdown\n"
     "  --top K              rows per table (default 10)\n"
-    "  --fail-above PCT     exit 1 when B's mean step time exceeds A's by more than PCT percent\n"
+    "  --fail-above [TARGET=]PCT\n"
+    "                       exit 1 when B's TARGET exceeds A's by more than PCT percent; TARGET\n"
+    "                       is step (the mean step time, the default), stage:NAME (that stage's\n"
+    "                       time per step, other included) or op:NAME (that op's self time per\n"
+    "                       step); repeat it for several gates\n"
     "  --rank N             only the traces of rank N on each side\n"
     "  -o, --output FILE    write the comparison to FILE instead of standard output\n"
     "  --progress           show the reading progress even when stderr is not a terminal\n"
     "  --no-progress        never show it\n"
     "  -h, --help           this help\n"
     "\n"
-    "Exit status: 0 done (and no regression past --fail-above), 1 B's mean step time is more\n"
-    "than PCT percent above A's, 2 usage error, unreadable input, a side without steps under\n"
-    "--fail-above, or unwritable output.\n";
+    "Exit status: 0 done (and no regression past --fail-above), 1 a gated figure of B is more\n"
+    "than PCT percent above A's, 2 usage error, unreadable input, a gate that names nothing or\n"
+    "a side without steps under a step gate, or unwritable output.\n";
 
 enum { OPT_A, OPT_B, OPT_FAIL_ABOVE }; /* compare's own; the rest are shared (args.c) */
 
@@ -49,10 +55,16 @@ typedef struct side {
     size_t n, cap;
 } side;
 
+/* One --fail-above: what it gates ("step", "stage:NAME", "op:NAME") and its limit. */
+typedef struct gate_def {
+    const char *target;
+    double pct;
+} gate_def;
+
 typedef struct compare_args {
     tp_cli_shared shared;
-    int gate; /* --fail-above given */
-    double fail_above;
+    gate_def *gates; /* every --fail-above, in order */
+    size_t ngates, cap_gates;
     side sides[2]; /* from --a and --b */
     side operands; /* A B */
 } compare_args;
@@ -86,6 +98,31 @@ static int settle_sides(compare_args *x) {
     return -1;
 }
 
+/* --fail-above [TARGET=]PCT: the target is checked once the runs are read. */
+static int add_gate(compare_args *x, tp_cli_parser *p) {
+    const char *value = p->value, *eq = strrchr(value, '=');
+    gate_def g = {.target = "step"};
+    if (eq) {
+        g.target = value;
+        p->value = eq + 1;
+    }
+    int rc = tp_cli_number_value(p, &g.pct);
+    p->value = value;
+    if (rc) return -1;
+    if (eq && strncmp(value, "step=", 5) != 0 && strncmp(value, "stage:", 6) != 0 &&
+        strncmp(value, "op:", 3) != 0) {
+        tp_cli_usage("compare", "--fail-above %s: the target is step, stage:NAME or op:NAME",
+                     value);
+        return -1;
+    }
+    if (TP_GROW(x->gates, x->cap_gates, x->ngates + 1)) {
+        tp_cli_error("out of memory");
+        return -1;
+    }
+    x->gates[x->ngates++] = g;
+    return 0;
+}
+
 /* 0 with x filled, 1 when --help was printed, -1 after a usage error. */
 static int parse(compare_args *x, int argc, char **argv) {
     tp_cli_parser p;
@@ -98,8 +135,7 @@ static int parse(compare_args *x, int argc, char **argv) {
         } else if (k == OPT_A || k == OPT_B) {
             rc = add_input(&x->sides[k == OPT_B], (char *)p.value);
         } else if (k == OPT_FAIL_ABOVE) {
-            rc = tp_cli_number_value(&p, &x->fail_above);
-            x->gate = 1;
+            rc = add_gate(x, &p);
         } else if ((rc = tp_cli_shared_option(&p, &x->shared)) == TP_CLI_HELP) {
             fputs(help, stdout);
             return 1;
@@ -111,18 +147,39 @@ static int parse(compare_args *x, int argc, char **argv) {
     return settle_sides(x);
 }
 
-/* The exit status of the gate, after the report was written. */
-static int gate(const compare_args *x, const tp_compare *c) {
-    if (!x->gate) return TP_EXIT_OK;
-    int r = tp_compare_regressed(c, x->fail_above);
-    if (r < 0)
+/* The target of a gate without its "=PCT". */
+static int target_len(const gate_def *g) {
+    const char *eq = strrchr(g->target, '=');
+    return eq ? (int)(eq - g->target) : (int)strlen(g->target);
+}
+
+/* The exit status of one gate, after the report was written. */
+static int check_gate(const tp_compare *c, const gate_def *g) {
+    char target[512];
+    snprintf(target, sizeof(target), "%.*s", target_len(g), g->target);
+    int found;
+    double change = tp_compare_change(c, target, &found);
+    if (!found)
+        return tp_cli_error("compare: --fail-above %s: no such %s on either side", target,
+                            strncmp(target, "op:", 3) == 0 ? "op" : "stage");
+    if (strcmp(target, "step") == 0 && isnan(change))
         return tp_cli_error("compare: --fail-above needs steps on both sides, and %s has no "
                             "ProfilerStep#<n> ranges",
                             c->a->nsteps ? "B" : "A");
-    if (r == 0) return TP_EXIT_OK;
-    fprintf(stderr, "tprof: compare: mean step time up %.2f%% (more than %g%%)\n",
-            c->step_change_pct, x->fail_above);
+    if (!(change > g->pct)) return TP_EXIT_OK; /* NaN: zero on both sides, no regression */
+    fprintf(stderr, "tprof: compare: %s up %.2f%% (more than %g%%)\n",
+            strcmp(target, "step") == 0 ? "mean step time" : target, change, g->pct);
     return TP_EXIT_FINDING;
+}
+
+/* The exit status of every gate: the worst of them. */
+static int gate(const compare_args *x, const tp_compare *c) {
+    int rc = TP_EXIT_OK;
+    for (size_t i = 0; i < x->ngates; i++) {
+        int one = check_gate(c, &x->gates[i]);
+        if (one == TP_EXIT_ERROR || (one == TP_EXIT_FINDING && rc == TP_EXIT_OK)) rc = one;
+    }
+    return rc;
 }
 
 static void render(tp_buf *out, const tp_compare *c, const tp_cli_shared *s) {
@@ -166,6 +223,7 @@ static int run(int argc, char **argv) {
     for (int i = 0; i < 2; i++)
         free(x.sides[i].inputs);
     free(x.operands.inputs);
+    free(x.gates);
     tp_cli_shared_free(&x.shared);
     return rc;
 }

@@ -112,7 +112,9 @@ static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *
 }
 
 tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opts *r) {
-    tp_analysis_opts ao = {.stages = r->nstages ? r->stages : NULL, .nstages = r->nstages};
+    tp_analysis_opts ao = {.stages = r->nstages ? r->stages : NULL,
+                           .nstages = r->nstages,
+                           .peak_tflops = r->peak_tflops};
     tp_analysis *a = tp_analysis_new(&ao);
     if (!a) {
         tp_cli_error("out of memory");

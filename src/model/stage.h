@@ -1,7 +1,7 @@
 /* stage.h - a training stage as a name and the range names that belong to it.
  *
  * Shared by the recorder (the `stages` configuration key, handed to its sink) and the analysis
- * (which assigns each range to a stage): a definition only, with the four default stages of
+ * (which assigns each range to a stage): a definition only, with the default stages of
  * docs/METRICS.md and the parser of the "name=pattern|pattern" form. Matching is the analysis'. */
 #ifndef TP_MODEL_STAGE_H
 #define TP_MODEL_STAGE_H

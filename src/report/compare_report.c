@@ -15,6 +15,16 @@ static const char *side_path(const tp_analysis *x) {
     return x->input_path && *x->input_path ? x->input_path : "(recorded run)";
 }
 
+/* The cells of one row: name, A, B, change, change %, and added/removed. */
+static void delta_cells(tp_doc *d, const tp_delta_row *r) {
+    tp_doc_cell(d, "%s", r->name);
+    tp_doc_cell(d, "%s", r->status == TP_DELTA_ADDED ? "-" : tp_fmt_dur(r->a_ns).s);
+    tp_doc_cell(d, "%s", r->status == TP_DELTA_REMOVED ? "-" : tp_fmt_dur(r->b_ns).s);
+    tp_doc_cell(d, "%s", tp_fmt_delta(r->delta_ns).s);
+    tp_doc_cell(d, "%s", tp_fmt_change(r->delta_pct).s);
+    tp_doc_cell(d, "%s", r->status == TP_DELTA_CHANGED ? "" : status_name(r->status));
+}
+
 static void delta_table(tp_doc *d, const char *what, const char *measure, const tp_delta_row *rows,
                         size_t n, size_t added, size_t removed, const tp_report_opts *o) {
     tp_doc_heading(d, "%ss by change in %s (top %zu of %zu; %zu added, %zu removed)", what, measure,
@@ -28,13 +38,19 @@ static void delta_table(tp_doc *d, const char *what, const char *measure, const 
                                      TP_COL_RIGHT, TP_COL_RIGHT, 0};
     tp_doc_table(d, 6, head, flags);
     for (size_t i = 0; i < tp_report_rows(o, n); i++) {
-        const tp_delta_row *r = &rows[i];
-        tp_doc_cell(d, "%s", r->name);
-        tp_doc_cell(d, "%s", r->status == TP_DELTA_ADDED ? "-" : tp_fmt_dur(r->a_ns).s);
-        tp_doc_cell(d, "%s", r->status == TP_DELTA_REMOVED ? "-" : tp_fmt_dur(r->b_ns).s);
-        tp_doc_cell(d, "%s", tp_fmt_delta(r->delta_ns).s);
-        tp_doc_cell(d, "%s", tp_fmt_change(r->delta_pct).s);
-        tp_doc_cell(d, "%s", r->status == TP_DELTA_CHANGED ? "" : status_name(r->status));
+        delta_cells(d, &rows[i]);
+    }
+}
+
+/* Every stage and other, per step, in definition order. */
+static void stage_table(tp_doc *d, const tp_compare *c) {
+    if (!c->nstages) return;
+    tp_doc_heading(d, "Stages (time per step)");
+    static const char *const head[] = {"stage", "A", "B", "change", "change %", ""};
+    static const unsigned flags[] = {0, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT, 0};
+    tp_doc_table(d, 6, head, flags);
+    for (size_t i = 0; i < c->nstages; i++) {
+        delta_cells(d, &c->stages[i]);
     }
 }
 
@@ -55,6 +71,7 @@ static void build(tp_doc *d, const void *arg) {
     else
         tp_doc_line(d, "mean step time: A %s, B %s, change %s", tp_fmt_dur(c->a_mean_ns).s,
                     tp_fmt_dur(c->b_mean_ns).s, tp_fmt_change(c->step_change_pct).s);
+    stage_table(d, c);
     delta_table(d, "op", "self time", c->ops, c->nops, c->ops_added, c->ops_removed, o);
     delta_table(d, "kernel", "total time", c->kernels, c->nkernels, c->kernels_added,
                 c->kernels_removed, o);
@@ -101,6 +118,7 @@ void tp_report_compare_json(tp_buf *out, const tp_compare *c, const tp_report_op
     side(&w, "a", c->a, c->a_mean_ns);
     side(&w, "b", c->b, c->b_mean_ns);
     tp_jw_double(&w, "step_change_pct", c->step_change_pct);
+    delta_rows(&w, "stages", c->stages, c->nstages, &(tp_report_opts){.top_k = c->nstages + 1});
     delta_rows(&w, "ops", c->ops, c->nops, o);
     tp_jw_u64(&w, "ops_added", c->ops_added);
     tp_jw_u64(&w, "ops_removed", c->ops_removed);

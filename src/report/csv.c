@@ -78,9 +78,10 @@ void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
         sep_double(out, r->pct);
         TP_BUF_LIT(out, ",\r\n");
     }
-    for (size_t st = 0; st < a->nstages; st++) {
-        const tp_stage_row *r = &a->stages[st];
-        lead(out, "stage", r->name, r->count, r->total_ns);
+    for (size_t st = 0; st <= a->nstages; st++) {
+        /* the stages, then "other" (kind other: its count is the steps) */
+        const tp_stage_row *r = st < a->nstages ? &a->stages[st] : &a->other;
+        lead(out, st < a->nstages ? "stage" : "other", r->name, r->count, r->total_ns);
         tp_buf_putc(out, ',');
         if (r->count)
             spread(out, r->count, r->total_ns, r->min_ns, r->max_ns);

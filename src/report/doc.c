@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The text kinds come first: they index the layouts' prefix and suffix arrays. */
 enum { BLOCK_TITLE, BLOCK_HEADING, BLOCK_LINE, BLOCK_TABLE };
@@ -13,6 +14,7 @@ enum { BLOCK_TITLE, BLOCK_HEADING, BLOCK_LINE, BLOCK_TABLE };
 enum {
     TEXT_NAME_WIDTH = 60,      /* a terminal line keeps room for the numbers */
     MARKDOWN_NAME_WIDTH = 120, /* Markdown tables wrap, so they can afford more */
+    TEXT_LINE_WIDTH = 100,     /* text lines wrap at a space past this many bytes */
 };
 
 struct tp_doc_block {
@@ -231,6 +233,23 @@ static void render_table_md(const tp_doc *d, const struct tp_doc_block *b, tp_bu
     tp_buf_putc(out, '\n');
 }
 
+/* s with its lines wrapped at the last space before TEXT_LINE_WIDTH bytes, continuation lines
+ * indented under the first (a word longer than the width stays whole). */
+static void put_wrapped(tp_buf *out, const char *s) {
+    size_t len = strlen(s);
+    while (len > TEXT_LINE_WIDTH) {
+        size_t cut = TEXT_LINE_WIDTH;
+        while (cut > 0 && s[cut] != ' ')
+            cut--;
+        if (cut == 0) break;
+        tp_buf_put(out, s, cut);
+        tp_buf_puts(out, "\n    ");
+        s += cut + 1;
+        len -= cut + 1;
+    }
+    tp_buf_puts(out, s);
+}
+
 /* How each block kind is written in one style: text blocks between a prefix and a suffix
  * (indexed by BLOCK_TITLE, BLOCK_HEADING, BLOCK_LINE), tables by a function. */
 typedef struct layout {
@@ -256,7 +275,10 @@ void tp_doc_render(const tp_doc *d, tp_buf *out, tp_doc_style style) {
             l->table(d, b, out, l->name_width);
         } else {
             tp_buf_puts(out, l->before[b->kind]);
-            tp_buf_puts(out, str_at(d, b->first));
+            if (style != TP_DOC_MARKDOWN && b->kind == BLOCK_LINE)
+                put_wrapped(out, str_at(d, b->first));
+            else
+                tp_buf_puts(out, str_at(d, b->first));
             tp_buf_puts(out, l->after[b->kind]);
         }
         prev = b->kind;

@@ -8,24 +8,28 @@
 
 #include "report/jsonw.h"
 
+static void stage_row(tp_jw *w, const char *key, const tp_stage_row *r) {
+    int any = r->count > 0;
+    tp_jw_object(w, key);
+    tp_jw_str(w, "stage", r->name);
+    tp_jw_u64(w, "count", r->count);
+    tp_jw_us(w, "total_us", r->total_ns);
+    tp_jw_us_opt(w, "mean_us", any ? r->mean_ns : -1);
+    tp_jw_us_opt(w, "min_us", any ? r->min_ns : -1);
+    tp_jw_us_opt(w, "p50_us", any ? r->p50_ns : -1);
+    tp_jw_us_opt(w, "p95_us", any ? r->p95_ns : -1);
+    tp_jw_us_opt(w, "max_us", any ? r->max_ns : -1);
+    tp_jw_double_opt(w, "pct", r->pct);
+    tp_jw_end_object(w);
+}
+
+/* The stages in definition order, then "other" (the step time none covers). */
 static void stage_rows(tp_jw *w, const tp_analysis *a) {
     tp_jw_array(w, "stages");
-    for (size_t st = 0; st < a->nstages; st++) {
-        const tp_stage_row *r = &a->stages[st];
-        int any = r->count > 0;
-        tp_jw_object(w, NULL);
-        tp_jw_str(w, "stage", r->name);
-        tp_jw_u64(w, "count", r->count);
-        tp_jw_us(w, "total_us", r->total_ns);
-        tp_jw_us_opt(w, "mean_us", any ? r->mean_ns : -1);
-        tp_jw_us_opt(w, "min_us", any ? r->min_ns : -1);
-        tp_jw_us_opt(w, "p50_us", any ? r->p50_ns : -1);
-        tp_jw_us_opt(w, "p95_us", any ? r->p95_ns : -1);
-        tp_jw_us_opt(w, "max_us", any ? r->max_ns : -1);
-        tp_jw_double_opt(w, "pct", r->pct);
-        tp_jw_end_object(w);
-    }
+    for (size_t st = 0; st < a->nstages; st++)
+        stage_row(w, NULL, &a->stages[st]);
     tp_jw_end_array(w);
+    stage_row(w, "other", &a->other);
 }
 
 static void step_list(tp_jw *w, const char *key, const tp_analysis *a) {
@@ -41,6 +45,10 @@ static void step_list(tp_jw *w, const char *key, const tp_analysis *a) {
         for (size_t st = 0; st < a->nstages; st++)
             tp_jw_us(w, a->stages[st].name, s->stage_ns[st]);
         tp_jw_end_object(w);
+        tp_jw_us(w, "other_us", s->other_ns);
+        tp_jw_us(w, "lead_us", s->lead_ns);
+        tp_jw_double(w, "flops", s->flops);
+        tp_jw_double_opt(w, "mfu_pct", s->mfu_pct);
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
@@ -74,6 +82,7 @@ static void steps(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_us_opt(w, "p95_us", any ? a->steps_p95_ns : -1);
     tp_jw_us_opt(w, "max_us", any ? a->steps_max_ns : -1);
     tp_jw_us(w, "window_us", a->window_ns);
+    tp_jw_us(w, "lead_us", a->lead_ns);
     tp_jw_array(w, "slowest");
     for (size_t i = 0; a->steps_by_dur && i < tp_report_rows(o, a->nsteps); i++) {
         const tp_step_row *s = &a->steps[a->steps_by_dur[i]];
@@ -150,7 +159,28 @@ static void kernels(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_us(w, "kernel_us", a->kernel_total_ns);
     tp_jw_us(w, "work_us", a->gpu_work_ns);
     tp_jw_us(w, "attributed_us", a->gpu_attributed_ns);
+    tp_jw_array(w, "idle");
+    for (size_t i = 0; i < a->nidle; i++) {
+        const tp_idle_row *r = &a->idle[i];
+        tp_jw_object(w, NULL);
+        tp_jw_i64(w, "device", r->device);
+        tp_jw_us(w, "idle_us", r->idle_ns);
+        tp_jw_us(w, "host_us", r->host_ns);
+        tp_jw_us(w, "sync_us", r->sync_ns);
+        tp_jw_us(w, "launch_us", r->launch_ns);
+        tp_jw_us(w, "other_us", r->other_ns);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
     tp_jw_end_object(w);
+}
+
+/* A string, or null when s is NULL. */
+static void str_opt(tp_jw *w, const char *key, const char *s) {
+    if (s)
+        tp_jw_str(w, key, s);
+    else
+        tp_jw_null(w, key);
 }
 
 static void memory_and_flops(tp_jw *w, const tp_analysis *a) {
@@ -171,6 +201,16 @@ static void memory_and_flops(tp_jw *w, const tp_analysis *a) {
     tp_jw_double(w, "total", a->flops);
     tp_jw_us(w, "time_us", a->flops_time_ns);
     tp_jw_double_opt(w, "per_second", a->flops_per_s);
+    tp_jw_end_object(w);
+    tp_jw_object(w, "mfu");
+    tp_jw_double(w, "step_flops", a->step_flops);
+    tp_jw_double_opt(w, "achieved_tflops",
+                     a->achieved_flops_per_s >= 0 ? a->achieved_flops_per_s / 1e12 : -1);
+    str_opt(w, "device", a->gpu_name);
+    tp_jw_double_opt(w, "peak_tflops", a->peak_tflops > 0 ? a->peak_tflops : -1);
+    str_opt(w, "peak_source", a->peak_source);
+    str_opt(w, "dtype", a->peak_dtype);
+    tp_jw_double_opt(w, "pct", a->mfu_pct);
     tp_jw_end_object(w);
 }
 
@@ -193,6 +233,7 @@ void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) 
         tp_jw_object(&w, NULL);
         tp_jw_str(&w, "id", a->recos[i].id);
         tp_jw_str(&w, "message", a->recos[i].message);
+        tp_jw_us(&w, "saving_us", a->recos[i].saving_ns);
         tp_jw_end_object(&w);
     }
     tp_jw_end_array(&w);

@@ -74,8 +74,8 @@ static void stages(tp_doc *d, const tp_analysis *a) {
                                      TP_COL_RIGHT,
                                      TP_COL_TEXT_ONLY};
     tp_doc_table(d, 9, head, flags);
-    for (size_t st = 0; st < a->nstages; st++) {
-        const tp_stage_row *r = &a->stages[st];
+    for (size_t st = 0; st <= a->nstages; st++) { /* the stages, then "other" */
+        const tp_stage_row *r = st < a->nstages ? &a->stages[st] : &a->other;
         int any = r->count > 0;
         tp_doc_cell(d, "%s", r->name);
         tp_doc_cell(d, "%llu", (unsigned long long)r->count);
@@ -161,6 +161,26 @@ static void launched(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
     }
 }
 
+/* Why each device idles between its work (stream gaps, as HTA splits them). */
+static void idle(tp_doc *d, const tp_analysis *a) {
+    if (!a->nidle) return;
+    static const char *const head[] = {"device", "idle (streams)", "host",
+                                       "sync",   "launch",         "other"};
+    static const unsigned flags[] = {TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
+                                     TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
+    tp_doc_table(d, 6, head, flags);
+    for (size_t i = 0; i < a->nidle; i++) {
+        const tp_idle_row *r = &a->idle[i];
+        double whole = r->idle_ns > 0 ? (double)r->idle_ns : 1;
+        tp_doc_cell(d, "%lld", (long long)r->device);
+        tp_doc_cell(d, "%s", tp_fmt_dur(r->idle_ns).s);
+        tp_doc_cell(d, "%.1f%%", 100.0 * (double)r->host_ns / whole);
+        tp_doc_cell(d, "%.1f%%", 100.0 * (double)r->sync_ns / whole);
+        tp_doc_cell(d, "%.1f%%", 100.0 * (double)r->launch_ns / whole);
+        tp_doc_cell(d, "%.1f%%", 100.0 * (double)r->other_ns / whole);
+    }
+}
+
 static void gpu(tp_doc *d, const tp_analysis *a) {
     tp_doc_heading(d, "GPU");
     if (!a->gpu_devices) {
@@ -173,6 +193,7 @@ static void gpu(tp_doc *d, const tp_analysis *a) {
     tp_doc_line(d, "kernels: %llu taking %s; GPU work charged to ops: %s of %s",
                 (unsigned long long)a->kernel_count, tp_fmt_dur(a->kernel_total_ns).s,
                 tp_fmt_dur(a->gpu_attributed_ns).s, tp_fmt_dur(a->gpu_work_ns).s);
+    idle(d, a);
 }
 
 static void device_name(char *out, size_t n, const tp_mem_row *r) {
@@ -213,6 +234,17 @@ static void flops(tp_doc *d, const tp_analysis *a) {
     }
     tp_doc_line(d, "%s in %s of the ranges that carry them: %s", tp_fmt_si(a->flops, "FLOP").s,
                 tp_fmt_dur(a->flops_time_ns).s, tp_fmt_si(a->flops_per_s, "FLOP/s").s);
+    if (a->achieved_flops_per_s < 0) return;
+    if (a->mfu_pct < 0)
+        tp_doc_line(d, "over the steps: %s; MFU n/a: %s",
+                    tp_fmt_si(a->achieved_flops_per_s, "FLOP/s").s,
+                    a->gpu_devices ? "device not in the table (give --peak-tflops)"
+                                   : "no GPU (give --peak-tflops for the CPU's peak)");
+    else
+        tp_doc_line(d, "over the steps: %s; MFU %.1f%% of %.1f TFLOP/s x %zu (%s%s%s)",
+                    tp_fmt_si(a->achieved_flops_per_s, "FLOP/s").s, a->mfu_pct, a->peak_tflops,
+                    a->gpu_devices ? a->gpu_devices : 1, a->peak_source, a->peak_dtype ? ": " : "",
+                    a->peak_dtype ? a->peak_dtype : "");
 }
 
 static void notes(tp_doc *d, const tp_analysis *a) {
@@ -224,8 +256,18 @@ static void notes(tp_doc *d, const tp_analysis *a) {
     }
     tp_doc_heading(d, "Recommendations");
     if (!a->nrecos) tp_doc_line(d, "none: no figure crossed a threshold");
-    for (size_t i = 0; i < a->nrecos; i++)
-        tp_doc_line(d, "[%s] %s", a->recos[i].id, a->recos[i].message);
+    /* the few that could save the most (recos are sorted by saving), the rest in --json */
+    for (size_t i = 0; i < a->nrecos && i < TP_RECO_SHOWN; i++) {
+        const tp_reco *r = &a->recos[i];
+        if (r->saving_ns > 0)
+            tp_doc_line(d, "[%s] (could save up to %s) %s", r->id, tp_fmt_dur(r->saving_ns).s,
+                        r->message);
+        else
+            tp_doc_line(d, "[%s] %s", r->id, r->message);
+    }
+    if (a->nrecos > TP_RECO_SHOWN)
+        tp_doc_line(d, "%zu more, each saving less: %s", a->nrecos - TP_RECO_SHOWN,
+                    "see recommendations[] in --json");
 }
 
 typedef struct report_args {

@@ -25,7 +25,7 @@ TRACES = sorted(p for p in FIXTURES.rglob("*")
                 if p.name.endswith((".json", ".json.gz")) and "expected" not in p.parts)
 ALL_ROWS = "1000000"
 RELATIVE = {"pct", "self_pct", "utilization_pct", "dataloader_pct", "per_second",
-            "capacity_pct", "flops", "total"}
+            "capacity_pct", "flops", "total", "step_flops"}
 
 
 def close(key, want, got):
@@ -68,12 +68,12 @@ def traces():
 def check_analysis(want, got):
     """Every figure of the reference against tprof's JSON."""
     check_obj("input", want["input"], got["input"], ["path", "bytes", "events"])
-    steps = ["count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "window_us"]
+    steps = ["count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "window_us", "lead_us"]
     check_obj("steps", want["steps"], got["steps"], steps)
     check_rows("steps.slowest", want["steps"]["slowest"], got["steps"]["slowest"],
                ["name", "dur_us"])
     check_rows("steps.list", want["steps"]["list"], got["steps"]["list"],
-               ["name", "start_us", "dur_us", "stages"])
+               ["name", "start_us", "dur_us", "stages", "other_us", "lead_us", "flops"])
     check_rows("top_cpu_ops", want["top_cpu_ops"], got["top_cpu_ops"],
                ["name", "calls", "total_us", "self_us", "self_pct", "mean_us", "min_us",
                 "max_us", "flops", "gpu_us", "kernels"])
@@ -83,14 +83,20 @@ def check_analysis(want, got):
                ["name", "gpu_us", "kernels", "pct"])
     check_obj("gpu", want["gpu"], got["gpu"],
               ["busy_us", "utilization_pct", "kernel_count", "devices"])
+    check_rows("gpu.idle", sorted(want["gpu"]["idle"], key=lambda r: str(r["device"])),
+               sorted(got["gpu"]["idle"], key=lambda r: str(r["device"])),
+               ["device", "idle_us", "host_us", "sync_us", "launch_us", "other_us"])
     check_rows("stages", want["stages"], got["stages"],
                ["stage", "count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "pct"])
+    check_obj("other", want["other"], got["other"],
+              ["stage", "count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "pct"])
     assert close("dataloader_pct", want["dataloader_pct"], got["dataloader_pct"])
     check_rows("memory", want["memory"], got["memory"],
                ["device_type", "device_id", "peak_bytes", "peak_ts_us", "capacity_bytes"])
     check_obj("flops", want["flops"], got["flops"], ["total", "time_us", "per_second"])
-    assert [r["id"] for r in got["recommendations"]] == \
-        [r["id"] for r in want["recommendations"]]
+    check_obj("mfu", want["mfu"], got["mfu"], ["step_flops"])
+    assert [(r["id"], r["saving_us"]) for r in got["recommendations"]] == \
+        [(r["id"], r["saving_us"]) for r in want["recommendations"]]
     for r in got["recommendations"]:
         assert any(c.isdigit() for c in r["message"]), r  # the evidence is in numbers
 

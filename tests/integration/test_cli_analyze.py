@@ -86,9 +86,12 @@ def test_csv(path, refs):
     ops = [r for r in rows if r["kind"] == "op"]
     kernels = [r for r in rows if r["kind"] == "kernel"]
     stages = [r for r in rows if r["kind"] == "stage"]
+    other = [r for r in rows if r["kind"] == "other"]
     assert len(ops) == min(10, len(want["top_cpu_ops"]))
     assert len(kernels) == min(10, len(want["top_gpu_kernels"]))
-    assert len(ops) + len(kernels) + len(stages) == len(rows)
+    assert len(ops) + len(kernels) + len(stages) + len(other) == len(rows)
+    assert [(o["name"], int(o["calls"]), float(o["total_us"])) for o in other] == [
+        ("other", want["other"]["count"], want["other"]["total_us"])]
     for w, g in zip(want["top_cpu_ops"], ops):
         assert (g["name"], int(g["calls"])) == (w["name"], w["calls"])
         assert (float(g["total_us"]), float(g["self_us"])) == (w["total_us"], w["self_us"])
@@ -144,8 +147,13 @@ def test_text_shows_key_figures(path, refs):
         if len(w["name"]) < 30:
             assert w["name"] in text
             assert human(w["self_us"]) in text
-    for r in want["recommendations"]:
+    # the text prints the first 3 recommendations (by saving), and says how many more
+    for r in want["recommendations"][:3]:
         assert "[%s]" % r["id"] in text
+    for r in want["recommendations"][3:]:
+        assert "[%s]" % r["id"] not in text
+    if len(want["recommendations"]) > 3:
+        assert "%d more, each saving less" % (len(want["recommendations"]) - 3) in text
 
 
 def test_several_inputs_are_one_analysis():

@@ -160,3 +160,42 @@ def test_unreadable_side(pair, tmp_path):
     bad.write_text('{"traceEvents": [{"ph": "X", "ts": 1,')
     assert re.match(r"tprof: .*bad\.json: byte \d+: ", error_line(
         tprof("compare", bad, pair[0], "--fail-above", "1", rc=2)))
+
+
+def test_stages_compared(pair):
+    """Stage times per step, other included: B is A at 1.2x, so each changes by +20%."""
+    a, b = pair
+    ra, rb = tprof_ref.analyze(str(a)), tprof_ref.analyze(str(b))
+    got = compare_json(a, b)["stages"]
+    assert [r["name"] for r in got] == [s["stage"] for s in ra["stages"]] + ["other"]
+    for row, sa, sb in zip(got, ra["stages"] + [ra["other"]], rb["stages"] + [rb["other"]]):
+        assert row["status"] == "changed"
+        assert row["a_calls"] == sa["count"] and row["b_calls"] == sb["count"]
+        assert abs(row["a_us"] - sa["total_us"] / ra["steps"]["count"]) <= 0.001
+        if sa["total_us"] > 0:
+            assert abs(row["delta_pct"] - 20) < 0.01, row
+        else:
+            assert row["delta_pct"] is None
+    assert any(r["a_us"] > 0 for r in got)
+    assert b"Stages (time per step)" in tprof("compare", a, b, rc=0).stdout
+
+
+def test_fail_above_targets(pair):
+    """--fail-above names what it gates: step, stage:NAME, op:NAME; several gates combine."""
+    a, b = pair
+    busy = [s["stage"] for s in tprof_ref.analyze(str(a))["stages"] if s["total_us"] > 0][0]
+    assert "mean step time up 20.00%" in error_line(
+        tprof("compare", a, b, "--fail-above", "step=10", rc=1))
+    p = tprof("compare", a, b, "--fail-above", "stage:%s=10" % busy, rc=1)
+    assert "stage:%s up 20.00%% (more than 10%%)" % busy in error_line(p)
+    tprof("compare", a, b, "--fail-above", "stage:%s=30" % busy, rc=0)
+    tprof("compare", a, b, "--fail-above", "stage:other=30", rc=0)
+    # OP is only in A (removed: -100%), OP_v2 only in B (added: no limit holds)
+    tprof("compare", a, b, "--fail-above", "op:%s=0" % OP, rc=0)
+    tprof("compare", a, b, "--fail-above", "op:%s_v2=1000" % OP, rc=1)
+    # the worst gate decides
+    tprof("compare", a, b, "--fail-above", "30", "--fail-above", "stage:%s=10" % busy, rc=1)
+    for bad in ("op:no_such_op=1", "stage:no_such_stage=1"):
+        assert "no such" in error_line(tprof("compare", a, b, "--fail-above", bad, rc=2))
+    tprof("compare", a, b, "--fail-above", "kernel:x=1", rc=2)
+    tprof("compare", a, b, "--fail-above", "stage:forward=abc", rc=2)

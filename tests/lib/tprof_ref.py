@@ -47,10 +47,13 @@ DEVICE_CATEGORIES = {
 }
 
 DEFAULT_STAGES = [
-    ("dataloader", ["dataloader", "*DataLoader*", "*DataPipe*", "*dataloader_next*"]),
-    ("forward", ["forward", "## forward ##", "*.training_step"]),
-    ("backward", ["backward", "## backward ##", "*.backward"]),
+    ("dataloader", ["dataloader", "*DataLoader*", "*DataPipe*", "*data_load*",
+                    "*dataloader_next*"]),
+    ("forward", ["forward", "## forward ##", "*.training_step", "nn.Module: *"]),
+    ("backward", ["backward", "## backward ##", "*.backward",
+                  "autograd::engine::evaluate_function: *"]),
     ("optimizer", ["optimizer", "Optimizer.step#*", "Optimizer.zero_grad#*", "*optimizer_step"]),
+    ("validation", ["validation", "*.validation_step", "*[_EvaluationLoop]*"]),
 ]
 
 # Recommendation thresholds (docs/METRICS.md).
@@ -60,6 +63,21 @@ MEMORY_PRESSURE_PCT = 90.0
 NCCL_PCT = 10.0
 LAUNCH_BOUND_MEAN_NS = 10000
 LAUNCH_BOUND_MIN_KERNELS = 100
+SYNC_PCT = 5.0
+PAGEABLE_PCT = 1.0
+FP32_PCT = 10.0
+OPTIM_OPS = 20.0
+OPTIM_PCT = 5.0
+CPU_OP_PCT = 25.0
+PYTHON_PCT = 10.0
+OTHER_PCT = 30.0
+IDLE_LAUNCH_NS = 30000
+SYNC_NAMES = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+              "cudaMemcpy", "hipDeviceSynchronize", "hipStreamSynchronize",
+              "hipEventSynchronize", "hipMemcpy"}
+# The architecture a kernel's name shows, when the trace lists no compute capability.
+ARCH_NAMES = [("sm90", 9), ("hopper", 9), ("sm80", 8), ("sm86", 8), ("ampere", 8),
+              ("cutlass_80", 8), ("turing", 7), ("sm75", 7), ("volta", 7), ("sm70", 7)]
 
 STEP_RE = re.compile(r"ProfilerStep#[0-9]+\Z")
 DECIMAL_ID = re.compile(r"-?[0-9]+\Z")
@@ -89,6 +107,7 @@ class Trace:
         self.input_events = 0
         self.input_bytes = 0
         self.devices = {}  # device id -> totalGlobalMem
+        self.compute_major = 0  # the highest computeMajor of deviceProperties
 
 
 # ---- reading -----------------------------------------------------------------------------------
@@ -229,6 +248,9 @@ def load(path):
         for d in doc.get("deviceProperties") or doc.get("computeProperties") or []:
             if isinstance(d, dict) and isinstance(d.get("id"), int):
                 t.devices[d["id"]] = int(d.get("totalGlobalMem") or 0)
+                major = d.get("computeMajor", d.get("major"))
+                if isinstance(major, int):
+                    t.compute_major = max(t.compute_major, major)
     t.input_events = len(events)
     open_ranges = {}
     for e in events:
@@ -423,7 +445,9 @@ def analyze(src, stages=None):
     capacity = (w1 - w0) * len(per_dev)
     util = 100.0 * busy / capacity if per_dev and capacity > 0 else None
 
-    # Stages: outermost matching range on its thread (no enclosing range matches any stage).
+    # Stages (docs/METRICS.md): a range named as its stage (explicit) counts whole and hides
+    # everything inside it; another matching range counts unless its innermost counted ancestor
+    # has the same stage, and is carved out of that ancestor when the stage differs.
     def stage_of(name):
         for si, (_, pats) in enumerate(stages):
             if any(glob_match(p, name) for p in pats):
@@ -431,23 +455,81 @@ def analyze(src, stages=None):
         return -1
 
     stage_cache = {}
-    in_stage = {}
+    counted = {}    # index -> the innermost counted stage range among it and its ancestors
+    explicit = {}   # index -> inside an explicit stage range (itself included)
+    carved = {}     # counted index -> durations of other-stage ranges counted inside it
+    own_stage = {}  # counted index -> its stage
+    order = sorted(host, key=lambda e: (e.ts, -e.dur, e.index))
+    for e in order:  # parents come before their children in this order
+        p = parent[e.index]
+        counted[e.index] = counted[p.index] if p is not None else None
+        explicit[e.index] = explicit[p.index] if p is not None else False
+        if e.step:
+            continue
+        if e.name not in stage_cache:
+            si = stage_of(e.name)
+            stage_cache[e.name] = (si, si >= 0 and glob_match(stages[si][0], e.name))
+        si, is_explicit = stage_cache[e.name]
+        if si < 0 or explicit[e.index]:
+            continue
+        outer = counted[e.index]
+        if outer is not None and own_stage[outer.index] == si:
+            continue
+        if outer is not None:
+            carved[outer.index] += e.dur
+        counted[e.index] = e
+        own_stage[e.index] = si
+        carved[e.index] = 0
+        explicit[e.index] = is_explicit
     stage_ranges = [[] for _ in stages]
     step_starts = [s.ts for s in steps]
     per_step = [[0] * len(stages) for _ in steps]
-    # (ts, -dur, index) order visits every parent before its children.
-    for e in sorted(host, key=lambda e: (e.ts, -e.dur, e.index)):
+    spans = [[] for _ in steps]
+    # A range wholly inside a counted range of the same stage (on another thread) is left out.
+    cands = sorted((e for e in order if own_stage.get(e.index) is not None),
+                   key=lambda e: (own_stage[e.index], e.ts, -e.end, e.index))
+    furthest, cur = None, None
+    for e in cands:
+        if own_stage[e.index] != cur:
+            cur, furthest = own_stage[e.index], None
+        if furthest is not None and e.end <= furthest:
+            continue
+        furthest = e.end
+        si, own = own_stage[e.index], max(0, e.dur - carved[e.index])
+        stage_ranges[si].append(own)
+        k = bisect.bisect_right(step_starts, e.ts) - 1
+        if k >= 0 and e.ts < steps[k].end:
+            per_step[k][si] += own
+            spans[k].append((e.ts, min(e.end, steps[k].end)))
+
+    # other: per step, its duration less the union of its stage ranges (clipped to it).
+    other = []
+    for k, st in enumerate(steps):
+        covered, cur = 0, None
+        for a, b in sorted(spans[k]):
+            if cur is None or a > cur[1]:
+                if cur is not None:
+                    covered += cur[1] - cur[0]
+                cur = [a, b]
+            else:
+                cur[1] = max(cur[1], b)
+        if cur is not None:
+            covered += cur[1] - cur[0]
+        other.append(max(0, st.dur - covered))
+
+    # lead: per step, from its start to its first range on its own thread (all of it if none).
+    first_child = {}
+    for e in order:
         p = parent[e.index]
-        inside = p is not None and in_stage[p.index]
-        if e.name not in stage_cache:
-            stage_cache[e.name] = stage_of(e.name)
-        si = -1 if e.step else stage_cache[e.name]
-        in_stage[e.index] = inside or si >= 0
-        if si >= 0 and not inside:
-            stage_ranges[si].append(e.dur)
+        if p is not None and p.step and p.index not in first_child:
+            first_child[p.index] = e.ts
+    lead = [max(0, first_child.get(st.index, st.end) - st.ts) for st in steps]
+    step_flops = [0] * len(steps)
+    for e in host:
+        if not e.step and "flops" in e.args:
             k = bisect.bisect_right(step_starts, e.ts) - 1
             if k >= 0 and e.ts < steps[k].end:
-                per_step[k][si] += e.dur
+                step_flops[k] += e.args["flops"]
     stage_rows = []
     for si, (sname, _) in enumerate(stages):
         d = sorted(stage_ranges[si])
@@ -460,6 +542,15 @@ def analyze(src, stages=None):
             "max_us": us(d[-1]) if d else None,
             "pct": 100.0 * tot / step_total if step_total > 0 else None,
         })
+    od = sorted(other)
+    other_row = {
+        "stage": "other", "count": len(od), "total_us": us(sum(od)),
+        "mean_us": us(round_div(sum(od), len(od))) if od else None,
+        "p50_us": us(percentile(od, 50)) if od else None,
+        "p95_us": us(percentile(od, 95)) if od else None,
+        "max_us": us(od[-1]) if od else None,
+        "pct": 100.0 * sum(od) / step_total if step_total > 0 else None,
+    }
     dl = [r for r in stage_rows if r["stage"] == "dataloader"]
     dataloader_pct = dl[0]["pct"] if dl else None
 
@@ -516,22 +607,111 @@ def analyze(src, stages=None):
     flops = sum(r["flops"] for r in ops.values())
     flops_time = sum(r["flops_time"] for r in ops.values())
 
-    # Recommendations (ids only; the messages are prose).
+    # GPU idle explained (HTA's breakdown): per stream, the gaps between consecutive work.
+    sync_ends = sorted(e.end for e in host if e.name in SYNC_NAMES)
+    streams, idle = {}, {}
+    for e in gpu_work:
+        streams.setdefault((e.pid, e.tid), []).append(e)
+    for (pid, _), work in streams.items():
+        row = idle.setdefault(pid, {"device": pid, "idle_us": 0, "host_us": 0, "sync_us": 0,
+                                    "launch_us": 0, "other_us": 0})
+        work.sort(key=lambda e: e.ts)
+        for prev, e in zip(work, work[1:]):
+            gap = max(0, e.ts - prev.end)
+            ln = launch.get(e.corr) if e.corr else None
+            if ln is not None and ln.ts > prev.end:
+                k = bisect.bisect_right(sync_ends, prev.end)
+                cat = "sync_us" if k < len(sync_ends) and sync_ends[k] <= ln.ts else "host_us"
+            elif gap < IDLE_LAUNCH_NS:
+                cat = "launch_us"
+            else:
+                cat = "other_us"
+            row[cat] += gap
+            row["idle_us"] += gap
+    idle_rows = [{k: (us(v) if k != "device" else v) for k, v in r.items()}
+                 for r in idle.values()]
+
+    # Recommendations: (id, the step time it could save), sorted by saving, then id.
     recos = []
-    if dataloader_pct is not None and dataloader_pct > DATALOADER_PCT:
-        recos.append("dataloader")
+
+    def step_pct(ns):
+        return 100.0 * ns / step_total if step_total > 0 else None
+
+    def beyond(pct, threshold):
+        return pct is not None and pct > threshold
+
+    dl_i = [i for i, (n, _) in enumerate(stages) if n == "dataloader"]
+    if dl_i:
+        dl_ns = sum(stage_ranges[dl_i[0]]) if stage_ranges[dl_i[0]] else sum(lead)
+        if beyond(step_pct(dl_ns), DATALOADER_PCT):
+            recos.append(("dataloader", dl_ns))
+    idle = (capacity - busy) // len(per_dev) if per_dev and capacity > busy else 0
     if util is not None and util < GPU_IDLE_PCT:
-        recos.append("gpu_idle")
+        recos.append(("gpu_idle", idle))
     if any(m["capacity_bytes"] and 100.0 * m["peak_bytes"] / m["capacity_bytes"]
            > MEMORY_PRESSURE_PCT for m in memory):
-        recos.append("memory_pressure")
+        recos.append(("memory_pressure", 0))
     nccl = sum(r["total"] for r in kernels.values() if "nccl" in r["name"].lower())
-    if step_total > 0 and 100.0 * nccl / step_total > NCCL_PCT:
-        recos.append("nccl")
+    if beyond(step_pct(nccl), NCCL_PCT):
+        recos.append(("nccl", nccl))
     nk = sum(r["calls"] for r in kernels.values())
     if (util is not None and util < GPU_IDLE_PCT and nk >= LAUNCH_BOUND_MIN_KERNELS
             and ktotal < LAUNCH_BOUND_MEAN_NS * nk):
-        recos.append("launch_bound")
+        recos.append(("launch_bound", idle))
+
+    def step_of(e):
+        k = bisect.bisect_right(step_starts, e.ts) - 1
+        return k if k >= 0 and e.ts < steps[k].end else None
+
+    sync = sum(e.dur for e in host if not e.step and e.name in SYNC_NAMES
+               and step_of(e) is not None)
+    if beyond(step_pct(sync), SYNC_PCT):
+        recos.append(("sync", sync))
+    pageable = sum(e.dur for e in events if e.kind == MEMCPY
+                   and glob_match("*HtoD*Pageable*", e.name))
+    if beyond(step_pct(pageable), PAGEABLE_PCT):
+        recos.append(("pageable_copy", pageable))
+    ordered_kernels = sorted(kernels.values(), key=lambda r: (-r["total"], r["name"].encode()))
+    major = t.compute_major or max(
+        [m for r in ordered_kernels[:64] for pat, m in ARCH_NAMES if pat in r["name"].lower()],
+        default=0)
+    fp32 = sum(r["total"] for r in kernels.values()
+               if "sgemm" in r["name"].lower()
+               and not any(x in r["name"].lower() for x in ("tensorop", "xmma", "tf32")))
+    if major >= 7 and ktotal > 0 and 100.0 * fp32 / ktotal > FP32_PCT:
+        recos.append(("fp32_matmul", fp32 // 2))
+
+    def under_optim(e):
+        p = parent[e.index]
+        while p is not None:
+            if p.name.startswith("Optimizer.step#"):
+                return True
+            p = parent[p.index]
+        return False
+
+    optim = [e for e in host if not e.step and e.name.startswith("Optimizer.step#")
+             and not under_optim(e)]
+    inside = [e for e in host if not e.step and is_op(e) and under_optim(e)]
+    if optim and not any("_foreach_" in e.name or "_fused_" in e.name for e in inside):
+        optim_ns = sum(e.dur for e in optim)
+        if len(inside) / len(optim) >= OPTIM_OPS and beyond(step_pct(optim_ns), OPTIM_PCT):
+            recos.append(("optimizer_foreach", optim_ns // 2))
+    top_aten = [r for r in op_rows if r["name"].startswith("aten::")]
+    if not per_dev and steps and top_aten:
+        top_self = ops[top_aten[0]["name"]]["self"]
+        if beyond(step_pct(top_self), CPU_OP_PCT):
+            recos.append(("cpu_op_bound", top_self // 2))
+    py = 0
+    for e in host:
+        if e.cat.lower() == "python_function" and not e.step:
+            k = step_of(e)
+            if k is not None and e.end <= steps[k].end:
+                py += max(0, e.dur - child_sum.get(e.index, 0))
+    if beyond(step_pct(py), PYTHON_PCT):
+        recos.append(("python_overhead", py))
+    if beyond(other_row["pct"], OTHER_PCT):
+        recos.append(("other", 0))
+    recos.sort(key=lambda r: (-r[1], r[0]))
 
     n = len(step_durs)
     slowest = sorted(steps, key=lambda s: (-s.dur, s.ts, s.index))
@@ -544,22 +724,27 @@ def analyze(src, stages=None):
             "p95_us": us(percentile(step_durs, 95)) if n else None,
             "max_us": us(step_durs[-1]) if n else None,
             "window_us": us(w1 - w0),
+            "lead_us": us(sum(lead)),
             "slowest": [{"name": s.name, "dur_us": us(s.dur)} for s in slowest],
             "list": [{"name": s.name, "start_us": us(t.base_ns + s.ts), "dur_us": us(s.dur),
-                      "stages": {stages[i][0]: us(v) for i, v in enumerate(per_step[k])}}
+                      "stages": {stages[i][0]: us(v) for i, v in enumerate(per_step[k])},
+                      "other_us": us(other[k]), "lead_us": us(lead[k]),
+                      "flops": step_flops[k]}
                      for k, s in enumerate(steps)],
         },
         "top_cpu_ops": op_rows,
         "top_gpu_kernels": kernel_rows,
         "top_ops_by_gpu_time": by_gpu,
         "gpu": {"busy_us": us(busy), "utilization_pct": util, "kernel_count": nk,
-                "devices": len(per_dev)},
+                "devices": len(per_dev), "idle": idle_rows},
         "stages": stage_rows,
+        "other": other_row,
         "dataloader_pct": dataloader_pct,
         "memory": memory,
         "flops": {"total": flops, "time_us": us(flops_time),
                   "per_second": flops * 1e9 / flops_time if flops_time > 0 else None},
-        "recommendations": [{"id": r} for r in recos],
+        "mfu": {"step_flops": sum(step_flops)},
+        "recommendations": [{"id": r, "saving_us": us(v)} for r, v in recos],
     }
 
 

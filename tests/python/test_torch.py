@@ -272,6 +272,41 @@ def test_dataloader_stage_and_recommendation(out_dir):
     assert tprof.analyze(prof.run_dir)["dataloader_pct"] == summary["dataloader_pct"]
 
 
+def test_plain_loop_without_stages_gets_the_loading_advice(out_dir):
+    """The issue's case with tprof alone: a plain DataLoader that sleeps, no tprof.stage, no
+    tprof.torch.dataloader. No range marks the loader; the lead of each step (before its first
+    range, the model's) is the fetch, and the advice says so."""
+
+    class Slow(torch.utils.data.Dataset):
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, i):
+            time.sleep(0.01)
+            return torch.randn(3, 16, 16), i % 5
+
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loader = torch.utils.data.DataLoader(Slow(), batch_size=8)
+    with tprof.profile(model=model, output_dir=out_dir, run_id="plain", summary=False) as prof:
+        for x, y in loader:
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            prof.step()
+    summary = prof.summary()
+    assert all(s["count"] == 0 for s in summary["stages"] if s["stage"] == "dataloader")
+    dl = [r for r in summary["recommendations"] if r["id"] == "dataloader"]
+    assert dl and "No range marks the data loader" in dl[0]["message"]
+    ref = tprof_ref.analyze(run_traces(prof.run_dir)[0])
+    # each step's lead holds the next batch's fetch, 8 items sleeping 10 ms each; the last
+    # step's holds the fetch that ends the loop
+    assert ref["steps"]["lead_us"] >= (ref["steps"]["count"] - 1) * 80000
+    assert dl[0]["saving_us"] == ref["steps"]["lead_us"]
+    assert "dataloader" in [r["id"] for r in ref["recommendations"]]
+
+
 def test_analyze_errors_name_the_file(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"traceEvents": [{"name": "x", "ph": "X", "ts": 1, "dur": }]}')

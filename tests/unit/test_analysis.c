@@ -365,7 +365,7 @@ static void test_stages_custom_and_glob(void **state) {
     static const char *const io[] = {"read_?", "load*file"};
     static const char *const none[] = {"nothing"};
     const tp_stage_def defs[] = {{"io", io, 2}, {"idle", none, 1}};
-    tp_analysis_opts opts = {defs, 2};
+    tp_analysis_opts opts = {.stages = defs, .nstages = 2};
     tp_model m;
     tp_model_init(&m);
     host(&m, "read_x", 0, 10);
@@ -584,6 +584,145 @@ static void test_recommendation_thresholds(void **state) {
     expect_reco(&(reco_case){.nkernels = 100, .short_ns = 9999}, "gpu_idle", 1);
 }
 
+/* Lightning runs training_step and backward inside Optimizer.step: they are carved out of it;
+ * ranges of the stage already counted add nothing; an explicit stage hides what PyTorch writes
+ * inside it; other is the step time no stage range covers; lead is the time before the step's
+ * first range. */
+static void test_stages_carved_and_explicit(void **state) {
+    (void)state;
+    tp_model m;
+    tp_model_init(&m);
+    host(&m, "ProfilerStep#1", 0, 1000);
+    host(&m, "[pl][profile][LightningModule]M.optimizer_step", 100, 800);
+    host(&m, "Optimizer.step#SGD.step", 110, 780);
+    host(&m, "[pl][profile][Strategy]S.training_step", 120, 200);
+    host(&m, "Optimizer.zero_grad#SGD.zero_grad", 330, 10);
+    host(&m, "[pl][profile][Strategy]S.backward", 350, 300);
+    host(&m, "autograd::engine::evaluate_function: AddmmBackward0", 360, 40);
+    host(&m, "ProfilerStep#2", 1000, 1000);
+    host(&m, "backward", 1000, 500); /* explicit: counts whole, hides what is inside */
+    host(&m, "Optimizer.zero_grad#SGD.zero_grad", 1010, 10);
+    host(&m, "autograd::engine::evaluate_function: MmBackward0", 1100, 100);
+    host(&m, "[pl][profile][_EvaluationLoop].val_next", 1600, 300);
+    host(&m, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1650, 200);
+    tp_analysis *a = analyse(&m);
+    const tp_stage_row *opt = stage(a, "optimizer"), *fw = stage(a, "forward");
+    const tp_stage_row *bw = stage(a, "backward"), *val = stage(a, "validation");
+    const tp_stage_row *dl = stage(a, "dataloader");
+    assert_int_equal(opt->count, 1);
+    assert_int_equal(opt->total_ns, 800 - 200 - 300);
+    assert_int_equal(fw->count, 1);
+    assert_int_equal(fw->total_ns, 200);
+    assert_int_equal(bw->count, 2);
+    assert_int_equal(bw->total_ns, 300 + 500);
+    assert_int_equal(val->total_ns, 300 - 200);
+    assert_int_equal(dl->total_ns, 200);
+    /* other: step 1 is covered from 100 to 900, step 2 from 1000 to 1500 and 1600 to 1900 */
+    assert_int_equal(a->steps[0].other_ns, 200);
+    assert_int_equal(a->steps[1].other_ns, 200);
+    assert_int_equal(a->other.count, 2);
+    assert_int_equal(a->other.total_ns, 400);
+    assert_true(fabs(a->other.pct - 20.0) < 1e-9);
+    assert_int_equal(a->steps[0].lead_ns, 100);
+    assert_int_equal(a->steps[1].lead_ns, 0);
+    assert_int_equal(a->lead_ns, 100);
+    tp_analysis_free(a);
+    tp_model_free(&m);
+}
+
+/* A step of 1000 ns whose op waits on the GPU for sync_ns, with a pageable copy of copy_ns. */
+static tp_analysis *sync_case(int64_t sync_ns, int64_t copy_ns) {
+    tp_model m;
+    tp_model_init(&m);
+    host(&m, "ProfilerStep#1", 0, 1000);
+    host(&m, "aten::item", 100, sync_ns + 20);
+    tb_add(&m, TP_HOST_RANGE, 1, 1, "cudaStreamSynchronize", "cuda_runtime", 110, sync_ns);
+    tb_add(&m, TP_MEMCPY, 0, 7, "Memcpy HtoD (Pageable -> Device)", NULL, 0, copy_ns);
+    tb_add(&m, TP_MEMCPY, 0, 7, "Memcpy HtoD (Pinned -> Device)", NULL, 200, 500);
+    tb_add(&m, TP_KERNEL, 0, 7, "gemm", NULL, 0, 990);
+    tp_analysis *a = analyse(&m);
+    tp_model_free(&m);
+    return a;
+}
+
+static const tp_reco *reco(const tp_analysis *a, const char *id) {
+    for (size_t i = 0; i < a->nrecos; i++)
+        if (strcmp(a->recos[i].id, id) == 0) return &a->recos[i];
+    return NULL;
+}
+
+static void test_sync_and_pageable_rules(void **state) {
+    (void)state;
+    tp_analysis *a = sync_case(50, 10); /* 5% and 1%: not beyond */
+    assert_int_equal(a->sync_ns, 50);
+    assert_int_equal(a->sync_calls, 1);
+    assert_int_equal(a->h2d_pageable_ns, 10);
+    assert_null(reco(a, "sync"));
+    assert_null(reco(a, "pageable_copy"));
+    tp_analysis_free(a);
+    a = sync_case(51, 11);
+    const tp_reco *r = reco(a, "sync");
+    assert_non_null(r);
+    assert_int_equal(r->saving_ns, 51);
+    assert_non_null(strstr(r->message, "most from aten::item (1 calls"));
+    assert_non_null(r = reco(a, "pageable_copy"));
+    assert_int_equal(r->saving_ns, 11);
+    /* ranked by saving: sync (51) before the pageable copy (11) */
+    assert_true(reco(a, "sync") < reco(a, "pageable_copy"));
+    tp_analysis_free(a);
+}
+
+/* MFU: the flops of each step over its time against the peak: --peak-tflops, else the GPU table
+ * at the widest math the kernels show (an A100 running a bf16 GEMM: 312 TFLOP/s). */
+static tp_analysis *mfu_case(const char *device_name, const char *kernel, double peak) {
+    tp_model m;
+    tp_model_init(&m);
+    host(&m, "ProfilerStep#1", 0, 1000000); /* 1 ms */
+    tp_model_arg_int(&m, host(&m, "aten::mm", 100, 500000), "flops", 156000000);
+    host(&m, "ProfilerStep#2", 1000000, 1000000);
+    tp_model_arg_int(&m, host(&m, "aten::mm", 1000100, 500000), "flops", 78000000);
+    if (device_name) {
+        tp_device *d = tp_model_device(&m, 0);
+        d->name = tp_model_intern_cstr(&m, device_name);
+        d->compute_major = 8;
+        tb_add(&m, TP_KERNEL, 0, 7, kernel, NULL, 100, 400000);
+    }
+    tp_analysis *a = tp_analysis_new(&(tp_analysis_opts){.peak_tflops = peak});
+    assert_int_equal(tp_analysis_add_model(a, &m, "hand-built"), 0);
+    tp_analysis_finish(a);
+    tp_model_free(&m);
+    return a;
+}
+
+static void test_mfu(void **state) {
+    (void)state;
+    /* 234 MFLOP in 2 ms of steps: 117 GFLOP/s */
+    tp_analysis *a = mfu_case("NVIDIA A100-SXM4-80GB", "ampere_bf16_s16816gemm_bf16_128x128", 0);
+    assert_true(fabs(a->achieved_flops_per_s - 117e9) < 1);
+    assert_true(fabs(a->peak_tflops - 312.0) < 1e-9);
+    assert_string_equal(a->peak_dtype, "bf16/fp16");
+    assert_true(fabs(a->mfu_pct - 100.0 * 117e9 / 312e12) < 1e-9);
+    assert_true(fabs(a->steps[0].mfu_pct - 100.0 * 156e9 / 312e12) < 1e-9);
+    tp_analysis_free(a);
+    a = mfu_case("NVIDIA A100-SXM4-80GB", "ampere_sgemm_128x64_nn", 0); /* FP32 math */
+    assert_true(fabs(a->peak_tflops - 19.5) < 1e-9);
+    tp_analysis_free(a);
+    a = mfu_case("Tesla V100-DGXS-32GB", "cutlass_tensorop_s1688gemm", 0); /* no TF32: FP32 */
+    assert_string_equal(a->peak_dtype, "fp32");
+    tp_analysis_free(a);
+    a = mfu_case("Some Future GPU", "gemm", 0); /* unknown: no MFU */
+    assert_true(a->mfu_pct < 0);
+    assert_true(a->achieved_flops_per_s > 0);
+    tp_analysis_free(a);
+    a = mfu_case(NULL, NULL, 0); /* a CPU: none unless given */
+    assert_true(a->mfu_pct < 0);
+    tp_analysis_free(a);
+    a = mfu_case(NULL, NULL, 1.17); /* given: 117 GFLOP/s of 1.17 TFLOP/s */
+    assert_true(fabs(a->mfu_pct - 10.0) < 1e-9);
+    assert_string_equal(a->peak_source, "--peak-tflops");
+    tp_analysis_free(a);
+}
+
 /* ---- accumulating models -------------------------------------------------------------------- */
 
 static void test_merge_two_models(void **state) {
@@ -685,6 +824,9 @@ int main(void) {
         cmocka_unit_test(test_flops),
         cmocka_unit_test(test_launch_attribution),
         cmocka_unit_test(test_recommendation_thresholds),
+        cmocka_unit_test(test_stages_carved_and_explicit),
+        cmocka_unit_test(test_sync_and_pageable_rules),
+        cmocka_unit_test(test_mfu),
         cmocka_unit_test(test_merge_two_models),
         cmocka_unit_test(test_empty_and_degenerate_models),
     };

@@ -118,8 +118,15 @@ static void test_text_report(void **state) {
     contains(t, "4.00 GFLOP in 2.000 ms");
     contains(t, "2.00 TFLOP/s");
     contains(t, "a warning with 42 in it");
-    contains(t, "[dataloader] Data loading takes 25.0% of step time");
-    contains(t, "[gpu_idle] GPU utilization is 25.0%");
+    /* ranked by the time they could save: the GPU idles 3 ms, loading takes 1 ms, and the
+     * 3 ms in no stage (other) save nothing by themselves */
+    const char *idle = strstr(t, "[gpu_idle] (could save up to 3.000 ms) GPU utilization is 25.0%");
+    const char *dl = strstr(t, "[dataloader] (could save up to 1.000 ms) Data loading takes 25.0%");
+    const char *other = strstr(t, "[other] 75.0% of step time (3.0 ms) is in no stage");
+    assert_non_null(idle);
+    assert_non_null(dl);
+    assert_non_null(other);
+    assert_true(idle < dl && dl < other);
     /* the 500-character kernel name is cut in the middle: its start and end remain */
     contains(t, "void gemm<");
     contains(t, "(float*)END");
@@ -164,7 +171,7 @@ static void test_markdown_report(void **state) {
     contains(md, "## Step time\n");
     contains(md, "| steps | total | mean | p50 | p95 | max |\n|---:|---:|---:|---:|---:|---:|\n");
     contains(md, "| a\\|b, \"c\" d |"); /* pipe escaped, newline flattened */
-    contains(md, "- [gpu_idle] GPU utilization is 25.0%");
+    contains(md, "- [gpu_idle] (could save up to 3.000 ms) GPU utilization is 25.0%");
     lacks(md, "#####"); /* bars are text-only */
     /* every row of a table has as many unescaped pipes as its header */
     char lines[16][512];
@@ -200,7 +207,8 @@ static void test_json_report_keys(void **state) {
     contains(j, "\"memory\": [{\"device_type\": 1, \"device_id\": 0, \"peak_bytes\": 3145728");
     contains(
         j, "\"flops\": {\"total\": 4000000000, \"time_us\": 2000, \"per_second\": 2000000000000}");
-    contains(j, "\"recommendations\": [{\"id\": \"dataloader\"");
+    contains(j, "\"recommendations\": [{\"id\": \"gpu_idle\"");
+    contains(j, "\"saving_us\": 3000}, {\"id\": \"dataloader\"");
     contains(j, "\"run\": {\"id\": \"x\"}}\n");
     /* top_k = 1: one kernel of two */
     const char *k = strstr(j, "\"top_gpu_kernels\": [");
@@ -238,8 +246,10 @@ static void test_csv_reports(void **state) {
     contains(c, "kernel,relu,1,400,,400,400,400,40,\r\n");
     contains(c, "stage,dataloader,1,1000,,1000,1000,1000,25,\r\n");
     contains(c, "stage,forward,0,0,,,,,0,\r\n");
-    /* header + 3 ops (one spans two lines) + 2 kernels + 4 stages */
-    assert_int_equal(count_lines(c), 1 + 4 + 2 + 4);
+    contains(c, "stage,validation,0,0,,,,,0,\r\n");
+    contains(c, "\r\nother,other,2,3000,,1500,0,3000,75,\r\n");
+    /* header + 3 ops (one spans two lines) + 2 kernels + 5 stages + other */
+    assert_int_equal(count_lines(c), 1 + 4 + 2 + 5 + 1);
     free(c);
     tp_buf b;
     tp_buf_init(&b);
@@ -257,7 +267,12 @@ static void test_csv_reports(void **state) {
                      "\"max_us\": 1000, \"pct\": 25}");
     contains(b.data, "\"steps\": [{\"name\": \"ProfilerStep#1\", \"number\": 1, \"start_us\": 0, "
                      "\"dur_us\": 1000, \"stages\": {\"dataloader\": 1000, \"forward\": 0, "
-                     "\"backward\": 0, \"optimizer\": 0}}");
+                     "\"backward\": 0, \"optimizer\": 0, \"validation\": 0}, \"other_us\": 0, "
+                     "\"lead_us\": 0, \"flops\": 0, \"mfu_pct\": null}, {\"name\": "
+                     "\"ProfilerStep#2\"");
+    /* step 2 holds aten::mm and the weird op, no stage: all of it is other */
+    contains(b.data, "\"other_us\": 3000, \"lead_us\": 0, \"flops\": 4000000000, ");
+    contains(b.data, "\"other\": {\"stage\": \"other\", \"count\": 2, \"total_us\": 3000");
     tp_buf_free(&b);
     tp_analysis_free(a);
 }
