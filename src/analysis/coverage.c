@@ -89,8 +89,10 @@ int tp_stage_other(tp_scan *s) {
         size_t n = start[k + 1] - start[k];
         for (size_t i = 0; i < n; i++)
             one[i] = s->spans[grouped[start[k] + i]];
-        int64_t covered = 0; /* the union of intervals, as for GPU busy time */
-        rc = tp_gpu_union(&s->order, one, n, &covered);
+        /* the union of intervals inside the step, as for GPU busy time */
+        const tp_event *step = &s->m->events[s->steps[k]];
+        int64_t covered = 0;
+        rc = tp_gpu_union(&s->order, one, n, step->ts, tp_ev_end(step), &covered);
         s->step_other[k] = s->step_other[k] > covered ? s->step_other[k] - covered : 0;
     }
     free(idx);

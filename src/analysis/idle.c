@@ -92,7 +92,7 @@ int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n) {
         size_t sorted = 1; /* streams come in start order: sort only when they do not */
         while (sorted < count && one[sorted - 1].key <= one[sorted].key)
             sorted++;
-        if (!row || (sorted < count && tp_sort_keyed(&s->order, one, count))) {
+        if (!row || (sorted < count && tp_sort_keyed(&s->order.spare, one, count))) {
             rc = -1;
             break;
         }

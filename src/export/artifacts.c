@@ -118,7 +118,8 @@ static int art_start(void *ctx, const tp_run_info *run) {
     char host[64] = "localhost";
     gethostname(host, sizeof(host) - 1);
     snprintf(art.worker, sizeof(art.worker), "%s_%ld", host, (long)getpid());
-    tp_analysis_opts opts = {.stages = run->stages, .nstages = run->nstages};
+    tp_analysis_opts opts = {
+        .stages = run->stages, .nstages = run->nstages, .peak_tflops = run->peak_tflops};
     art.analysis = tp_analysis_new(&opts);
     if (!art.run_dir || !art.analysis) {
         tp_log_warn("out of memory: profiling is off");

@@ -179,6 +179,7 @@ static void fill_run_info(tp_run_info *run) {
                          .top_k = (size_t)cfg->top_k,
                          .stages = tp_sess.stages,
                          .nstages = tp_sess.nstages,
+                         .peak_tflops = cfg->peak_tflops,
                          .windows = tp_sess.windows,
                          .partial_windows = tp_sess.partial_windows,
                          .dropped_events = __atomic_load_n(&tp_sess.dropped, __ATOMIC_RELAXED),

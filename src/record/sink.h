@@ -23,6 +23,7 @@ typedef struct tp_run_info {
     size_t top_k;
     const tp_stage_def *stages;
     size_t nstages;
+    double peak_tflops; /* a device's peak for MFU (the peak_tflops key); 0: the GPU table */
     /* filled at the end of the run */
     size_t windows, partial_windows;
     uint64_t dropped_events;

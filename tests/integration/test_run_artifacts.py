@@ -258,3 +258,20 @@ def test_bad_configuration_exits_2_with_one_line(tmp_path):
     assert lines == ['tprof: invalid value "0" for profiling.active (from --profiling.active): '
                      'must be an integer >= 1']
     assert not os.path.exists(tmp_path / "run")
+
+
+def test_peak_tflops_key_gives_the_summary_its_mfu(tmp_path):
+    # the library's peak_tflops key reaches the run's analysis: MFU = achieved / peak, with the
+    # achieved rate recomputed here from the trace's flops args and step durations
+    r = run_example(tmp_path, "--steps", "12", "--profiling.peak_tflops=0.25",
+                    "--profiling.summary=false")
+    assert r.returncode == 0, r.stderr
+    mfu = load(os.path.join(tmp_path, "run", "summary.json"))["mfu"]
+    assert mfu["peak_tflops"] == 0.25
+    events = [e for t in traces(os.path.join(tmp_path, "run")) for e in load(t)["traceEvents"]
+              if e.get("ph") == "X"]
+    steps = [e for e in events if e["name"].startswith("ProfilerStep#")]
+    flops = sum(e["args"]["flops"] for e in events if "flops" in e.get("args", {})
+                and any(s["ts"] <= e["ts"] < s["ts"] + s["dur"] for s in steps))
+    achieved_tflops = flops / (sum(s["dur"] for s in steps) * 1e-6) / 1e12
+    assert flops > 0 and mfu["pct"] == pytest.approx(100 * achieved_tflops / 0.25, rel=1e-3)
