@@ -75,6 +75,22 @@ def given_keywords(**keywords):
     return [name for name, value in keywords.items() if value is not None]
 
 
+def take_keywords(target, enabled, profile_epochs, profile_steps, warmup_steps, activities,
+                  record_shapes, with_stack, output_dir, export_chrome_trace, log_top_k_ops,
+                  with_modules, record_ops, config):
+    """The keywords the callback and the profiler share, set on target: keys and _every_epoch
+    (profile_keys), given (given_keywords), with_modules, record_ops."""
+    target.keys, target._every_epoch = profile_keys(
+        enabled, profile_epochs, profile_steps, warmup_steps, activities, record_shapes,
+        with_stack, output_dir, export_chrome_trace, log_top_k_ops, config)
+    target.given = given_keywords(profile_epochs=profile_epochs, profile_steps=profile_steps,
+                                  warmup_steps=warmup_steps, activities=activities,
+                                  record_shapes=record_shapes, with_stack=with_stack,
+                                  log_top_k_ops=log_top_k_ops, **config)
+    target.with_modules = with_modules
+    target.record_ops = record_ops
+
+
 def every_epoch_list(trainer):
     """All epochs of a fit: range(max_epochs); Lightning's unbounded fits (-1, None) get its
     default bound of 1000."""
@@ -142,15 +158,9 @@ class CallbackLogic:
                  export_chrome_trace=True, log_top_k_ops=None, with_modules=True,
                  record_ops=False, **config):
         super().__init__()
-        self.keys, self._every_epoch = profile_keys(
-            enabled, profile_epochs, profile_steps, warmup_steps, activities, record_shapes,
-            with_stack, output_dir, export_chrome_trace, log_top_k_ops, config)
-        self.given = given_keywords(profile_epochs=profile_epochs, profile_steps=profile_steps,
-                                    warmup_steps=warmup_steps, activities=activities,
-                                    record_shapes=record_shapes, with_stack=with_stack,
-                                    log_top_k_ops=log_top_k_ops, **config)
-        self.with_modules = with_modules
-        self.record_ops = record_ops
+        take_keywords(self, enabled, profile_epochs, profile_steps, warmup_steps, activities,
+                      record_shapes, with_stack, output_dir, export_chrome_trace, log_top_k_ops,
+                      with_modules, record_ops, config)
         self.profile = None  # the tprof.profile of the last fit (run_dir, summary())
         self._active = False  # a fit is being profiled: the hooks act
         self._stage = None

@@ -23,8 +23,8 @@ import time
 import tprof
 from tprof import _session, _tprof
 from tprof.torch import lightning_report
-from tprof.torch.lightning import (STAGES, EpochReports, every_epoch_list, given_keywords,
-                                   lightning_base, profile_keys, shared_run_id)
+from tprof.torch.lightning import (STAGES, EpochReports, every_epoch_list, lightning_base,
+                                   shared_run_id, take_keywords)
 
 _STAGE_RANGES = {name: _tprof.range(name) for name in STAGES}
 _EVALUATION = {"validate": ("val_next", "validation_step"), "test": ("test_next", "test_step"),
@@ -85,15 +85,9 @@ class ProfilerLogic:
                  with_stack=None, output_dir=None, export_chrome_trace=True, log_top_k_ops=None,
                  with_modules=True, record_ops=False, **config):
         super().__init__(dirpath=dirpath, filename=filename)
-        self.keys, self._every_epoch = profile_keys(
-            enabled, profile_epochs, profile_steps, warmup_steps, activities, record_shapes,
-            with_stack, output_dir, export_chrome_trace, log_top_k_ops, config)
-        self.given = given_keywords(profile_epochs=profile_epochs, profile_steps=profile_steps,
-                                    warmup_steps=warmup_steps, activities=activities,
-                                    record_shapes=record_shapes, with_stack=with_stack,
-                                    log_top_k_ops=log_top_k_ops, **config)
-        self.with_modules = with_modules
-        self.record_ops = record_ops
+        take_keywords(self, enabled, profile_epochs, profile_steps, warmup_steps, activities,
+                      record_shapes, with_stack, output_dir, export_chrome_trace, log_top_k_ops,
+                      with_modules, record_ops, config)
         self.session = None  # the tprof.profile of the last run (run_dir, summary())
         self._actions = {}
         self._stages = []  # the stage ranges of the open actions that have one, innermost last
