@@ -86,18 +86,15 @@ static void add_pending(convert *cv, const char *key, int type, int64_t i, const
     cv->pending[cv->npending++] = (pending_arg){key, type, i, s};
 }
 
-/* A range's length in the model (and so in its trace and artifacts): end - ts, or 1 ns less
- * where readers would compute its end past the exact one. Readers take ts and dur in µs with 3
- * decimals as doubles and add them, which can round past the exact end, where the next range on
- * the thread begins: torch-tb-profiler then takes the next ProfilerStep for an intersecting
- * child and drops it with all its ops. ts is relative to the window's base, so the doubles'
- * error is far below 1 ns and 1 ns less always suffices. */
+/* A range's length in the model (and so in its trace and artifacts): end - ts - 1 ns, never
+ * below 0. Readers take ts and dur in µs with 3 decimals as doubles and add them, which can round
+ * past the exact end, where the next range on the thread begins: torch-tb-profiler then takes the
+ * next ProfilerStep for an intersecting child and drops it with all its ops. ts is relative to the
+ * window's base, so the doubles' error is far below 1 ns and 1 ns less always suffices. Every
+ * range loses the same 1 ns, so the order of all ends is kept: a child ending with its parent
+ * still ends within it (a trim decided range by range would break that nesting). */
 static int64_t range_dur(int64_t ts, int64_t end) {
-    if (end <= ts) return 0;
-    int64_t dur = end - ts;
-    if ((double)ts / 1000.0 + (double)dur / 1000.0 > (double)end / 1000.0) dur--;
-    assert(dur >= 0);
-    return dur;
+    return end - ts > 1 ? end - ts - 1 : 0;
 }
 
 static void close_range(convert *cv, int64_t end, uint32_t track, int truncated) {
