@@ -91,6 +91,25 @@ def take_keywords(target, enabled, profile_epochs, profile_steps, warmup_steps, 
     target.record_ops = record_ops
 
 
+def start_profile(owner, trainer, model):
+    """The started tprof.profile of a fit (the callback) or a run (the profiler), from owner's
+    keywords (take_keywords); None when profiling is off or a configuration error left the run
+    unprofiled (one line said why)."""
+    if not owner.keys["enabled"]:
+        _session.say_off(owner.keys, owner.given)
+        return None
+    keys = dict(owner.keys)
+    if owner._every_epoch:
+        keys["epochs"] = every_epoch_list(trainer)
+    if trainer is not None:
+        keys = shared_run_id(trainer, keys)
+    prof = tprof.profile(model=model, record_ops=owner.record_ops, **keys).start()
+    if not prof.enabled:  # switched off (TPROF_ENABLED=0) or a configuration error
+        prof.stop()
+        return None
+    return prof
+
+
 def every_epoch_list(trainer):
     """All epochs of a fit: range(max_epochs); Lightning's unbounded fits (-1, None) get its
     default bound of 1000."""
@@ -186,17 +205,8 @@ class CallbackLogic:
     # ---- the session ----
 
     def _start(self, trainer, pl_module):
-        if not self.keys["enabled"]:
-            _session.say_off(self.keys, self.given)
-            return
-        keys = dict(self.keys)
-        if self._every_epoch:
-            keys["epochs"] = every_epoch_list(trainer)
-        keys = shared_run_id(trainer, keys)
-        model = pl_module if self.with_modules else None
-        prof = tprof.profile(model=model, record_ops=self.record_ops, **keys).start()
-        if not prof.enabled:  # switched off (TPROF_ENABLED=0) or a configuration error
-            prof.stop()
+        prof = start_profile(self, trainer, pl_module if self.with_modules else None)
+        if prof is None:
             return
         self.profile = prof
         self._active = True

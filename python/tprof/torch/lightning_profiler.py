@@ -21,10 +21,10 @@ import os
 import time
 
 import tprof
-from tprof import _session, _tprof
+from tprof import _tprof
 from tprof.torch import lightning_report
-from tprof.torch.lightning import (STAGES, EpochReports, every_epoch_list, lightning_base,
-                                   shared_run_id, take_keywords)
+from tprof.torch.lightning import (STAGES, EpochReports, lightning_base, start_profile,
+                                   take_keywords)
 
 _STAGE_RANGES = {name: _tprof.range(name) for name in STAGES}
 _EVALUATION = {"validate": ("val_next", "validation_step"), "test": ("test_next", "test_step"),
@@ -167,18 +167,8 @@ class ProfilerLogic:
             tprof.epoch(epoch)
 
     def _start_session(self, trainer, module):
-        if not self.keys["enabled"]:
-            _session.say_off(self.keys, self.given)
-            return
-        keys = dict(self.keys)
-        if self._every_epoch:
-            keys["epochs"] = every_epoch_list(trainer)
-        if trainer is not None:
-            keys = shared_run_id(trainer, keys)
-        model = _unproxied(module) if self.with_modules else None
-        prof = tprof.profile(model=model, record_ops=self.record_ops, **keys).start()
-        if not prof.enabled:
-            prof.stop()
+        prof = start_profile(self, trainer, _unproxied(module) if self.with_modules else None)
+        if prof is None:
             return
         self.session = prof
         self._on = True
