@@ -1,9 +1,9 @@
 /* keys.h - every configuration key, once.
  *
  * TP_CONFIG_KEYS is the one list of keys: the enum tp_config_key (config.h), the key table that
- * every source parses through (config.c) and the documentation check (tests/unit/test_config.c:
- * every key here is in docs/CONFIG.md and every key documented there is here) are generated from
- * it, so they cannot drift apart. Each entry is
+ * every source parses through (config.c) and the documentation check
+ * (tests/unit/test_config_sources.c: every key here is in docs/CONFIG.md and every key documented
+ * there is here) are generated from it, so they cannot drift apart. Each entry is
  *
  *     X(ID, name, type, min, max, default)
  *
