@@ -79,7 +79,7 @@ void tp_mfu(tp_analysis *a) {
     a->mfu_pct = -1;
     if (a->opt_peak_tflops > 0) {
         a->peak_tflops = a->opt_peak_tflops;
-        a->peak_source = "--peak-tflops";
+        a->peak_source = "given"; /* --peak-tflops, or the library's peak_tflops key */
     } else if (a->gpu_devices) {
         a->peak_tflops = table_peak(a, &a->peak_dtype);
         if (a->peak_tflops > 0) a->peak_source = "table";

@@ -267,7 +267,7 @@ def test_peak_tflops_key_gives_the_summary_its_mfu(tmp_path):
                     "--profiling.summary=false")
     assert r.returncode == 0, r.stderr
     mfu = load(os.path.join(tmp_path, "run", "summary.json"))["mfu"]
-    assert mfu["peak_tflops"] == 0.25
+    assert mfu["peak_tflops"] == 0.25 and mfu["peak_source"] == "given"
     events = [e for t in traces(os.path.join(tmp_path, "run")) for e in load(t)["traceEvents"]
               if e.get("ph") == "X"]
     steps = [e for e in events if e["name"].startswith("ProfilerStep#")]
