@@ -1,5 +1,7 @@
 # libFuzzer targets: each tests/fuzz/fuzz_*.c becomes build/fuzz/fuzz_<name> when -DTPROF_FUZZ=ON
-# with clang (fuzz_csv and fuzz_rundir, the tprof command's readers, with its sources too). The library is compiled again for them with the fuzzer's coverage instrumentation
+# with clang (fuzz_csv and fuzz_rundir, the tprof command's readers, with its sources too;
+# fuzz_servepath with the server's request-path parser, src/serve/path.c). The library is
+# compiled again for them with the fuzzer's coverage instrumentation
 # and the sanitizers; the targets link the fuzzer's main. Run them with scripts/fuzz.
 if(TPROF_FUZZ)
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
@@ -29,6 +31,9 @@ if(TPROF_FUZZ)
   foreach(src ${TPROF_FUZZ_TARGETS})
     get_filename_component(name ${src} NAME_WE)
     add_executable(${name} ${src} $<TARGET_OBJECTS:tprof_fuzz_obj>)
+    if(name STREQUAL "fuzz_servepath") # the server's path parser: one file, no libmicrohttpd
+      target_sources(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src/serve/path.c)
+    endif()
     if(name IN_LIST TPROF_FUZZ_CLI_TARGETS)
       target_sources(${name} PRIVATE $<TARGET_OBJECTS:tprof_fuzz_cli>)
       target_link_libraries(${name} PRIVATE PkgConfig::JANSSON)

@@ -1,0 +1,213 @@
+/* routes.c - what each request gets (the access handler of the daemon, server.c).
+ *
+ *   GET /                       the dashboard page (the report's template, no data embedded)
+ *   GET /api/runs               the runs of the folder (serve/runs.h), newest first
+ *   GET /api/data?run=NAME      the report data of a run (serve/cache.h); ETag = its change key
+ *   GET /runs/NAME/FILE         a file of a run, read-only (serve/confine.h)
+ *
+ * HEAD is GET without the body; any other method gets 405. The request path and the run name
+ * arrive undecoded and go through serve/path.c before anything is opened: a bad one gets 400,
+ * a name that is no file below the folder (a link, a directory, a FIFO) 404. */
+#include "serve/server.h"
+
+#include "serve/confine.h"
+#include "serve/path.h"
+#include "serve/runs.h"
+#include "util/buf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* 422: libmicrohttpd renamed its constant (..._ENTITY, then ..._CONTENT) across versions. */
+#define HTTP_UNPROCESSABLE 422
+
+void tp_serve_common_headers(struct MHD_Response *r) {
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+}
+
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
+                             struct MHD_Response *r, const char *type) {
+    if (!r) return MHD_NO; /* out of memory: MHD closes the connection */
+    if (type) MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    tp_serve_common_headers(r);
+    enum MHD_Result ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* A short text answer: "<status> <message>\n". */
+static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned status,
+                                   const char *message) {
+    char text[160];
+    int n = snprintf(text, sizeof(text), "%u %s\n", status, message);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1;
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_COPY);
+    if (r && status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    return queue(conn, status, r, "text/plain; charset=utf-8");
+}
+
+static void free_cb(void *p) {
+    free(p);
+}
+
+/* Hands a tp_buf's bytes to MHD (freed with the response). */
+static enum MHD_Result answer_buf(struct MHD_Connection *conn, unsigned status, tp_buf *b,
+                                  const char *type) {
+    if (b->failed) {
+        tp_buf_free(b);
+        return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+    }
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->data, free_cb, b->data);
+    if (!r) tp_buf_free(b);
+    if (r) MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    return queue(conn, status, r, type);
+}
+
+static enum MHD_Result answer_runs(tp_server *s, struct MHD_Connection *conn) {
+    tp_serve_run *runs;
+    size_t n;
+    if (tp_serve_runs_list(s->root_fd, &runs, &n))
+        return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the folder");
+    tp_buf b;
+    tp_buf_init(&b);
+    tp_serve_runs_json(&b, runs, n);
+    free(runs);
+    return answer_buf(conn, MHD_HTTP_OK, &b, "application/json");
+}
+
+static void release_cb(void *blob) {
+    tp_serve_blob_release(blob);
+}
+
+static enum MHD_Result answer_data(tp_server *s, struct MHD_Connection *conn) {
+    const char *raw = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "run");
+    if (!raw) return answer_text(conn, MHD_HTTP_BAD_REQUEST, "api/data needs ?run=NAME");
+    char name[TP_SERVE_NAME_MAX + 1];
+    const char *why;
+    if (tp_serve_name_decode(raw, strlen(raw), name, sizeof(name), &why))
+        return answer_text(conn, MHD_HTTP_BAD_REQUEST, why);
+    tp_serve_run run;
+    if (tp_serve_run_scan(s->root_fd, name, &run))
+        return answer_text(conn, MHD_HTTP_NOT_FOUND, "no such run");
+    if (run.has_link)
+        return answer_text(conn, MHD_HTTP_FORBIDDEN, "the run holds a symbolic link: not analysed");
+    char etag[40];
+    snprintf(etag, sizeof(etag), "\"%016" PRIx64 "\"", run.key);
+    const char *since = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
+    if (since && strcmp(since, etag) == 0) {
+        struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        if (r) MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+        return queue(conn, MHD_HTTP_NOT_MODIFIED, r, NULL);
+    }
+    size_t plen = strlen(s->dir) + strlen(name) + 2;
+    char *path = malloc(plen);
+    if (!path) return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+    snprintf(path, plen, "%s/%s", s->dir, name);
+    tp_serve_blob *blob = tp_serve_cache_get(s->cache, name, path, run.key);
+    free(path);
+    if (!blob) return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback_cls(blob->len, blob->data,
+                                                               release_cb, blob);
+    if (!r) {
+        tp_serve_blob_release(blob);
+        return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    unsigned status = blob->ok ? MHD_HTTP_OK : HTTP_UNPROCESSABLE;
+    return queue(conn, status, r, "application/json");
+}
+
+/* The media type of a run file, by its name's ending. */
+static const char *media_type(const char *name) {
+    static const struct {
+        const char *ending, *type;
+    } types[] = {{".json", "application/json"},
+                 {".gz", "application/gzip"},
+                 {".csv", "text/csv; charset=utf-8"},
+                 {".html", "text/html; charset=utf-8"},
+                 {".txt", "text/plain; charset=utf-8"},
+                 {".md", "text/plain; charset=utf-8"},
+                 {".png", "image/png"}};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        size_t e = strlen(types[i].ending);
+        if (n >= e && strcasecmp(name + n - e, types[i].ending) == 0) return types[i].type;
+    }
+    return "application/octet-stream";
+}
+
+static enum MHD_Result answer_file(tp_server *s, struct MHD_Connection *conn,
+                                   const char *const *seg, size_t n) {
+    struct stat st;
+    int fd = tp_serve_open_file(s->root_fd, seg, n, &st);
+    if (fd < 0) return answer_text(conn, MHD_HTTP_NOT_FOUND, "not found");
+    /* MHD owns fd from here: it closes it with the response, or on failure to create one. */
+    struct MHD_Response *r = MHD_create_response_from_fd64((uint64_t)st.st_size, fd);
+    if (!r) close(fd);
+    return queue(conn, MHD_HTTP_OK, r, media_type(seg[n - 1]));
+}
+
+/* The Host header names this machine, or is absent (HTTP/1.0). A server on a loopback address
+ * refuses other names, so a web page whose name an attacker resolves to 127.0.0.1 (DNS
+ * rebinding) cannot read the profiles through the browser. An SSH tunnel keeps "localhost". */
+static int host_allowed(struct MHD_Connection *conn) {
+    const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    if (!host) return 1;
+    size_t len;
+    if (host[0] == '[') {
+        const char *end = strchr(host, ']');
+        return end && (size_t)(end - host) == 4 && strncmp(host, "[::1]", 5) == 0;
+    }
+    const char *colon = strchr(host, ':');
+    len = colon ? (size_t)(colon - host) : strlen(host);
+    return (len == 9 && strncasecmp(host, "localhost", 9) == 0) ||
+           (len >= 4 && strncmp(host, "127.", 4) == 0 && strspn(host, "0123456789.") == len);
+}
+
+/* What *con_cls points to once a request's headers were seen (any non-NULL marker). */
+static int headers_seen;
+
+enum MHD_Result tp_serve_handle(void *cls, struct MHD_Connection *conn, const char *url,
+                                const char *method, const char *version, const char *upload,
+                                size_t *upload_size, void **con_cls) {
+    (void)version, (void)upload;
+    tp_server *s = cls;
+    /* Another method is refused at once (the connection is then closed). For GET and HEAD the
+     * first call only announces the headers: answering then would make libmicrohttpd close the
+     * connection (it cannot know the request ended), so the answer waits for the second call;
+     * a body is discarded. */
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return answer_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD");
+    if (*con_cls == NULL) {
+        *con_cls = &headers_seen;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (s->loopback && !host_allowed(conn))
+        return answer_text(conn, MHD_HTTP_FORBIDDEN, "Host is not this machine");
+    tp_serve_path p;
+    const char *why;
+    if (tp_serve_path_parse(url, strlen(url), &p, &why))
+        return answer_text(conn, MHD_HTTP_BAD_REQUEST, why);
+    if (p.n == 0) return MHD_queue_response(conn, MHD_HTTP_OK, s->page);
+    if (strcmp(p.seg[0], "api") == 0 && p.n == 2) {
+        if (strcmp(p.seg[1], "runs") == 0) return answer_runs(s, conn);
+        if (strcmp(p.seg[1], "data") == 0) return answer_data(s, conn);
+    }
+    if (strcmp(p.seg[0], "runs") == 0 && p.n >= 3) return answer_file(s, conn, p.seg + 1, p.n - 1);
+    return answer_text(conn, MHD_HTTP_NOT_FOUND, "not found");
+}

@@ -1,0 +1,132 @@
+/* runs.c - the runs of the served directory and their change keys (runs.h).
+ *
+ * The change key folds, for each run file, its name, size, modification and change times into
+ * one order-independent sum, plus the directory's own times: tprof writes every artifact under
+ * a temporary name and renames it into place, so a new window changes the directory and adds a
+ * name; a file rewritten in place changes its own times. Scanning costs one fstatat per file,
+ * which is what lets the dashboard poll every second without analysing anything again. */
+#include "serve/runs.h"
+
+#include "export/runfiles.h"
+#include "serve/confine.h"
+#include "util/hash.h"
+#include "util/vec.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int64_t ns_of(struct timespec t) {
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static uint64_t entry_key(const char *name, const struct stat *st) {
+    uint64_t parts[4] = {tp_hash_bytes(name, strlen(name)), (uint64_t)st->st_size,
+                         (uint64_t)ns_of(st->st_mtim), (uint64_t)ns_of(st->st_ctim)};
+    return tp_hash_bytes(parts, sizeof(parts));
+}
+
+/* Folds one directory entry into the run; returns 1 when it is a run file. */
+static int add_entry(int dfd, const char *name, tp_serve_run *r) {
+    int64_t rank;
+    int kind = tp_run_file_kind(name, &rank);
+    if (kind < 0) return 0;
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return 0; /* removed meanwhile */
+    if (S_ISLNK(st.st_mode)) r->has_link = 1;
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) return 0;
+    r->key += entry_key(name, &st);
+    if (ns_of(st.st_mtim) > r->mtime_ns) r->mtime_ns = ns_of(st.st_mtim);
+    if (kind == TP_RUN_TRACE) r->windows++;
+    if (kind == TP_RUN_SUMMARY) r->partial = 0;
+    return 1;
+}
+
+int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out) {
+    size_t len = strlen(name);
+    if (len == 0 || len >= sizeof(out->name) || name[0] == '.') return -1;
+    int dfd = tp_serve_open_dir(root_fd, name);
+    if (dfd < 0) return -1;
+    struct stat st;
+    DIR *dh = fstat(dfd, &st) == 0 ? fdopendir(dfd) : NULL;
+    if (!dh) {
+        close(dfd);
+        return -1;
+    }
+    memset(out, 0, sizeof(*out));
+    memcpy(out->name, name, len + 1);
+    out->partial = 1;
+    out->mtime_ns = ns_of(st.st_mtim);
+    out->key = tp_hash_mix((uint64_t)ns_of(st.st_mtim) ^ (uint64_t)ns_of(st.st_ctim));
+    size_t files = 0;
+    struct dirent *e;
+    while ((e = readdir(dh)) != NULL) {
+        if (e->d_name[0] == '.') continue; /* ".", "..", hidden files: none is a run file */
+        files += (size_t)add_entry(dfd, e->d_name, out);
+    }
+    closedir(dh); /* closes dfd */
+    return files > 0 ? 0 : -1;
+}
+
+static int newest_first(const void *a, const void *b) {
+    const tp_serve_run *x = a, *y = b;
+    if (x->mtime_ns != y->mtime_ns) return x->mtime_ns > y->mtime_ns ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+int tp_serve_runs_list(int root_fd, tp_serve_run **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    int dfd = dup(root_fd); /* closedir closes it; the root stays open */
+    DIR *dh = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!dh) {
+        if (dfd >= 0) close(dfd);
+        return -1;
+    }
+    rewinddir(dh); /* the dup shares the root's offset: start from the top every time */
+    tp_serve_run *runs = NULL;
+    size_t cap = 0, count = 0;
+    int status = 0;
+    struct dirent *e;
+    while ((e = readdir(dh)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        if (count == TP_SERVE_RUNS_MAX) break; /* memory stays bounded however big DIR is */
+        if (TP_GROW(runs, cap, count + 1)) {
+            status = -1;
+            break;
+        }
+        if (tp_serve_run_scan(root_fd, e->d_name, &runs[count]) == 0) count++;
+    }
+    closedir(dh);
+    if (status) {
+        free(runs);
+        return -1;
+    }
+    if (count) qsort(runs, count, sizeof(*runs), newest_first);
+    *out = runs;
+    *n = count;
+    return 0;
+}
+
+void tp_serve_runs_json(tp_buf *b, const tp_serve_run *runs, size_t n) {
+    tp_buf_putc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        const tp_serve_run *r = &runs[i];
+        if (i) tp_buf_putc(b, ',');
+        TP_BUF_LIT(b, "{\"name\":");
+        tp_buf_json_cstr(b, r->name);
+        TP_BUF_LIT(b, ",\"mtime\":");
+        tp_buf_double(b, (double)r->mtime_ns / 1e9);
+        TP_BUF_LIT(b, ",\"windows\":");
+        tp_buf_u64(b, r->windows);
+        TP_BUF_LIT(b, ",\"partial\":");
+        tp_buf_puts(b, r->partial ? "true" : "false");
+        TP_BUF_LIT(b, ",\"analysable\":");
+        tp_buf_puts(b, r->has_link ? "false" : "true");
+        tp_buf_putc(b, '}');
+    }
+    tp_buf_putc(b, ']');
+}

@@ -1,0 +1,35 @@
+/* runs.h - the runs of the served directory: its subdirectories holding tprof artifacts or
+ * traces (src/export/runfiles.h tells them), each with what the dashboard's list shows and a
+ * change key that moves whenever one of its files is added, removed, renamed or rewritten. */
+#ifndef TP_SERVE_RUNS_H
+#define TP_SERVE_RUNS_H
+
+#include "serve/path.h"
+#include "util/buf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TP_SERVE_RUNS_MAX 4096 /* runs listed at most (the first found) */
+
+typedef struct tp_serve_run {
+    char name[TP_SERVE_NAME_MAX + 1];
+    int64_t mtime_ns; /* the newest modification among the directory and its files */
+    uint64_t key;     /* the change key (see above); the data cache is keyed on it */
+    size_t windows;   /* traces */
+    int partial;      /* no summary.json yet: being written, or stopped before its end */
+    int has_link;     /* a symbolic link among its entries: never analysed (it may lead out) */
+} tp_serve_run;
+
+/* Scans root_fd/name (a real directory, not a link). 0, or -1 when it is no run directory. */
+int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out);
+
+/* Every run below root_fd, newest first (then by name), in a malloc'ed array (*out NULL when
+ * none). 0, or -1 when the directory cannot be read or memory ran out. */
+int tp_serve_runs_list(int root_fd, tp_serve_run **out, size_t *n);
+
+/* The list as the JSON array of api/runs: [{"name", "mtime" (Unix seconds), "windows",
+ * "partial", "analysable"}]. */
+void tp_serve_runs_json(tp_buf *b, const tp_serve_run *runs, size_t n);
+
+#endif
