@@ -12,14 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The last error line, for callers that hand it on (tp_html_data's err). */
+static char last_error[1024];
+
 int tp_cli_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("tprof: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
+    fprintf(stderr, "tprof: %s\n", last_error);
     return TP_EXIT_ERROR;
+}
+
+const char *tp_cli_last_error(void) {
+    return last_error;
 }
 
 int tp_cli_usage(const char *verb, const char *fmt, ...) {

@@ -26,12 +26,14 @@ typedef struct tp_cli_verb {
     int (*run)(int argc, char **argv); /* argv[0] is the verb */
 } tp_cli_verb;
 
-extern const tp_cli_verb tp_cli_analyze, tp_cli_compare, tp_cli_check, tp_cli_serve;
+extern const tp_cli_verb tp_cli_analyze, tp_cli_compare, tp_cli_check, tp_cli_report, tp_cli_serve;
 
 /* ---- messages ---- */
 
 /* "tprof: <message>" on stderr; returns TP_EXIT_ERROR. */
 int tp_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message of the last tp_cli_error ("" before any). */
+const char *tp_cli_last_error(void);
 /* "tprof: <verb>: <message> (see tprof <verb> --help)"; returns TP_EXIT_ERROR. */
 int tp_cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -81,6 +83,10 @@ typedef struct tp_cli_read_opts {
     char **specs; /* the strings the stages point into */
     size_t cap_specs;
     double peak_tflops; /* --peak-tflops: a device's peak for MFU; 0 for the GPU table */
+    /* Called with each model read, after the analysis took it and before it is freed (the
+     * report's timeline and memory curve); NULL for none. */
+    void (*on_model)(void *ctx, const tp_model *m);
+    void *on_model_ctx;
 } tp_cli_read_opts;
 
 /* The reader's progress line: off; on for inputs over ~100 MB when stderr is a terminal (the

@@ -75,6 +75,8 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
     } else if (tp_analysis_add_model(a, &m, path)) {
         rc = -1;
         tp_cli_error("%s: out of memory", path);
+    } else if (r->on_model) {
+        r->on_model(r->on_model_ctx, &m);
     }
     if (rc > 0) note_rank(seen, rank);
     tp_model_free(&m);

@@ -49,6 +49,13 @@ void tp_jw_str(tp_jw *w, const char *key, const char *s) {
     tp_buf_json_cstr(w->b, s);
 }
 
+void tp_jw_raw(tp_jw *w, const char *key, const char *json, size_t len) {
+    while (len && (json[len - 1] == '\n' || json[len - 1] == ' '))
+        len--;
+    begin_value(w, key);
+    tp_buf_put(w->b, json, len);
+}
+
 void tp_jw_i64(tp_jw *w, const char *key, int64_t v) {
     begin_value(w, key);
     tp_buf_i64(w->b, v);

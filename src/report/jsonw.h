@@ -8,6 +8,7 @@
 
 #include "util/buf.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum { TP_JW_MAX_DEPTH = 32 };
@@ -34,6 +35,9 @@ void tp_jw_us(tp_jw *w, const char *key, int64_t ns);
 void tp_jw_double(tp_jw *w, const char *key, double v);
 void tp_jw_null(tp_jw *w, const char *key);
 void tp_jw_bool(tp_jw *w, const char *key, int v);
+/* A value already written as JSON text (another renderer's document), trailing spaces and
+ * newlines dropped. */
+void tp_jw_raw(tp_jw *w, const char *key, const char *json, size_t len);
 /* null when the figure does not apply (v < 0) */
 void tp_jw_us_opt(tp_jw *w, const char *key, int64_t ns);
 void tp_jw_double_opt(tp_jw *w, const char *key, double v);

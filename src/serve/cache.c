@@ -6,7 +6,7 @@
  * the result another one just computed. */
 #include "serve/cache.h"
 
-#include "serve/stub.h"
+#include "report/html.h"
 #include "util/buf.h"
 
 #include <assert.h>

@@ -1,7 +1,7 @@
 /* routes.c - what each request gets (the access handler of the daemon, server.c).
  *
  *   GET /                       the dashboard page (the report's template, no data embedded)
- *   GET /api/runs               the runs of the folder (serve/runs.h), newest first
+ *   GET /api/runs               the runs of the folder (serve/runs.h), oldest first
  *   GET /api/data?run=NAME      the report data of a run (serve/cache.h); ETag = its change key
  *   GET /runs/NAME/FILE         a file of a run, read-only (serve/confine.h)
  *
@@ -32,8 +32,8 @@ void tp_serve_common_headers(struct MHD_Response *r) {
     MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
 }
 
-static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
-                             struct MHD_Response *r, const char *type) {
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, struct MHD_Response *r,
+                             const char *type) {
     if (!r) return MHD_NO; /* out of memory: MHD closes the connection */
     if (type) MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     tp_serve_common_headers(r);
@@ -115,9 +115,8 @@ static enum MHD_Result answer_data(tp_server *s, struct MHD_Connection *conn) {
     tp_serve_blob *blob = tp_serve_cache_get(s->cache, name, path, run.key);
     free(path);
     if (!blob) return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer_with_free_callback_cls(blob->len, blob->data,
-                                                               release_cb, blob);
+    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
+        blob->len, blob->data, release_cb, blob);
     if (!r) {
         tp_serve_blob_release(blob);
         return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");

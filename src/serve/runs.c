@@ -71,9 +71,9 @@ int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out) {
     return files > 0 ? 0 : -1;
 }
 
-static int newest_first(const void *a, const void *b) {
+static int oldest_first(const void *a, const void *b) {
     const tp_serve_run *x = a, *y = b;
-    if (x->mtime_ns != y->mtime_ns) return x->mtime_ns > y->mtime_ns ? -1 : 1;
+    if (x->mtime_ns != y->mtime_ns) return x->mtime_ns < y->mtime_ns ? -1 : 1;
     return strcmp(x->name, y->name);
 }
 
@@ -105,7 +105,7 @@ int tp_serve_runs_list(int root_fd, tp_serve_run **out, size_t *n) {
         free(runs);
         return -1;
     }
-    if (count) qsort(runs, count, sizeof(*runs), newest_first);
+    if (count) qsort(runs, count, sizeof(*runs), oldest_first);
     *out = runs;
     *n = count;
     return 0;

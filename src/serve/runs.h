@@ -24,8 +24,9 @@ typedef struct tp_serve_run {
 /* Scans root_fd/name (a real directory, not a link). 0, or -1 when it is no run directory. */
 int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out);
 
-/* Every run below root_fd, newest first (then by name), in a malloc'ed array (*out NULL when
- * none). 0, or -1 when the directory cannot be read or memory ran out. */
+/* Every run below root_fd, oldest first (then by name; the page opens the last, the newest), in a
+ * malloc'ed array (*out NULL when none). 0, or -1 when the directory cannot be read or memory ran
+ * out. */
 int tp_serve_runs_list(int root_fd, tp_serve_run **out, size_t *n);
 
 /* The list as the JSON array of api/runs: [{"name", "mtime" (Unix seconds), "windows",

@@ -10,7 +10,7 @@
 #include "serve/serve.h"
 
 #include "serve/server.h"
-#include "serve/stub.h"
+#include "report/html.h"
 #include "util/buf.h"
 
 #include <arpa/inet.h>
@@ -87,8 +87,7 @@ static int bind_address(const char *host, int port, struct sockaddr_storage *bou
         }
         if (saved != EADDRINUSE || p + 1 == first + tries) {
             fprintf(stderr, "tprof: serve: cannot listen on %s port %d%s: %s\n", host, p,
-                    tries > 1 ? " (nor on the ports below it, from 8000)" : "",
-                    strerror(saved));
+                    tries > 1 ? " (nor on the ports below it, from 8000)" : "", strerror(saved));
             return -1;
         }
     }
@@ -125,12 +124,13 @@ static struct MHD_Response *make_page(tp_buf *page) {
 }
 
 static struct MHD_Daemon *start_daemon(tp_server *s, int listen_fd) {
-    return MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, tp_serve_handle, s,
-        MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)SERVE_THREADS, MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTIONS,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_CONNECTION_MEMORY,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
+                            tp_serve_handle, s, MHD_OPTION_LISTEN_SOCKET, listen_fd,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SERVE_THREADS,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTIONS,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_CONNECTION_MEMORY,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_TIMEOUT_S,
+                            MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
 }
 
 /* Runs the daemon until SIGINT or SIGTERM. The signals are blocked before its threads start
@@ -181,8 +181,9 @@ int tp_serve(const tp_serve_opts *o) {
             close(listen_fd);
         } else {
             if (!s.loopback)
-                fprintf(stderr, "tprof: serve: %s is not a loopback address: anyone who can "
-                                "reach it can read these profiles\n",
+                fprintf(stderr,
+                        "tprof: serve: %s is not a loopback address: anyone who can "
+                        "reach it can read these profiles\n",
                         host);
             char url[INET6_ADDRSTRLEN + 32];
             format_url(&bound, url, sizeof(url));

@@ -7,11 +7,11 @@
 #include <microhttpd.h>
 
 typedef struct tp_server {
-    int root_fd;                /* the served folder, opened once; every file is below it */
-    const char *dir;            /* its path, for the analysis (run names are checked first) */
-    tp_serve_cache *cache;      /* the report data per run */
-    struct MHD_Response *page;  /* the dashboard page, built once, shared by every request */
-    int loopback;               /* bound to a loopback address: the Host header is checked */
+    int root_fd;               /* the served folder, opened once; every file is below it */
+    const char *dir;           /* its path, for the analysis (run names are checked first) */
+    tp_serve_cache *cache;     /* the report data per run */
+    struct MHD_Response *page; /* the dashboard page, built once, shared by every request */
+    int loopback;              /* bound to a loopback address: the Host header is checked */
 } tp_server;
 
 /* The MHD access handler: routes one request (cls is the tp_server). */

@@ -1,0 +1,27 @@
+# The HTML report (`tprof report`, report.html in run directories, `tprof serve`'s page): the
+# template's files under src/report/html/ and the charting library of Debian's libjs-chart.js
+# package are embedded into libtprof as C arrays when the library is built (cmake/embed.cmake
+# writes them), so the report is one file that needs no network and nothing beside it.
+#
+# Chart.js is Debian's: chart.min.js (Debian 12, Chart.js 3.9) or chart.umd.js (later
+# packages, Chart.js 4). Without the package the configuration stops with one line naming it.
+find_file(TPROF_CHARTJS NAMES chart.min.js chart.umd.js chart.umd.min.js
+  PATHS /usr/share/javascript/chart.js NO_DEFAULT_PATH NO_CACHE)
+if(NOT TPROF_CHARTJS)
+  message(FATAL_ERROR "tprof: the HTML report embeds Chart.js from Debian's libjs-chart.js "
+    "package, and /usr/share/javascript/chart.js/chart.min.js is missing: "
+    "apt-get install libjs-chart.js (make deps does it)")
+endif()
+message(STATUS "tprof: the HTML report embeds ${TPROF_CHARTJS}")
+
+set(TPROF_HTML_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src/report/html)
+set(TPROF_HTML_ASSETS_C ${CMAKE_BINARY_DIR}/generated/html_assets.c)
+add_custom_command(OUTPUT ${TPROF_HTML_ASSETS_C}
+  COMMAND ${CMAKE_COMMAND} -DOUT=${TPROF_HTML_ASSETS_C}
+    -DPAGE=${TPROF_HTML_DIR}/report.html -DSTYLE=${TPROF_HTML_DIR}/report.css
+    -DAPP=${TPROF_HTML_DIR}/report.js -DCHARTJS=${TPROF_CHARTJS}
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/embed.cmake
+  DEPENDS ${TPROF_HTML_DIR}/report.html ${TPROF_HTML_DIR}/report.css ${TPROF_HTML_DIR}/report.js
+    ${TPROF_CHARTJS} ${CMAKE_CURRENT_SOURCE_DIR}/cmake/embed.cmake
+  COMMENT "Embedding the HTML report's template and Chart.js")
+target_sources(tprof_obj PRIVATE ${TPROF_HTML_ASSETS_C})

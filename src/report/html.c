@@ -1,0 +1,156 @@
+/* html.c - the HTML report's page and the report data of an analysis (html.h).
+ *
+ * The page is the embedded template (html_assets.h) with its markers replaced: {{STYLE}},
+ * {{CHARTJS}} and {{APP}} by the embedded files, {{DATA}} by the report data in a
+ * <script type="application/json"> element (nothing for the live dashboard). Inside that element
+ * every '<' of the JSON is written \u003c, so no string of a trace can close the element. */
+#include "report/html.h"
+
+#include "report/html_assets.h"
+#include "report/jsonw.h"
+#include "report/report.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The JSON text with each '<' as \u003c ('<' occurs in JSON only inside strings). */
+static void put_script_json(tp_buf *out, const char *json, size_t len) {
+    size_t from = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (json[i] != '<') continue;
+        tp_buf_put(out, json + from, i - from);
+        TP_BUF_LIT(out, "\\u003c");
+        from = i + 1;
+    }
+    tp_buf_put(out, json + from, len - from);
+}
+
+static void put_marker(tp_buf *out, const char *name, size_t n, const char *data_json,
+                       size_t data_len) {
+#define IS(lit) (n == sizeof(lit) - 1 && memcmp(name, lit, n) == 0)
+    if (IS("STYLE")) {
+        tp_buf_put(out, tp_asset_style, tp_asset_style_len);
+    } else if (IS("CHARTJS")) {
+        tp_buf_put(out, tp_asset_chartjs, tp_asset_chartjs_len);
+    } else if (IS("APP")) {
+        tp_buf_put(out, tp_asset_app, tp_asset_app_len);
+    } else if (IS("DATA")) {
+        if (!data_json) return;
+        TP_BUF_LIT(out, "<script id=\"tprof-data\" type=\"application/json\">");
+        put_script_json(out, data_json, data_len);
+        TP_BUF_LIT(out, "</script>");
+    } else { /* not a marker of ours: kept as written */
+        TP_BUF_LIT(out, "{{");
+        tp_buf_put(out, name, n);
+        TP_BUF_LIT(out, "}}");
+    }
+#undef IS
+}
+
+int tp_html_page(tp_buf *out, const char *data_json, size_t data_len) {
+    const char *t = (const char *)tp_asset_page, *end = t + tp_asset_page_len;
+    while (t < end) {
+        const char *open = strstr(t, "{{"); /* the asset ends with a NUL */
+        const char *close = open ? strstr(open + 2, "}}") : NULL;
+        if (!open || !close || close > end) {
+            tp_buf_put(out, t, (size_t)(end - t));
+            break;
+        }
+        tp_buf_put(out, t, (size_t)(open - t));
+        put_marker(out, open + 2, (size_t)(close - open - 2), data_json, data_len);
+        t = close + 2;
+    }
+    return out->failed ? -1 : 0;
+}
+
+typedef struct artifact {
+    char *name;
+    long long bytes;
+} artifact;
+
+static int by_name(const void *x, const void *y) {
+    return strcmp(((const artifact *)x)->name, ((const artifact *)y)->name);
+}
+
+/* The regular, not hidden files directly inside dir, by name, with their sizes. */
+static void artifacts(tp_jw *w, const char *dir) {
+    tp_jw_array(w, "artifacts");
+    DIR *d = opendir(dir);
+    artifact *v = NULL;
+    size_t n = 0, cap = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        struct stat st;
+        if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+            !S_ISREG(st.st_mode))
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? 2 * cap : 16;
+            artifact *grown = realloc(v, ncap * sizeof(*v));
+            if (!grown) break;
+            v = grown;
+            cap = ncap;
+        }
+        v[n].name = strdup(e->d_name);
+        if (!v[n].name) break;
+        v[n++].bytes = (long long)st.st_size;
+    }
+    if (d) closedir(d);
+    if (n) qsort(v, n, sizeof(*v), by_name);
+    for (size_t i = 0; i < n; i++) {
+        tp_jw_object(w, NULL);
+        tp_jw_str(w, "name", v[i].name);
+        tp_jw_i64(w, "bytes", v[i].bytes);
+        tp_jw_end_object(w);
+        free(v[i].name);
+    }
+    free(v);
+    tp_jw_end_array(w);
+}
+
+/* A JSON document rendered into its own buffer, placed as the member `key`. */
+static void raw_member(tp_jw *w, const char *key, const tp_buf *doc) {
+    tp_jw_raw(w, key, doc->data, doc->len);
+}
+
+void tp_html_data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x) {
+    tp_html_extras none = {0};
+    if (!x) x = &none;
+    tp_report_opts o = {.top_k = TP_HTML_TOP_ROWS};
+    tp_buf doc;
+    tp_buf_init(&doc);
+    tp_jw w;
+    tp_jw_init(&w, out);
+    tp_jw_object(&w, NULL);
+    tp_jw_i64(&w, "report_version", 1);
+    tp_jw_str(&w, "title",
+              x->title                          ? x->title
+              : a->input_path && *a->input_path ? a->input_path
+                                                : "tprof");
+    tp_jw_i64(&w, "top_rows", TP_HTML_TOP_ROWS);
+    tp_report_json(&doc, a, &o);
+    raw_member(&w, "analysis", &doc);
+    if (x->series) {
+        doc.len = 0;
+        tp_series_json(&doc, x->series);
+        raw_member(&w, "series", &doc);
+    }
+    if (x->run_dir) {
+        tp_jw_str(&w, "artifacts_href", x->artifacts_href ? x->artifacts_href : "");
+        artifacts(&w, x->run_dir);
+    }
+    if (x->compare && x->other) {
+        doc.len = 0;
+        tp_report_json(&doc, x->other, &o);
+        raw_member(&w, "analysis_b", &doc);
+        doc.len = 0;
+        tp_report_compare_json(&doc, x->compare, &o);
+        raw_member(&w, "compare", &doc);
+    }
+    tp_jw_end_object(&w);
+    tp_buf_putc(out, '\n');
+    if (doc.failed) out->failed = 1;
+    tp_buf_free(&doc);
+}

@@ -1,0 +1,46 @@
+/* html.h - the HTML report: one page (template, style, script and Debian's Chart.js, embedded
+ * at build time) that renders "the report data", one JSON object (docs/REPORT.md).
+ *
+ * The report data is the analysis exactly as `tprof analyze --json --top TP_HTML_TOP_ROWS` writes
+ * it (member "analysis"), plus what only the views need: a down-sampled timeline and memory
+ * curve ("series"), the run directory's files ("artifacts"), `tprof compare`'s result
+ * ("compare"). The page finds it embedded (the offline report.html) or, without it, fetches it
+ * from `tprof serve` (the live dashboard). The page and the data of an analysis are library
+ * code (the default sink writes report.html into each run directory); tp_html_data, which reads
+ * inputs as `tprof analyze` does, is the tprof command's (src/cli/html_data.c). */
+#ifndef TP_REPORT_HTML_H
+#define TP_REPORT_HTML_H
+
+#include "analysis/analysis.h"
+#include "analysis/compare.h"
+#include "report/series.h"
+#include "util/buf.h"
+
+#include <stddef.h>
+
+/* Rows of the op and kernel tables the report carries (the analysis' top_k). */
+#define TP_HTML_TOP_ROWS 500
+
+/* The page: the template with `data_json` embedded (the offline report), or with no data
+ * (data_json == NULL) for the live dashboard, whose script fetches "api/data?run=<name>"
+ * relative to the page and lists runs from "api/runs". Appends to `out`; 0 on success. */
+int tp_html_page(tp_buf *out, const char *data_json, size_t data_len);
+
+/* The report data for the inputs `tprof analyze` reads (run directories, traces, ranks).
+ * Appends the JSON object to `out`; on bad input returns -1 with one line in err. */
+int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, char *err, size_t errlen);
+
+/* What the report data holds beside the analysis; every member may be NULL. */
+typedef struct tp_html_extras {
+    const char *title;          /* the page's title; NULL: the first input's path */
+    const char *run_dir;        /* its files become "artifacts" ... */
+    const char *artifacts_href; /* ... linked as <href><name> ("" beside them; NULL: "") */
+    tp_series *series;          /* the timeline and memory curve (tp_series_json's) */
+    const tp_analysis *other;   /* with compare: side B's analysis ("analysis_b") */
+    const tp_compare *compare;  /* `tprof compare A B` of analysis (A) and other (B) */
+} tp_html_extras;
+
+/* The report data of one finished analysis. Appends the JSON object (and a newline) to out. */
+void tp_html_data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x);
+
+#endif

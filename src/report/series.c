@@ -1,0 +1,255 @@
+/* series.c - the report's timeline and memory curve (series.h): bounded samples of models. */
+#include "report/series.h"
+
+#include "report/jsonw.h"
+#include "util/vec.h"
+
+#include <assert.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tp_series_init(tp_series *s) {
+    memset(s, 0, sizeof(*s));
+}
+
+void tp_series_free(tp_series *s) {
+    tp_free_strings(s->lanes, s->nlanes);
+    for (size_t i = 0; i < s->nsteps; i++)
+        free(s->steps[i].name);
+    free(s->steps);
+    for (size_t i = 0; i < s->nheap; i++)
+        free(s->heap[i].name);
+    free(s->heap);
+    for (size_t i = 0; i < s->nmem; i++)
+        free(s->mem[i].points);
+    free(s->mem);
+    tp_series_init(s);
+}
+
+/* The lane's label: a host thread "pid P / thread T (name)", a device "GPU P / stream T". */
+static void lane_label(const tp_model *m, const tp_track *t, int device, char *out, size_t n) {
+    const char *tname = t->thread_name ? tp_model_str(m, t->thread_name) : "";
+    if (device) {
+        snprintf(out, n, "GPU %lld / stream %lld", (long long)t->pid, (long long)t->tid);
+    } else if (t->tid_str || t->pid_str) {
+        snprintf(out, n, "%s / %s", t->pid_str ? tp_model_str(m, t->pid_str) : "-",
+                 t->tid_str ? tp_model_str(m, t->tid_str) : "-");
+    } else {
+        snprintf(out, n, "pid %lld / thread %lld%s%s%s", (long long)t->pid, (long long)t->tid,
+                 *tname ? " (" : "", tname, *tname ? ")" : "");
+    }
+}
+
+/* The index of the lane labelled `label`, added if new; UINT32_MAX when out of memory. */
+static uint32_t lane_of(tp_series *s, const char *label) {
+    for (size_t i = 0; i < s->nlanes; i++)
+        if (strcmp(s->lanes[i], label) == 0) return (uint32_t)i;
+    char *copy = strdup(label);
+    if (!copy || TP_GROW(s->lanes, s->cap_lanes, s->nlanes + 1)) {
+        free(copy);
+        s->failed = 1;
+        return UINT32_MAX;
+    }
+    s->lanes[s->nlanes] = copy;
+    return (uint32_t)s->nlanes++;
+}
+
+static void heap_swap(tp_series_range *h, size_t i, size_t j) {
+    tp_series_range t = h[i];
+    h[i] = h[j];
+    h[j] = t;
+}
+
+static void heap_up(tp_series_range *h, size_t i) {
+    while (i > 0 && h[(i - 1) / 2].dur_ns > h[i].dur_ns) {
+        heap_swap(h, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_down(tp_series_range *h, size_t n, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, min = i;
+        if (l < n && h[l].dur_ns < h[min].dur_ns) min = l;
+        if (r < n && h[r].dur_ns < h[min].dur_ns) min = r;
+        if (min == i) return;
+        heap_swap(h, i, min);
+        i = min;
+    }
+}
+
+/* Keeps r (its name copied) when it is among the TP_SERIES_RANGES longest so far. */
+static void offer_range(tp_series *s, tp_series_range r) {
+    s->ranges_seen++;
+    int full = s->nheap == TP_SERIES_RANGES;
+    if (full && r.dur_ns <= s->heap[0].dur_ns) return;
+    r.name = strdup(r.name);
+    if (!r.name || (!full && TP_GROW(s->heap, s->cap_heap, s->nheap + 1))) {
+        free(r.name);
+        s->failed = 1;
+        return;
+    }
+    if (full) {
+        free(s->heap[0].name);
+        s->heap[0] = r;
+        heap_down(s->heap, s->nheap, 0);
+    } else {
+        s->heap[s->nheap++] = r;
+        heap_up(s->heap, s->nheap - 1);
+    }
+    assert(s->nheap <= TP_SERIES_RANGES);
+}
+
+static void add_step(tp_series *s, tp_series_range r) {
+    r.name = strdup(r.name);
+    if (!r.name || TP_GROW(s->steps, s->cap_steps, s->nsteps + 1)) {
+        free(r.name);
+        s->failed = 1;
+        return;
+    }
+    s->steps[s->nsteps++] = r;
+}
+
+static tp_series_mem *mem_of(tp_series *s, int64_t type, int64_t id) {
+    for (size_t i = 0; i < s->nmem; i++)
+        if (s->mem[i].device_type == type && s->mem[i].device_id == id) return &s->mem[i];
+    if (TP_GROW(s->mem, s->cap_mem, s->nmem + 1)) return NULL;
+    s->mem[s->nmem] = (tp_series_mem){.device_type = type, .device_id = id};
+    return &s->mem[s->nmem++];
+}
+
+/* A [memory] event's point, on its device's curve (events without both device args are
+ * ignored, as the analysis' peaks ignore them). */
+static void add_memory(tp_series *s, const tp_model *m, const tp_event *e) {
+    double type, id, bytes = 0, total = 0;
+    if (tp_event_arg_number(m, e, "Device Type", &type) ||
+        tp_event_arg_number(m, e, "Device Id", &id))
+        return;
+    tp_series_point p = {.ts_ns = m->base_ns + e->ts};
+    if (tp_event_arg_number(m, e, "Bytes", &bytes) == 0) p.bytes = (int64_t)bytes;
+    if (tp_event_arg_number(m, e, "Total Allocated", &total) == 0) {
+        p.total = (int64_t)total;
+        p.has_total = 1;
+    }
+    tp_series_mem *d = mem_of(s, (int64_t)type, (int64_t)id);
+    if (!d || TP_GROW(d->points, d->cap, d->n + 1)) {
+        s->failed = 1;
+        return;
+    }
+    d->points[d->n++] = p;
+}
+
+void tp_series_add_model(tp_series *s, const tp_model *m) {
+    uint32_t *lanes = calloc(m->ntracks ? m->ntracks : 1, sizeof(*lanes));
+    if (!lanes) {
+        s->failed = 1;
+        return;
+    }
+    for (size_t i = 0; i < m->nevents; i++) {
+        const tp_event *e = &m->events[i];
+        if (e->kind == TP_MEMORY) {
+            add_memory(s, m, e);
+            continue;
+        }
+        if (e->kind != TP_HOST_RANGE && !tp_kind_is_gpu_work(e->kind)) continue;
+        if (e->track >= m->ntracks) continue;
+        if (!lanes[e->track]) { /* lane + 1, 0 until looked up */
+            char label[256];
+            lane_label(m, &m->tracks[e->track], e->kind != TP_HOST_RANGE, label, sizeof(label));
+            lanes[e->track] = lane_of(s, label) + 1;
+        }
+        if (lanes[e->track] == 0) continue; /* lane_of failed: UINT32_MAX + 1 */
+        tp_series_range r = {.start_ns = m->base_ns + e->ts,
+                             .dur_ns = e->dur,
+                             .name = (char *)tp_model_str(m, e->name),
+                             .lane = lanes[e->track] - 1,
+                             .kind = e->kind,
+                             .step = (e->flags & TP_EVF_STEP) != 0};
+        if (r.step)
+            add_step(s, r);
+        else
+            offer_range(s, r);
+    }
+    free(lanes);
+}
+
+static int by_start(const void *x, const void *y) {
+    const tp_series_range *a = x, *b = y;
+    return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+static int point_by_time(const void *x, const void *y) {
+    const tp_series_point *a = x, *b = y;
+    return (a->ts_ns > b->ts_ns) - (a->ts_ns < b->ts_ns);
+}
+
+static void range_list(tp_jw *w, const char *key, tp_series_range *r, size_t n) {
+    qsort(r, n, sizeof(*r), by_start);
+    tp_jw_array(w, key);
+    for (size_t i = 0; i < n; i++) {
+        tp_jw_array(w, NULL); /* [lane, start_us, dur_us, name, kind] */
+        tp_jw_u64(w, NULL, r[i].lane);
+        tp_jw_us(w, NULL, r[i].start_ns);
+        tp_jw_us(w, NULL, r[i].dur_ns);
+        tp_jw_str(w, NULL, r[i].name);
+        tp_jw_str(w, NULL, r[i].kind == TP_HOST_RANGE ? "cpu" : "gpu");
+        tp_jw_end_array(w);
+    }
+    tp_jw_end_array(w);
+}
+
+/* One device's curve: allocated bytes (Total Allocated where the events carry it, else the
+ * running sum of Bytes), at most TP_SERIES_MEM_POINTS points, each bucket's highest. */
+static void memory_curve(tp_jw *w, tp_series_mem *d) {
+    qsort(d->points, d->n, sizeof(*d->points), point_by_time);
+    int any_total = 0;
+    for (size_t i = 0; i < d->n; i++)
+        any_total |= d->points[i].has_total;
+    size_t per_bucket = (d->n + TP_SERIES_MEM_POINTS - 1) / TP_SERIES_MEM_POINTS;
+    tp_jw_object(w, NULL);
+    tp_jw_i64(w, "device_type", d->device_type);
+    tp_jw_i64(w, "device_id", d->device_id);
+    tp_jw_u64(w, "events", d->n);
+    tp_jw_array(w, "points"); /* [ts_us, bytes] */
+    int64_t running = 0, last = 0;
+    for (size_t i = 0; i < d->n;) {
+        int64_t best = INT64_MIN, best_ts = 0;
+        for (size_t end = i + per_bucket; i < d->n && i < end; i++) {
+            const tp_series_point *p = &d->points[i];
+            running += p->bytes;
+            int64_t v = any_total ? (p->has_total ? p->total : last) : running;
+            last = v;
+            if (v > best) {
+                best = v;
+                best_ts = p->ts_ns;
+            }
+        }
+        tp_jw_array(w, NULL);
+        tp_jw_us(w, NULL, best_ts);
+        tp_jw_i64(w, NULL, best);
+        tp_jw_end_array(w);
+    }
+    tp_jw_end_array(w);
+    tp_jw_end_object(w);
+}
+
+void tp_series_json(tp_buf *out, tp_series *s) {
+    tp_jw w;
+    tp_jw_init(&w, out);
+    tp_jw_object(&w, NULL);
+    tp_jw_array(&w, "lanes");
+    for (size_t i = 0; i < s->nlanes; i++)
+        tp_jw_str(&w, NULL, s->lanes[i]);
+    tp_jw_end_array(&w);
+    range_list(&w, "steps", s->steps, s->nsteps);
+    range_list(&w, "ranges", s->heap, s->nheap);
+    tp_jw_u64(&w, "ranges_total", s->ranges_seen);
+    tp_jw_bool(&w, "partial", s->failed);
+    tp_jw_array(&w, "memory");
+    for (size_t i = 0; i < s->nmem; i++)
+        memory_curve(&w, &s->mem[i]);
+    tp_jw_end_array(&w);
+    tp_jw_end_object(&w);
+}

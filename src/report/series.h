@@ -1,0 +1,67 @@
+/* series.h - what the HTML report draws beside the analysis' figures: a timeline and the
+ * allocated-memory curve of each device, collected from event models and bounded in size.
+ *
+ * The analysis keeps aggregates only; the report's Timeline and Memory views need positions in
+ * time. A tp_series is fed every model the analysis is fed (the windows of a run, the files of
+ * `tprof report`) and keeps, whatever the input's size:
+ *  - every step range, and of the other host ranges and device work the TP_SERIES_RANGES
+ *    longest (all of them when there are fewer), on lanes of one thread or GPU stream each;
+ *  - for each device, the points of its [memory] events (allocated bytes over time), written
+ *    down-sampled to at most TP_SERIES_MEM_POINTS per device keeping each bucket's highest.
+ * Invariant: heap[0..nheap) is a min-heap by duration of at most TP_SERIES_RANGES ranges. */
+#ifndef TP_REPORT_SERIES_H
+#define TP_REPORT_SERIES_H
+
+#include "model/model.h"
+#include "util/buf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TP_SERIES_RANGES     4000
+#define TP_SERIES_MEM_POINTS 1500
+
+typedef struct tp_series_range {
+    int64_t start_ns, dur_ns; /* absolute start (base_ns + ts) */
+    char *name;
+    uint32_t lane;
+    uint8_t kind; /* tp_kind */
+    uint8_t step; /* a ProfilerStep#<n> range */
+} tp_series_range;
+
+typedef struct tp_series_point {
+    int64_t ts_ns; /* absolute */
+    int64_t bytes; /* the event's Bytes (negative for a free) */
+    int64_t total; /* Total Allocated, when has_total */
+    int has_total;
+} tp_series_point;
+
+typedef struct tp_series_mem {
+    int64_t device_type, device_id;
+    tp_series_point *points;
+    size_t n, cap;
+} tp_series_mem;
+
+typedef struct tp_series {
+    char **lanes; /* "pid 12 / thread 34 (name)", "GPU 0 / stream 7" */
+    size_t nlanes, cap_lanes;
+    tp_series_range *steps;
+    size_t nsteps, cap_steps;
+    tp_series_range *heap; /* the longest other ranges */
+    size_t nheap, cap_heap;
+    uint64_t ranges_seen; /* all non-step ranges offered */
+    tp_series_mem *mem;
+    size_t nmem, cap_mem;
+    int failed; /* out of memory: the series are partial */
+} tp_series;
+
+void tp_series_init(tp_series *s);
+void tp_series_free(tp_series *s);
+/* Adds a model's ranges and memory events (the model may be freed afterwards). */
+void tp_series_add_model(tp_series *s, const tp_model *m);
+/* The JSON object {"lanes": [...], "steps": [...], "ranges": [...], "ranges_total": N,
+ * "memory": [{"device_type", "device_id", "points": [[ts_us, bytes], ...]}]}. It sorts the
+ * kept ranges by start: no model may be added after it. */
+void tp_series_json(tp_buf *out, tp_series *s);
+
+#endif
