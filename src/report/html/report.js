@@ -283,10 +283,13 @@
     depth.forEach(function (n, i) { tl.rowOf[i] = row; row += Math.min(n, 12); });
     tl.rows = row;
     tl.depth = depth;
+    /* times from the first range's start: absolute microseconds (~1e15) would leave a double
+     * too few digits to zoom into */
     var lo = Infinity, hi = -Infinity;
     tl.items.forEach(function (x) { lo = Math.min(lo, x.t); hi = Math.max(hi, x.t + x.d); });
     if (!tl.items.length) { lo = 0; hi = 1; }
-    tl.lo = lo; tl.hi = hi > lo ? hi : lo + 1;
+    tl.items.forEach(function (x) { x.t -= lo; });
+    tl.lo = 0; tl.hi = hi > lo ? hi - lo : 1;
     tl.v0 = tl.lo; tl.v1 = tl.hi;
     $('timeline-note').textContent = s.ranges_total > s.ranges.length ?
       'A summary: every step, and the ' + s.ranges.length + ' longest of ' + s.ranges_total + ' ranges.' :
