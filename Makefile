@@ -8,6 +8,11 @@
 #   make fuzz      run each libFuzzer target for FUZZ_SECONDS
 #   make bench     run the benchmarks (figures go into BENCHMARKS.md by hand)
 #   make lint      clang-tidy, cppcheck and a clang-format check
+#   make profile   run the demo training loop profiled: run directories under PROFILE_DIR
+#                  (tprof_runs), each with its traces, summary files and report.html
+#   make profile-check      tprof check on every run directory of PROFILE_DIR
+#   make profile-dashboard  tprof serve PROFILE_DIR: the live dashboard (127.0.0.1:PORT)
+#   make profile-clean      remove PROFILE_DIR (the runs, not the build)
 #   make install   install the header, libraries, command, tprof.pc and the CMake package
 #                  under PREFIX (default /usr/local; DESTDIR is honoured)
 BUILD ?= build
@@ -15,8 +20,11 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 PREFIX ?= /usr/local
+PROFILE_DIR ?= tprof_runs
+PORT ?= 8000
 
-.PHONY: all build deps demo test sanitize fuzz bench lint format install clean
+.PHONY: all build deps demo test sanitize fuzz bench lint format install clean \
+	profile profile-check profile-dashboard profile-clean
 
 all: build
 
@@ -29,6 +37,21 @@ deps:
 
 demo: build
 	scripts/demo $(BUILD)
+
+# The profiled demo (scripts/demo writes PROFILE_DIR/demo), its check and its dashboard.
+profile: build
+	PROFILE_DIR=$(PROFILE_DIR) scripts/demo $(BUILD)
+
+profile-check: build
+	@set -e; found=0; for d in $(PROFILE_DIR)/*/; do \
+	  [ -d "$$d" ] || continue; found=1; $(BUILD)/tprof check "$$d"; done; \
+	[ $$found = 1 ] || { echo "no run directories in $(PROFILE_DIR): run make profile" >&2; exit 2; }
+
+profile-dashboard: build
+	$(BUILD)/tprof serve $(PROFILE_DIR) --port $(PORT)
+
+profile-clean:
+	rm -rf $(PROFILE_DIR)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -38,7 +38,7 @@ int tp_cli_html_data(tp_buf *out, char *const *inputs, size_t n, const tp_cli_ht
     }
     if (rc == 0) {
         int one_dir = n == 1 || o->compare ? tp_run_is_dir(inputs[0]) : 0;
-        tp_html_extras x = {.title = o->title,
+        tp_html_extras x = {.title = o->title ? o->title : inputs[0],
                             .run_dir = one_dir ? inputs[0] : NULL,
                             .artifacts_href = o->artifacts_href,
                             .series = &series,

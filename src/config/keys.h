@@ -60,6 +60,7 @@ enum tp_key_type {
     X(MAX_EVENTS, max_events, T_INT, 16, INT64_C(1) << 40, "4194304")                              \
     X(SUMMARY, summary, T_BOOL, 0, 0, "true")                                                      \
     X(TOP_K, top_k, T_INT, 1, 100000, "10")                                                        \
+    X(HTML_REPORT, html_report, T_BOOL, 0, 0, "true")                                              \
     X(CONFIG, config, T_STR, 0, 0, NULL)                                                           \
     X(SIGNALS, signals, T_BOOL, 0, 0, "true")                                                      \
     X(FLUSH_TIMEOUT_MS, flush_timeout_ms, T_INT, 1, 3600000, "5000")                               \

@@ -2,7 +2,9 @@
  *
  * In <output_dir>/<run_id>/: config.json when the run starts, one trace per closed window, and
  * at the end stage_times.json, op_stats.csv and summary.json, all derived from one analysis to
- * which every window was added; then the console summary (rank 0). With several ranks each file
+ * which every window was added, and report.html (the html_report key: the page `tprof report`
+ * writes, from the same analysis and tp_html_data_of, with the windows' timeline and memory
+ * curve); then the console summary (rank 0), which names it. With several ranks each file
  * name carries ".rank<N>". An output directory that cannot be written costs the files, never the
  * summary: the windows are still analysed.
  *
@@ -13,6 +15,7 @@
 
 #include "export/chrome.h"
 #include "export/runfiles.h"
+#include "report/html.h"
 #include "report/jsonw.h"
 #include "report/report.h"
 #include "util/buf.h"
@@ -36,7 +39,9 @@ typedef struct artifacts {
     char rank_suffix[32]; /* ".rank<N>" with several ranks, else "" */
     char worker[128];     /* TensorBoard's worker name: <host>_<pid> */
     size_t seq;           /* windows written so far */
-    char **traces;        /* file names of the written traces, in order */
+    int html_report;      /* report.html at the end; series collects its timeline */
+    tp_series series;
+    char **traces; /* file names of the written traces, in order */
     size_t ntraces, cap_traces;
 } artifacts;
 
@@ -44,6 +49,7 @@ static artifacts art; /* one session at a time (the recorder guarantees it) */
 
 static void art_reset(void) {
     tp_analysis_free(art.analysis);
+    tp_series_free(&art.series);
     free(art.run_dir);
     for (size_t i = 0; i < art.ntraces; i++)
         free(art.traces[i]);
@@ -59,17 +65,22 @@ static char *run_path(const char *stem, const char *ext) {
     return p;
 }
 
-/* Writes data as <run_dir>/<stem><rank><ext>; a failure is warned about once per file. */
-static void write_artifact(const char *stem, const char *ext, const tp_buf *data) {
-    if (!art.dir_ok) return;
+/* Writes data as <run_dir>/<stem><rank><ext>; a failure is warned about once per file. 0 when
+ * written. */
+static int write_artifact(const char *stem, const char *ext, const tp_buf *data) {
+    if (!art.dir_ok) return -1;
     char err[512];
     char *path = run_path(stem, ext);
+    int rc = -1;
     if (!path || data->failed) {
         tp_log_warn("out of memory writing %s%s", stem, ext);
     } else if (tp_write_file(path, data->data, data->len, err, sizeof(err))) {
         tp_log_warn("%s", err);
+    } else {
+        rc = 0;
     }
     free(path);
+    return rc;
 }
 
 /* A file this process would write, or an earlier run with the same run_id wrote: an artifact, a
@@ -113,6 +124,7 @@ static int art_start(void *ctx, const tp_run_info *run) {
     art.config_json = run->config_json;
     art.gzip = run->gzip;
     art.tensorboard_names = run->tensorboard_names;
+    art.html_report = run->html_report;
     if (run->world_size > 1)
         snprintf(art.rank_suffix, sizeof(art.rank_suffix), ".rank%lld", (long long)run->rank);
     char host[64] = "localhost";
@@ -200,6 +212,7 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
     if (art.dir_ok) write_trace(m, w);
     if (tp_analysis_add_model(art.analysis, m, NULL))
         tp_log_warn("window %s: out of memory; the summary misses part of it", w->name);
+    if (art.html_report && art.dir_ok) tp_series_add_model(&art.series, m);
     tp_model_free(m);
     free(m);
 }
@@ -250,7 +263,24 @@ static void write_summary_files(const tp_analysis *a, const tp_run_info *run, si
     tp_buf_free(&extra);
 }
 
-static void print_summary(const tp_analysis *a, const tp_run_info *run) {
+/* report.html: the report data of the run's analysis in the report page. Not on a signal's
+ * flush, whose time is bounded. 1 when written. */
+static int write_html_report(const tp_analysis *a, const tp_run_info *run) {
+    if (!art.dir_ok || !art.html_report || run->interrupted) return 0;
+    tp_buf data, page;
+    tp_buf_init(&data);
+    tp_buf_init(&page);
+    tp_html_extras x = {.title = run->run_dir, .run_dir = art.run_dir, .series = &art.series};
+    tp_html_data_of(&data, a, &x);
+    int ok = !data.failed && tp_html_page(&page, data.data, data.len) == 0;
+    if (!ok) tp_log_warn("out of memory writing report.html");
+    ok = ok && write_artifact("report", ".html", &page) == 0;
+    tp_buf_free(&page);
+    tp_buf_free(&data);
+    return ok;
+}
+
+static void print_summary(const tp_analysis *a, const tp_run_info *run, int html) {
     char title[600];
     snprintf(title, sizeof(title), "tprof summary: %zu window%s of %s", run->windows,
              run->windows == 1 ? "" : "s", run->run_dir);
@@ -259,6 +289,7 @@ static void print_summary(const tp_analysis *a, const tp_run_info *run) {
     tp_buf_init(&b);
     tp_report_text(&b, a, &o);
     if (art.dir_ok) tp_buf_printf(&b, "Artifacts: %s/\n", run->run_dir);
+    if (html) tp_buf_printf(&b, "Report: %s/report%s.html\n", run->run_dir, art.rank_suffix);
     fwrite(b.data, 1, b.len, stderr);
     fflush(stderr);
     tp_buf_free(&b);
@@ -276,7 +307,8 @@ static void art_finish(void *ctx, const tp_run_info *run) {
                                    "was recorded until then");
     tp_analysis_finish(a);
     write_summary_files(a, run, run->top_k);
-    if (run->print_summary) print_summary(a, run);
+    int html = write_html_report(a, run);
+    if (run->print_summary) print_summary(a, run, html);
     if (run->interrupted)
         tp_log_warn("interrupted: %zu window%s saved to %s (partial)", run->windows,
                     run->windows == 1 ? "" : "s", run->run_dir);

@@ -177,6 +177,7 @@ static void fill_run_info(tp_run_info *run) {
                          .tensorboard_names = cfg->tensorboard_names,
                          .print_summary = cfg->summary && tp_sess.rank.rank == 0,
                          .top_k = (size_t)cfg->top_k,
+                         .html_report = cfg->html_report,
                          .stages = tp_sess.stages,
                          .nstages = tp_sess.nstages,
                          .peak_tflops = cfg->peak_tflops,

@@ -21,6 +21,7 @@ typedef struct tp_run_info {
     int tensorboard_names;    /* <worker>.<time_ns>.pt.trace.json names */
     int print_summary;        /* this process prints the console summary (rank 0, summary on) */
     size_t top_k;
+    int html_report; /* write report.html (the html_report key) */
     const tp_stage_def *stages;
     size_t nstages;
     double peak_tflops; /* a device's peak for MFU (the peak_tflops key); 0: the GPU table */

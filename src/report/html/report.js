@@ -257,20 +257,39 @@
 
   /* ---- the timeline: a canvas, zoomed with the wheel or the buttons, panned by dragging ---- */
 
-  var tl = { v0: 0, v1: 1, lo: 0, hi: 1, lanes: [], items: [] };
+  var tl = { v0: 0, v1: 1, lo: 0, hi: 1, lanes: [], items: [], rowOf: [0], rows: 1, depth: [1] };
 
   function timelineSetup(d) {
     var s = d.series;
     tl.items = [];
     tl.lanes = ['steps'];
-    if (!s) { tl.lo = 0; tl.hi = 1; return; }
+    if (!s) { tl.lo = 0; tl.hi = 1; tl.rowOf = [0]; tl.rows = 1; tl.depth = [1]; return; }
     tl.lanes = ['steps'].concat(s.lanes);
     s.steps.forEach(function (r) { tl.items.push({ lane: 0, t: r[1], d: r[2], name: r[3], kind: 'step' }); });
     s.ranges.forEach(function (r) { tl.items.push({ lane: r[0] + 1, t: r[1], d: r[2], name: r[3], kind: r[4] }); });
+    /* Nested ranges of a lane stack below their parent: each lane gets as many rows as its
+     * deepest nesting (a layout, not a figure). */
+    tl.items.sort(function (a, b) { return a.lane - b.lane || a.t - b.t || b.d - a.d; });
+    var depth = tl.lanes.map(function () { return 1; }), open = [], lane = -1;
+    tl.items.forEach(function (x) {
+      if (x.lane !== lane) { open = []; lane = x.lane; }
+      while (open.length && open[open.length - 1] <= x.t) open.pop();
+      x.row = open.length;
+      open.push(x.t + x.d);
+      depth[x.lane] = Math.max(depth[x.lane], open.length);
+    });
+    tl.rowOf = [];
+    var row = 0;
+    depth.forEach(function (n, i) { tl.rowOf[i] = row; row += Math.min(n, 12); });
+    tl.rows = row;
+    tl.depth = depth;
+    /* times from the first range's start: absolute microseconds (~1e15) would leave a double
+     * too few digits to zoom into */
     var lo = Infinity, hi = -Infinity;
     tl.items.forEach(function (x) { lo = Math.min(lo, x.t); hi = Math.max(hi, x.t + x.d); });
     if (!tl.items.length) { lo = 0; hi = 1; }
-    tl.lo = lo; tl.hi = hi > lo ? hi : lo + 1;
+    tl.items.forEach(function (x) { x.t -= lo; });
+    tl.lo = 0; tl.hi = hi > lo ? hi - lo : 1;
     tl.v0 = tl.lo; tl.v1 = tl.hi;
     $('timeline-note').textContent = s.ranges_total > s.ranges.length ?
       'A summary: every step, and the ' + s.ranges.length + ' longest of ' + s.ranges_total + ' ranges.' :
@@ -281,22 +300,23 @@
     var c = $('timeline'), lh = 18, top = 4, labelW = 220;
     var w = c.clientWidth || 1000;
     c.width = w;
-    c.height = top + tl.lanes.length * lh + 20;
+    c.height = top + tl.rows * lh + 20;
     var g = c.getContext('2d');
     g.clearRect(0, 0, c.width, c.height);
     g.font = '11px system-ui, sans-serif';
     var span = tl.v1 - tl.v0, plotW = w - labelW;
     tl.lanes.forEach(function (name, i) {
-      g.fillStyle = i % 2 ? '#f8fafc' : '#fff';
-      g.fillRect(0, top + i * lh, w, lh);
+      var y = top + tl.rowOf[i] * lh;
+      g.fillStyle = i % 2 ? '#f1f5f9' : '#fff';
+      g.fillRect(0, y, w, Math.min(tl.depth[i], 12) * lh);
       g.fillStyle = '#334155';
-      g.fillText(name.length > 34 ? name.slice(0, 33) + '\u2026' : name, 4, top + i * lh + 13);
+      g.fillText(name.length > 34 ? name.slice(0, 33) + '\u2026' : name, 4, y + 13);
     });
     tl.items.forEach(function (x) {
-      if (x.t + x.d < tl.v0 || x.t > tl.v1) return;
+      if (x.t + x.d < tl.v0 || x.t > tl.v1 || x.row >= 12) return;
       var x0 = labelW + Math.max(0, (x.t - tl.v0) / span * plotW);
       var x1 = labelW + Math.min(plotW, (x.t + x.d - tl.v0) / span * plotW);
-      var y = top + x.lane * lh + 2;
+      var y = top + (tl.rowOf[x.lane] + x.row) * lh + 2;
       g.fillStyle = x.kind === 'step' ? '#2563eb' : x.kind === 'gpu' ? '#16a34a' : '#f59e0b';
       g.fillRect(x0, y, Math.max(1, x1 - x0), lh - 4);
       if (x1 - x0 > 50) {

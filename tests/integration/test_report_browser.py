@@ -1,0 +1,214 @@
+"""The HTML report in a real browser: Debian's Chromium, headless, driven by Selenium through
+Debian's chromedriver (both paths given, so Selenium Manager never downloads anything).
+
+For the profiled demo run (the report.html the library wrote) and a GPU fixture (tprof report):
+no JavaScript error in the console; the step count, p50, top op and its self time, GPU
+utilization and memory peak on the page equal tprof analyze --json; switching tabs, sorting a
+table, filtering it and zooming the timeline work. Each view's screenshot goes to
+build/report-screens/. Skipped, with the reason, only where Chromium or its driver is missing."""
+
+import json
+import os
+import pathlib
+import re
+import shutil
+
+import pytest
+
+from cli_helpers import BUILD, FIXTURES, profiled_run, tprof
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+if not (os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK)):
+    pytest.skip("Debian's chromium and chromium-driver are not installed (make deps installs them)",
+                allow_module_level=True)
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in the venv (make deps)")
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+
+GPU_TRACE = FIXTURES / "kineto" / "gaunernst_bert-small-uncased__1016001.json.gz"
+VIEWS = ["overview", "operators", "kernels", "memory", "timeline", "ranks", "compare", "artifacts"]
+SCREENS = BUILD / "report-screens"
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--disable-background-networking", "--disable-component-update",
+              "--disable-default-apps", "--disable-extensions", "--disable-sync",
+              "--no-first-run", "--metrics-recording-only", "--disable-domain-reliability",
+              "--window-size=1400,1000",
+              "--user-data-dir=%s" % tmp_path_factory.mktemp("chromium-profile")]:
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=CHROMEDRIVER)
+    driver = webdriver.Chrome(service=service, options=opts)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    return profiled_run(tmp_path_factory.mktemp("runs"), "demo", "--profiling.profile_memory",
+                        "true", "--profiling.record_shapes", "true", steps=30)
+
+
+@pytest.fixture(scope="module")
+def gpu_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gpu") / "report.html"
+    tprof("report", GPU_TRACE, "-o", out, rc=0)
+    return out
+
+
+def analyze(path):
+    """tprof analyze --json with the report's rows (TP_HTML_TOP_ROWS)."""
+    return json.loads(tprof("analyze", "--json", "--top", "500", path, rc=0).stdout)
+
+
+def errors(driver):
+    """The console's errors since the last call (warnings and info are not failures)."""
+    return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+
+
+def figure(driver, fid):
+    """(exact value, shown text) of a headline figure."""
+    e = driver.find_element(By.ID, fid)
+    return e.get_attribute("data-v"), e.text
+
+
+def shown_us(text):
+    """A time as the page shows it ("6.46 ms"), in microseconds."""
+    m = re.match(r"(-?[0-9.]+) (\u00b5s|ms|s)$", text)
+    assert m, text
+    return float(m.group(1)) * {"\u00b5s": 1, "ms": 1e3, "s": 1e6}[m.group(2)]
+
+
+def open_report(driver, path):
+    driver.get(pathlib.Path(path).resolve().as_uri())
+    driver.find_element(By.ID, "fig-steps")  # rendered
+    assert errors(driver) == []
+
+
+def check_figures(driver, want):
+    steps = want["steps"]
+    v, t = figure(driver, "fig-steps")
+    assert int(v) == steps["count"] and t == str(steps["count"])
+    v, t = figure(driver, "fig-p50")
+    assert float(v) == steps["p50_us"]
+    assert shown_us(t) == pytest.approx(steps["p50_us"], rel=0.01)
+    op = want["top_cpu_ops"][0]
+    assert figure(driver, "fig-top-op") == (op["name"], op["name"])
+    v, t = figure(driver, "fig-top-op-self")
+    assert float(v) == op["self_us"]
+    assert shown_us(t) == pytest.approx(op["self_us"], rel=0.01)
+    util = want["gpu"]["utilization_pct"]
+    v, t = figure(driver, "fig-gpu-util")
+    if util is None:
+        assert v == "" and t == "n/a"
+    else:
+        assert float(v) == util and t == "%.1f %%" % util
+    peaks = [m["peak_bytes"] for m in want["memory"]]
+    v, _ = figure(driver, "fig-mem-peak")
+    assert (int(v) if v else None) == (max(peaks) if peaks else None)
+
+
+def visit_views(driver, name):
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    for view in VIEWS:
+        driver.find_element(By.CSS_SELECTOR, "button[data-view=%s]" % view).click()
+        assert driver.find_element(By.ID, "view-" + view).is_displayed()
+        for other in VIEWS:
+            if other != view:
+                assert not driver.find_element(By.ID, "view-" + other).is_displayed()
+        driver.save_screenshot(str(SCREENS / ("%s-%s.png" % (name, view))))
+        assert errors(driver) == [], view
+
+
+def check_sorting(driver, want):
+    driver.find_element(By.CSS_SELECTOR, "button[data-view=operators]").click()
+    header = driver.find_element(By.CSS_SELECTOR, "#ops th[data-key=calls]")
+
+    def column(key):
+        idx = [h.get_attribute("data-key") for h in
+               driver.find_elements(By.CSS_SELECTOR, "#ops th")].index(key)
+        return [c.get_attribute("data-v") for c in
+                driver.find_elements(By.CSS_SELECTOR, "#ops tbody tr td:nth-child(%d)" % (idx + 1))]
+    # unsorted: the analysis' order (self time, descending)
+    assert column("name") == [r["name"] for r in want["top_cpu_ops"]]
+    header.click()
+    calls = [int(v) for v in column("calls")]
+    assert calls == sorted(calls, reverse=True) and len(calls) == len(want["top_cpu_ops"])
+    header.click()
+    calls = [int(v) for v in column("calls")]
+    assert calls == sorted(calls)
+    # filter by name
+    name = want["top_cpu_ops"][0]["name"]
+    box = driver.find_element(By.ID, "ops-filter")
+    box.send_keys(name)
+    shown = column("name")
+    assert name in shown and all(name.lower() in n.lower() for n in shown)
+    box.clear()
+
+
+def check_zoom(driver):
+    driver.find_element(By.CSS_SELECTOR, "button[data-view=timeline]").click()
+    canvas = driver.find_element(By.ID, "timeline")
+
+    def span():
+        return float(canvas.get_attribute("data-v1")) - float(canvas.get_attribute("data-v0"))
+    full = span()
+    assert full > 0
+    driver.find_element(By.ID, "tl-in").click()
+    assert span() == pytest.approx(full / 2, rel=1e-6)
+    driver.find_element(By.ID, "tl-in").click()
+    assert span() == pytest.approx(full / 4, rel=1e-6)
+    # the mouse wheel zooms out around the pointer
+    driver.execute_script(
+        "var c = arguments[0], r = c.getBoundingClientRect();"
+        "c.dispatchEvent(new WheelEvent('wheel', {deltaY: 100, clientX: r.left + r.width * 0.6,"
+        " clientY: r.top + 10, bubbles: true, cancelable: true}));", canvas)
+    assert span() == pytest.approx(full / 4 * 1.25, rel=1e-6)
+    driver.find_element(By.ID, "tl-reset").click()
+    assert span() == pytest.approx(full, rel=1e-9)
+    assert errors(driver) == []
+
+
+def test_demo_run_report(browser, demo_run):
+    page = demo_run / "report.html"
+    assert page.exists(), "the library wrote no report.html"
+    want = analyze(demo_run)
+    open_report(browser, page)
+    check_figures(browser, want)
+    visit_views(browser, "demo")
+    # the artifacts view links the run's files beside the report
+    links = {a.text: a.get_attribute("href")
+             for a in browser.find_elements(By.CSS_SELECTOR, "#artifacts-table a")}
+    assert links["summary.json"] == (demo_run / "summary.json").resolve().as_uri()
+    check_sorting(browser, want)
+    check_zoom(browser)
+
+
+def test_gpu_fixture_report(browser, gpu_report):
+    want = analyze(GPU_TRACE)
+    assert want["gpu"]["utilization_pct"] is not None and want["memory"]
+    open_report(browser, gpu_report)
+    check_figures(browser, want)
+    visit_views(browser, "gpu")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#kernels tbody tr")
+    assert len(rows) == len(want["top_gpu_kernels"])
+    check_sorting(browser, want)
+    check_zoom(browser)
+
+
+def test_docs_screenshot_is_current_view(browser, gpu_report):
+    """The README's screenshot is made by this test's browser (copied when TPROF_UPDATE_DOCS=1)."""
+    open_report(browser, gpu_report)
+    shot = SCREENS / "readme-overview.png"
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10000
+    if os.environ.get("TPROF_UPDATE_DOCS") == "1":
+        shutil.copy(shot, pathlib.Path(os.environ["TPROF_SOURCE_DIR"]) / "docs" / "report.png")
