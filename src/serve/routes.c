@@ -42,33 +42,37 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, struc
     return ret;
 }
 
+static void free_cb(void *p) {
+    free(p);
+}
+
+/* A response owning b's bytes (freed with it), or NULL (b freed) when out of memory. */
+static struct MHD_Response *response_of(tp_buf *b) {
+    struct MHD_Response *r = b->failed ? NULL
+                                       : MHD_create_response_from_buffer_with_free_callback_cls(
+                                             b->len, b->data, free_cb, b->data);
+    if (!r) tp_buf_free(b);
+    return r;
+}
+
 /* A short text answer: "<status> <message>\n". */
 static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned status,
                                    const char *message) {
-    char text[160];
-    int n = snprintf(text, sizeof(text), "%u %s\n", status, message);
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1;
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_COPY);
+    tp_buf b;
+    tp_buf_init(&b);
+    tp_buf_printf(&b, "%u %s\n", status, message);
+    struct MHD_Response *r = response_of(&b);
     if (r && status == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     return queue(conn, status, r, "text/plain; charset=utf-8");
 }
 
-static void free_cb(void *p) {
-    free(p);
-}
-
 /* Hands a tp_buf's bytes to MHD (freed with the response). */
 static enum MHD_Result answer_buf(struct MHD_Connection *conn, unsigned status, tp_buf *b,
                                   const char *type) {
-    if (b->failed) {
-        tp_buf_free(b);
-        return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-    }
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->data, free_cb, b->data);
-    if (!r) tp_buf_free(b);
-    if (r) MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    struct MHD_Response *r = response_of(b);
+    if (!r) return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     return queue(conn, status, r, type);
 }
 
@@ -104,7 +108,8 @@ static enum MHD_Result answer_data(tp_server *s, struct MHD_Connection *conn) {
     snprintf(etag, sizeof(etag), "\"%016" PRIx64 "\"", run.key);
     const char *since = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
     if (since && strcmp(since, etag) == 0) {
-        struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer_with_free_callback_cls(0, NULL, NULL, NULL);
         if (r) MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
         return queue(conn, MHD_HTTP_NOT_MODIFIED, r, NULL);
     }

@@ -115,7 +115,7 @@ static void format_url(const struct sockaddr_storage *a, char *url, size_t cap) 
 static struct MHD_Response *make_page(tp_buf *page) {
     if (tp_html_page(page, NULL, 0) || page->failed) return NULL;
     struct MHD_Response *r =
-        MHD_create_response_from_buffer(page->len, page->data, MHD_RESPMEM_PERSISTENT);
+        MHD_create_response_from_buffer_with_free_callback_cls(page->len, page->data, NULL, NULL);
     if (!r) return NULL;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
