@@ -1,7 +1,10 @@
 # serve.cmake - `tprof serve`, the live dashboard: src/serve/ built into the tprof command with
 # libmicrohttpd (Debian libmicrohttpd-dev). Without it the command is built without the server
-# (the verb then says so); the library never links it.
-if(TARGET tprof_cli)
+# (the verb then says so); the library never links it. -DTPROF_SERVE=OFF leaves it out on purpose.
+option(TPROF_SERVE "Build tprof serve (needs libmicrohttpd)" ON)
+if(TARGET tprof_cli AND NOT TPROF_SERVE)
+  message(STATUS "tprof: TPROF_SERVE=OFF: the tprof command is built without `tprof serve`")
+elseif(TARGET tprof_cli)
   pkg_check_modules(MHD IMPORTED_TARGET libmicrohttpd>=0.9.73)
   if(MHD_FOUND)
     file(GLOB TPROF_SERVE_SOURCES CONFIGURE_DEPENDS src/serve/*.c)

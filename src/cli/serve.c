@@ -63,9 +63,15 @@ static int run(int argc, char **argv) {
     return serve_dir(dir, host, port);
 }
 
+#ifdef TPROF_HAVE_SERVE
+#define SUMMARY "serve a live dashboard over a folder of runs"
+#else
+#define SUMMARY "serve a live dashboard (not in this build: no libmicrohttpd)"
+#endif
+
 const tp_cli_verb tp_cli_serve = {
     .name = "serve",
-    .summary = "serve a live dashboard over a folder of runs",
+    .summary = SUMMARY,
     .help = help,
     .run = run,
 };

@@ -30,7 +30,7 @@
 #define SERVE_CONNECTIONS       256
 #define SERVE_CONNECTION_MEMORY (32 * 1024)
 #define SERVE_TIMEOUT_S         10
-#define SERVE_CACHE_BYTES       (64u * 1024 * 1024)
+#define SERVE_CACHE_BYTES       ((size_t)64 * 1024 * 1024)
 
 /* The request target reaches the handler undecoded: serve/path.c decodes and checks it in one
  * place (libmicrohttpd's own decoding would hand over "../" already made from "%2e%2e%2f"). */
@@ -170,6 +170,7 @@ int tp_serve(const tp_serve_opts *o) {
     tp_buf page;
     tp_buf_init(&page);
     struct sockaddr_storage bound;
+    memset(&bound, 0, sizeof(bound));
     const char *host = o->host ? o->host : TP_SERVE_DEFAULT_HOST;
     int listen_fd = bind_address(host, o->port, &bound);
     if (listen_fd >= 0) {

@@ -17,9 +17,11 @@ TPROF = BUILD / "tprof"
 
 
 def has_serve():
-    """Whether this build's tprof has `serve` (built with libmicrohttpd)."""
-    p = subprocess.run([str(TPROF), "serve", "--help"], capture_output=True, text=True, timeout=30)
-    return p.returncode == 0
+    """Whether this build's tprof has `serve` (built with libmicrohttpd): the verb of a build
+    without it says so for any folder."""
+    p = subprocess.run([str(TPROF), "serve", "/nonexistent/tprof-serve-probe"],
+                       capture_output=True, text=True, timeout=30)
+    return "built without libmicrohttpd" not in p.stderr
 
 
 class Served:
