@@ -336,3 +336,15 @@ def test_unreadable_folder_is_one_error_line(tmp_path):
     assert p.returncode == 2
     assert p.stderr.strip() == "tprof: serve: %s: cannot read: No such file or directory" % (
         tmp_path / "missing")
+
+
+def test_data_is_cached_by_change_key(server):
+    """api/data carries the run's change key as ETag; asked again with it, the answer is 304
+    and empty (the dashboard's polls cost a scan, not an analysis)."""
+    status, headers, body = server.get("/api/data?run=run1")
+    assert status == 200 and json.loads(body)["analysis"]["steps"]["count"] > 0
+    etag = headers["ETag"]
+    status, headers, body = server.get("/api/data?run=run1", {"If-None-Match": etag})
+    assert status == 304 and body == b"" and headers["ETag"] == etag
+    status, _, _ = server.get("/api/data?run=run1", {"If-None-Match": '"0000000000000000"'})
+    assert status == 200
