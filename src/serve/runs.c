@@ -45,11 +45,14 @@ static int add_entry(int dfd, const char *name, tp_serve_run *r) {
     return 1;
 }
 
-int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out) {
-    size_t len = strlen(name);
-    if (len == 0 || len >= sizeof(out->name) || name[0] == '.') return -1;
-    int dfd = tp_serve_open_dir(root_fd, name);
-    if (dfd < 0) return -1;
+/* A new descriptor of the folder, with its own read position: a dup() would share the root's,
+ * and two threads listing at once would each read part of the entries. */
+static int reopen(int root_fd) {
+    return openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* Scans the open directory dfd (closed here) as a run named name (len bytes). */
+static int scan_dir(int dfd, const char *name, size_t len, tp_serve_run *out) {
     struct stat st;
     DIR *dh = fstat(dfd, &st) == 0 ? fdopendir(dfd) : NULL;
     if (!dh) {
@@ -57,7 +60,7 @@ int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out) {
         return -1;
     }
     memset(out, 0, sizeof(*out));
-    memcpy(out->name, name, len + 1);
+    memcpy(out->name, name, len);
     out->partial = 1;
     out->mtime_ns = ns_of(st.st_mtim);
     out->key = tp_hash_mix((uint64_t)ns_of(st.st_mtim) ^ (uint64_t)ns_of(st.st_ctim));
@@ -71,6 +74,19 @@ int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out) {
     return files > 0 ? 0 : -1;
 }
 
+int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out) {
+    size_t len = strlen(name);
+    if (len == 0 || len >= sizeof(out->name) || name[0] == '.') return -1;
+    int dfd = tp_serve_open_dir(root_fd, name);
+    return dfd < 0 ? -1 : scan_dir(dfd, name, len, out);
+}
+
+int tp_serve_is_run(int root_fd) {
+    tp_serve_run self;
+    int dfd = reopen(root_fd);
+    return dfd >= 0 && scan_dir(dfd, "", 0, &self) == 0;
+}
+
 static int oldest_first(const void *a, const void *b) {
     const tp_serve_run *x = a, *y = b;
     if (x->mtime_ns != y->mtime_ns) return x->mtime_ns < y->mtime_ns ? -1 : 1;
@@ -80,13 +96,12 @@ static int oldest_first(const void *a, const void *b) {
 int tp_serve_runs_list(int root_fd, tp_serve_run **out, size_t *n) {
     *out = NULL;
     *n = 0;
-    int dfd = dup(root_fd); /* closedir closes it; the root stays open */
+    int dfd = reopen(root_fd);
     DIR *dh = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!dh) {
         if (dfd >= 0) close(dfd);
         return -1;
     }
-    rewinddir(dh); /* the dup shares the root's offset: start from the top every time */
     tp_serve_run *runs = NULL;
     size_t cap = 0, count = 0;
     int status = 0;

@@ -24,6 +24,10 @@ typedef struct tp_serve_run {
 /* Scans root_fd/name (a real directory, not a link). 0, or -1 when it is no run directory. */
 int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out);
 
+/* 1 when the folder root_fd is itself a run directory (a user pointing at one run rather than
+ * at the folder of runs), else 0. */
+int tp_serve_is_run(int root_fd);
+
 /* Every run below root_fd, oldest first (then by name; the page opens the last, the newest), in a
  * malloc'ed array (*out NULL when none). 0, or -1 when the directory cannot be read or memory ran
  * out. */

@@ -9,6 +9,7 @@
  * and waits (slowloris) holds one connection slot, never a thread. */
 #include "serve/serve.h"
 
+#include "serve/runs.h"
 #include "serve/server.h"
 #include "report/html.h"
 #include "util/buf.h"
@@ -166,6 +167,11 @@ int tp_serve(const tp_serve_opts *o) {
         fprintf(stderr, "tprof: serve: %s: cannot read: %s\n", o->dir, strerror(errno));
         return -1;
     }
+    if (tp_serve_is_run(s.root_fd))
+        fprintf(stderr,
+                "tprof: serve: %s is a run directory; the dashboard lists the runs *in* "
+                "a folder: serve its parent folder\n",
+                o->dir);
     int status = -1;
     tp_buf page;
     tp_buf_init(&page);

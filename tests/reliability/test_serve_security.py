@@ -348,3 +348,23 @@ def test_data_is_cached_by_change_key(server):
     assert status == 304 and body == b"" and headers["ETag"] == etag
     status, _, _ = server.get("/api/data?run=run1", {"If-None-Match": '"0000000000000000"'})
     assert status == 200
+
+
+def test_concurrent_listings_are_whole(tmp_path):
+    """Many clients listing the runs at once each get the whole list: each listing reads the
+    folder through a descriptor of its own (a folder of 3000 entries takes several reads)."""
+    import concurrent.futures
+    for name in ("r1", "r2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text("{}")
+    for i in range(3000):
+        (tmp_path / ("junk_%04d.txt" % i)).write_text("")
+    with Served(tmp_path) as s:
+        def listing(_):
+            status, _, body = s.get("/api/runs")
+            return status, sorted(r["name"] for r in json.loads(body))
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            results = list(pool.map(listing, range(300)))
+    assert s.rc == 0
+    bad = [r for r in results if r != (200, ["r1", "r2"])]
+    assert not bad, bad[:5]
