@@ -12,6 +12,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
 SECONDS_EACH=${2:-30}
 command -v wrk >/dev/null || { echo "bench/serve_load.sh: wrk is missing (apt-get install wrk)" >&2; exit 2; }
+if "$BUILD/tprof" serve /nonexistent/serve-probe 2>&1 | grep -q "built without libmicrohttpd"; then
+    echo "bench/serve_load.sh: skipped: $BUILD/tprof was built without tprof serve"
+    exit 0
+fi
 WORK=$(mktemp -d)
 SERVER=
 cleanup() {
