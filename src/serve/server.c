@@ -160,6 +160,35 @@ static int run_until_signal(tp_server *s, int listen_fd, const char *url) {
     return 0;
 }
 
+/* Serves on the bound socket listen_fd (closed in every case) until a signal. */
+static int serve_on(tp_server *s, int listen_fd, const struct sockaddr_storage *bound,
+                    const char *host) {
+    int status = -1;
+    tp_buf page;
+    tp_buf_init(&page);
+    s->loopback = is_loopback((const struct sockaddr *)bound);
+    s->cache = tp_serve_cache_new(SERVE_CACHE_BYTES);
+    s->page = s->cache ? make_page(&page) : NULL;
+    if (!s->page) {
+        fprintf(stderr, "tprof: serve: out of memory\n");
+        close(listen_fd);
+    } else {
+        if (!s->loopback)
+            fprintf(stderr,
+                    "tprof: serve: %s is not a loopback address: anyone who can reach it can "
+                    "read these profiles\n",
+                    host);
+        char url[INET6_ADDRSTRLEN + 32];
+        format_url(bound, url, sizeof(url));
+        status = run_until_signal(s, listen_fd, url);
+    }
+    /* the daemon has stopped: no response holds the page or a cached blob any more */
+    if (s->page) MHD_destroy_response(s->page);
+    tp_serve_cache_free(s->cache);
+    tp_buf_free(&page);
+    return status;
+}
+
 int tp_serve(const tp_serve_opts *o) {
     tp_server s = {.dir = o->dir};
     s.root_fd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -172,34 +201,11 @@ int tp_serve(const tp_serve_opts *o) {
                 "tprof: serve: %s is a run directory; the dashboard lists the runs *in* "
                 "a folder: serve its parent folder\n",
                 o->dir);
-    int status = -1;
-    tp_buf page;
-    tp_buf_init(&page);
     struct sockaddr_storage bound;
     memset(&bound, 0, sizeof(bound));
     const char *host = o->host ? o->host : TP_SERVE_DEFAULT_HOST;
     int listen_fd = bind_address(host, o->port, &bound);
-    if (listen_fd >= 0) {
-        s.loopback = is_loopback((const struct sockaddr *)&bound);
-        s.cache = tp_serve_cache_new(SERVE_CACHE_BYTES);
-        s.page = s.cache ? make_page(&page) : NULL;
-        if (!s.page) {
-            fprintf(stderr, "tprof: serve: out of memory\n");
-            close(listen_fd);
-        } else {
-            if (!s.loopback)
-                fprintf(stderr,
-                        "tprof: serve: %s is not a loopback address: anyone who can "
-                        "reach it can read these profiles\n",
-                        host);
-            char url[INET6_ADDRSTRLEN + 32];
-            format_url(&bound, url, sizeof(url));
-            status = run_until_signal(&s, listen_fd, url);
-        }
-    }
-    if (s.page) MHD_destroy_response(s.page);
-    tp_serve_cache_free(s.cache);
-    tp_buf_free(&page);
+    int status = listen_fd >= 0 ? serve_on(&s, listen_fd, &bound, host) : -1;
     close(s.root_fd);
     return status;
 }
