@@ -25,3 +25,7 @@ add_custom_command(OUTPUT ${TPROF_HTML_ASSETS_C}
     ${TPROF_CHARTJS} ${CMAKE_CURRENT_SOURCE_DIR}/cmake/embed.cmake
   COMMENT "Embedding the HTML report's template and Chart.js")
 target_sources(tprof_obj PRIVATE ${TPROF_HTML_ASSETS_C})
+# The fuzz targets' instrumented copy of the library (cmake/fuzz.cmake) needs the same assets.
+if(TARGET tprof_fuzz_obj)
+  target_sources(tprof_fuzz_obj PRIVATE ${TPROF_HTML_ASSETS_C})
+endif()
