@@ -49,7 +49,7 @@ for path in "api/data?run=demo" "runs/demo/$TRACE" "api/runs"; do
     echo
     echo "== GET /$path ($bytes bytes)"
     wrk -c100 -t2 -d"${SECONDS_EACH}s" --latency "${URL}$path" >"$WORK/wrk.txt"
-    grep -E "Requests/sec|Transfer/sec|requests in|50%|90%|99%|Non-2xx|Socket errors" "$WORK/wrk.txt"
+    grep -E "Requests/sec|Transfer/sec|requests in|^ +(50|90|99)%|Non-2xx|Socket errors" "$WORK/wrk.txt"
     if grep -qE "Non-2xx|Socket errors" "$WORK/wrk.txt"; then failed=1; fi
     echo "server RSS: $(rss)"
 done
