@@ -159,6 +159,10 @@ static enum MHD_Result answer_file(tp_server *s, struct MHD_Connection *conn,
     /* MHD owns fd from here: it closes it with the response, or on failure to create one. */
     struct MHD_Response *r = MHD_create_response_from_fd64((uint64_t)st.st_size, fd);
     if (!r) close(fd);
+    /* A run's file runs in a sandbox, an origin of its own: a page among the artifacts (the
+     * run's report.html, or anything else put there) may run its script, never as the
+     * dashboard (reading other runs through the API). */
+    if (r) MHD_add_response_header(r, "Content-Security-Policy", "sandbox allow-scripts");
     return queue(conn, MHD_HTTP_OK, r, media_type(seg[n - 1]));
 }
 

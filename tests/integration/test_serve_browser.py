@@ -90,6 +90,14 @@ def test_served_dashboard(browser, runs):  # noqa: F811
         assert status == 200 and body == (demo / "summary.json").read_bytes()
         check_sorting(browser, want)
         check_zoom(browser)
+        # the run's own report.html, served among its files (in a sandbox: an origin of its
+        # own), shows the same figures
+        browser.get(s.url + "runs/demo/report.html")
+        check_figures(browser, want)
+        assert errors(browser) == []
+        assert browser.execute_script("return window.origin;") == "null"
+        browser.get(s.url)
+        wait(browser, lambda d: steps_shown(d) == str(want["steps"]["count"]), 15)
 
         # a new window appears on the open view (the overview) without a reload: the marker
         # set in the page survives

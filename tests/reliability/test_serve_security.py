@@ -157,6 +157,8 @@ def test_only_regular_files_are_served(server):
     status, headers, body = server.get("/runs/run1/trace_0001.json.gz")
     assert status == 200 and body == TRACE.read_bytes()
     assert headers["X-Content-Type-Options"] == "nosniff"
+    # a run's file runs in a sandbox (an origin of its own), never as the dashboard
+    assert headers["Content-Security-Policy"] == "sandbox allow-scripts"
 
 
 @pytest.mark.parametrize("run", ["..", "%2e%2e", "%2E.", "/etc", "%2fetc", "run1%2f..",
