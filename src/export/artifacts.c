@@ -121,6 +121,7 @@ static void clear_earlier_run(const tp_run_info *run) {
 static int art_start(void *ctx, const tp_run_info *run) {
     (void)ctx;
     art_reset();
+    tp_series_init(&art.series);
     art.run_dir = strdup(run->run_dir);
     art.config_json = run->config_json;
     art.gzip = run->gzip;

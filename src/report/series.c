@@ -23,7 +23,7 @@ void tp_series_free(tp_series *s) {
     for (size_t i = 0; i < s->nmem; i++)
         free(s->mem[i].points);
     free(s->mem);
-    tp_series_init(s);
+    memset(s, 0, sizeof(*s)); /* freeing again is harmless; using it again needs init */
 }
 
 /* The lane's label: a host thread "pid P / thread T (name)", a device "GPU P / stream T". */

@@ -58,6 +58,7 @@ typedef struct tp_series {
 } tp_series;
 
 void tp_series_init(tp_series *s);
+/* Frees what s holds and zeroes it (a zeroed series may be freed, not fed). */
 void tp_series_free(tp_series *s);
 /* Adds a model's ranges and memory events (the model may be freed afterwards). */
 void tp_series_add_model(tp_series *s, const tp_model *m);
