@@ -88,6 +88,12 @@ def shown_us(text):
     return float(m.group(1)) * {"\u00b5s": 1, "ms": 1e3, "s": 1e6}[m.group(2)]
 
 
+def shown_pct(text):
+    """A share as the page shows it ("7.0 %"), rounded to one decimal."""
+    assert text.endswith(" %"), text
+    return float(text[:-2])
+
+
 def open_report(driver, path):
     driver.get(pathlib.Path(path).resolve().as_uri())
     driver.find_element(By.ID, "fig-steps")  # rendered
@@ -111,7 +117,7 @@ def check_figures(driver, want):
     if util is None:
         assert v == "" and t == "n/a"
     else:
-        assert float(v) == util and t == "%.1f %%" % util
+        assert float(v) == util and shown_pct(t) == pytest.approx(util, abs=0.051)
     peaks = [m["peak_bytes"] for m in want["memory"]]
     v, _ = figure(driver, "fig-mem-peak")
     assert (int(v) if v else None) == (max(peaks) if peaks else None)
@@ -279,3 +285,20 @@ def test_live_page_fetches_and_follows_the_run(browser, tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_compare_view(browser, demo_run, gpu_report, tmp_path):
+    out = tmp_path / "cmp.html"
+    tprof("report", "--compare", demo_run, GPU_TRACE, "-o", out, rc=0)
+    want = json.loads(tprof("compare", "--json", "--top", "500", demo_run, GPU_TRACE, rc=0).stdout)
+    open_report(browser, out)
+    browser.find_element(By.CSS_SELECTOR, "button[data-view=compare]").click()
+    v, t = figure(browser, "cmp-change")
+    assert float(v) == want["step_change_pct"]
+    assert shown_pct(t) == pytest.approx(want["step_change_pct"], abs=0.051)
+    assert float(figure(browser, "cmp-a-mean")[0]) == want["a"]["mean_step_us"]
+    names = [c.get_attribute("data-v") for c in
+             browser.find_elements(By.CSS_SELECTOR, "#cmp-ops tbody tr td:first-child")]
+    assert names == [r["name"] for r in want["ops"]]
+    browser.save_screenshot(str(SCREENS / "compare.png"))
+    assert errors(browser) == []
