@@ -41,8 +41,8 @@ struct tprof_config {
     int gzip, tensorboard_names;
     int64_t max_events;
     int summary;
-    int64_t top_k;
     int html_report; /* report.html in the run directory at shutdown */
+    int64_t top_k;
     char *config;    /* the YAML file, NULL when none */
     int signals;
     int64_t flush_timeout_ms; /* the most a flush on SIGTERM/SIGINT may take */

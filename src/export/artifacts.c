@@ -83,13 +83,14 @@ static int write_artifact(const char *stem, const char *ext, const tp_buf *data)
     return rc;
 }
 
-/* A file this process would write, or an earlier run with the same run_id wrote: an artifact, a
+/* A file this process would write, or an earlier run with the same run_id wrote: an artifact
+ * (report.html too), a
  * trace under tprof's own names (trace_*, <worker>.<time>.pt.trace.*), of a rank that is ours
  * to replace. Other files in the folder are the user's and are left alone. */
 static int earlier_runs_file(const char *name, const tp_run_info *run) {
     int64_t rank;
     int kind = tp_run_file_kind(name, &rank);
-    if (kind < 0) return 0;
+    if (kind < 0 && !tp_run_is_report(name, &rank)) return 0;
     if (kind == TP_RUN_TRACE && strncmp(name, "trace_", 6) != 0 && !strstr(name, ".pt.trace."))
         return 0;
     if (run->world_size <= 1) return 1;
@@ -120,6 +121,7 @@ static void clear_earlier_run(const tp_run_info *run) {
 static int art_start(void *ctx, const tp_run_info *run) {
     (void)ctx;
     art_reset();
+    tp_series_init(&art.series);
     art.run_dir = strdup(run->run_dir);
     art.config_json = run->config_json;
     art.gzip = run->gzip;

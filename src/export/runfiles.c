@@ -39,6 +39,14 @@ static int64_t trace_rank(const char *name) {
     return rank;
 }
 
+int tp_run_is_report(const char *name, int64_t *rank) {
+    size_t len = strlen(name);
+    *rank = -1;
+    if (len < 11 || strncmp(name, "report", 6) != 0 || !ends_with(name, len, ".html")) return 0;
+    size_t mid = len - 11;
+    return mid == 0 || (*rank = rank_part(name + 6, mid)) >= 0;
+}
+
 /* Kind and rank of a file name, or -1 for a file that is neither artifact nor trace. An
  * artifact is <stem><ext> or <stem>.rank<N><ext>. */
 int tp_run_file_kind(const char *name, int64_t *rank) {

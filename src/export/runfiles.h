@@ -24,5 +24,9 @@ const char *tp_run_kind_name(tp_run_kind kind);
 /* The kind of a file name and its rank (the ".rank<N>" part; -1 when none), or -1 for a name
  * that is neither artifact nor trace. */
 int tp_run_file_kind(const char *name, int64_t *rank);
+/* 1 when name is the HTML report, report.html or report.rank<N>.html (its rank in *rank, -1
+ * without a rank part), else 0. Not an artifact kind: the html_report key may turn it off, so
+ * `tprof check` does not require it; a reused run_id removes it with the other artifacts. */
+int tp_run_is_report(const char *name, int64_t *rank);
 
 #endif

@@ -18,14 +18,12 @@
 
 /* The JSON text with each '<' as \u003c ('<' occurs in JSON only inside strings). */
 static void put_script_json(tp_buf *out, const char *json, size_t len) {
-    size_t from = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (json[i] != '<') continue;
-        tp_buf_put(out, json + from, i - from);
+    const char *p = json, *end = json + len;
+    for (const char *lt; (lt = memchr(p, '<', (size_t)(end - p))); p = lt + 1) {
+        tp_buf_put(out, p, (size_t)(lt - p));
         TP_BUF_LIT(out, "\\u003c");
-        from = i + 1;
     }
-    tp_buf_put(out, json + from, len - from);
+    tp_buf_put(out, p, (size_t)(end - p));
 }
 
 static void put_marker(tp_buf *out, const char *name, size_t n, const char *data_json,

@@ -12,20 +12,18 @@
 
 void tp_series_init(tp_series *s) {
     memset(s, 0, sizeof(*s));
+    tp_strtab_init(&s->names);
 }
 
 void tp_series_free(tp_series *s) {
     tp_free_strings(s->lanes, s->nlanes);
-    for (size_t i = 0; i < s->nsteps; i++)
-        free(s->steps[i].name);
+    tp_strtab_free(&s->names);
     free(s->steps);
-    for (size_t i = 0; i < s->nheap; i++)
-        free(s->heap[i].name);
     free(s->heap);
     for (size_t i = 0; i < s->nmem; i++)
         free(s->mem[i].points);
     free(s->mem);
-    tp_series_init(s);
+    memset(s, 0, sizeof(*s)); /* freeing again is harmless; using it again needs init */
 }
 
 /* The lane's label: a host thread "pid P / thread T (name)", a device "GPU P / stream T". */
@@ -80,19 +78,17 @@ static void heap_down(tp_series_range *h, size_t n, size_t i) {
     }
 }
 
-/* Keeps r (its name copied) when it is among the TP_SERIES_RANGES longest so far. */
-static void offer_range(tp_series *s, tp_series_range r) {
+/* Keeps r, named `name`, when it is among the TP_SERIES_RANGES longest so far. */
+static void offer_range(tp_series *s, tp_series_range r, const char *name) {
     s->ranges_seen++;
     int full = s->nheap == TP_SERIES_RANGES;
     if (full && r.dur_ns <= s->heap[0].dur_ns) return;
-    r.name = strdup(r.name);
-    if (!r.name || (!full && TP_GROW(s->heap, s->cap_heap, s->nheap + 1))) {
-        free(r.name);
+    if (!full && TP_GROW(s->heap, s->cap_heap, s->nheap + 1)) {
         s->failed = 1;
         return;
     }
+    r.name = tp_strtab_intern(&s->names, name, strlen(name));
     if (full) {
-        free(s->heap[0].name);
         s->heap[0] = r;
         heap_down(s->heap, s->nheap, 0);
     } else {
@@ -102,13 +98,12 @@ static void offer_range(tp_series *s, tp_series_range r) {
     assert(s->nheap <= TP_SERIES_RANGES);
 }
 
-static void add_step(tp_series *s, tp_series_range r) {
-    r.name = strdup(r.name);
-    if (!r.name || TP_GROW(s->steps, s->cap_steps, s->nsteps + 1)) {
-        free(r.name);
+static void add_step(tp_series *s, tp_series_range r, const char *name) {
+    if (TP_GROW(s->steps, s->cap_steps, s->nsteps + 1)) {
         s->failed = 1;
         return;
     }
+    r.name = tp_strtab_intern(&s->names, name, strlen(name));
     s->steps[s->nsteps++] = r;
 }
 
@@ -163,14 +158,13 @@ void tp_series_add_model(tp_series *s, const tp_model *m) {
         if (lanes[e->track] == 0) continue; /* lane_of failed: UINT32_MAX + 1 */
         tp_series_range r = {.start_ns = m->base_ns + e->ts,
                              .dur_ns = e->dur,
-                             .name = (char *)tp_model_str(m, e->name),
                              .lane = lanes[e->track] - 1,
                              .kind = e->kind,
                              .step = (e->flags & TP_EVF_STEP) != 0};
         if (r.step)
-            add_step(s, r);
+            add_step(s, r, tp_model_str(m, e->name));
         else
-            offer_range(s, r);
+            offer_range(s, r, tp_model_str(m, e->name));
     }
     free(lanes);
 }
@@ -185,7 +179,25 @@ static int point_by_time(const void *x, const void *y) {
     return (a->ts_ns > b->ts_ns) - (a->ts_ns < b->ts_ns);
 }
 
-static void range_list(tp_jw *w, const char *key, tp_series_range *r, size_t n) {
+/* The names of the kept ranges, each once, in order of first use; index[id] becomes the
+ * position of name id in that list + 1 (0: unused). */
+static void name_list(tp_jw *w, const tp_series *s, uint32_t *index) {
+    uint32_t next = 0;
+    tp_jw_array(w, "names");
+    for (int pass = 0; pass < 2; pass++) {
+        const tp_series_range *r = pass ? s->heap : s->steps;
+        size_t n = pass ? s->nheap : s->nsteps;
+        for (size_t i = 0; i < n; i++) {
+            if (index[r[i].name]) continue;
+            index[r[i].name] = ++next;
+            tp_jw_str(w, NULL, tp_strtab_get(&s->names, r[i].name));
+        }
+    }
+    tp_jw_end_array(w);
+}
+
+static void range_list(tp_jw *w, const char *key, tp_series_range *r, size_t n,
+                       const uint32_t *index) {
     qsort(r, n, sizeof(*r), by_start);
     tp_jw_array(w, key);
     for (size_t i = 0; i < n; i++) {
@@ -193,7 +205,8 @@ static void range_list(tp_jw *w, const char *key, tp_series_range *r, size_t n) 
         tp_jw_u64(w, NULL, r[i].lane);
         tp_jw_us(w, NULL, r[i].start_ns);
         tp_jw_us(w, NULL, r[i].dur_ns);
-        tp_jw_str(w, NULL, r[i].name);
+        assert(index[r[i].name] > 0);
+        tp_jw_u64(w, NULL, index[r[i].name] - 1);
         tp_jw_str(w, NULL, r[i].kind == TP_HOST_RANGE ? "cpu" : "gpu");
         tp_jw_end_array(w);
     }
@@ -243,10 +256,17 @@ void tp_series_json(tp_buf *out, tp_series *s) {
     for (size_t i = 0; i < s->nlanes; i++)
         tp_jw_str(&w, NULL, s->lanes[i]);
     tp_jw_end_array(&w);
-    range_list(&w, "steps", s->steps, s->nsteps);
-    range_list(&w, "ranges", s->heap, s->nheap);
+    uint32_t *index = calloc(s->names.n ? s->names.n : 1, sizeof(*index));
+    if (!index) {
+        out->failed = 1;
+        return;
+    }
+    name_list(&w, s, index);
+    range_list(&w, "steps", s->steps, s->nsteps, index);
+    range_list(&w, "ranges", s->heap, s->nheap, index);
+    free(index);
     tp_jw_u64(&w, "ranges_total", s->ranges_seen);
-    tp_jw_bool(&w, "partial", s->failed);
+    tp_jw_bool(&w, "partial", s->failed || s->names.failed);
     tp_jw_array(&w, "memory");
     for (size_t i = 0; i < s->nmem; i++)
         memory_curve(&w, &s->mem[i]);

@@ -13,6 +13,7 @@
 #define TP_REPORT_SERIES_H
 
 #include "model/model.h"
+#include "model/strtab.h"
 #include "util/buf.h"
 
 #include <stddef.h>
@@ -23,7 +24,7 @@
 
 typedef struct tp_series_range {
     int64_t start_ns, dur_ns; /* absolute start (base_ns + ts) */
-    char *name;
+    tp_str name;              /* in tp_series.names */
     uint32_t lane;
     uint8_t kind; /* tp_kind */
     uint8_t step; /* a ProfilerStep#<n> range */
@@ -43,7 +44,8 @@ typedef struct tp_series_mem {
 } tp_series_mem;
 
 typedef struct tp_series {
-    char **lanes; /* "pid 12 / thread 34 (name)", "GPU 0 / stream 7" */
+    tp_strtab names; /* the kept ranges' names, each once */
+    char **lanes;    /* "pid 12 / thread 34 (name)", "GPU 0 / stream 7" */
     size_t nlanes, cap_lanes;
     tp_series_range *steps;
     size_t nsteps, cap_steps;
@@ -56,10 +58,12 @@ typedef struct tp_series {
 } tp_series;
 
 void tp_series_init(tp_series *s);
+/* Frees what s holds and zeroes it (a zeroed series may be freed, not fed). */
 void tp_series_free(tp_series *s);
 /* Adds a model's ranges and memory events (the model may be freed afterwards). */
 void tp_series_add_model(tp_series *s, const tp_model *m);
-/* The JSON object {"lanes": [...], "steps": [...], "ranges": [...], "ranges_total": N,
+/* The JSON object {"lanes": [...], "names": [...], "steps": [...], "ranges": [...] (each
+ * [lane, start_us, dur_us, index in names, "cpu" or "gpu"]), "ranges_total": N, "partial",
  * "memory": [{"device_type", "device_id", "points": [[ts_us, bytes], ...]}]}. It sorts the
  * kept ranges by start: no model may be added after it. */
 void tp_series_json(tp_buf *out, tp_series *s);

@@ -89,6 +89,24 @@ def test_timeline_and_memory_curve_match_the_trace(tmp_path):
         assert times == sorted(times)
 
 
+def test_names_cannot_close_the_data_element(tmp_path):
+    """A name holding </script> (or <!--) stays inside the JSON: every '<' is written \\u003c."""
+    evil = "</script><script>alert(1)</script><!--"
+    trace = tmp_path / "evil.json"
+    trace.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "name": "ProfilerStep#1", "cat": "user_annotation", "pid": 1, "tid": 1,
+         "ts": 0, "dur": 100},
+        {"ph": "X", "name": evil, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 10, "dur": 50}]}))
+    page = write_report(tmp_path, trace)
+    data = report_data(page)
+    assert data["analysis"] == analyze_json(trace)
+    assert data["analysis"]["top_cpu_ops"][0]["name"] == evil
+    assert evil in data["series"]["names"]
+    body = page[page.index(b'id="tprof-data"'):]
+    assert body.index(b"</script>") > body.index(b"\\u003c/script>")
+    assert b"alert(1)</script>" not in page
+
+
 def test_run_directory_report_and_artifacts(tmp_path):
     run = profiled_run(tmp_path / "runs", "r1", "--profiling.profile_memory", "true")
     # the library wrote report.html; tprof check accepts the directory with it

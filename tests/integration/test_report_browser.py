@@ -4,7 +4,8 @@ Debian's chromedriver (both paths given, so Selenium Manager never downloads any
 For the profiled demo run (the report.html the library wrote) and a GPU fixture (tprof report):
 no JavaScript error in the console; the step count, p50, top op and its self time, GPU
 utilization and memory peak on the page equal tprof analyze --json; switching tabs, sorting a
-table, filtering it and zooming the timeline work. Each view's screenshot goes to
+table, filtering it and zooming the timeline work; the live page (no embedded data, as tprof
+serve sends it) fetches its data and follows a run's new data. Each view's screenshot goes to
 build/report-screens/. Skipped, with the reason, only where Chromium or its driver is missing."""
 
 import json
@@ -27,6 +28,7 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 GPU_TRACE = FIXTURES / "kineto" / "gaunernst_bert-small-uncased__1016001.json.gz"
+DATA_RE = re.compile(rb'<script id="tprof-data" type="application/json">(.*?)</script>', re.S)
 VIEWS = ["overview", "operators", "kernels", "memory", "timeline", "ranks", "compare", "artifacts"]
 SCREENS = BUILD / "report-screens"
 
@@ -86,6 +88,12 @@ def shown_us(text):
     return float(m.group(1)) * {"\u00b5s": 1, "ms": 1e3, "s": 1e6}[m.group(2)]
 
 
+def shown_pct(text):
+    """A share as the page shows it ("7.0 %"), rounded to one decimal."""
+    assert text.endswith(" %"), text
+    return float(text[:-2])
+
+
 def open_report(driver, path):
     driver.get(pathlib.Path(path).resolve().as_uri())
     driver.find_element(By.ID, "fig-steps")  # rendered
@@ -109,7 +117,7 @@ def check_figures(driver, want):
     if util is None:
         assert v == "" and t == "n/a"
     else:
-        assert float(v) == util and t == "%.1f %%" % util
+        assert float(v) == util and shown_pct(t) == pytest.approx(util, abs=0.051)
     peaks = [m["peak_bytes"] for m in want["memory"]]
     v, _ = figure(driver, "fig-mem-peak")
     assert (int(v) if v else None) == (max(peaks) if peaks else None)
@@ -212,3 +220,85 @@ def test_docs_screenshot_is_current_view(browser, gpu_report):
     assert shot.stat().st_size > 10000
     if os.environ.get("TPROF_UPDATE_DOCS") == "1":
         shutil.copy(shot, pathlib.Path(os.environ["TPROF_SOURCE_DIR"]) / "docs" / "report.png")
+
+
+def test_live_page_fetches_and_follows_the_run(browser, tmp_path):
+    """The page without its data element is tprof serve's live page (tp_html_page with no data):
+    it lists runs from api/runs, renders api/data?run=NAME, and shows a run's new data within
+    2 s without a reload. A stand-in server here serves the two report data documents."""
+    import http.server
+    import threading
+    import time
+    import urllib.parse
+
+    small = tmp_path / "small.html"
+    tprof("report", GPU_TRACE, "-o", small, rc=0)
+    page = small.read_bytes()
+    first = DATA_RE.search(page).group(1).replace(b"\\u003c", b"<")
+    live_page = DATA_RE.sub(b"", page)
+    run = profiled_run(tmp_path / "runs", "grow", steps=20)
+    second = DATA_RE.search((run / "report.html").read_bytes()).group(1).replace(b"\\u003c", b"<")
+    state = {"data": first, "asked": []}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            url = urllib.parse.urlparse(self.path)
+            if url.path == "/":
+                body, kind = live_page, "text/html; charset=utf-8"
+            elif url.path == "/api/runs":
+                body, kind = b'[{"name": "grow", "windows": 1, "partial": false}]', "application/json"
+            elif url.path == "/api/data":
+                state["asked"].append(urllib.parse.parse_qs(url.query).get("run"))
+                body, kind = state["data"], "application/json"
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        browser.get("http://127.0.0.1:%d/" % server.server_address[1])
+
+        def steps_shown(want, within):
+            end = time.monotonic() + within
+            while time.monotonic() < end:
+                els = browser.find_elements(By.ID, "fig-steps")
+                if els and els[0].get_attribute("data-v") == str(want):
+                    return True
+                time.sleep(0.1)
+            return False
+        assert steps_shown(json.loads(first)["analysis"]["steps"]["count"], 10)
+        assert state["asked"][0] == ["grow"]
+        browser.execute_script("window.tprofTestMarker = 42;")
+        state["data"] = second
+        assert steps_shown(json.loads(second)["analysis"]["steps"]["count"], 2.5)
+        assert browser.execute_script("return window.tprofTestMarker;") == 42  # no reload
+        assert errors(browser) == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_compare_view(browser, demo_run, gpu_report, tmp_path):
+    out = tmp_path / "cmp.html"
+    tprof("report", "--compare", demo_run, GPU_TRACE, "-o", out, rc=0)
+    want = json.loads(tprof("compare", "--json", "--top", "500", demo_run, GPU_TRACE, rc=0).stdout)
+    open_report(browser, out)
+    browser.find_element(By.CSS_SELECTOR, "button[data-view=compare]").click()
+    v, t = figure(browser, "cmp-change")
+    assert float(v) == want["step_change_pct"]
+    assert shown_pct(t) == pytest.approx(want["step_change_pct"], abs=0.051)
+    assert float(figure(browser, "cmp-a-mean")[0]) == want["a"]["mean_step_us"]
+    names = [c.get_attribute("data-v") for c in
+             browser.find_elements(By.CSS_SELECTOR, "#cmp-ops tbody tr td:first-child")]
+    assert names == [r["name"] for r in want["ops"]]
+    browser.save_screenshot(str(SCREENS / "compare.png"))
+    assert errors(browser) == []

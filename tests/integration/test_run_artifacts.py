@@ -118,8 +118,8 @@ def test_artifacts_parse_and_agree(tmp_path):
     assert r.returncode == 0, r.stderr
     run_dir = tmp_path / "run"
     names = sorted(os.listdir(run_dir))
-    assert names == ["config.json", "op_stats.csv", "stage_times.json", "summary.json",
-                     "trace_0001_steps_1-4.json", "trace_0002_steps_6-9.json",
+    assert names == ["config.json", "op_stats.csv", "report.html", "stage_times.json",
+                     "summary.json", "trace_0001_steps_1-4.json", "trace_0002_steps_6-9.json",
                      "trace_0003_steps_11-12.json"]
     config = load(str(run_dir / "config.json"))
     assert config["wait"] == 1 and config["active"] == 4 and config["profile_memory"] is True
@@ -190,6 +190,7 @@ def test_rank_file_names_and_only_rank0_prints(tmp_path):
             assert f"{stem}.rank{rank}.json" in names
         assert f"op_stats.rank{rank}.csv" in names
         assert f"trace_0001_steps_0-2.rank{rank}.json" in names
+        assert f"report.rank{rank}.html" in names
     t = load(str(tmp_path / "run" / "trace_0001_steps_0-2.rank1.json"))
     assert t["distributedInfo"] == {"rank": 1, "world_size": 2}
     assert "tprof summary" in r0.stderr and "tprof summary" not in r1.stderr

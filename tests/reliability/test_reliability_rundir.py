@@ -23,8 +23,8 @@ def test_reused_run_id_leaves_one_run_in_the_directory(tmp_path):
                  "--profiling.repeat", "1", "--profiling.gzip", "true")
     assert "file" in p.stderr and "earlier run" in p.stderr
     names = sorted(f.name for f in run.iterdir())
-    assert names == ["config.json", "notes.txt", "op_stats.csv", "stage_times.json",
-                     "summary.json", "trace_0001_steps_1-1.json.gz"], names
+    assert names == ["config.json", "notes.txt", "op_stats.csv", "report.html",
+                     "stage_times.json", "summary.json", "trace_0001_steps_1-1.json.gz"], names
     assert load(run / "config.json")["gzip"] is True
     summary = load(run / "summary.json")
     steps, paths = analyzed_steps(run)

@@ -73,7 +73,8 @@ static void test_defaults(void **state) {
         "d[\"wait\"] == 0 and d[\"repeat\"] == 0 and d[\"top_k\"] == 10 and "
         "d[\"flush_timeout_ms\"] == 5000 and d[\"with_stack\"] is False and "
         "d[\"with_modules\"] is True and d[\"peak_tflops\"] == 0 and "
-        "d[\"nsight_output\"] is None and d[\"schedule_every_n_steps\"] == 0 and len(d) == 30",
+        "d[\"nsight_output\"] is None and d[\"schedule_every_n_steps\"] == 0 and "
+        "d[\"html_report\"] is True and len(d) == 31",
         (int)getpid());
     assert_int_equal(python_check(json, pid_expr), 0);
     free(json);
@@ -107,6 +108,7 @@ static void test_each_key_from_set(void **state) {
         {"max_events", "1000"},
         {"summary", "no"},
         {"top_k", "25"},
+        {"html_report", "off"},
         {"config", "c.yaml"},
         {"signals", "0"},
         {"gpu", "off"},
@@ -134,7 +136,8 @@ static void test_each_key_from_set(void **state) {
                   "\"stages\": [\"dataloader\", \"fwd=*fwd*|forward\"], "
                   "\"gzip\": True, "
                   "\"tensorboard_names\": True, \"max_events\": 1000, \"summary\": False, "
-                  "\"top_k\": 25, \"config\": \"c.yaml\", \"signals\": False, \"gpu\": \"off\", "
+                  "\"top_k\": 25, \"html_report\": False, \"config\": \"c.yaml\", \"signals\": "
+                  "False, \"gpu\": \"off\", "
                   "\"nsight\": True, \"flush_timeout_ms\": 250, \"with_stack\": True, "
                   "\"with_modules\": False, \"peak_tflops\": 989.5, "
                   "\"nsight_output\": \"prof.nsys-rep\", \"schedule_every_n_steps\": 20}"),

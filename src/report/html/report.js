@@ -265,8 +265,8 @@
     tl.lanes = ['steps'];
     if (!s) { tl.lo = 0; tl.hi = 1; tl.rowOf = [0]; tl.rows = 1; tl.depth = [1]; return; }
     tl.lanes = ['steps'].concat(s.lanes);
-    s.steps.forEach(function (r) { tl.items.push({ lane: 0, t: r[1], d: r[2], name: r[3], kind: 'step' }); });
-    s.ranges.forEach(function (r) { tl.items.push({ lane: r[0] + 1, t: r[1], d: r[2], name: r[3], kind: r[4] }); });
+    s.steps.forEach(function (r) { tl.items.push({ lane: 0, t: r[1], d: r[2], name: s.names[r[3]], kind: 'step' }); });
+    s.ranges.forEach(function (r) { tl.items.push({ lane: r[0] + 1, t: r[1], d: r[2], name: s.names[r[3]], kind: r[4] }); });
     /* Nested ranges of a lane stack below their parent: each lane gets as many rows as its
      * deepest nesting (a layout, not a figure). */
     tl.items.sort(function (a, b) { return a.lane - b.lane || a.t - b.t || b.d - a.d; });
