@@ -302,3 +302,35 @@ def test_compare_view(browser, demo_run, gpu_report, tmp_path):
     assert names == [r["name"] for r in want["ops"]]
     browser.save_screenshot(str(SCREENS / "compare.png"))
     assert errors(browser) == []
+
+
+def test_ranks_view_renders_the_ranks_key(browser, gpu_report, tmp_path):
+    """The Ranks view shows the "ranks" key of tprof analyze --json in the shape the ranks/report seam
+    gives (branch ranks adds it); here it is written into a report's data by hand."""
+    page = gpu_report.read_bytes()
+    data = json.loads(DATA_RE.search(page).group(1))
+    data["analysis"]["ranks"] = {
+        "count": 2,
+        "per_rank": [
+            {"rank": 0, "steps": 3, "step_mean_ns": 1500000, "step_p95_ns": 1700000,
+             "stages_ns": {"forward": 400000}, "compute_ns": 900000,
+             "communication_ns": 300000, "idle_ns": 100000},
+            {"rank": 1, "steps": 3, "step_mean_ns": 2500000, "step_p95_ns": 2900000,
+             "stages_ns": {"forward": 800000}, "compute_ns": 1900000,
+             "communication_ns": 200000, "idle_ns": 50000}],
+        "step_spread": [{"step": 1, "min_ns": 1400000, "max_ns": 2600000, "slowest_rank": 1}],
+        "straggler": {"rank": 1, "last_share": 0.92, "mean_late_ns": 1000000, "wait_share": 0.18}}
+    text = json.dumps(data).replace("<", "\\u003c").encode()
+    out = tmp_path / "ranks.html"
+    out.write_bytes(DATA_RE.sub(lambda m: m.group(0).replace(m.group(1), text), page))
+    open_report(browser, out)
+    browser.find_element(By.CSS_SELECTOR, "button[data-view=ranks]").click()
+    assert figure(browser, "fig-ranks") == ("2", "2")
+    assert figure(browser, "fig-straggler")[0] == "1"
+    rows = [[c.get_attribute("data-v") for c in r.find_elements(By.TAG_NAME, "td")]
+            for r in browser.find_elements(By.CSS_SELECTOR, "#ranks-table tbody tr")]
+    assert [r[:3] for r in rows] == [["0", "3", "1500"], ["1", "3", "2500"]]
+    assert rows[1][-1] == "800"  # the forward stage, in microseconds
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#spread-table tbody tr")) == 1
+    browser.save_screenshot(str(SCREENS / "ranks.png"))
+    assert errors(browser) == []
