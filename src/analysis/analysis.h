@@ -22,6 +22,7 @@ typedef struct tp_analysis_opts {
     const tp_stage_def *stages; /* NULL: the default stages (stages.c) */
     size_t nstages;
     double peak_tflops; /* a device's peak for MFU; 0: the table of GPUs (mfu.c) */
+    int per_rank;       /* also analyse each rank apart (ranks.h): tp_analysis.ranks */
 } tp_analysis_opts;
 
 typedef struct tp_op_row {
@@ -168,6 +169,9 @@ typedef struct tp_analysis {
     char *gpu_name;        /* the first device's name (deviceProperties), NULL unknown */
     tp_reco *recos;
     size_t nrecos;
+    /* several ranks (ranks.h): set by finish when per_rank was asked and two ranks or more
+     * were added; NULL otherwise */
+    struct tp_ranks *ranks;
     /* private accumulation state */
     struct tp_analysis_priv *priv;
     int failed; /* an allocation failed: results are incomplete */

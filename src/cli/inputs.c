@@ -68,6 +68,7 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
     char err[1024];
     int rc = tp_trace_read_file(path, &m, &ro, err, sizeof(err)) ? -1 : 1;
     int64_t rank = name_rank >= 0 ? name_rank : m.rank;
+    m.rank = rank; /* the per-rank analysis groups by it: the file name's rank wins */
     if (rc < 0) {
         tp_cli_error("%s", err);
     } else if (r->rank != TP_CLI_ALL_RANKS && rank != r->rank) {
@@ -114,7 +115,8 @@ static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *
 tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opts *r) {
     tp_analysis_opts ao = {.stages = r->nstages ? r->stages : NULL,
                            .nstages = r->nstages,
-                           .peak_tflops = r->peak_tflops};
+                           .peak_tflops = r->peak_tflops,
+                           .per_rank = r->rank == TP_CLI_ALL_RANKS};
     tp_analysis *a = tp_analysis_new(&ao);
     if (!a) {
         tp_cli_error("out of memory");
@@ -135,7 +137,8 @@ tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opt
     }
     if (seen.count > 1)
         tp_analysis_add_warning(a, "traces of several ranks analysed together (steps and times add "
-                                   "up across ranks); --rank N analyses one");
+                                   "up across ranks; the Ranks section shows each rank); --rank N "
+                                   "analyses one");
     tp_analysis_finish(a);
     return a;
 }
