@@ -2,10 +2,10 @@
  * the clock offsets between ranks from the ends of blocking collectives (docs/DISTRIBUTED.md).
  *
  * A collective cannot finish before its last rank arrives, so the rank arriving last (the latest
- * start) at most collectives holds the others up: they wait from their own arrival to its. The
- * straggler is named only when it is last at more than half of the matched collectives and the
- * others' waiting is at least TP_STRAGGLER_WAIT_SHARE of their step time, so two ranks that
- * take turns by chance name none. Its likely cause is the stage in which it spends most more
+ * start) holds the others up: they wait from their own arrival to its. The straggler is the rank
+ * the others wait for most, named only when more than half of all their waiting at the matched
+ * collectives is for it and that waiting is at least TP_STRAGGLER_WAIT_SHARE of their step
+ * time, so ranks that take turns by chance, or arrive within a hair of each other, name none. Its likely cause is the stage in which it spends most more
  * time per step than the other ranks' median, or its GPU compute when that exceeds more. */
 #include "analysis/internal.h"
 #include "analysis/ranks.h"
@@ -141,36 +141,49 @@ static void measure(tp_ranks *r, size_t s, int64_t *starts, int64_t *scratch) {
     r->straggler.wait_share = others_steps > 0 ? (double)wait / (double)others_steps : 0;
 }
 
+/* The waiting the last rank of one collective causes: the others' time from their arrival to
+ * its arrival. */
+static int64_t caused_wait(const int64_t *starts, size_t n, size_t last) {
+    int64_t w = 0;
+    for (size_t k = 0; k < n; k++)
+        w = tp_add_sat(w, starts[last] - starts[k]);
+    return w;
+}
+
 int tp_ranks_straggler(tp_ranks *r) {
     r->has_straggler = 0;
     r->matched = 0;
     assert(r->n >= 2);
     size_t *last = calloc(r->n, sizeof(*last));
+    int64_t *caused = calloc(r->n, sizeof(*caused));
     int64_t *starts = malloc(r->n * sizeof(*starts));
     int64_t *scratch = malloc(2 * r->n * sizeof(*scratch));
-    if (!last || !starts || !scratch) {
-        free(last), free(starts), free(scratch);
-        return -1;
-    }
-    for (size_t i = 0; i < r->rows[0].colls.n; i++) {
+    int rc = last && caused && starts && scratch ? 0 : -1;
+    int64_t all_caused = 0;
+    for (size_t i = 0; rc == 0 && i < r->rows[0].colls.n; i++) {
         if (!starts_of(r, i, starts)) continue;
         r->matched++;
-        last[latest(starts, r->n)]++;
+        size_t k = latest(starts, r->n);
+        int64_t w = caused_wait(starts, r->n, k);
+        last[k]++;
+        caused[k] = tp_add_sat(caused[k], w);
+        all_caused = tp_add_sat(all_caused, w);
     }
     size_t s = 0;
-    for (size_t k = 1; k < r->n; k++)
-        if (last[k] > last[s]) s = k;
-    if (r->matched) {
+    for (size_t k = 1; rc == 0 && k < r->n; k++)
+        if (caused[k] > caused[s]) s = k;
+    if (rc == 0 && r->matched) {
         r->straggler = (tp_straggler){.rank = r->rows[s].rank,
                                       .collectives = r->matched,
                                       .last_share = (double)last[s] / (double)r->matched};
         measure(r, s, starts, scratch);
-        r->has_straggler = r->straggler.last_share > 0.5 &&
+        /* more than half of all the waiting is for it, and that waiting matters */
+        r->has_straggler = caused[s] > all_caused - caused[s] &&
                            r->straggler.wait_share >= TP_STRAGGLER_WAIT_SHARE;
         if (r->has_straggler) describe(r, s, scratch);
     }
-    free(last), free(starts), free(scratch);
-    return 0;
+    free(last), free(caused), free(starts), free(scratch);
+    return rc;
 }
 
 int tp_ranks_offsets(const tp_coll_list *lists, size_t n, int64_t *offsets, size_t *matched) {
