@@ -4,11 +4,12 @@
  * into the spread, and straggler.c names the rank the others wait for.
  *
  * A model of unknown rank (-1) counts as rank 0's, as tprof writes one rank's traces without a
- * rank. The sub-analyses live until the analysis is freed, so finishing again after more models
+ * rank. A trace `tprof merge` wrote (every process named "rank N") is taken apart into its ranks. The sub-analyses live until the analysis is freed, so finishing again after more models
  * stays correct. */
 #include "analysis/internal.h"
 #include "analysis/ranks.h"
 
+#include "model/copy.h"
 #include "util/vec.h"
 
 #include <stdlib.h>
@@ -56,11 +57,65 @@ static rank_acc *acc_of(tp_analysis *a, int64_t rank) {
     return acc;
 }
 
-int tp_ranks_add_model(tp_analysis *a, const tp_model *m, const char *path) {
-    rank_acc *acc = acc_of(a, m->rank >= 0 ? m->rank : 0);
+static int add_rank_model(tp_analysis *a, const tp_model *m, int64_t rank, const char *path) {
+    rank_acc *acc = acc_of(a, rank >= 0 ? rank : 0);
     if (!acc || tp_analysis_add_model(acc->a, m, path)) return -1;
     if (tp_collectives_of(m, &acc->colls)) return -1;
     return tp_gpu_split_add(m, &acc->gpu);
+}
+
+/* ---- a merged trace (tprof merge) taken apart: its processes are named "rank N" ---- */
+
+/* N when track t's process is named "rank N", else -1. */
+static int64_t merged_rank(const tp_model *m, uint32_t t) {
+    const char *name = tp_model_str(m, m->tracks[t].process_name);
+    char *end;
+    if (strncmp(name, "rank ", 5) != 0 || name[5] < '0' || name[5] > '9') return -1;
+    long long n = strtoll(name + 5, &end, 10);
+    return *end || n < 0 ? -1 : (int64_t)n;
+}
+
+static uint32_t keep_rank(void *ctx, tp_model *dst, const tp_model *src, uint32_t t) {
+    const tp_track *s = &src->tracks[t];
+    if (merged_rank(src, t) != *(const int64_t *)ctx) return UINT32_MAX;
+    uint32_t d = tp_model_track(dst, s->pid, tp_model_restr(dst, src, s->pid_str), s->tid,
+                                tp_model_restr(dst, src, s->tid_str));
+    if (d == UINT32_MAX) return UINT32_MAX - 1;
+    dst->tracks[d].process_name = tp_model_restr(dst, src, s->process_name);
+    dst->tracks[d].thread_name = tp_model_restr(dst, src, s->thread_name);
+    return d;
+}
+
+/* Each rank of a merged model as a model of its own. */
+static int add_merged(tp_analysis *a, const tp_model *m, const char *path) {
+    int rc = 0;
+    for (uint32_t t = 0; t < m->ntracks && rc == 0; t++) {
+        int64_t rank = merged_rank(m, t);
+        uint32_t first = 0;
+        while (merged_rank(m, first) != rank)
+            first++;
+        if (first != t) continue; /* this rank was added with its first track */
+        tp_model one;
+        tp_model_init(&one);
+        one.base_ns = m->base_ns;
+        one.rank = rank;
+        tp_copy_opts o = {.map_track = keep_rank, .ctx = &rank};
+        rc = tp_model_append(&one, m, &o);
+        if (rc == 0) rc = add_rank_model(a, &one, rank, path);
+        tp_model_free(&one);
+    }
+    return rc;
+}
+
+static int is_merged(const tp_model *m) {
+    for (uint32_t t = 0; t < m->ntracks; t++)
+        if (merged_rank(m, t) < 0) return 0;
+    return m->ntracks > 0;
+}
+
+int tp_ranks_add_model(tp_analysis *a, const tp_model *m, const char *path) {
+    if (is_merged(m)) return add_merged(a, m, path);
+    return add_rank_model(a, m, m->rank, path);
 }
 
 void tp_ranks_acc_free(struct tp_rank_accs *r) {
@@ -98,6 +153,10 @@ static int cmp_coll(const void *pa, const void *pb) {
 static int cmp_i64_pair(const void *pa, const void *pb) {
     const int64_t *a = pa, *b = pb;
     return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+void tp_coll_sort(tp_coll_list *l) {
+    if (l->n > 1) qsort(l->v, l->n, sizeof(*l->v), cmp_coll);
 }
 
 /* The rank's steps as (number, duration) pairs sorted by number. */
@@ -169,7 +228,7 @@ static int summarise(rank_acc *acc, tp_rank_row *row, size_t nstages) {
     if (!row->colls.v) return -1;
     memcpy(row->colls.v, acc->colls.v, n * sizeof(tp_coll));
     row->colls.n = row->colls.cap = n;
-    qsort(row->colls.v, n, sizeof(tp_coll), cmp_coll);
+    tp_coll_sort(&row->colls);
     time_split(acc, row);
     return 0;
 }

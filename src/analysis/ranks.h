@@ -37,6 +37,8 @@ typedef struct tp_coll_list {
  * communication kernels (nccl*, rccl*) in order of start; without those, Kineto's
  * record_param_comms ranges in order. 0, or -1 when out of memory. */
 int tp_collectives_of(const tp_model *m, tp_coll_list *out);
+/* ranks.c: sorts l by key (then start), as matching needs. */
+void tp_coll_sort(tp_coll_list *l);
 /* Whether a kernel name is a communication kernel (HTA's rule: it contains "nccl"; rccl too). */
 int tp_is_comm_kernel(const char *name);
 

@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const tp_cli_verb *const verbs[] = {&tp_cli_analyze, &tp_cli_compare, &tp_cli_check};
+static const tp_cli_verb *const verbs[] = {&tp_cli_analyze, &tp_cli_compare, &tp_cli_check,
+                                           &tp_cli_merge};
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
 
 static const tp_cli_verb *find_verb(const char *name) {
@@ -41,7 +42,7 @@ static int help(int argc, char **argv) {
     }
     const tp_cli_verb *v = find_verb(argv[2]);
     if (!v || argc > 3)
-        return tp_cli_error("help: %s; the commands are analyze, compare, check",
+        return tp_cli_error("help: %s; the commands are analyze, compare, check, merge",
                             v ? "give one command" : "unknown command");
     fputs(v->help, stdout);
     return TP_EXIT_OK;
@@ -61,8 +62,8 @@ int main(int argc, char **argv) {
     }
     const tp_cli_verb *v = find_verb(cmd);
     if (!v) {
-        return tp_cli_error("unknown command \"%s\"; the commands are analyze, compare, check "
-                            "(tprof help)",
+        return tp_cli_error("unknown command \"%s\"; the commands are analyze, compare, check, "
+                            "merge (tprof help)",
                             cmd);
     }
     return v->run(argc - 1, argv + 1);

@@ -32,6 +32,8 @@ typedef struct tp_chrome_opts {
      * where the writing stands, with "truncated": true in the tprof object; 0 = no limit. */
     int64_t deadline_ns;
     size_t *events_written; /* if not NULL: set to the events written (all, unless truncated) */
+    const char *tprof_members; /* JSON members ("\"merged\": {...}") added to the tprof object, as
+                                  written (the caller makes them valid); may be NULL */
 } tp_chrome_opts;
 
 /* Streams the trace of m through write(ctx, data, len) in chunks of about 1 MB; write returns 0,
