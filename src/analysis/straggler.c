@@ -186,23 +186,50 @@ int tp_ranks_straggler(tp_ranks *r) {
     return rc;
 }
 
+/* The offset estimate for one rank against rank 0 from the matched blocking collectives
+ * (docs/DISTRIBUTED.md): the median of the differences of their ends, as they end at one
+ * instant on every rank. A rank descheduled as a collective ends (a loaded CPU, a Python thread
+ * waiting for the GIL) ends it late, so that estimate is checked against what the arrivals allow:
+ * every rank arrives before any rank leaves, so the offset lies within [max(s0 - ek),
+ * min(e0 - sk)]; a median outside that interval gives way to the interval's middle. */
+typedef struct offset_est {
+    int64_t *diffs;
+    size_t n;
+    int64_t lo, hi;
+} offset_est;
+
+static void note_pair(offset_est *o, const tp_coll *c0, const tp_coll *ck) {
+    o->diffs[o->n++] = c0->end_ns - ck->end_ns;
+    int64_t lo = c0->start_ns - ck->end_ns, hi = c0->end_ns - ck->start_ns;
+    if (lo > o->lo) o->lo = lo;
+    if (hi < o->hi) o->hi = hi;
+}
+
+static int64_t estimate(offset_est *o) {
+    tp_sort_i64(o->diffs, o->n);
+    int64_t median = tp_percentile(o->diffs, o->n, 50);
+    if (o->lo > o->hi || (median >= o->lo && median <= o->hi)) return median;
+    return o->lo + (o->hi - o->lo) / 2;
+}
+
 int tp_ranks_offsets(const tp_coll_list *lists, size_t n, int64_t *offsets, size_t *matched) {
     const tp_coll_list *l0 = &lists[0];
-    int64_t *diffs = malloc((l0->n ? l0->n : 1) * sizeof(*diffs));
-    if (!diffs) return -1;
+    offset_est o = {.diffs = malloc((l0->n ? l0->n : 1) * sizeof(int64_t))};
+    if (!o.diffs) return -1;
     offsets[0] = 0;
     matched[0] = l0->n;
     for (size_t k = 1; k < n; k++) {
-        size_t m = 0;
+        o.n = 0;
+        o.lo = INT64_MIN;
+        o.hi = INT64_MAX;
         for (size_t i = 0; i < l0->n; i++) {
             const tp_coll *c0 = &l0->v[i];
             const tp_coll *ck = find_key(&lists[k], c0->key);
-            if (c0->sync && same(c0, ck) && ck->sync) diffs[m++] = c0->end_ns - ck->end_ns;
+            if (c0->sync && same(c0, ck) && ck->sync) note_pair(&o, c0, ck);
         }
-        tp_sort_i64(diffs, m);
-        offsets[k] = tp_percentile(diffs, m, 50);
-        matched[k] = m;
+        offsets[k] = o.n ? estimate(&o) : 0;
+        matched[k] = o.n;
     }
-    free(diffs);
+    free(o.diffs);
     return 0;
 }
