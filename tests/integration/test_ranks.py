@@ -137,3 +137,68 @@ def test_ranks_keys_are_documented():
     doc = documented()
     assert seen - doc == set(), "keys in the output but not in docs/ANALYZE_JSON.md"
     assert doc - seen == set(), "documented keys never seen in the output"
+
+
+# ---- tprof merge ----
+
+def kernels_per_pid(evs):
+    out = {}
+    for e in evs:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            out[e["pid"]] = out.get(e["pid"], 0) + 1
+    return out
+
+
+def test_merge_makes_a_process_per_rank(tmp_path):
+    out = tmp_path / "merged.json.gz"
+    p = tprof("merge", *RANKS, "-o", out, rc=0)
+    with gzip.open(out, "rt") as f:
+        doc = json.load(f)
+    names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "process_name"}
+    assert names == {0: "rank 0", 1: "rank 1"}
+    # every kernel of each rank, under its rank
+    want = {r: sum(kernels_per_pid(events(p)).values()) for r, p in enumerate(RANKS)}
+    assert kernels_per_pid(doc["traceEvents"]) == want
+    assert [r["rank"] for r in doc["tprof"]["merged"]["ranks"]] == [0, 1]
+    assert b"rank 1: clock offset" in p.stderr
+    # read back as its two ranks: the same per-rank figures as the inputs (rank 0 is not moved)
+    back = analyze(out)["ranks"]
+    direct = analyze(*RANKS)["ranks"]
+    assert back["count"] == 2
+    for a, b in zip(back["per_rank"], direct["per_rank"]):
+        assert (a["rank"], a["steps"], a["compute_ns"], a["communication_ns"], a["idle_ns"]) == \
+            (b["rank"], b["steps"], b["compute_ns"], b["communication_ns"], b["idle_ns"])
+
+
+def test_merge_recovers_known_clock_offsets(tmp_path):
+    """Four ranks made from the two real ones, rank k's clock moved by k x 37.5 us: the offsets
+    merge finds are those shifts (plus the real ranks' own offset), to the nanosecond."""
+    docs = []
+    for r in (0, 1):
+        with gzip.open(RANKS[r], "rt") as f:
+            docs.append(json.load(f))
+    paths = []
+    for k in range(4):
+        doc = json.loads(json.dumps(docs[k % 2]))
+        doc["distributedInfo"]["rank"] = k
+        for e in doc["traceEvents"]:
+            if isinstance(e.get("ts"), (int, float)):
+                e["ts"] = round(e["ts"] + k * 37.5, 3)
+        paths.append(tmp_path / ("r%d.json" % k))
+        paths[-1].write_text(json.dumps(doc))
+    plain = tmp_path / "plain.json"
+    tprof("merge", *RANKS, "-o", plain, rc=0)
+    real = json.loads(plain.read_text())["tprof"]["merged"]["ranks"][1]["offset_ns"]
+    out = tmp_path / "merged.json"
+    tprof("merge", *paths, "-o", out, rc=0)
+    got = json.loads(out.read_text())["tprof"]["merged"]["ranks"]
+    assert [g["offset_ns"] for g in got] == [-k * 37500 + (real if k % 2 else 0) for k in range(4)]
+
+
+def test_merge_usage_errors(tmp_path):
+    p = tprof("merge", *RANKS, rc=2)
+    assert b"no output" in p.stderr
+    p = tprof("merge", tmp_path / "missing.json", "-o", tmp_path / "m.json", rc=2)
+    assert p.stderr.count(b"\n") == 1 and b"missing.json" in p.stderr
+    assert not (tmp_path / "m.json").exists()
