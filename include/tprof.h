@@ -193,8 +193,8 @@ TPROF_API void tprof_thread_name(const char *name);
  * ranks taking part. async: nonzero when the call only starts it (MPI_Iallreduce, an NCCL call
  * enqueued on a stream): its range then ends when the call returns, and clocks are not aligned
  * from that end. tprof_collective_end closes the range, as tprof_end. */
-TPROF_API void tprof_collective_begin(const char *name, int64_t seq, int64_t bytes,
-                                      int group_size, int async);
+TPROF_API void tprof_collective_begin(const char *name, int64_t seq, int64_t bytes, int group_size,
+                                      int async);
 static inline void tprof_collective_end(void) {
     tprof_end();
 }

@@ -40,10 +40,10 @@ struct tp_analysis_priv {
     tp_name_index ops_ix, kernels_ix; /* row name -> index into ops / kernels */
     char ***patterns;                 /* per stage, its patterns (copied) */
     size_t *npatterns;
-    int per_rank;                /* tp_analysis_opts.per_rank */
-    struct tp_rank_accs *ranks;  /* ranks.c: per rank, a sub-analysis and its collectives */
-    int told_failed;    /* the incomplete-results warning was added */
-    int told_run_facts; /* the dropped-events and partial-window warnings were added */
+    int per_rank;               /* tp_analysis_opts.per_rank */
+    struct tp_rank_accs *ranks; /* ranks.c: per rank, a sub-analysis and its collectives */
+    int told_failed;            /* the incomplete-results warning was added */
+    int told_run_facts;         /* the dropped-events and partial-window warnings were added */
 };
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */

@@ -4,8 +4,9 @@
  * into the spread, and straggler.c names the rank the others wait for.
  *
  * A model of unknown rank (-1) counts as rank 0's, as tprof writes one rank's traces without a
- * rank. A trace `tprof merge` wrote (every process named "rank N") is taken apart into its ranks. The sub-analyses live until the analysis is freed, so finishing again after more models
- * stays correct. */
+ * rank. A trace `tprof merge` wrote (every process named "rank N") is taken apart into its ranks.
+ * The sub-analyses live until the analysis is freed, so finishing again after more models stays
+ * correct. */
 #include "analysis/internal.h"
 #include "analysis/ranks.h"
 

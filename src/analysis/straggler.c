@@ -5,8 +5,9 @@
  * start) holds the others up: they wait from their own arrival to its. The straggler is the rank
  * the others wait for most, named only when more than half of all their waiting at the matched
  * collectives is for it and that waiting is at least TP_STRAGGLER_WAIT_SHARE of their step
- * time, so ranks that take turns by chance, or arrive within a hair of each other, name none. Its likely cause is the stage in which it spends most more
- * time per step than the other ranks' median, or its GPU compute when that exceeds more. */
+ * time, so ranks that take turns by chance, or arrive within a hair of each other, name none. Its
+ * likely cause is the stage in which it spends most more time per step than the other ranks'
+ * median, or its GPU compute when that exceeds more. */
 #include "analysis/internal.h"
 #include "analysis/ranks.h"
 
@@ -22,8 +23,10 @@ static const tp_coll *find_key(const tp_coll_list *l, uint64_t key) {
     size_t lo = 0, hi = l->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (l->v[mid].key < key) lo = mid + 1;
-        else hi = mid;
+        if (l->v[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < l->n && l->v[lo].key == key ? &l->v[lo] : NULL;
 }
@@ -105,21 +108,26 @@ static void describe(tp_ranks *r, size_t s, int64_t *scratch) {
     size_t left = sizeof(st->message) - used;
     if (dev_ex > 0 && dev_ex >= stage_ex) {
         st->cause = "device";
-        snprintf(rest, left, ". Its GPU computes %.1f ms more per step than the others: check "
+        snprintf(rest, left,
+                 ". Its GPU computes %.1f ms more per step than the others: check "
                  "that device (clocks, throttling, other processes, a slower model)",
                  (double)dev_ex / 1e6);
     } else if (stage_ex > 0 && strcmp(name, "dataloader") == 0) {
         st->cause = "data_loading";
-        snprintf(rest, left, ". Its dataloader stage takes %.1f ms more per step than the "
+        snprintf(rest, left,
+                 ". Its dataloader stage takes %.1f ms more per step than the "
                  "others': give its data loading more workers, or check its storage",
                  (double)stage_ex / 1e6);
     } else if (stage_ex > 0) {
         st->cause = "stage";
-        snprintf(rest, left, ". Its %s stage takes %.1f ms more per step than the others': look "
-                 "at that stage on its timeline (tprof merge)", name, (double)stage_ex / 1e6);
+        snprintf(rest, left,
+                 ". Its %s stage takes %.1f ms more per step than the others': look "
+                 "at that stage on its timeline (tprof merge)",
+                 name, (double)stage_ex / 1e6);
     } else {
         st->cause = "unknown";
-        snprintf(rest, left, ". No stage of its own explains it: look at its timeline around "
+        snprintf(rest, left,
+                 ". No stage of its own explains it: look at its timeline around "
                  "the collectives (tprof merge)");
     }
 }

@@ -99,7 +99,8 @@ static int gather(merge_job *j, const char *input) {
     size_t before = j->ntraces;
     int rc = 0;
     for (size_t i = 0; i < d.n && rc == 0; i++)
-        if (d.files[i].kind == TP_RUN_TRACE) rc = add_trace_ref(j, d.files[i].path, d.files[i].rank);
+        if (d.files[i].kind == TP_RUN_TRACE)
+            rc = add_trace_ref(j, d.files[i].path, d.files[i].rank);
     tp_run_dir_free(&d);
     if (rc == 0 && j->ntraces == before)
         rc = FAIL("%s: no trace files in this directory (*.json, *.json.gz)", input);
@@ -112,9 +113,12 @@ static int parse(int argc, char **argv, merge_job *j) {
     size_t ninputs = 0;
     for (int k; (k = tp_cli_next(&p)) != TP_CLI_END;) {
         if (k == TP_CLI_BAD) return -1;
-        if (k == TP_CLI_OPERAND) argv[1 + ninputs++] = (char *)p.value;
-        else if (k == OPT_OUTPUT) j->output = p.value;
-        else if (k == OPT_NO_REFINE) j->refine = 0;
+        if (k == TP_CLI_OPERAND)
+            argv[1 + ninputs++] = (char *)p.value;
+        else if (k == OPT_OUTPUT)
+            j->output = p.value;
+        else if (k == OPT_NO_REFINE)
+            j->refine = 0;
         else {
             fputs(help, stdout);
             return 1;
@@ -254,12 +258,14 @@ static void describe(const merge_job *j, tp_buf *members) {
                       k ? "," : "", (long long)r->rank, (long long)r->offset_ns, r->matched);
         if (k == 0) continue;
         if (r->matched)
-            fprintf(stderr, "tprof: merge: rank %lld: clock offset %+.3f us (median over %zu "
-                            "collectives)\n",
+            fprintf(stderr,
+                    "tprof: merge: rank %lld: clock offset %+.3f us (median over %zu "
+                    "collectives)\n",
                     (long long)r->rank, (double)r->offset_ns / 1e3, r->matched);
         else
-            fprintf(stderr, "tprof: merge: rank %lld: no blocking collective matched: aligned "
-                            "by absolute time only\n",
+            fprintf(stderr,
+                    "tprof: merge: rank %lld: no blocking collective matched: aligned "
+                    "by absolute time only\n",
                     (long long)r->rank);
     }
     tp_buf_puts(members, "]}");

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #define TRACK_NONE UINT32_MAX
-#define TRACK_OOM (UINT32_MAX - 1)
+#define TRACK_OOM  (UINT32_MAX - 1)
 
 typedef struct copier {
     tp_model *dst;

@@ -7,8 +7,10 @@
 #include "report/format.h"
 
 static void i64_opt(tp_jw *w, const char *key, int64_t v) {
-    if (v < 0) tp_jw_null(w, key);
-    else tp_jw_i64(w, key, v);
+    if (v < 0)
+        tp_jw_null(w, key);
+    else
+        tp_jw_i64(w, key, v);
 }
 
 static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
@@ -122,8 +124,9 @@ static void widest_spread(tp_doc *d, const tp_ranks *r) {
         sum += s->max_ns - s->min_ns;
         if (s->max_ns - s->min_ns > w->max_ns - w->min_ns) w = s;
     }
-    tp_doc_line(d, "step spread across ranks (longest - shortest): mean %s over %zu steps; widest "
-                   "step %lld: %s to %s, slowest rank %lld",
+    tp_doc_line(d,
+                "step spread across ranks (longest - shortest): mean %s over %zu steps; widest "
+                "step %lld: %s to %s, slowest rank %lld",
                 tp_fmt_dur(sum / (int64_t)r->nspread).s, r->nspread, (long long)w->step,
                 tp_fmt_dur(w->min_ns).s, tp_fmt_dur(w->max_ns).s, (long long)w->slowest_rank);
 }
@@ -138,8 +141,9 @@ void tp_report_ranks_text(tp_doc *d, const tp_analysis *a) {
     if (r->has_straggler)
         tp_doc_line(d, "straggler: %s", r->straggler.message);
     else if (r->matched)
-        tp_doc_line(d, "straggler: none (%zu collectives matched on every rank; no rank arrives "
-                       "last at most of them while the others wait)",
+        tp_doc_line(d,
+                    "straggler: none (%zu collectives matched on every rank; no rank arrives "
+                    "last at most of them while the others wait)",
                     r->matched);
     else
         tp_doc_line(d, "straggler: n/a (no collective found on every rank)");
