@@ -131,25 +131,25 @@ static int gather(const tp_model *m, int64_t pid, dev_work *d) {
     return 0;
 }
 
+/* The union of comm and compute together, in the comm list grown to hold both. */
+static int union_both(dev_work *d, tp_order *o, int64_t *u) {
+    size_t nc = d->n[WORK_COMM], n = nc + d->n[WORK_COMPUTE];
+    if (TP_GROW(d->v[WORK_COMM], d->cap[WORK_COMM], n)) return -1;
+    memcpy(d->v[WORK_COMM] + nc, d->v[WORK_COMPUTE], d->n[WORK_COMPUTE] * sizeof(tp_keyed));
+    return tp_gpu_union(o, d->v[WORK_COMM], n, d->first, d->last, u);
+}
+
 static int split_device(const tp_model *m, int64_t pid, tp_order *o, tp_gpu_split *g) {
     dev_work d = {0};
-    int64_t u[WORK_KINDS] = {0};
+    int64_t u[WORK_KINDS] = {0}, uboth = 0;
     int rc = gather(m, pid, &d);
     for (int k = 0; k < WORK_KINDS && rc == 0; k++)
         rc = tp_gpu_union(o, d.v[k], d.n[k], d.first, d.last, &u[k]);
+    if (rc == 0 && d.n[WORK_ALL]) rc = union_both(&d, o, &uboth);
     if (rc == 0 && d.n[WORK_ALL]) {
-        /* |comm ∩ compute| = |comm| + |compute| - |comm ∪ compute| */
-        tp_keyed *both = d.v[WORK_COMM];
-        size_t nb = d.n[WORK_COMM];
-        int64_t uboth = 0;
-        rc = TP_GROW(d.v[WORK_COMM], d.cap[WORK_COMM], nb + d.n[WORK_COMPUTE]);
-        if (rc == 0) {
-            both = d.v[WORK_COMM];
-            memcpy(both + nb, d.v[WORK_COMPUTE], d.n[WORK_COMPUTE] * sizeof(*both));
-            rc = tp_gpu_union(o, both, nb + d.n[WORK_COMPUTE], d.first, d.last, &uboth);
-        }
         g->compute_ns += u[WORK_COMPUTE];
         g->comm_ns += u[WORK_COMM];
+        /* |comm ∩ compute| = |comm| + |compute| - |comm ∪ compute| */
         g->overlap_ns += u[WORK_COMM] + u[WORK_COMPUTE] - uboth;
         g->work_ns += u[WORK_ALL];
         g->idle_ns += d.last - d.first - u[WORK_ALL];

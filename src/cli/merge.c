@@ -86,7 +86,9 @@ static int add_trace_ref(merge_job *j, const char *path, int64_t rank) {
         free(copy);
         return FAIL("out of memory");
     }
-    j->traces[j->ntraces++] = (trace_ref){copy, rank};
+    trace_ref *t = &j->traces[j->ntraces++];
+    t->path = copy;
+    t->rank = rank;
     return 0;
 }
 
@@ -200,7 +202,7 @@ static int align(merge_job *j) {
 
 typedef struct track_map {
     int64_t rank;
-    char *gpu; /* per source track: it carries device events */
+    unsigned char *gpu; /* per source track: it carries device events */
 } track_map;
 
 /* Device tracks (pid = device, tid = stream) get tids above every thread id of the host. */
