@@ -8,7 +8,6 @@ import glob
 import json
 import os
 import shutil
-import socket
 import subprocess
 
 import pytest
@@ -17,7 +16,7 @@ torch = pytest.importorskip("torch")
 if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
-from conftest import PYTHON, ranges, read_json, trace_events  # noqa: E402
+from conftest import PYTHON, free_port, ranges, read_json, trace_events  # noqa: E402
 
 TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
 SLEEP_S = 0.03
@@ -66,12 +65,6 @@ if __name__ == "__main__":
     mp.spawn(worker, args=(sys.argv[1], sys.argv[2], world, slow, float(sys.argv[5])),
              nprocs=world)
 '''
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
 
 
 def run_job(tmp, world, slow):
