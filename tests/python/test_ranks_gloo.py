@@ -7,7 +7,6 @@ json module."""
 import glob
 import json
 import os
-import shutil
 import subprocess
 
 import pytest
@@ -16,7 +15,7 @@ torch = pytest.importorskip("torch")
 if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
-from conftest import PYTHON, free_port, ranges, read_json, trace_events  # noqa: E402
+from conftest import PYTHON, free_port, ranges, read_json  # noqa: E402
 
 TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
 SLEEP_S = 0.03
