@@ -39,7 +39,7 @@ tp_analysis *tp_analysis_new(const tp_analysis_opts *opts) {
     a->mfu_pct = -1;
     a->achieved_flops_per_s = -1;
     a->opt_peak_tflops = opts && opts->peak_tflops > 0 ? opts->peak_tflops : 0;
-    if (a->priv) a->priv->per_rank = opts && opts->per_rank;
+    if (a->priv) a->priv->per_rank = opts ? opts->per_rank : TP_PER_RANK_OFF;
     size_t n;
     const tp_stage_def *defs = tp_default_stages(&n);
     if (opts && opts->stages) {

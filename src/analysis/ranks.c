@@ -116,6 +116,7 @@ static int is_merged(const tp_model *m) {
 
 int tp_ranks_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     if (is_merged(m)) return add_merged(a, m, path);
+    if (a->priv->per_rank != TP_PER_RANK_ON) return 0;
     return add_rank_model(a, m, m->rank, path);
 }
 
