@@ -100,6 +100,11 @@ def test_spread_and_straggler_agree_with_reference():
     other_steps = sum(steps[1 - strag].values())
     assert st["wait_share"] == pytest.approx(sum(x for x in late if x > 0) / other_steps)
     assert st["message"].startswith("rank %d arrives last at" % strag)
+    # and it is a recommendation, saving the other's waiting
+    reco = [r for r in analyze(*RANKS)["recommendations"] if r["id"] == "straggler"]
+    assert len(reco) == 1 and reco[0]["message"].startswith(st["message"])
+    assert reco[0]["saving_us"] == pytest.approx(st["wait_share"] * other_steps / 1e3, rel=1e-6)
+    assert not [r for r in analyze(RANKS[0])["recommendations"] if r["id"] == "straggler"]
 
 
 def documented():

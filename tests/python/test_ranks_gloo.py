@@ -96,7 +96,8 @@ def tprof(*args):
 
 def test_the_slow_rank_is_the_straggler_and_data_loading_its_cause(job):
     run_dir, world, slow = job
-    ranks = json.loads(tprof("analyze", "--json", run_dir).stdout)["ranks"]
+    doc = json.loads(tprof("analyze", "--json", run_dir).stdout)
+    ranks = doc["ranks"]
     assert ranks["count"] == world
     assert [r["rank"] for r in ranks["per_rank"]] == list(range(world))
     for r in ranks["per_rank"]:
@@ -117,6 +118,7 @@ def test_the_slow_rank_is_the_straggler_and_data_loading_its_cause(job):
     assert st["mean_late_ns"] > 0.15 * SLEEP_S * 1e9
     assert st["wait_share"] > 0.1
     assert st["message"].startswith("rank %d arrives last at" % slow)
+    assert [r["id"] for r in doc["recommendations"]].count("straggler") == 1
     text = tprof("analyze", run_dir).stdout
     assert "straggler: rank %d arrives last" % slow in text
 
