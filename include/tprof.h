@@ -184,6 +184,21 @@ TPROF_API void tprof_free(int device, const void *ptr);
 /* Names the calling thread's track in traces. Works in every state, before tprof_init too. */
 TPROF_API void tprof_thread_name(const char *name);
 
+/* ---- Collectives ----------------------------------------------------------------------------
+ * A collective of a distributed loop (all-reduce, broadcast, barrier ...; MPI, NCCL, your own)
+ * marked as a range, so that `tprof analyze` finds the rank the others wait for and `tprof
+ * merge` aligns the ranks' clocks (docs/DISTRIBUTED.md). name: "<backend>:<collective>", e.g.
+ * "mpi:allreduce" (copied). seq: the collective's number, the same on every rank for the same
+ * collective (count the calls of the group: 1, 2, 3 ...). bytes: its payload. group_size: the
+ * ranks taking part. async: nonzero when the call only starts it (MPI_Iallreduce, an NCCL call
+ * enqueued on a stream): its range then ends when the call returns, and clocks are not aligned
+ * from that end. tprof_collective_end closes the range, as tprof_end. */
+TPROF_API void tprof_collective_begin(const char *name, int64_t seq, int64_t bytes, int group_size,
+                                      int async);
+static inline void tprof_collective_end(void) {
+    tprof_end();
+}
+
 /* ---- Macros --------------------------------------------------------------------------------
  * Each TPROF_X(...) calls tprof_x(...), or expands to nothing under TPROF_DISABLE.
  * TPROF_ZONE(name) opens a range (name kept by pointer, as tprof_begin) that closes when the
@@ -224,6 +239,9 @@ static inline void tprof_zone_end_(tprof_zone_ *zone) {
 #define TPROF_ALLOC(device, ptr, bytes) tprof_alloc((device), (ptr), (bytes))
 #define TPROF_FREE(device, ptr)         tprof_free((device), (ptr))
 #define TPROF_THREAD_NAME(name)         tprof_thread_name(name)
+#define TPROF_COLLECTIVE_BEGIN(name, seq, bytes, group_size, async)                                \
+    tprof_collective_begin((name), (seq), (bytes), (group_size), (async))
+#define TPROF_COLLECTIVE_END() tprof_collective_end()
 #else
 /* Disabled: nothing is evaluated or called; sizeof keeps the arguments "used" for the compiler. */
 #define TPROF_UNUSED_(x)           ((void)sizeof(x))
@@ -244,6 +262,10 @@ static inline void tprof_zone_end_(tprof_zone_ *zone) {
     (TPROF_UNUSED_(device), TPROF_UNUSED_(ptr), TPROF_UNUSED_(bytes))
 #define TPROF_FREE(device, ptr) (TPROF_UNUSED_(device), TPROF_UNUSED_(ptr))
 #define TPROF_THREAD_NAME(name) TPROF_UNUSED_(name)
+#define TPROF_COLLECTIVE_BEGIN(name, seq, bytes, group_size, async)                                \
+    (TPROF_UNUSED_(name), TPROF_UNUSED_(seq), TPROF_UNUSED_(bytes), TPROF_UNUSED_(group_size),     \
+     TPROF_UNUSED_(async))
+#define TPROF_COLLECTIVE_END() ((void)0)
 #endif
 
 #ifdef __cplusplus

@@ -404,6 +404,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     free(s.slot_of);
     tp_corr_free(&s.corr);
     tp_order_free(&s.order);
+    if (rc == 0 && a->priv->per_rank) rc = tp_ranks_add_model(a, m, path);
     if (rc) a->failed = 1;
     return rc;
 }

@@ -1,6 +1,7 @@
 /* analysis.c - the life of a tp_analysis: creation with its stage definitions, warnings,
  * freeing. Adding a model is add_model.c; deriving the figures, finish.c. */
 #include "analysis/internal.h"
+#include "analysis/ranks.h"
 
 #include "util/vec.h"
 
@@ -38,6 +39,7 @@ tp_analysis *tp_analysis_new(const tp_analysis_opts *opts) {
     a->mfu_pct = -1;
     a->achieved_flops_per_s = -1;
     a->opt_peak_tflops = opts && opts->peak_tflops > 0 ? opts->peak_tflops : 0;
+    if (a->priv) a->priv->per_rank = opts ? opts->per_rank : TP_PER_RANK_OFF;
     size_t n;
     const tp_stage_def *defs = tp_default_stages(&n);
     if (opts && opts->stages) {
@@ -103,7 +105,9 @@ void tp_analysis_free(tp_analysis *a) {
         free(a->recos[i].message);
     }
     free(a->recos);
+    tp_ranks_free(a->ranks);
     if (pv) {
+        tp_ranks_acc_free(pv->ranks);
         free(pv->patterns);
         free(pv->npatterns);
         tp_name_index_free(&pv->ops_ix);

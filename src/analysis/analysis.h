@@ -22,7 +22,12 @@ typedef struct tp_analysis_opts {
     const tp_stage_def *stages; /* NULL: the default stages (stages.c) */
     size_t nstages;
     double peak_tflops; /* a device's peak for MFU; 0: the table of GPUs (mfu.c) */
+    int per_rank;       /* TP_PER_RANK_*: also analyse each rank apart (ranks.h) */
 } tp_analysis_opts;
+
+/* tp_analysis_opts.per_rank: off; only a trace `tprof merge` wrote is taken apart into its ranks
+ * (cheap: one look at its process names); every model also goes to its rank's sub-analysis. */
+enum { TP_PER_RANK_OFF = 0, TP_PER_RANK_MERGED = 1, TP_PER_RANK_ON = 2 };
 
 typedef struct tp_op_row {
     char *name;
@@ -168,6 +173,9 @@ typedef struct tp_analysis {
     char *gpu_name;        /* the first device's name (deviceProperties), NULL unknown */
     tp_reco *recos;
     size_t nrecos;
+    /* several ranks (ranks.h): set by finish when per_rank was asked and two ranks or more
+     * were added; NULL otherwise */
+    struct tp_ranks *ranks;
     /* private accumulation state */
     struct tp_analysis_priv *priv;
     int failed; /* an allocation failed: results are incomplete */

@@ -185,5 +185,6 @@ void tp_analysis_finish(tp_analysis *a) {
     if (a->flops_per_s > DBL_MAX) a->flops_per_s = DBL_MAX;
     warn_saturated(a);
     tp_mfu(a);
+    tp_ranks_finish(a);
     tp_recommend(a);
 }

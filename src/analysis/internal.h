@@ -40,8 +40,10 @@ struct tp_analysis_priv {
     tp_name_index ops_ix, kernels_ix; /* row name -> index into ops / kernels */
     char ***patterns;                 /* per stage, its patterns (copied) */
     size_t *npatterns;
-    int told_failed;    /* the incomplete-results warning was added */
-    int told_run_facts; /* the dropped-events and partial-window warnings were added */
+    int per_rank;               /* tp_analysis_opts.per_rank */
+    struct tp_rank_accs *ranks; /* ranks.c: per rank, a sub-analysis and its collectives */
+    int told_failed;            /* the incomplete-results warning was added */
+    int told_run_facts;         /* the dropped-events and partial-window warnings were added */
 };
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */
@@ -176,6 +178,11 @@ int tp_stage_other(tp_scan *s);
 int tp_stage_of(const tp_analysis *a, const char *name);
 /* mfu.c: achieved FLOP/s and MFU, overall and per step, from the finished figures. */
 void tp_mfu(tp_analysis *a);
+/* ranks.c: adds m to its rank's sub-analysis (per_rank analyses). 0, or -1 out of memory. */
+int tp_ranks_add_model(tp_analysis *a, const tp_model *m, const char *path);
+/* ranks.c: with two ranks or more, summarises them into a->ranks (before the recommendations). */
+void tp_ranks_finish(tp_analysis *a);
+void tp_ranks_acc_free(struct tp_rank_accs *r);
 /* recommend.c: replaces a->recos from the finished figures. */
 void tp_recommend(tp_analysis *a);
 

@@ -6,6 +6,7 @@
  * step time the change could save (saving_ns; docs/METRICS.md says how each is estimated), and
  * the list is sorted by it, so the first recommendation is the one to try first. */
 #include "analysis/internal.h"
+#include "analysis/ranks.h"
 
 #include "util/vec.h"
 
@@ -282,6 +283,19 @@ static void other(reco_list *l) {
             a->other.pct, ms(a->other.total_ns));
 }
 
+/* Several ranks: the rank the others wait for at collectives (ranks.h, docs/DISTRIBUTED.md);
+ * the saving is the others' waiting for it, per rank. */
+static void straggler(reco_list *l) {
+    const tp_ranks *r = l->a->ranks;
+    if (!r || !r->has_straggler) return;
+    int64_t others_ns = 0;
+    for (size_t k = 0; k < r->n; k++)
+        if (r->rows[k].rank != r->straggler.rank)
+            others_ns = tp_add_sat(others_ns, r->rows[k].steps_total_ns);
+    double wait = r->straggler.wait_share * (double)others_ns / (double)(r->n - 1);
+    add(l, "straggler", (int64_t)wait, "%s.", r->straggler.message);
+}
+
 static int cmp_reco(const void *pa, const void *pb) {
     const tp_reco *x = pa, *y = pb;
     if (x->saving_ns != y->saving_ns) return x->saving_ns > y->saving_ns ? -1 : 1;
@@ -308,5 +322,6 @@ void tp_recommend(tp_analysis *a) {
     cpu_bound(&l);
     python(&l);
     other(&l);
+    straggler(&l);
     if (a->nrecos) qsort(a->recos, a->nrecos, sizeof(*a->recos), cmp_reco);
 }

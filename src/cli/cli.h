@@ -26,7 +26,8 @@ typedef struct tp_cli_verb {
     int (*run)(int argc, char **argv); /* argv[0] is the verb */
 } tp_cli_verb;
 
-extern const tp_cli_verb tp_cli_analyze, tp_cli_compare, tp_cli_check, tp_cli_report, tp_cli_serve;
+extern const tp_cli_verb tp_cli_analyze, tp_cli_compare, tp_cli_check, tp_cli_merge, tp_cli_report,
+    tp_cli_serve;
 
 /* ---- messages ---- */
 

@@ -68,6 +68,7 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
     char err[1024];
     int rc = tp_trace_read_file(path, &m, &ro, err, sizeof(err)) ? -1 : 1;
     int64_t rank = name_rank >= 0 ? name_rank : m.rank;
+    m.rank = rank; /* the per-rank analysis groups by it: the file name's rank wins */
     if (rc < 0) {
         tp_cli_error("%s", err);
     } else if (r->rank != TP_CLI_ALL_RANKS && rank != r->rank) {
@@ -113,10 +114,36 @@ static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *
     return rc < 0 ? -1 : 0;
 }
 
+/* How many traces the inputs hold (a run directory's, counted; an unreadable one as 1: its
+ * error comes when it is read). */
+static size_t count_traces(char *const *inputs, size_t n) {
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        tp_run_dir d;
+        char err[1024];
+        if (!tp_run_is_dir(inputs[i]) || tp_run_dir_list(inputs[i], &d, err, sizeof(err))) {
+            count++;
+            continue;
+        }
+        for (size_t f = 0; f < d.n; f++)
+            count += d.files[f].kind == TP_RUN_TRACE;
+        tp_run_dir_free(&d);
+    }
+    return count;
+}
+
+/* Each rank apart (analysis/ranks.h) costs a second analysis of every trace: only when several
+ * traces may be several ranks; one trace may still be a merged one (TP_PER_RANK_MERGED). */
+static int per_rank(char *const *inputs, size_t n, const tp_cli_read_opts *r) {
+    if (r->rank != TP_CLI_ALL_RANKS) return TP_PER_RANK_OFF;
+    return count_traces(inputs, n) > 1 ? TP_PER_RANK_ON : TP_PER_RANK_MERGED;
+}
+
 tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opts *r) {
     tp_analysis_opts ao = {.stages = r->nstages ? r->stages : NULL,
                            .nstages = r->nstages,
-                           .peak_tflops = r->peak_tflops};
+                           .peak_tflops = r->peak_tflops,
+                           .per_rank = per_rank(inputs, n, r)};
     tp_analysis *a = tp_analysis_new(&ao);
     if (!a) {
         tp_cli_error("out of memory");
@@ -137,7 +164,8 @@ tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opt
     }
     if (seen.count > 1)
         tp_analysis_add_warning(a, "traces of several ranks analysed together (steps and times add "
-                                   "up across ranks); --rank N analyses one");
+                                   "up across ranks; the Ranks section shows each rank); --rank N "
+                                   "analyses one");
     tp_analysis_finish(a);
     return a;
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const tp_cli_verb *const verbs[] = {&tp_cli_analyze, &tp_cli_compare, &tp_cli_check,
-                                           &tp_cli_report, &tp_cli_serve};
+                                           &tp_cli_merge,   &tp_cli_report,  &tp_cli_serve};
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
 
 static const tp_cli_verb *find_verb(const char *name) {
@@ -42,8 +42,9 @@ static int help(int argc, char **argv) {
     }
     const tp_cli_verb *v = find_verb(argv[2]);
     if (!v || argc > 3)
-        return tp_cli_error("help: %s; the commands are analyze, compare, check, report, serve",
-                            v ? "give one command" : "unknown command");
+        return tp_cli_error(
+            "help: %s; the commands are analyze, compare, check, merge, report, serve",
+            v ? "give one command" : "unknown command");
     fputs(v->help, stdout);
     return TP_EXIT_OK;
 }
@@ -63,8 +64,8 @@ int main(int argc, char **argv) {
     const tp_cli_verb *v = find_verb(cmd);
     if (!v) {
         return tp_cli_error(
-            "unknown command \"%s\"; the commands are analyze, compare, check, report, serve "
-            "(tprof help)",
+            "unknown command \"%s\"; the commands are analyze, compare, check, merge, report, "
+            "serve (tprof help)",
             cmd);
     }
     return v->run(argc - 1, argv + 1);

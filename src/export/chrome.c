@@ -609,6 +609,10 @@ static void put_trailer(writer *w, const tp_chrome_opts *o) {
         else
             tp_buf_json_str(&w->out, o->config_json, n);
     }
+    if (o->tprof_members) {
+        tp_buf_putc(&w->out, ',');
+        tp_buf_put(&w->out, o->tprof_members, strlen(o->tprof_members));
+    }
     TP_BUF_LIT(&w->out, "}}\n");
 }
 

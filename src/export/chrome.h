@@ -31,7 +31,9 @@ typedef struct tp_chrome_opts {
     /* CLOCK_MONOTONIC time after which no more events are written: the JSON is closed validly
      * where the writing stands, with "truncated": true in the tprof object; 0 = no limit. */
     int64_t deadline_ns;
-    size_t *events_written; /* if not NULL: set to the events written (all, unless truncated) */
+    size_t *events_written;    /* if not NULL: set to the events written (all, unless truncated) */
+    const char *tprof_members; /* JSON members ("\"merged\": {...}") added to the tprof object, as
+                                  written (the caller makes them valid); may be NULL */
 } tp_chrome_opts;
 
 /* Streams the trace of m through write(ctx, data, len) in chunks of about 1 MB; write returns 0,

@@ -7,6 +7,7 @@
 #include "report/report.h"
 
 #include "report/jsonw.h"
+#include "report/ranks.h"
 
 static void stage_row(tp_jw *w, const char *key, const tp_stage_row *r) {
     int any = r->count > 0;
@@ -224,6 +225,7 @@ void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) 
     stage_rows(&w, a);
     tp_jw_double_opt(&w, "dataloader_pct", a->dataloader_pct);
     memory_and_flops(&w, a);
+    tp_report_ranks_json(&w, a);
     tp_jw_array(&w, "warnings");
     for (size_t i = 0; i < a->nwarnings; i++)
         tp_jw_str(&w, NULL, a->warnings[i]);

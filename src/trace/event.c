@@ -28,6 +28,8 @@ typedef struct open_range {
     tp_str name, cat;
     uint64_t corr;
     num_arg flops;
+    num_arg seq, async; /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
+    tp_str coll_name;
 } open_range;
 
 struct tp_range_stack {
@@ -46,6 +48,9 @@ void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
     er->m = m;
     er->sc = sc;
     er->k_flops = tp_model_intern_cstr(m, "flops");
+    er->k_seq = tp_model_intern_cstr(m, "seq");
+    er->k_async = tp_model_intern_cstr(m, "async");
+    er->k_coll_name = tp_model_intern_cstr(m, "Collective name");
     for (int i = 0; i < TP_NMEM; i++)
         er->k_mem[i] = tp_model_intern_cstr(m, tp_mem_keys[i]);
     er->last_track = UINT32_MAX;
@@ -356,6 +361,10 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     ev->corr = r->corr;
     if (kind == TP_HOST_RANGE && is_step(er, r->name)) ev->flags |= TP_EVF_STEP;
     add_number_arg(er->m, ev, er->k_flops, &r->flops);
+    add_number_arg(er->m, ev, er->k_seq, &r->seq);
+    add_number_arg(er->m, ev, er->k_async, &r->async);
+    if (r->coll_name != TP_STR_EMPTY)
+        tp_model_add_arg(er->m, ev, er->k_coll_name, TP_ARG_STR, &r->coll_name);
 }
 
 /* torch.profiler's FLOPs of an op whose trace has none but keeps its input shapes (trace/flops.h):
@@ -386,6 +395,9 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_ra
     r->corr = integer(er, tp_ev_val(f, TP_S_CORR), &id) && id > 0 ? (uint64_t)id : 0;
     r->flops = number_arg(er, tp_ev_num(f, TP_S_FLOPS));
     if (r->flops.type < 0) r->flops = flops_from_shapes(er, f, r->name);
+    r->seq = number_arg(er, tp_ev_num(f, TP_S_SEQ));
+    r->async = number_arg(er, tp_ev_num(f, TP_S_ASYNC));
+    r->coll_name = intern(er, tp_ev_str(f, TP_S_COLL_NAME));
     return 1;
 }
 

@@ -38,7 +38,8 @@ typedef struct tp_evread {
     size_t nnames, cap_names;
     struct tp_counter_arg *cargs; /* the numeric args of the counter being read */
     size_t ncargs, cap_cargs;
-    tp_str k_flops, k_mem[5]; /* interned arg keys */
+    tp_str k_flops, k_mem[5];           /* interned arg keys */
+    tp_str k_seq, k_async, k_coll_name; /* a collective's args (analysis/ranks.h) */
     /* The last (pid, tid), as written and as read, and its track: consecutive events mostly
      * share one. */
     struct tp_id_text last_pid_text, last_tid_text;

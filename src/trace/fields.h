@@ -29,6 +29,9 @@ enum tp_slot {
     TP_S_FLOPS,
     TP_S_DIMS, /* "Input Dims" and "Concrete Inputs": raw JSON arrays, for trace/flops.c */
     TP_S_CONCRETE,
+    TP_S_SEQ, /* a collective's "seq", "async" and "Collective name" (analysis/ranks.h) */
+    TP_S_ASYNC,
+    TP_S_COLL_NAME,
     TP_S_META_NAME,
     TP_S_MEM,
     TP_NSLOTS = TP_S_MEM + 5,
@@ -139,6 +142,9 @@ static inline int tp_ev_arg(int want, const char *k, size_t n) {
         if (n == 5 && memcmp(k, "flops", 5) == 0) return TP_S_FLOPS;
         if (n == 10 && memcmp(k, "Input Dims", 10) == 0) return TP_S_DIMS;
         if (n == 15 && memcmp(k, "Concrete Inputs", 15) == 0) return TP_S_CONCRETE;
+        if (n == 3 && memcmp(k, "seq", 3) == 0) return TP_S_SEQ;
+        if (n == 5 && memcmp(k, "async", 5) == 0) return TP_S_ASYNC;
+        if (n == 15 && memcmp(k, "Collective name", 15) == 0) return TP_S_COLL_NAME;
         break;
     case TP_W_MEMORY:
         for (int i = 0; i < TP_NMEM; i++)

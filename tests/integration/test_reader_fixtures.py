@@ -69,7 +69,7 @@ def c_len(s):
 
 
 def num_value(v):
-    return float(v)
+    return 0.0 if isinstance(v, str) else float(v)  # a string arg counts, adding nothing
 
 
 class Reference:
@@ -98,6 +98,10 @@ class Reference:
                 flops = [("flops", args["flops"])] if is_num(args.get("flops")) else []
                 if not flops and (tprof_ref.shape_flops(name, args) or 0) > 0:  # from shapes
                     flops = [("flops", tprof_ref.shape_flops(name, args))]
+                # a collective's args, for the cross-rank analysis (src/analysis/ranks.h)
+                flops += [(k, args[k]) for k in ("seq", "async") if is_num(args.get(k))]
+                if isinstance(args.get("Collective name"), str) and args["Collective name"]:
+                    flops.append(("Collective name", args["Collective name"]))
                 if ts is None:
                     continue
                 if ph == "B":

@@ -5,6 +5,7 @@ import glob
 import gzip
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -46,6 +47,13 @@ def inside(child, parent):
     eps = 0.002
     return (parent["ts"] - eps <= child["ts"]
             and child["ts"] + child["dur"] <= parent["ts"] + parent["dur"] + eps)
+
+
+def free_port():
+    """A TCP port free on 127.0.0.1 now (for torch.distributed's MASTER_PORT)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
 
 
 def run_python(code, env=None, args=(), timeout=300):

@@ -7,7 +7,6 @@ import collections
 import glob
 import json
 import os
-import socket
 import subprocess
 import sys
 
@@ -17,7 +16,7 @@ torch = pytest.importorskip("torch")
 if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
-from conftest import PYTHON, inside, ranges, trace_events  # noqa: E402
+from conftest import PYTHON, free_port, inside, ranges, trace_events  # noqa: E402
 
 WORKER = r'''
 import os, sys
@@ -65,12 +64,6 @@ if __name__ == "__main__":
 '''
 
 PARAM_BYTES = (16 * 32 + 32 + 32 * 4 + 4) * 4
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -102,7 +102,7 @@ static void steps_and_links(tp_buf *b, const tp_model *m) {
     put_u64(b, "corr_sum", corr_sum);
 }
 
-/* Per arg key over memory, counter and range events: count and sum of the values. */
+/* Per arg key over memory, counter and range events: count and sum of the numeric values. */
 static void arg_sums(tp_buf *b, const tp_model *m) {
     put_key(b, "arg_sums");
     tp_buf_putc(b, '{');
@@ -114,7 +114,8 @@ static void arg_sums(tp_buf *b, const tp_model *m) {
             const tp_arg *a = tp_event_arg(m, &m->events[i], key);
             if (!a) continue;
             n++;
-            sum += a->type == TP_ARG_INT ? (double)a->v.i : a->v.d;
+            /* string args (a collective's "Collective name") count, adding nothing */
+            sum += a->type == TP_ARG_INT ? (double)a->v.i : a->type == TP_ARG_DOUBLE ? a->v.d : 0;
         }
         if (!n) continue;
         tp_buf_json_cstr(b, tp_model_str(m, key));

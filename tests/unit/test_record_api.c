@@ -33,6 +33,8 @@ static void call_everything(void) {
     tprof_shapes(NULL);
     tprof_end();
     tprof_end();
+    tprof_collective_begin(NULL, -1, -1, -1, 1);
+    tprof_collective_end();
     tprof_counter(NULL, 0.0 / 0.0);
     tprof_alloc(0, NULL, 1);
     tprof_free(0, NULL);

@@ -3,7 +3,8 @@ torch.distributed is initialised, each call of a collective of the torch.distrib
 (all_reduce, broadcast, barrier, all_gather, reduce_scatter, send, recv, ...) is a range named
 "<backend>:<collective>" (e.g. "gloo:all_reduce", as torch.profiler names them), with the args
 "seq" (this process's count of collectives so far, recorded or not: equal on every rank for the
-same collective), "bytes" (the tensors' sizes) and "Group size".
+same collective), "bytes" (the tensors' sizes), "Group size", and "async" (1) for an async_op=True
+call.
 
 DDP reduces gradients in C++, out of Python's sight: for a DistributedDataParallel model given as
 model=, the profile registers DDP's own reference hook (default_hooks.allreduce_hook, the same
@@ -84,6 +85,8 @@ class CollectiveRanges:
                 _tprof.arg("seq", part.seq)
                 _tprof.arg("bytes", _nbytes(args) + _nbytes(kwargs.values()))
                 _tprof.arg("Group size", size)
+                if kwargs.get("async_op"):  # the range is the launch: its end says nothing
+                    _tprof.arg("async", 1)
                 return fn(*args, **kwargs)
             finally:
                 rng.end()

@@ -1,0 +1,150 @@
+/* ranks.c - several ranks rendered: the per-rank table, the spread of step times across ranks
+ * and the straggler with its evidence (docs/DISTRIBUTED.md). JSON times are integer nanoseconds
+ * here, as the seam with the HTML report fixed them (docs/ANALYZE_JSON.md). */
+#include "report/ranks.h"
+
+#include "analysis/ranks.h"
+#include "report/format.h"
+
+static void i64_opt(tp_jw *w, const char *key, int64_t v) {
+    if (v < 0)
+        tp_jw_null(w, key);
+    else
+        tp_jw_i64(w, key, v);
+}
+
+static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
+    tp_jw_object(w, NULL);
+    tp_jw_i64(w, "rank", row->rank);
+    tp_jw_u64(w, "steps", row->steps);
+    i64_opt(w, "step_mean_ns", row->step_mean_ns);
+    i64_opt(w, "step_p95_ns", row->step_p95_ns);
+    tp_jw_object(w, "stages_ns");
+    for (size_t st = 0; st < r->nstage_names; st++)
+        tp_jw_i64(w, r->stage_names[st], row->stage_ns[st]);
+    tp_jw_end_object(w);
+    tp_jw_i64(w, "compute_ns", row->compute_ns);
+    tp_jw_i64(w, "communication_ns", row->communication_ns);
+    tp_jw_i64(w, "idle_ns", row->idle_ns);
+    tp_jw_double_opt(w, "overlap_pct", row->overlap_pct);
+    tp_jw_u64(w, "collectives", row->colls.n);
+    tp_jw_end_object(w);
+}
+
+static void straggler_json(tp_jw *w, const tp_ranks *r) {
+    if (!r->has_straggler) {
+        tp_jw_null(w, "straggler");
+        return;
+    }
+    const tp_straggler *s = &r->straggler;
+    tp_jw_object(w, "straggler");
+    tp_jw_i64(w, "rank", s->rank);
+    tp_jw_double(w, "last_share", s->last_share);
+    tp_jw_i64(w, "mean_late_ns", s->mean_late_ns);
+    tp_jw_double(w, "wait_share", s->wait_share);
+    tp_jw_u64(w, "collectives", s->collectives);
+    tp_jw_str(w, "cause", s->cause);
+    tp_jw_str(w, "message", s->message);
+    tp_jw_end_object(w);
+}
+
+void tp_report_ranks_json(tp_jw *w, const tp_analysis *a) {
+    const tp_ranks *r = a->ranks;
+    if (!r) return;
+    tp_jw_object(w, "ranks");
+    tp_jw_u64(w, "count", r->n);
+    tp_jw_array(w, "per_rank");
+    for (size_t k = 0; k < r->n; k++)
+        rank_row_json(w, r, &r->rows[k]);
+    tp_jw_end_array(w);
+    tp_jw_array(w, "step_spread");
+    for (size_t i = 0; i < r->nspread; i++) {
+        tp_jw_object(w, NULL);
+        tp_jw_i64(w, "step", r->spread[i].step);
+        tp_jw_i64(w, "min_ns", r->spread[i].min_ns);
+        tp_jw_i64(w, "max_ns", r->spread[i].max_ns);
+        tp_jw_i64(w, "slowest_rank", r->spread[i].slowest_rank);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+    straggler_json(w, r);
+    tp_jw_end_object(w);
+}
+
+static void rank_table(tp_doc *d, const tp_ranks *r) {
+    static const char *const head[] = {"rank",    "steps",         "mean", "p95",
+                                       "compute", "communication", "idle", "overlap"};
+    static const unsigned flags[] = {TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
+                                     TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
+    tp_doc_table(d, 8, head, flags);
+    for (size_t k = 0; k < r->n; k++) {
+        const tp_rank_row *row = &r->rows[k];
+        tp_doc_cell(d, "%lld", (long long)row->rank);
+        tp_doc_cell(d, "%zu", row->steps);
+        tp_doc_cell(d, "%s", row->steps ? tp_fmt_dur(row->step_mean_ns).s : "n/a");
+        tp_doc_cell(d, "%s", row->steps ? tp_fmt_dur(row->step_p95_ns).s : "n/a");
+        tp_doc_cell(d, "%s", tp_fmt_dur(row->compute_ns).s);
+        tp_doc_cell(d, "%s", tp_fmt_dur(row->communication_ns).s);
+        tp_doc_cell(d, "%s", row->gpu ? tp_fmt_dur(row->idle_ns).s : "n/a");
+        tp_doc_cell(d, "%s", tp_fmt_pct(row->overlap_pct).s);
+    }
+}
+
+/* Each stage's time per step on each rank: where a slow rank spends its extra time. */
+static void stage_table(tp_doc *d, const tp_ranks *r) {
+    const char *head[1 + 16] = {"rank"};
+    unsigned flags[1 + 16] = {TP_COL_RIGHT};
+    size_t ncols = 1 + (r->nstage_names < 16 ? r->nstage_names : 16);
+    for (size_t c = 1; c < ncols; c++) {
+        head[c] = r->stage_names[c - 1];
+        flags[c] = TP_COL_RIGHT;
+    }
+    tp_doc_line(d, "stage time per step:");
+    tp_doc_table(d, ncols, head, flags);
+    for (size_t k = 0; k < r->n; k++) {
+        const tp_rank_row *row = &r->rows[k];
+        tp_doc_cell(d, "%lld", (long long)row->rank);
+        for (size_t c = 1; c < ncols; c++)
+            tp_doc_cell(d, "%s",
+                        row->steps ? tp_fmt_dur(row->stage_ns[c - 1] / (int64_t)row->steps).s
+                                   : "n/a");
+    }
+}
+
+/* The step whose time differs most across ranks. */
+static void widest_spread(tp_doc *d, const tp_ranks *r) {
+    if (!r->nspread) {
+        tp_doc_line(d, "step spread: n/a (no step number is on every rank)");
+        return;
+    }
+    const tp_spread_row *w = &r->spread[0];
+    int64_t sum = 0;
+    for (size_t i = 0; i < r->nspread; i++) {
+        const tp_spread_row *s = &r->spread[i];
+        sum += s->max_ns - s->min_ns;
+        if (s->max_ns - s->min_ns > w->max_ns - w->min_ns) w = s;
+    }
+    tp_doc_line(d,
+                "step spread across ranks (longest - shortest): mean %s over %zu steps; widest "
+                "step %lld: %s to %s, slowest rank %lld",
+                tp_fmt_dur(sum / (int64_t)r->nspread).s, r->nspread, (long long)w->step,
+                tp_fmt_dur(w->min_ns).s, tp_fmt_dur(w->max_ns).s, (long long)w->slowest_rank);
+}
+
+void tp_report_ranks_text(tp_doc *d, const tp_analysis *a) {
+    const tp_ranks *r = a->ranks;
+    if (!r) return;
+    tp_doc_heading(d, "Ranks (%zu)", r->n);
+    rank_table(d, r);
+    stage_table(d, r);
+    widest_spread(d, r);
+    if (r->has_straggler)
+        tp_doc_line(d, "straggler: %s", r->straggler.message);
+    else if (r->matched)
+        tp_doc_line(d,
+                    "straggler: none (%zu collectives matched on every rank; no rank arrives "
+                    "last at most of them while the others wait)",
+                    r->matched);
+    else
+        tp_doc_line(d, "straggler: n/a (no collective found on every rank)");
+}

@@ -1,0 +1,15 @@
+/* ranks.h - the renderers' part for several ranks (analysis/ranks.h): the "ranks" key of the
+ * JSON report and the text/Markdown "Ranks" section. Both render nothing for one rank. */
+#ifndef TP_REPORT_RANKS_H
+#define TP_REPORT_RANKS_H
+
+#include "analysis/analysis.h"
+#include "report/doc.h"
+#include "report/jsonw.h"
+
+/* The "ranks" member (docs/ANALYZE_JSON.md), when a->ranks is set. */
+void tp_report_ranks_json(tp_jw *w, const tp_analysis *a);
+/* The "Ranks" section, when a->ranks is set. */
+void tp_report_ranks_text(tp_doc *d, const tp_analysis *a);
+
+#endif

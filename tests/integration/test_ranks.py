@@ -1,0 +1,209 @@
+"""`tprof analyze` of several ranks (the `ranks` key, docs/DISTRIBUTED.md) on the two ranks of a
+real NCCL job (kineto/sampled_rank-0/1), checked against Holistic Trace Analysis (PyPI
+traceinsight, module hta) and against an independent stdlib computation of the step spread and
+the straggler; and the docs of the key against the output."""
+
+import gzip
+import json
+import re
+import shutil
+import statistics
+
+import pytest
+
+from cli_helpers import FIXTURES, SOURCE, tprof
+
+RANKS = [FIXTURES / "kineto" / ("sampled_rank-%d.json.gz" % r) for r in (0, 1)]
+
+
+def analyze(*paths):
+    return json.loads(tprof("analyze", "--json", *paths, rc=0).stdout)
+
+
+def events(path):
+    with gzip.open(path, "rt") as f:
+        return json.load(f)["traceEvents"]
+
+
+def test_one_rank_has_no_ranks_key():
+    assert "ranks" not in analyze(RANKS[0])
+
+
+def test_text_report_has_a_ranks_section():
+    out = tprof("analyze", *RANKS, rc=0).stdout.decode()
+    assert "\nRanks (2)\n" in out
+    assert "straggler: rank 1 arrives last" in out
+
+
+@pytest.fixture(scope="module")
+def hta_frames(tmp_path_factory):
+    hta = pytest.importorskip("hta.trace_analysis")
+    d = tmp_path_factory.mktemp("ranks")
+    for p in RANKS:
+        shutil.copy(p, d / p.name)
+    # HTA drops the last ProfilerStep by default (it may be incomplete); tprof keeps every step
+    t = hta.TraceAnalysis(trace_dir=str(d), include_last_profiler_step=True)
+    return (t.get_comm_comp_overlap(visualize=False),
+            t.get_temporal_breakdown(visualize=False))
+
+
+def close(a, b, rel=0.01):
+    return abs(a - b) <= rel * max(abs(b), 1e-9)
+
+
+def test_overlap_and_time_split_agree_with_hta(hta_frames):
+    overlap, breakdown = hta_frames
+    rows = {r["rank"]: r for r in analyze(*RANKS)["ranks"]["per_rank"]}
+    assert sorted(rows) == [0, 1]
+    for _, h in overlap.iterrows():
+        r = rows[int(h["rank"])]
+        assert close(r["overlap_pct"], h["comp_comm_overlap_pctg"]), (r, h)
+    for _, h in breakdown.iterrows():
+        r = rows[int(h["rank"])]
+        assert close(r["idle_ns"] / 1e3, h["idle_time(us)"]), (r, h)
+        assert close(r["compute_ns"] / 1e3, h["compute_time(us)"]), (r, h)
+
+
+def steps_of(evs):
+    return {int(e["name"].split("#")[1]): round(e["dur"] * 1000)
+            for e in evs if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")}
+
+
+def comm_starts(evs):
+    """Communication kernels' starts in ns, in order (Kineto numbers no collective)."""
+    return sorted(round(e["ts"] * 1000) for e in evs
+                  if e.get("ph") == "X" and e.get("cat") == "kernel" and "nccl" in e["name"])
+
+
+def test_spread_and_straggler_agree_with_reference():
+    evs = [events(p) for p in RANKS]
+    got = analyze(*RANKS)["ranks"]
+    steps = [steps_of(e) for e in evs]
+    common = sorted(set(steps[0]) & set(steps[1]))
+    assert [s["step"] for s in got["step_spread"]] == common
+    for s in got["step_spread"]:
+        durs = [steps[0][s["step"]], steps[1][s["step"]]]
+        assert (s["min_ns"], s["max_ns"]) == (min(durs), max(durs))
+        assert s["slowest_rank"] == durs.index(max(durs))
+
+    starts = [comm_starts(e) for e in evs]
+    n = min(len(s) for s in starts)
+    pairs = list(zip(starts[0][:n], starts[1][:n]))
+    last1 = sum(b > a for a, b in pairs)
+    # the straggler: the rank the other waits for most (from its arrival to the last one's)
+    strag = 1 if sum(b - a for a, b in pairs if b > a) > sum(a - b for a, b in pairs if a > b) else 0
+    st = got["straggler"]
+    assert st is not None and st["rank"] == strag and st["collectives"] == n
+    assert st["last_share"] == pytest.approx((last1 if strag else n - last1) / n)
+    late = [(b - a) if strag else (a - b) for a, b in pairs]
+    assert st["mean_late_ns"] == pytest.approx(statistics.mean(late), abs=1)
+    other_steps = sum(steps[1 - strag].values())
+    assert st["wait_share"] == pytest.approx(sum(x for x in late if x > 0) / other_steps)
+    assert st["message"].startswith("rank %d arrives last at" % strag)
+    # and it is a recommendation, saving the other's waiting
+    reco = [r for r in analyze(*RANKS)["recommendations"] if r["id"] == "straggler"]
+    assert len(reco) == 1 and reco[0]["message"].startswith(st["message"])
+    assert reco[0]["saving_us"] == pytest.approx(st["wait_share"] * other_steps / 1e3, rel=1e-6)
+    assert not [r for r in analyze(RANKS[0])["recommendations"] if r["id"] == "straggler"]
+
+
+def documented():
+    text = (SOURCE / "docs" / "ANALYZE_JSON.md").read_text(encoding="utf-8")
+    section = text.split("## `ranks` in `tprof analyze --json`")[1].split("\n## ")[0]
+    keys = set()
+    for m in re.finditer(r"^\| `([^`]+)`(?:, `([^`]+)`)? \|", section, re.M):
+        keys.add(m.group(1))
+        if m.group(2):
+            keys.add(m.group(1).rsplit(".", 1)[0] + "." + m.group(2))
+    return keys
+
+
+def flatten(v, prefix, out):
+    if isinstance(v, dict):
+        if prefix.endswith("stages_ns"):  # stage name -> time: the stage names vary
+            out.add(prefix)
+            return
+        if prefix:
+            out.add(prefix)
+        for k, x in v.items():
+            flatten(x, prefix + "." + k if prefix else k, out)
+    elif isinstance(v, list):
+        out.add(prefix + "[]")
+        for x in v:
+            flatten(x, prefix + "[]", out)
+    else:
+        out.add(prefix)
+
+
+def test_ranks_keys_are_documented():
+    seen = set()
+    flatten({"ranks": analyze(*RANKS)["ranks"]}, "", seen)
+    seen.discard("ranks")
+    doc = documented()
+    assert seen - doc == set(), "keys in the output but not in docs/ANALYZE_JSON.md"
+    assert doc - seen == set(), "documented keys never seen in the output"
+
+
+# ---- tprof merge ----
+
+def kernels_per_pid(evs):
+    out = {}
+    for e in evs:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            out[e["pid"]] = out.get(e["pid"], 0) + 1
+    return out
+
+
+def test_merge_makes_a_process_per_rank(tmp_path):
+    out = tmp_path / "merged.json.gz"
+    p = tprof("merge", *RANKS, "-o", out, rc=0)
+    with gzip.open(out, "rt") as f:
+        doc = json.load(f)
+    names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "process_name"}
+    assert names == {0: "rank 0", 1: "rank 1"}
+    # every kernel of each rank, under its rank
+    want = {r: sum(kernels_per_pid(events(p)).values()) for r, p in enumerate(RANKS)}
+    assert kernels_per_pid(doc["traceEvents"]) == want
+    assert [r["rank"] for r in doc["tprof"]["merged"]["ranks"]] == [0, 1]
+    assert b"rank 1: clock offset" in p.stderr
+    # read back as its two ranks: the same per-rank figures as the inputs (rank 0 is not moved)
+    back = analyze(out)["ranks"]
+    direct = analyze(*RANKS)["ranks"]
+    assert back["count"] == 2
+    for a, b in zip(back["per_rank"], direct["per_rank"]):
+        assert (a["rank"], a["steps"], a["compute_ns"], a["communication_ns"], a["idle_ns"]) == \
+            (b["rank"], b["steps"], b["compute_ns"], b["communication_ns"], b["idle_ns"])
+
+
+def test_merge_recovers_known_clock_offsets(tmp_path):
+    """Four ranks made from the two real ones, rank k's clock moved by k x 37.5 us: the offsets
+    merge finds are those shifts (plus the real ranks' own offset), to the nanosecond."""
+    docs = []
+    for r in (0, 1):
+        with gzip.open(RANKS[r], "rt") as f:
+            docs.append(json.load(f))
+    paths = []
+    for k in range(4):
+        doc = json.loads(json.dumps(docs[k % 2]))
+        doc["distributedInfo"]["rank"] = k
+        for e in doc["traceEvents"]:
+            if isinstance(e.get("ts"), (int, float)):
+                e["ts"] = round(e["ts"] + k * 37.5, 3)
+        paths.append(tmp_path / ("r%d.json" % k))
+        paths[-1].write_text(json.dumps(doc))
+    plain = tmp_path / "plain.json"
+    tprof("merge", *RANKS, "-o", plain, rc=0)
+    real = json.loads(plain.read_text())["tprof"]["merged"]["ranks"][1]["offset_ns"]
+    out = tmp_path / "merged.json"
+    tprof("merge", *paths, "-o", out, rc=0)
+    got = json.loads(out.read_text())["tprof"]["merged"]["ranks"]
+    assert [g["offset_ns"] for g in got] == [-k * 37500 + (real if k % 2 else 0) for k in range(4)]
+
+
+def test_merge_usage_errors(tmp_path):
+    p = tprof("merge", *RANKS, rc=2)
+    assert b"no output" in p.stderr
+    p = tprof("merge", tmp_path / "missing.json", "-o", tmp_path / "m.json", rc=2)
+    assert p.stderr.count(b"\n") == 1 and b"missing.json" in p.stderr
+    assert not (tmp_path / "m.json").exists()
