@@ -42,6 +42,11 @@ enum tp_event_flag {
     TP_EVF_TRUNCATED = 1u << 1, /* still open when its window closed; tprof closed it there */
 };
 
+/* A flight recorder's save marks its triggering step: an arg of this name on its ProfilerStep
+ * range and an instant event of this name at its end, both with the save's reason
+ * (docs/FLIGHT.md); the analysis finds the step by it. */
+#define TP_FLIGHT_MARK "tprof flight trigger"
+
 typedef struct tp_event {
     int64_t ts;    /* start, ns relative to the model's base_ns */
     int64_t dur;   /* ns; 0 for instants and counters */
