@@ -177,8 +177,6 @@ static void write_trace(tp_model *m, const tp_window_info *w) {
     tp_chrome_opts o = {.gzip = art.gzip,
                         .config_json = art.config_json,
                         .window = w->name,
-                        .flight_reason = w->flight_reason,
-                        .flight_step = w->flight_step,
                         .deadline_ns = w->deadline_ns,
                         .events_written = &written};
     if (tp_chrome_write_file(m, path, &o, err, sizeof(err)) == 0) {

@@ -28,9 +28,6 @@ typedef struct tp_chrome_opts {
         *config_json;       /* the effective configuration (a JSON object), embedded; may be NULL */
     const char *window;     /* the window's name, e.g. "steps_4-5" or "epoch_5"; may be NULL */
     const char *trace_name; /* "traceName"; may be NULL */
-    const char *flight_reason; /* a flight recorder's save: "flight": {"reason", "step"} in the
-                                  tprof object; NULL for other traces */
-    int64_t flight_step;
     /* CLOCK_MONOTONIC time after which no more events are written: the JSON is closed validly
      * where the writing stands, with "truncated": true in the tprof object; 0 = no limit. */
     int64_t deadline_ns;

@@ -242,12 +242,15 @@ static void visit_thread(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n)
     cv->npending = 0;
 }
 
-/* A flight save's triggering step: an arg on its ProfilerStep and an instant at its end, both
- * named TP_FLIGHT_MARK, whose value is the save's reason (docs/FLIGHT.md). */
-static void mark_trigger(convert *cv, tp_event *step, int64_t end, uint32_t track) {
+/* A flight save's triggering step: the model's flight_step, and for trace viewers an arg on its
+ * ProfilerStep and an instant at its start, both named TP_FLIGHT_MARK (docs/FLIGHT.md). */
+static void mark_trigger(convert *cv, tp_event *step, uint32_t track) {
     tp_str reason = tp_model_intern_cstr(cv->m, cv->w->flight_reason);
+    int64_t ts = step->ts;
+    cv->m->flight_step = cv->w->flight_step;
+    cv->m->flight_reason = reason;
     tp_model_add_arg(cv->m, step, name_id(cv, TP_FLIGHT_MARK), TP_ARG_STR, &reason);
-    tp_event *ev = add_event(cv, TP_INSTANT, TP_FLIGHT_MARK, end, track);
+    tp_event *ev = add_event(cv, TP_INSTANT, TP_FLIGHT_MARK, ts, track);
     if (!ev) return;
     ev->cat = name_id(cv, "user_annotation");
     tp_model_add_arg(cv->m, ev, name_id(cv, "reason"), TP_ARG_STR, &reason);
@@ -269,7 +272,7 @@ static void add_steps(convert *cv) {
         ev->flags = TP_EVF_STEP;
         if (w->cut_last && i + 1 == w->nsteps) ev->flags |= TP_EVF_TRUNCATED;
         if (w->flight_reason[0] && w->steps[i].step == w->flight_step)
-            mark_trigger(cv, ev, end, track);
+            mark_trigger(cv, ev, track);
     }
 }
 
