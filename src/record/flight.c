@@ -2,8 +2,9 @@
  *
  * The stepping thread moves the ring at each tprof_step (a copy of four numbers, no allocation
  * once the first steps filled it) and, for a slow step, hands a window to the writer. An explicit
- * call or SIGUSR1 only asks: the writer thread builds the window from the ring, up to the moment
- * it serves the request, so a stuck step is saved even when tprof_step never comes. */
+ * call does the same on its own thread, the running step cut at the call. SIGUSR1 only asks: the
+ * writer thread builds the window from the ring, up to the moment it serves the request, so a
+ * stuck step is saved even when tprof_step never comes. */
 #include "tprof.h"
 
 #include "record/flight.h"
@@ -146,19 +147,21 @@ static int admit(int64_t step, char *why, size_t n) {
 static tp_window *ring_window(const char *reason, int64_t mark, const char *note, uint64_t now,
                               int cut) {
     tp_window *w = calloc(1, sizeof(*w));
-    size_t nsteps = F.n + (cut != 0);
+    /* A save holds the marked step and flight_steps before it: cut, the running step is the
+     * marked one, and the ring's oldest is left out. */
+    size_t skip = cut && F.n == F.cap, nsteps = F.n - skip + (cut != 0);
     if (w) w->steps = calloc(nsteps ? nsteps : 1, sizeof(*w->steps));
     if (!w || !w->steps) {
         free(w);
         tp_log_warn("out of memory: the flight recorder's save \"%s\" is lost", reason);
         return NULL;
     }
-    for (size_t i = 0; i < F.n; i++)
-        w->steps[i] = (tp_step_span){F.ring[i].step, F.ring[i].start, F.ring[i].end};
-    if (cut) w->steps[F.n] = (tp_step_span){tp_sess.sm.step, tp_sess.step_start, now};
+    for (size_t i = skip; i < F.n; i++)
+        w->steps[i - skip] = (tp_step_span){F.ring[i].step, F.ring[i].start, F.ring[i].end};
+    if (cut) w->steps[nsteps - 1] = (tp_step_span){tp_sess.sm.step, tp_sess.step_start, now};
     w->nsteps = w->cap_steps = nsteps;
     w->cut_last = cut;
-    w->gen_lo = F.n ? F.ring[0].gen : F.cur_gen;
+    w->gen_lo = F.n > skip ? F.ring[skip].gen : F.cur_gen;
     w->gen = cut || !F.n ? F.cur_gen : F.ring[F.n - 1].gen;
     w->start_ticks = w->steps[0].start;
     w->end_ticks = cut ? now : w->steps[nsteps - 1].end;
@@ -244,19 +247,19 @@ int tprof_flight_save(const char *reason) {
         tp_log_warn("tprof_flight_save(\"%s\"): the flight recorder is off (flight_recorder: "
                     "true turns it on); nothing saved",
                     reason);
-    } else if (F.req) {
-        tp_log_warn("tprof_flight_save(\"%s\"): a save is being made; nothing more saved", reason);
     } else if (!admit(tp_sess.sm.step, why, sizeof(why))) {
         fprintf(stderr, "tprof: tprof_flight_save(\"%s\") at step %lld not saved: %s\n", reason,
                 (long long)tp_sess.sm.step, why);
     } else {
-        snprintf(F.req_reason, sizeof(F.req_reason), "%s", reason);
-        F.req_step = tp_sess.sm.step;
-        F.req = 1;
+        /* The ring as it is now, the running step cut here: the caller's thread only copies
+         * the steps' spans; the writer converts. */
+        char note[TP_FLIGHT_NOTE_MAX];
+        snprintf(note, sizeof(note), "flight save \"%s\" asked at step %lld", reason,
+                 (long long)tp_sess.sm.step);
+        push_save(ring_window(reason, tp_sess.sm.step, note, tp_clock_ticks(), 1));
         rc = 0;
     }
     tp_session_unlock();
-    if (rc == 0) tp_writer_wake_flight(&tp_sess.writer);
     return rc;
 }
 
@@ -268,19 +271,12 @@ void tp_flight_signal(void) {
 void tp_flight_serve(void) {
     tp_session_lock();
     int sig = __atomic_exchange_n(&F.sig_req, 0, __ATOMIC_ACQ_REL);
-    if (tp_sess.state == TP_SESSION_ACTIVE && F.on && !tp_sess.stopped) {
-        uint64_t now = tp_clock_ticks();
+    if (sig && tp_sess.state == TP_SESSION_ACTIVE && F.on && !tp_sess.stopped) {
         char note[TP_FLIGHT_NOTE_MAX], why[160];
-        if (F.req) {
-            snprintf(note, sizeof(note), "flight save \"%s\" asked at step %lld", F.req_reason,
-                     (long long)F.req_step);
-            push_save(ring_window(F.req_reason, F.req_step, note, now, 1));
-            F.req = 0;
-        }
-        if (sig && admit(tp_sess.sm.step, why, sizeof(why))) {
+        if (admit(tp_sess.sm.step, why, sizeof(why))) {
             snprintf(note, sizeof(note), "SIGUSR1 at step %lld", (long long)tp_sess.sm.step);
-            push_save(ring_window("signal", tp_sess.sm.step, note, now, 1));
-        } else if (sig) {
+            push_save(ring_window("signal", tp_sess.sm.step, note, tp_clock_ticks(), 1));
+        } else {
             fprintf(stderr, "tprof: SIGUSR1 at step %lld not saved: %s\n",
                     (long long)tp_sess.sm.step, why);
         }

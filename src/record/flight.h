@@ -19,8 +19,8 @@
  *      chunk of the next step's generation (record.h, invariant 7), so a save holding both steps
  *      has both its begin and its end; an end whose begin left the ring is skipped by the writer.
  *  F4. Saves are admitted at most flight_max_saves times, flight_cooldown_steps apart; the
- *      stepping thread never waits for one: it hands a tp_window to the writer (slow step) or
- *      the writer builds it from the ring itself (an explicit call, SIGUSR1). */
+ *      stepping thread never waits for one: it (or the thread calling tprof_flight_save) hands a
+ *      tp_window to the writer, or for SIGUSR1 the writer builds it from the ring itself. */
 #ifndef TP_RECORD_FLIGHT_H
 #define TP_RECORD_FLIGHT_H
 
@@ -56,11 +56,7 @@ typedef struct tp_flight {
     int64_t steps_ended;
     tp_clock_cal cal; /* step durations (recalibrated every 1024 steps) */
     int64_t saves, last_save_step;
-    /* an explicit save asked for, admitted, waiting for the writer */
-    int req;
-    char req_reason[TP_FLIGHT_REASON_MAX + 1];
-    int64_t req_step;
-    int sig_req; /* atomic: SIGUSR1 arrived */
+    int sig_req; /* atomic: SIGUSR1 arrived, for the writer to serve */
 } tp_flight;
 
 /* 1 while the session records with the flight recorder on (the hot path's carry, F3). */
@@ -77,8 +73,7 @@ void tp_flight_step_ended(int64_t step, uint64_t start, uint64_t end);
 void tp_flight_pin(uint32_t gen_lo);
 
 /* ---- on the writer thread ---- */
-/* Serves an explicit save or SIGUSR1: builds the ring's window up to now and pushes it. Takes the
- * session lock. */
+/* Serves SIGUSR1: builds the ring's window up to now and pushes it. Takes the session lock. */
 void tp_flight_serve(void);
 /* Window w (pinned at w->gen_lo) is written: unpin and release what the ring let go. Takes the
  * session lock. */

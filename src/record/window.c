@@ -293,7 +293,7 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
     cv->end_ts = model_ts(cv, w->end_ticks);
     if (tp_collect_chunks(w->gen_lo ? w->gen_lo : w->gen, w->gen, visit_thread, cv)) m->failed = 1;
     add_steps(cv);
-    if (cv->truncated)
+    if (cv->truncated && !w->flight_reason[0]) /* a flight save cuts its steps by design */
         tp_log_warn("window %s: %zu range%s still open at its end %s closed there and flagged "
                     "truncated (first: \"%s\")",
                     w->name, cv->truncated, cv->truncated == 1 ? "" : "s",

@@ -4,9 +4,12 @@
  * at given steps.
  *
  *   tp_flight_loop [--steps N] [--spin-us U] [--slow-at K] [--slow-ms M] [--save-at S]
- *                  [--usr1-at S] [--rss-at A,B,...] [--open-range] --profile --profiling.<key> v
+ *                  [--usr1-at S] [--reason R] [--rss-at A,B,...] [--open-range] [--cross-steps]
+ *                  --profile --profiling.<key> v
  *
- * --open-range keeps one range ("epoch_range") open across every step, for the carry of F3.
+ * --open-range keeps one range ("epoch_range") open across every step; --cross-steps begins a
+ * range "cross" at the end of each even step and ends it in the next step, for the carry of
+ * record/flight.h F3. Exits 3 when tprof_flight_save refuses the save.
  * Prints "rss <step> <bytes>" for each --rss-at step. */
 #include "tprof.h"
 
@@ -53,12 +56,12 @@ static int listed(const char *list, long step) {
 int main(int argc, char **argv) {
     if (tprof_init(&argc, argv) != 0) return 2;
     long steps = 1000, spin_us = 200, slow_at = -1, slow_ms = 100, save_at = -1, usr1_at = -1;
-    const char *rss_at = NULL;
-    int open_range = 0;
+    const char *rss_at = NULL, *reason = "explicit";
+    int open_range = 0, cross = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "0";
-        if (!strcmp(a, "--open-range")) {
-            open_range = 1;
+        if (!strcmp(a, "--open-range") || !strcmp(a, "--cross-steps")) {
+            *(a[2] == 'o' ? &open_range : &cross) = 1;
             continue;
         }
         i++;
@@ -69,6 +72,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--save-at")) save_at = atol(v);
         else if (!strcmp(a, "--usr1-at")) usr1_at = atol(v);
         else if (!strcmp(a, "--rss-at")) rss_at = v;
+        else if (!strcmp(a, "--reason")) reason = v;
         else {
             fprintf(stderr, "tp_flight_loop: unknown option %s\n", a);
             return 2;
@@ -81,6 +85,7 @@ int main(int argc, char **argv) {
             spin(spin_us);
             if (step == slow_at) usleep((useconds_t)slow_ms * 1000);
         }
+        if (cross && step % 2) TPROF_END(); /* "cross", begun in the step before */
         {
             TPROF_ZONE("forward");
             spin(spin_us);
@@ -93,14 +98,16 @@ int main(int argc, char **argv) {
             TPROF_ZONE("optimizer");
             spin(spin_us / 2);
         }
-        if (step == save_at && tprof_flight_save("explicit") != 0) return 3;
+        if (cross && step % 2 == 0) TPROF_BEGIN("cross");
+        if (step == save_at && tprof_flight_save(reason) != 0) return 3;
         if (step == usr1_at) {
             raise(SIGUSR1);
-            usleep(50000); /* the writer saves while this step is still running */
+            usleep(200000); /* the writer saves while this step is still running */
         }
         tprof_step();
         if (listed(rss_at, step + 1)) printf("rss %ld %ld\n", step + 1, rss_bytes());
     }
+    if (cross && steps % 2) TPROF_END();
     if (open_range) TPROF_END();
     tprof_shutdown();
     return 0;
