@@ -63,18 +63,24 @@ void tp_flight_enter(uint32_t gen) {
     F.cur_gen = gen;
 }
 
-/* The highest generation no one needs (F2), handed to the chunk registry. */
+/* The highest generation no one needs (F2), handed to the chunk registry; and the earliest time
+ * a window may still ask the sources for (their retain). */
 static void release(void) {
     uint32_t upto = F.n ? F.ring[0].gen - 1 : F.cur_gen - 1;
-    for (size_t i = 0; i < F.npins; i++)
-        if (F.pins[i] - 1 < upto) upto = F.pins[i] - 1;
-    if (upto > F.released) {
-        F.released = upto;
-        tp_gens_release(upto);
+    uint64_t from = F.n ? F.ring[0].start : tp_sess.step_start;
+    for (size_t i = 0; i < F.npins; i++) {
+        if (F.pins[i].gen - 1 < upto) upto = F.pins[i].gen - 1;
+        if (F.pins[i].start < from) from = F.pins[i].start;
     }
+    if (upto <= F.released) return;
+    F.released = upto;
+    tp_gens_release(upto);
+    int64_t from_ns = tp_clock_to_ns(&F.cal, from);
+    for (size_t i = 0; i < tp_sess.nsources; i++)
+        if (tp_sess.sources[i].retain) tp_sess.sources[i].retain(tp_sess.sources[i].ctx, from_ns);
 }
 
-void tp_flight_pin(uint32_t gen_lo) {
+void tp_flight_pin(uint32_t gen_lo, uint64_t start_ticks) {
     assert(gen_lo > F.released); /* F2: a pinned generation was never released */
     /* NOLINTNEXTLINE(bugprone-sizeof-expression) */
     if (TP_GROW(F.pins, F.cap_pins, F.npins + 1)) {
@@ -84,7 +90,7 @@ void tp_flight_pin(uint32_t gen_lo) {
         F.released = UINT32_MAX;
         return;
     }
-    F.pins[F.npins++] = gen_lo;
+    F.pins[F.npins++] = (struct tp_flight_pin){gen_lo, start_ticks};
 }
 
 /* ---- the median of recent steps ---- */
@@ -180,7 +186,7 @@ static tp_window *ring_window(const char *reason, int64_t mark, const char *note
 
 static void push_save(tp_window *w) {
     if (!w) return;
-    tp_flight_pin(w->gen_lo);
+    tp_flight_pin(w->gen_lo, w->start_ticks);
     tp_writer_push(&tp_sess.writer, w);
 }
 
@@ -287,7 +293,7 @@ void tp_flight_serve(void) {
 void tp_flight_window_done(const tp_window *w) {
     tp_session_lock();
     for (size_t i = 0; i < F.npins; i++) {
-        if (F.pins[i] != w->gen_lo) continue;
+        if (F.pins[i].gen != w->gen_lo) continue;
         F.pins[i] = F.pins[--F.npins];
         break;
     }

@@ -48,7 +48,10 @@ typedef struct tp_flight {
     size_t n, cap;
     uint32_t cur_gen;    /* the running step's generation */
     uint32_t released;   /* F2 */
-    uint32_t *pins;      /* first generations of windows not yet written (F2) */
+    struct tp_flight_pin {
+        uint32_t gen;        /* first generation of a window not yet written (F2) */
+        uint64_t start;      /* its start (ticks): sources keep their events from there */
+    } *pins;
     size_t npins, cap_pins;
     int64_t *hist;       /* the last TP_FLIGHT_HISTORY step durations (ns), circular */
     int64_t *sorted;     /* the same, sorted: the median without sorting each step */
@@ -69,8 +72,9 @@ int tp_flight_start(const tprof_config *cfg);
 void tp_flight_enter(uint32_t gen);
 /* The running step `step` ended: into the ring, the oldest out, and the slow-step trigger. */
 void tp_flight_step_ended(int64_t step, uint64_t start, uint64_t end);
-/* A window over generations from gen_lo was pushed or opened: they stay until it is written. */
-void tp_flight_pin(uint32_t gen_lo);
+/* A window over generations from gen_lo, starting at start_ticks, was pushed or opened: they stay
+ * until it is written. */
+void tp_flight_pin(uint32_t gen_lo, uint64_t start_ticks);
 
 /* ---- on the writer thread ---- */
 /* Serves SIGUSR1: builds the ring's window up to now and pushes it. Takes the session lock. */

@@ -35,6 +35,11 @@ typedef struct tp_source {
     void (*collect)(void *ctx, tp_model *m, const tp_window_info *w);
     /* The session ends: stop and release everything; must not hang. */
     void (*shutdown)(void *ctx);
+    /* The flight recorder (record/flight.h) moved its ring: no window will ask for the source's
+     * events before from_ns (session clock) any more, so they may be dropped, keeping the
+     * source's memory flat however long the run. Called on the stepping thread: it must only
+     * note the time. Optional. */
+    void (*retain)(void *ctx, int64_t from_ns);
 } tp_source;
 
 /* Registers a source for the active session (the struct is copied). 0, or -1 if none is active

@@ -43,7 +43,7 @@ static void open_window(uint64_t now) {
     tp_sess.open = w;
     if (tp_sess.flight.on) { /* the step's generation, already current (flight.h) */
         w->gen = w->gen_lo = tp_sess.flight.cur_gen;
-        tp_flight_pin(w->gen_lo);
+        tp_flight_pin(w->gen_lo, now);
     } else {
         w->gen = next_gen(0);
         TP_STORE_REL(&tp_gen, w->gen);
