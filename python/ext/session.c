@@ -60,9 +60,10 @@ static PyObject *py_flight_save(PyObject *mod, PyObject *reason) {
         PyErr_SetString(PyExc_TypeError, "tprof.flight_save(reason): reason must be a str");
         return NULL;
     }
-    int rc;
-    Py_BEGIN_ALLOW_THREADS rc = tprof_flight_save(r);
-    Py_END_ALLOW_THREADS return PyBool_FromLong(rc == 0);
+    PyThreadState *ts = PyEval_SaveThread(); /* it may wait for the session lock */
+    int rc = tprof_flight_save(r);
+    PyEval_RestoreThread(ts);
+    return PyBool_FromLong(rc == 0);
 }
 
 /* An integer argument, which recording may not raise about: *ok = 0, a warning naming fn and no

@@ -79,8 +79,10 @@ static int grown_ops(tp_flight_row *f, const tp_scan *s) {
         while (at > 0 && f->ops[at - 1].step_ns - f->ops[at - 1].typical_ns < extra)
             at--;
         if (at >= TP_FLIGHT_OPS) continue;
-        if (f->nops == TP_FLIGHT_OPS) free(f->ops[TP_FLIGHT_OPS - 1].name);
-        else f->nops++;
+        if (f->nops == TP_FLIGHT_OPS)
+            free(f->ops[TP_FLIGHT_OPS - 1].name);
+        else
+            f->nops++;
         memmove(&f->ops[at + 1], &f->ops[at], (f->nops - 1 - at) * sizeof(f->ops[0]));
         f->ops[at] = (tp_flight_op){strdup(tp_model_str(s->m, s->stats[i].name)), in_step, typical};
         if (!f->ops[at].name) return -1;

@@ -291,10 +291,11 @@ static void flight_step(reco_list *l) {
         const char *stage = tp_flight_stage_name(a, f);
         char where[320] = "";
         if (stage)
-            snprintf(where, sizeof(where), "; most of the extra time went to stage %s (%.1f ms "
+            snprintf(where, sizeof(where),
+                     "; most of the extra time went to stage %s (%.1f ms "
                      "against a median %.1f ms)%s%s",
-                     stage, ms(f->stage_step_ns), ms(f->stage_median_ns),
-                     f->nops ? " and op " : "", f->nops ? f->ops[0].name : "");
+                     stage, ms(f->stage_step_ns), ms(f->stage_median_ns), f->nops ? " and op " : "",
+                     f->nops ? f->ops[0].name : "");
         if (f->ratio < 0) {
             add(l, "flight_step", 0,
                 "%s was saved by the flight recorder (%s) with no other step to compare it "

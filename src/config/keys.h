@@ -66,8 +66,8 @@ enum tp_key_type {
     X(GPU, gpu, T_GPU, 0, 0, "auto")                                                               \
     X(PEAK_TFLOPS, peak_tflops, T_DOUBLE, 0, 0, "0")                                               \
     X(NSIGHT, nsight, T_BOOL, 0, 0, "false")                                                       \
-    X(NSIGHT_OUTPUT, nsight_output, T_STR, 0, 0, NULL)                                        \
-    /* the flight recorder (docs/FLIGHT.md) */                                                    \
+    X(NSIGHT_OUTPUT, nsight_output, T_STR, 0, 0, NULL)                                             \
+    /* the flight recorder (docs/FLIGHT.md) */                                                     \
     X(FLIGHT_RECORDER, flight_recorder, T_BOOL, 0, 0, "false")                                     \
     X(FLIGHT_STEPS, flight_steps, T_INT, 1, 100000, "20")                                          \
     X(SLOW_STEP_FACTOR, slow_step_factor, T_DOUBLE, 0, 0, "3.0")                                   \

@@ -74,10 +74,10 @@ static struct {
     tp_cupti_conv conv;
     tp_cupti_pending pending;
     uint64_t cupti_dropped, reported_dropped;
-    int buffers_out; /* handed to CUPTI, not yet back */
+    int buffers_out;        /* handed to CUPTI, not yet back */
     int64_t retain_from_ns; /* the flight recorder keeps nothing before (atomic; 0: all) */
     size_t prune_at;        /* pending records at which the next prune runs */
-    int exit_hooked; /* exit_flush is registered, after CUDA's own exit teardown */
+    int exit_hooked;        /* exit_flush is registered, after CUDA's own exit teardown */
 } S = {.ctl = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int64_t (*session_clock)(void); /* set before CUPTI can call clock_cb */

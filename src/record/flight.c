@@ -201,7 +201,8 @@ static void check_slow(int64_t step, int64_t dur_ns) {
     char why[160];
     if (!admit(step, why, sizeof(why))) return; /* a slow step is no event worth a line each */
     char note[TP_FLIGHT_NOTE_MAX];
-    snprintf(note, sizeof(note), "step %lld took %.1f ms, %.1fx the median %.1f ms of the last %zu steps",
+    snprintf(note, sizeof(note),
+             "step %lld took %.1f ms, %.1fx the median %.1f ms of the last %zu steps",
              (long long)step, ms(dur_ns), median ? (double)dur_ns / (double)median : 0.0,
              ms(median), F.nhist);
     push_save(ring_window("slow_step", step, note, 0, 0));

@@ -30,9 +30,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { TP_FLIGHT_HISTORY = 100,   /* the steps the median is taken over */
-       TP_FLIGHT_REASON_MAX = 32, /* characters of a save's reason */
-       TP_FLIGHT_NOTE_MAX = 200 };
+enum {
+    TP_FLIGHT_HISTORY = 100,   /* the steps the median is taken over */
+    TP_FLIGHT_REASON_MAX = 32, /* characters of a save's reason */
+    TP_FLIGHT_NOTE_MAX = 200
+};
 
 typedef struct tp_flight_step {
     int64_t step;
@@ -46,15 +48,15 @@ typedef struct tp_flight {
     int64_t warmup, cooldown, max_saves;
     tp_flight_step *ring; /* the ended steps, oldest first (F1) */
     size_t n, cap;
-    uint32_t cur_gen;    /* the running step's generation */
-    uint32_t released;   /* F2 */
+    uint32_t cur_gen;  /* the running step's generation */
+    uint32_t released; /* F2 */
     struct tp_flight_pin {
-        uint32_t gen;        /* first generation of a window not yet written (F2) */
-        uint64_t start;      /* its start (ticks): sources keep their events from there */
-    } *pins;
+        uint32_t gen;   /* first generation of a window not yet written (F2) */
+        uint64_t start; /* its start (ticks): sources keep their events from there */
+    } * pins;
     size_t npins, cap_pins;
-    int64_t *hist;       /* the last TP_FLIGHT_HISTORY step durations (ns), circular */
-    int64_t *sorted;     /* the same, sorted: the median without sorting each step */
+    int64_t *hist;   /* the last TP_FLIGHT_HISTORY step durations (ns), circular */
+    int64_t *sorted; /* the same, sorted: the median without sorting each step */
     size_t nhist, hist_pos;
     int64_t steps_ended;
     tp_clock_cal cal; /* step durations (recalibrated every 1024 steps) */

@@ -46,10 +46,10 @@ uint32_t tp_tls_sync(tp_tls *t) {
         /* Leave the previous window: its chunk now belongs to the writer (record.h, 1), and the
          * ranges still open in it become ranges begun before the new window, except the kept
          * ones of a flight recorder's step, which are carried (record.h, 7). */
-        uint32_t carry = TP_LOAD_RLX(&tp_flight_on) && tp_gen_records(g) &&
-                                 t->drop_depth == INT32_MAX && t->thr
-                             ? t->owed
-                             : 0;
+        uint32_t carry =
+            TP_LOAD_RLX(&tp_flight_on) && tp_gen_records(g) && t->drop_depth == INT32_MAX && t->thr
+                ? t->owed
+                : 0;
         t->gen = g;
         t->chunk = NULL;
         t->recs = NULL;

@@ -20,9 +20,10 @@ typedef struct tp_window_info {
     uint64_t too_deep;       /* of the model's dropped_events, those nested too deep */
     int64_t deadline_ns;     /* a signal's flush: its trace must be closed by this CLOCK_MONOTONIC
                                 time (events past it are left out); 0 = no limit */
-    const char *flight_reason; /* a flight recorder's save (record/flight.h): its reason, else NULL */
-    int64_t flight_step;       /* ... the triggering step, marked in the model */
-    const char *flight_note;   /* ... what happened, for its stderr line */
+    const char
+        *flight_reason;      /* a flight recorder's save (record/flight.h): its reason, else NULL */
+    int64_t flight_step;     /* ... the triggering step, marked in the model */
+    const char *flight_note; /* ... what happened, for its stderr line */
 } tp_window_info;
 
 typedef struct tp_source {

@@ -271,8 +271,7 @@ static void add_steps(convert *cv) {
         ev->cat = name_id(cv, "user_annotation");
         ev->flags = TP_EVF_STEP;
         if (w->cut_last && i + 1 == w->nsteps) ev->flags |= TP_EVF_TRUNCATED;
-        if (w->flight_reason[0] && w->steps[i].step == w->flight_step)
-            mark_trigger(cv, ev, track);
+        if (w->flight_reason[0] && w->steps[i].step == w->flight_step) mark_trigger(cv, ev, track);
     }
 }
 

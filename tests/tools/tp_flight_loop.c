@@ -65,14 +65,22 @@ int main(int argc, char **argv) {
             continue;
         }
         i++;
-        if (!strcmp(a, "--steps")) steps = atol(v);
-        else if (!strcmp(a, "--spin-us")) spin_us = atol(v);
-        else if (!strcmp(a, "--slow-at")) slow_at = atol(v);
-        else if (!strcmp(a, "--slow-ms")) slow_ms = atol(v);
-        else if (!strcmp(a, "--save-at")) save_at = atol(v);
-        else if (!strcmp(a, "--usr1-at")) usr1_at = atol(v);
-        else if (!strcmp(a, "--rss-at")) rss_at = v;
-        else if (!strcmp(a, "--reason")) reason = v;
+        if (!strcmp(a, "--steps"))
+            steps = atol(v);
+        else if (!strcmp(a, "--spin-us"))
+            spin_us = atol(v);
+        else if (!strcmp(a, "--slow-at"))
+            slow_at = atol(v);
+        else if (!strcmp(a, "--slow-ms"))
+            slow_ms = atol(v);
+        else if (!strcmp(a, "--save-at"))
+            save_at = atol(v);
+        else if (!strcmp(a, "--usr1-at"))
+            usr1_at = atol(v);
+        else if (!strcmp(a, "--rss-at"))
+            rss_at = v;
+        else if (!strcmp(a, "--reason"))
+            reason = v;
         else {
             fprintf(stderr, "tp_flight_loop: unknown option %s\n", a);
             return 2;

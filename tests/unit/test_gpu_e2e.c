@@ -266,7 +266,9 @@ static void test_flight_ring(void **state) {
     assert_true(push(&a, sizeof(a)) && push(&k, sizeof(k)));
     tp_model m;
     tp_model_init(&m);
-    tp_window_info w = {.name = "flight_slow_step_steps_1-2", .start_ns = 5000, .end_ns = 6000,
+    tp_window_info w = {.name = "flight_slow_step_steps_1-2",
+                        .start_ns = 5000,
+                        .end_ns = 6000,
                         .model_offset_ns = 5000};
     src.collect(src.ctx, &m, &w);
     assert_int_equal(count(&m, TP_KERNEL), 1);
