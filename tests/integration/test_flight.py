@@ -86,6 +86,12 @@ def test_slow_step_saves_steps_480_to_500(tmp_path):
     assert flight["stage_median_us"] == pytest.approx(dl_median, rel=1e-3, abs=0.01)
     assert flight["ops"][0]["name"] == "dataloader"
     assert flight["ops"][0]["step_us"] == pytest.approx(dl, rel=1e-3, abs=0.01)
+    # every member is documented, and every documented member is there
+    doc = (pathlib.Path(os.environ["TPROF_SOURCE_DIR"]) / "docs" / "ANALYZE_JSON.md").read_text()
+    table = doc.split("Members of `flight[]`")[1].split("\n## ")[0]
+    members = {k.strip() for row in table.splitlines() if row.startswith("| ") and "---" not in row
+               for k in row.split("|")[1].split(",")} - {"member"}
+    assert members == set(flight) - {"ops"} | {"ops[]"}
     recos = [r for r in report["recommendations"] if r["id"] == "flight_step"]
     assert len(recos) == 1 and "ProfilerStep#500" in recos[0]["message"]
     assert "stage dataloader" in recos[0]["message"]
