@@ -236,6 +236,7 @@ static void fork_parent(void) {
 static void fork_child(void) {
     TP_STORE_RLX(&tprof_active_, 0);
     TP_STORE_RLX(&tp_gen, 0);
+    TP_STORE_RLX(&tp_flight_on, 0);
     TP_STORE_RLX(&tp_sess.writer.running, 0);
     if (tp_sess.state == TP_SESSION_ACTIVE || tp_sess.state == TP_SESSION_ENDING) {
         tp_sess.state = TP_SESSION_DISABLED;
