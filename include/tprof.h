@@ -137,9 +137,10 @@ TPROF_API void tprof_epoch(int epoch); /* marks the start of epoch `epoch` (epoc
  * tprof_flight_save saves the ring, up to now (the current step included, cut at this call), as
  * trace_<n>_flight_<reason>_steps_<a>-<b>.json in the run directory, with the current step marked
  * as the triggering one. reason names the file: 1 to 32 ASCII letters, digits, '_' and '-' (no
- * '.' or '/', so that it cannot change the file's extension, rank part or folder). The save happens
- * on tprof's writer thread; this call only asks for it. Returns 0 when asked, -1 (after one
- * warning) when the recorder is off, reason is invalid, or the flight_cooldown_steps /
+ * '.' or '/', so that it cannot change the file's extension, rank part or folder). The call copies
+ * the ring's step spans and hands them to tprof's writer thread, which writes the trace: it never
+ * waits for the file. Returns 0 when the save is handed over, -1 (after one line on stderr) when
+ * no session records, the recorder is off, reason is invalid, or the flight_cooldown_steps /
  * flight_max_saves limits refuse it. Any thread; not from a signal handler (flight_signal: true
  * makes SIGUSR1 save). */
 TPROF_API int tprof_flight_save(const char *reason);
