@@ -187,6 +187,7 @@ static tp_window *ring_window(const char *reason, int64_t mark, const char *note
 static void push_save(tp_window *w) {
     if (!w) return;
     tp_flight_pin(w->gen_lo, w->start_ticks);
+    tp_sess.windows++; /* the summary's count of windows saved */
     tp_writer_push(&tp_sess.writer, w);
 }
 
