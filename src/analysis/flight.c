@@ -67,14 +67,17 @@ static int grown_stage(tp_flight_row *f, const tp_analysis *a, size_t first, siz
     return 0;
 }
 
-/* The ops whose self time in the step exceeds their mean in the other steps most. */
+/* The ops whose self time in the step exceeds their mean in the other steps most; an op that
+ * grew by less than 1% of the step's own excess over the median is noise, not an answer. */
 static int grown_ops(tp_flight_row *f, const tp_scan *s) {
+    int64_t dur = s->a->steps[f->step].dur_ns;
+    int64_t floor_ns = f->median_ns > 0 && dur > f->median_ns ? (dur - f->median_ns) / 100 : 0;
     for (size_t i = 0; i < s->cap_flight_self && i < s->nstats; i++) {
         int64_t in_step = s->flight_self[i];
         if (in_step <= 0) continue;
         int64_t typical = f->others ? (s->stats[i].self_ns - in_step) / (int64_t)f->others : 0;
         int64_t extra = in_step - typical;
-        if (extra <= 0) continue;
+        if (extra <= 0 || extra < floor_ns) continue;
         size_t at = f->nops;
         while (at > 0 && f->ops[at - 1].step_ns - f->ops[at - 1].typical_ns < extra)
             at--;
