@@ -132,6 +132,19 @@ TPROF_API int tprof_is_recording(void);
 TPROF_API void tprof_step(void);       /* ends step k, begins step k+1 */
 TPROF_API void tprof_epoch(int epoch); /* marks the start of epoch `epoch` (epoch windows only) */
 
+/* ---- The flight recorder (docs/FLIGHT.md) ---------------------------------------------------
+ * With flight_recorder: true every step is recorded into a ring of the last flight_steps steps.
+ * tprof_flight_save saves the ring, up to now (the current step included, cut at this call), as
+ * trace_<n>_flight_<reason>_steps_<a>-<b>.json in the run directory, with the current step marked
+ * as the triggering one. reason names the file: 1 to 32 ASCII letters, digits, '_' and '-' (no
+ * '.' or '/', so that it cannot change the file's extension, rank part or folder). The call copies
+ * the ring's step spans and hands them to tprof's writer thread, which writes the trace: it never
+ * waits for the file. Returns 0 when the save is handed over, -1 (after one line on stderr) when
+ * no session records, the recorder is off, reason is invalid, or the flight_cooldown_steps /
+ * flight_max_saves limits refuse it. Any thread; not from a signal handler (flight_signal: true
+ * makes SIGUSR1 save). */
+TPROF_API int tprof_flight_save(const char *reason);
+
 /* ---- Ranges --------------------------------------------------------------------------------
  * tprof_begin keeps the pointer: name must stay valid and unchanged until tprof_shutdown (a
  * string literal). tprof_begin_copy copies the name, for names built at run time. Ranges nest

@@ -52,6 +52,20 @@ static PyObject *py_step(PyObject *mod, PyObject *unused) {
     return without_gil(tprof_step);
 }
 
+/* tprof_flight_save: True when the save is asked for, False after the library's one line. */
+static PyObject *py_flight_save(PyObject *mod, PyObject *reason) {
+    (void)mod;
+    const char *r = PyUnicode_Check(reason) ? PyUnicode_AsUTF8(reason) : NULL;
+    if (!r) {
+        PyErr_SetString(PyExc_TypeError, "tprof.flight_save(reason): reason must be a str");
+        return NULL;
+    }
+    PyThreadState *ts = PyEval_SaveThread(); /* it may wait for the session lock */
+    int rc = tprof_flight_save(r);
+    PyEval_RestoreThread(ts);
+    return PyBool_FromLong(rc == 0);
+}
+
 /* An integer argument, which recording may not raise about: *ok = 0, a warning naming fn and no
  * Python error when obj is not an integer that fits 64 bits. */
 static long long int_arg(PyObject *obj, const char *fn, int *ok) {
@@ -271,6 +285,8 @@ PyMethodDef tp_py_session_methods[] = {
     {"shutdown", py_shutdown, METH_NOARGS, "Ends the session: the last window, the artifacts."},
     {"step", py_step, METH_NOARGS, "Ends step k and begins step k+1."},
     {"epoch", py_epoch, METH_O, "Marks the start of epoch n."},
+    {"flight_save", py_flight_save, METH_O,
+     "Saves the flight recorder's ring now (docs/FLIGHT.md); True when asked for."},
     {"flops", py_flops, METH_O, "Adds FLOPs to the innermost open range."},
     {"category", py_category, METH_O, "Sets the innermost open range's category."},
     {"counter", (PyCFunction)(void (*)(void))py_counter, METH_FASTCALL,

@@ -27,7 +27,7 @@ from tprof._tprof import (
     version as __version__,
 )
 from tprof._analyze import analyze
-from tprof._session import Profile, config_from_args, epoch, profile, stage, step
+from tprof._session import Profile, config_from_args, epoch, flight_save, profile, stage, step
 
 # tprof.range is used as tprof.range: it is left out of `import *`, where it would hide the builtin.
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "config_from_args",
     "counter",
     "epoch",
+    "flight_save",
     "flops",
     "is_recording",
     "last_error",

@@ -145,6 +145,7 @@ class Profile(contextlib.ContextDecorator):
         self.enabled = False  # ... and it records (enabled=True)
         self.run_dir = None  # <output_dir>/<run_id> of the last start
         self.error = None  # the configuration error that left the last start unprofiled
+        self._flight = False  # the flight recorder is on (docs/FLIGHT.md)
         self._parts = []
 
     # ---- life cycle ----
@@ -164,6 +165,7 @@ class Profile(contextlib.ContextDecorator):
                 return self  # the library said why (on stderr and in tprof.messages())
             self.config = cfg
             self.enabled = effective["enabled"]
+            self._flight = effective["flight_recorder"]
             self.run_dir = os.path.join(effective["output_dir"], effective["run_id"])
             self.running = True
             self._parts = []
@@ -193,8 +195,16 @@ class Profile(contextlib.ContextDecorator):
     __enter__ = start
 
     def __exit__(self, *exc):
+        if exc[0] is not None and issubclass(exc[0], Exception):
+            self.save_flight_on_exception()
         self.stop()
         return False
+
+    def save_flight_on_exception(self):
+        """An exception escapes the profiled code: the flight recorder, when on, saves its ring
+        (reason "exception") before the session stops (docs/FLIGHT.md)."""
+        if self.running and self.enabled and self._flight:
+            _tprof.flight_save("exception")
 
     def _configure(self):
         """(config, its effective values, the PyTorch parts). A configuration error is one
@@ -284,6 +294,14 @@ def epoch(n):
         current.epoch(n)
     else:
         _tprof.epoch(n)
+
+
+def flight_save(reason="explicit"):
+    """Asks the flight recorder to save its ring now, as trace_<n>_flight_<reason>_steps_<a>-<b>
+    .json in the run directory (docs/FLIGHT.md). reason: 1 to 32 ASCII letters, digits, '_' or
+    '-'. True when asked; False, after one `tprof:` line, when the recorder is off, reason is not
+    such a name, or flight_cooldown_steps / flight_max_saves refuse it."""
+    return _tprof.flight_save(reason)
 
 
 def stage(name):

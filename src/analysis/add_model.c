@@ -370,7 +370,7 @@ static int note_input(tp_analysis *a, const tp_model *m, const char *path) {
 }
 
 int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
-    tp_scan s = {.a = a, .m = m};
+    tp_scan s = {.a = a, .m = m, .flight_ev = UINT32_MAX};
     lists l = {0};
     int rc = note_input(a, m, path);
     /* Lists hold uint32_t indices; a model beyond that (hundreds of GB) is analysed in part. */
@@ -384,13 +384,16 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     if (rc == 0) rc = note_devices(a, m);
     if (rc == 0) rc = classify(&s, &l, n);
     if (rc == 0) rc = find_steps(&s, &l);
+    if (rc == 0) tp_flight_find(&s);
     if (rc == 0) rc = add_gpu(&s, &l);
     if (rc == 0) rc = link_work(&s, &l);
     if (rc == 0) rc = walk_threads(&s, &l);
     if (rc == 0) rc = tp_gpu_idle(&s, l.work, l.nwork);
     if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
     if (rc == 0) rc = merge_names(&s);
+    size_t first_row = a->nsteps;
     if (rc == 0) rc = append_steps(&s);
+    if (rc == 0) rc = tp_flight_add(&s, first_row);
     free_lists(&l, m->ntracks); /* s.steps is l.steps */
     free(s.step_stage);
     free(s.step_lead);
@@ -401,6 +404,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     free(s.sync_ends);
     free(s.cands);
     free(s.stats);
+    free(s.flight_self);
     free(s.slot_of);
     tp_corr_free(&s.corr);
     tp_order_free(&s.order);

@@ -80,6 +80,7 @@ void tp_analysis_free(tp_analysis *a) {
     }
     free(a->steps);
     free(a->steps_by_dur);
+    tp_flight_rows_free(a);
     for (size_t i = 0; i < a->nops; i++)
         free(a->ops[i].name);
     free(a->ops);

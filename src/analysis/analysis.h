@@ -62,6 +62,27 @@ typedef struct tp_step_row {
     double mfu_pct;    /* flops / duration / peak x 100; -1 without a peak or flops (mfu.c) */
 } tp_step_row;
 
+/* A flight recorder's trace (docs/FLIGHT.md): its triggering step beside the others of its
+ * input, and where the extra time went (flight.c). */
+enum { TP_FLIGHT_OPS = 3 };
+typedef struct tp_flight_op {
+    char *name;
+    int64_t step_ns;    /* its self time in the triggering step */
+    int64_t typical_ns; /* its mean self time in the other steps */
+} tp_flight_op;
+
+typedef struct tp_flight_row {
+    char *reason;
+    size_t step;       /* the triggering step: an index into tp_analysis.steps */
+    size_t others;     /* the other steps of its input */
+    int64_t median_ns; /* their median duration; -1 when there is none */
+    double ratio;      /* the step's duration / median_ns; -1 when n/a */
+    int stage;         /* the stage that grew most: an index into stages, -1 "other", -2 none */
+    int64_t stage_step_ns, stage_median_ns; /* that stage in the step, and its median */
+    tp_flight_op ops[TP_FLIGHT_OPS];        /* the ops that grew most, most first */
+    size_t nops;
+} tp_flight_row;
+
 typedef struct tp_stage_row {
     char *name;
     uint64_t count; /* outermost matching ranges */
@@ -176,6 +197,8 @@ typedef struct tp_analysis {
     /* several ranks (ranks.h): set by finish when per_rank was asked and two ranks or more
      * were added; NULL otherwise */
     struct tp_ranks *ranks;
+    tp_flight_row *flights; /* one per flight recorder's trace among the inputs */
+    size_t nflights, cap_flights;
     /* private accumulation state */
     struct tp_analysis_priv *priv;
     int failed; /* an allocation failed: results are incomplete */
@@ -201,6 +224,11 @@ typedef struct tp_analysis {
 #define TP_IDLE_LAUNCH_NS                                                                          \
     30000 /* a gap below this is launch overhead: HTA's default 30, in                             \
            * the microseconds of Kineto traces */
+
+/* The name of the stage a flight row says grew most: a stage's, "other", or NULL for none. */
+static inline const char *tp_flight_stage_name(const tp_analysis *a, const tp_flight_row *f) {
+    return f->stage >= 0 ? a->stages[f->stage].name : f->stage == -1 ? "other" : NULL;
+}
 
 tp_analysis *tp_analysis_new(const tp_analysis_opts *opts);
 /* Accumulates one model (a window or an input file). path may be NULL. 0, or -1 out of memory. */

@@ -137,6 +137,13 @@ typedef struct tp_scan {
     int64_t *sync_ends;
     size_t nsync_ends, cap_sync_ends;
 
+    /* the flight recorder's triggering step (flight.c): its event, or UINT32_MAX; its span;
+     * the self time of each name (parallel to stats) in ranges starting inside it */
+    uint32_t flight_ev;
+    int64_t flight_ts, flight_end;
+    int64_t *flight_self;
+    size_t cap_flight_self;
+
     /* categories classified so far (a small direct-mapped cache: traces hold few) */
     tp_str cat_id[64];
     uint8_t cat_class[64];
@@ -185,5 +192,16 @@ void tp_ranks_finish(tp_analysis *a);
 void tp_ranks_acc_free(struct tp_rank_accs *r);
 /* recommend.c: replaces a->recos from the finished figures. */
 void tp_recommend(tp_analysis *a);
+
+/* flight.c: finds the model's flight-recorder step (marked TP_FLIGHT_MARK) once its steps are
+ * known; notes a range's self time when it starts inside that step (the walk calls it); adds
+ * the flight row once the model's steps are appended from row first_row on. 0 or -1. */
+void tp_flight_find(tp_scan *s);
+static inline int tp_flight_in(const tp_scan *s, int64_t ts) {
+    return s->flight_ev != UINT32_MAX && ts >= s->flight_ts && ts < s->flight_end;
+}
+int tp_flight_self(tp_scan *s, uint32_t stat, int64_t self);
+int tp_flight_add(tp_scan *s, size_t first_row);
+void tp_flight_rows_free(tp_analysis *a);
 
 #endif

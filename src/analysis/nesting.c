@@ -86,6 +86,7 @@ static int pop(tp_scan *s, const frame *f) {
     }
     int64_t self = tp_ev_dur(e) - f->children;
     if (self > 0) s->stats[f->stat].self_ns = tp_add_sat(s->stats[f->stat].self_ns, self);
+    if (self > 0 && tp_flight_in(s, e->ts) && tp_flight_self(s, f->stat, self)) return -1;
     if (f->cls == CAT_PYTHON && self > 0) tp_evidence_python(s, e, self);
     return 0;
 }

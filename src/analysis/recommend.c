@@ -296,6 +296,36 @@ static void straggler(reco_list *l) {
     add(l, "straggler", (int64_t)wait, "%s.", r->straggler.message);
 }
 
+/* A flight recorder's trace: its triggering step, and where its extra time went. */
+static void flight_step(reco_list *l) {
+    const tp_analysis *a = l->a;
+    for (size_t i = 0; i < a->nflights; i++) {
+        const tp_flight_row *f = &a->flights[i];
+        const tp_step_row *s = &a->steps[f->step];
+        const char *stage = tp_flight_stage_name(a, f);
+        char where[320] = "";
+        if (stage)
+            snprintf(where, sizeof(where),
+                     "; most of the extra time went to stage %s (%.1f ms "
+                     "against a median %.1f ms)%s%s",
+                     stage, ms(f->stage_step_ns), ms(f->stage_median_ns), f->nops ? " and op " : "",
+                     f->nops ? f->ops[0].name : "");
+        if (f->ratio < 0) {
+            add(l, "flight_step", 0,
+                "%s was saved by the flight recorder (%s) with no other step to compare it "
+                "with; open the trace to see what it did.",
+                s->name, f->reason);
+            continue;
+        }
+        add(l, "flight_step", s->dur_ns > f->median_ns ? s->dur_ns - f->median_ns : 0,
+            "%s, saved by the flight recorder (%s), took %.1f ms, %.1fx the median %.1f ms of "
+            "the other %zu steps%s: look at what happened there at that step (a stall in I/O, a "
+            "garbage collection, a checkpoint, another process on the machine); the trace holds "
+            "the steps before it to compare.",
+            s->name, f->reason, ms(s->dur_ns), f->ratio, ms(f->median_ns), f->others, where);
+    }
+}
+
 static int cmp_reco(const void *pa, const void *pb) {
     const tp_reco *x = pa, *y = pb;
     if (x->saving_ns != y->saving_ns) return x->saving_ns > y->saving_ns ? -1 : 1;
@@ -323,5 +353,6 @@ void tp_recommend(tp_analysis *a) {
     python(&l);
     other(&l);
     straggler(&l);
+    flight_step(&l);
     if (a->nrecos) qsort(a->recos, a->nrecos, sizeof(*a->recos), cmp_reco);
 }

@@ -49,7 +49,13 @@ struct tprof_config {
     int gpu;                  /* tp_gpu_mode */
     double peak_tflops;       /* 0: from the device table */
     int nsight;
-    char *nsight_output;    /* NULL when none */
+    char *nsight_output; /* NULL when none */
+    /* the flight recorder (docs/FLIGHT.md) */
+    int flight_recorder, flight_signal; /* flight_signal: SIGUSR1 saves the ring */
+    int64_t flight_steps;               /* steps kept before the current one */
+    double slow_step_factor;            /* a step this many times the median is slow; 0: never */
+    int64_t flight_warmup_steps;        /* steps before the slow-step trigger arms */
+    int64_t flight_cooldown_steps, flight_max_saves;
     char *origin[TP_NKEYS]; /* where each key was set last; NULL = the built-in default */
     char err[512];
 };

@@ -67,7 +67,15 @@ enum tp_key_type {
     X(GPU, gpu, T_GPU, 0, 0, "auto")                                                               \
     X(PEAK_TFLOPS, peak_tflops, T_DOUBLE, 0, 0, "0")                                               \
     X(NSIGHT, nsight, T_BOOL, 0, 0, "false")                                                       \
-    X(NSIGHT_OUTPUT, nsight_output, T_STR, 0, 0, NULL)
+    X(NSIGHT_OUTPUT, nsight_output, T_STR, 0, 0, NULL)                                             \
+    /* the flight recorder (docs/FLIGHT.md) */                                                     \
+    X(FLIGHT_RECORDER, flight_recorder, T_BOOL, 0, 0, "false")                                     \
+    X(FLIGHT_STEPS, flight_steps, T_INT, 1, 100000, "20")                                          \
+    X(SLOW_STEP_FACTOR, slow_step_factor, T_DOUBLE, 0, 0, "3.0")                                   \
+    X(FLIGHT_WARMUP_STEPS, flight_warmup_steps, T_INT, 0, TP_MAX_COUNT, "50")                      \
+    X(FLIGHT_COOLDOWN_STEPS, flight_cooldown_steps, T_INT, 0, TP_MAX_COUNT, "100")                 \
+    X(FLIGHT_MAX_SAVES, flight_max_saves, T_INT, 0, 1000000, "10")                                 \
+    X(FLIGHT_SIGNAL, flight_signal, T_BOOL, 0, 0, "false")
 
 #define TP_CONFIG_ALIASES(X)                                                                       \
     X(wait_steps, WAIT)                                                                            \

@@ -195,6 +195,9 @@ static void write_trace(tp_model *m, const tp_window_info *w) {
                         .events_written = &written};
     if (tp_chrome_write_file(m, path, &o, err, sizeof(err)) == 0) {
         art.traces[art.ntraces++] = name;
+        if (w->flight_reason) /* the one line an operator needs: what happened, and where */
+            fprintf(stderr, "tprof: %s: saved steps %lld-%lld to %s\n", w->flight_note,
+                    (long long)w->first_step, (long long)w->last_step, path);
         if (written < m->nevents) {
             tp_log_warn("window %s: profiling.flush_timeout_ms ran out: %zu of %zu events saved "
                         "(%.1f%%); the trace is marked truncated",

@@ -584,6 +584,13 @@ static void put_trailer(writer *w, const tp_chrome_opts *o) {
         TP_BUF_LIT(&w->out, ",\"window\":");
         tp_buf_json_cstr(&w->out, o->window);
     }
+    if (m->flight_step >= 0) { /* a flight recorder's save (docs/FLIGHT.md) */
+        TP_BUF_LIT(&w->out, ",\"flight\":{\"reason\":");
+        tp_buf_json_cstr(&w->out, tp_model_str(m, m->flight_reason));
+        TP_BUF_LIT(&w->out, ",\"step\":");
+        tp_buf_i64(&w->out, m->flight_step);
+        TP_BUF_LIT(&w->out, "}");
+    }
     if (m->partial)
         TP_BUF_LIT(&w->out, ",\"partial\":true");
     else

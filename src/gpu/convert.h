@@ -151,6 +151,10 @@ typedef struct tp_cupti_pending {
 void tp_cupti_pending_init(tp_cupti_pending *p, size_t max);
 void tp_cupti_pending_free(tp_cupti_pending *p);
 void tp_cupti_pending_add(tp_cupti_pending *p, const tp_cupti_rec *r);
+/* The flight recorder's ring moved (record/source.h retain): records starting before `before`
+ * are dropped, memory ones applied to the device totals first. GPU work launched inside the
+ * ring starts after its launch, so it is never among them. */
+void tp_cupti_pending_prune(tp_cupti_pending *p, tp_cupti_conv *c, int64_t before);
 /* Kernel launches in [start, end) whose kernels have no record yet: the GPU may still run them. */
 size_t tp_cupti_pending_unfinished(tp_cupti_pending *p, int64_t start, int64_t end);
 /* Moves the records of window w into m (times - w->model_offset_ns); keeps later ones. Returns

@@ -24,6 +24,7 @@ enum {
     BUFFER_BYTES = 4 << 20, /* one activity buffer */
     MAX_BUFFERS = 64,       /* held by CUPTI at once (256 MiB); beyond, CUPTI drops and counts */
     MAX_PENDING = 1 << 22,  /* reduced records waiting for their window */
+    PRUNE_MIN = 4096,       /* the flight recorder's pruning starts at this many records */
     DRAIN_MS = 500,         /* how long collect waits for kernels its window launched */
     DRAIN_POLL_MS = 2,
 };
@@ -73,8 +74,10 @@ static struct {
     tp_cupti_conv conv;
     tp_cupti_pending pending;
     uint64_t cupti_dropped, reported_dropped;
-    int buffers_out; /* handed to CUPTI, not yet back */
-    int exit_hooked; /* exit_flush is registered, after CUDA's own exit teardown */
+    int buffers_out;        /* handed to CUPTI, not yet back */
+    int64_t retain_from_ns; /* the flight recorder keeps nothing before (atomic; 0: all) */
+    size_t prune_at;        /* pending records at which the next prune runs */
+    int exit_hooked;        /* exit_flush is registered, after CUDA's own exit teardown */
 } S = {.ctl = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int64_t (*session_clock)(void); /* set before CUPTI can call clock_cb */
@@ -118,6 +121,21 @@ static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_r
     }
 }
 
+/* The flight recorder's ring moved on: drop what it will never ask for, here on CUPTI's thread
+ * rather than the training thread's, once the pending records doubled since the last prune
+ * (amortised: each record is looked at a bounded number of times). S.lock held. */
+static void prune_pending(void) {
+    int64_t from = __atomic_load_n(&S.retain_from_ns, __ATOMIC_RELAXED);
+    if (!from || S.pending.n < S.prune_at) return;
+    tp_cupti_pending_prune(&S.pending, &S.conv, from);
+    S.prune_at = 2 * S.pending.n > PRUNE_MIN ? 2 * S.pending.n : PRUNE_MIN;
+}
+
+static void cupti_retain(void *ctx, int64_t from_ns) {
+    (void)ctx;
+    __atomic_store_n(&S.retain_from_ns, from_ns, __ATOMIC_RELAXED);
+}
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
                                       size_t valid) {
     (void)size;
@@ -128,6 +146,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         tp_cupti_rec r;
         while (S.api.ActivityGetNextRecord(buf, valid, &raw) == CUPTI_SUCCESS)
             if (tp_cupti_reduce(&S.conv, raw, &r)) tp_cupti_pending_add(&S.pending, &r);
+        prune_pending();
         size_t dropped = 0;
         if (S.api.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
             S.cupti_dropped += dropped;
@@ -426,6 +445,8 @@ static int start_cupti(char *cause, size_t n) {
     S.conv.clock_delta_ns = delta;
     tp_cupti_pending_init(&S.pending, MAX_PENDING);
     S.cupti_dropped = S.reported_dropped = 0;
+    S.retain_from_ns = 0;
+    S.prune_at = PRUNE_MIN;
     S.alive = 1;
     pthread_mutex_unlock(&S.lock);
     return 0;
@@ -458,6 +479,7 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
     *src = (tp_source){.name = "cupti",
                        .on_action = cupti_on_action,
                        .collect = cupti_collect,
+                       .retain = cupti_retain,
                        .shutdown = cupti_shutdown};
     rc = 0;
 out:

@@ -28,6 +28,18 @@ void tp_cupti_pending_add(tp_cupti_pending *p, const tp_cupti_rec *r) {
     p->recs[p->n++] = *r;
 }
 
+void tp_cupti_pending_prune(tp_cupti_pending *p, tp_cupti_conv *c, int64_t before) {
+    size_t kept = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const tp_cupti_rec *r = &p->recs[i];
+        if (r->start >= before)
+            p->recs[kept++] = *r;
+        else if (r->kind == TP_CUPTI_MEMORY)
+            tp_cupti_memory_apply(c, r);
+    }
+    p->n = kept;
+}
+
 static int is_api(const tp_cupti_rec *r) {
     return r->kind == TP_CUPTI_RUNTIME || r->kind == TP_CUPTI_DRIVER;
 }

@@ -12,6 +12,7 @@ void tp_model_init(tp_model *m) {
     tp_strtab_init(&m->strings);
     m->rank = -1;
     m->world_size = -1;
+    m->flight_step = -1;
 }
 
 void tp_model_free(tp_model *m) {

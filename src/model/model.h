@@ -42,6 +42,11 @@ enum tp_event_flag {
     TP_EVF_TRUNCATED = 1u << 1, /* still open when its window closed; tprof closed it there */
 };
 
+/* A flight recorder's save marks its triggering step for trace viewers: an arg of this name on
+ * its ProfilerStep range and an instant event of this name at its start, both with the save's
+ * reason (docs/FLIGHT.md). Readers take the step from the trace's tprof object (flight_step). */
+#define TP_FLIGHT_MARK "tprof flight trigger"
+
 typedef struct tp_event {
     int64_t ts;    /* start, ns relative to the model's base_ns */
     int64_t dur;   /* ns; 0 for instants and counters */
@@ -106,6 +111,8 @@ typedef struct tp_model {
     uint64_t input_bytes;    /* bytes of JSON read (reader only) */
     uint64_t dropped_events; /* events the recorder could not keep (buffers full) */
     int partial;             /* the window closed early (shutdown, signal) */
+    int64_t flight_step;     /* a flight recorder's save: the triggering step's number, else -1 */
+    tp_str flight_reason;    /* ... and its reason (docs/FLIGHT.md) */
     int failed;              /* an allocation failed: the model is incomplete */
 } tp_model;
 

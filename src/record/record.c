@@ -5,15 +5,30 @@
 #include "tprof.h"
 
 #include "gpu/gpu.h"
+#include "record/flight.h"
 #include "record/record.h"
 #include "record/session.h"
 
+#include <assert.h>
 #include <string.h>
 
 __thread tp_tls tp_tls_cur __attribute__((tls_model("initial-exec")));
 uint32_t tp_gen;
 uint64_t tp_session_serial;
 int tprof_active_;
+
+/* The flight recorder's step change: the kept ranges still open go on in a chunk of the new
+ * generation, taken now with room for their ends (record.h, 7). */
+static void carry_owed(tp_tls *t, uint32_t g, uint32_t owed) {
+    tp_chunk *c = tp_chunk_take(t->thr, NULL, g, TP_CHUNK_RECS);
+    if (!c) return; /* out of memory: they become ranges begun before this step */
+    uint32_t got = TP_LOAD_RLX(&c->reserved);
+    t->chunk = c; /* the step's first chunk, kept even without budget: it carries the drops */
+    t->recs = c->recs;
+    t->cap = got;
+    if (got >= owed) t->owed = owed;
+    assert(t->cap - t->n >= t->owed); /* invariant 4 */
+}
 
 uint32_t tp_tls_sync(tp_tls *t) {
     uint64_t serial = TP_LOAD_ACQ(&tp_session_serial);
@@ -29,13 +44,19 @@ uint32_t tp_tls_sync(tp_tls *t) {
     uint32_t g = TP_LOAD_ACQ(&tp_gen);
     if (g != t->gen) {
         /* Leave the previous window: its chunk now belongs to the writer (record.h, 1), and the
-         * ranges still open in it become ranges begun before the new window. */
+         * ranges still open in it become ranges begun before the new window, except the kept
+         * ones of a flight recorder's step, which are carried (record.h, 7). */
+        uint32_t carry =
+            TP_LOAD_RLX(&tp_flight_on) && tp_gen_records(g) && t->drop_depth == INT32_MAX && t->thr
+                ? t->owed
+                : 0;
         t->gen = g;
         t->chunk = NULL;
         t->recs = NULL;
         t->n = t->cap = t->owed = 0;
         t->drop_depth = INT32_MAX;
         t->deep = 0;
+        if (carry) carry_owed(t, g, carry);
     }
     return g;
 }

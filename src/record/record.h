@@ -26,7 +26,13 @@
  *  6. Generations are never reused, not even across sessions, so a thread's stale gen can only
  *     differ from the current one. Windows are numbered 1, 2, ... in the order they open; each gap
  *     between windows gets a generation of its own too, marked TP_GEN_IDLE, so that a thread in
- *     step with a gap counts its depth on the fast path. */
+ *     step with a gap counts its depth on the fast path.
+ *  7. With the flight recorder on (record/flight.h), every step is a generation of its own, and a
+ *     thread leaving one generation for the next while keeping every range (not dropping) carries
+ *     its owed ends into a chunk of the new generation, taken at once with room for them, so that
+ *     invariant 4 holds from its first record there; when no such chunk can be had, the ranges
+ *     become ranges begun before the window, as at any other generation change. Chunks are then
+ *     reused once their generation is released (tp_gens_release), not window by window. */
 #ifndef TP_RECORD_RECORD_H
 #define TP_RECORD_RECORD_H
 
@@ -165,10 +171,15 @@ void tp_thread_new_session(tp_thread *thr);
 tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want);
 void tp_budget_reset(int64_t records);
 
-/* Calls fn for every thread with chunks of window gen, with those chunks in recording order.
- * Runs on the writer thread; chunks stay valid until tp_window_done(gen). */
+/* Calls fn for every thread with chunks of the generations lo .. hi (one window's: lo == hi, but
+ * for the flight recorder's), with those chunks in recording order. Runs on the writer thread;
+ * chunks stay valid until tp_window_done(hi) or, with the flight recorder, until their
+ * generation is released. */
 typedef void (*tp_chunk_visit)(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n);
-int tp_collect_chunks(uint32_t gen, tp_chunk_visit fn, void *ctx);
+int tp_collect_chunks(uint32_t lo, uint32_t hi, tp_chunk_visit fn, void *ctx);
+/* The flight recorder: chunks of generations up to `upto` may be reused (their budget returns);
+ * never lowers what was released. */
+void tp_gens_release(uint32_t upto);
 /* The writer finished window gen: its chunks' budget returns, their owners may reuse them, and
  * exited threads with nothing left to write are freed. */
 void tp_window_done(uint32_t gen);

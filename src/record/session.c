@@ -101,7 +101,10 @@ static void write_window(void *ctx, tp_window *w) {
     } else {
         tp_log_warn("window %s: out of memory; it is not written", w->name);
     }
-    tp_window_done(w->gen);
+    if (w->gen_lo)
+        tp_flight_window_done(w);
+    else
+        tp_window_done(w->gen);
     free(w->steps);
     free(w);
 }
@@ -133,6 +136,11 @@ static void signal_finish(void *ctx) {
     run.no_window_reason = NULL;
     __atomic_store_n(&tp_sess.finished_by_signal, 1, __ATOMIC_RELEASE);
     tp_sess.sink.finish(tp_sess.sink.ctx, &run);
+}
+
+static void flight_serve(void *ctx) {
+    (void)ctx;
+    tp_flight_serve();
 }
 
 int tp_session_signal_flush(int deadline_ms, int timeout_ms) {
@@ -229,11 +237,13 @@ static void fork_parent(void) {
 static void fork_child(void) {
     TP_STORE_RLX(&tprof_active_, 0);
     TP_STORE_RLX(&tp_gen, 0);
+    TP_STORE_RLX(&tp_flight_on, 0);
     TP_STORE_RLX(&tp_sess.writer.running, 0);
     if (tp_sess.state == TP_SESSION_ACTIVE || tp_sess.state == TP_SESSION_ENDING) {
         tp_sess.state = TP_SESSION_DISABLED;
         tp_sess.open = NULL; /* the parent's to write */
         tp_signals_restore();
+        tp_signals_restore_flight();
     }
     fork_parent();
 }
@@ -282,6 +292,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     tp_sess.writer.write = write_window;
     tp_sess.writer.flush = signal_flush;
     tp_sess.writer.after_flush = signal_finish;
+    tp_sess.writer.flight = flight_serve;
     if (tp_writer_start(&tp_sess.writer)) {
         tp_log_warn("cannot start the writer thread: %s; profiling is off", strerror(errno));
         free_run();
@@ -298,11 +309,13 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     tp_steps_note_thread(); /* the starter carries the steps until a tprof_step says otherwise */
     tp_sess.stopped = tp_sess.warned_after = tp_sess.finished_by_signal = 0;
     tp_sess.no_window_reason[0] = '\0';
+    tp_flight_start(tp_sess.cfg); /* out of memory: warned, and the run goes on without it */
     tp_sess.state = TP_SESSION_ACTIVE;
     __atomic_fetch_add(&tp_session_serial, 1, __ATOMIC_RELEASE);
     tp_steps_begin(tp_clock_ticks());
     TP_STORE_REL(&tprof_active_, 1);
     if (tp_sess.cfg->signals) tp_signals_install(tp_sess.cfg->flush_timeout_ms);
+    if (tp_sess.flight.on && tp_sess.cfg->flight_signal) tp_signals_install_flight();
     return 0;
 }
 
@@ -346,6 +359,7 @@ static void finish_run(void) {
     for (size_t i = 0; i < n; i++)
         if (src[i].shutdown) src[i].shutdown(src[i].ctx);
     tp_mem_stop();
+    tp_flight_stop();
     tp_threads_session_end();
     tp_steps_no_window_reason(tp_sess.no_window_reason, sizeof(tp_sess.no_window_reason));
     if (tp_sess.no_window_reason[0]) tp_log_warn("%s", tp_sess.no_window_reason);
@@ -382,6 +396,7 @@ void tprof_shutdown(void) {
     TP_STORE_REL(&tp_gen, 0);
     __atomic_store_n(&tp_sess.state, TP_SESSION_ENDING, __ATOMIC_RELAXED);
     tp_signals_restore();
+    tp_signals_restore_flight();
     tp_session_unlock();
 
     /* The writer may take the lock (a signal flush, the sources), so it is joined unlocked;

@@ -7,6 +7,7 @@
 #define TP_RECORD_SESSION_H
 
 #include "config/config.h"
+#include "record/flight.h"
 #include "record/rank.h"
 #include "record/schedule.h"
 #include "record/sink.h"
@@ -62,6 +63,7 @@ typedef struct tp_session {
     char no_window_reason[512];
     int warned_before, warned_after; /* misuse warnings given (atomic) */
     uint64_t unmatched_ends;         /* atomic */
+    tp_flight flight;                /* the flight recorder (flight.h) */
 } tp_session;
 
 extern tp_session tp_sess;
@@ -102,5 +104,8 @@ int tp_session_signal_flush(int deadline_ms, int timeout_ms);
 /* flush_timeout_ms: how long a signal's flush may take (profiling.flush_timeout_ms). */
 void tp_signals_install(int64_t flush_timeout_ms);
 void tp_signals_restore(void);
+/* SIGUSR1 asks the flight recorder for a save (flight_signal: true). */
+void tp_signals_install_flight(void);
+void tp_signals_restore_flight(void);
 
 #endif

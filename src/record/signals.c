@@ -7,7 +7,12 @@
  * never deadlocked. The writer writes the window's events in order until that time has passed,
  * then closes the trace there (marked truncated) and writes the run's summary files, for which
  * the grace is meant. Should it still not be done then, the handler removes the temporary files
- * it leaves, so no .tmp outlives the process. */
+ * it leaves, so no .tmp outlives the process.
+ *
+ * SIGUSR1 (flight_signal: true) asks the flight recorder for a save: its handler only sets a
+ * flag and posts the writer (record/flight.h), then chains a handler installed before tprof's.
+ * The default action of SIGUSR1 (ending the process) is not chained: asking for a save is the
+ * reason the operator sent it. */
 #include "record/session.h"
 #include "util/fs.h"
 
@@ -86,4 +91,37 @@ void tp_signals_restore(void) {
             cur.sa_sigaction == on_signal)
             sigaction(sigs[i], &previous[i], NULL);
     }
+}
+
+static struct sigaction previous_usr1;
+static int installed_usr1;
+
+static void on_usr1(int sig, siginfo_t *info, void *uctx) {
+    int saved_errno = errno;
+    tp_flight_signal();
+    if (previous_usr1.sa_flags & SA_SIGINFO)
+        previous_usr1.sa_sigaction(sig, info, uctx);
+    else if (previous_usr1.sa_handler != SIG_DFL && previous_usr1.sa_handler != SIG_IGN)
+        previous_usr1.sa_handler(sig);
+    errno = saved_errno;
+}
+
+void tp_signals_install_flight(void) {
+    struct sigaction sa, old;
+    if (installed_usr1 || sigaction(SIGUSR1, NULL, &old) != 0) return;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_usr1;
+    sa.sa_flags = SA_SIGINFO | (old.sa_flags & (SA_RESTART | SA_ONSTACK));
+    sigemptyset(&sa.sa_mask);
+    previous_usr1 = old;
+    if (sigaction(SIGUSR1, &sa, NULL) == 0) installed_usr1 = 1;
+}
+
+void tp_signals_restore_flight(void) {
+    if (!installed_usr1) return;
+    installed_usr1 = 0;
+    struct sigaction cur;
+    if (sigaction(SIGUSR1, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_sigaction == on_usr1)
+        sigaction(SIGUSR1, &previous_usr1, NULL);
 }

@@ -20,6 +20,10 @@ typedef struct tp_window_info {
     uint64_t too_deep;       /* of the model's dropped_events, those nested too deep */
     int64_t deadline_ns;     /* a signal's flush: its trace must be closed by this CLOCK_MONOTONIC
                                 time (events past it are left out); 0 = no limit */
+    const char
+        *flight_reason;      /* a flight recorder's save (record/flight.h): its reason, else NULL */
+    int64_t flight_step;     /* ... the triggering step, marked in the model */
+    const char *flight_note; /* ... what happened, for its stderr line */
 } tp_window_info;
 
 typedef struct tp_source {
@@ -32,6 +36,11 @@ typedef struct tp_source {
     void (*collect)(void *ctx, tp_model *m, const tp_window_info *w);
     /* The session ends: stop and release everything; must not hang. */
     void (*shutdown)(void *ctx);
+    /* The flight recorder (record/flight.h) moved its ring: no window will ask for the source's
+     * events before from_ns (session clock) any more, so they may be dropped, keeping the
+     * source's memory flat however long the run. Called on the stepping thread: it must only
+     * note the time. Optional. */
+    void (*retain)(void *ctx, int64_t from_ns);
 } tp_source;
 
 /* Registers a source for the active session (the struct is copied). 0, or -1 if none is active

@@ -25,9 +25,10 @@ static uint32_t next_gen(int gap) {
 }
 
 static void notify_sources(void) {
+    /* The flight recorder records every step: the sources record them too. */
+    tp_action a = tp_sess.flight.on && !tp_sess.stopped ? TP_ACTION_RECORD : tp_sess.sm.action;
     for (size_t i = 0; i < tp_sess.nsources; i++)
-        if (tp_sess.sources[i].on_action)
-            tp_sess.sources[i].on_action(tp_sess.sources[i].ctx, tp_sess.sm.action);
+        if (tp_sess.sources[i].on_action) tp_sess.sources[i].on_action(tp_sess.sources[i].ctx, a);
 }
 
 static void open_window(uint64_t now) {
@@ -36,11 +37,17 @@ static void open_window(uint64_t now) {
         tp_log_warn("out of memory: a window is not recorded");
         return;
     }
-    w->gen = next_gen(0);
     w->start_ticks = now;
     w->first_step = tp_sess.sm.step;
+    w->flight_step = -1;
     tp_sess.open = w;
-    TP_STORE_REL(&tp_gen, w->gen);
+    if (tp_sess.flight.on) { /* the step's generation, already current (flight.h) */
+        w->gen = w->gen_lo = tp_sess.flight.cur_gen;
+        tp_flight_pin(w->gen_lo, now);
+    } else {
+        w->gen = next_gen(0);
+        TP_STORE_REL(&tp_gen, w->gen);
+    }
     tp_mem_record_snapshot();
 }
 
@@ -70,7 +77,10 @@ void tp_steps_note_thread(void) {
 
 static void close_window(uint64_t now, int partial, int64_t last_step) {
     tp_window *w = tp_sess.open;
-    TP_STORE_REL(&tp_gen, next_gen(1));
+    if (tp_sess.flight.on)
+        w->gen = tp_sess.flight.cur_gen; /* the window's generations are gen_lo .. this one */
+    else
+        TP_STORE_REL(&tp_gen, next_gen(1));
     tp_sess.open = NULL;
     w->end_ticks = now;
     w->partial = partial;
@@ -88,9 +98,19 @@ static void close_window(uint64_t now, int partial, int64_t last_step) {
     tp_writer_push(&tp_sess.writer, w);
 }
 
-/* The current step's action is set: open a window if it records. */
+/* The current step's action is set: open a window if it records. With the flight recorder every
+ * step records, in a generation of its own (record/flight.h). */
 static void enter_step(uint64_t now) {
-    if (!tp_sess.open && tp_action_records(tp_sess.sm.action) && !tp_sess.stopped) open_window(now);
+    if (tp_sess.flight.on && !tp_sess.stopped) {
+        uint32_t g = next_gen(0);
+        tp_flight_enter(g);
+        TP_STORE_REL(&tp_gen, g);
+    }
+    /* Without a schedule the flight recorder's ring is the only recording (no whole-run window,
+     * whose memory would grow with the run). */
+    int scheduled = !tp_sess.flight.on || tp_sess.sched.mode != TP_SCHED_ALL;
+    if (!tp_sess.open && scheduled && tp_action_records(tp_sess.sm.action) && !tp_sess.stopped)
+        open_window(now);
     if (!tp_sess.open && TP_LOAD_RLX(&tp_gen) == 0) TP_STORE_REL(&tp_gen, next_gen(1));
     notify_sources();
 }
@@ -102,6 +122,7 @@ void tp_steps_begin(uint64_t now) {
 
 void tp_steps_end(uint64_t now, int partial) {
     tp_window *w = tp_sess.open;
+    if (tp_sess.flight.on) TP_STORE_REL(&tp_gen, next_gen(1)); /* the ring records no more */
     if (!w) return;
     add_step(w, tp_sess.sm.step, tp_sess.step_start, now);
     close_window(now, partial, tp_sess.sm.step);
@@ -130,6 +151,7 @@ void tprof_step(void) {
         int64_t ended = tp_sess.sm.step;
         if (w) add_step(w, ended, tp_sess.step_start, now);
         if (w && tp_sess.sm.action == TP_ACTION_RECORD_AND_SAVE) close_window(now, 0, ended);
+        if (!tp_sess.stopped) tp_flight_step_ended(ended, tp_sess.step_start, now);
         tp_sched_step(&tp_sess.sm);
         tp_steps_begin(now);
     }

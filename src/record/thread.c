@@ -143,10 +143,15 @@ static int chunk_seq_cmp(const void *a, const void *b) {
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-int tp_collect_chunks(uint32_t gen, tp_chunk_visit fn, void *ctx) {
+static int in_gens(const tp_chunk *c, uint32_t lo, uint32_t hi) {
+    uint32_t g = TP_LOAD_ACQ(&c->gen);
+    return g >= lo && g <= hi;
+}
+
+int tp_collect_chunks(uint32_t lo, uint32_t hi, tp_chunk_visit fn, void *ctx) {
     /* Threads are gathered under the lock and visited outside it, so that registering threads
      * never wait for the conversion. A gathered thread cannot be freed meanwhile: it has chunks
-     * of gen, and gen > done_gen until tp_window_done(gen). */
+     * of lo .. hi, and those are above done_gen until the window is done. */
     size_t nthr = 0, cap = 0, nchunks = 0;
     tp_thread **list = NULL;
     int rc = 0;
@@ -154,7 +159,7 @@ int tp_collect_chunks(uint32_t gen, tp_chunk_visit fn, void *ctx) {
     for (tp_thread *thr = threads; thr; thr = thr->next) {
         size_t mine = 0;
         for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c; c = c->next)
-            mine += TP_LOAD_ACQ(&c->gen) == gen;
+            mine += in_gens(c, lo, hi);
         if (!mine) continue;
         nchunks = mine > nchunks ? mine : nchunks;
         /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
@@ -171,7 +176,7 @@ int tp_collect_chunks(uint32_t gen, tp_chunk_visit fn, void *ctx) {
     for (size_t i = 0; i < nthr && chunks; i++) {
         size_t n = 0;
         for (tp_chunk *c = TP_LOAD_ACQ(&list[i]->chunks); c && n < nchunks; c = c->next)
-            if (TP_LOAD_ACQ(&c->gen) == gen) chunks[n++] = c;
+            if (in_gens(c, lo, hi)) chunks[n++] = c;
         qsort(chunks, n, sizeof(*chunks), chunk_seq_cmp); /* NOLINT(bugprone-sizeof-expression) */
         fn(ctx, list[i], chunks, n);
     }
@@ -187,6 +192,18 @@ void tp_window_done(uint32_t gen) {
             if (TP_LOAD_ACQ(&c->gen) == gen) budget_return(c);
     TP_STORE_REL(&done_gen, gen);
     reap_locked();
+    pthread_mutex_unlock(&threads_lock);
+}
+
+void tp_gens_release(uint32_t upto) {
+    pthread_mutex_lock(&threads_lock);
+    if (upto > TP_LOAD_RLX(&done_gen)) {
+        for (tp_thread *thr = threads; thr; thr = thr->next)
+            for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c; c = c->next)
+                if (TP_LOAD_ACQ(&c->gen) <= upto) budget_return(c);
+        TP_STORE_REL(&done_gen, upto);
+        reap_locked();
+    }
     pthread_mutex_unlock(&threads_lock);
 }
 

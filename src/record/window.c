@@ -242,6 +242,20 @@ static void visit_thread(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n)
     cv->npending = 0;
 }
 
+/* A flight save's triggering step: the model's flight_step, and for trace viewers an arg on its
+ * ProfilerStep and an instant at its start, both named TP_FLIGHT_MARK (docs/FLIGHT.md). */
+static void mark_trigger(convert *cv, tp_event *step, uint32_t track) {
+    tp_str reason = tp_model_intern_cstr(cv->m, cv->w->flight_reason);
+    int64_t ts = step->ts;
+    cv->m->flight_step = cv->w->flight_step;
+    cv->m->flight_reason = reason;
+    tp_model_add_arg(cv->m, step, name_id(cv, TP_FLIGHT_MARK), TP_ARG_STR, &reason);
+    tp_event *ev = add_event(cv, TP_INSTANT, TP_FLIGHT_MARK, ts, track);
+    if (!ev) return;
+    ev->cat = name_id(cv, "user_annotation");
+    tp_model_add_arg(cv->m, ev, name_id(cv, "reason"), TP_ARG_STR, &reason);
+}
+
 static void add_steps(convert *cv) {
     const tp_window *w = cv->w;
     if (!w->nsteps) return;
@@ -256,6 +270,8 @@ static void add_steps(convert *cv) {
         ev->dur = range_dur(ts, end);
         ev->cat = name_id(cv, "user_annotation");
         ev->flags = TP_EVF_STEP;
+        if (w->cut_last && i + 1 == w->nsteps) ev->flags |= TP_EVF_TRUNCATED;
+        if (w->flight_reason[0] && w->steps[i].step == w->flight_step) mark_trigger(cv, ev, track);
     }
 }
 
@@ -274,9 +290,9 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
     m->partial = w->partial;
     *cv = (convert){.m = m, .w = w, .env = env};
     cv->end_ts = model_ts(cv, w->end_ticks);
-    if (tp_collect_chunks(w->gen, visit_thread, cv)) m->failed = 1;
+    if (tp_collect_chunks(w->gen_lo ? w->gen_lo : w->gen, w->gen, visit_thread, cv)) m->failed = 1;
     add_steps(cv);
-    if (cv->truncated)
+    if (cv->truncated && !w->flight_reason[0]) /* a flight save cuts its steps by design */
         tp_log_warn("window %s: %zu range%s still open at its end %s closed there and flagged "
                     "truncated (first: \"%s\")",
                     w->name, cv->truncated, cv->truncated == 1 ? "" : "s",
@@ -299,7 +315,10 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
                              .last_step = w->last_step,
                              .partial = w->partial,
                              .model_offset_ns = env->origin_ns,
-                             .too_deep = cv->too_deep};
+                             .too_deep = cv->too_deep,
+                             .flight_reason = w->flight_reason[0] ? w->flight_reason : NULL,
+                             .flight_step = w->flight_step,
+                             .flight_note = w->flight_note};
     free(cv->stack);
     free(cv->pending);
     free(cv);

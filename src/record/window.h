@@ -18,7 +18,8 @@ typedef struct tp_step_span {
 } tp_step_span;
 
 typedef struct tp_window {
-    uint32_t gen;
+    uint32_t gen;    /* the generation of its records, or with the flight recorder the last ... */
+    uint32_t gen_lo; /* ... of the range gen_lo .. gen (record/flight.h); 0 = gen alone */
     uint64_t start_ticks, end_ticks;
     int64_t first_step, last_step;
     tp_step_span *steps; /* the ProfilerStep#k ranges, on the stepping thread's track */
@@ -26,7 +27,11 @@ typedef struct tp_window {
     int64_t step_tid;
     char step_thread[64]; /* the stepping thread's name ("" if unnamed) */
     int partial;
-    char name[64];          /* steps_<first>-<last> or epoch_<e> */
+    int cut_last;           /* the last step was still running: cut at end_ticks (flagged) */
+    char name[96];          /* steps_<first>-<last>, epoch_<e>, flight_<reason>_steps_<a>-<b> */
+    int64_t flight_step;    /* a flight save: the triggering step, marked in the trace */
+    char flight_reason[40]; /* a flight save's reason ("" for other windows) */
+    char flight_note[200];  /* its stderr line's start: "step 500 took 31.2 ms, ..." */
     tp_clock_cal cal;       /* taken as the window closed */
     struct tp_window *next; /* the writer's queue */
 } tp_window;

@@ -23,6 +23,8 @@ static void *writer_main(void *arg) {
         }
         int flush = __atomic_exchange_n(&wr->flush_req, 0, __ATOMIC_ACQ_REL);
         if (flush) wr->flush(wr->ctx);
+        if (__atomic_exchange_n(&wr->flight_req, 0, __ATOMIC_ACQ_REL) && wr->flight)
+            wr->flight(wr->ctx);
         int stop;
         tp_window *w;
         while ((w = pop(wr, &stop)))
@@ -38,7 +40,7 @@ static void *writer_main(void *arg) {
 
 int tp_writer_start(tp_writer *wr) {
     wr->head = wr->tail = NULL;
-    wr->stop = wr->flush_req = 0;
+    wr->stop = wr->flush_req = wr->flight_req = 0;
     wr->deadline_ns = 0;
     if (sem_init(&wr->wake, 0, 0) || sem_init(&wr->flushed, 0, 0)) return -1;
     pthread_mutex_init(&wr->lock, NULL);
@@ -68,6 +70,12 @@ void tp_writer_push(tp_writer *wr, tp_window *w) {
     wr->tail = w;
     pthread_mutex_unlock(&wr->lock);
     sem_post(&wr->wake);
+}
+
+void tp_writer_wake_flight(tp_writer *wr) {
+    if (!TP_LOAD_ACQ(&wr->running)) return;
+    TP_STORE_REL(&wr->flight_req, 1);
+    sem_post(&wr->wake); /* async-signal-safe */
 }
 
 void tp_writer_stop(tp_writer *wr) {

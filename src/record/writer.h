@@ -19,12 +19,14 @@ typedef struct tp_writer {
     tp_window *head, *tail; /* the queue, under lock */
     int stop;               /* under lock */
     int flush_req;          /* atomic: set by a signal handler */
+    int flight_req;         /* atomic: a flight save asked for (record/flight.h) */
     int running;            /* atomic: the thread exists and takes requests */
     int64_t deadline_ns;    /* atomic: set with flush_req: CLOCK_MONOTONIC time by which the flushed
                                window's trace must be closed; 0 outside a flush */
     void (*write)(void *ctx, tp_window *w); /* converts, delivers and frees w */
     void (*flush)(void *ctx);               /* closes the open window (queues it) */
     void (*after_flush)(void *ctx);         /* after a flush's windows: the run's files, partial */
+    void (*flight)(void *ctx);              /* serves flight_req (queues a window) */
     void *ctx;
 } tp_writer;
 
@@ -32,6 +34,8 @@ typedef struct tp_writer {
  * run on the writer). 0, or -1 when the thread cannot be created. */
 int tp_writer_start(tp_writer *wr);
 void tp_writer_push(tp_writer *wr, tp_window *w);
+/* Async-signal-safe: asks the thread to call wr->flight. */
+void tp_writer_wake_flight(tp_writer *wr);
 /* Writes what is queued, then ends and joins the thread. */
 void tp_writer_stop(tp_writer *wr);
 /* Async-signal-safe: asks for a flush whose trace is closed deadline_ms from now (deadline_ns)

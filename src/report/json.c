@@ -215,11 +215,43 @@ static void memory_and_flops(tp_jw *w, const tp_analysis *a) {
     tp_jw_end_object(w);
 }
 
+/* "flight": one object per flight recorder's trace (docs/ANALYZE_JSON.md). */
+static void flight(tp_jw *w, const tp_analysis *a) {
+    tp_jw_array(w, "flight");
+    for (size_t i = 0; i < a->nflights; i++) {
+        const tp_flight_row *f = &a->flights[i];
+        const tp_step_row *s = &a->steps[f->step];
+        tp_jw_object(w, NULL);
+        tp_jw_str(w, "reason", f->reason);
+        tp_jw_str(w, "step", s->name);
+        tp_jw_i64(w, "number", s->number);
+        tp_jw_us(w, "dur_us", s->dur_ns);
+        tp_jw_u64(w, "other_steps", f->others);
+        tp_jw_us_opt(w, "median_us", f->median_ns);
+        tp_jw_double_opt(w, "ratio", f->ratio);
+        str_opt(w, "stage", tp_flight_stage_name(a, f));
+        tp_jw_us_opt(w, "stage_step_us", f->stage >= -1 ? f->stage_step_ns : -1);
+        tp_jw_us_opt(w, "stage_median_us", f->stage >= -1 ? f->stage_median_ns : -1);
+        tp_jw_array(w, "ops");
+        for (size_t k = 0; k < f->nops; k++) {
+            tp_jw_object(w, NULL);
+            tp_jw_str(w, "name", f->ops[k].name);
+            tp_jw_us(w, "step_us", f->ops[k].step_ns);
+            tp_jw_us(w, "mean_others_us", f->ops[k].typical_ns);
+            tp_jw_end_object(w);
+        }
+        tp_jw_end_array(w);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+}
+
 void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw w;
     tp_jw_begin_report(&w, out);
     input(&w, a);
     steps(&w, a, o);
+    flight(&w, a);
     ops(&w, a, o);
     kernels(&w, a, o);
     stage_rows(&w, a);

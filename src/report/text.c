@@ -60,6 +60,35 @@ static void steps(tp_doc *d, const tp_analysis *a) {
     tp_doc_line(d, "slowest: %s", slow);
 }
 
+/* A flight recorder's trace: its triggering step against the others (docs/FLIGHT.md). */
+static void flight(tp_doc *d, const tp_analysis *a) {
+    for (size_t i = 0; i < a->nflights; i++) {
+        const tp_flight_row *f = &a->flights[i];
+        const tp_step_row *s = &a->steps[f->step];
+        tp_doc_heading(d, "Flight recorder: %s (%s)", s->name, f->reason);
+        if (f->ratio < 0) {
+            tp_doc_line(d, "%s took %s; no other step to compare it with", s->name,
+                        tp_fmt_dur(s->dur_ns).s);
+            continue;
+        }
+        tp_doc_line(d, "%s took %s, %.1fx the median %s of the other %zu steps", s->name,
+                    tp_fmt_dur(s->dur_ns).s, f->ratio, tp_fmt_dur(f->median_ns).s, f->others);
+        const char *stage = tp_flight_stage_name(a, f);
+        if (stage)
+            tp_doc_line(d, "stage that grew most: %s, %s against a median %s", stage,
+                        tp_fmt_dur(f->stage_step_ns).s, tp_fmt_dur(f->stage_median_ns).s);
+        static const char *const head[] = {"op", "self in step", "mean in others", "extra"};
+        static const unsigned flags[] = {0, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
+        if (f->nops) tp_doc_table(d, 4, head, flags);
+        for (size_t k = 0; k < f->nops; k++) {
+            tp_doc_cell(d, "%s", f->ops[k].name);
+            tp_doc_cell(d, "%s", tp_fmt_dur(f->ops[k].step_ns).s);
+            tp_doc_cell(d, "%s", tp_fmt_dur(f->ops[k].typical_ns).s);
+            tp_doc_cell(d, "+%s", tp_fmt_dur(f->ops[k].step_ns - f->ops[k].typical_ns).s);
+        }
+    }
+}
+
 static void stages(tp_doc *d, const tp_analysis *a) {
     if (!a->nstages) return;
     tp_doc_heading(d, "Stages (share of step time)");
@@ -281,6 +310,7 @@ static void build(tp_doc *d, const void *arg) {
     const tp_report_opts *o = ((const report_args *)arg)->o;
     header(d, a, o);
     steps(d, a);
+    flight(d, a);
     stages(d, a);
     ops(d, a, o);
     kernels(d, a, o);

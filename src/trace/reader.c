@@ -65,6 +65,8 @@ typedef struct reader {
     int64_t base_ns, rank, world_size, tprof_rank, tprof_world_size;
     uint64_t dropped;
     int partial;
+    int64_t flight_step; /* the tprof object's "flight" (docs/FLIGHT.md), -1 none */
+    tp_str flight_reason;
     /* progress line: rewritten in place on a terminal, else one line per update */
     int progress, progress_tty, progress_shown;
     double next_progress;
@@ -156,6 +158,22 @@ static int dist_member(reader *r, const tp_jstr *key, void *ctx) {
     return tp_scan_skip_value(&r->sc);
 }
 
+/* "flight": {"reason": "...", "step": n}, a flight recorder's save. */
+static int flight_member(reader *r, const tp_jstr *key, void *ctx) {
+    (void)ctx;
+    tp_scan *sc = &r->sc;
+    if (tp_scan_str_eq(sc, key, "step")) return int_value(r, &r->flight_step);
+    if (tp_scan_str_eq(sc, key, "reason") && *sc->p == '"') {
+        tp_jstr s;
+        int rc = tp_scan_string(sc, &s);
+        size_t n;
+        const char *text = rc == TP_SCAN_OK ? tp_scan_text(sc, &s, &n) : NULL;
+        if (text) r->flight_reason = tp_model_intern(r->m, text, n);
+        return rc;
+    }
+    return tp_scan_skip_value(sc);
+}
+
 static int tprof_member(reader *r, const tp_jstr *key, void *ctx) {
     (void)ctx;
     tp_scan *sc = &r->sc;
@@ -171,6 +189,7 @@ static int tprof_member(reader *r, const tp_jstr *key, void *ctx) {
         r->partial = sc->p - v == 4 && memcmp(v, "true", 4) == 0;
         return rc;
     }
+    if (tp_scan_str_eq(&r->sc, key, "flight")) return each_member(r, flight_member, NULL);
     if (tp_scan_str_eq(&r->sc, key, "rank")) return int_value(r, &r->tprof_rank);
     if (tp_scan_str_eq(&r->sc, key, "world_size")) return int_value(r, &r->tprof_world_size);
     return tp_scan_skip_value(sc);
@@ -403,6 +422,10 @@ static void apply_facts(reader *r, size_t first_event) {
         m->world_size = r->world_size >= 0 ? r->world_size : r->tprof_world_size;
     m->dropped_events += r->dropped;
     m->partial |= r->partial;
+    if (r->flight_step >= 0) {
+        m->flight_step = r->flight_step;
+        m->flight_reason = r->flight_reason;
+    }
     m->input_events += r->events_in;
     m->input_bytes += tp_scan_offset(&r->sc, r->sc.end);
     tp_evread_finish(&r->ev);
@@ -436,7 +459,7 @@ static int read_input(tp_input *in, const char *name, tp_model *m, int progress,
     r.name = name;
     r.err = err;
     r.errlen = errlen;
-    r.rank = r.world_size = r.tprof_rank = r.tprof_world_size = -1;
+    r.rank = r.world_size = r.tprof_rank = r.tprof_world_size = r.flight_step = -1;
     r.progress_tty = isatty(STDERR_FILENO);
     r.progress = progress > 1 || (progress == 1 && r.progress_tty);
     tp_scan_init(&r.sc);

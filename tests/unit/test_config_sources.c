@@ -74,7 +74,10 @@ static void test_defaults(void **state) {
         "d[\"flush_timeout_ms\"] == 5000 and d[\"with_stack\"] is False and "
         "d[\"with_modules\"] is True and d[\"peak_tflops\"] == 0 and "
         "d[\"nsight_output\"] is None and d[\"schedule_every_n_steps\"] == 0 and "
-        "d[\"html_report\"] is True and len(d) == 31",
+        "d[\"html_report\"] is True and d[\"flight_recorder\"] is False and d[\"flight_steps\"] == 20 and "
+        "d[\"slow_step_factor\"] == 3.0 and d[\"flight_warmup_steps\"] == 50 and "
+        "d[\"flight_cooldown_steps\"] == 100 and d[\"flight_max_saves\"] == 10 and "
+        "d[\"flight_signal\"] is False and len(d) == 38",
         (int)getpid());
     assert_int_equal(python_check(json, pid_expr), 0);
     free(json);
@@ -122,6 +125,13 @@ static void test_each_key_from_set(void **state) {
         {"peak_tflops", "989.5"},
         {"nsight_output", "prof.nsys-rep"},
         {"schedule_every_n_steps", "20"},
+        {"flight_recorder", "on"},
+        {"flight_steps", "5"},
+        {"slow_step_factor", "2.5"},
+        {"flight_warmup_steps", "7"},
+        {"flight_cooldown_steps", "8"},
+        {"flight_max_saves", "2"},
+        {"flight_signal", "yes"},
     };
     for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
         if (tprof_config_set(c, kv[i][0], kv[i][1])) fail_msg("%s", tprof_config_error(c));
@@ -140,7 +150,10 @@ static void test_each_key_from_set(void **state) {
                   "False, \"gpu\": \"off\", "
                   "\"nsight\": True, \"flush_timeout_ms\": 250, \"with_stack\": True, "
                   "\"with_modules\": False, \"peak_tflops\": 989.5, "
-                  "\"nsight_output\": \"prof.nsys-rep\", \"schedule_every_n_steps\": 20}"),
+                  "\"nsight_output\": \"prof.nsys-rep\", \"schedule_every_n_steps\": 20, "
+                  "\"flight_recorder\": True, \"flight_steps\": 5, \"slow_step_factor\": 2.5, "
+                  "\"flight_warmup_steps\": 7, \"flight_cooldown_steps\": 8, "
+                  "\"flight_max_saves\": 2, \"flight_signal\": True}"),
         0);
     free(json);
     tprof_config_free(c);

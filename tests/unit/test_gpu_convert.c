@@ -709,8 +709,46 @@ static void test_window_assignment(void **state) {
     tp_cupti_conv_free(&c);
 }
 
+/* The flight recorder's ring moved past 1000: older records go, memory ones counted first, and
+ * the ring's window still gets its own, with the device total they moved. */
+static void test_flight_prune(void **state) {
+    (void)state;
+    enum { LAUNCH = 211 };
+    tp_cupti_conv c;
+    tp_cupti_conv_init(&c);
+    tp_cupti_pending p;
+    tp_cupti_pending_init(&p, 100);
+    tp_cupti_rec recs[] = {
+        api_at(100, 1, LAUNCH),  kernel_at(150, 1),  /* before the ring: dropped */
+        memory_at(50, 1000),                         /* before: applied to the total, dropped */
+        api_at(990, 2, LAUNCH),  kernel_at(1100, 2), /* launched before, ran in the ring: kept */
+        api_at(1000, 3, LAUNCH), kernel_at(1200, 3), /* in the ring */
+        memory_at(1300, 24),
+    };
+    for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
+        tp_cupti_pending_add(&p, &recs[i]);
+    tp_cupti_pending_prune(&p, &c, 1000);
+    assert_int_equal(p.n, 4); /* kernel 2, launch and kernel 3, memory at 1300 */
+    for (size_t i = 0; i < p.n; i++)
+        assert_true(p.recs[i].start >= 1000);
+    tp_cupti_pending_prune(&p, &c, 1000); /* again: nothing more goes */
+    assert_int_equal(p.n, 4);
+    tp_model m;
+    tp_model_init(&m);
+    tp_window_info w = {.name = "flight", .start_ns = 1000, .end_ns = 2000, .model_offset_ns = 0};
+    assert_int_equal(tp_cupti_pending_take(&p, &c, &m, &w), 4);
+    assert_int_equal(count_kind(&m, TP_KERNEL), 2);
+    for (size_t i = 0; i < m.nevents; i++)
+        if (m.events[i].kind == TP_MEMORY)
+            assert_int_equal(arg_int(&m, &m.events[i], "Total Allocated"), 1024);
+    tp_model_free(&m);
+    tp_cupti_pending_free(&p);
+    tp_cupti_conv_free(&c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flight_prune),
         cmocka_unit_test(test_fields_read_have_stable_offsets),
         cmocka_unit_test(test_kernel_as_kineto_writes_it),
         cmocka_unit_test(test_occupancy_matches_kineto),

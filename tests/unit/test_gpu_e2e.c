@@ -246,6 +246,38 @@ static void test_one_window(void **state) {
     tp_model_free(&m);
 }
 
+/* The flight recorder keeps CUPTI on every step and tells the source where its ring begins
+ * (retain): a save of the ring gets the ring's launches and kernels, not older ones, however
+ * many buffers came back meanwhile (the pruning itself: test_gpu_convert's test_flight_prune). */
+static void test_flight_ring(void **state) {
+    (void)state;
+    tp_log_reset();
+    create();
+    assert_non_null(src.retain);
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    for (uint32_t i = 0; i < 3000; i++) { /* steps that left the ring */
+        CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 10 + i, 100 + i);
+        CUpti_ActivityKernel10 k = kernel(11 + i, 12 + i, 100 + i, "old");
+        assert_true(push(&a, sizeof(a)) && push(&k, sizeof(k)));
+    }
+    src.retain(src.ctx, 5000);
+    CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 5100, 9000);
+    CUpti_ActivityKernel10 k = kernel(5200, 5300, 9000, "_Z4ringv");
+    assert_true(push(&a, sizeof(a)) && push(&k, sizeof(k)));
+    tp_model m;
+    tp_model_init(&m);
+    tp_window_info w = {.name = "flight_slow_step_steps_1-2",
+                        .start_ns = 5000,
+                        .end_ns = 6000,
+                        .model_offset_ns = 5000};
+    src.collect(src.ctx, &m, &w);
+    assert_int_equal(count(&m, TP_KERNEL), 1);
+    assert_non_null(find(&m, TP_KERNEL, 9000));
+    assert_int_equal(count(&m, TP_HOST_RANGE), 1);
+    assert_int_equal(m.dropped_events, 0);
+    tp_model_free(&m);
+}
+
 static void test_back_to_back_windows(void **state) {
     (void)state;
     tp_log_reset();
@@ -352,6 +384,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_teardown(test_found_through_cuda_home, end_source),
         cmocka_unit_test_teardown(test_one_window, end_source),
         cmocka_unit_test_teardown(test_back_to_back_windows, end_source),
+        cmocka_unit_test_teardown(test_flight_ring, end_source),
         cmocka_unit_test_teardown(test_kernel_never_completes, end_source),
         cmocka_unit_test_teardown(test_clock_offset_without_callback, end_source),
         cmocka_unit_test_teardown(test_no_gpu, end_source),

@@ -285,6 +285,8 @@ class CallbackLogic:
         self._stop()
 
     def on_exception(self, trainer, pl_module, exception):
+        if self._active:
+            self.profile.save_flight_on_exception()  # the flight recorder's ring, when on
         self._stop()
 
 

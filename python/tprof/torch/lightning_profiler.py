@@ -186,6 +186,8 @@ class ProfilerLogic:
         original = strategy.on_exception
 
         def on_exception(exception):
+            if self._on:
+                self.session.save_flight_on_exception()  # the flight recorder's ring, when on
             self._stop_session()
             return original(exception)
 
