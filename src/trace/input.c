@@ -137,6 +137,8 @@ tp_input *tp_input_open_at(const char *path, uint64_t offset, char *err, size_t 
         return NULL;
     }
     posix_fadvise(in->fd, (off_t)offset, 0, POSIX_FADV_SEQUENTIAL);
+    struct stat st;
+    if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode)) in->raw_size = (uint64_t)st.st_size;
     in->raw_pos = offset;
     return in;
 }
