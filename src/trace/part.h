@@ -28,7 +28,7 @@ typedef struct tp_read_facts {
     int64_t base_ns, rank, world_size, tprof_rank, tprof_world_size;
     uint64_t dropped;
     int partial;
-    unsigned set; /* TP_FACT_* bits */
+    unsigned set;       /* TP_FACT_* bits */
     uint64_t events_in; /* entries of the events array */
     int array_form;
     int events_member; /* the object form's traceEvents array was found */

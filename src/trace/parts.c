@@ -238,7 +238,7 @@ static size_t follow_chain(const job *jobs, size_t njobs, size_t *chain) {
         chain[n++] = k;
         const tp_part *p = &jobs[k].part;
         if (p->rc != 0 || p->stopped == 0) return n;
-        k += p->stopped; /* its stop i (from 0) is the start of part k + 1 + i */
+        k += p->stopped;          /* its stop i (from 0) is the start of part k + 1 + i */
         if (k >= njobs) return n; /* (cannot be: a stop is some part's start) */
     }
 }

@@ -60,7 +60,7 @@ typedef struct reader {
     tp_read_facts *f; /* &pt->facts */
     const char *mark; /* where the unit being parsed began */
     int state;
-    int first; /* no item yet in the current object or array */
+    int first;        /* no item yet in the current object or array */
     size_t next_stop; /* pt->stops[next_stop] is the next place the part may end */
     uint64_t stop_at; /* its offset, UINT64_MAX when none is left */
     /* progress line: rewritten in place on a terminal, else one line per update */

@@ -55,20 +55,21 @@ static int same_every_cut(const char *text) {
     return rc;
 }
 
-#define EV(name, ts) "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": " name ", \"pid\": 1, " \
-                     "\"tid\": 2, \"ts\": " ts ", \"dur\": 3}"
+#define EV(name, ts)                                                                               \
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": " name ", \"pid\": 1, "                        \
+    "\"tid\": 2, \"ts\": " ts ", \"dur\": 3}"
 
 static void test_strings_that_look_like_boundaries(void **state) {
     (void)state;
     /* '}' ',' '{' inside strings, with escaped quotes; a false start reads nonsense */
-    assert_int_equal(same_every_cut("{\"traceEvents\": [" EV("\"a}, {\\\"ph\\\": 1}, {\"", "1") ", "
-                                    EV("\"b\\\"}, {}, {\\\"\"", "5") ",\n  " EV("\"c\"", "9")
-                                    "]}"),
-                     0);
+    assert_int_equal(
+        same_every_cut("{\"traceEvents\": [" EV("\"a}, {\\\"ph\\\": 1}, {\"", "1") ", " EV(
+            "\"b\\\"}, {}, {\\\"\"", "5") ",\n  " EV("\"c\"", "9") "]}"),
+        0);
     /* the array form, no closing bracket, a trailing comma */
-    assert_int_equal(same_every_cut("[" EV("\"}, {\"", "1") ", " EV("\"x\"", "2") ", "
-                                    EV("\"}, {}\"", "3") ","),
-                     0);
+    assert_int_equal(
+        same_every_cut("[" EV("\"}, {\"", "1") ", " EV("\"x\"", "2") ", " EV("\"}, {}\"", "3") ","),
+        0);
     assert_int_equal(same_every_cut("[" EV("\"a\"", "1") ",\n" EV("\"b\"", "2")), 0);
 }
 
@@ -76,13 +77,15 @@ static void test_members_around_the_events(void **state) {
     (void)state;
     /* boundaries that look true before and after the events array; facts on both sides */
     assert_int_equal(
-        same_every_cut("{\"schemaVersion\": [{}, {\"a\": 1}], \"baseTimeNanoseconds\": 5000, "
-                       "\"traceEvents\": [" EV("\"a\"", "1") ", " EV("\"b\"", "2") ", "
-                       "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 2, "
-                       "\"args\": {\"name\": \"main\"}}], "
-                       "\"deviceProperties\": [{\"id\": 0, \"name\": \"A\"}, {\"id\": 1, "
-                       "\"name\": \"B\"}], \"distributedInfo\": {\"rank\": 3}, "
-                       "\"baseTimeNanoseconds\": 7000}"),
+        same_every_cut(
+            "{\"schemaVersion\": [{}, {\"a\": 1}], \"baseTimeNanoseconds\": 5000, "
+            "\"traceEvents\": [" EV("\"a\"", "1") ", " EV(
+                "\"b\"", "2") ", "
+                              "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 2, "
+                              "\"args\": {\"name\": \"main\"}}], "
+                              "\"deviceProperties\": [{\"id\": 0, \"name\": \"A\"}, {\"id\": 1, "
+                              "\"name\": \"B\"}], \"distributedInfo\": {\"rank\": 3}, "
+                              "\"baseTimeNanoseconds\": 7000}"),
         0);
 }
 
@@ -92,9 +95,10 @@ static void test_ranges_across_a_cut(void **state) {
     assert_int_equal(
         same_every_cut("[{\"ph\": \"B\", \"name\": \"outer\", \"pid\": 1, \"tid\": 1, \"ts\": 1}, "
                        "{\"ph\": \"B\", \"name\": \"inner\", \"pid\": 1, \"tid\": 1, \"ts\": 2}, "
-                       "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 3}, " EV("\"x\"", "4") ", "
-                       "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 5}, "
-                       "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 6}]"),
+                       "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 3}, " EV(
+                           "\"x\"", "4") ", "
+                                         "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 5}, "
+                                         "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 6}]"),
         0);
 }
 
@@ -102,13 +106,12 @@ static void test_errors_name_the_first_bad_event(void **state) {
     (void)state;
     tp_log_set_quiet(1);
     /* a bad event late, a bad time early: the message and its offset as one thread says */
-    assert_int_equal(same_every_cut("[" EV("\"a\"", "\"x\"") ", " EV("\"b\"", "2") ", "
-                                    EV("\"c\"", "3") ", {\"ph\": \"X\", \"ts\": 1 2}, "
-                                    EV("\"d\"", "4") "]"),
+    assert_int_equal(same_every_cut("[" EV("\"a\"", "\"x\"") ", " EV("\"b\"", "2") ", " EV(
+                         "\"c\"", "3") ", {\"ph\": \"X\", \"ts\": 1 2}, " EV("\"d\"", "4") "]"),
                      -1);
     /* cut short inside an event */
-    assert_int_equal(same_every_cut("{\"traceEvents\": [" EV("\"a\"", "1") ", " EV("\"b\"", "2")
-                                    ", {\"ph\": \"X\", \"name\": \"c"),
+    assert_int_equal(same_every_cut("{\"traceEvents\": [" EV("\"a\"", "1") ", " EV(
+                         "\"b\"", "2") ", {\"ph\": \"X\", \"name\": \"c"),
                      -1);
     /* data after the document */
     assert_int_equal(same_every_cut("[" EV("\"a\"", "1") ", " EV("\"b\"", "2") "] x"), -1);
