@@ -66,16 +66,31 @@ def main():
         elif m.group(4):
             biggest["step"] = max(biggest["step"], int(m.group(4)))
     chunk = sep.join(body)
+    # The chunk as literal text between the values that move, parsed once: a copy only formats
+    # the moved values (10 GB in minutes).
+    lits, marks, last = [], [], 0
+    for m in FIELD.finditer(chunk):
+        lits.append(chunk[last:m.start()])
+        step = int(m.group(4)) if m.group(4) else None
+        marks.append((m.group(1), int(m.group(2) or 0), m.group(3) or "", step))
+        last = m.end()
+    tail = chunk[last:]
 
-    def shift(copy):
-        def sub(m):
-            if m.group(4):
-                return '"ProfilerStep#%d"' % (int(m.group(4)) + copy * (biggest["step"] + 1))
-            field, num, frac = m.group(1), int(m.group(2)), m.group(3) or ""
-            if field == "ts":
-                return '"ts": %d%s' % (num + copy * dt, frac)
-            return '"%s": %d%s' % (field, num + copy * (biggest[field] + 1) if num else 0, frac)
-        return sub
+    def copy_of(copy):
+        if copy == 0:
+            return chunk
+        out = []
+        for lit, (field, num, frac, step) in zip(lits, marks):
+            out.append(lit)
+            if step is not None:
+                out.append('"ProfilerStep#%d"' % (step + copy * (biggest["step"] + 1)))
+            elif field == "ts":
+                out.append('"ts": %d%s' % (num + copy * dt, frac))
+            else:
+                out.append('"%s": %d%s' % (field, num + copy * (biggest[field] + 1) if num else 0,
+                                           frac))
+        out.append(tail)
+        return "".join(out)
 
     target, n, copy = int(a.mb * 1e6), 0, 0
     tmp = a.out + ".tmp"
@@ -84,7 +99,7 @@ def main():
         f.write(head + sep.join(meta))
         size = len(head)
         while size < target:
-            piece = sep + (chunk if copy == 0 else FIELD.sub(shift(copy), chunk))
+            piece = sep + copy_of(copy)
             f.write(piece)
             size += len(piece.encode("utf-8"))
             n += len(body)
