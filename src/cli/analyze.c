@@ -28,6 +28,7 @@ static const char help[] =
     "  --peak-tflops X      a device's peak TFLOP/s for MFU (default: the GPU's from a table;\n"
     "                       a CPU has none)\n"
     "  -o, --output FILE    write the report to FILE instead of standard output\n"
+    "  --threads N          threads that read a plain JSON trace (default: the cores available)\n"
     "  --progress           show the reading progress even when stderr is not a terminal\n"
     "  --no-progress        never show it (default: inputs over ~100 MB, on a terminal)\n"
     "  -h, --help           this help\n"
@@ -38,7 +39,7 @@ static const char help[] =
 static const tp_cli_opt opts[] = {
     {"json", 0, 0},        {"csv", 0, 0},    {"markdown", 0, 0},    {"top", 0, 1},
     {"stage", 0, 1},       {"rank", 0, 1},   {"output", 'o', 1},    {"progress", 0, 0},
-    {"no-progress", 0, 0}, {"help", 'h', 0}, {"peak-tflops", 0, 1},
+    {"no-progress", 0, 0}, {"help", 'h', 0}, {"peak-tflops", 0, 1}, {"threads", 0, 1},
 };
 
 /* 0 with the inputs gathered in argv (in place, in order) and s set, 1 when --help was printed,

@@ -172,6 +172,9 @@ int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s) {
             return tp_cli_usage(p->verb, "--peak-tflops wants a positive number"), -1;
     } else if (strcmp(name, "rank") == 0) {
         if (tp_cli_int_value(p, 0, INT32_MAX, &r->rank)) return -1;
+    } else if (strcmp(name, "threads") == 0) {
+        if (tp_cli_int_value(p, 1, 64, &v)) return -1;
+        r->threads = (int)v;
     } else if (strcmp(name, "progress") == 0) {
         r->progress = TP_CLI_PROGRESS_FORCE;
     } else if (strcmp(name, "no-progress") == 0) {

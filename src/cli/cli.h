@@ -79,6 +79,7 @@ int tp_cli_number_value(const tp_cli_parser *p, double *out);
 typedef struct tp_cli_read_opts {
     int64_t rank;         /* --rank N: only traces of this rank; TP_CLI_ALL_RANKS for all */
     int progress;         /* tp_read_opts.progress; see TP_CLI_PROGRESS_* */
+    int threads;          /* --threads N: tp_read_opts.threads (0: the cores available) */
     tp_stage_def *stages; /* --stage (parsed); NULL: the default stages */
     size_t nstages, cap_stages;
     char **specs; /* the strings the stages point into */

@@ -57,6 +57,21 @@ static void note_rank(ranks_seen *s, int64_t rank) {
     s->count++;
 }
 
+/* For tests of the parallel reader: TPROF_TEST_READ_CUTS="OFFSET,OFFSET,..." cuts every plain
+ * JSON input there (tp_read_opts.splits), whatever its size. The count of offsets taken. */
+static size_t test_cuts(uint64_t *cuts, size_t cap) {
+    const char *s = getenv("TPROF_TEST_READ_CUTS");
+    size_t n = 0;
+    while (s && *s && n < cap) {
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (end == s) break;
+        cuts[n++] = v;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
 /* Reads one trace and adds it to a unless its rank is not the one asked for. 1 when added, 0
  * when skipped, -1 after printing the error. */
 static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const tp_cli_read_opts *r,
@@ -64,7 +79,10 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
     if (r->rank != TP_CLI_ALL_RANKS && name_rank >= 0 && name_rank != r->rank) return 0;
     tp_model m;
     tp_model_init(&m);
-    tp_read_opts ro = {.progress = r->progress};
+    tp_read_opts ro = {.progress = r->progress, .threads = r->threads};
+    uint64_t cuts[16];
+    ro.nsplits = test_cuts(cuts, 16);
+    ro.splits = ro.nsplits ? cuts : NULL;
     char err[1024];
     int rc = tp_trace_read_file(path, &m, &ro, err, sizeof(err)) ? -1 : 1;
     int64_t rank = name_rank >= 0 ? name_rank : m.rank;

@@ -442,7 +442,10 @@ static void begin_event(tp_evread *er, tp_evfields *f, const char *start) {
 static void end_event(tp_evread *er, tp_evfields *f, const char *start) {
     uint32_t track = track_of(er, f);
     struct tp_range_stack *st = stack_of(er, track);
-    if (!st || !st->n) return;
+    if (!st || !st->n) {
+        er->orphan_ends++;
+        return;
+    }
     open_range r = st->r[--st->n];
     int64_t ts;
     if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return;
@@ -545,6 +548,25 @@ int tp_evread_event(tp_evread *er) {
     add_event(er, &f, start);
     if (er->nul_at) return tp_scan_fail(sc, er->nul_at, "raw NUL byte inside a string");
     return TP_SCAN_OK;
+}
+
+size_t tp_evread_open_ranges(const tp_evread *er) {
+    size_t n = 0;
+    for (size_t i = 0; i < er->cap_stacks; i++)
+        n += er->stacks[i].n;
+    return n;
+}
+
+int tp_evread_adopt_names(tp_evread *dst, const tp_evread *src, const tp_str *map) {
+    if (TP_GROW(dst->names, dst->cap_names, dst->nnames + src->nnames)) return -1;
+    for (size_t i = 0; i < src->nnames; i++) {
+        struct tp_pending_name pn = src->names[i];
+        pn.pid_str = map[pn.pid_str];
+        pn.tid_str = map[pn.tid_str];
+        pn.name = map[pn.name];
+        dst->names[dst->nnames++] = pn;
+    }
+    return 0;
 }
 
 static int name_applies(const struct tp_pending_name *pn, const tp_track *t) {

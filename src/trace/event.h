@@ -52,6 +52,7 @@ typedef struct tp_evread {
     uint64_t bad_time_at; /* input offset of the first */
     const char *nul_at;   /* a raw NUL inside a string of the current event, or NULL */
     uint64_t with_phase;  /* objects read with a "ph" member: without any, no trace */
+    uint64_t orphan_ends; /* E events with no B open on their thread (ignored) */
 } tp_evread;
 
 /* 0 sends every event through the general path (tests compare the two paths). */
@@ -65,5 +66,10 @@ int tp_evread_event(tp_evread *er);
 /* Gives the process and thread names read so far to the tracks of the model. */
 void tp_evread_finish(tp_evread *er);
 void tp_evread_free(tp_evread *er);
+/* B ranges still waiting for their E. */
+size_t tp_evread_open_ranges(const tp_evread *er);
+/* Appends the process and thread names src read (into another model) to dst's; map turns
+ * src's string ids into dst's. 0, or -1 when out of memory. */
+int tp_evread_adopt_names(tp_evread *dst, const tp_evread *src, const tp_str *map);
 
 #endif

@@ -123,6 +123,31 @@ tp_input *tp_input_open(const char *path, char *err, size_t errlen) {
     return in;
 }
 
+tp_input *tp_input_open_at(const char *path, uint64_t offset, char *err, size_t errlen) {
+    tp_input *in = calloc(1, sizeof(*in));
+    if (!in) {
+        snprintf(err, errlen, "cannot open: %s", strerror(ENOMEM));
+        return NULL;
+    }
+    in->own_fd = 1;
+    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0 || lseek(in->fd, (off_t)offset, SEEK_SET) < 0) {
+        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+        tp_input_close(in);
+        return NULL;
+    }
+    posix_fadvise(in->fd, (off_t)offset, 0, POSIX_FADV_SEQUENTIAL);
+    struct stat st;
+    if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode)) in->raw_size = (uint64_t)st.st_size;
+    in->raw_pos = offset;
+    return in;
+}
+
+uint64_t tp_input_splittable(const tp_input *in) {
+    if (in->gz || (!in->mem && !in->own_fd)) return 0;
+    return in->raw_size;
+}
+
 ptrdiff_t tp_input_read(tp_input *in, char *dst, size_t cap) {
     if (in->gz) return tp_gunzip_read(in->gz, dst, cap);
     return raw_read(in, (unsigned char *)dst, cap, in->err, sizeof(in->err));

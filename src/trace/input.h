@@ -15,6 +15,12 @@ typedef struct tp_input tp_input;
 tp_input *tp_input_open(const char *path, char *err, size_t errlen);
 /* data must stay valid until tp_input_close. NULL when out of memory. */
 tp_input *tp_input_mem(const void *data, size_t len);
+/* The plain bytes of a file from offset on (a part of the parallel reader: no gzip, no
+ * standard input). NULL with err = "cannot open: <reason>". */
+tp_input *tp_input_open_at(const char *path, uint64_t offset, char *err, size_t errlen);
+/* The size of a plain JSON input that can be split (a regular file or memory, not gzip), else
+ * 0. */
+uint64_t tp_input_splittable(const tp_input *in);
 /* Up to cap bytes of JSON (decompressed) into dst: the count, 0 at the end, -1 on error. */
 ptrdiff_t tp_input_read(tp_input *in, char *dst, size_t cap);
 /* The error after a -1, one phrase ("read error: ...", "truncated gzip data", ...). */

@@ -25,9 +25,13 @@
 
 #include "trace/event.h"
 #include "trace/input.h"
+#include "trace/part.h"
+#include "trace/parts.h"
 #include "trace/scan.h"
 #include "util/log.h"
+#include "util/vec.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +43,7 @@ enum {
     TP_READ_MIN = 256,
     TP_READ_MAX_UNIT = 128 << 20,
     TP_PROGRESS_MIN = 100 << 20, /* inputs smaller than this read too fast to need a line */
+    TP_RESERVE_BYTES = 256,
 };
 
 enum state { ST_START, ST_OBJECT, ST_EVENTS, ST_SKIP, ST_AFTER, ST_DONE };
@@ -51,45 +56,38 @@ typedef struct device_fields {
 
 typedef struct reader {
     tp_scan sc;
-    tp_evread ev;
-    tp_input *in;
-    tp_model *m;
-    const char *name; /* the input as messages name it */
+    tp_part *pt;
+    tp_read_facts *f; /* &pt->facts */
     const char *mark; /* where the unit being parsed began */
     int state;
-    int first; /* no item yet in the current object or array */
-    int array_form;
-    int events_member; /* the object form's traceEvents array was found */
-    uint64_t events_in;
-    /* Run facts, applied at the end: top-level keys may come in any order. */
-    int64_t base_ns, rank, world_size, tprof_rank, tprof_world_size;
-    uint64_t dropped;
-    int partial;
-    int64_t flight_step; /* the tprof object's "flight" (docs/FLIGHT.md), -1 none */
-    tp_str flight_reason;
+    int first;        /* no item yet in the current object or array */
+    size_t next_stop; /* pt->stops[next_stop] is the next place the part may end */
+    uint64_t stop_at; /* its offset, UINT64_MAX when none is left */
     /* progress line: rewritten in place on a terminal, else one line per update */
     int progress, progress_tty, progress_shown;
     double next_progress;
-    char *err;
-    size_t errlen;
 } reader;
 
 static int fail_at(reader *r, uint64_t offset, const char *msg) {
-    if (r->err && r->errlen)
-        snprintf(r->err, r->errlen, "%s: byte %llu: %s", r->name, (unsigned long long)offset, msg);
+    snprintf(r->pt->err, sizeof(r->pt->err), "%s: byte %llu: %s", r->pt->name,
+             (unsigned long long)offset, msg);
     return -1;
 }
 
 /* ---- top-level values ------------------------------------------------------------------- */
 
-/* An integer value into *out (left as it is when the value is no integer). */
-static int int_value(reader *r, int64_t *out) {
+/* An integer value into *out (left as it is when the value is no integer); fact is the bit
+ * of r->f->set that says it was written, 0 for none. */
+static int int_value(reader *r, int64_t *out, unsigned fact) {
     tp_jnum n;
     int isnum;
     int rc = tp_scan_number(&r->sc, &n, &isnum);
     int64_t i;
     double d;
-    if (!rc && isnum && tp_jnum_value(&r->sc, &n, &i, &d)) *out = i;
+    if (!rc && isnum && tp_jnum_value(&r->sc, &n, &i, &d)) {
+        *out = i;
+        r->f->set |= fact;
+    }
     return rc;
 }
 
@@ -110,15 +108,15 @@ static int each_member(reader *r, member_fn fn, void *ctx) {
 
 static int device_member(reader *r, const tp_jstr *key, void *ctx) {
     device_fields *d = ctx;
-    if (tp_scan_str_eq(&r->sc, key, "id")) return int_value(r, &d->id);
-    if (tp_scan_str_eq(&r->sc, key, "totalGlobalMem")) return int_value(r, &d->mem);
+    if (tp_scan_str_eq(&r->sc, key, "id")) return int_value(r, &d->id, 0);
+    if (tp_scan_str_eq(&r->sc, key, "totalGlobalMem")) return int_value(r, &d->mem, 0);
     /* computeProperties (2021) says major, minor, multiProcessorCount. */
     if (tp_scan_str_eq(&r->sc, key, "computeMajor") || tp_scan_str_eq(&r->sc, key, "major"))
-        return int_value(r, &d->major);
+        return int_value(r, &d->major, 0);
     if (tp_scan_str_eq(&r->sc, key, "computeMinor") || tp_scan_str_eq(&r->sc, key, "minor"))
-        return int_value(r, &d->minor);
+        return int_value(r, &d->minor, 0);
     if (tp_scan_str_eq(&r->sc, key, "numSms") || tp_scan_str_eq(&r->sc, key, "multiProcessorCount"))
-        return int_value(r, &d->sms);
+        return int_value(r, &d->sms, 0);
     if (tp_scan_str_eq(&r->sc, key, "name") && *r->sc.p == '"')
         return tp_scan_string(&r->sc, &d->name);
     return tp_scan_skip_value(&r->sc);
@@ -138,11 +136,11 @@ static int devices(reader *r) {
             continue;
         }
         if ((rc = each_member(r, device_member, &f)) != TP_SCAN_OK) return rc;
-        tp_device *d = tp_model_device(r->m, f.id);
+        tp_device *d = tp_model_device(r->pt->m, f.id);
         if (!d) continue;
         size_t n;
         const char *name = f.name.s ? tp_scan_text(sc, &f.name, &n) : "";
-        d->name = tp_model_intern(r->m, name, f.name.s ? n : 0);
+        d->name = tp_model_intern(r->pt->m, name, f.name.s ? n : 0);
         d->total_mem = f.mem > 0 ? (uint64_t)f.mem : 0;
         d->compute_major = (int)f.major;
         d->compute_minor = (int)f.minor;
@@ -153,22 +151,29 @@ static int devices(reader *r) {
 
 static int dist_member(reader *r, const tp_jstr *key, void *ctx) {
     (void)ctx;
-    if (tp_scan_str_eq(&r->sc, key, "rank")) return int_value(r, &r->rank);
-    if (tp_scan_str_eq(&r->sc, key, "world_size")) return int_value(r, &r->world_size);
+    if (tp_scan_str_eq(&r->sc, key, "rank")) return int_value(r, &r->f->rank, TP_FACT_RANK);
+    if (tp_scan_str_eq(&r->sc, key, "world_size"))
+        return int_value(r, &r->f->world_size, TP_FACT_WORLD);
     return tp_scan_skip_value(&r->sc);
 }
 
-/* "flight": {"reason": "...", "step": n}, a flight recorder's save. */
+/* "flight": {"reason": "...", "step": n}, a flight recorder's save (docs/FLIGHT.md). The
+ * reason is kept as text, cut to the facts' buffer, and interned when the facts are applied:
+ * a part's model is not the one the facts end in. */
 static int flight_member(reader *r, const tp_jstr *key, void *ctx) {
     (void)ctx;
     tp_scan *sc = &r->sc;
-    if (tp_scan_str_eq(sc, key, "step")) return int_value(r, &r->flight_step);
+    if (tp_scan_str_eq(sc, key, "step")) return int_value(r, &r->f->flight_step, TP_FACT_FLIGHT);
     if (tp_scan_str_eq(sc, key, "reason") && *sc->p == '"') {
         tp_jstr s;
         int rc = tp_scan_string(sc, &s);
         size_t n;
         const char *text = rc == TP_SCAN_OK ? tp_scan_text(sc, &s, &n) : NULL;
-        if (text) r->flight_reason = tp_model_intern(r->m, text, n);
+        if (text) {
+            n = n < sizeof(r->f->flight_reason) - 1 ? n : sizeof(r->f->flight_reason) - 1;
+            memcpy(r->f->flight_reason, text, n);
+            r->f->flight_reason[n] = '\0';
+        }
         return rc;
     }
     return tp_scan_skip_value(sc);
@@ -179,19 +184,23 @@ static int tprof_member(reader *r, const tp_jstr *key, void *ctx) {
     tp_scan *sc = &r->sc;
     if (tp_scan_str_eq(&r->sc, key, "dropped_events")) {
         int64_t n = 0;
-        int rc = int_value(r, &n);
-        r->dropped = n > 0 ? (uint64_t)n : 0;
+        int rc = int_value(r, &n, 0);
+        r->f->dropped = n > 0 ? (uint64_t)n : 0;
+        r->f->set |= TP_FACT_DROPPED;
         return rc;
     }
     if (tp_scan_str_eq(&r->sc, key, "partial")) {
         const char *v = sc->p;
         int rc = tp_scan_skip_value(sc);
-        r->partial = sc->p - v == 4 && memcmp(v, "true", 4) == 0;
+        r->f->partial = sc->p - v == 4 && memcmp(v, "true", 4) == 0;
+        r->f->set |= TP_FACT_PARTIAL;
         return rc;
     }
     if (tp_scan_str_eq(&r->sc, key, "flight")) return each_member(r, flight_member, NULL);
-    if (tp_scan_str_eq(&r->sc, key, "rank")) return int_value(r, &r->tprof_rank);
-    if (tp_scan_str_eq(&r->sc, key, "world_size")) return int_value(r, &r->tprof_world_size);
+    if (tp_scan_str_eq(&r->sc, key, "rank"))
+        return int_value(r, &r->f->tprof_rank, TP_FACT_TPROF_RANK);
+    if (tp_scan_str_eq(&r->sc, key, "world_size"))
+        return int_value(r, &r->f->tprof_world_size, TP_FACT_TPROF_WORLD);
     return tp_scan_skip_value(sc);
 }
 
@@ -199,7 +208,10 @@ static int base_time(reader *r) {
     tp_jnum n;
     int isnum;
     int rc = tp_scan_number(&r->sc, &n, &isnum);
-    if (!rc && isnum && tp_jnum_scaled(&n, 0, TP_TIME_LIMIT, &r->base_ns) != 0) r->base_ns = 0;
+    if (!rc && isnum) {
+        if (tp_jnum_scaled(&n, 0, TP_TIME_LIMIT, &r->f->base_ns) != 0) r->f->base_ns = 0;
+        r->f->set |= TP_FACT_BASE;
+    }
     return rc;
 }
 
@@ -209,7 +221,7 @@ static int top_member(reader *r, const tp_jstr *key) {
     tp_scan *sc = &r->sc;
     if (tp_scan_str_eq(&r->sc, key, "traceEvents") && *sc->p == '[') {
         sc->p++;
-        r->events_member = 1;
+        r->f->events_member = 1;
         r->state = ST_EVENTS;
         r->first = 1;
         return TP_SCAN_OK;
@@ -240,7 +252,7 @@ static int open_document(reader *r) {
         r->state = ST_OBJECT;
     } else if (*sc->p == '[') {
         r->state = ST_EVENTS;
-        r->array_form = 1;
+        r->f->array_form = 1;
     } else {
         return tp_scan_fail(sc, sc->p, "not a JSON trace: expected '{' or '['");
     }
@@ -264,31 +276,47 @@ static int object(reader *r) {
     return rc;
 }
 
+/* Whether the entry at offset at is the next stop of the part; the stops passed on the way
+ * (boundaries that were no boundaries: inside a string, another part's guess) are skipped. */
+static int at_stop(reader *r, uint64_t at) {
+    const tp_part *pt = r->pt;
+    while (r->next_stop < pt->nstops && pt->stops[r->next_stop] < at)
+        r->next_stop++;
+    r->stop_at = r->next_stop < pt->nstops ? pt->stops[r->next_stop] : UINT64_MAX;
+    if (r->stop_at != at) return 0;
+    r->pt->stopped = r->next_stop + 1;
+    return 1;
+}
+
 /* The hot loop: one unit per event, committed as soon as it is read. */
 static int events(reader *r) {
     tp_scan *sc = &r->sc;
     for (;;) {
         tp_scan_ws(sc);
-        if (sc->p == sc->end && sc->eof && r->array_form) {
+        if (sc->p == sc->end && sc->eof && r->f->array_form) {
             r->state = ST_DONE; /* the array form may end without its ']' */
             return TP_SCAN_OK;
         }
         int first = r->first;
         int rc = tp_scan_element(sc, &first);
-        if (rc == TP_SCAN_MORE && sc->eof && r->array_form) {
+        if (rc == TP_SCAN_MORE && sc->eof && r->f->array_form) {
             r->state = ST_DONE; /* ... or with a trailing comma */
             return TP_SCAN_OK;
         }
         if (rc == TP_SCAN_OK) {
-            r->state = r->array_form ? ST_AFTER : ST_OBJECT;
+            r->state = r->f->array_form ? ST_AFTER : ST_OBJECT;
             r->first = 0;
             return rc;
         }
         if (rc != TP_SCAN_ITEM) return rc;
-        rc = *sc->p == '{' ? tp_evread_event(&r->ev) : tp_scan_skip_value(sc);
+        if (tp_scan_offset(sc, sc->p) >= r->stop_at && at_stop(r, tp_scan_offset(sc, sc->p))) {
+            r->state = ST_DONE; /* the next part begins here */
+            return TP_SCAN_OK;
+        }
+        rc = *sc->p == '{' ? tp_evread_event(&r->pt->ev) : tp_scan_skip_value(sc);
         if (rc != TP_SCAN_OK) return rc;
         r->first = 0;
-        r->events_in++;
+        r->f->events_in++;
         r->mark = sc->p;
     }
 }
@@ -332,7 +360,7 @@ static int step(reader *r) {
 
 static void progress(reader *r) {
     uint64_t pos, size;
-    tp_input_progress(r->in, &pos, &size);
+    tp_input_progress(r->pt->in, &pos, &size);
     if ((size ? size : pos) < TP_PROGRESS_MIN) return;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -341,10 +369,10 @@ static void progress(reader *r) {
     r->next_progress = t + 0.25;
     const char *start = r->progress_tty ? "\r" : "", *end = r->progress_tty ? "" : "\n";
     if (size)
-        fprintf(stderr, "%stprof: reading %s: %3d%% of %llu MB%s", start, r->name,
+        fprintf(stderr, "%stprof: reading %s: %3d%% of %llu MB%s", start, r->pt->name,
                 (int)(pos * 100 / size), (unsigned long long)(size >> 20), end);
     else
-        fprintf(stderr, "%stprof: reading %s: %llu MB%s", start, r->name,
+        fprintf(stderr, "%stprof: reading %s: %llu MB%s", start, r->pt->name,
                 (unsigned long long)(pos >> 20), end);
     r->progress_shown = 1;
 }
@@ -366,8 +394,8 @@ static int refill(reader *r) {
     sc->origin += off;
     size_t len = keep;
     while (len < sc->cap) {
-        ptrdiff_t n = tp_input_read(r->in, sc->buf + len, sc->cap - len);
-        if (n < 0) return fail_at(r, sc->origin + len, tp_input_error(r->in));
+        ptrdiff_t n = tp_input_read(r->pt->in, sc->buf + len, sc->cap - len);
+        if (n < 0) return fail_at(r, sc->origin + len, tp_input_error(r->pt->in));
         if (n == 0) {
             sc->eof = 1;
             break;
@@ -398,7 +426,7 @@ static int fail_end(reader *r) {
     return fail_at(r, end, "unexpected end of input (the trace is cut short)");
 }
 
-/* ---- the run facts and the entry points ------------------------------------------------- */
+/* ---- the run facts and the end of a read ---------------------------------------------- */
 
 static int64_t sat_add(int64_t a, int64_t b) {
     int64_t s;
@@ -408,67 +436,108 @@ static int64_t sat_add(int64_t a, int64_t b) {
 
 /* A model's events share one base: the first read sets it, later reads move their events onto
  * it, so several files (ranks) read into one model keep their relative times. */
-static void apply_facts(reader *r, size_t first_event) {
-    tp_model *m = r->m;
+static void apply_facts(tp_part *p, size_t first_event) {
+    tp_model *m = p->m;
+    const tp_read_facts *f = &p->facts;
     if (first_event == 0) {
-        m->base_ns = r->base_ns;
-    } else if (r->base_ns != m->base_ns) {
-        int64_t shift = sat_add(r->base_ns, -m->base_ns);
+        m->base_ns = f->base_ns;
+    } else if (f->base_ns != m->base_ns) {
+        int64_t shift = sat_add(f->base_ns, -m->base_ns);
         for (size_t i = first_event; i < m->nevents; i++)
             m->events[i].ts = sat_add(m->events[i].ts, shift);
     }
-    if (r->rank >= 0 || r->tprof_rank >= 0) m->rank = r->rank >= 0 ? r->rank : r->tprof_rank;
-    if (r->world_size >= 0 || r->tprof_world_size >= 0)
-        m->world_size = r->world_size >= 0 ? r->world_size : r->tprof_world_size;
-    m->dropped_events += r->dropped;
-    m->partial |= r->partial;
-    if (r->flight_step >= 0) {
-        m->flight_step = r->flight_step;
-        m->flight_reason = r->flight_reason;
+    if (f->rank >= 0 || f->tprof_rank >= 0) m->rank = f->rank >= 0 ? f->rank : f->tprof_rank;
+    if (f->world_size >= 0 || f->tprof_world_size >= 0)
+        m->world_size = f->world_size >= 0 ? f->world_size : f->tprof_world_size;
+    m->dropped_events += f->dropped;
+    m->partial |= f->partial;
+    if (f->flight_step >= 0) {
+        m->flight_step = f->flight_step;
+        m->flight_reason = tp_model_intern_cstr(m, f->flight_reason);
     }
-    m->input_events += r->events_in;
-    m->input_bytes += tp_scan_offset(&r->sc, r->sc.end);
-    tp_evread_finish(&r->ev);
-    if (r->ev.bad_time)
+    m->input_events += f->events_in;
+    m->input_bytes += p->end;
+    tp_evread_finish(&p->ev);
+    if (p->ev.bad_time)
         tp_log_warn("%s: %llu events left out: ts missing, ts or dur not a number or out of range "
                     "(the first at byte %llu)",
-                    r->name, (unsigned long long)r->ev.bad_time,
-                    (unsigned long long)r->ev.bad_time_at);
+                    p->name, (unsigned long long)p->ev.bad_time,
+                    (unsigned long long)p->ev.bad_time_at);
 }
 
 /* Valid JSON that is no trace ({"foo": 1}, a compile_commands.json) is an error, not an empty
  * report: a trace is an object with a "traceEvents" array, or an array; and when that array has
  * entries, at least one is an event (an object with "ph"). {"traceEvents": []} and [] are
  * traces, empty ones. */
-static int check_is_trace(reader *r) {
-    if (!r->array_form && !r->events_member)
-        return fail_at(r, 0, "not a valid trace: no \"traceEvents\" array");
-    if (r->events_in && !r->ev.with_phase)
-        return fail_at(r, 0,
-                       "not a valid trace: no entry is a trace event (an object with \"ph\")");
-    return 0;
+static int check_is_trace(tp_part *p) {
+    const char *why = NULL;
+    if (!p->facts.array_form && !p->facts.events_member)
+        why = "not a valid trace: no \"traceEvents\" array";
+    else if (p->facts.events_in && !p->ev.with_phase)
+        why = "not a valid trace: no entry is a trace event (an object with \"ph\")";
+    if (!why) return 0;
+    snprintf(p->err, sizeof(p->err), "%s: byte 0: %s", p->name, why);
+    return -1;
 }
 
-/* cap: the buffer's first size; it doubles for a unit longer than half of it. */
-static int read_input(tp_input *in, const char *name, tp_model *m, int progress, size_t cap,
-                      char *err, size_t errlen) {
+int tp_part_finish(tp_part *p, size_t first_event) {
+    int rc = p->rc;
+    if (rc == 0) rc = check_is_trace(p);
+    apply_facts(p, first_event);
+    return rc;
+}
+
+void tp_part_free(tp_part *p) {
+    tp_evread_free(&p->ev);
+}
+
+/* ---- a part ----------------------------------------------------------------------------- */
+
+static void part_begin(reader *r, tp_part *p) {
+    memset(r, 0, sizeof(*r));
+    r->pt = p;
+    r->f = &p->facts;
+    p->rc = 0;
+    p->err[0] = '\0';
+    p->stopped = 0;
+    memset(&p->facts, 0, sizeof(p->facts));
+    p->facts.rank = p->facts.world_size = p->facts.tprof_rank = p->facts.tprof_world_size =
+        p->facts.flight_step = -1;
+    r->progress_tty = isatty(STDERR_FILENO);
+    r->progress = p->progress > 1 || (p->progress == 1 && r->progress_tty);
+    r->stop_at = p->nstops ? p->stops[0] : UINT64_MAX;
+    if (p->form != TP_FORM_UNKNOWN) { /* a later part: it begins at an entry of the events */
+        r->state = ST_EVENTS;
+        r->first = 1;
+        p->facts.array_form = p->form == TP_FORM_ARRAY;
+        p->facts.events_member = !p->facts.array_form;
+    }
+}
+
+/* Room for the events of a part of known size, reserved once (pages are touched only as events
+ * fill them) instead of grown by copies: an event for every TP_RESERVE_BYTES of JSON covers
+ * profilers' traces (Kineto writes 250-400 bytes per event kept); more grow as usual. */
+static void reserve_events(tp_part *p) {
+    uint64_t pos, size;
+    tp_input_progress(p->in, &pos, &size);
+    uint64_t end = p->nstops ? p->stops[0] : size;
+    if (end <= p->start) return;
+    size_t want = (size_t)((end - p->start) / TP_RESERVE_BYTES);
+    if (TP_GROW(p->m->events, p->m->cap_events, p->m->nevents + want)) return; /* grow later */
+}
+
+void tp_part_read(tp_part *p) {
+    assert(p->form != TP_FORM_UNKNOWN || p->start == 0);
     reader r;
-    memset(&r, 0, sizeof(r));
-    r.in = in;
-    r.m = m;
-    r.name = name;
-    r.err = err;
-    r.errlen = errlen;
-    r.rank = r.world_size = r.tprof_rank = r.tprof_world_size = r.flight_step = -1;
-    r.progress_tty = isatty(STDERR_FILENO);
-    r.progress = progress > 1 || (progress == 1 && r.progress_tty);
+    part_begin(&r, p);
+    reserve_events(p);
     tp_scan_init(&r.sc);
-    tp_evread_init(&r.ev, m, &r.sc);
-    size_t first_event = m->nevents;
+    tp_evread_init(&p->ev, p->m, &r.sc);
     int rc = 0;
-    if (tp_scan_reserve(&r.sc, cap)) {
-        rc = fail_at(&r, 0, "out of memory");
+    if (tp_scan_reserve(&r.sc, p->cap)) {
+        rc = fail_at(&r, p->start, "out of memory");
     } else {
+        r.sc.origin = p->start;
         tp_scan_set_data(&r.sc, 0);
         r.sc.p = r.mark = r.sc.buf;
     }
@@ -479,11 +548,31 @@ static int read_input(tp_input *in, const char *name, tp_model *m, int progress,
         else if (s == TP_SCAN_MORE)
             rc = r.sc.eof ? fail_end(&r) : refill(&r);
     }
-    if (rc == 0) rc = check_is_trace(&r);
     if (r.progress_shown && r.progress_tty) fputs("\r\033[K", stderr);
-    if (r.sc.buf) apply_facts(&r, first_event);
-    tp_evread_free(&r.ev);
+    p->rc = rc;
+    p->end = r.sc.buf ? tp_scan_offset(&r.sc, r.sc.end) : p->start;
+    p->ev.sc = NULL; /* the scanner ends here; the names wait for tp_part_finish */
     tp_scan_free(&r.sc);
+}
+
+/* ---- the entry points ------------------------------------------------------------------- */
+
+/* The one-thread read. cap: the buffer's first size; it doubles for a unit longer than half
+ * of it. */
+static int read_input(tp_input *in, const char *name, tp_model *m, int progress, size_t cap,
+                      char *err, size_t errlen) {
+    tp_part p;
+    memset(&p, 0, sizeof(p));
+    p.in = in;
+    p.name = name;
+    p.m = m;
+    p.progress = progress;
+    p.cap = cap;
+    size_t first_event = m->nevents;
+    tp_part_read(&p);
+    int rc = tp_part_finish(&p, first_event);
+    if (rc && err && errlen) snprintf(err, errlen, "%s", p.err);
+    tp_part_free(&p);
     return rc;
 }
 
@@ -496,24 +585,35 @@ int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, cha
         if (err && errlen) snprintf(err, errlen, "%s: %s", name, why);
         return -1;
     }
-    int rc = read_input(in, name, m, o ? o->progress : 0, TP_READ_BUF, err, errlen);
+    int progress = o ? o->progress : 0;
+    tp_split_src src = {.path = path, .cap = TP_READ_BUF};
+    int rc = tp_parts_read(&src, in, name, m, o, err, errlen);
+    if (rc == TP_PARTS_DECLINED) rc = read_input(in, name, m, progress, TP_READ_BUF, err, errlen);
     tp_input_close(in);
     return rc;
 }
 
-int tp_trace_read_mem(const void *data, size_t len, const char *name, tp_model *m, char *err,
-                      size_t errlen) {
+/* A quarter of the input, so small inputs (tests, the fuzzer) go through refills too. */
+static size_t mem_cap(size_t len) {
+    return len / 4 < TP_READ_MIN ? TP_READ_MIN : len / 4 > TP_READ_BUF ? TP_READ_BUF : len / 4;
+}
+
+int tp_trace_read_mem_opts(const void *data, size_t len, const char *name, tp_model *m,
+                           const tp_read_opts *o, char *err, size_t errlen) {
     if (!name) name = "<memory>";
     tp_input *in = tp_input_mem(data, len);
     if (!in) {
         if (err && errlen) snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
-    /* A quarter of the input, so small inputs (tests, the fuzzer) go through refills too. */
-    size_t cap = len / 4 < TP_READ_MIN   ? TP_READ_MIN
-                 : len / 4 > TP_READ_BUF ? TP_READ_BUF
-                                         : len / 4;
-    int rc = read_input(in, name, m, 0, cap, err, errlen);
+    tp_split_src src = {.mem = data, .cap = mem_cap(len)};
+    int rc = o ? tp_parts_read(&src, in, name, m, o, err, errlen) : TP_PARTS_DECLINED;
+    if (rc == TP_PARTS_DECLINED) rc = read_input(in, name, m, 0, mem_cap(len), err, errlen);
     tp_input_close(in);
     return rc;
+}
+
+int tp_trace_read_mem(const void *data, size_t len, const char *name, tp_model *m, char *err,
+                      size_t errlen) {
+    return tp_trace_read_mem_opts(data, len, name, m, NULL, err, errlen);
 }

@@ -11,11 +11,20 @@
 #include "model/model.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct tp_read_opts {
     /* A progress line on stderr for inputs over ~100 MB: 0 never, 1 when stderr is a terminal,
      * 2 always (`tprof analyze --progress`). */
     int progress;
+    /* Threads that read a plain JSON file at once: 0 the cores available to the process, 1 one
+     * thread. Compressed input and standard input are read by one (gzip's two-stage pipeline).
+     * The model is the same, byte for byte, whatever the count. */
+    int threads;
+    /* For tests: where to cut the input (any offsets, ascending), in place of equal shares;
+     * each part begins at the first place after its cut that looks like an event's start. */
+    const uint64_t *splits;
+    size_t nsplits;
 } tp_read_opts;
 
 /* Reads a Chrome/Kineto trace into m (already tp_model_init'ed; events are appended, so several
@@ -25,8 +34,11 @@ typedef struct tp_read_opts {
  * o may be NULL. */
 int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, char *err,
                        size_t errlen);
-/* The same from memory; name (NULL: "<memory>") stands for PATH in messages. */
+/* The same from memory, on one thread; name (NULL: "<memory>") stands for PATH in messages. */
 int tp_trace_read_mem(const void *data, size_t len, const char *name, tp_model *m, char *err,
                       size_t errlen);
+/* The same with options (o NULL: one thread). */
+int tp_trace_read_mem_opts(const void *data, size_t len, const char *name, tp_model *m,
+                           const tp_read_opts *o, char *err, size_t errlen);
 
 #endif

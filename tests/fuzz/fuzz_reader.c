@@ -2,8 +2,10 @@
  *
  * The reader must return 0 or -1 with a one-line message naming the input and a byte offset
  * inside it; never crash, hang, leak or read out of bounds (the sanitizers check the rest).
- * Each input is read twice, with the event fast path and without it (tp_evread_fast): the two
- * results must be the same model, byte for byte, and the same message. */
+ * Each input is read three times: with the event fast path, without it (tp_evread_fast), and
+ * cut into parts read by threads (the parallel reader, cuts at a third and two thirds and where
+ * the input's last byte points): the results must be the same model, byte for byte, and the
+ * same message. */
 #include "../unit/reader_same.h"
 #include "model/model.h"
 #include "trace/event.h"
@@ -31,6 +33,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     int grc = tp_trace_read_mem(data, size, "fuzz", &g, gerr, sizeof(gerr));
     tp_evread_fast = 1;
     if (rc != grc || strcmp(err, gerr) != 0 || !reader_same_model(&m, &g)) abort();
+    tp_model_free(&g);
+    tp_model_init(&g);
+    uint64_t cuts[3] = {size / 3, size ? data[size - 1] % (size / 2 + 1) + size / 3 : 0,
+                        2 * (uint64_t)size / 3};
+    if (cuts[1] < cuts[0]) cuts[1] = cuts[0];
+    tp_read_opts o = {.threads = 2, .splits = cuts, .nsplits = 3};
+    grc = tp_trace_read_mem_opts(data, size, "fuzz", &g, &o, gerr, sizeof(gerr));
+    if (rc != grc || strcmp(err, gerr) != 0 || (rc == 0 && !reader_same_model(&m, &g))) abort();
     if (rc != 0) {
         unsigned long long at;
         /* Compressed input counts offsets in the decompressed JSON, which may be longer. */
