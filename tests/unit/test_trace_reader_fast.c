@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "read_fixture.h"
 #include "reader_same.h"
 #include "trace/event.h"
 #include "trace/index.h"
@@ -207,20 +208,6 @@ static int read_both(const void *data, size_t len, tp_model *m) {
     return rc;
 }
 
-static char *read_whole(const char *path, size_t *len) {
-    gzFile f = gzopen(path, "rb");
-    assert_non_null(f);
-    tp_buf b;
-    tp_buf_init(&b);
-    char chunk[1 << 16];
-    int n;
-    while ((n = gzread(f, chunk, sizeof(chunk))) > 0)
-        tp_buf_put(&b, chunk, (size_t)n);
-    gzclose(f);
-    *len = b.len;
-    return b.data;
-}
-
 static void test_fixtures_both_paths(void **state) {
     (void)state;
     const char *root = getenv("TPROF_FIXTURES");
@@ -239,7 +226,8 @@ static void test_fixtures_both_paths(void **state) {
             char path[1024];
             snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
             size_t len;
-            char *data = read_whole(path, &len);
+            char *data = read_fixture(path, &len);
+            assert_non_null(data);
             tp_model m, f, g;
             assert_int_equal(read_both(data, len, &m), 0);
             assert_true(m.nevents > 0);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "read_fixture.h"
 #include "reader_same.h"
 #include "trace/reader.h"
 #include "util/buf.h"
@@ -118,20 +119,6 @@ static void test_errors_name_the_first_bad_event(void **state) {
     tp_log_set_quiet(0);
 }
 
-static char *read_whole(const char *path, size_t *len) {
-    gzFile f = gzopen(path, "rb");
-    assert_non_null(f);
-    tp_buf b;
-    tp_buf_init(&b);
-    char chunk[1 << 16];
-    int n;
-    while ((n = gzread(f, chunk, sizeof(chunk))) > 0)
-        tp_buf_put(&b, chunk, (size_t)n);
-    gzclose(f);
-    *len = b.len;
-    return b.data;
-}
-
 /* Every fixture cut into 2, 3 and 8 parts at equal shares and at shifted ones. */
 static void test_fixtures_cut(void **state) {
     (void)state;
@@ -151,7 +138,8 @@ static void test_fixtures_cut(void **state) {
             char path[1024];
             snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
             size_t len;
-            char *data = read_whole(path, &len);
+            char *data = read_fixture(path, &len);
+            assert_non_null(data);
             for (uint64_t parts = 2; parts <= 8; parts += parts == 3 ? 5 : 1) {
                 for (uint64_t shift = 0; shift < 3; shift++) {
                     uint64_t cuts[8];
