@@ -135,7 +135,8 @@ static int gather(const tp_model *m, int64_t pid, dev_work *d) {
 static int union_both(dev_work *d, tp_order *o, int64_t *u) {
     size_t nc = d->n[WORK_COMM], n = nc + d->n[WORK_COMPUTE];
     if (TP_GROW(d->v[WORK_COMM], d->cap[WORK_COMM], n)) return -1;
-    memcpy(d->v[WORK_COMM] + nc, d->v[WORK_COMPUTE], d->n[WORK_COMPUTE] * sizeof(tp_keyed));
+    if (d->n[WORK_COMPUTE]) /* the list is NULL when empty */
+        memcpy(d->v[WORK_COMM] + nc, d->v[WORK_COMPUTE], d->n[WORK_COMPUTE] * sizeof(tp_keyed));
     return tp_gpu_union(o, d->v[WORK_COMM], n, d->first, d->last, u);
 }
 

@@ -175,7 +175,7 @@ static int step_pairs(const tp_analysis *s, tp_rank_row *row) {
         pairs[2 * i] = s->steps[i].number;
         pairs[2 * i + 1] = s->steps[i].dur_ns;
     }
-    qsort(pairs, n, 2 * sizeof(*pairs), cmp_i64_pair);
+    if (n) qsort(pairs, n, 2 * sizeof(*pairs), cmp_i64_pair);
     for (size_t i = 0; i < n; i++) {
         row->step_number[i] = pairs[2 * i];
         row->step_dur_ns[i] = pairs[2 * i + 1];
@@ -228,7 +228,7 @@ static int summarise(rank_acc *acc, tp_rank_row *row, size_t nstages) {
     size_t n = acc->colls.n;
     row->colls.v = malloc((n ? n : 1) * sizeof(tp_coll));
     if (!row->colls.v) return -1;
-    memcpy(row->colls.v, acc->colls.v, n * sizeof(tp_coll));
+    if (n) memcpy(row->colls.v, acc->colls.v, n * sizeof(tp_coll)); /* v is NULL when empty */
     row->colls.n = row->colls.cap = n;
     tp_coll_sort(&row->colls);
     time_split(acc, row);
@@ -268,7 +268,7 @@ static int cmp_acc(const void *pa, const void *pb) {
 
 static int build(tp_analysis *a, tp_ranks *r) {
     struct tp_rank_accs *accs = a->priv->ranks;
-    qsort(accs->v, accs->n, sizeof(*accs->v), cmp_acc);
+    if (accs->n) qsort(accs->v, accs->n, sizeof(*accs->v), cmp_acc);
     r->stage_names = calloc(a->nstages + 1, sizeof(char *));
     r->rows = calloc(accs->n, sizeof(*r->rows));
     if (!r->stage_names || !r->rows) return -1;

@@ -177,7 +177,7 @@ static int cmp_rank(const void *pa, const void *pb) {
 /* The offsets: collectives' times are absolute already, so what is left is each clock's error
  * against the lowest rank's, from the collectives' ends. */
 static int align(merge_job *j) {
-    qsort(j->ranks, j->nranks, sizeof(*j->ranks), cmp_rank);
+    if (j->nranks) qsort(j->ranks, j->nranks, sizeof(*j->ranks), cmp_rank);
     tp_coll_list *lists = calloc(j->nranks, sizeof(*lists));
     int64_t *off = calloc(j->nranks, sizeof(*off));
     size_t *matched = calloc(j->nranks, sizeof(*matched));

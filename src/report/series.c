@@ -198,7 +198,7 @@ static void name_list(tp_jw *w, const tp_series *s, uint32_t *index) {
 
 static void range_list(tp_jw *w, const char *key, tp_series_range *r, size_t n,
                        const uint32_t *index) {
-    qsort(r, n, sizeof(*r), by_start);
+    if (n) qsort(r, n, sizeof(*r), by_start); /* r may be NULL when n is 0 */
     tp_jw_array(w, key);
     for (size_t i = 0; i < n; i++) {
         tp_jw_array(w, NULL); /* [lane, start_us, dur_us, name, kind] */
@@ -216,7 +216,7 @@ static void range_list(tp_jw *w, const char *key, tp_series_range *r, size_t n,
 /* One device's curve: allocated bytes (Total Allocated where the events carry it, else the
  * running sum of Bytes), at most TP_SERIES_MEM_POINTS points, each bucket's highest. */
 static void memory_curve(tp_jw *w, tp_series_mem *d) {
-    qsort(d->points, d->n, sizeof(*d->points), point_by_time);
+    if (d->n) qsort(d->points, d->n, sizeof(*d->points), point_by_time);
     int any_total = 0;
     for (size_t i = 0; i < d->n; i++)
         any_total |= d->points[i].has_total;
