@@ -18,6 +18,7 @@
 #include "trace/reader.h"
 #include "util/vec.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,7 +178,8 @@ static int cmp_rank(const void *pa, const void *pb) {
 /* The offsets: collectives' times are absolute already, so what is left is each clock's error
  * against the lowest rank's, from the collectives' ends. */
 static int align(merge_job *j) {
-    if (j->nranks) qsort(j->ranks, j->nranks, sizeof(*j->ranks), cmp_rank);
+    assert(j->nranks > 0); /* parse refused no input; survey gave each trace a rank */
+    qsort(j->ranks, j->nranks, sizeof(*j->ranks), cmp_rank);
     tp_coll_list *lists = calloc(j->nranks, sizeof(*lists));
     int64_t *off = calloc(j->nranks, sizeof(*off));
     size_t *matched = calloc(j->nranks, sizeof(*matched));

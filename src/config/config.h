@@ -43,7 +43,7 @@ struct tprof_config {
     int summary;
     int html_report; /* report.html in the run directory at shutdown */
     int64_t top_k;
-    char *config;    /* the YAML file, NULL when none */
+    char *config; /* the YAML file, NULL when none */
     int signals;
     int64_t flush_timeout_ms; /* the most a flush on SIGTERM/SIGINT may take */
     int gpu;                  /* tp_gpu_mode */

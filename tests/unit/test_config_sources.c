@@ -74,7 +74,8 @@ static void test_defaults(void **state) {
         "d[\"flush_timeout_ms\"] == 5000 and d[\"with_stack\"] is False and "
         "d[\"with_modules\"] is True and d[\"peak_tflops\"] == 0 and "
         "d[\"nsight_output\"] is None and d[\"schedule_every_n_steps\"] == 0 and "
-        "d[\"html_report\"] is True and d[\"flight_recorder\"] is False and d[\"flight_steps\"] == 20 and "
+        "d[\"html_report\"] is True and d[\"flight_recorder\"] is False and d[\"flight_steps\"] == "
+        "20 and "
         "d[\"slow_step_factor\"] == 3.0 and d[\"flight_warmup_steps\"] == 50 and "
         "d[\"flight_cooldown_steps\"] == 100 and d[\"flight_max_saves\"] == 10 and "
         "d[\"flight_signal\"] is False and len(d) == 38",
