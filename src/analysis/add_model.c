@@ -7,6 +7,7 @@
 
 #include "util/vec.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,6 +336,11 @@ static int add_gpu(tp_scan *s, lists *l) {
         int64_t one;
         if (tp_gpu_union(&s->order, l->devices[d].v, l->devices[d].n, first, last, &one)) return -1;
         busy = tp_add_sat(busy, one);
+        tp_idle_row *row = tp_device_row(a, l->device_ids.v[d].a);
+        if (!row) return -1;
+        row->busy_ns = tp_add_sat(row->busy_ns, one);
+        row->window_ns = tp_add_sat(row->window_ns, window);
+        assert(row->busy_ns <= row->window_ns);
     }
     a->window_ns = tp_add_sat(a->window_ns, window);
     a->gpu_busy_ns = tp_add_sat(a->gpu_busy_ns, busy);

@@ -110,6 +110,8 @@ typedef struct tp_idle_row {
     int64_t sync_ns;   /* ... right after a synchronization drained the GPU */
     int64_t launch_ns; /* gaps below TP_IDLE_LAUNCH_NS: back-to-back launch overhead */
     int64_t other_ns;  /* the rest */
+    int64_t busy_ns;   /* the union of its work inside the window (gpu.c), over every input */
+    int64_t window_ns; /* the windows it was busy in, summed over inputs: busy <= window */
 } tp_idle_row;
 
 typedef struct tp_reco {

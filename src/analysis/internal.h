@@ -176,6 +176,9 @@ void tp_evidence_python(tp_scan *s, const tp_event *e, int64_t self_ns);
 /* idle.c: the idle gaps of each stream's work (event indices work[0..n)), explained, into the
  * analysis' idle rows. Needs the launches noted by the walks. 0 or -1. */
 int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n);
+/* The row of device pid (its idle breakdown, busy and window), created on first use; NULL when
+ * out of memory. */
+tp_idle_row *tp_device_row(tp_analysis *a, int64_t pid);
 /* coverage.c: counts the stage ranges the walks found (s->cands), leaving out those inside a
  * range of the same stage on another thread. 0 or -1. */
 int tp_stage_count(tp_scan *s);

@@ -213,6 +213,11 @@
     figs.appendChild(card('fig-gpu-devices', 'devices', g.devices, 'num'));
     figs.appendChild(card('fig-gpu-kernels', 'kernels run', g.kernel_count, 'num'));
     figs.appendChild(card('fig-gpu-work', 'GPU work', g.work_us, 'us'));
+    table($('devices-table'), 'devices', [
+      { key: 'device', label: 'device' }, { key: 'busy_us', label: 'busy', format: 'us' },
+      { key: 'idle_us', label: 'idle', format: 'us' }, { key: 'window_us', label: 'window', format: 'us' },
+      { key: 'utilization_pct', label: 'utilization', format: 'pct' }
+    ], g.per_device, { empty: 'no GPU work in this input' });
     table($('idle-table'), 'idle', [
       { key: 'device', label: 'device' }, { key: 'idle_us', label: 'idle', format: 'us' },
       { key: 'host_us', label: 'waiting for the host', format: 'us' },
