@@ -41,6 +41,9 @@ typedef struct tp_op_row {
     double gpu_pct;        /* gpu_ns / the analysis' gpu_work_ns (set by finish) */
     int64_t sync_ns;       /* host synchronizations inside steps called from inside this op */
     uint64_t sync_calls;
+    int64_t alloc_bytes; /* Σ Bytes of the allocations ([memory], Bytes > 0) it is the innermost
+                            op of, on the allocating thread (torch's self memory) */
+    uint64_t allocs;     /* their count */
 } tp_op_row;
 
 typedef struct tp_kernel_row {
@@ -141,6 +144,8 @@ typedef struct tp_analysis {
     size_t nops, cap_ops;
     size_t *ops_by_gpu; /* indices of ops that launched GPU work, most first (finish) */
     size_t nops_by_gpu;
+    size_t *ops_by_alloc; /* indices of ops that allocated, most bytes first (finish) */
+    size_t nops_by_alloc;
     /* kernels (sorted by total, descending, by finish) */
     tp_kernel_row *kernels;
     size_t nkernels, cap_kernels;

@@ -138,6 +138,16 @@ static void ops(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
+    tp_jw_array(w, "top_ops_by_allocation");
+    for (size_t i = 0; a->ops_by_alloc && i < tp_report_rows(o, a->nops_by_alloc); i++) {
+        const tp_op_row *r = &a->ops[a->ops_by_alloc[i]];
+        tp_jw_object(w, NULL);
+        tp_jw_str(w, "name", r->name);
+        tp_jw_i64(w, "alloc_bytes", r->alloc_bytes);
+        tp_jw_u64(w, "allocs", r->allocs);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
 }
 
 /* Busy and idle per device over the window: idle is window - busy, the time no work ran, which

@@ -221,6 +221,8 @@ def test_demo_run_report(browser, demo_run):
     links = {a.text: a.get_attribute("href")
              for a in browser.find_elements(By.CSS_SELECTOR, "#artifacts-table a")}
     assert links["summary.json"] == (demo_run / "summary.json").resolve().as_uri()
+    check_table(browser, "memory", "allocs", ["name", "alloc_bytes", "allocs"],
+                want["top_ops_by_allocation"])
     check_sorting(browser, want)
     check_zoom(browser)
 
@@ -236,6 +238,8 @@ def test_gpu_fixture_report(browser, gpu_report):
     check_table(browser, "kernels", "devices",
                 ["device", "busy_us", "idle_us", "window_us", "utilization_pct"],
                 want["gpu"]["per_device"])
+    check_table(browser, "memory", "allocs", ["name", "alloc_bytes", "allocs"],
+                want["top_ops_by_allocation"])
     check_sorting(browser, want)
     check_zoom(browser)
 

@@ -256,6 +256,10 @@
       options: { parsing: true, scales: { x: { type: 'linear', title: { display: true, text: 'ms from the first event' } },
                                            y: { title: { display: true, text: 'MiB allocated' } } } }
     });
+    table($('alloc-table'), 'allocs', [
+      { key: 'name', label: 'op' }, { key: 'alloc_bytes', label: 'allocated', format: 'bytes' },
+      { key: 'allocs', label: 'allocations', format: 'num' }
+    ], a.top_ops_by_allocation || [], { filter: true, empty: 'no allocation inside an op (record with profile_memory)' });
     $('memory-note').textContent = curves.length ?
       'Each device\'s curve holds at most ' + 1500 + ' points: the highest of each stretch of events.' : '';
   }
