@@ -37,8 +37,12 @@ static int cmp_op_alloc(const void *pa, const void *pb, void *ctx) {
     return c ? c : strcmp(a->name, b->name);
 }
 
-static int launched_gpu_work(const tp_op_row *r) { return r->gpu_ns > 0 || r->kernels > 0; }
-static int allocated(const tp_op_row *r) { return r->allocs > 0; }
+static int launched_gpu_work(const tp_op_row *r) {
+    return r->gpu_ns > 0 || r->kernels > 0;
+}
+static int allocated(const tp_op_row *r) {
+    return r->allocs > 0;
+}
 
 /* *index: the indices of the ops that keep holds for, sorted by cmp; *n their count. Sets
  * failed when out of memory (the index is then empty). */

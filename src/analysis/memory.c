@@ -154,8 +154,8 @@ int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
 }
 
 /* The allocations among mem[0..n) by track, into s->allocs, s->alloc_bytes, s->alloc_start. */
-static int group_allocs(tp_scan *s, const mem_keys *k, const uint32_t *kept,
-                        const uint32_t *track, size_t n) {
+static int group_allocs(tp_scan *s, const mem_keys *k, const uint32_t *kept, const uint32_t *track,
+                        size_t n) {
     const tp_model *m = s->m;
     s->allocs = malloc(n * sizeof(*s->allocs));
     s->alloc_bytes = malloc(n * sizeof(*s->alloc_bytes));
