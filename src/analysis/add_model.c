@@ -7,6 +7,7 @@
 
 #include "util/vec.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,7 +214,17 @@ static int find_steps(tp_scan *s, const lists *l) {
 static int walk_threads(tp_scan *s, lists *l) {
     for (size_t t = 0; t < s->m->ntracks; t++) {
         tp_run *r = &l->threads[t];
-        if (tp_run_finish(&s->order, s->m->events, r) || tp_nesting_walk(s, r->v, r->n)) return -1;
+        const uint32_t *allocs = NULL;
+        const int64_t *bytes = NULL;
+        size_t nallocs = 0;
+        if (s->allocs) {
+            allocs = s->allocs + s->alloc_start[t];
+            bytes = s->alloc_bytes + s->alloc_start[t];
+            nallocs = s->alloc_start[t + 1] - s->alloc_start[t];
+        }
+        if (tp_run_finish(&s->order, s->m->events, r) ||
+            tp_nesting_walk(s, r->v, r->n, allocs, bytes, nallocs))
+            return -1;
         tp_run_free(r);
     }
     tp_corr_charge(s);
@@ -262,6 +273,8 @@ static int merge_names(tp_scan *s) {
             r->kernels += ns->kernels;
             r->sync_ns = tp_add_sat(r->sync_ns, ns->sync_ns);
             r->sync_calls += ns->sync_calls;
+            r->alloc_bytes = tp_add_sat(r->alloc_bytes, ns->alloc_bytes);
+            r->allocs += ns->allocs;
             a->flops = tp_add_flops(a->flops, ns->flops);
             a->flops_time_ns = tp_add_sat(a->flops_time_ns, ns->flops_time_ns);
         }
@@ -335,6 +348,11 @@ static int add_gpu(tp_scan *s, lists *l) {
         int64_t one;
         if (tp_gpu_union(&s->order, l->devices[d].v, l->devices[d].n, first, last, &one)) return -1;
         busy = tp_add_sat(busy, one);
+        tp_idle_row *row = tp_device_row(a, l->device_ids.v[d].a);
+        if (!row) return -1;
+        row->busy_ns = tp_add_sat(row->busy_ns, one);
+        row->window_ns = tp_add_sat(row->window_ns, window);
+        assert(row->busy_ns <= row->window_ns);
     }
     a->window_ns = tp_add_sat(a->window_ns, window);
     a->gpu_busy_ns = tp_add_sat(a->gpu_busy_ns, busy);
@@ -387,6 +405,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     if (rc == 0) tp_flight_find(&s);
     if (rc == 0) rc = add_gpu(&s, &l);
     if (rc == 0) rc = link_work(&s, &l);
+    if (rc == 0) rc = tp_memory_allocs(&s, l.mem, l.nmem);
     if (rc == 0) rc = walk_threads(&s, &l);
     if (rc == 0) rc = tp_gpu_idle(&s, l.work, l.nwork);
     if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
@@ -402,6 +421,9 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     free(s.spans);
     free(s.span_step);
     free(s.sync_ends);
+    free(s.allocs);
+    free(s.alloc_bytes);
+    free(s.alloc_start);
     free(s.cands);
     free(s.stats);
     free(s.flight_self);

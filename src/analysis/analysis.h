@@ -41,6 +41,9 @@ typedef struct tp_op_row {
     double gpu_pct;        /* gpu_ns / the analysis' gpu_work_ns (set by finish) */
     int64_t sync_ns;       /* host synchronizations inside steps called from inside this op */
     uint64_t sync_calls;
+    int64_t alloc_bytes; /* Σ Bytes of the allocations ([memory], Bytes > 0) it is the innermost
+                            op of, on the allocating thread (torch's self memory) */
+    uint64_t allocs;     /* their count */
 } tp_op_row;
 
 typedef struct tp_kernel_row {
@@ -110,6 +113,8 @@ typedef struct tp_idle_row {
     int64_t sync_ns;   /* ... right after a synchronization drained the GPU */
     int64_t launch_ns; /* gaps below TP_IDLE_LAUNCH_NS: back-to-back launch overhead */
     int64_t other_ns;  /* the rest */
+    int64_t busy_ns;   /* the union of its work inside the window (gpu.c), over every input */
+    int64_t window_ns; /* the windows it was busy in, summed over inputs: busy <= window */
 } tp_idle_row;
 
 typedef struct tp_reco {
@@ -139,6 +144,8 @@ typedef struct tp_analysis {
     size_t nops, cap_ops;
     size_t *ops_by_gpu; /* indices of ops that launched GPU work, most first (finish) */
     size_t nops_by_gpu;
+    size_t *ops_by_alloc; /* indices of ops that allocated, most bytes first (finish) */
+    size_t nops_by_alloc;
     /* kernels (sorted by total, descending, by finish) */
     tp_kernel_row *kernels;
     size_t nkernels, cap_kernels;

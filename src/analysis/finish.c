@@ -31,6 +31,35 @@ static int cmp_op_gpu(const void *pa, const void *pb, void *ctx) {
     return c ? c : strcmp(a->name, b->name);
 }
 
+static int cmp_op_alloc(const void *pa, const void *pb, void *ctx) {
+    const tp_op_row *ops = ctx, *a = &ops[*(const size_t *)pa], *b = &ops[*(const size_t *)pb];
+    int c = cmp_i64_desc(a->alloc_bytes, b->alloc_bytes);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+static int launched_gpu_work(const tp_op_row *r) {
+    return r->gpu_ns > 0 || r->kernels > 0;
+}
+static int allocated(const tp_op_row *r) {
+    return r->allocs > 0;
+}
+
+/* *index: the indices of the ops that keep holds for, sorted by cmp; *n their count. Sets
+ * failed when out of memory (the index is then empty). */
+static void index_ops(tp_analysis *a, int (*keep)(const tp_op_row *),
+                      int (*cmp)(const void *, const void *, void *), size_t **index, size_t *n) {
+    free(*index);
+    *n = 0;
+    *index = malloc((a->nops ? a->nops : 1) * sizeof(**index));
+    if (!*index) {
+        a->failed = 1;
+        return;
+    }
+    for (size_t i = 0; i < a->nops; i++)
+        if (keep(&a->ops[i])) (*index)[(*n)++] = i;
+    qsort_r(*index, *n, sizeof(size_t), cmp, a->ops);
+}
+
 static int cmp_step_dur(const void *pa, const void *pb, void *ctx) {
     const tp_step_row *steps = ctx;
     size_t ia = *(const size_t *)pa, ib = *(const size_t *)pb;
@@ -67,16 +96,8 @@ static void finish_tables(tp_analysis *a) {
         double p = pct_of(a->kernels[i].total_ns, a->kernel_total_ns);
         a->kernels[i].pct = p < 0 ? 0 : p;
     }
-    free(a->ops_by_gpu);
-    a->nops_by_gpu = 0;
-    a->ops_by_gpu = malloc((a->nops ? a->nops : 1) * sizeof(*a->ops_by_gpu));
-    if (!a->ops_by_gpu) {
-        a->failed = 1;
-        return;
-    }
-    for (size_t i = 0; i < a->nops; i++)
-        if (a->ops[i].gpu_ns > 0 || a->ops[i].kernels > 0) a->ops_by_gpu[a->nops_by_gpu++] = i;
-    qsort_r(a->ops_by_gpu, a->nops_by_gpu, sizeof(size_t), cmp_op_gpu, a->ops);
+    index_ops(a, launched_gpu_work, cmp_op_gpu, &a->ops_by_gpu, &a->nops_by_gpu);
+    index_ops(a, allocated, cmp_op_alloc, &a->ops_by_alloc, &a->nops_by_alloc);
 }
 
 static void finish_steps(tp_analysis *a) {

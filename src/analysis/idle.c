@@ -19,8 +19,7 @@
 
 #include <stdlib.h>
 
-/* The row of device pid, created on first use; NULL when out of memory. */
-static tp_idle_row *idle_row(tp_analysis *a, int64_t pid) {
+tp_idle_row *tp_device_row(tp_analysis *a, int64_t pid) {
     for (size_t i = 0; i < a->nidle; i++)
         if (a->idle[i].device == pid) return &a->idle[i];
     if (TP_GROW(a->idle, a->cap_idle, a->nidle + 1)) return NULL;
@@ -88,7 +87,7 @@ int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n) {
             uint32_t ev = grouped[start[t] + i];
             one[i] = (tp_keyed){tp_time_key(m->events[ev].ts), ev};
         }
-        tp_idle_row *row = idle_row(s->a, m->tracks[t].pid);
+        tp_idle_row *row = tp_device_row(s->a, m->tracks[t].pid);
         size_t sorted = 1; /* streams come in start order: sort only when they do not */
         while (sorted < count && one[sorted - 1].key <= one[sorted].key)
             sorted++;

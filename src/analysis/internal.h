@@ -75,6 +75,8 @@ typedef struct tp_name_stats {
     uint64_t kernels;
     uint64_t kcalls;
     int64_t ktotal_ns, kmin_ns, kmax_ns;
+    int64_t alloc_bytes; /* allocations whose innermost enclosing op this is (nesting.c) */
+    uint64_t allocs;
 } tp_name_stats;
 
 /* The correlation ids of one model's GPU work, sorted and unique (corr.c). A host range finds
@@ -136,6 +138,12 @@ typedef struct tp_scan {
     /* ends of every synchronization call (idle.c) */
     int64_t *sync_ends;
     size_t nsync_ends, cap_sync_ends;
+    /* allocations ([memory] events with Bytes > 0, memory.c): event indices grouped by track,
+     * each track's in time order, from alloc_start[t] to alloc_start[t + 1]; alloc_bytes is
+     * parallel to allocs. NULL when the model has none. */
+    uint32_t *allocs;
+    int64_t *alloc_bytes;
+    size_t *alloc_start;
 
     /* the flight recorder's triggering step (flight.c): its event, or UINT32_MAX; its span;
      * the self time of each name (parallel to stats) in ranges starting inside it */
@@ -152,8 +160,13 @@ typedef struct tp_scan {
 /* The stats of name, created on first use; NULL when out of memory. */
 tp_name_stats *tp_scan_name(tp_scan *s, tp_str name);
 
-/* nesting.c: walks one thread's host ranges (idx sorted by tp_order_ranges). 0 or -1. */
-int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n);
+/* nesting.c: walks one thread's host ranges (idx sorted by tp_order_ranges), charging the
+ * thread's allocations (allocs[0..nallocs) in time order, bytes parallel) to the innermost op
+ * enclosing each. 0 or -1. */
+int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n, const uint32_t *allocs,
+                    const int64_t *bytes, size_t nallocs);
+/* memory.c: the model's allocations by thread into s->allocs (for the walks). 0 or -1. */
+int tp_memory_allocs(tp_scan *s, const uint32_t *mem, size_t n);
 /* gpu.c: the length of the union of one device's work intervals work[0..n) (key: the start
  * as a tp_time_key, val: the duration), each clipped to the window [lo, hi); sorts work.
  * 0 or -1. */
@@ -176,6 +189,9 @@ void tp_evidence_python(tp_scan *s, const tp_event *e, int64_t self_ns);
 /* idle.c: the idle gaps of each stream's work (event indices work[0..n)), explained, into the
  * analysis' idle rows. Needs the launches noted by the walks. 0 or -1. */
 int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n);
+/* The row of device pid (its idle breakdown, busy and window), created on first use; NULL when
+ * out of memory. */
+tp_idle_row *tp_device_row(tp_analysis *a, int64_t pid);
 /* coverage.c: counts the stage ranges the walks found (s->cands), leaving out those inside a
  * range of the same stage on another thread. 0 or -1. */
 int tp_stage_count(tp_scan *s);

@@ -3,11 +3,15 @@
  * Where events carry `Total Allocated` (the allocator's running total, as Kineto writes it) the
  * peak is its maximum; otherwise it is the peak of the running sum of `Bytes` (negative for a
  * free) from zero in time order, which only sees allocations made inside the trace. Events
- * without both device args are ignored. The peak's time is that of the first event reaching it. */
+ * without both device args are ignored. The peak's time is that of the first event reaching it.
+ *
+ * Allocations (events with Bytes > 0, any device) are handed to the walks by thread, in time
+ * order, so that each is charged to the innermost op enclosing it on its thread (nesting.c). */
 #include "analysis/internal.h"
 
 #include "util/vec.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,5 +150,48 @@ int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
     tp_pairs_free(&devices);
     free(kept);
     free(key);
+    return rc;
+}
+
+/* The allocations among mem[0..n) by track, into s->allocs, s->alloc_bytes, s->alloc_start. */
+static int group_allocs(tp_scan *s, const mem_keys *k, const uint32_t *kept, const uint32_t *track,
+                        size_t n) {
+    const tp_model *m = s->m;
+    s->allocs = malloc(n * sizeof(*s->allocs));
+    s->alloc_bytes = malloc(n * sizeof(*s->alloc_bytes));
+    s->alloc_start = malloc((m->ntracks + 1) * sizeof(*s->alloc_start));
+    if (!s->allocs || !s->alloc_bytes || !s->alloc_start) return -1;
+    tp_group_by_key(kept, track, n, m->ntracks, s->allocs, s->alloc_start);
+    for (size_t t = 0; t < m->ntracks; t++) {
+        uint32_t *seg = s->allocs + s->alloc_start[t];
+        if (tp_order_ranges(&s->order, m->events, seg, s->alloc_start[t + 1] - s->alloc_start[t]))
+            return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        mem_args v = {0};
+        read_args(m, &m->events[s->allocs[i]], k, &v);
+        assert(v.bytes > 0); /* kept by tp_memory_allocs */
+        s->alloc_bytes[i] = v.bytes;
+    }
+    return 0;
+}
+
+int tp_memory_allocs(tp_scan *s, const uint32_t *mem, size_t n) {
+    const tp_model *m = s->m;
+    tp_str bytes_key = find_key(m, "Bytes");
+    if (n == 0 || bytes_key == UINT32_MAX) return 0;
+    mem_keys k = {UINT32_MAX, UINT32_MAX, bytes_key, UINT32_MAX};
+    uint32_t *kept = malloc(n * sizeof(*kept)), *track = malloc(n * sizeof(*track));
+    size_t nkept = 0;
+    int rc = kept && track ? 0 : -1;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        mem_args v = {0};
+        if (!(read_args(m, &m->events[mem[i]], &k, &v) & HAS_BYTES) || v.bytes <= 0) continue;
+        track[nkept] = m->events[mem[i]].track;
+        kept[nkept++] = mem[i];
+    }
+    if (rc == 0 && nkept) rc = group_allocs(s, &k, kept, track, nkept);
+    free(kept);
+    free(track);
     return rc;
 }

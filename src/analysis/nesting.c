@@ -9,6 +9,8 @@
 
 #include "util/vec.h"
 
+#include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 /* One open range. Invariant: frames below it on the stack are its ancestors, innermost last. */
@@ -157,19 +159,51 @@ static void place_stage(tp_scan *s, const tp_event *e, tp_name_stats *ns, frame 
     f->in_explicit = ns->explicit_stage;
 }
 
+/* One thread's allocations, consumed in time order as the walk moves on. */
+typedef struct alloc_feed {
+    const uint32_t *ev;
+    const int64_t *bytes;
+    size_t n, next;
+} alloc_feed;
+
+/* Charges the allocations made before time `before` to the innermost op enclosing each, as
+ * torch charges self memory: the deepest frame still open at the allocation's time (start <= t
+ * <= end; the frames above it have ended but are not popped yet), then its innermost op. Every
+ * frame on the stack started at or before t: allocations before a range's start are charged
+ * before it is pushed. */
+static void charge_allocs(tp_scan *s, const frame *stack, size_t depth, alloc_feed *f,
+                          int64_t before) {
+    for (; f->next < f->n; f->next++) {
+        int64_t t = s->m->events[f->ev[f->next]].ts;
+        if (t >= before) break;
+        size_t k = depth;
+        while (k && stack[k - 1].end < t)
+            k--;
+        int32_t op = k ? stack[k - 1].op : -1;
+        if (op < 0) continue;
+        assert(s->m->events[stack[op].ev].ts <= t);
+        tp_name_stats *ns = &s->stats[stack[op].stat];
+        ns->alloc_bytes = tp_add_sat(ns->alloc_bytes, f->bytes[f->next]);
+        ns->allocs++;
+    }
+}
+
 /* The slot for a frame at depth, growing the stack; NULL when out of memory. */
 static frame *push(frame **stack, size_t *cap, size_t depth) {
     if (depth == *cap && tp_grow((void **)stack, cap, depth + 1, sizeof(**stack))) return NULL;
     return *stack ? &(*stack)[depth] : NULL;
 }
 
-int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n) {
+int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n, const uint32_t *allocs,
+                    const int64_t *bytes, size_t nallocs) {
     frame *stack = NULL, *f;
     size_t depth = 0, cap = 0, hint = 0;
+    alloc_feed feed = {allocs, bytes, nallocs, 0};
     for (size_t i = 0; i < n; i++) {
         const tp_event *e = &s->m->events[idx[i]];
         if (i + 8 < n) __builtin_prefetch(&s->m->events[idx[i + 8]]);
         int64_t end = tp_ev_end(e);
+        charge_allocs(s, stack, depth, &feed, e->ts);
         while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
             if (pop(s, &stack[--depth])) goto oom;
         frame *parent = depth ? &stack[depth - 1] : NULL;
@@ -203,6 +237,7 @@ int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n) {
         place_stage(s, e, ns, parent, stack, depth, f);
         depth++;
     }
+    charge_allocs(s, stack, depth, &feed, INT64_MAX);
     while (depth)
         if (pop(s, &stack[--depth])) goto oom;
     free(stack);

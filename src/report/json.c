@@ -138,6 +138,34 @@ static void ops(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
+    tp_jw_array(w, "top_ops_by_allocation");
+    for (size_t i = 0; a->ops_by_alloc && i < tp_report_rows(o, a->nops_by_alloc); i++) {
+        const tp_op_row *r = &a->ops[a->ops_by_alloc[i]];
+        tp_jw_object(w, NULL);
+        tp_jw_str(w, "name", r->name);
+        tp_jw_i64(w, "alloc_bytes", r->alloc_bytes);
+        tp_jw_u64(w, "allocs", r->allocs);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+}
+
+/* Busy and idle per device over the window: idle is window - busy, the time no work ran, which
+ * the idle rows above explain gap by gap. */
+static void per_device(tp_jw *w, const tp_analysis *a) {
+    tp_jw_array(w, "per_device");
+    for (size_t i = 0; i < a->nidle; i++) {
+        const tp_idle_row *r = &a->idle[i];
+        tp_jw_object(w, NULL);
+        tp_jw_i64(w, "device", r->device);
+        tp_jw_us(w, "busy_us", r->busy_ns);
+        tp_jw_us(w, "idle_us", r->window_ns - r->busy_ns);
+        tp_jw_us(w, "window_us", r->window_ns);
+        tp_jw_double_opt(w, "utilization_pct",
+                         r->window_ns > 0 ? 100.0 * (double)r->busy_ns / (double)r->window_ns : -1);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
 }
 
 static void kernels(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
@@ -173,6 +201,7 @@ static void kernels(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
+    per_device(w, a);
     tp_jw_end_object(w);
 }
 

@@ -86,6 +86,9 @@ def check_analysis(want, got):
     check_rows("gpu.idle", sorted(want["gpu"]["idle"], key=lambda r: str(r["device"])),
                sorted(got["gpu"]["idle"], key=lambda r: str(r["device"])),
                ["device", "idle_us", "host_us", "sync_us", "launch_us", "other_us"])
+    check_rows("gpu.per_device", sorted(want["gpu"]["per_device"], key=lambda r: str(r["device"])),
+               sorted(got["gpu"]["per_device"], key=lambda r: str(r["device"])),
+               ["device", "busy_us", "idle_us", "window_us", "utilization_pct"])
     check_rows("stages", want["stages"], got["stages"],
                ["stage", "count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "pct"])
     check_obj("other", want["other"], got["other"],

@@ -123,6 +123,32 @@ def check_figures(driver, want):
     assert (int(v) if v else None) == (max(peaks) if peaks else None)
 
 
+def table_values(driver, table_id, keys):
+    """The exact values (data-v) of a table's rows, as strings, in the given columns."""
+    heads = [h.get_attribute("data-key") for h in
+             driver.find_elements(By.CSS_SELECTOR, "#%s th" % table_id)]
+    return [[r.find_elements(By.TAG_NAME, "td")[heads.index(k)].get_attribute("data-v")
+             for k in keys]
+            for r in driver.find_elements(By.CSS_SELECTOR, "#%s tbody tr" % table_id)]
+
+
+def as_shown(v):
+    """A JSON value as a table cell's data-v holds it (JavaScript's String())."""
+    if v is None:
+        return ""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def check_table(driver, view, table_id, keys, want_rows):
+    """A table of the page holds exactly the JSON's rows, in its order."""
+    driver.find_element(By.CSS_SELECTOR, "button[data-view=%s]" % view).click()
+    got = table_values(driver, table_id, keys)
+    assert got == [[as_shown(r[k]) for k in keys] for r in want_rows]
+    assert got, table_id
+
+
 def visit_views(driver, name):
     SCREENS.mkdir(parents=True, exist_ok=True)
     for view in VIEWS:
@@ -195,6 +221,8 @@ def test_demo_run_report(browser, demo_run):
     links = {a.text: a.get_attribute("href")
              for a in browser.find_elements(By.CSS_SELECTOR, "#artifacts-table a")}
     assert links["summary.json"] == (demo_run / "summary.json").resolve().as_uri()
+    check_table(browser, "memory", "allocs", ["name", "alloc_bytes", "allocs"],
+                want["top_ops_by_allocation"])
     check_sorting(browser, want)
     check_zoom(browser)
 
@@ -207,6 +235,11 @@ def test_gpu_fixture_report(browser, gpu_report):
     visit_views(browser, "gpu")
     rows = browser.find_elements(By.CSS_SELECTOR, "#kernels tbody tr")
     assert len(rows) == len(want["top_gpu_kernels"])
+    check_table(browser, "kernels", "devices",
+                ["device", "busy_us", "idle_us", "window_us", "utilization_pct"],
+                want["gpu"]["per_device"])
+    check_table(browser, "memory", "allocs", ["name", "alloc_bytes", "allocs"],
+                want["top_ops_by_allocation"])
     check_sorting(browser, want)
     check_zoom(browser)
 

@@ -428,20 +428,26 @@ def analyze(src, stages=None):
     per_dev = {}
     for e in gpu_work:
         per_dev.setdefault(e.pid, []).append((e.ts, e.end))
-    busy = 0
-    for ivs in per_dev.values():
+    busy, dev_busy = 0, {}
+    for pid, ivs in per_dev.items():
         ivs = sorted((max(a, w0), min(b, w1)) for a, b in ivs)
         ivs = [(a, b) for a, b in ivs if b > a]
-        if not ivs:
-            continue
-        cur0, cur1 = ivs[0]
-        for a, b in ivs[1:]:
-            if a > cur1:
-                busy += cur1 - cur0
-                cur0, cur1 = a, b
-            else:
-                cur1 = max(cur1, b)
-        busy += cur1 - cur0
+        one = 0
+        if ivs:
+            cur0, cur1 = ivs[0]
+            for a, b in ivs[1:]:
+                if a > cur1:
+                    one += cur1 - cur0
+                    cur0, cur1 = a, b
+                else:
+                    cur1 = max(cur1, b)
+            one += cur1 - cur0
+        dev_busy[pid] = one
+        busy += one
+    per_device = [{"device": pid, "busy_us": us(b), "idle_us": us(w1 - w0 - b),
+                   "window_us": us(w1 - w0),
+                   "utilization_pct": 100.0 * b / (w1 - w0) if w1 > w0 else None}
+                  for pid, b in dev_busy.items()]
     capacity = (w1 - w0) * len(per_dev)
     util = 100.0 * busy / capacity if per_dev and capacity > 0 else None
 
@@ -736,7 +742,7 @@ def analyze(src, stages=None):
         "top_gpu_kernels": kernel_rows,
         "top_ops_by_gpu_time": by_gpu,
         "gpu": {"busy_us": us(busy), "utilization_pct": util, "kernel_count": nk,
-                "devices": len(per_dev), "idle": idle_rows},
+                "devices": len(per_dev), "idle": idle_rows, "per_device": per_device},
         "stages": stage_rows,
         "other": other_row,
         "dataloader_pct": dataloader_pct,

@@ -213,6 +213,11 @@
     figs.appendChild(card('fig-gpu-devices', 'devices', g.devices, 'num'));
     figs.appendChild(card('fig-gpu-kernels', 'kernels run', g.kernel_count, 'num'));
     figs.appendChild(card('fig-gpu-work', 'GPU work', g.work_us, 'us'));
+    table($('devices-table'), 'devices', [
+      { key: 'device', label: 'device' }, { key: 'busy_us', label: 'busy', format: 'us' },
+      { key: 'idle_us', label: 'idle', format: 'us' }, { key: 'window_us', label: 'window', format: 'us' },
+      { key: 'utilization_pct', label: 'utilization', format: 'pct' }
+    ], g.per_device, { empty: 'no GPU work in this input' });
     table($('idle-table'), 'idle', [
       { key: 'device', label: 'device' }, { key: 'idle_us', label: 'idle', format: 'us' },
       { key: 'host_us', label: 'waiting for the host', format: 'us' },
@@ -251,6 +256,10 @@
       options: { parsing: true, scales: { x: { type: 'linear', title: { display: true, text: 'ms from the first event' } },
                                            y: { title: { display: true, text: 'MiB allocated' } } } }
     });
+    table($('alloc-table'), 'allocs', [
+      { key: 'name', label: 'op' }, { key: 'alloc_bytes', label: 'allocated', format: 'bytes' },
+      { key: 'allocs', label: 'allocations', format: 'num' }
+    ], a.top_ops_by_allocation || [], { filter: true, empty: 'no allocation inside an op (record with profile_memory)' });
     $('memory-note').textContent = curves.length ?
       'Each device\'s curve holds at most ' + 1500 + ' points: the highest of each stretch of events.' : '';
   }
