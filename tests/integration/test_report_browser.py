@@ -25,6 +25,7 @@ if not (os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK)):
                 allow_module_level=True)
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in the venv (make deps)")
 from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 GPU_TRACE = FIXTURES / "kineto" / "gaunernst_bert-small-uncased__1016001.json.gz"
@@ -303,9 +304,12 @@ def test_live_page_fetches_and_follows_the_run(browser, tmp_path):
         def steps_shown(want, within):
             end = time.monotonic() + within
             while time.monotonic() < end:
-                els = browser.find_elements(By.ID, "fig-steps")
-                if els and els[0].get_attribute("data-v") == str(want):
-                    return True
+                try:
+                    els = browser.find_elements(By.ID, "fig-steps")
+                    if els and els[0].get_attribute("data-v") == str(want):
+                        return True
+                except StaleElementReferenceException:  # replaced while the page rendered
+                    pass
                 time.sleep(0.1)
             return False
         assert steps_shown(json.loads(first)["analysis"]["steps"]["count"], 10)
