@@ -52,7 +52,7 @@ typedef struct tp_evread {
      * threads and streams at a time, each writing its ids the same way. */
     struct tp_track_seen seen[TP_TRACKS_SEEN];
     unsigned seen_last, seen_next; /* the latest hit; where the next track goes */
-    tp_layout layout;     /* of the events and args read so far (the fast path's) */
+    tp_layout layout;              /* of the events and args read so far (the fast path's) */
     uint64_t bad_time;    /* events left out: ts missing, ts or dur not a number, out of range,
                              or a negative duration */
     uint64_t bad_time_at; /* input offset of the first */

@@ -19,25 +19,25 @@ const uint8_t tp_scan_class[256] = {
 #undef DL
 
 const uint64_t tp_pow10_u64[20] = {1ULL,
-                                       10ULL,
-                                       100ULL,
-                                       1000ULL,
-                                       10000ULL,
-                                       100000ULL,
-                                       1000000ULL,
-                                       10000000ULL,
-                                       100000000ULL,
-                                       1000000000ULL,
-                                       10000000000ULL,
-                                       100000000000ULL,
-                                       1000000000000ULL,
-                                       10000000000000ULL,
-                                       100000000000000ULL,
-                                       1000000000000000ULL,
-                                       10000000000000000ULL,
-                                       100000000000000000ULL,
-                                       1000000000000000000ULL,
-                                       10000000000000000000ULL};
+                                   10ULL,
+                                   100ULL,
+                                   1000ULL,
+                                   10000ULL,
+                                   100000ULL,
+                                   1000000ULL,
+                                   10000000ULL,
+                                   100000000ULL,
+                                   1000000000ULL,
+                                   10000000000ULL,
+                                   100000000000ULL,
+                                   1000000000000ULL,
+                                   10000000000000ULL,
+                                   100000000000000ULL,
+                                   1000000000000000ULL,
+                                   10000000000000000ULL,
+                                   100000000000000000ULL,
+                                   1000000000000000000ULL,
+                                   10000000000000000000ULL};
 
 void tp_scan_init(tp_scan *sc) {
     memset(sc, 0, sizeof(*sc));
@@ -367,7 +367,6 @@ static void long_digits(tp_jnum *n, const unsigned char *p, size_t len, const un
             n->exp10--; /* a leading zero of the fraction still moves the point */
     }
 }
-
 
 /* A run of digits at *pp, eight at a time, appended to *v (which wraps past 19 digits: the
  * caller then reads them again with long_digits). Returns the count. */
