@@ -169,9 +169,9 @@ static tp_str intern(tp_evread *er, const tp_jstr *s) {
     if (!s) return TP_STR_EMPTY;
     /* Names are C strings: a raw NUL would cut them silently. JSON forbids raw control bytes in
      * strings; this one is an error (reported by tp_evread_event). */
+    if (!s->esc) return tp_names_intern(&er->name_cache, er->m, s->s, s->len, &er->nul_at);
     const char *nul = memchr(s->s, '\0', s->len);
     if (__builtin_expect(nul != NULL, 0) && !er->nul_at) er->nul_at = nul;
-    if (!s->esc) return tp_names_intern(&er->name_cache, er->m, s->s, s->len);
     const char *t = tp_scan_text(er->sc, s, &n);
     return tp_model_intern(er->m, t, n);
 }
