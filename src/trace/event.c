@@ -7,6 +7,7 @@
 #include "trace/flops.h"
 #include "util/vec.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -53,7 +54,8 @@ void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
     er->k_coll_name = tp_model_intern_cstr(m, "Collective name");
     for (int i = 0; i < TP_NMEM; i++)
         er->k_mem[i] = tp_model_intern_cstr(m, tp_mem_keys[i]);
-    er->last_track = UINT32_MAX;
+    for (int i = 0; i < TP_TRACKS_SEEN; i++)
+        er->seen[i].track = UINT32_MAX;
     tp_layout_init(&er->layout);
     tp_names_init(&er->name_cache);
 }
@@ -167,9 +169,9 @@ static tp_str intern(tp_evread *er, const tp_jstr *s) {
     if (!s) return TP_STR_EMPTY;
     /* Names are C strings: a raw NUL would cut them silently. JSON forbids raw control bytes in
      * strings; this one is an error (reported by tp_evread_event). */
+    if (!s->esc) return tp_names_intern(&er->name_cache, er->m, s->s, s->len, &er->nul_at);
     const char *nul = memchr(s->s, '\0', s->len);
     if (__builtin_expect(nul != NULL, 0) && !er->nul_at) er->nul_at = nul;
-    if (!s->esc) return tp_names_intern(&er->name_cache, er->m, s->s, s->len);
     const char *t = tp_scan_text(er->sc, s, &n);
     return tp_model_intern(er->m, t, n);
 }
@@ -245,30 +247,35 @@ static void id_remember(struct tp_id_text *last, const tp_jval *id) {
     if (len <= sizeof(last->text)) memcpy(last->text, s, len);
 }
 
-/* The track of the event: consecutive events mostly share one, and write its ids the same
- * way, so the bytes are compared before any number is read. */
+/* Whether the track of entry e has the ids pid_v and tid_v as written. */
+static int track_seen(const struct tp_track_seen *e, const tp_jval *pid_v, const tp_jval *tid_v) {
+    return e->track != UINT32_MAX && id_seen(&e->pid, pid_v) && id_seen(&e->tid, tid_v);
+}
+
+/* The track of the event: events mostly come from the few threads seen last, which write
+ * their ids the same way each time, so the bytes are compared before any number is read. */
 static uint32_t track_of(tp_evread *er, tp_evfields *f) {
     tp_jval *pid_v = tp_ev_val(f, TP_S_PID), *tid_v = tp_ev_val(f, TP_S_TID);
-    if (er->last_track != UINT32_MAX && id_seen(&er->last_pid_text, pid_v) &&
-        id_seen(&er->last_tid_text, tid_v))
-        return er->last_track;
+    assert(er->seen_last < TP_TRACKS_SEEN && er->seen_next < TP_TRACKS_SEEN);
+    if (track_seen(&er->seen[er->seen_last], pid_v, tid_v)) return er->seen[er->seen_last].track;
+    for (unsigned i = 0; i < TP_TRACKS_SEEN; i++) {
+        if (i != er->seen_last && track_seen(&er->seen[i], pid_v, tid_v)) {
+            er->seen_last = i;
+            return er->seen[i].track;
+        }
+    }
     int64_t pid, tid;
     tp_str pid_str, tid_str;
     resolve_id(er, pid_v, &pid, &pid_str);
     resolve_id(er, tid_v, &tid, &tid_str);
-    uint32_t t = er->last_track;
-    if (t == UINT32_MAX || pid != er->last_pid || tid != er->last_tid ||
-        pid_str != er->last_pid_str || tid_str != er->last_tid_str) {
-        t = tp_model_track(er->m, pid, pid_str, tid, tid_str);
-        if (t == UINT32_MAX) return t;
-    }
-    er->last_pid = pid;
-    er->last_tid = tid;
-    er->last_pid_str = pid_str;
-    er->last_tid_str = tid_str;
-    er->last_track = t;
-    id_remember(&er->last_pid_text, pid_v);
-    id_remember(&er->last_tid_text, tid_v);
+    uint32_t t = tp_model_track(er->m, pid, pid_str, tid, tid_str);
+    if (t == UINT32_MAX) return t;
+    struct tp_track_seen *e = &er->seen[er->seen_next];
+    e->track = t;
+    id_remember(&e->pid, pid_v);
+    id_remember(&e->tid, tid_v);
+    er->seen_last = er->seen_next;
+    er->seen_next = (er->seen_next + 1) % TP_TRACKS_SEEN;
     return t;
 }
 

@@ -24,6 +24,14 @@ struct tp_id_text {
     char text[32];
 };
 
+enum { TP_TRACKS_SEEN = 4 };
+
+/* A track and its ids as written (track UINT32_MAX: the entry is empty). */
+struct tp_track_seen {
+    struct tp_id_text pid, tid;
+    uint32_t track;
+};
+
 typedef struct tp_evread {
     tp_model *m;
     tp_scan *sc;
@@ -40,13 +48,11 @@ typedef struct tp_evread {
     size_t ncargs, cap_cargs;
     tp_str k_flops, k_mem[5];           /* interned arg keys */
     tp_str k_seq, k_async, k_coll_name; /* a collective's args (analysis/ranks.h) */
-    /* The last (pid, tid), as written and as read, and its track: consecutive events mostly
-     * share one. */
-    struct tp_id_text last_pid_text, last_tid_text;
-    int64_t last_pid, last_tid;
-    tp_str last_pid_str, last_tid_str;
-    uint32_t last_track;
-    tp_layout layout;     /* of the events and args read so far (the fast path's) */
+    /* The last few (pid, tid) as written, and their tracks: events mostly come from a few
+     * threads and streams at a time, each writing its ids the same way. */
+    struct tp_track_seen seen[TP_TRACKS_SEEN];
+    unsigned seen_last, seen_next; /* the latest hit; where the next track goes */
+    tp_layout layout;              /* of the events and args read so far (the fast path's) */
     uint64_t bad_time;    /* events left out: ts missing, ts or dur not a number, out of range,
                              or a negative duration */
     uint64_t bad_time_at; /* input offset of the first */

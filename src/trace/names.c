@@ -24,9 +24,19 @@ static void head_of(const char *s, size_t len, uint64_t head[2]) {
     }
 }
 
-tp_str tp_names_intern(tp_names *nc, tp_model *m, const char *s, size_t len) {
-    if (!nc->slots && !(nc->slots = calloc(TP_NAMES_SLOTS, sizeof(*nc->slots))))
+/* Whether s holds a raw NUL: then *nul_at, when it is still NULL, is set to the first one. */
+static int note_nul(const char *s, size_t len, const char **nul_at) {
+    const char *nul = memchr(s, '\0', len);
+    if (__builtin_expect(nul == NULL, 1)) return 0;
+    if (!*nul_at) *nul_at = nul;
+    return 1;
+}
+
+tp_str tp_names_intern(tp_names *nc, tp_model *m, const char *s, size_t len, const char **nul_at) {
+    if (!nc->slots && !(nc->slots = calloc(TP_NAMES_SLOTS, sizeof(*nc->slots)))) {
+        note_nul(s, len, nul_at);
         return tp_model_intern(m, s, len);
+    }
     uint64_t head[2], last;
     head_of(s, len, head);
     if (len >= 8)
@@ -40,9 +50,11 @@ tp_str tp_names_intern(tp_names *nc, tp_model *m, const char *s, size_t len) {
     if (slot->len == len && slot->s && had[0] == head[0] && had[1] == head[1] &&
         (len <= TP_NAMES_HEAD ||
          memcmp(slot->s + TP_NAMES_HEAD, s + TP_NAMES_HEAD, len - TP_NAMES_HEAD) == 0))
-        return slot->id;
+        return slot->id; /* the same bytes as a name cached without a NUL */
+    int nul = note_nul(s, len, nul_at);
     tp_str id = tp_model_intern(m, s, len);
-    if (m->strings.failed) return id; /* not cached: the id may stand for another string */
+    /* Not cached: the id may stand for another string, or a hit would skip the NUL check. */
+    if (m->strings.failed || nul) return id;
     memcpy(slot->head, head, TP_NAMES_HEAD);
     slot->s = tp_model_str(m, id);
     slot->len = (uint32_t)len;

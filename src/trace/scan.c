@@ -18,26 +18,26 @@ const uint8_t tp_scan_class[256] = {
 #undef WS
 #undef DL
 
-static const uint64_t pow10_u64[20] = {1ULL,
-                                       10ULL,
-                                       100ULL,
-                                       1000ULL,
-                                       10000ULL,
-                                       100000ULL,
-                                       1000000ULL,
-                                       10000000ULL,
-                                       100000000ULL,
-                                       1000000000ULL,
-                                       10000000000ULL,
-                                       100000000000ULL,
-                                       1000000000000ULL,
-                                       10000000000000ULL,
-                                       100000000000000ULL,
-                                       1000000000000000ULL,
-                                       10000000000000000ULL,
-                                       100000000000000000ULL,
-                                       1000000000000000000ULL,
-                                       10000000000000000000ULL};
+const uint64_t tp_pow10_u64[20] = {1ULL,
+                                   10ULL,
+                                   100ULL,
+                                   1000ULL,
+                                   10000ULL,
+                                   100000ULL,
+                                   1000000ULL,
+                                   10000000ULL,
+                                   100000000ULL,
+                                   1000000000ULL,
+                                   10000000000ULL,
+                                   100000000000ULL,
+                                   1000000000000ULL,
+                                   10000000000000ULL,
+                                   100000000000000ULL,
+                                   1000000000000000ULL,
+                                   10000000000000000ULL,
+                                   100000000000000000ULL,
+                                   1000000000000000000ULL,
+                                   10000000000000000000ULL};
 
 void tp_scan_init(tp_scan *sc) {
     memset(sc, 0, sizeof(*sc));
@@ -368,50 +368,17 @@ static void long_digits(tp_jnum *n, const unsigned char *p, size_t len, const un
     }
 }
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* The leading ASCII digits of the 8 bytes at p: their count, and in *value their number. A
- * byte is a digit when its high nibble is 3 and adding 6 keeps it so; a carry out of a byte
- * only disturbs the bytes after it, which come after the first non-digit. The digits are then
- * moved to the top (as if after leading zeros) and joined in pairs, fours and eights by three
- * multiplications (the first byte is the most significant digit). */
-static inline unsigned digits8(const unsigned char *p, uint64_t *value) {
-    const uint64_t nibble = 0xF0F0F0F0F0F0F0F0ULL, zeros = 0x3030303030303030ULL;
-    uint64_t w;
-    memcpy(&w, p, 8);
-    uint64_t bad = ((w & nibble) ^ zeros) | (((w + 0x0606060606060606ULL) & nibble) ^ zeros);
-    unsigned n = bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
-    if (!n) {
-        *value = 0;
-        return 0;
-    }
-    uint64_t x = (w & 0x0F0F0F0F0F0F0F0FULL) << (8 * (8 - n));
-    x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFULL;
-    x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFULL;
-    *value = (x * 10000 + (x >> 32)) & 0xFFFFFFFFULL;
-    return n;
-}
-#else
-static inline unsigned digits8(const unsigned char *p, uint64_t *value) {
-    unsigned n = 0;
-    uint64_t v = 0;
-    while (n < 8 && is_digit(p[n]))
-        v = v * 10 + (unsigned)(p[n++] - '0');
-    *value = v;
-    return n;
-}
-#endif
-
 /* A run of digits at *pp, eight at a time, appended to *v (which wraps past 19 digits: the
  * caller then reads them again with long_digits). Returns the count. */
 static inline size_t digit_run(const unsigned char **pp, uint64_t *v) {
     const unsigned char *p = *pp;
     uint64_t chunk;
     unsigned k;
-    while ((k = digits8(p, &chunk)) == 8) {
+    while ((k = tp_digits8(p, &chunk)) == 8) {
         *v = *v * 100000000ULL + chunk;
         p += 8;
     }
-    *v = *v * pow10_u64[k] + chunk;
+    *v = *v * tp_pow10_u64[k] + chunk;
     p += k;
     size_t n = (size_t)(p - *pp);
     *pp = p;
@@ -484,51 +451,18 @@ int tp_scan_number(tp_scan *sc, tp_jnum *n, int *isnum) {
     return TP_SCAN_OK;
 }
 
-int tp_decimal_scaled(const char *s, size_t len, int scale, int64_t limit, int64_t *out) {
-    const unsigned char *p = (const unsigned char *)s, *end = p + len;
-    if (scale < 0 || scale > 3) return 0;
-    int neg = *p == '-';
-    p += neg;
-    /* Up to 16 digits before the point, in two groups of eight at most. */
-    uint64_t v, low;
-    unsigned k = digits8(p, &v);
-    if (!k) return 0;
-    p += k;
-    if (k == 8 && (k = digits8(p, &low)) != 0) {
-        v = v * pow10_u64[k] + low;
-        p += k;
-        if (is_digit(*p)) return 0; /* more than 16 */
-    }
-    /* The first scale + 1 digits of the fraction, zeros past its end: the last one rounds. */
-    uint64_t head = 0;
-    if (p < end && *p == '.' && scale > 0) {
-        uint64_t f, rest = 0;
-        k = digits8(++p, &f);
-        if (!k) return 0;
-        p += k;
-        if (k == 8) digit_run(&p, &rest); /* the rest only has to be digits */
-        unsigned want = (unsigned)scale + 1;
-        head = k >= want ? f / pow10_u64[k - want] : f * pow10_u64[want - k];
-    }
-    if (p != end) return 0; /* an exponent, or not a number: the general reading decides */
-    uint64_t r = v * pow10_u64[scale] + head / 10 + (head % 10 >= 5);
-    if (r > (uint64_t)limit) return 0;
-    *out = neg ? -(int64_t)r : (int64_t)r;
-    return 1;
-}
-
 int tp_jnum_scaled(const tp_jnum *n, int scale, int64_t limit, int64_t *out) {
     uint64_t v;
     int64_t e = (int64_t)n->exp10 + scale;
     if (n->mant == 0 || -e > n->ndigits) {
         v = 0; /* zero, or below a tenth of the unit */
     } else if (e >= 0) {
-        if (e > 19 || n->mant > UINT64_MAX / pow10_u64[e]) return -1;
-        v = n->mant * pow10_u64[e];
+        if (e > 19 || n->mant > UINT64_MAX / tp_pow10_u64[e]) return -1;
+        v = n->mant * tp_pow10_u64[e];
         /* Only here can digits beyond the nineteenth decide the rounding. */
         if (e == 0 && n->cut && n->dropped >= 5) v++;
     } else {
-        uint64_t p10 = pow10_u64[-e];
+        uint64_t p10 = tp_pow10_u64[-e];
         v = n->mant / p10 + (n->mant % p10 >= p10 / 2);
     }
     if (v > (uint64_t)limit) return -1;

@@ -144,3 +144,17 @@ def test_raw_nul_in_a_string_is_an_error_with_its_offset(tmp_path, where):
         return
     line = error_line(tprof("analyze", t, rc=2))
     assert line == "tprof: %s: byte %d: raw NUL byte inside a string" % (t, data.index(b"\0")), line
+
+
+def test_raw_nul_in_a_name_the_name_cache_has_seen_the_like_of(tmp_path):
+    """The name cache skips the NUL search on a hit: a name of the same length, first sixteen
+    and last eight bytes as a cached one (the same cache slot) must still be searched."""
+    name = "abcdefghijklmnopqrstuvwxyz"
+    events = [{"ph": "X", "name": name, "cat": "c", "ts": t, "dur": 1, "pid": 1, "tid": 1}
+              for t in (1, 5)]
+    text = json.dumps({"traceEvents": events})
+    at = text.rindex(name) + 17
+    data = (text[:at] + "\x00" + text[at + 1:]).encode()
+    t = write(tmp_path / "t.json", data)
+    line = error_line(tprof("analyze", t, rc=2))
+    assert line == "tprof: %s: byte %d: raw NUL byte inside a string" % (t, data.index(b"\0")), line
