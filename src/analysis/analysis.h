@@ -220,6 +220,8 @@ typedef struct tp_analysis {
 #define TP_RECO_CPU_OP_PCT         25.0  /* CPU-only: the top aten op's self time, % of step */
 #define TP_RECO_PYTHON_PCT         10.0  /* python_function self time in steps, % of step */
 #define TP_RECO_OTHER_PCT          30.0  /* step time in no stage, % */
+#define TP_RECO_OVERLAP_PCT        50.0  /* a rank's comm/compute overlap below this ... */
+#define TP_RECO_OVERLAP_COMM_PCT   5.0   /* ... with communication at least this % of its steps */
 #define TP_RECO_SHOWN              3     /* recommendations the text report prints */
 #define TP_IDLE_LAUNCH_NS                                                                          \
     30000 /* a gap below this is launch overhead: HTA's default 30, in                             \
