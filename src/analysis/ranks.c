@@ -300,6 +300,17 @@ int tp_ranks_complete(tp_ranks *r) {
     return tp_ranks_straggler(r);
 }
 
+int tp_ranks_attach(tp_analysis *a, tp_ranks *r) {
+    if (tp_ranks_complete(r)) {
+        tp_ranks_free(r);
+        return -1;
+    }
+    tp_ranks_free(a->ranks);
+    a->ranks = r;
+    tp_recommend(a);
+    return 0;
+}
+
 static int build(tp_analysis *a, tp_ranks *r) {
     struct tp_rank_accs *accs = a->priv->ranks;
     qsort(accs->v, accs->n, sizeof(*accs->v), cmp_acc);

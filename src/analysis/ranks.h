@@ -109,6 +109,10 @@ int tp_ranks_offsets(const tp_coll_list *lists, size_t n, int64_t *offsets, size
  * (`tprof analyze --summaries` reads them from summary.json): the spread and the straggler.
  * 0, or -1 when out of memory. */
 int tp_ranks_complete(tp_ranks *r);
+/* ranks.c: completes r and makes it a's (finished) ranks, with their recommendations; a owns r
+ * afterwards, or r is freed on failure. 0, or -1 when out of memory. */
+struct tp_analysis;
+int tp_ranks_attach(struct tp_analysis *a, tp_ranks *r);
 
 void tp_ranks_free(tp_ranks *r);
 
