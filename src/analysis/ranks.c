@@ -238,7 +238,7 @@ static int summarise_from(const tp_analysis *s, const rank_acc *acc, tp_rank_row
     size_t n = acc->colls.n;
     row->colls.v = malloc((n ? n : 1) * sizeof(tp_coll));
     if (!row->colls.v) return -1;
-    memcpy(row->colls.v, acc->colls.v, n * sizeof(tp_coll));
+    if (n) memcpy(row->colls.v, acc->colls.v, n * sizeof(tp_coll)); /* none: v may be NULL */
     row->colls.n = row->colls.cap = n;
     tp_coll_sort(&row->colls);
     time_split(acc, row);
