@@ -16,8 +16,8 @@ static void i64_opt(tp_jw *w, const char *key, int64_t v) {
         tp_jw_i64(w, key, v);
 }
 
-static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
-    tp_jw_object(w, NULL);
+/* The figures a per-rank row and a rank_summary share, in the open object. */
+static void rank_figures(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
     tp_jw_i64(w, "rank", row->rank);
     tp_jw_u64(w, "steps", row->steps);
     i64_opt(w, "step_mean_ns", row->step_mean_ns);
@@ -30,6 +30,11 @@ static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
     tp_jw_i64(w, "communication_ns", row->communication_ns);
     tp_jw_i64(w, "idle_ns", row->idle_ns);
     tp_jw_double_opt(w, "overlap_pct", row->overlap_pct);
+}
+
+static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
+    tp_jw_object(w, NULL);
+    rank_figures(w, r, row);
     tp_jw_u64(w, "collectives", row->colls.n);
     tp_jw_end_object(w);
 }
@@ -94,19 +99,8 @@ void tp_report_rank_summary_json(tp_jw *w, const tp_analysis *a) {
     assert(r->n == 1);
     const tp_rank_row *row = &r->rows[0];
     tp_jw_object(w, "rank_summary");
-    tp_jw_i64(w, "rank", row->rank);
-    tp_jw_u64(w, "steps", row->steps);
+    rank_figures(w, r, row);
     tp_jw_i64(w, "steps_total_ns", row->steps_total_ns);
-    i64_opt(w, "step_mean_ns", row->step_mean_ns);
-    i64_opt(w, "step_p95_ns", row->step_p95_ns);
-    tp_jw_object(w, "stages_ns");
-    for (size_t st = 0; st < r->nstage_names; st++)
-        tp_jw_i64(w, r->stage_names[st], row->stage_ns[st]);
-    tp_jw_end_object(w);
-    tp_jw_i64(w, "compute_ns", row->compute_ns);
-    tp_jw_i64(w, "communication_ns", row->communication_ns);
-    tp_jw_i64(w, "idle_ns", row->idle_ns);
-    tp_jw_double_opt(w, "overlap_pct", row->overlap_pct);
     tp_jw_bool(w, "gpu", row->gpu);
     tp_jw_array(w, "step_durations_ns");
     for (size_t i = 0; i < row->nstep_numbers; i++) {
