@@ -8,6 +8,7 @@
  *
  * The barrier: at collective seq, rank r creates DIR/<seq>.<r> and waits until every rank's file
  * of that seq exists. Exits 2 on a bad argument, 4 when a peer does not arrive within 30 s. */
+#include "busy.h"
 #include "tprof.h"
 
 #include <fcntl.h>
@@ -16,18 +17,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static long long now_us(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
-}
-
-static void spin(long us) {
-    long long end = now_us() + us;
-    while (now_us() < end) {
-    }
-}
 
 static int arrive(const char *dir, long seq, int rank) {
     char path[4096];
