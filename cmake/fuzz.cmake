@@ -1,5 +1,5 @@
 # libFuzzer targets: each tests/fuzz/fuzz_*.c becomes build/fuzz/fuzz_<name> when -DTPROF_FUZZ=ON
-# with clang (fuzz_csv and fuzz_rundir, the tprof command's readers, with its sources too;
+# with clang (fuzz_csv, fuzz_rundir and fuzz_summaries, the tprof command's readers, with its sources too;
 # fuzz_servepath with the server's request-path parser, src/serve/path.c). The library is
 # compiled again for them with the fuzzer's coverage instrumentation
 # and the sanitizers; the targets link the fuzzer's main. Run them with scripts/fuzz.
@@ -17,7 +17,7 @@ if(TPROF_FUZZ)
     ${CMAKE_DL_LIBS} m)
   # The targets of the tprof command's readers (the CSV reader, the run-directory reader) also
   # take the command's sources, but its main, instrumented the same way, and jansson.
-  set(TPROF_FUZZ_CLI_TARGETS fuzz_csv fuzz_rundir)
+  set(TPROF_FUZZ_CLI_TARGETS fuzz_csv fuzz_rundir fuzz_summaries)
   set(TPROF_FUZZ_CLI_SOURCES ${TPROF_CLI_SOURCES})
   list(FILTER TPROF_FUZZ_CLI_SOURCES EXCLUDE REGEX "/src/cli/main\\.c$")
   if(NOT TARGET PkgConfig::JANSSON)

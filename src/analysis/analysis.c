@@ -108,6 +108,7 @@ void tp_analysis_free(tp_analysis *a) {
     }
     free(a->recos);
     tp_ranks_free(a->ranks);
+    tp_ranks_free(a->rank_summary);
     if (pv) {
         tp_ranks_acc_free(pv->ranks);
         free(pv->patterns);

@@ -26,8 +26,10 @@ typedef struct tp_analysis_opts {
 } tp_analysis_opts;
 
 /* tp_analysis_opts.per_rank: off; only a trace `tprof merge` wrote is taken apart into its ranks
- * (cheap: one look at its process names); every model also goes to its rank's sub-analysis. */
-enum { TP_PER_RANK_OFF = 0, TP_PER_RANK_MERGED = 1, TP_PER_RANK_ON = 2 };
+ * (cheap: one look at its process names); every model also goes to its rank's sub-analysis;
+ * self: the models are one rank's (the library's own run), summarised into a->rank_summary for
+ * summary.json, from which `tprof analyze --summaries` redoes the cross-rank analysis. */
+enum { TP_PER_RANK_OFF = 0, TP_PER_RANK_MERGED = 1, TP_PER_RANK_ON = 2, TP_PER_RANK_SELF = 3 };
 
 typedef struct tp_op_row {
     char *name;
@@ -204,6 +206,8 @@ typedef struct tp_analysis {
     /* several ranks (ranks.h): set by finish when per_rank was asked and two ranks or more
      * were added; NULL otherwise */
     struct tp_ranks *ranks;
+    /* TP_PER_RANK_SELF: this one rank summarised (one row, no spread, no straggler) */
+    struct tp_ranks *rank_summary;
     tp_flight_row *flights; /* one per flight recorder's trace among the inputs */
     size_t nflights, cap_flights;
     /* private accumulation state */
@@ -227,6 +231,8 @@ typedef struct tp_analysis {
 #define TP_RECO_CPU_OP_PCT         25.0  /* CPU-only: the top aten op's self time, % of step */
 #define TP_RECO_PYTHON_PCT         10.0  /* python_function self time in steps, % of step */
 #define TP_RECO_OTHER_PCT          30.0  /* step time in no stage, % */
+#define TP_RECO_OVERLAP_PCT        50.0  /* a rank's comm/compute overlap below this ... */
+#define TP_RECO_OVERLAP_COMM_PCT   5.0   /* ... with communication at least this % of its steps */
 #define TP_RECO_SHOWN              3     /* recommendations the text report prints */
 #define TP_IDLE_LAUNCH_NS                                                                          \
     30000 /* a gap below this is launch overhead: HTA's default 30, in                             \

@@ -203,7 +203,8 @@ int tp_stage_of(const tp_analysis *a, const char *name);
 void tp_mfu(tp_analysis *a);
 /* ranks.c: adds m to its rank's sub-analysis (per_rank analyses). 0, or -1 out of memory. */
 int tp_ranks_add_model(tp_analysis *a, const tp_model *m, const char *path);
-/* ranks.c: with two ranks or more, summarises them into a->ranks (before the recommendations). */
+/* ranks.c: with two ranks or more, summarises them into a->ranks (before the recommendations);
+ * with TP_PER_RANK_SELF, the analysis itself into a->rank_summary. */
 void tp_ranks_finish(tp_analysis *a);
 void tp_ranks_acc_free(struct tp_rank_accs *r);
 /* recommend.c: replaces a->recos from the finished figures. */

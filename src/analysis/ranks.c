@@ -13,6 +13,7 @@
 #include "model/copy.h"
 #include "util/vec.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +43,9 @@ static tp_analysis *sub_analysis(const tp_analysis *a) {
     return sub;
 }
 
-static rank_acc *acc_of(tp_analysis *a, int64_t rank) {
+/* The accumulator of rank; with_sub: it gets a sub-analysis (TP_PER_RANK_SELF's one rank is the
+ * analysis itself and needs none). */
+static rank_acc *acc_of(tp_analysis *a, int64_t rank, int with_sub) {
     struct tp_analysis_priv *pv = a->priv;
     if (!pv->ranks && !(pv->ranks = calloc(1, sizeof(*pv->ranks)))) return NULL;
     struct tp_rank_accs *r = pv->ranks;
@@ -52,14 +55,14 @@ static rank_acc *acc_of(tp_analysis *a, int64_t rank) {
     if (k < r->n) return &r->v[k];
     if (TP_GROW(r->v, r->cap, r->n + 1)) return NULL;
     rank_acc *acc = &r->v[r->n];
-    *acc = (rank_acc){.rank = rank, .a = sub_analysis(a)};
-    if (!acc->a) return NULL;
+    *acc = (rank_acc){.rank = rank, .a = with_sub ? sub_analysis(a) : NULL};
+    if (with_sub && !acc->a) return NULL;
     r->n++;
     return acc;
 }
 
 static int add_rank_model(tp_analysis *a, const tp_model *m, int64_t rank, const char *path) {
-    rank_acc *acc = acc_of(a, rank >= 0 ? rank : 0);
+    rank_acc *acc = acc_of(a, rank >= 0 ? rank : 0, 1);
     if (!acc || tp_analysis_add_model(acc->a, m, path)) return -1;
     if (tp_collectives_of(m, &acc->colls)) return -1;
     return tp_gpu_split_add(m, &acc->gpu);
@@ -115,6 +118,13 @@ static int is_merged(const tp_model *m) {
 }
 
 int tp_ranks_add_model(tp_analysis *a, const tp_model *m, const char *path) {
+    if (a->priv->per_rank == TP_PER_RANK_SELF) {
+        /* one rank: its collectives and GPU split; the rank is the first model's */
+        struct tp_rank_accs *accs = a->priv->ranks;
+        rank_acc *acc = accs && accs->n ? &accs->v[0] : acc_of(a, m->rank >= 0 ? m->rank : 0, 0);
+        if (!acc || tp_collectives_of(m, &acc->colls)) return -1;
+        return tp_gpu_split_add(m, &acc->gpu);
+    }
     if (is_merged(m)) return add_merged(a, m, path);
     if (a->priv->per_rank != TP_PER_RANK_ON) return 0;
     return add_rank_model(a, m, m->rank, path);
@@ -123,7 +133,7 @@ int tp_ranks_add_model(tp_analysis *a, const tp_model *m, const char *path) {
 void tp_ranks_acc_free(struct tp_rank_accs *r) {
     if (!r) return;
     for (size_t k = 0; k < r->n; k++) {
-        tp_analysis_free(r->v[k].a);
+        if (r->v[k].a) tp_analysis_free(r->v[k].a);
         free(r->v[k].colls.v);
     }
     free(r->v);
@@ -211,9 +221,9 @@ static void time_split(const rank_acc *acc, tp_rank_row *row) {
     row->idle_ns = 0;
 }
 
-static int summarise(rank_acc *acc, tp_rank_row *row, size_t nstages) {
-    tp_analysis *s = acc->a;
-    tp_analysis_finish(s);
+/* The row of rank acc from s, the finished analysis of its models. */
+static int summarise_from(const tp_analysis *s, const rank_acc *acc, tp_rank_row *row,
+                          size_t nstages) {
     row->rank = acc->rank;
     row->steps = s->nsteps;
     row->steps_total_ns = s->steps_total_ns;
@@ -228,11 +238,16 @@ static int summarise(rank_acc *acc, tp_rank_row *row, size_t nstages) {
     size_t n = acc->colls.n;
     row->colls.v = malloc((n ? n : 1) * sizeof(tp_coll));
     if (!row->colls.v) return -1;
-    if (n) memcpy(row->colls.v, acc->colls.v, n * sizeof(tp_coll)); /* v is NULL when empty */
+    if (n) memcpy(row->colls.v, acc->colls.v, n * sizeof(tp_coll)); /* none: v may be NULL */
     row->colls.n = row->colls.cap = n;
     tp_coll_sort(&row->colls);
     time_split(acc, row);
     return 0;
+}
+
+static int summarise(rank_acc *acc, tp_rank_row *row, size_t nstages) {
+    tp_analysis_finish(acc->a);
+    return summarise_from(acc->a, acc, row, nstages);
 }
 
 /* Steps every rank has, by number: the shortest and longest duration and who took longest. */
@@ -266,28 +281,71 @@ static int cmp_acc(const void *pa, const void *pb) {
     return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-static int build(tp_analysis *a, tp_ranks *r) {
-    struct tp_rank_accs *accs = a->priv->ranks;
-    if (accs->n) qsort(accs->v, accs->n, sizeof(*accs->v), cmp_acc);
+/* r's stage names (a's, then other) and room for nrows rows. */
+static int alloc_ranks(const tp_analysis *a, tp_ranks *r, size_t nrows) {
     r->stage_names = calloc(a->nstages + 1, sizeof(char *));
-    r->rows = calloc(accs->n, sizeof(*r->rows));
+    r->rows = calloc(nrows ? nrows : 1, sizeof(*r->rows));
     if (!r->stage_names || !r->rows) return -1;
     for (size_t st = 0; st <= a->nstages; st++) {
         const char *name = st < a->nstages ? a->stages[st].name : a->other.name;
         if (!(r->stage_names[st] = strdup(name))) return -1;
         r->nstage_names++;
     }
+    return 0;
+}
+
+int tp_ranks_complete(tp_ranks *r) {
+    assert(r->n >= 2);
+    if (spread(r)) return -1;
+    return tp_ranks_straggler(r);
+}
+
+int tp_ranks_attach(tp_analysis *a, tp_ranks *r) {
+    if (tp_ranks_complete(r)) {
+        tp_ranks_free(r);
+        return -1;
+    }
+    tp_ranks_free(a->ranks);
+    a->ranks = r;
+    tp_recommend(a);
+    return 0;
+}
+
+static int build(tp_analysis *a, tp_ranks *r) {
+    struct tp_rank_accs *accs = a->priv->ranks;
+    if (accs->n) qsort(accs->v, accs->n, sizeof(*accs->v), cmp_acc);
+    if (alloc_ranks(a, r, accs->n)) return -1;
     for (size_t k = 0; k < accs->n; k++) {
         r->n++;
         if (summarise(&accs->v[k], &r->rows[k], a->nstages)) return -1;
     }
-    if (spread(r)) return -1;
-    return tp_ranks_straggler(r);
+    return tp_ranks_complete(r);
+}
+
+/* TP_PER_RANK_SELF: the analysis itself as its rank's one row. */
+static void finish_self(tp_analysis *a) {
+    tp_ranks_free(a->rank_summary);
+    a->rank_summary = NULL;
+    struct tp_rank_accs *accs = a->priv->ranks;
+    rank_acc none = {.rank = 0};
+    tp_ranks *r = calloc(1, sizeof(*r));
+    if (!r || alloc_ranks(a, r, 1) ||
+        (r->n = 1,
+         summarise_from(a, accs && accs->n ? &accs->v[0] : &none, &r->rows[0], a->nstages))) {
+        tp_ranks_free(r);
+        a->failed = 1;
+        return;
+    }
+    a->rank_summary = r;
 }
 
 void tp_ranks_finish(tp_analysis *a) {
     tp_ranks_free(a->ranks);
     a->ranks = NULL;
+    if (a->priv->per_rank == TP_PER_RANK_SELF) {
+        finish_self(a);
+        return;
+    }
     struct tp_rank_accs *accs = a->priv->ranks;
     if (!accs || accs->n < 2) return;
     tp_ranks *r = calloc(1, sizeof(*r));

@@ -105,6 +105,15 @@ int tp_ranks_straggler(tp_ranks *r);
  * *matched[k] to the count used. 0, or -1 when out of memory. */
 int tp_ranks_offsets(const tp_coll_list *lists, size_t n, int64_t *offsets, size_t *matched);
 
+/* ranks.c: completes r, whose rows (two or more, by rank ascending) and stage names are filled
+ * (`tprof analyze --summaries` reads them from summary.json): the spread and the straggler.
+ * 0, or -1 when out of memory. */
+int tp_ranks_complete(tp_ranks *r);
+/* ranks.c: completes r and makes it a's (finished) ranks, with their recommendations; a owns r
+ * afterwards, or r is freed on failure. 0, or -1 when out of memory. */
+struct tp_analysis;
+int tp_ranks_attach(struct tp_analysis *a, tp_ranks *r);
+
 void tp_ranks_free(tp_ranks *r);
 
 #endif

@@ -296,6 +296,40 @@ static void straggler(reco_list *l) {
     add(l, "straggler", (int64_t)wait, "%s.", r->straggler.message);
 }
 
+/* Several ranks on GPUs: the ranks whose communication kernels mostly run alone (overlap, as
+ * HTA defines it) while communication is a sizeable part of their steps. The saving is the
+ * largest exposed (not overlapped) communication of such a rank: at most what hiding it saves. */
+static void overlap(reco_list *l) {
+    const tp_ranks *r = l->a->ranks;
+    if (!r) return;
+    char list[256] = "";
+    size_t used = 0, poor = 0;
+    int64_t exposed_max = 0;
+    for (size_t k = 0; k < r->n; k++) {
+        const tp_rank_row *row = &r->rows[k];
+        double comm_pct = row->steps_total_ns > 0
+                              ? 100.0 * (double)row->communication_ns / (double)row->steps_total_ns
+                              : 0;
+        if (!row->gpu || row->overlap_pct < 0 || row->overlap_pct >= TP_RECO_OVERLAP_PCT ||
+            comm_pct < TP_RECO_OVERLAP_COMM_PCT)
+            continue;
+        int64_t exposed =
+            (int64_t)((double)row->communication_ns * (1.0 - row->overlap_pct / 100.0));
+        if (exposed > exposed_max) exposed_max = exposed;
+        poor++;
+        int n = snprintf(list + used, sizeof(list) - used, "%srank %lld %.0f%% (%.1f ms exposed)",
+                         used ? ", " : "", (long long)row->rank, row->overlap_pct, ms(exposed));
+        if (n > 0 && (size_t)n < sizeof(list) - used) used += (size_t)n;
+    }
+    if (poor)
+        add(l, "comm_overlap", exposed_max,
+            "Communication overlaps compute poorly on %zu of %zu ranks (%s of communication "
+            "kernel time overlapped, below %.0f%%); start the all-reduces earlier (DDP gradient "
+            "buckets: a smaller bucket_cap_mb, no find_unused_parameters), overlap them with "
+            "the backward pass, or put them on their own stream.",
+            poor, r->n, list, TP_RECO_OVERLAP_PCT);
+}
+
 /* A flight recorder's trace: its triggering step, and where its extra time went. */
 static void flight_step(reco_list *l) {
     const tp_analysis *a = l->a;
@@ -353,6 +387,7 @@ void tp_recommend(tp_analysis *a) {
     python(&l);
     other(&l);
     straggler(&l);
+    overlap(&l);
     flight_step(&l);
     if (a->nrecos) qsort(a->recos, a->nrecos, sizeof(*a->recos), cmp_reco);
 }

@@ -28,6 +28,9 @@ static const char help[] =
     "  --peak-tflops X      a device's peak TFLOP/s for MFU (default: the GPU's from a table;\n"
     "                       a CPU has none)\n"
     "  -o, --output FILE    write the report to FILE instead of standard output\n"
+    "  --summaries          the cross-rank analysis (the Ranks section, the straggler) from\n"
+    "                       each rank's summary.json alone, reading no trace: INPUT is run\n"
+    "                       directories or summary files of two ranks or more\n"
     "  --threads N          threads that read a plain JSON trace (default: the cores available)\n"
     "  --progress           show the reading progress even when stderr is not a terminal\n"
     "  --no-progress        never show it (default: inputs over ~100 MB, on a terminal)\n"
@@ -40,17 +43,23 @@ static const tp_cli_opt opts[] = {
     {"json", 0, 0},        {"csv", 0, 0},    {"markdown", 0, 0},    {"top", 0, 1},
     {"stage", 0, 1},       {"rank", 0, 1},   {"output", 'o', 1},    {"progress", 0, 0},
     {"no-progress", 0, 0}, {"help", 'h', 0}, {"peak-tflops", 0, 1}, {"threads", 0, 1},
+    {"summaries", 0, 0},
 };
+enum { OPT_SUMMARIES = 12 }; /* analyze's own option, the last of opts */
 
 /* 0 with the inputs gathered in argv (in place, in order) and s set, 1 when --help was printed,
  * -1 after a usage error. */
-static int parse(int argc, char **argv, tp_cli_shared *s, size_t *ninputs) {
+static int parse(int argc, char **argv, tp_cli_shared *s, size_t *ninputs, int *summaries) {
     tp_cli_parser p;
     tp_cli_parser_init(&p, "analyze", argc, argv, opts, sizeof(opts) / sizeof(opts[0]));
     for (int k; (k = tp_cli_next(&p)) != TP_CLI_END;) {
         if (k == TP_CLI_BAD) return -1;
         if (k == TP_CLI_OPERAND) {
             argv[1 + (*ninputs)++] = (char *)p.value;
+            continue;
+        }
+        if (k == OPT_SUMMARIES) {
+            *summaries = 1;
             continue;
         }
         int rc = tp_cli_shared_option(&p, s);
@@ -87,9 +96,13 @@ static int run(int argc, char **argv) {
     tp_cli_shared s;
     tp_cli_shared_init(&s);
     size_t ninputs = 0;
-    int rc = parse(argc, argv, &s, &ninputs);
+    int summaries = 0;
+    int rc = parse(argc, argv, &s, &ninputs, &summaries);
     if (rc == 0 && tp_cli_check_output(s.output, argv + 1, ninputs)) rc = -1;
-    tp_analysis *a = rc == 0 ? tp_cli_analyse(argv + 1, ninputs, &s.read) : NULL;
+    tp_analysis *a = NULL;
+    if (rc == 0)
+        a = summaries ? tp_cli_analyse_summaries(argv + 1, ninputs)
+                      : tp_cli_analyse(argv + 1, ninputs, &s.read);
     if (a) {
         tp_buf out;
         tp_buf_init(&out);

@@ -129,6 +129,10 @@ int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s);
 /* The inputs (trace files, run directories meaning their traces, "-" for standard input) read
  * and added into one finished analysis. NULL after printing the error. */
 tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opts *r);
+/* summaries.c: `analyze --summaries`: the ranks of the inputs (summary.json files, run
+ * directories meaning theirs) from their rank_summary alone, reading no trace. NULL after
+ * printing the error. */
+tp_analysis *tp_cli_analyse_summaries(char *const *inputs, size_t n);
 
 /* ---- output ---- */
 

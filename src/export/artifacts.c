@@ -133,7 +133,10 @@ static int art_start(void *ctx, const tp_run_info *run) {
     gethostname(host, sizeof(host) - 1);
     snprintf(art.worker, sizeof(art.worker), "%s_%ld", host, (long)getpid());
     tp_analysis_opts opts = {
-        .stages = run->stages, .nstages = run->nstages, .peak_tflops = run->peak_tflops};
+        .stages = run->stages,
+        .nstages = run->nstages,
+        .peak_tflops = run->peak_tflops,
+        .per_rank = TP_PER_RANK_SELF}; /* summary.json's rank_summary (tprof analyze --summaries) */
     art.analysis = tp_analysis_new(&opts);
     if (!art.run_dir || !art.analysis) {
         tp_log_warn("out of memory: profiling is off");

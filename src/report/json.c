@@ -287,6 +287,7 @@ void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) 
     tp_jw_double_opt(&w, "dataloader_pct", a->dataloader_pct);
     memory_and_flops(&w, a);
     tp_report_ranks_json(&w, a);
+    tp_report_rank_summary_json(&w, a);
     tp_jw_array(&w, "warnings");
     for (size_t i = 0; i < a->nwarnings; i++)
         tp_jw_str(&w, NULL, a->warnings[i]);

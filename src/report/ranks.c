@@ -6,6 +6,9 @@
 #include "analysis/ranks.h"
 #include "report/format.h"
 
+#include <assert.h>
+#include <stdio.h>
+
 static void i64_opt(tp_jw *w, const char *key, int64_t v) {
     if (v < 0)
         tp_jw_null(w, key);
@@ -13,8 +16,8 @@ static void i64_opt(tp_jw *w, const char *key, int64_t v) {
         tp_jw_i64(w, key, v);
 }
 
-static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
-    tp_jw_object(w, NULL);
+/* The figures a per-rank row and a rank_summary share, in the open object. */
+static void rank_figures(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
     tp_jw_i64(w, "rank", row->rank);
     tp_jw_u64(w, "steps", row->steps);
     i64_opt(w, "step_mean_ns", row->step_mean_ns);
@@ -27,6 +30,11 @@ static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
     tp_jw_i64(w, "communication_ns", row->communication_ns);
     tp_jw_i64(w, "idle_ns", row->idle_ns);
     tp_jw_double_opt(w, "overlap_pct", row->overlap_pct);
+}
+
+static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
+    tp_jw_object(w, NULL);
+    rank_figures(w, r, row);
     tp_jw_u64(w, "collectives", row->colls.n);
     tp_jw_end_object(w);
 }
@@ -68,6 +76,47 @@ void tp_report_ranks_json(tp_jw *w, const tp_analysis *a) {
     }
     tp_jw_end_array(w);
     straggler_json(w, r);
+    tp_jw_end_object(w);
+}
+
+/* One collective as [seq, start_ns, end_ns, sync, keyed, "name hash"] (compact: thousands). */
+static void coll_json(tp_jw *w, const tp_coll *c) {
+    char hash[17];
+    snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)c->name_hash);
+    tp_jw_array(w, NULL);
+    tp_jw_u64(w, NULL, c->key);
+    tp_jw_i64(w, NULL, c->start_ns);
+    tp_jw_i64(w, NULL, c->end_ns);
+    tp_jw_i64(w, NULL, c->sync);
+    tp_jw_i64(w, NULL, c->keyed);
+    tp_jw_str(w, NULL, hash);
+    tp_jw_end_array(w);
+}
+
+void tp_report_rank_summary_json(tp_jw *w, const tp_analysis *a) {
+    const tp_ranks *r = a->rank_summary;
+    if (!r) return;
+    assert(r->n == 1);
+    const tp_rank_row *row = &r->rows[0];
+    tp_jw_object(w, "rank_summary");
+    rank_figures(w, r, row);
+    tp_jw_i64(w, "steps_total_ns", row->steps_total_ns);
+    tp_jw_bool(w, "gpu", row->gpu);
+    tp_jw_array(w, "step_durations_ns");
+    for (size_t i = 0; i < row->nstep_numbers; i++) {
+        tp_jw_array(w, NULL);
+        tp_jw_i64(w, NULL, row->step_number[i]);
+        tp_jw_i64(w, NULL, row->step_dur_ns[i]);
+        tp_jw_end_array(w);
+    }
+    tp_jw_end_array(w);
+    size_t first =
+        row->colls.n > TP_SUMMARY_COLLECTIVES ? row->colls.n - TP_SUMMARY_COLLECTIVES : 0;
+    tp_jw_u64(w, "collectives_total", row->colls.n);
+    tp_jw_array(w, "collectives");
+    for (size_t i = first; i < row->colls.n; i++)
+        coll_json(w, &row->colls.v[i]);
+    tp_jw_end_array(w);
     tp_jw_end_object(w);
 }
 

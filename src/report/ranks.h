@@ -9,6 +9,11 @@
 
 /* The "ranks" member (docs/ANALYZE_JSON.md), when a->ranks is set. */
 void tp_report_ranks_json(tp_jw *w, const tp_analysis *a);
+/* The "rank_summary" member of summary.json (docs/ANALYZE_JSON.md), when a->rank_summary is set:
+ * what `tprof analyze --summaries` needs of this rank, with its last TP_SUMMARY_COLLECTIVES
+ * collectives. */
+#define TP_SUMMARY_COLLECTIVES 4096
+void tp_report_rank_summary_json(tp_jw *w, const tp_analysis *a);
 /* The "Ranks" section, when a->ranks is set. */
 void tp_report_ranks_text(tp_doc *d, const tp_analysis *a);
 

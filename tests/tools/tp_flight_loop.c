@@ -11,6 +11,7 @@
  * range "cross" at the end of each even step and ends it in the next step, for the carry of
  * record/flight.h F3. Exits 3 when tprof_flight_save refuses the save.
  * Prints "rss <step> <bytes>" for each --rss-at step. */
+#include "busy.h"
 #include "tprof.h"
 
 #include <signal.h>
@@ -19,18 +20,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static long long now_us(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
-}
-
-static void spin(long us) {
-    long long end = now_us() + us;
-    while (now_us() < end) {
-    }
-}
 
 static long rss_bytes(void) {
     long pages = 0, resident = 0;
