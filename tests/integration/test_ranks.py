@@ -5,13 +5,16 @@ the straggler; and the docs of the key against the output."""
 
 import gzip
 import json
+import os
 import re
+import resource
 import shutil
 import statistics
+import subprocess
 
 import pytest
 
-from cli_helpers import FIXTURES, SOURCE, tprof
+from cli_helpers import FIXTURES, SOURCE, TPROF, error_line, tprof
 
 RANKS = [FIXTURES / "kineto" / ("sampled_rank-%d.json.gz" % r) for r in (0, 1)]
 
@@ -230,3 +233,48 @@ def test_merge_usage_errors(tmp_path):
     p = tprof("merge", tmp_path / "missing.json", "-o", tmp_path / "m.json", rc=2)
     assert p.stderr.count(b"\n") == 1 and b"missing.json" in p.stderr
     assert not (tmp_path / "m.json").exists()
+
+
+def test_merge_without_refining_reads_back_as_its_inputs(tmp_path):
+    """`merge --no-refine` moves no clock, so the merged trace (written rank by rank, one in
+    memory at a time) must analyse as its inputs do: the whole `ranks` key, straggler included,
+    and the totals' kernel and op figures (its steps are one window's, not two)."""
+    out = tmp_path / "merged.json"
+    tprof("merge", "--no-refine", *RANKS, "-o", out, rc=0)
+    back, direct = analyze(out), analyze(*RANKS)
+    assert back["ranks"] == direct["ranks"]
+    for key in ("top_cpu_ops", "top_gpu_kernels", "top_ops_by_gpu_time"):
+        assert back[key] == direct[key], key
+    for key in ("kernel_count", "kernel_us"):
+        assert back["gpu"][key] == direct["gpu"][key], key
+    doc = json.loads(out.read_text())
+    assert [r["offset_ns"] for r in doc["tprof"]["merged"]["ranks"]] == [0, 0]
+    def ranges(evs):  # the reader keeps no range of category Trace
+        return sum(1 for e in evs if e.get("ph") == "X" and e.get("cat") != "Trace")
+    assert ranges(doc["traceEvents"]) == sum(ranges(events(p)) for p in RANKS)
+
+
+def test_merge_refuses_inputs_it_cannot_read_twice(tmp_path):
+    out = tmp_path / "m.json"
+    p = tprof("merge", "-", RANKS[1], "-o", out, stdin=RANKS[0].read_bytes(), rc=2)
+    line = error_line(p)
+    assert "<stdin>" in line and "twice" in line
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    p = tprof("merge", fifo, RANKS[1], "-o", out, rc=2)
+    assert str(fifo) in error_line(p)
+    assert not out.exists()
+
+
+def test_merge_failing_midway_leaves_nothing(tmp_path):
+    """A file-size limit makes the writing fail after its first megabytes, midway through the
+    ranks: an error naming the output, and no file nor temporary file left."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+    out = tmp_path / "m.json"
+    p = subprocess.run([str(TPROF), "merge", *map(str, RANKS), "-o", str(out)],
+                       capture_output=True, timeout=120, preexec_fn=limit)
+    assert p.returncode == 2, p.stderr
+    last = p.stderr.decode().splitlines()[-1]
+    assert last.startswith("tprof: cannot write ") and "m.json: File too large" in last
+    assert list(tmp_path.iterdir()) == []
