@@ -55,6 +55,13 @@ def test_summaries_give_the_ranks_of_the_traces(run_dir, tmp_path):
     assert analyze("--summaries", *files)["ranks"] == from_traces
     text = tprof("analyze", "--summaries", copy, rc=0).stdout.decode()
     assert "Ranks (2)" in text and "straggler: rank 1 arrives last" in text
+    # no single-run section, which a summary could only fill with n/a
+    for heading in ("Step time", "Stages", "Ops", "GPU", "Memory peaks", "FLOPs"):
+        assert "\n%s\n" % heading not in text, heading
+    assert "steps: 0" not in text and "n/a: no" not in text
+    # the sections are those of the traces' report, less the single-run ones
+    full = tprof("analyze", run_dir, rc=0).stdout.decode()
+    assert "\nStep time\n" in full and text.split("\nRanks (2)\n")[0] == "tprof report\n"
 
 
 def test_straggler_agrees_with_reference(run_dir):
