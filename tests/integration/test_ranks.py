@@ -15,6 +15,7 @@ import statistics
 import subprocess
 
 import pytest
+import tprof_ref
 
 from cli_helpers import FIXTURES, SOURCE, TPROF, error_line, tprof
 
@@ -126,9 +127,10 @@ def steps_of(evs):
             for e in evs if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")}
 
 
-def comm_starts(evs):
-    """Communication kernels' starts in ns, in order (Kineto numbers no collective)."""
-    return sorted(round(e["ts"] * 1000) for e in evs
+def comm_kernels(evs):
+    """Communication kernels' (start, end) in ns, in order (Kineto numbers no collective)."""
+    return sorted((round(e["ts"] * 1000), round(e["ts"] * 1000) + round(e["dur"] * 1000))
+                  for e in evs
                   if e.get("ph") == "X" and e.get("cat") == "kernel" and "nccl" in e["name"])
 
 
@@ -145,9 +147,12 @@ def test_spread_and_straggler_agree_with_reference(pair):
         assert (s["min_ns"], s["max_ns"]) == (min(durs), max(durs))
         assert s["slowest_rank"] == durs.index(max(durs))
 
-    starts = [comm_starts(e) for e in evs]
-    n = min(len(s) for s in starts)
-    pairs = list(zip(starts[0][:n], starts[1][:n]))
+    kernels = [comm_kernels(e) for e in evs]
+    n = min(len(k) for k in kernels)
+    # arrivals compare on rank 0's clock: rank 1's moved by the offset `tprof merge` uses
+    off = tprof_ref.clock_offset([(a[0], a[1], b[0], b[1])
+                                  for a, b in zip(kernels[0][:n], kernels[1][:n])])
+    pairs = [(a[0], b[0] + off) for a, b in zip(kernels[0][:n], kernels[1][:n])]
     last1 = sum(b > a for a, b in pairs)
     # the straggler: the rank the other waits for most (from its arrival to the last one's)
     strag = 1 if sum(b - a for a, b in pairs if b > a) > sum(a - b for a, b in pairs if a > b) else 0
@@ -287,6 +292,24 @@ def test_merge_without_refining_reads_back_as_its_inputs(tmp_path, pair):
     def ranges(evs):  # the reader keeps no range of category Trace
         return sum(1 for e in evs if e.get("ph") == "X" and e.get("cat") != "Trace")
     assert ranges(doc["traceEvents"]) == sum(ranges(events(p)) for p in ranks)
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+def test_analysis_aligns_clocks_as_merge_does(tmp_path, pair):
+    """The analysis of the ranks' own traces moves each rank's collectives by the offset merge
+    finds (reported as clock_offset_ns), so it names the same straggler with the same figures as
+    the analysis of the merged trace, whose ranks are moved already (offset 0)."""
+    ranks = PAIRS[pair]
+    out = tmp_path / "merged.json"
+    tprof("merge", *ranks, "-o", out, rc=0)
+    offsets = [r["offset_ns"] for r in json.loads(out.read_text())["tprof"]["merged"]["ranks"]]
+    direct, back = analyze(*ranks)["ranks"], analyze(out)["ranks"]
+    assert [r["clock_offset_ns"] for r in direct["per_rank"]] == offsets
+    assert offsets[1] != 0  # the real traces' clocks differ: the check is not vacuous
+    assert [r["clock_offset_ns"] for r in back["per_rank"]] == [0, 0]
+    for r in direct["per_rank"] + back["per_rank"]:
+        del r["clock_offset_ns"]
+    assert back == direct
 
 
 def test_merge_refuses_inputs_it_cannot_read_twice(tmp_path):
