@@ -296,7 +296,7 @@ static int alloc_ranks(const tp_analysis *a, tp_ranks *r, size_t nrows) {
 
 int tp_ranks_complete(tp_ranks *r) {
     assert(r->n >= 2);
-    if (spread(r)) return -1;
+    if (spread(r) || tp_ranks_align(r)) return -1;
     return tp_ranks_straggler(r);
 }
 

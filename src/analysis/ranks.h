@@ -67,6 +67,10 @@ typedef struct tp_rank_row {
     int64_t *step_number, *step_dur_ns;
     size_t nstep_numbers;
     tp_coll_list colls; /* sorted by key */
+    /* added to colls' times by tp_ranks_align (rank 0's clock); the blocking collectives it
+     * rests on, 0 when none matched (the offset is then 0) */
+    int64_t clock_offset_ns;
+    size_t offset_collectives;
 } tp_rank_row;
 
 typedef struct tp_spread_row {
@@ -104,9 +108,15 @@ int tp_ranks_straggler(tp_ranks *r);
  * from the ends of sync collectives matched on both; offsets[k] = 0 when none match. Sets
  * *matched[k] to the count used. 0, or -1 when out of memory. */
 int tp_ranks_offsets(const tp_coll_list *lists, size_t n, int64_t *offsets, size_t *matched);
+/* straggler.c: moves each row's collectives onto the first row's clock by tp_ranks_offsets'
+ * offsets, as `tprof merge` moves the ranks' events, so that arrivals compare on one clock
+ * whichever clocks the traces had; sets clock_offset_ns and offset_collectives. Idempotent up
+ * to the estimate (a merged trace's ranks move by 0). 0, or -1 when out of memory. */
+int tp_ranks_align(tp_ranks *r);
 
 /* ranks.c: completes r, whose rows (two or more, by rank ascending) and stage names are filled
- * (`tprof analyze --summaries` reads them from summary.json): the spread and the straggler.
+ * (`tprof analyze --summaries` reads them from summary.json): the spread, the clocks aligned,
+ * the straggler.
  * 0, or -1 when out of memory. */
 int tp_ranks_complete(tp_ranks *r);
 /* ranks.c: completes r and makes it a's (finished) ranks, with their recommendations; a owns r

@@ -7,7 +7,8 @@
  * collectives is for it and that waiting is at least TP_STRAGGLER_WAIT_SHARE of their step
  * time, so ranks that take turns by chance, or arrive within a hair of each other, name none. Its
  * likely cause is the stage in which it spends most more time per step than the other ranks'
- * median, or its GPU compute when that exceeds more. */
+ * median, or its GPU compute when that exceeds more. Arrivals are compared once the ranks'
+ * collectives are on one clock (tp_ranks_align, with the offsets `tprof merge` uses). */
 #include "analysis/internal.h"
 #include "analysis/ranks.h"
 
@@ -240,4 +241,26 @@ int tp_ranks_offsets(const tp_coll_list *lists, size_t n, int64_t *offsets, size
     }
     free(o.diffs);
     return 0;
+}
+
+int tp_ranks_align(tp_ranks *r) {
+    tp_coll_list *lists = malloc(r->n * sizeof(*lists));
+    int64_t *offsets = malloc(r->n * sizeof(*offsets));
+    size_t *matched = malloc(r->n * sizeof(*matched));
+    int rc = lists && offsets && matched ? 0 : -1;
+    for (size_t k = 0; rc == 0 && k < r->n; k++)
+        lists[k] = r->rows[k].colls; /* shallow: the estimate only reads them */
+    if (rc == 0) rc = tp_ranks_offsets(lists, r->n, offsets, matched);
+    for (size_t k = 0; rc == 0 && k < r->n; k++) {
+        tp_rank_row *row = &r->rows[k];
+        row->clock_offset_ns = k ? offsets[k] : 0;
+        row->offset_collectives = k ? matched[k] : 0;
+        /* a uniform shift keeps the list's order (by key, then start) */
+        for (size_t i = 0; i < row->colls.n; i++) {
+            row->colls.v[i].start_ns += row->clock_offset_ns;
+            row->colls.v[i].end_ns += row->clock_offset_ns;
+        }
+    }
+    free(lists), free(offsets), free(matched);
+    return rc;
 }

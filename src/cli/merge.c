@@ -2,11 +2,15 @@
  * process per rank named "rank N" (its threads and GPU streams under it), clocks aligned
  * (docs/DISTRIBUTED.md).
  *
- * Two passes over the inputs, one trace in memory at a time while reading: the first keeps each
- * rank's collectives and base time only, from which the clock offsets are estimated (each
- * trace's absolute time, then the median difference of the ends of the blocking collectives
- * every rank took part in, as those end at one instant on every rank); the second appends each
- * trace, shifted by its rank's offset, to the merged model, which is written whole or not at all.
+ * Two passes over the inputs, one trace in memory at a time, so memory is bounded by the largest
+ * trace (twice: read, then copied as its rank) plus each rank's collectives, not by the sum of
+ * the ranks. The first pass keeps each rank's collectives, base time and largest correlation
+ * id, and the devices, from which the clock offsets are estimated (each trace's absolute time,
+ * then the median difference of the ends of the blocking collectives every rank took part in,
+ * as those end at one instant on every rank). The second reads each trace again, copies it
+ * shifted by its rank's offset onto the rank's process, and streams it to the output
+ * (tp_chrome_stream: under a temporary name, renamed when the last trace is written, so a
+ * failure midway leaves nothing). Reading twice rules out stdin and pipes as inputs.
  * A trace's rank: ".rank<N>" in its file name, else its distributedInfo, else its position among
  * the inputs. */
 #include "cli/cli.h"
@@ -22,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char help[] =
     "usage: tprof merge [options] INPUT... -o FILE\n"
@@ -31,7 +36,8 @@ static const char help[] =
     "trace's absolute time, refined so that the same blocking collective ends at the same\n"
     "instant on every rank. The offsets used are printed on stderr and kept in the trace.\n"
     "\n"
-    "INPUT is a trace (.json or .json.gz; tprof's or Kineto's) or a run directory (its traces).\n"
+    "INPUT is a trace (.json or .json.gz; tprof's or Kineto's) or a run directory (its traces);\n"
+    "each is read twice (collectives, then events, written rank by rank), so not stdin or a pipe.\n"
     "A trace's rank is \".rank<N>\" in its file name, else its distributedInfo, else its\n"
     "position among the inputs.\n"
     "\n"
@@ -55,7 +61,6 @@ typedef struct trace_ref {
 
 typedef struct rank_info {
     int64_t rank;
-    int64_t base_ns; /* the earliest base_ns of its traces */
     uint64_t max_corr;
     uint64_t corr_base;
     tp_coll_list colls;
@@ -70,6 +75,7 @@ typedef struct merge_job {
     size_t nranks, cap_ranks;
     const char *output;
     int refine;
+    tp_model doc; /* the merged trace's header and trailer: base time, devices */
 } merge_job;
 
 static void job_free(merge_job *j) {
@@ -79,9 +85,20 @@ static void job_free(merge_job *j) {
     for (size_t k = 0; k < j->nranks; k++)
         free(j->ranks[k].colls.v);
     free(j->ranks);
+    tp_model_free(&j->doc);
+}
+
+/* Each trace is read twice: a stream that cannot be read again is refused up front. */
+static int check_rereadable(const char *path) {
+    struct stat st;
+    if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
+        return FAIL("%s: merge reads each trace twice: give a file, not stdin or a pipe",
+                    strcmp(path, "-") == 0 ? "<stdin>" : path);
+    return 0; /* a missing file is the reader's to report */
 }
 
 static int add_trace_ref(merge_job *j, const char *path, int64_t rank) {
+    if (check_rereadable(path)) return -1;
     char *copy = strdup(path);
     if (!copy || TP_GROW(j->traces, j->cap_traces, j->ntraces + 1)) {
         free(copy);
@@ -140,7 +157,7 @@ static rank_info *rank_of(merge_job *j, int64_t rank) {
         if (j->ranks[k].rank == rank) return &j->ranks[k];
     if (TP_GROW(j->ranks, j->cap_ranks, j->nranks + 1)) return NULL;
     rank_info *r = &j->ranks[j->nranks++];
-    *r = (rank_info){.rank = rank, .base_ns = INT64_MAX};
+    *r = (rank_info){.rank = rank};
     return r;
 }
 
@@ -152,8 +169,15 @@ static int read_trace(const trace_ref *t, tp_model *m) {
     return FAIL("%s", err);
 }
 
-/* Pass 1: each trace's rank, base time, largest correlation id and collectives. */
+/* Copies no event: what tp_model_append then copies is the devices. */
+static uint32_t no_track(void *ctx, tp_model *dst, const tp_model *src, uint32_t t) {
+    (void)ctx, (void)dst, (void)src, (void)t;
+    return UINT32_MAX;
+}
+
+/* Pass 1: each trace's rank, base time, largest correlation id and collectives; the devices. */
 static int survey(merge_job *j) {
+    j->doc.base_ns = INT64_MAX;
     for (size_t i = 0; i < j->ntraces; i++) {
         tp_model m;
         if (read_trace(&j->traces[i], &m)) return -1;
@@ -161,9 +185,11 @@ static int survey(merge_job *j) {
         if (t->rank < 0) t->rank = m.rank >= 0 ? m.rank : (int64_t)i;
         rank_info *r = rank_of(j, t->rank);
         int rc = r && tp_collectives_of(&m, &r->colls) == 0 ? 0 : -1;
-        if (r && m.base_ns < r->base_ns) r->base_ns = m.base_ns;
+        if (m.base_ns < j->doc.base_ns) j->doc.base_ns = m.base_ns;
         for (size_t e = 0; r && e < m.nevents; e++)
             if (m.events[e].corr > r->max_corr) r->max_corr = m.events[e].corr;
+        tp_copy_opts devices = {.map_track = no_track};
+        if (rc == 0) rc = tp_model_append(&j->doc, &m, &devices);
         tp_model_free(&m);
         if (rc) return FAIL("out of memory");
     }
@@ -200,7 +226,7 @@ static int align(merge_job *j) {
     return rc ? tp_cli_error("out of memory") : 0;
 }
 
-/* ---- pass 2: the merged model ---- */
+/* ---- pass 2: each trace as its rank, to the output ---- */
 
 typedef struct track_map {
     int64_t rank;
@@ -234,22 +260,26 @@ static uint32_t map_track(void *ctx, tp_model *dst, const tp_model *src, uint32_
     return d;
 }
 
-static int append(merge_job *j, tp_model *dst, const trace_ref *t) {
+/* The trace t as its rank's process, shifted by the rank's offset: a model of its own, which
+ * the source is freed before writing. */
+static int copy_as_rank(merge_job *j, const trace_ref *t, tp_model *one) {
     tp_model m;
     if (read_trace(t, &m)) return -1;
     const rank_info *r = rank_of(j, t->rank);
+    assert(r); /* survey made every rank */
     track_map tm = {.rank = t->rank, .gpu = calloc(m.ntracks ? m.ntracks : 1, 1)};
-    int rc = tm.gpu && r ? 0 : -1;
+    int rc = tm.gpu ? 0 : -1;
     for (size_t e = 0; rc == 0 && e < m.nevents; e++)
         if (tp_kind_is_device(m.events[e].kind) && m.events[e].track < m.ntracks)
             tm.gpu[m.events[e].track] = 1;
-    tp_copy_opts o = {.shift_ns = r ? r->offset_ns : 0,
-                      .corr_base = r ? r->corr_base : 0,
-                      .map_track = map_track,
-                      .ctx = &tm};
-    if (rc == 0) rc = tp_model_append(dst, &m, &o);
+    tp_copy_opts o = {
+        .shift_ns = r->offset_ns, .corr_base = r->corr_base, .map_track = map_track, .ctx = &tm};
+    tp_model_init(one);
+    one->base_ns = j->doc.base_ns;
+    if (rc == 0) rc = tp_model_append(one, &m, &o);
     free(tm.gpu);
     tp_model_free(&m);
+    if (rc) tp_model_free(one);
     return rc ? tp_cli_error("%s: out of memory", t->path) : 0;
 }
 
@@ -281,33 +311,39 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 static int write_merged(merge_job *j) {
-    tp_model dst;
-    tp_model_init(&dst);
-    dst.base_ns = INT64_MAX;
-    for (size_t k = 0; k < j->nranks; k++)
-        if (j->ranks[k].base_ns < dst.base_ns) dst.base_ns = j->ranks[k].base_ns;
-    int rc = 0;
-    for (size_t i = 0; i < j->ntraces && rc == 0; i++)
-        rc = append(j, &dst, &j->traces[i]);
     tp_buf members;
     tp_buf_init(&members);
-    if (rc == 0) {
-        describe(j, &members);
-        tp_buf_putc(&members, '\0');
+    describe(j, &members);
+    tp_buf_putc(&members, '\0');
+    if (members.failed) {
+        tp_buf_free(&members);
+        return FAIL("out of memory");
     }
     tp_chrome_opts o = {.gzip = ends_with(j->output, ".gz"),
                         .trace_name = "tprof merge",
                         .tprof_members = members.data};
     char err[1024];
-    if (rc == 0 && (members.failed || tp_chrome_write_file(&dst, j->output, &o, err, sizeof(err))))
-        rc = FAIL("%s", members.failed ? "out of memory" : err);
+    tp_chrome_stream *out = tp_chrome_stream_open(&j->doc, j->output, &o, err, sizeof(err));
+    int rc = out ? 0 : FAIL("%s", err);
+    for (size_t i = 0; i < j->ntraces && rc == 0; i++) {
+        tp_model one;
+        rc = copy_as_rank(j, &j->traces[i], &one);
+        if (rc == 0) {
+            tp_chrome_stream_add(out, &one); /* a failure is the commit's to report */
+            tp_model_free(&one);
+        }
+    }
+    if (rc && out)
+        tp_chrome_stream_abort(out);
+    else if (rc == 0 && tp_chrome_stream_commit(out, NULL, err, sizeof(err)))
+        rc = FAIL("%s", err);
     tp_buf_free(&members);
-    tp_model_free(&dst);
     return rc;
 }
 
 static int run(int argc, char **argv) {
     merge_job j = {.refine = 1};
+    tp_model_init(&j.doc);
     int rc = parse(argc, argv, &j);
     if (rc == 0) rc = survey(&j);
     if (rc == 0) rc = align(&j);

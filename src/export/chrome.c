@@ -13,6 +13,7 @@
 #include "util/sort.h"
 #include "util/vec.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,15 +41,20 @@ typedef struct span {
 /* What an event is in a launch -> device work flow (writer.flow, by event index). */
 enum { FLOW_NONE, FLOW_START, FLOW_END };
 
+/* The document's state (output, compression, counts) and the state of the model being written
+ * (its caches: escaped strings, track texts, flows), which write_segment makes and frees. */
 typedef struct writer {
-    const tp_model *m;
+    const tp_model *doc;     /* the header's and trailer's facts */
+    const tp_chrome_opts *o; /* never NULL */
+    const tp_model *m;       /* the model being written */
     tp_buf out;
     int (*write)(void *ctx, const void *data, size_t len);
     void *ctx;
     int write_failed;
     int stop;         /* a write or an allocation failed: the output is lost, stop working */
     size_t nentries;  /* entries written to traceEvents (the first takes no comma) */
-    size_t nwritten;  /* model events written (fewer than m->nevents when the deadline passed) */
+    size_t nevents;   /* events of the models written so far */
+    size_t nwritten;  /* of those, written (fewer when the deadline passed) */
     int64_t first_ts; /* earliest event time, the ts of the metadata entries */
     int gzip;
     z_stream z;
@@ -531,7 +537,9 @@ static void put_device(writer *w, const tp_device *d) {
     TP_BUF_LIT(&w->out, "{\"id\":");
     tp_buf_i64(&w->out, d->id);
     TP_BUF_LIT(&w->out, ",\"name\":");
-    buf_str(w, &w->out, d->name);
+    /* the document's string: the caches are the models' (write_segment) */
+    tp_buf_json_str(&w->out, tp_model_str(w->doc, d->name),
+                    tp_strtab_len(&w->doc->strings, d->name));
     /* Unknown properties (0) are left out rather than written as a misleading 0. */
     if (d->total_mem) {
         TP_BUF_LIT(&w->out, ",\"totalGlobalMem\":");
@@ -551,7 +559,7 @@ static void put_device(writer *w, const tp_device *d) {
 }
 
 static void put_header(writer *w) {
-    const tp_model *m = w->m;
+    const tp_model *m = w->doc;
     TP_BUF_LIT(&w->out, "{\"schemaVersion\":1");
     if (m->ndevices) {
         TP_BUF_LIT(&w->out, ",\n\"deviceProperties\":[");
@@ -571,8 +579,9 @@ static void put_header(writer *w) {
     TP_BUF_LIT(&w->out, ",\n\"traceEvents\":[");
 }
 
-static void put_trailer(writer *w, const tp_chrome_opts *o) {
-    const tp_model *m = w->m;
+static void put_trailer(writer *w) {
+    const tp_model *m = w->doc;
+    const tp_chrome_opts *o = w->o;
     TP_BUF_LIT(&w->out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
     tp_buf_i64(&w->out, m->base_ns);
     if (o->trace_name) {
@@ -595,11 +604,11 @@ static void put_trailer(writer *w, const tp_chrome_opts *o) {
         TP_BUF_LIT(&w->out, ",\"partial\":true");
     else
         TP_BUF_LIT(&w->out, ",\"partial\":false");
-    if (w->nwritten < m->nevents) {
+    if (w->nwritten < w->nevents) {
         TP_BUF_LIT(&w->out, ",\"truncated\":true,\"events_written\":");
         tp_buf_u64(&w->out, w->nwritten);
         TP_BUF_LIT(&w->out, ",\"events_recorded\":");
-        tp_buf_u64(&w->out, m->nevents);
+        tp_buf_u64(&w->out, w->nevents);
     }
     TP_BUF_LIT(&w->out, ",\"dropped_events\":");
     tp_buf_u64(&w->out, m->dropped_events);
@@ -633,8 +642,8 @@ static int prepare(writer *w) {
     w->json_ok = calloc(w->nstr, 1);
     w->track = calloc(m->ntracks + 1, sizeof(*w->track));
     w->gpu = calloc(m->ntracks + 1, 1);
-    if (!w->str || !w->json_ok || !w->track || !w->gpu || tp_buf_reserve(&w->out, CHUNK + 4096))
-        return -1;
+    w->first_ts = 0;
+    if (!w->str || !w->json_ok || !w->track || !w->gpu) return -1;
     tp_keyed *refs = NULL;
     size_t nrefs = 0, cap = 0;
     int rc = 0;
@@ -660,81 +669,159 @@ static int past(int64_t deadline_ns) {
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec >= deadline_ns;
 }
 
-static int write_trace(writer *w, const tp_chrome_opts *o) {
-    const tp_model *m = w->m;
-    if (prepare(w)) return -1;
-    put_header(w);
-    if (put_metadata(w)) return -1;
+/* Frees what prepare made for the model just written. */
+static void segment_free(writer *w) {
+    tp_buf_free(&w->strs);
+    tp_buf_free(&w->tracks);
+    free(w->str);
+    free(w->json_ok);
+    free(w->track);
+    free(w->gpu);
+    free(w->flow);
+    w->str = NULL, w->json_ok = NULL, w->track = NULL, w->gpu = NULL, w->flow = NULL;
+    w->m = NULL;
+}
+
+/* One model's part of the document: its tracks' metadata, then its events. */
+static int write_segment(writer *w, const tp_model *m) {
+    w->m = m;
+    w->nevents += m->nevents;
+    if (prepare(w) || put_metadata(w)) w->stop = 1;
     size_t i = 0;
     for (; i < m->nevents && !w->stop; i++) {
-        if (o->deadline_ns && i % DEADLINE_EVERY == 0 && past(o->deadline_ns)) break;
+        if (w->o->deadline_ns && i % DEADLINE_EVERY == 0 && past(w->o->deadline_ns)) break;
         put_event(w, &m->events[i], i);
         maybe_flush(w);
     }
-    w->nwritten = i;
-    put_trailer(w, o);
+    w->nwritten += i;
+    segment_free(w);
+    return w->stop ? -1 : 0;
+}
+
+/* The header is written at once: the document has begun. */
+static int writer_open(writer *w, const tp_model *doc, const tp_chrome_opts *o,
+                       int (*write)(void *ctx, const void *data, size_t len), void *ctx) {
+    static const tp_chrome_opts defaults;
+    memset(w, 0, sizeof(*w));
+    w->doc = doc;
+    w->o = o ? o : &defaults;
+    w->write = write;
+    w->ctx = ctx;
+    w->gzip = w->o->gzip;
+    if (w->gzip) {
+        /* Level 1: traces still shrink about 10x, and writing must keep up with the run. */
+        w->zout = malloc(ZCHUNK);
+        if (!w->zout ||
+            deflateInit2(&w->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            free(w->zout);
+            return -1;
+        }
+    }
+    if (tp_buf_reserve(&w->out, CHUNK + 4096)) w->stop = 1;
+    put_header(w);
+    return 0;
+}
+
+/* The trailer, and the end of the output; 0, or -1 when any step failed. */
+static int writer_finish(writer *w) {
+    if (!w->stop) put_trailer(w);
     if (!w->stop) flush(w, 1);
     return w->stop ? -1 : 0;
 }
 
+static void writer_free(writer *w) {
+    if (w->gzip) {
+        deflateEnd(&w->z);
+        free(w->zout);
+    }
+    tp_buf_free(&w->out);
+    segment_free(w);
+}
+
 int tp_chrome_write(const tp_model *m, const tp_chrome_opts *o,
                     int (*write)(void *ctx, const void *data, size_t len), void *ctx) {
-    static const tp_chrome_opts defaults;
-    if (!m || !write) return -1;
     writer w;
-    memset(&w, 0, sizeof(w));
-    w.m = m;
-    w.write = write;
-    w.ctx = ctx;
-    w.gzip = o && o->gzip;
-    if (w.gzip) {
-        /* Level 1: traces still shrink about 10x, and writing must keep up with the run. */
-        w.zout = malloc(ZCHUNK);
-        if (!w.zout || deflateInit2(&w.z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-            free(w.zout);
-            return -1;
-        }
-    }
-    int rc = write_trace(&w, o ? o : &defaults);
+    if (!m || !write || writer_open(&w, m, o, write, ctx)) return -1;
+    int rc = write_segment(&w, m) || writer_finish(&w) ? -1 : 0;
     if (o && o->events_written) *o->events_written = w.nwritten;
-    if (w.gzip) {
-        deflateEnd(&w.z);
-        free(w.zout);
-    }
-    tp_buf_free(&w.out);
-    tp_buf_free(&w.strs);
-    tp_buf_free(&w.tracks);
-    free(w.str);
-    free(w.json_ok);
-    free(w.track);
-    free(w.gpu);
-    free(w.flow);
+    writer_free(&w);
     return rc;
 }
 
 /* ---- files ----------------------------------------------------------------------------------- */
 
-typedef struct file_out {
+struct tp_chrome_stream {
+    writer w;
     tp_ofile *f;
-    int failed;
-} file_out;
+    int write_failed; /* tp_ofile_write failed: commit reports the system's reason */
+    char *path;
+};
 
 static int write_to_file(void *ctx, const void *data, size_t len) {
-    file_out *fo = ctx;
-    if (tp_ofile_write(fo->f, data, len) == 0) return 0;
-    fo->failed = 1;
+    tp_chrome_stream *s = ctx;
+    if (tp_ofile_write(s->f, data, len) == 0) return 0;
+    s->write_failed = 1;
+    return -1;
+}
+
+static void no_memory(const char *path, char *err, size_t errlen) {
+    if (err && errlen) snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENOMEM));
+}
+
+tp_chrome_stream *tp_chrome_stream_open(const tp_model *doc, const char *path,
+                                        const tp_chrome_opts *o, char *err, size_t errlen) {
+    tp_chrome_stream *s = calloc(1, sizeof(*s));
+    if (s) s->path = strdup(path);
+    if (!s || !s->path) {
+        free(s);
+        no_memory(path, err, errlen);
+        return NULL;
+    }
+    s->f = tp_ofile_open(path, 0, err, errlen);
+    if (s->f && writer_open(&s->w, doc, o, write_to_file, s) == 0) return s;
+    if (s->f) {
+        tp_ofile_abort(s->f);
+        no_memory(path, err, errlen);
+    }
+    free(s->path);
+    free(s);
+    return NULL;
+}
+
+int tp_chrome_stream_add(tp_chrome_stream *s, const tp_model *m) {
+    assert(s && m && m->base_ns == s->w.doc->base_ns); /* times are written relative to it */
+    return s->w.stop ? -1 : write_segment(&s->w, m);
+}
+
+void tp_chrome_stream_abort(tp_chrome_stream *s) {
+    if (!s) return;
+    writer_free(&s->w);
+    tp_ofile_abort(s->f);
+    free(s->path);
+    free(s);
+}
+
+int tp_chrome_stream_commit(tp_chrome_stream *s, size_t *events_written, char *err, size_t errlen) {
+    int rc = writer_finish(&s->w);
+    if (events_written) *events_written = s->w.nwritten;
+    if (rc == 0 || s->write_failed) {
+        /* After a failed write, commit is what reports the system's reason and removes the
+         * temporary file; it renames only when every write succeeded. */
+        writer_free(&s->w);
+        rc = tp_ofile_commit(s->f, err, errlen);
+        free(s->path);
+        free(s);
+        return rc;
+    }
+    no_memory(s->path, err, errlen);
+    tp_chrome_stream_abort(s);
     return -1;
 }
 
 int tp_chrome_write_file(const tp_model *m, const char *path, const tp_chrome_opts *o, char *err,
                          size_t errlen) {
-    file_out fo = {tp_ofile_open(path, 0, err, errlen), 0};
-    if (!fo.f) return -1;
-    /* After a failed write, commit is what reports the system's reason and removes the
-     * temporary file; it renames only when every write succeeded. */
-    if (tp_chrome_write(m, o, write_to_file, &fo) == 0 || fo.failed)
-        return tp_ofile_commit(fo.f, err, errlen);
-    tp_ofile_abort(fo.f);
-    if (err && errlen) snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENOMEM));
-    return -1;
+    tp_chrome_stream *s = tp_chrome_stream_open(m, path, o, err, errlen);
+    if (!s) return -1;
+    tp_chrome_stream_add(s, m); /* a failure is the commit's to report */
+    return tp_chrome_stream_commit(s, o ? o->events_written : NULL, err, errlen);
 }

@@ -48,4 +48,24 @@ int tp_chrome_write(const tp_model *m, const tp_chrome_opts *o,
 int tp_chrome_write_file(const tp_model *m, const char *path, const tp_chrome_opts *o, char *err,
                          size_t errlen);
 
+/* A trace file written from several models in turn, so that only one needs to be in memory
+ * (`tprof merge`: each rank read, added, freed). doc gives what the document says once, the
+ * header (deviceProperties, distributedInfo) and the trailer (baseTimeNanoseconds and the tprof
+ * object); the caller keeps it until commit or abort. Each model added writes its tracks'
+ * metadata, then its events (their flows within that model only); every model's base_ns must be
+ * doc's. The file is written as tp_chrome_write_file writes it: under a temporary name, renamed
+ * at commit; nothing is left behind on failure or abort. */
+typedef struct tp_chrome_stream tp_chrome_stream;
+
+/* NULL with err = one line naming the path and the reason. */
+tp_chrome_stream *tp_chrome_stream_open(const tp_model *doc, const char *path,
+                                        const tp_chrome_opts *o, char *err, size_t errlen);
+/* 0, or -1 once the output is lost (commit then says why). */
+int tp_chrome_stream_add(tp_chrome_stream *s, const tp_model *m);
+/* Ends the document and renames the file into place; frees s. events_written (may be NULL): the
+ * events written. 0, or -1 with err filled and nothing left behind. */
+int tp_chrome_stream_commit(tp_chrome_stream *s, size_t *events_written, char *err, size_t errlen);
+/* Removes the temporary file; frees s. */
+void tp_chrome_stream_abort(tp_chrome_stream *s);
+
 #endif

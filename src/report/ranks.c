@@ -36,6 +36,7 @@ static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
     tp_jw_object(w, NULL);
     rank_figures(w, r, row);
     tp_jw_u64(w, "collectives", row->colls.n);
+    tp_jw_i64(w, "clock_offset_ns", row->clock_offset_ns);
     tp_jw_end_object(w);
 }
 

@@ -17,6 +17,12 @@ enum {
     BAR_WIDTH = 20,
 };
 
+/* `tprof analyze --summaries` reads no trace: its analysis holds the ranks and nothing else, so
+ * the single-run sections would all say n/a. */
+static int ranks_only(const tp_analysis *a) {
+    return a->ranks && a->npaths == 0 && a->input_events == 0;
+}
+
 static void header(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
     tp_doc_title(d, "%s", o && o->title ? o->title : "tprof report");
     if (a->npaths == 1)
@@ -28,7 +34,8 @@ static void header(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
                     tp_fmt_bytes((int64_t)a->input_bytes).s);
     if (a->windows)
         tp_doc_line(d, "recorded windows: %zu (%zu partial)", a->windows, a->partial_windows);
-    tp_doc_line(d, "steps: %zu, window %s", a->nsteps, tp_fmt_dur(a->window_ns).s);
+    if (!ranks_only(a))
+        tp_doc_line(d, "steps: %zu, window %s", a->nsteps, tp_fmt_dur(a->window_ns).s);
 }
 
 static void steps(tp_doc *d, const tp_analysis *a) {
@@ -309,15 +316,17 @@ static void build(tp_doc *d, const void *arg) {
     const tp_analysis *a = ((const report_args *)arg)->a;
     const tp_report_opts *o = ((const report_args *)arg)->o;
     header(d, a, o);
-    steps(d, a);
-    flight(d, a);
-    stages(d, a);
-    ops(d, a, o);
-    kernels(d, a, o);
-    launched(d, a, o);
-    gpu(d, a);
-    memory(d, a);
-    flops(d, a);
+    if (!ranks_only(a)) {
+        steps(d, a);
+        flight(d, a);
+        stages(d, a);
+        ops(d, a, o);
+        kernels(d, a, o);
+        launched(d, a, o);
+        gpu(d, a);
+        memory(d, a);
+        flops(d, a);
+    }
     tp_report_ranks_text(d, a);
     notes(d, a);
 }

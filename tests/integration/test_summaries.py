@@ -11,6 +11,7 @@ import statistics
 import subprocess
 
 import pytest
+import tprof_ref
 
 from cli_helpers import BUILD, SOURCE, tprof
 
@@ -55,6 +56,13 @@ def test_summaries_give_the_ranks_of_the_traces(run_dir, tmp_path):
     assert analyze("--summaries", *files)["ranks"] == from_traces
     text = tprof("analyze", "--summaries", copy, rc=0).stdout.decode()
     assert "Ranks (2)" in text and "straggler: rank 1 arrives last" in text
+    # no single-run section, which a summary could only fill with n/a
+    for heading in ("Step time", "Stages", "Ops", "GPU", "Memory peaks", "FLOPs"):
+        assert "\n%s\n" % heading not in text, heading
+    assert "steps: 0" not in text and "n/a: no" not in text
+    # the sections are those of the traces' report, less the single-run ones
+    full = tprof("analyze", run_dir, rc=0).stdout.decode()
+    assert "\nStep time\n" in full and text.split("\nRanks (2)\n")[0] == "tprof report\n"
 
 
 def test_straggler_agrees_with_reference(run_dir):
@@ -64,7 +72,10 @@ def test_straggler_agrees_with_reference(run_dir):
     colls = [{c[0]: c for c in s["collectives"]} for s in rs]
     seqs = sorted(set(colls[0]) & set(colls[1]))
     assert len(seqs) == 12 and rs[0]["collectives_total"] == 12
-    late = [colls[1][q][1] - colls[0][q][1] for q in seqs]  # rank 1's start less rank 0's
+    # on rank 0's clock: rank 1's moved by the offset from the blocking collectives' ends
+    off = tprof_ref.clock_offset([(colls[0][q][1], colls[0][q][2], colls[1][q][1], colls[1][q][2])
+                                  for q in seqs if colls[0][q][3] and colls[1][q][3]])
+    late = [colls[1][q][1] + off - colls[0][q][1] for q in seqs]  # rank 1's start less rank 0's
     st = analyze("--summaries", run_dir)["ranks"]["straggler"]
     assert st["collectives"] == 12
     assert st["last_share"] == pytest.approx(sum(x > 0 for x in late) / 12)

@@ -323,6 +323,21 @@ def percentile(sorted_values, p):
     return math.floor(v + Fraction(1, 2))
 
 
+def clock_offset(pairs):
+    """docs/DISTRIBUTED.md ("Clock alignment"): what to add to rank k's times to put them on rank
+    0's clock, from the blocking collectives both took part in, given as (start0, end0, startk,
+    endk) in ns: the median of end0 - endk, unless it lies outside [max(start0 - endk),
+    min(end0 - startk)] (every rank arrives before any leaves), then that interval's middle."""
+    if not pairs:
+        return 0
+    median = percentile(sorted(e0 - ek for s0, e0, sk, ek in pairs), 50)
+    lo = max(s0 - ek for s0, e0, sk, ek in pairs)
+    hi = min(e0 - sk for s0, e0, sk, ek in pairs)
+    if lo > hi or lo <= median <= hi:
+        return median
+    return lo + (hi - lo) // 2
+
+
 def us(ns):
     return None if ns is None else ns / 1000
 

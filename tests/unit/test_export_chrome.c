@@ -1,6 +1,7 @@
 /* test_export_chrome.c - the Chrome trace writer on models built by hand: every event kind, string
  * pids, args of each type, truncation, flows with and without a launch, hostile names, the
- * empty model, streaming in chunks, gzip, and failing writes that must leave nothing behind.
+ * empty model, streaming in chunks, gzip, failing writes that must leave nothing behind, and
+ * one trace written from several models in turn (tp_chrome_stream, as `tprof merge` does).
  * Expected texts are derived here from the model by hand or by snprintf, never by the writer.
  * tests/integration/test_chrome_output.py checks the same output with Python's json module. */
 #include <setjmp.h>
@@ -573,6 +574,86 @@ static void test_failed_writes_leave_nothing(void **state) {
     tp_model_free(&m);
 }
 
+/* One rank of a stream: a thread of process pid launching one kernel (correlation 1, as in
+ * every rank: flows stay within their model). */
+static void build_rank(tp_model *m, int64_t pid, int64_t base_ns) {
+    tp_model_init(m);
+    m->base_ns = base_ns;
+    uint32_t host = tp_model_track(m, pid, 0, 1, 0), stream = tp_model_track(m, pid, 0, 7, 0);
+    m->tracks[host].process_name = tp_model_intern_cstr(m, pid ? "rank 1" : "rank 0");
+    tp_event *ev = add_event(m, TP_HOST_RANGE, host, "cuda_runtime", "cudaLaunchKernel",
+                             1000 * (pid + 1), 500);
+    ev->corr = 1;
+    ev = add_event(m, TP_KERNEL, stream, "kernel", pid ? "k1" : "k0", 2000 * (pid + 1), 300);
+    ev->corr = 1;
+}
+
+static char *read_whole(const char *path) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    tp_buf b;
+    tp_buf_init(&b);
+    char chunk[4096];
+    for (size_t n; (n = fread(chunk, 1, sizeof(chunk), f)) > 0;)
+        tp_buf_put(&b, chunk, n);
+    fclose(f);
+    tp_buf_putc(&b, '\0');
+    assert_false(b.failed);
+    return b.data;
+}
+
+static void test_stream_of_models(void **state) {
+    (void)state;
+    char dir[] = "/tmp/tprof_test_chrome_XXXXXX", path[256], err[512], cmd[300];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/merged.json", dir);
+    tp_model doc, r0, r1;
+    tp_model_init(&doc);
+    doc.base_ns = 5000000;
+    tp_model_device(&doc, 0)->name = tp_model_intern_cstr(&doc, "GPU zero");
+    build_rank(&r0, 0, doc.base_ns);
+    build_rank(&r1, 1, doc.base_ns);
+    tp_chrome_opts o = {.trace_name = "streamed"};
+    tp_chrome_stream *s = tp_chrome_stream_open(&doc, path, &o, err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(tp_chrome_stream_add(s, &r0), 0);
+    assert_int_equal(entries_in(dir), 1); /* only the temporary file so far */
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(tp_chrome_stream_add(s, &r1), 0);
+    size_t written = 0;
+    assert_int_equal(tp_chrome_stream_commit(s, &written, err, sizeof(err)), 0);
+    assert_int_equal(written, 4);
+    char *t = read_whole(path);
+    assert_true(tp_json_valid(t, strlen(t)));
+    /* the header and trailer once, from doc; each model's metadata, events and flow */
+    assert_int_equal(count_of(t, "\"deviceProperties\":[{\"id\":0,\"name\":\"GPU zero\"}]"), 1);
+    assert_int_equal(count_of(t, "\"baseTimeNanoseconds\":5000000,"), 1);
+    assert_int_equal(count_of(t, "\"traceName\":\"streamed\""), 1);
+    assert_contains(t, "\"name\":\"process_name\",\"ph\":\"M\",\"ts\":1,\"pid\":0,\"tid\":0,"
+                       "\"args\":{\"name\":\"rank 0\"}}");
+    assert_contains(t, "\"name\":\"process_name\",\"ph\":\"M\",\"ts\":2,\"pid\":1,\"tid\":0,"
+                       "\"args\":{\"name\":\"rank 1\"}}");
+    assert_contains(t, "\"name\":\"k0\",\"pid\":0,\"tid\":7,\"ts\":2,");
+    assert_contains(t, "\"name\":\"k1\",\"pid\":1,\"tid\":7,\"ts\":4,");
+    assert_contains(t, "{\"ph\":\"f\",\"id\":1,\"pid\":0,\"tid\":7,\"ts\":2,");
+    assert_contains(t, "{\"ph\":\"f\",\"id\":1,\"pid\":1,\"tid\":7,\"ts\":4,");
+    assert_int_equal(count_of(t, "{\"ph\":\"s\",\"id\":1,"), 2);
+    assert_int_equal(count_of(t, "\"truncated\""), 0);
+    free(t);
+    /* aborted midway: nothing left, not even the temporary file */
+    assert_int_equal(unlink(path), 0);
+    s = tp_chrome_stream_open(&doc, path, &o, err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(tp_chrome_stream_add(s, &r0), 0);
+    tp_chrome_stream_abort(s);
+    assert_int_equal(entries_in(dir), 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    tp_model_free(&doc);
+    tp_model_free(&r0);
+    tp_model_free(&r1);
+}
+
 static void test_bad_model_references(void **state) {
     (void)state;
     tp_model m;
@@ -608,6 +689,7 @@ int main(void) {
         cmocka_unit_test(test_write_file),
         cmocka_unit_test(test_failed_writes_leave_nothing),
         cmocka_unit_test(test_bad_model_references),
+        cmocka_unit_test(test_stream_of_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
