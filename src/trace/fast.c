@@ -218,16 +218,15 @@ HOT int member_value(fast *fs, int what, const tp_jstr *key, const char *v, cons
 /* How object_at reads the value after a literal (tp_layout_meaning.op), chosen once when the
  * literal is learned. */
 enum {
-    OP_NONE,   /* no literal: node 0 (its empty mask matches anything) and the roots */
-    OP_STRING, /* a string into slot (the literal holds its opening quote) */
-    OP_PHASE,  /* the same for ph, whose phase then says what else is needed */
-    OP_TOKEN,  /* a bare token (a number, mostly) into slot as its text */
-    OP_END,    /* the closing brace */
-    OP_OTHER,  /* anything else: member_value */
+    OP_NONE,        /* no literal: node 0 (its empty mask matches anything) and the roots */
+    OP_STRING,      /* a string into slot (the literal holds its opening quote) */
+    OP_PHASE,       /* the same for ph, whose phase then says what else is needed */
+    OP_TOKEN,       /* a bare token (a number, mostly) into slot as its text */
+    OP_SKIP_STRING, /* a string nobody needs */
+    OP_SKIP_TOKEN,  /* a bare token nobody needs */
+    OP_END,         /* the closing brace */
+    OP_OTHER,       /* anything else: member_value */
 };
-
-/* The slot of tp_evfields where skipped values go (fields.h: nobody reads it). */
-enum { SLOT_DROP = TP_NSLOTS };
 
 /* How a member meaning `what` is read when its literal matches; string: the literal holds the
  * value's opening quote. */
@@ -236,7 +235,8 @@ static uint8_t op_of(int what, int string) {
     if (what == TP_S_PH) return string ? OP_PHASE : OP_OTHER;
     /* args are read under their own layout, a counter's args become series */
     if (what == TP_K_ARGS || what == TP_K_SERIES) return OP_OTHER;
-    assert(what < TP_NSLOTS || what == TP_K_SKIP);
+    if (what == TP_K_SKIP) return string ? OP_SKIP_STRING : OP_SKIP_TOKEN;
+    assert(what < TP_NSLOTS);
     return string ? OP_STRING : OP_TOKEN;
 }
 
@@ -281,7 +281,7 @@ static int other_member(fast *fs, uint32_t root, int first, const char *p, uint3
     int string = **v == '"' && len < TP_LIT_MAX;
     tp_layout_meaning m = {(uint8_t)*what,       (uint8_t)(key->s - p),
                            (uint8_t)key->len,    (uint8_t)string,
-                           op_of(*what, string), (uint8_t)(*what < TP_NSLOTS ? *what : SLOT_DROP)};
+                           op_of(*what, string), (uint8_t)(*what < TP_NSLOTS ? *what : 0)};
     *node = tp_layout_learn(ly, *node, p, len + (size_t)string, &m);
     return F_OK;
 }
@@ -293,9 +293,9 @@ static int other_member(fast *fs, uint32_t root, int first, const char *p, uint3
  * The loop is the reader's hottest, so the common members are read here, hand-inlined, by
  * the op their literal was learned with (one dispatch, no test of the value's type): a string
  * costs the literal comparison, one quote-bit search and a store; a number (or any bare token)
- * the comparison, one delimiter search and a store; a skipped one the same, stored where
- * nobody reads. Structures, args, counter series and anything unusual go to member_value, and
- * a literal that does not match to other_member. */
+ * the comparison, one delimiter search and a store; a skipped one the same without the store.
+ * Structures, args, counter series and anything unusual go to member_value, and a literal that does
+ * not match to other_member. */
 static int object_at(fast *fs, uint32_t root, const char *open, const char **at) {
     const tp_layout_node *nodes = fs->ly->nodes;
     const char *p = open + 1, *v, *e;
@@ -324,6 +324,19 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
                 if (e == v) break; /* no bare token: member_value reads it */
                 if (e >= fs->end) return F_DECLINE;
                 store(fs->f, n->m.slot, TP_J_TOKEN, v, e);
+                node = id;
+                p = e;
+                continue;
+            case OP_SKIP_STRING:
+                e = tp_scan_closing_quote(fs->sc, v - 1);
+                if (e >= fs->end) return F_DECLINE;
+                node = id;
+                p = e + 1;
+                continue;
+            case OP_SKIP_TOKEN:
+                e = delimiter(v);
+                if (e == v) break;
+                if (e >= fs->end) return F_DECLINE;
                 node = id;
                 p = e;
                 continue;

@@ -61,13 +61,12 @@ typedef struct tp_jval {
  * whole struct per event would cost more than reading the event); when a key comes twice the
  * last value wins, as in Python's json module. */
 typedef struct tp_evfields {
-    unsigned present;           /* bit per slot */
-    int want;                   /* the args ph needs (TP_W_NONE while ph is absent) */
-    int ph_unused;              /* the phase adds nothing to the model: the rest can be skipped */
-    const char *args;           /* where args began */
-    int args_read;              /* args were read with want (ph came before them) */
-    tp_jval val[TP_NSLOTS + 1]; /* the last is nobody's: the fast path drops skipped values
-                                   there, a store being cheaper than a branch */
+    unsigned present; /* bit per slot */
+    int want;         /* the args ph needs (TP_W_NONE while ph is absent) */
+    int ph_unused;    /* the phase adds nothing to the model: the rest can be skipped */
+    const char *args; /* where args began */
+    int args_read;    /* args were read with want (ph came before them) */
+    tp_jval val[TP_NSLOTS];
 } tp_evfields;
 
 /* A numeric arg of the counter being read (er->cargs). */
