@@ -225,6 +225,7 @@ enum {
     OP_SKIP_STRING, /* a string nobody needs */
     OP_SKIP_TOKEN,  /* a bare token nobody needs */
     OP_END,         /* the closing brace */
+    OP_ARGS,        /* args: an object read by the same loop, under its phase's root */
     OP_OTHER,       /* anything else: member_value */
 };
 
@@ -233,8 +234,8 @@ enum {
 static uint8_t op_of(int what, int string) {
     if (what == TP_LAYOUT_END) return OP_END;
     if (what == TP_S_PH) return string ? OP_PHASE : OP_OTHER;
-    /* args are read under their own layout, a counter's args become series */
-    if (what == TP_K_ARGS || what == TP_K_SERIES) return OP_OTHER;
+    if (what == TP_K_ARGS) return OP_ARGS;
+    if (what == TP_K_SERIES) return OP_OTHER; /* a counter's numeric args become series */
     if (what == TP_K_SKIP) return string ? OP_SKIP_STRING : OP_SKIP_TOKEN;
     assert(what < TP_NSLOTS);
     return string ? OP_STRING : OP_TOKEN;
@@ -294,16 +295,20 @@ static int other_member(fast *fs, uint32_t root, int first, const char *p, uint3
  * the op their literal was learned with (one dispatch, no test of the value's type): a string
  * costs the literal comparison, one quote-bit search and a store; a number (or any bare token)
  * the comparison, one delimiter search and a store; a skipped one the same without the store.
- * Structures, args, counter series and anything unusual go to member_value, and a literal that does
- * not match to other_member. */
+ * An event's args object is read by the same loop (its members under the phase's root, then
+ * back to the event's node), not by a call per event. Structures, counter series and anything
+ * unusual go to member_value, and a literal that does not match to other_member. */
 static int object_at(fast *fs, uint32_t root, const char *open, const char **at) {
     const tp_layout_node *nodes = fs->ly->nodes;
-    const char *p = open + 1, *v, *e;
-    uint32_t node = root;
-    for (int first = 1;; first = 0) {
+    const char *p = open + 1, *obj = open, *v, *e;
+    /* While an event's args are read, the event's node and '{' (outer is never node 0) */
+    uint32_t node = root, outer = 0;
+    const char *outer_obj = NULL;
+    for (;;) {
         uint32_t id = nodes[node].next[0];
         const tp_layout_node *n = &nodes[id];
         int matched = !tp_layout_diff(p, n->lit, n->lit_mask); /* node 0 always: op NONE */
+        int ended = 0;
         tp_jstr key;
         int what, rc;
         if (__builtin_expect(matched, 1)) {
@@ -340,26 +345,51 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
                 node = id;
                 p = e;
                 continue;
+            case OP_ARGS:
+                /* An object of args the phase needs: read here rather than by a call, as
+                 * args_at would (anything else goes there through member_value). */
+                v = tp_layout_value(n, p);
+                if (outer || *v != '{' || !tp_ev_str(fs->f, TP_S_PH) || fs->f->want == TP_W_NONE)
+                    break;
+                fs->er->ncargs = 0; /* a repeated args member: the last counts */
+                outer = id;
+                outer_obj = obj;
+                root = ROOT_ARGS + (uint32_t)fs->f->want;
+                node = root;
+                obj = v;
+                p = v + 1;
+                continue;
             case OP_END:
-                *at = v;
-                return F_OK;
+                ended = 1;
+                break;
             default:
                 break;
             }
         }
-        if (matched && n->m.op != OP_NONE) {
+        if (!ended && matched && n->m.op != OP_NONE) {
             node = id;
             what = n->m.what;
             v = tp_layout_value(n, p);
             key = (tp_jstr){p + n->m.key_off, n->m.key_len, 0};
-        } else {
-            rc = other_member(fs, root, first, p, &node, &key, &v, &what);
+        } else if (!ended) {
+            rc = other_member(fs, root, p == obj + 1, p, &node, &key, &v, &what);
             nodes = fs->ly->nodes; /* the first literal learned allocates them */
             if (rc == F_DECLINE) return rc;
-            if (rc == F_END) {
+            ended = rc == F_END;
+        }
+        if (ended) {
+            if (!outer) {
                 *at = v;
                 return F_OK;
             }
+            /* the args closed: on with the event's members */
+            assert(root != ROOT_EVENT);
+            root = ROOT_EVENT;
+            node = outer;
+            obj = outer_obj;
+            outer = 0;
+            p = v;
+            continue;
         }
         if ((rc = member_value(fs, what, &key, v, &p)) != F_OK) {
             *at = p;
