@@ -246,8 +246,8 @@ extern const uint64_t tp_pow10_u64[20];
 /* The leading ASCII digits of the 8 bytes at p: their count, and in *value their number. A
  * byte is a digit when its high nibble is 3 and adding 6 keeps it so; a carry out of a byte
  * only disturbs the bytes after it, which come after the first non-digit. The digits are then
- * moved to the top (as if after leading zeros) and joined in pairs, fours and eights by three
- * multiplications (the first byte is the most significant digit). */
+ * moved to the top (as if after leading zeros) and joined in pairs, then the pairs in one step
+ * of two multiplications (the first byte is the most significant digit). */
 static inline unsigned tp_digits8(const unsigned char *p, uint64_t *value) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const uint64_t nibble = 0xF0F0F0F0F0F0F0F0ULL, zeros = 0x3030303030303030ULL;
@@ -260,9 +260,12 @@ static inline unsigned tp_digits8(const unsigned char *p, uint64_t *value) {
         return 0;
     }
     uint64_t x = (w & 0x0F0F0F0F0F0F0F0FULL) << (8 * (8 - n));
-    x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFULL;
-    x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFULL;
-    *value = (x * 10000 + (x >> 32)) & 0xFFFFFFFFULL;
+    x = x * 10 + (x >> 8); /* pairs: byte 2i holds 10 * d(2i) + d(2i + 1) */
+    /* then all four pairs at once: the hundreds, ten-thousands and millions multipliers of
+     * pairs 0 and 2 (mul1) and of pairs 1 and 3 (mul2) meet in the top half */
+    const uint64_t pair = 0x000000FF000000FFULL, mul1 = 100 + (1000000ULL << 32),
+                   mul2 = 1 + (10000ULL << 32);
+    *value = ((x & pair) * mul1 + ((x >> 16) & pair) * mul2) >> 32;
     return n;
 #else
     unsigned n = 0;
