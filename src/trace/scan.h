@@ -65,6 +65,7 @@ typedef struct tp_scan {
     size_t cap;
     tp_ixblock *ix;         /* the index of buf[0 .. end + 64), rounded up to whole blocks */
     const char *open_quote; /* the quote of the string the data ends inside, else end */
+    int bslash;             /* buf[0..end) holds a backslash somewhere */
     uint64_t origin;        /* input offset of buf[0] */
     int eof;                /* no input follows end */
     /* the first error: its position and a static message */
@@ -123,9 +124,9 @@ static inline void tp_scan_ws(tp_scan *sc) {
     sc->p = p;
 }
 
-/* Whether buf[from .. to) holds a backslash. */
+/* Whether buf[from .. to) holds a backslash. Most buffers hold none at all: then one test. */
 static inline uint32_t tp_scan_has_bslash(const tp_scan *sc, const char *from, const char *to) {
-    if (from >= to) return 0;
+    if (!sc->bslash || from >= to) return 0;
     size_t i = (size_t)(from - sc->buf), last = (size_t)(to - sc->buf) - 1;
     uint64_t m = sc->ix[i >> 6].bslash & (~0ULL << (i & 63));
     for (i >>= 6; i < last >> 6; m = sc->ix[++i].bslash)
