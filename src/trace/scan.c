@@ -262,7 +262,7 @@ int tp_scan_member_slow(tp_scan *sc, int *first, tp_jstr *key) {
     return TP_SCAN_ITEM;
 }
 
-int tp_scan_element(tp_scan *sc, int *first) {
+int tp_scan_element_slow(tp_scan *sc, int *first) {
     int rc = next_item(sc, first, ']', "expected ',' or ']' in an array");
     if (rc == TP_SCAN_ITEM) *first = 0;
     return rc;

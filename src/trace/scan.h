@@ -203,8 +203,20 @@ static inline int tp_scan_member(tp_scan *sc, int *first, tp_jstr *key) {
     return TP_SCAN_ITEM;
 }
 /* The same through an array, after its '[': TP_SCAN_ITEM with p at the element, or TP_SCAN_OK
- * once the closing bracket is consumed. */
-int tp_scan_element(tp_scan *sc, int *first);
+ * once the closing bracket is consumed. The inline part takes the common shape between the
+ * events of a trace, a comma right after the element and whitespace; the rest goes to
+ * tp_scan_element_slow. */
+int tp_scan_element_slow(tp_scan *sc, int *first);
+static inline int tp_scan_element(tp_scan *sc, int *first) {
+    const char *p = sc->p;
+    if (*first || *p != ',') return tp_scan_element_slow(sc, first);
+    p++;
+    p += *p == ' ';
+    if (tp_scan_class[(unsigned char)*p] & TP_CC_WS) p = tp_scan_ws_run(p);
+    if (p >= sc->end || *p == ']') return tp_scan_element_slow(sc, first);
+    sc->p = p;
+    return TP_SCAN_ITEM;
+}
 
 /* Skips one value of any kind without validating what it holds beyond balanced brackets and
  * terminated strings: unknown fields are never errors. Iterative: nesting costs one byte per
