@@ -362,8 +362,12 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
             case OP_END:
                 ended = 1;
                 break;
-            default:
+            case OP_NONE:
+            case OP_OTHER:
                 break;
+            default:
+                /* every op is one of those (op_of): no range check before the jump */
+                __builtin_unreachable();
             }
         }
         if (ended) {
