@@ -352,7 +352,7 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
                 if (outer || *v != '{' || !tp_ev_str(fs->f, TP_S_PH) || fs->f->want == TP_W_NONE)
                     break;
                 fs->er->ncargs = 0; /* a repeated args member: the last counts */
-                outer = cur = n;
+                outer = n;
                 outer_obj = obj;
                 root = ROOT_ARGS + (uint32_t)fs->f->want;
                 cur = &nodes[root];

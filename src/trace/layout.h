@@ -52,7 +52,8 @@ typedef struct tp_layout_node {
     uint16_t next[TP_LAYOUT_NEXT]; /* successors, latest first; 0 ends the list */
     uint8_t lit_len;
     tp_layout_meaning m;
-    uint8_t pad[64 - TP_LIT_MAX - 4 - 1 - sizeof(tp_layout_meaning) - 2 * TP_LAYOUT_NEXT];
+    uint8_t pad[64 - TP_LIT_MAX - sizeof(uint32_t) - sizeof(uint16_t) * TP_LAYOUT_NEXT - 1 -
+                sizeof(tp_layout_meaning)];
 } tp_layout_node; /* 64 bytes: a node's address is a shift of its number */
 
 /* Invariant: nodes[0 .. n) are readable and n >= TP_LAYOUT_ROOTS, so a match needs no bounds
