@@ -417,7 +417,9 @@ int tp_fast_event(tp_evread *er, tp_evfields *f) {
      * general path, which decodes them. */
     if (tp_scan_has_bslash(sc, sc->p, p)) return TP_FAST_DECLINED;
     if (rc == F_STOP) {
-        const char *close = close_of(sc, p, 1, 1);
+        /* A flow's other members are scalars: its next bracket is mostly the closing one. */
+        const char *close = tp_scan_next_bracket(sc, p);
+        if (close >= sc->end || *close != '}') close = close_of(sc, p, 1, 1);
         if (!close) return TP_FAST_DECLINED;
         p = close + 1;
     }
