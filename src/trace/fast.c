@@ -314,8 +314,20 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
         if (__builtin_expect(matched, 1)) {
             v = p + n->lit_len;
             switch (n->m.op) {
-            case OP_STRING:
             case OP_PHASE:
+                /* Mostly one letter: its closing quote follows it (unless it escapes it), and
+                 * the letter says what the phase wants. */
+                if (v[0] != '\\' && v[1] == '"' && v + 1 < fs->end) {
+                    store(fs->f, TP_S_PH, TP_J_STRING, v, v + 1);
+                    tp_ev_phase_letter(fs->f, (unsigned char)v[0]);
+                    cur = n;
+                    p = v + 2;
+                    if (!fs->f->ph_unused) continue;
+                    *at = p;
+                    return F_STOP;
+                }
+                /* fall through */
+            case OP_STRING:
                 e = tp_scan_closing_quote(fs->sc, v - 1); /* the literal holds the opening one */
                 if (e >= fs->end) return F_DECLINE;
                 store(fs->f, n->m.slot, TP_J_STRING, v, e);
