@@ -315,9 +315,9 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
             v = p + n->lit_len;
             switch (n->m.op) {
             case OP_PHASE:
-                /* Mostly one letter: its closing quote follows it (unless it escapes it), and
-                 * the letter says what the phase wants. */
-                if (v[0] != '\\' && v[1] == '"' && v + 1 < fs->end) {
+                /* Mostly one letter: its closing quote follows it (unless the letter is a
+                 * quote or escapes one), and the letter says what the phase wants. */
+                if (v[1] == '"' && v[0] != '"' && v[0] != '\\' && v + 1 < fs->end) {
                     store(fs->f, TP_S_PH, TP_J_STRING, v, v + 1);
                     tp_ev_phase_letter(fs->f, (unsigned char)v[0]);
                     cur = n;
