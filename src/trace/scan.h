@@ -65,7 +65,7 @@ typedef struct tp_scan {
     size_t cap;
     tp_ixblock *ix;         /* the index of buf[0 .. end + 64), rounded up to whole blocks */
     const char *open_quote; /* the quote of the string the data ends inside, else end */
-    int bslash;             /* buf[0..end) holds a backslash somewhere */
+    int bslash;             /* buf[0..end) holds a backslash somewhere (set with the index) */
     uint64_t origin;        /* input offset of buf[0] */
     int eof;                /* no input follows end */
     /* the first error: its position and a static message */
@@ -274,8 +274,8 @@ static inline unsigned tp_digits8(const unsigned char *p, uint64_t *value) {
     }
     uint64_t x = (w & 0x0F0F0F0F0F0F0F0FULL) << (8 * (8 - n));
     x = x * 10 + (x >> 8); /* pairs: byte 2i holds 10 * d(2i) + d(2i + 1) */
-    /* then all four pairs at once: the hundreds, ten-thousands and millions multipliers of
-     * pairs 0 and 2 (mul1) and of pairs 1 and 3 (mul2) meet in the top half */
+    /* then the four pairs at once: pairs 0 and 2 (bytes 0 and 4) times mul1, pairs 1 and 3
+     * times mul2 put pair i times 10^(6 - 2i) in the top half, the bottom half cannot carry */
     const uint64_t pair = 0x000000FF000000FFULL, mul1 = 100 + (1000000ULL << 32),
                    mul2 = 1 + (10000ULL << 32);
     *value = ((x & pair) * mul1 + ((x >> 16) & pair) * mul2) >> 32;
