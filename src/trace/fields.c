@@ -1,5 +1,5 @@
-/* fields.c - the parts of fields.h that are not on every member's path: the phase, counter
- * series. */
+/* fields.c - the parts of fields.h that are not on every member's path: counter
+ * series, the table of phases. */
 #include "trace/fields.h"
 
 #include "util/vec.h"
@@ -7,34 +7,14 @@
 const char *const tp_mem_keys[TP_NMEM] = {"Device Type", "Device Id", "Bytes", "Total Allocated",
                                           "Addr"};
 
-void tp_ev_phase(tp_scan *sc, tp_evfields *f) {
-    const tp_jstr *ph = tp_ev_str(f, TP_S_PH);
-    size_t n = 0;
-    const char *s = ph ? tp_scan_text(sc, ph, &n) : "";
-    f->want = TP_W_NONE;
-    if (n == 1) {
-        switch (s[0]) {
-        case 'X':
-        case 'B':
-            f->want = TP_W_RANGE;
-            break;
-        case 'i':
-        case 'I':
-            f->want = TP_W_MEMORY;
-            break;
-        case 'C':
-            f->want = TP_W_COUNTER;
-            break;
-        case 'M':
-            f->want = TP_W_META;
-            break;
-        default:
-            break;
-        }
-    }
-    /* E adds nothing itself but closes a B. */
-    f->ph_unused = ph && f->want == TP_W_NONE && !(n == 1 && s[0] == 'E');
-}
+/* E adds nothing itself but closes a B; the letters not named here add nothing. */
+#define USED(want) (TP_PH_USED | (want))
+const uint8_t tp_phase_letter[256] = {
+    ['X'] = USED(TP_W_RANGE),  ['B'] = USED(TP_W_RANGE),   ['i'] = USED(TP_W_MEMORY),
+    ['I'] = USED(TP_W_MEMORY), ['C'] = USED(TP_W_COUNTER), ['M'] = USED(TP_W_META),
+    ['E'] = USED(TP_W_NONE),
+};
+#undef USED
 
 const tp_jnum *tp_jval_number(tp_jval *v) {
     if (v->kind == TP_J_TOKEN) {

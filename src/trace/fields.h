@@ -105,8 +105,28 @@ static inline const tp_jnum *tp_ev_num(tp_evfields *f, int slot) {
 }
 /* A counter's series: TP_SCAN_OK, or TP_SCAN_ERR when out of memory. */
 int tp_ev_series(tp_evread *er, const tp_jstr *key, tp_jval *v);
-/* After ph was read: what its phase wants. */
-void tp_ev_phase(tp_scan *sc, tp_evfields *f);
+/* What each one-letter phase wants (enum tp_want), with TP_PH_USED unless the phase adds
+ * nothing to the model. */
+enum { TP_PH_WANT = 7, TP_PH_USED = 8 };
+extern const uint8_t tp_phase_letter[256];
+/* After ph was read as one letter: what its phase wants. */
+static inline void tp_ev_phase_letter(tp_evfields *f, unsigned char letter) {
+    uint8_t c = tp_phase_letter[letter];
+    f->want = c & TP_PH_WANT;
+    f->ph_unused = !(c & TP_PH_USED);
+}
+/* After ph was read: what its phase wants. Inline: both paths call it for every event. */
+static inline void tp_ev_phase(tp_scan *sc, tp_evfields *f) {
+    const tp_jstr *ph = tp_ev_str(f, TP_S_PH);
+    size_t n = 0;
+    const char *s = ph ? tp_scan_text(sc, ph, &n) : "";
+    if (n == 1) {
+        tp_ev_phase_letter(f, (unsigned char)s[0]);
+        return;
+    }
+    f->want = TP_W_NONE;
+    f->ph_unused = ph != NULL; /* longer phases add nothing */
+}
 
 /* The hot ones are inline: both paths call them for every member of every event. */
 

@@ -101,7 +101,8 @@ static inline void classify16(const char *p, uint64_t *q, uint64_t *bs, uint64_t
 }
 
 static void build_sse2(tp_ixblock *ix, const char *buf, size_t nblocks, size_t tail,
-                       lex_state *st) {
+                       lex_state *out) {
+    lex_state state = *out, *st = &state; /* a local: its fields stay in registers */
     for (size_t i = 0; i < nblocks; i++) {
         const char *p = buf + i * 64;
         uint64_t q = 0, bs = 0, br = 0;
@@ -112,6 +113,7 @@ static void build_sse2(tp_ixblock *ix, const char *buf, size_t nblocks, size_t t
         q = unescaped_quotes(st, q, bs);
         finish_block(&ix[i], st, q, prefix_xor(q), br, bs, i == tail);
     }
+    *out = state;
 }
 
 #define TP_HAVE_AVX2_BUILD 1
@@ -121,7 +123,8 @@ __attribute__((target("avx2"))) static inline uint64_t movemask32(__m256i v) {
 
 /* The same with AVX2, and the prefix parity as one carry-less multiplication by all ones. */
 __attribute__((target("avx2,pclmul"))) static void
-build_avx2(tp_ixblock *ix, const char *buf, size_t nblocks, size_t tail, lex_state *st) {
+build_avx2(tp_ixblock *ix, const char *buf, size_t nblocks, size_t tail, lex_state *out) {
+    lex_state state = *out, *st = &state; /* a local: its fields stay in registers */
     const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'),
                   fold = _mm256_set1_epi8(0x20), open = _mm256_set1_epi8('{'),
                   close = _mm256_set1_epi8('}');
@@ -144,6 +147,7 @@ build_avx2(tp_ixblock *ix, const char *buf, size_t nblocks, size_t tail, lex_sta
         __m128i parity = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)q), ones, 0);
         finish_block(&ix[i], st, q, (uint64_t)_mm_cvtsi128_si64(parity), br, bs, i == tail);
     }
+    *out = state;
 }
 #endif
 

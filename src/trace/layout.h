@@ -11,6 +11,10 @@
  * successors each, literals of TP_LIT_MAX bytes) and past its bounds the fast path finds
  * members the long way.
  *
+ * A literal whose value is a string also holds the string's opening quote (`, "name": "`): its
+ * match then proves a string starts there, and the value's end is the next quote bit, with no
+ * look at the value's first byte and no dispatch on its type.
+ *
  * Nodes 1 .. TP_LAYOUT_ROOTS - 1 are roots, where the first literal of an object (starting
  * after its '{') hangs, one root per kind of object. A literal that closes its object (ending
  * with the '}') has what == TP_LAYOUT_END. */
@@ -32,14 +36,25 @@ enum {
     TP_LAYOUT_END = 0xff, /* what of a closing literal */
 };
 
+/* What a literal means to its reader, all but its bytes. op and slot are the fast path's
+ * (fast.c): how it reads the value after the literal, decided once when it learns the literal
+ * rather than at every match; 0 means the literal was never learned (node 0, the roots). */
+typedef struct tp_layout_meaning {
+    uint8_t what;             /* what the key means to the reader, or TP_LAYOUT_END */
+    uint8_t key_off, key_len; /* the key inside lit */
+    uint8_t string;           /* 1: lit ends with the opening quote of its value */
+    uint8_t op, slot;
+} tp_layout_meaning;
+
 typedef struct tp_layout_node {
-    uint8_t lit[TP_LIT_MAX]; /* a comparison reads all 32 bytes */
-    uint32_t lit_mask;       /* bit i: byte i of lit counts */
-    uint8_t lit_len;
-    uint8_t what;                  /* what the key means to the reader, or TP_LAYOUT_END */
-    uint8_t key_off, key_len;      /* the key inside lit */
+    uint8_t lit[TP_LIT_MAX];       /* a comparison reads all 32 bytes */
+    uint32_t lit_mask;             /* bit i: byte i of lit counts */
     uint16_t next[TP_LAYOUT_NEXT]; /* successors, latest first; 0 ends the list */
-} tp_layout_node;
+    uint8_t lit_len;
+    tp_layout_meaning m;
+    uint8_t pad[64 - TP_LIT_MAX - sizeof(uint32_t) - sizeof(uint16_t) * TP_LAYOUT_NEXT - 1 -
+                sizeof(tp_layout_meaning)];
+} tp_layout_node; /* 64 bytes: a node's address is a shift of its number */
 
 /* Invariant: nodes[0 .. n) are readable and n >= TP_LAYOUT_ROOTS, so a match needs no bounds
  * test; until the first literal is learned nodes is a shared set of empty roots. Node 0 has no
@@ -51,11 +66,17 @@ typedef struct tp_layout {
 
 void tp_layout_init(tp_layout *ly);
 void tp_layout_free(tp_layout *ly);
-/* Adds p[0 .. len) with its meaning as the latest successor of node `from`: the new node, or
- * 0 when the layout is full, len > TP_LIT_MAX or memory runs out (nothing is learned then).
- * key_off and key_len place the key inside the literal (0, 0 for a closing one). */
-uint32_t tp_layout_learn(tp_layout *ly, uint32_t from, const char *p, size_t len, int what,
-                         size_t key_off, size_t key_len);
+/* Adds p[0 .. len) with meaning m as the latest successor of node `from`: the new node, or 0
+ * when the layout is full, len > TP_LIT_MAX or memory runs out (nothing is learned then).
+ * m->key_off and m->key_len place the key inside the literal (0, 0 for a closing one); with
+ * m->string, p[len - 1] is the opening quote of the member's value. */
+uint32_t tp_layout_learn(tp_layout *ly, uint32_t from, const char *p, size_t len,
+                         const tp_layout_meaning *m);
+
+/* Where the value of a member whose literal n matched at p begins (at its quote for a string). */
+static inline const char *tp_layout_value(const tp_layout_node *n, const char *p) {
+    return p + n->lit_len - n->m.string;
+}
 
 /* The bytes of mask (bit i for byte i) of the first 32 at p that equal those of b (p and b
  * have 32 bytes readable): zero when they all do. Two vector comparisons. */

@@ -79,6 +79,13 @@ void tp_scan_set_data(tp_scan *sc, size_t len) {
         tp_index_build(sc->ix, sc->buf, index_blocks(len), len, &open) ? sc->buf + open : sc->end;
     /* A bracket bit at end stops the bracket walks of the skips there. */
     sc->ix[len >> 6].bracket |= 1ULL << (len & 63);
+    /* Whether any backslash is there: each event asks whether its bytes hold one (only then
+     * are its strings decoded), and a buffer without any answers for all of them at once. The
+     * padding past end holds quotes only. */
+    uint64_t any = 0;
+    for (size_t i = 0, n = index_blocks(len); i < n; i++)
+        any |= sc->ix[i].bslash;
+    sc->bslash = any != 0;
 }
 
 int tp_scan_fail(tp_scan *sc, const char *at, const char *msg) {
@@ -255,7 +262,7 @@ int tp_scan_member_slow(tp_scan *sc, int *first, tp_jstr *key) {
     return TP_SCAN_ITEM;
 }
 
-int tp_scan_element(tp_scan *sc, int *first) {
+int tp_scan_element_slow(tp_scan *sc, int *first) {
     int rc = next_item(sc, first, ']', "expected ',' or ']' in an array");
     if (rc == TP_SCAN_ITEM) *first = 0;
     return rc;

@@ -293,6 +293,18 @@ static void test_unusual_shapes_agree(void **state) {
         "\"main\"}}",
         "{\"ph\": \"B\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 10}",
         "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 12}",
+        /* phases that are not one plain letter, args that are no object (the fast path reads
+         * a one-letter phase and an args object its own way) */
+        "{\"ph\": \"\", \"name\": \"empty phase\", \"ts\": 1, \"dur\": 1}",
+        "{\"ph\": \"\\\"\", \"name\": \"quote phase\", \"ts\": 1, \"dur\": 1}",
+        "{\"ph\": \"XX\", \"name\": \"long phase\", \"ts\": 1, \"dur\": 1}",
+        "{\"ph\": \"\\u0058\", \"name\": \"escaped X\", \"ts\": 1, \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"args string\", \"ts\": 1, \"dur\": 1, \"args\": \"none\"}",
+        "{\"ph\": \"X\", \"name\": \"args array\", \"ts\": 1, \"dur\": 1, \"args\": [1, "
+        "{\"correlation\": 4}]}",
+        /* numbers past 16 bytes, whitespace before the comma after an event */
+        "{\"ph\": \"X\", \"name\": \"wide\", \"ts\": 1234567890123456.5, \"dur\": "
+        "12345678901234.567}  ",
     };
     static const char kineto[] =
         "{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 7, \"tid\": "
@@ -317,18 +329,24 @@ static void test_unusual_shapes_agree(void **state) {
     tp_log_set_quiet(0);
     assert_int_equal(m.input_events, 3 * 2 * nodd + 1);
     /* spot checks, from the first round */
-    int seen_escaped = 0, seen_early = 0, seen_dup = 0;
+    int seen_escaped = 0, seen_early = 0, seen_dup = 0, seen_x = 0, seen_wide = 0;
     for (size_t i = 0; i < m.nevents; i++) {
         const tp_event *ev = &m.events[i];
         const char *name = tp_model_str(&m, ev->name);
         if (strcmp(name, "a\"b") == 0) seen_escaped = 1;
         if (strcmp(name, "early") == 0) seen_early = ev->corr == 9 && ev->nargs == 1;
         if (strcmp(name, "dup") == 0) seen_dup = ev->ts == 2000 && ev->corr == 0;
+        if (strcmp(name, "escaped X") == 0) seen_x = 1;
+        if (strcmp(name, "wide") == 0)
+            seen_wide = ev->ts == 1234567890123456500 && ev->dur == 12345678901234567;
+        /* phases other than one known letter add nothing */
+        assert_true(strcmp(name, "empty phase") && strcmp(name, "quote phase") &&
+                    strcmp(name, "long phase"));
         if (strcmp(name, "aten::mm") == 0) {
             assert_true(ev->ts == 100500 && ev->dur == 2250 && ev->corr == 11);
         }
     }
-    assert_true(seen_escaped && seen_early && seen_dup);
+    assert_true(seen_escaped && seen_early && seen_dup && seen_x && seen_wide);
     tp_model_free(&m);
     tp_buf_free(&b);
 }
