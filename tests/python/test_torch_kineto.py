@@ -5,7 +5,8 @@ exactly, self CPU time within 1% or 2 µs, FLOPs exactly), and its top_cpu_ops_b
 key_averages(group_by_input_shape=True) row by row, its memory peak with a stdlib pass
 over the trace's [memory] events, its python_function rows with the trace. The same checks run on the committed
 fixture tests/fixtures/torch2/ (made by this file: `python3 tests/python/test_torch_kineto.py
---write-fixture tests/fixtures/torch2`), whose key_averages() were saved in its expected/ subfolder.
+--write-fixture tests/fixtures/torch2`), whose key_averages() and key_averages(group_by_input_shape=
+True) were saved in its expected/ subfolder.
 
 tprof.torch's op FLOPs are checked against torch.profiler(with_flops=True) and
 torch.utils.flop_counter.FlopCounterMode on the same model. Differences of definition are in
@@ -29,6 +30,7 @@ FIXTURE = os.path.join(SOURCE, "tests", "fixtures", "torch2")
 TRACE_NAME = "cnn_cpu_3steps.pt.trace.json.gz"
 # in a subfolder: the fixture globs (tests/fixtures/*/*.json*) take every file beside traces as one
 AVERAGES_NAME = os.path.join("expected", "cnn_cpu_3steps.key_averages.json.gz")
+BY_SHAPE_NAME = os.path.join("expected", "cnn_cpu_3steps.key_averages_by_shape.json.gz")
 
 
 def tprof_cli():
@@ -94,8 +96,8 @@ def live(tmp_path_factory):
     return (path,) + profile_training(path)
 
 
-def saved():
-    path = os.path.join(FIXTURE, AVERAGES_NAME)
+def saved(name=AVERAGES_NAME):
+    path = os.path.join(FIXTURE, name)
     if not os.path.exists(path):
         pytest.skip("tests/fixtures/torch2 is absent")
     with gzip.open(path, "rt", encoding="utf-8") as f:
@@ -130,13 +132,12 @@ def test_ops_agree_with_key_averages(live):
     print("largest self-time difference: %.6f us over %d ops" % (worst, len(averages)))
 
 
-def test_ops_by_shape_agree_with_key_averages(live):
+def check_shapes_agree(trace, by_shape):
     """tprof's op table by input shape against key_averages(group_by_input_shape=True), row by
     row: calls and FLOPs exactly, self CPU time within 1% or 2 us. torch keys a range without
     shapes (a python_function, a record_function) by "[]"; tprof says "" (none recorded)."""
-    path, _, by_shape = live
     rows = collections.defaultdict(lambda: {"calls": 0, "self_us": 0.0, "flops": 0})
-    for r in analyze(path)["top_cpu_ops_by_shape"]:
+    for r in analyze(trace)["top_cpu_ops_by_shape"]:
         row = rows[(r["name"], r["input_shapes"] or "[]")]
         row["calls"] += r["calls"]
         row["self_us"] += r["self_us"]
@@ -151,8 +152,15 @@ def test_ops_by_shape_agree_with_key_averages(live):
         assert r["flops"] == a["flops"], a
         want = max(a["self_cpu_us"], 0.0)
         assert abs(r["self_us"] - want) <= max(2.0, 0.01 * want), (a, r["self_us"])
-    top = max(expected, key=lambda a: a["self_cpu_us"])
-    print("top row by shape: %s %s, %d calls" % (top["key"], top["input_shapes"], top["count"]))
+
+
+def test_ops_by_shape_agree_with_key_averages(live):
+    path, _, by_shape = live
+    check_shapes_agree(path, by_shape)
+
+
+def test_fixture_by_shape_agrees_with_its_key_averages():
+    check_shapes_agree(*saved(BY_SHAPE_NAME))
 
 
 def test_fixture_agrees_with_its_key_averages():
@@ -281,12 +289,13 @@ def test_op_flops_match_with_flops_and_flop_counter_mode(tmp_path):
 def write_fixture(folder):
     os.makedirs(os.path.join(folder, "expected"), exist_ok=True)
     plain = os.path.join(folder, "trace.tmp.json")
-    averages = profile_training(plain)[0]
+    averages, by_shape = profile_training(plain)
     with open(plain, "rb") as src, gzip.open(os.path.join(folder, TRACE_NAME), "wb") as dst:
         dst.write(src.read())
     os.unlink(plain)
-    with gzip.open(os.path.join(folder, AVERAGES_NAME), "wt", encoding="utf-8") as f:
-        json.dump(averages, f)
+    for name, rows in ((AVERAGES_NAME, averages), (BY_SHAPE_NAME, by_shape)):
+        with gzip.open(os.path.join(folder, name), "wt", encoding="utf-8") as f:
+            json.dump(rows, f)
 
 
 if __name__ == "__main__":
