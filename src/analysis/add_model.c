@@ -283,7 +283,7 @@ static int merge_names(tp_scan *s) {
         }
         if (ns->kcalls) {
             tp_kernel_row *r = tp_row_for(&pv->kernels_ix, (void **)&a->kernels, &a->nkernels,
-                                       &a->cap_kernels, sizeof(*r), name);
+                                          &a->cap_kernels, sizeof(*r), name);
             if (!r) return -1;
             if (r->calls == 0 || ns->kmin_ns < r->min_ns) r->min_ns = ns->kmin_ns;
             if (ns->kmax_ns > r->max_ns) r->max_ns = ns->kmax_ns;

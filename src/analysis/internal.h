@@ -38,10 +38,10 @@ static inline int64_t tp_ev_end(const tp_event *e) {
 /* The analysis' own state behind tp_analysis.priv. */
 struct tp_analysis_priv {
     tp_name_index ops_ix, kernels_ix; /* row name -> index into ops / kernels */
-    tp_name_index shapes_ix; /* shape_keys[i] -> i, the index into ops_by_shape */
-    char **shape_keys;       /* per row of ops_by_shape: its shapes, '\x1f', its name */
+    tp_name_index shapes_ix;          /* shape_keys[i] -> i, the index into ops_by_shape */
+    char **shape_keys;                /* per row of ops_by_shape: its shapes, '\x1f', its name */
     size_t cap_shape_keys;
-    char ***patterns;                 /* per stage, its patterns (copied) */
+    char ***patterns; /* per stage, its patterns (copied) */
     size_t *npatterns;
     int per_rank;               /* tp_analysis_opts.per_rank */
     struct tp_rank_accs *ranks; /* ranks.c: per rank, a sub-analysis and its collectives */

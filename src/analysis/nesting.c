@@ -19,8 +19,8 @@ typedef struct frame {
     uint32_t ev;
     uint32_t stat;   /* index of the range's name in the scan's stats */
     uint32_t shaped; /* its (name, shapes) pair in s->shapes, or UINT32_MAX (no shapes kept) */
-    int32_t op;    /* stack position of the innermost op among this frame and its ancestors,
-                      -1 when there is none: where a launch inside this frame is charged */
+    int32_t op;      /* stack position of the innermost op among this frame and its ancestors,
+                        -1 when there is none: where a launch inside this frame is charged */
     int64_t end;
     int64_t children; /* summed durations of the direct children seen so far */
     int has_child;    /* a direct child was seen */

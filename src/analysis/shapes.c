@@ -64,7 +64,8 @@ static uint32_t pair_of(tp_shape_scan *sh, tp_str name, tp_str shapes) {
         if (sh->slots[i]) return sh->slots[i] - 1;
     }
     if (sh->n >= UINT32_MAX - 1 || ((sh->n + 1) * 2 > sh->nslots && grow_slots(sh)) ||
-        TP_GROW(sh->stats, sh->cap_stats, sh->n + 1) || TP_GROW(sh->shapes, sh->cap_shapes, sh->n + 1))
+        TP_GROW(sh->stats, sh->cap_stats, sh->n + 1) ||
+        TP_GROW(sh->shapes, sh->cap_shapes, sh->n + 1))
         return UINT32_MAX;
     sh->stats[sh->n] = (tp_name_stats){.name = name};
     sh->shapes[sh->n] = shapes;
