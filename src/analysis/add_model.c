@@ -231,12 +231,11 @@ static int walk_threads(tp_scan *s, lists *l) {
     return tp_stage_count(s) || tp_stage_other(s) ? -1 : 0;
 }
 
-/* The row named name in a table whose rows begin with their char *name; created if new. */
-static void *row_for(tp_name_index *ix, void **rows, size_t *n, size_t *cap, size_t elem,
-                     const char *name) {
-    uint32_t r = tp_name_index_get(ix, name);
+void *tp_row_for(tp_name_index *ix, void **rows, size_t *n, size_t *cap, size_t elem,
+                 const char *key) {
+    uint32_t r = tp_name_index_get(ix, key);
     if (r != UINT32_MAX) return (char *)*rows + r * elem;
-    char *copy = strdup(name);
+    char *copy = strdup(key);
     if (!copy || *n >= UINT32_MAX || tp_grow(rows, cap, *n + 1, elem)) {
         free(copy);
         return NULL;
@@ -252,6 +251,22 @@ static void *row_for(tp_name_index *ix, void **rows, size_t *n, size_t *cap, siz
     return row;
 }
 
+void tp_op_row_add(tp_op_row *r, const tp_name_stats *ns) {
+    if (r->calls == 0 || ns->min_ns < r->min_ns) r->min_ns = ns->min_ns;
+    if (ns->max_ns > r->max_ns) r->max_ns = ns->max_ns;
+    r->calls += ns->calls;
+    r->total_ns = tp_add_sat(r->total_ns, ns->total_ns);
+    r->self_ns = tp_add_sat(r->self_ns, ns->self_ns);
+    r->flops = tp_add_flops(r->flops, ns->flops);
+    r->flops_time_ns = tp_add_sat(r->flops_time_ns, ns->flops_time_ns);
+    r->gpu_ns = tp_add_sat(r->gpu_ns, ns->gpu_ns);
+    r->kernels += ns->kernels;
+    r->sync_ns = tp_add_sat(r->sync_ns, ns->sync_ns);
+    r->sync_calls += ns->sync_calls;
+    r->alloc_bytes = tp_add_sat(r->alloc_bytes, ns->alloc_bytes);
+    r->allocs += ns->allocs;
+}
+
 static int merge_names(tp_scan *s) {
     tp_analysis *a = s->a;
     struct tp_analysis_priv *pv = a->priv;
@@ -260,27 +275,15 @@ static int merge_names(tp_scan *s) {
         const char *name = tp_model_str(s->m, ns->name);
         if (ns->calls) {
             tp_op_row *r =
-                row_for(&pv->ops_ix, (void **)&a->ops, &a->nops, &a->cap_ops, sizeof(*r), name);
+                tp_row_for(&pv->ops_ix, (void **)&a->ops, &a->nops, &a->cap_ops, sizeof(*r), name);
             if (!r) return -1;
-            if (r->calls == 0 || ns->min_ns < r->min_ns) r->min_ns = ns->min_ns;
-            if (ns->max_ns > r->max_ns) r->max_ns = ns->max_ns;
-            r->calls += ns->calls;
-            r->total_ns = tp_add_sat(r->total_ns, ns->total_ns);
-            r->self_ns = tp_add_sat(r->self_ns, ns->self_ns);
-            r->flops = tp_add_flops(r->flops, ns->flops);
-            r->flops_time_ns = tp_add_sat(r->flops_time_ns, ns->flops_time_ns);
-            r->gpu_ns = tp_add_sat(r->gpu_ns, ns->gpu_ns);
-            r->kernels += ns->kernels;
-            r->sync_ns = tp_add_sat(r->sync_ns, ns->sync_ns);
-            r->sync_calls += ns->sync_calls;
-            r->alloc_bytes = tp_add_sat(r->alloc_bytes, ns->alloc_bytes);
-            r->allocs += ns->allocs;
+            tp_op_row_add(r, ns);
             a->flops = tp_add_flops(a->flops, ns->flops);
             a->flops_time_ns = tp_add_sat(a->flops_time_ns, ns->flops_time_ns);
         }
         if (ns->kcalls) {
-            tp_kernel_row *r = row_for(&pv->kernels_ix, (void **)&a->kernels, &a->nkernels,
-                                       &a->cap_kernels, sizeof(*r), name);
+            tp_kernel_row *r = tp_row_for(&pv->kernels_ix, (void **)&a->kernels, &a->nkernels,
+                                          &a->cap_kernels, sizeof(*r), name);
             if (!r) return -1;
             if (r->calls == 0 || ns->kmin_ns < r->min_ns) r->min_ns = ns->kmin_ns;
             if (ns->kmax_ns > r->max_ns) r->max_ns = ns->kmax_ns;
@@ -398,6 +401,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
                                 m->nevents, n);
     s.slot_of = calloc(m->strings.n ? m->strings.n : 1, sizeof(*s.slot_of));
     s.flops_key = tp_strtab_find(&m->strings, "flops", 5);
+    tp_shapes_begin(&s);
     if (rc == 0 && !s.slot_of) rc = -1;
     if (rc == 0) rc = note_devices(a, m);
     if (rc == 0) rc = classify(&s, &l, n);
@@ -410,6 +414,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     if (rc == 0) rc = tp_gpu_idle(&s, l.work, l.nwork);
     if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
     if (rc == 0) rc = merge_names(&s);
+    if (rc == 0) rc = tp_shapes_merge(&s);
     size_t first_row = a->nsteps;
     if (rc == 0) rc = append_steps(&s);
     if (rc == 0) rc = tp_flight_add(&s, first_row);
@@ -426,6 +431,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     free(s.alloc_start);
     free(s.cands);
     free(s.stats);
+    tp_shapes_free(&s.shapes);
     free(s.flight_self);
     free(s.slot_of);
     tp_corr_free(&s.corr);

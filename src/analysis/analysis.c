@@ -86,6 +86,7 @@ void tp_analysis_free(tp_analysis *a) {
     free(a->ops);
     free(a->ops_by_gpu);
     free(a->ops_by_alloc);
+    tp_shapes_rows_free(a);
     for (size_t i = 0; i < a->nkernels; i++)
         free(a->kernels[i].name);
     free(a->kernels);

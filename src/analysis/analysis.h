@@ -33,6 +33,9 @@ enum { TP_PER_RANK_OFF = 0, TP_PER_RANK_MERGED = 1, TP_PER_RANK_ON = 2, TP_PER_R
 
 typedef struct tp_op_row {
     char *name;
+    char *shapes; /* rows of ops_by_shape: the input shapes as torch.profiler's
+                     key_averages(group_by_input_shape=True) keys them ("[[6, 3], []]"), "" for
+                     ranges that recorded none; NULL in ops */
     uint64_t calls;
     int64_t total_ns, self_ns, min_ns, max_ns;
     double self_pct;       /* self / sum of self over all rows (set by finish) */
@@ -148,6 +151,11 @@ typedef struct tp_analysis {
     size_t nops_by_gpu;
     size_t *ops_by_alloc; /* indices of ops that allocated, most bytes first (finish) */
     size_t nops_by_alloc;
+    /* ops by (name, input shapes), when some input recorded shapes (shapes.c; else none): rows
+     * in the order met, and their indices by self time, descending (set by finish) */
+    tp_op_row *ops_by_shape;
+    size_t nops_by_shape, cap_ops_by_shape;
+    size_t *shapes_order;
     /* kernels (sorted by total, descending, by finish) */
     tp_kernel_row *kernels;
     size_t nkernels, cap_kernels;

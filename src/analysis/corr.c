@@ -21,7 +21,8 @@ int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n) {
         tp_keyed r = recs[i];
         if (t->n == 0 || r.key != recs[t->n - 1].key) {
             recs[t->n] = (tp_keyed){r.key, 0};
-            t->use[t->n++] = (tp_corr_use){.launch = UINT32_MAX, .op = UINT32_MAX};
+            t->use[t->n++] =
+                (tp_corr_use){.launch = UINT32_MAX, .op = UINT32_MAX, .shaped = UINT32_MAX};
         }
         tp_keyed *id = &recs[t->n - 1];
         id->val = (uint64_t)tp_add_sat((int64_t)id->val, (int64_t)r.val);
@@ -80,6 +81,11 @@ void tp_corr_charge(tp_scan *s) {
         int64_t gpu_ns = (int64_t)s->corr.ids[k].val;
         ns->gpu_ns = tp_add_sat(ns->gpu_ns, gpu_ns);
         ns->kernels += u->count;
+        if (u->shaped != UINT32_MAX) {
+            tp_name_stats *pair = &s->shapes.stats[u->shaped];
+            pair->gpu_ns = tp_add_sat(pair->gpu_ns, gpu_ns);
+            pair->kernels += u->count;
+        }
         s->a->gpu_attributed_ns = tp_add_sat(s->a->gpu_attributed_ns, gpu_ns);
     }
 }

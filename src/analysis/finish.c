@@ -96,6 +96,7 @@ static void finish_tables(tp_analysis *a) {
         double p = pct_of(a->kernels[i].total_ns, a->kernel_total_ns);
         a->kernels[i].pct = p < 0 ? 0 : p;
     }
+    tp_shapes_finish(a, self_sum);
     index_ops(a, launched_gpu_work, cmp_op_gpu, &a->ops_by_gpu, &a->nops_by_gpu);
     index_ops(a, allocated, cmp_op_alloc, &a->ops_by_alloc, &a->nops_by_alloc);
 }

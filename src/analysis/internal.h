@@ -38,7 +38,10 @@ static inline int64_t tp_ev_end(const tp_event *e) {
 /* The analysis' own state behind tp_analysis.priv. */
 struct tp_analysis_priv {
     tp_name_index ops_ix, kernels_ix; /* row name -> index into ops / kernels */
-    char ***patterns;                 /* per stage, its patterns (copied) */
+    tp_name_index shapes_ix;          /* shape_keys[i] -> i, the index into ops_by_shape */
+    char **shape_keys;                /* per row of ops_by_shape: its shapes, '\x1f', its name */
+    size_t cap_shape_keys;
+    char ***patterns; /* per stage, its patterns (copied) */
     size_t *npatterns;
     int per_rank;               /* tp_analysis_opts.per_rank */
     struct tp_rank_accs *ranks; /* ranks.c: per rank, a sub-analysis and its collectives */
@@ -87,6 +90,7 @@ typedef struct tp_corr_use {
     uint32_t count;  /* pieces of GPU work with this id */
     uint32_t launch; /* event index of the first host range with this id, or UINT32_MAX */
     uint32_t op;     /* that range's innermost op (a stats index), or UINT32_MAX for none */
+    uint32_t shaped; /* ... and its (name, shapes) pair (tp_shape_scan), or UINT32_MAX */
 } tp_corr_use;
 
 typedef struct tp_corr_table {
@@ -110,6 +114,18 @@ typedef struct tp_stage_cand {
     int64_t own_ns; /* its duration less what other stages' ranges inside it took */
 } tp_stage_cand;
 
+/* The op table by input shape of one model (shapes.c): the ops' stats per (name, shapes) pair,
+ * where shapes is the op's "Input Dims" arg (TP_STR_EMPTY when it has none). Used only when the
+ * model has that key at all (dims_key): a model without shapes costs one comparison per op. */
+typedef struct tp_shape_scan {
+    tp_str dims_key;      /* the model's id of "Input Dims", or UINT32_MAX */
+    tp_name_stats *stats; /* per pair; .name is the op's name */
+    tp_str *shapes;       /* parallel to stats: the pair's shapes */
+    size_t n, cap_stats, cap_shapes;
+    uint32_t *slots; /* open addressing over the pairs: index + 1, or 0 for empty */
+    size_t nslots;   /* a power of two, or 0 before the first pair */
+} tp_shape_scan;
+
 typedef struct tp_scan {
     tp_analysis *a;
     const tp_model *m;
@@ -121,6 +137,7 @@ typedef struct tp_scan {
     size_t nstats, cap_stats;
 
     tp_str flops_key; /* the model's id of "flops", or UINT32_MAX when no event has one */
+    tp_shape_scan shapes;
     tp_corr_table corr;
 
     /* steps of this model sorted by start; step_stage[k * nstages + s] is stage s inside k */
@@ -159,6 +176,36 @@ typedef struct tp_scan {
 
 /* The stats of name, created on first use; NULL when out of memory. */
 tp_name_stats *tp_scan_name(tp_scan *s, tp_str name);
+
+/* Counts one call of an op lasting dur in ns, with flops FLOPs (NaN: it carries none). */
+static inline void tp_stats_call(tp_name_stats *ns, int64_t dur, double flops) {
+    ns->calls++;
+    ns->total_ns = tp_add_sat(ns->total_ns, dur);
+    if (ns->calls == 1 || dur < ns->min_ns) ns->min_ns = dur;
+    if (dur > ns->max_ns) ns->max_ns = dur;
+    if (flops != flops) return; /* NaN: no count */
+    ns->flops = tp_add_flops(ns->flops, flops);
+    ns->flops_time_ns = tp_add_sat(ns->flops_time_ns, dur);
+}
+/* add_model.c: adds one model's stats of an op to its row of the analysis. */
+void tp_op_row_add(tp_op_row *r, const tp_name_stats *ns);
+/* add_model.c: the row of a table whose rows begin with their char *name, found by key in ix
+ * (the row's name is a copy of key), created zeroed if new; NULL when out of memory. */
+void *tp_row_for(tp_name_index *ix, void **rows, size_t *n, size_t *cap, size_t elem,
+                 const char *key);
+
+/* shapes.c: from the model's "Input Dims" key on, the op table by input shape. */
+void tp_shapes_begin(tp_scan *s);
+/* shapes.c: counts e (an op lasting dur with flops, as tp_stats_call) in its (name, shapes)
+ * pair, whose index goes into *pair. 0, or -1 when out of memory. */
+int tp_shapes_count(tp_scan *s, const tp_event *e, int64_t dur, double flops, uint32_t *pair);
+/* shapes.c: the model's pairs added to the analysis' ops_by_shape rows, then freed. 0 or -1. */
+int tp_shapes_merge(tp_scan *s);
+void tp_shapes_free(tp_shape_scan *sh);
+/* shapes.c: ops_by_shape's percentages (of self_sum, Σ self of all ops) and its order. */
+void tp_shapes_finish(tp_analysis *a, int64_t self_sum);
+/* shapes.c: the analysis' by-shape rows and their index freed. */
+void tp_shapes_rows_free(tp_analysis *a);
 
 /* nesting.c: walks one thread's host ranges (idx sorted by tp_order_ranges), charging the
  * thread's allocations (allocs[0..nallocs) in time order, bytes parallel) to the innermost op

@@ -10,15 +10,17 @@
 #include "util/vec.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 /* One open range. Invariant: frames below it on the stack are its ancestors, innermost last. */
 typedef struct frame {
     uint32_t ev;
-    uint32_t stat; /* index of the range's name in the scan's stats */
-    int32_t op;    /* stack position of the innermost op among this frame and its ancestors,
-                      -1 when there is none: where a launch inside this frame is charged */
+    uint32_t stat;   /* index of the range's name in the scan's stats */
+    uint32_t shaped; /* its (name, shapes) pair in s->shapes, or UINT32_MAX (no shapes kept) */
+    int32_t op;      /* stack position of the innermost op among this frame and its ancestors,
+                        -1 when there is none: where a launch inside this frame is charged */
     int64_t end;
     int64_t children; /* summed durations of the direct children seen so far */
     int has_child;    /* a direct child was seen */
@@ -88,21 +90,26 @@ static int pop(tp_scan *s, const frame *f) {
     }
     int64_t self = tp_ev_dur(e) - f->children;
     if (self > 0) s->stats[f->stat].self_ns = tp_add_sat(s->stats[f->stat].self_ns, self);
+    if (self > 0 && f->shaped != UINT32_MAX) {
+        tp_name_stats *pair = &s->shapes.stats[f->shaped];
+        pair->self_ns = tp_add_sat(pair->self_ns, self);
+    }
     if (self > 0 && tp_flight_in(s, e->ts) && tp_flight_self(s, f->stat, self)) return -1;
     if (f->cls == CAT_PYTHON && self > 0) tp_evidence_python(s, e, self);
     return 0;
 }
 
-static void count_flops(tp_scan *s, const tp_event *e, tp_name_stats *ns) {
-    if (s->flops_key == UINT32_MAX || !e->nargs) return;
+/* The FLOPs e carries, NaN when none (no "flops" arg, not a number, NaN); also counted in the
+ * step it starts in. */
+static double count_flops(tp_scan *s, const tp_event *e) {
+    if (s->flops_key == UINT32_MAX || !e->nargs) return NAN;
     const tp_arg *arg = tp_event_arg(s->m, e, s->flops_key);
-    if (!arg || (arg->type != TP_ARG_INT && arg->type != TP_ARG_DOUBLE)) return;
+    if (!arg || (arg->type != TP_ARG_INT && arg->type != TP_ARG_DOUBLE)) return NAN;
     double flops = arg->type == TP_ARG_INT ? (double)arg->v.i : arg->v.d;
-    if (flops != flops) return; /* NaN: no count */
-    ns->flops = tp_add_flops(ns->flops, flops);
-    ns->flops_time_ns = tp_add_sat(ns->flops_time_ns, tp_ev_dur(e));
+    if (flops != flops) return NAN;
     ptrdiff_t k = tp_step_at(s, e->ts);
     if (k >= 0) s->step_flops[k] = tp_add_flops(s->step_flops[k], flops);
+    return flops;
 }
 
 /* A stage range found by the walk: counted once every thread is walked (coverage.c). */
@@ -122,16 +129,17 @@ static void note_launch(tp_scan *s, uint32_t idx, const tp_event *e, const frame
     if (k == SIZE_MAX || idx > s->corr.use[k].launch) return;
     s->corr.use[k].launch = idx;
     s->corr.use[k].op = parent && parent->op >= 0 ? stack[parent->op].stat : UINT32_MAX;
+    s->corr.use[k].shaped = parent && parent->op >= 0 ? stack[parent->op].shaped : UINT32_MAX;
 }
 
-/* Counts e, a range that is not a step, in its name's row. */
-static void count_op(tp_scan *s, const tp_event *e, tp_name_stats *ns) {
+/* Counts e, a range that is not a step, in its name's row, and in its (name, shapes) pair when
+ * the model keeps shapes (*pair, else UINT32_MAX). 0, or -1 when out of memory. */
+static int count_op(tp_scan *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair) {
     int64_t dur = tp_ev_dur(e);
-    ns->calls++;
-    ns->total_ns = tp_add_sat(ns->total_ns, dur);
-    if (ns->calls == 1 || dur < ns->min_ns) ns->min_ns = dur;
-    if (dur > ns->max_ns) ns->max_ns = dur;
-    count_flops(s, e, ns);
+    double flops = count_flops(s, e);
+    tp_stats_call(ns, dur, flops);
+    *pair = UINT32_MAX;
+    return s->shapes.dims_key == UINT32_MAX ? 0 : tp_shapes_count(s, e, dur, flops, pair);
 }
 
 /* The stage fields of f, the frame of e under parent: an explicit
@@ -219,8 +227,9 @@ int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n, const uint32_t *a
         int cls = CAT_OP, in_optim = parent && parent->in_optim;
         if (!ns) goto oom;
         int32_t op = parent ? parent->op : -1;
+        uint32_t pair = UINT32_MAX;
         if (!(e->flags & TP_EVF_STEP)) {
-            count_op(s, e, ns);
+            if (count_op(s, e, ns, &pair)) goto oom;
             cls = cat_class(s, e->cat);
             in_optim = tp_evidence_open(s, e, ns, cls == CAT_OP, in_optim,
                                         op >= 0 ? stack[op].stat : UINT32_MAX);
@@ -230,6 +239,7 @@ int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n, const uint32_t *a
         parent = depth ? &stack[depth - 1] : NULL; /* the stack may have moved */
         *f = (frame){.ev = idx[i],
                      .stat = (uint32_t)(ns - s->stats),
+                     .shaped = pair,
                      .op = cls == CAT_OP && !(e->flags & TP_EVF_STEP) ? (int32_t)depth : op,
                      .end = end,
                      .cls = cls,

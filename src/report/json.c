@@ -112,20 +112,28 @@ static void row_spread(tp_jw *w, uint64_t calls, int64_t total_ns, int64_t min_n
     tp_jw_us(w, "max_us", max_ns);
 }
 
+/* A row of top_cpu_ops, or of top_cpu_ops_by_shape (with its input_shapes). */
+static void op_row(tp_jw *w, const tp_op_row *r) {
+    tp_jw_object(w, NULL);
+    row_head(w, r->name, r->calls, r->total_ns);
+    if (r->shapes) tp_jw_str(w, "input_shapes", r->shapes);
+    tp_jw_us(w, "self_us", r->self_ns);
+    tp_jw_double(w, "self_pct", r->self_pct);
+    row_spread(w, r->calls, r->total_ns, r->min_ns, r->max_ns);
+    tp_jw_double(w, "flops", r->flops);
+    tp_jw_us(w, "gpu_us", r->gpu_ns);
+    tp_jw_u64(w, "kernels", r->kernels);
+    tp_jw_end_object(w);
+}
+
 static void ops(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_array(w, "top_cpu_ops");
-    for (size_t i = 0; i < tp_report_rows(o, a->nops); i++) {
-        const tp_op_row *r = &a->ops[i];
-        tp_jw_object(w, NULL);
-        row_head(w, r->name, r->calls, r->total_ns);
-        tp_jw_us(w, "self_us", r->self_ns);
-        tp_jw_double(w, "self_pct", r->self_pct);
-        row_spread(w, r->calls, r->total_ns, r->min_ns, r->max_ns);
-        tp_jw_double(w, "flops", r->flops);
-        tp_jw_us(w, "gpu_us", r->gpu_ns);
-        tp_jw_u64(w, "kernels", r->kernels);
-        tp_jw_end_object(w);
-    }
+    for (size_t i = 0; i < tp_report_rows(o, a->nops); i++)
+        op_row(w, &a->ops[i]);
+    tp_jw_end_array(w);
+    tp_jw_array(w, "top_cpu_ops_by_shape");
+    for (size_t i = 0; a->shapes_order && i < tp_report_rows(o, a->nops_by_shape); i++)
+        op_row(w, &a->ops_by_shape[a->shapes_order[i]]);
     tp_jw_end_array(w);
     tp_jw_array(w, "top_ops_by_gpu_time");
     for (size_t i = 0; a->ops_by_gpu && i < tp_report_rows(o, a->nops_by_gpu); i++) {

@@ -31,6 +31,7 @@ typedef struct open_range {
     num_arg flops;
     num_arg seq, async; /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
     tp_str coll_name;
+    tp_str dims; /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
 } open_range;
 
 struct tp_range_stack {
@@ -372,6 +373,20 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     add_number_arg(er->m, ev, er->k_async, &r->async);
     if (r->coll_name != TP_STR_EMPTY)
         tp_model_add_arg(er->m, ev, er->k_coll_name, TP_ARG_STR, &r->coll_name);
+    if (r->dims != TP_STR_EMPTY) {
+        if (er->k_dims == TP_STR_EMPTY) er->k_dims = tp_model_intern_cstr(er->m, "Input Dims");
+        tp_model_add_arg(er->m, ev, er->k_dims, TP_ARG_JSON, &r->dims);
+    }
+}
+
+/* An op's input shapes (record_shapes), kept for the op table by shape (analysis/shapes.c):
+ * the array's text interned as written; none when absent, not an array, or holding a raw NUL
+ * (which the array's scan let through inside a string). */
+static tp_str dims_of(tp_evread *er, tp_evfields *f) {
+    const tp_jval *dims = tp_ev_val(f, TP_S_DIMS);
+    if (__builtin_expect(!dims, 1) || dims->kind != TP_J_ARRAY) return TP_STR_EMPTY;
+    if (memchr(dims->s.s, '\0', dims->s.len)) return TP_STR_EMPTY;
+    return tp_model_intern(er->m, dims->s.s, dims->s.len);
 }
 
 /* torch.profiler's FLOPs of an op whose trace has none but keeps its input shapes (trace/flops.h):
@@ -405,6 +420,7 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_ra
     r->seq = number_arg(er, tp_ev_num(f, TP_S_SEQ));
     r->async = number_arg(er, tp_ev_num(f, TP_S_ASYNC));
     r->coll_name = intern(er, tp_ev_str(f, TP_S_COLL_NAME));
+    r->dims = dims_of(er, f);
     return 1;
 }
 

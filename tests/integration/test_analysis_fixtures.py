@@ -77,6 +77,9 @@ def check_analysis(want, got):
     check_rows("top_cpu_ops", want["top_cpu_ops"], got["top_cpu_ops"],
                ["name", "calls", "total_us", "self_us", "self_pct", "mean_us", "min_us",
                 "max_us", "flops", "gpu_us", "kernels"])
+    check_rows("top_cpu_ops_by_shape", want["top_cpu_ops_by_shape"], got["top_cpu_ops_by_shape"],
+               ["name", "input_shapes", "calls", "total_us", "self_us", "self_pct", "mean_us",
+                "min_us", "max_us", "flops", "gpu_us", "kernels"])
     check_rows("top_gpu_kernels", want["top_gpu_kernels"], got["top_gpu_kernels"],
                ["name", "calls", "total_us", "pct", "mean_us", "min_us", "max_us"])
     check_rows("top_ops_by_gpu_time", want["top_ops_by_gpu_time"], got["top_ops_by_gpu_time"],
@@ -124,10 +127,13 @@ def test_real_reader_end_to_end(path, traces):
     check_analysis(tprof_ref.analyze(traces[path]), analyse_trace(path))
 
 
+SHAPES = [[[2, 3], [3, 4]], [[2, 3], []], [], [[[1, 2], [3]], [4]], [[-1]]]
+
+
 def random_trace(seed):
     """A trace with what the fixtures lack or have little of: FLOPs, B/E pairs, string tids,
     zero-length and overlapping ranges, equal starts, several devices, Bytes-only memory,
-    shuffled event order, stage names nested in each other."""
+    shuffled event order, stage names nested in each other, input shapes (odd seeds)."""
     rng = random.Random(seed)
     names = ["aten::mm", "aten::add", "forward", "## backward ##", "Optimizer.step#SGD.step",
              "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "dataloader",
@@ -144,13 +150,16 @@ def random_trace(seed):
             dur = rng.choice([0, rng.randint(1, 3000)]) + rng.choice([0, 0.5, 0.125])
             name = rng.choice(names)
             if rng.random() < 0.2:
-                events.append({"ph": "B", "name": name, "pid": 1, "tid": tid, "ts": ts})
+                events.append({"ph": "B", "name": name, "pid": 1, "tid": tid, "ts": ts,
+                               "args": {"Input Dims": rng.choice(SHAPES)} if seed % 2 else {}})
                 events.append({"ph": "E", "pid": 1, "tid": tid, "ts": ts + int(dur)})
                 continue
             ev = {"ph": "X", "cat": rng.choice(["cpu_op", "python_function"]), "name": name,
                   "pid": 1, "tid": tid, "ts": ts, "dur": dur, "args": {}}
             if rng.random() < 0.3:
                 ev["args"]["flops"] = rng.randint(1, 10**9)
+            if seed % 2 and rng.random() < 0.7:  # odd seeds: record_shapes
+                ev["args"]["Input Dims"] = rng.choice(SHAPES)
             events.append(ev)
             if rng.random() < 0.5:
                 corr += 1
@@ -198,6 +207,9 @@ def test_fixtures_exercise_every_figure(traces):
     assert any(len(r["memory"]) > 1 for r in results)
     assert any(r["recommendations"] for r in results)
     assert any(r["gpu"]["devices"] == 0 for r in results)
+    # the op table by input shape: traces with shapes (some launching GPU work) and without
+    assert any(any(o["gpu_us"] for o in r["top_cpu_ops_by_shape"]) for r in results)
+    assert any(not r["top_cpu_ops_by_shape"] for r in results)
 
 
 def test_two_inputs_accumulate(traces, tmp_path):

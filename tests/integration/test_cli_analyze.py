@@ -269,3 +269,69 @@ def test_progress_on_a_terminal(big_trace):
 def test_progress_forced(big_trace):
     p = tprof("analyze", "--progress", "-o", os.devnull, big_trace, rc=0)
     assert b"tprof: reading" in p.stderr
+
+
+def shapes_trace(path, events):
+    path.write_text(json.dumps({"traceEvents": events}, separators=(",", ":")))
+    return path
+
+
+def op(name, ts, dur, dims=None, **more):
+    args = {} if dims is None else {"Input Dims": dims}
+    args.update(more)
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+            "args": args}
+
+
+def test_ops_by_shape_without_shapes(tmp_path):
+    """No op with an "Input Dims" array: top_cpu_ops_by_shape is [] (documented), also when the
+    words are a name, a string arg's value, or a non-array value."""
+    plain = shapes_trace(tmp_path / "plain.json", [op("aten::mm", 0, 5), op("aten::add", 6, 2)])
+    assert analyze_json(plain)["top_cpu_ops_by_shape"] == []
+    odd = shapes_trace(tmp_path / "odd.json", [
+        op("Input Dims", 0, 5, note="Input Dims"), op("aten::add", 6, 2, dims="[[2, 3]]"),
+        op("aten::mul", 9, 2, dims=7)])
+    got = analyze_json(odd)
+    assert got["top_cpu_ops_by_shape"] == [] and len(got["top_cpu_ops"]) == 3
+
+
+def test_ops_by_shape_groups_as_torch_keys(tmp_path):
+    """Shapes written with or without spaces are one row, keyed as torch's str() of the list;
+    B/E ranges keep theirs; ranges without shapes get ""; each name's rows count exactly its
+    op row's ranges; self time and FLOPs go to the (name, shapes) row."""
+    events = [
+        op("aten::mm", 0, 10, [[2, 3], [3, 4]], flops=48),
+        op("aten::mm", 20, 30, [[2, 3], [3, 4]], flops=48),
+        op("aten::mm", 60, 7, [[5, 3], [3, 4]]),
+        op("aten::add", 61, 2, [[5, 4], [5, 4], []]),  # inside the last mm: not its self time
+        {"ph": "X", "cat": "python_function", "name": "fwd", "pid": 1, "tid": 1, "ts": 100,
+         "dur": 50},
+        {"ph": "B", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 110,
+         "args": {"Input Dims": [[5, 4]]}},
+        {"ph": "E", "pid": 1, "tid": 1, "ts": 114},
+        op("aten::empty", 120, 1, []),
+    ]
+    path = tmp_path / "shapes.json"
+    # the first event as Kineto writes ("[[2, 3], [3, 4]]"), the others compact ("[[2,3],[3,4]]")
+    path.write_text('{"traceEvents": [%s]}' % ",\n".join(
+        json.dumps(e, separators=(", ", ": ") if i == 0 else (",", ":"))
+        for i, e in enumerate(events)))
+    assert '[[2,3],[3,4]]' in path.read_text() and '[[2, 3], [3, 4]]' in path.read_text()
+    got = analyze_json(path, "--top", "100")
+    rows = {(r["name"], r["input_shapes"]): r for r in got["top_cpu_ops_by_shape"]}
+    assert set(rows) == {("aten::mm", "[[2, 3], [3, 4]]"), ("aten::mm", "[[5, 3], [3, 4]]"),
+                         ("aten::add", "[[5, 4], [5, 4], []]"), ("fwd", ""),
+                         ("aten::relu", "[[5, 4]]"), ("aten::empty", "[]")}
+    mm = rows[("aten::mm", "[[2, 3], [3, 4]]")]
+    assert (mm["calls"], mm["total_us"], mm["self_us"], mm["flops"]) == (2, 40, 40, 96)
+    small = rows[("aten::mm", "[[5, 3], [3, 4]]")]
+    # no flops arg: torch's formula over its shapes, 2 x 5 x 3 x 4 (src/trace/flops.c)
+    assert (small["calls"], small["self_us"], small["flops"]) == (1, 5, 120)
+    assert rows[("fwd", "")]["self_us"] == 45  # relu and empty are its children
+    for r in got["top_cpu_ops"]:
+        mine = [s for (n, _), s in rows.items() if n == r["name"]]
+        assert sum(s["calls"] for s in mine) == r["calls"]
+        assert sum(s["self_us"] for s in mine) == r["self_us"]
+    order = [(-r["self_us"], r["name"], r["input_shapes"]) for r in got["top_cpu_ops_by_shape"]]
+    assert order == sorted(order)
+    assert len(analyze_json(path, "--top", "2")["top_cpu_ops_by_shape"]) == 2

@@ -69,7 +69,8 @@ def c_len(s):
 
 
 def num_value(v):
-    return 0.0 if isinstance(v, str) else float(v)  # a string arg counts, adding nothing
+    # a string arg (or "Input Dims", an array) counts, adding nothing
+    return 0.0 if isinstance(v, (str, list)) else float(v)
 
 
 class Reference:
@@ -102,6 +103,9 @@ class Reference:
                 flops += [(k, args[k]) for k in ("seq", "async") if is_num(args.get(k))]
                 if isinstance(args.get("Collective name"), str) and args["Collective name"]:
                     flops.append(("Collective name", args["Collective name"]))
+                # record_shapes: the op table by input shape (src/analysis/shapes.c)
+                if isinstance(args.get("Input Dims"), list):
+                    flops.append(("Input Dims", args["Input Dims"]))
                 if ts is None:
                     continue
                 if ph == "B":

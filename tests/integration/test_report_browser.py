@@ -371,3 +371,61 @@ def test_ranks_view_renders_the_ranks_key(browser, gpu_report, tmp_path):
     assert len(browser.find_elements(By.CSS_SELECTOR, "#spread-table tbody tr")) == 1
     browser.save_screenshot(str(SCREENS / "ranks.png"))
     assert errors(browser) == []
+
+
+TORCH_TRACE = FIXTURES / "torch2" / "cnn_cpu_3steps.pt.trace.json.gz"
+TORCH_BY_SHAPE = FIXTURES / "torch2" / "expected" / "cnn_cpu_3steps.key_averages_by_shape.json.gz"
+
+
+def test_ops_by_input_shape(browser, tmp_path):
+    """A trace with shapes (record_shapes): the Operators view's "group by input shape" toggle
+    shows top_cpu_ops_by_shape row for row, whose first row is torch's own top row of
+    key_averages(group_by_input_shape=True) from the same run (the fixture's expected/ file);
+    sorting and filtering work on it; unticked, the op table is back. A trace without shapes
+    shows no toggle."""
+    import gzip
+    out = tmp_path / "shapes.html"
+    tprof("report", TORCH_TRACE, "-o", out, rc=0)
+    want = analyze(TORCH_TRACE)["top_cpu_ops_by_shape"]
+    assert want
+    open_report(browser, out)
+    browser.find_element(By.CSS_SELECTOR, "button[data-view=operators]").click()
+    assert browser.find_element(By.ID, "ops-shape-toggle").is_displayed()
+    assert not browser.find_elements(By.ID, "ops-shape")
+    browser.find_element(By.ID, "ops-by-shape").click()
+    keys = ["name", "input_shapes", "calls", "self_us", "total_us", "mean_us", "max_us",
+            "flops", "gpu_us", "kernels"]
+    got = table_values(browser, "ops-shape", keys)
+    assert got == [[as_shown(r[k]) for k in keys] for r in want]
+    # torch's top row (ProfilerStep* is a step, not an op, in tprof)
+    with gzip.open(TORCH_BY_SHAPE, "rt", encoding="utf-8") as f:
+        torch_rows = [r for r in json.load(f) if r["key"] != "ProfilerStep*"]
+    top = max(torch_rows, key=lambda r: r["self_cpu_us"])
+    first = browser.find_elements(By.CSS_SELECTOR, "#ops-shape tbody tr")[0]
+    cells = [c.text for c in first.find_elements(By.TAG_NAME, "td")]
+    assert cells[:3] == [top["key"], top["input_shapes"], str(top["count"])]
+    assert shown_us(cells[3]) == pytest.approx(top["self_cpu_us"], rel=0.01)
+    browser.save_screenshot(str(SCREENS / "ops-by-shape.png"))
+    # sorting by calls, then filtering by name
+    browser.find_element(By.CSS_SELECTOR, "#ops-shape th[data-key=calls]").click()
+    calls = [int(r[0]) for r in table_values(browser, "ops-shape", ["calls"])]
+    assert calls == sorted(calls, reverse=True) and len(calls) == len(want)
+    box = browser.find_element(By.ID, "ops-shape-filter")
+    box.send_keys("aten::mm")
+    shown = table_values(browser, "ops-shape", ["name", "input_shapes"])
+    assert shown and all("aten::mm" in n for n, _ in shown)
+    assert len({s for _, s in shown}) > 1  # aten::mm, split by its shapes
+    # unticked: the op table by name again
+    browser.find_element(By.ID, "ops-by-shape").click()
+    assert table_values(browser, "ops", ["name"])[0] == [analyze(TORCH_TRACE)["top_cpu_ops"][0]["name"]]
+    assert errors(browser) == []
+    # without shapes: no toggle
+    plain = tmp_path / "plain.html"
+    legacy = FIXTURES / "torch-legacy" / "mlp_cpu_300steps.json.gz"
+    tprof("report", legacy, "-o", plain, rc=0)
+    assert analyze(legacy)["top_cpu_ops_by_shape"] == []
+    open_report(browser, plain)
+    browser.find_element(By.CSS_SELECTOR, "button[data-view=operators]").click()
+    assert not browser.find_element(By.ID, "ops-shape-toggle").is_displayed()
+    assert browser.find_elements(By.CSS_SELECTOR, "#ops tbody tr")
+    assert errors(browser) == []

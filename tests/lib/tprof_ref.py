@@ -23,7 +23,7 @@ newline and carriage return as \\\\, \\t, \\n, \\r.
     input <events> <bytes>
     device <id> <total_mem>
     ev <kind> <flags> <pid> <tid> <ts_ns> <dur_ns> <corr> <cat> <name>
-    arg <key> <i|d> <value>        (an arg of the event of the previous ev line)
+    arg <key> <i|d|j> <value>      (an arg of the event of the previous ev line; j: JSON text)
 kind is host, kernel, memcpy, memset, gpu_annotation, memory or counter; flags is 1 for a step,
 0 otherwise; pid and tid are decimal integers or s:<text> for ids that are not numbers.
 """
@@ -85,14 +85,15 @@ DECIMAL_ID = re.compile(r"-?[0-9]+\Z")
 
 class Event:
     __slots__ = ("kind", "name", "cat", "pid", "tid", "ts", "dur", "corr", "step", "args",
-                 "index")
+                 "index", "shapes")
 
-    def __init__(self, kind, name, cat, pid, tid, ts, dur, corr=0, args=None):
+    def __init__(self, kind, name, cat, pid, tid, ts, dur, corr=0, args=None, shapes=None):
         self.kind, self.name, self.cat, self.pid, self.tid = kind, name, cat, pid, tid
         self.ts, self.dur, self.corr = ts, dur, corr
         self.step = kind == HOST and STEP_RE.match(name) is not None
         self.args = args or {}
         self.index = 0
+        self.shapes = shapes  # a range's "Input Dims" (a list) when it has them, else None
 
     @property
     def end(self):
@@ -223,9 +224,26 @@ def make_range(e, ts, dur):
         kept["flops"] = number(args["flops"])
     elif (shape_flops(str(e.get("name", "")), args) or 0) > 0:  # only positive counts kept
         kept["flops"] = shape_flops(str(e.get("name", "")), args)
+    dims = args.get("Input Dims")
     return Event(range_kind(cat), str(e.get("name", "")), cat, track_id(e.get("pid", 0)),
                  track_id(e.get("tid", 0)), ts, dur,
-                 corr if isinstance(corr, int) and not isinstance(corr, bool) else 0, kept)
+                 corr if isinstance(corr, int) and not isinstance(corr, bool) else 0, kept,
+                 dims if isinstance(dims, list) else None)
+
+
+def _int_lists(v):
+    return isinstance(v, list) and all(
+        _int_lists(x) or (isinstance(x, int) and not isinstance(x, bool)) for x in v)
+
+
+def shapes_key(shapes):
+    """An op's input shapes as key_averages(group_by_input_shape=True) keys them: str() of
+    the Python list ("[[6, 3], []]"); "" for a range that recorded none."""
+    if shapes is None:
+        return ""
+    if _int_lists(shapes):
+        return str(shapes)
+    return json.dumps(shapes, separators=(", ", ": "), default=str)
 
 
 def load(path):
@@ -378,13 +396,10 @@ def analyze(src, stages=None):
         p = parent[e.index]
         if p is not None:
             child_sum[p.index] = child_sum.get(p.index, 0) + e.dur
-    ops = {}
-    for e in host:
-        if e.step:
-            continue
-        r = ops.setdefault(e.name, {"name": e.name, "calls": 0, "total": 0, "self": 0,
-                                    "min": None, "max": None, "flops": 0, "flops_time": 0,
-                                    "gpu": 0, "kernels": 0})
+    def count(table, key, e):
+        r = table.setdefault(key, {"name": e.name, "calls": 0, "total": 0, "self": 0,
+                                   "min": None, "max": None, "flops": 0, "flops_time": 0,
+                                   "gpu": 0, "kernels": 0, "shapes": shapes_key(e.shapes)})
         r["calls"] += 1
         r["total"] += e.dur
         r["self"] += max(0, e.dur - child_sum.get(e.index, 0))
@@ -393,6 +408,16 @@ def analyze(src, stages=None):
         if "flops" in e.args:
             r["flops"] += e.args["flops"]
             r["flops_time"] += e.dur
+
+    # The same table by (name, input shapes), when some op recorded shapes.
+    ops, by_shape = {}, {}
+    keep_shapes = any(e.shapes is not None for e in host if not e.step)
+    for e in host:
+        if e.step:
+            continue
+        count(ops, e.name, e)
+        if keep_shapes:
+            count(by_shape, (e.name, shapes_key(e.shapes)), e)
 
     # Launch attribution: device work -> launch (same corr, first host range in file order) ->
     # innermost enclosing op on the launch's thread.
@@ -413,8 +438,10 @@ def analyze(src, stages=None):
         while p is not None and not is_op(p):
             p = parent[p.index]
         if p is not None:
-            ops[p.name]["gpu"] += k.dur
-            ops[p.name]["kernels"] += 1
+            for r in [ops[p.name]] + ([by_shape[(p.name, shapes_key(p.shapes))]]
+                                      if keep_shapes else []):
+                r["gpu"] += k.dur
+                r["kernels"] += 1
 
     # Kernels.
     kernels = {}
@@ -605,15 +632,23 @@ def analyze(src, stages=None):
     self_sum = sum(r["self"] for r in ops.values())
     ktotal = sum(r["total"] for r in kernels.values())
     work_total = sum(e.dur for e in gpu_work)
-    op_rows = []
-    for r in sorted(ops.values(), key=lambda r: (-r["self"], r["name"].encode())):
-        op_rows.append({
+
+    def op_row(r, by_shape=False):
+        row = {
             "name": r["name"], "calls": r["calls"], "total_us": us(r["total"]),
             "self_us": us(r["self"]),
             "self_pct": 100.0 * r["self"] / self_sum if self_sum > 0 else 0.0,
             "mean_us": us(round_div(r["total"], r["calls"])), "min_us": us(r["min"]),
             "max_us": us(r["max"]), "flops": r["flops"], "gpu_us": us(r["gpu"]),
-            "kernels": r["kernels"]})
+            "kernels": r["kernels"]}
+        if by_shape:
+            row["input_shapes"] = r["shapes"]
+        return row
+
+    op_rows = [op_row(r) for r in sorted(ops.values(),
+                                         key=lambda r: (-r["self"], r["name"].encode()))]
+    shape_rows = [op_row(r, True) for r in sorted(
+        by_shape.values(), key=lambda r: (-r["self"], r["name"].encode(), r["shapes"].encode()))]
     kernel_rows = [{
         "name": r["name"], "calls": r["calls"], "total_us": us(r["total"]),
         "pct": 100.0 * r["total"] / ktotal if ktotal > 0 else 0.0,
@@ -754,6 +789,7 @@ def analyze(src, stages=None):
                      for k, s in enumerate(steps)],
         },
         "top_cpu_ops": op_rows,
+        "top_cpu_ops_by_shape": shape_rows,
         "top_gpu_kernels": kernel_rows,
         "top_ops_by_gpu_time": by_gpu,
         "gpu": {"busy_us": us(busy), "utilization_pct": util, "kernel_count": nk,
@@ -794,6 +830,9 @@ def feed(t):
                 out.append("arg\t%s\ti\t%d" % (_esc(k), v))
             else:
                 out.append("arg\t%s\td\t%r" % (_esc(k), v))
+        if e.shapes is not None:  # compact, unlike Kineto: the C side normalises the spacing
+            out.append("arg\tInput Dims\tj\t" + _esc(json.dumps(e.shapes, separators=(",", ":"),
+                                                                 default=str)))
     return "\n".join(out) + "\n"
 
 

@@ -1,10 +1,12 @@
 """tprof's reading of torch.profiler's Kineto traces, against torch's own figures: a small CPU
 training loop profiled by torch.profiler with record_shapes, profile_memory, with_stack and
 with_flops; `tprof analyze --json` on its trace must agree with key_averages() op by op (calls
-exactly, self CPU time within 1% or 2 µs, FLOPs exactly), its memory peak with a stdlib pass
+exactly, self CPU time within 1% or 2 µs, FLOPs exactly), and its top_cpu_ops_by_shape with
+key_averages(group_by_input_shape=True) row by row, its memory peak with a stdlib pass
 over the trace's [memory] events, its python_function rows with the trace. The same checks run on the committed
 fixture tests/fixtures/torch2/ (made by this file: `python3 tests/python/test_torch_kineto.py
---write-fixture tests/fixtures/torch2`), whose key_averages() were saved in its expected/ subfolder.
+--write-fixture tests/fixtures/torch2`), whose key_averages() and key_averages(group_by_input_shape=
+True) were saved in its expected/ subfolder.
 
 tprof.torch's op FLOPs are checked against torch.profiler(with_flops=True) and
 torch.utils.flop_counter.FlopCounterMode on the same model. Differences of definition are in
@@ -28,6 +30,7 @@ FIXTURE = os.path.join(SOURCE, "tests", "fixtures", "torch2")
 TRACE_NAME = "cnn_cpu_3steps.pt.trace.json.gz"
 # in a subfolder: the fixture globs (tests/fixtures/*/*.json*) take every file beside traces as one
 AVERAGES_NAME = os.path.join("expected", "cnn_cpu_3steps.key_averages.json.gz")
+BY_SHAPE_NAME = os.path.join("expected", "cnn_cpu_3steps.key_averages_by_shape.json.gz")
 
 
 def tprof_cli():
@@ -55,7 +58,8 @@ def train_step(model, opt, x, y):
 
 def profile_training(trace_path):
     """Five steps of the loop under torch.profiler (wait 1, warmup 1, active 3, every option);
-    writes the Kineto trace and returns key_averages() as plain rows."""
+    writes the Kineto trace and returns key_averages() and key_averages(group_by_input_shape=
+    True) as plain rows."""
     model = make_model()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     batches = make_batches(5)
@@ -66,8 +70,11 @@ def profile_training(trace_path):
             train_step(model, opt, x, y)
             prof.step()
     prof.export_chrome_trace(trace_path)
+    by_shape = [{"key": e.key, "input_shapes": str(e.input_shapes), "count": e.count,
+                 "self_cpu_us": e.self_cpu_time_total, "flops": e.flops}
+                for e in prof.key_averages(group_by_input_shape=True)]
     return [{"key": e.key, "count": e.count, "self_cpu_us": e.self_cpu_time_total,
-             "flops": e.flops} for e in prof.key_averages()]
+             "flops": e.flops} for e in prof.key_averages()], by_shape
 
 
 def analyze(path):
@@ -84,13 +91,13 @@ def trace_events(path):
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    """A trace made now by this torch, and its key_averages()."""
+    """A trace made now by this torch, its key_averages() and its key_averages() by shape."""
     path = str(tmp_path_factory.mktemp("kineto") / "live.pt.trace.json")
-    return path, profile_training(path)
+    return (path,) + profile_training(path)
 
 
-def saved():
-    path = os.path.join(FIXTURE, AVERAGES_NAME)
+def saved(name=AVERAGES_NAME):
+    path = os.path.join(FIXTURE, name)
     if not os.path.exists(path):
         pytest.skip("tests/fixtures/torch2 is absent")
     with gzip.open(path, "rt", encoding="utf-8") as f:
@@ -120,9 +127,40 @@ def check_ops_agree(trace, averages):
 
 
 def test_ops_agree_with_key_averages(live):
-    path, averages = live
+    path, averages, _ = live
     worst = check_ops_agree(path, averages)
     print("largest self-time difference: %.6f us over %d ops" % (worst, len(averages)))
+
+
+def check_shapes_agree(trace, by_shape):
+    """tprof's op table by input shape against key_averages(group_by_input_shape=True), row by
+    row: calls and FLOPs exactly, self CPU time within 1% or 2 us. torch keys a range without
+    shapes (a python_function, a record_function) by "[]"; tprof says "" (none recorded)."""
+    rows = collections.defaultdict(lambda: {"calls": 0, "self_us": 0.0, "flops": 0})
+    for r in analyze(trace)["top_cpu_ops_by_shape"]:
+        row = rows[(r["name"], r["input_shapes"] or "[]")]
+        row["calls"] += r["calls"]
+        row["self_us"] += r["self_us"]
+        row["flops"] += r["flops"] or 0
+    expected = [a for a in by_shape if a["key"] != "ProfilerStep*"]
+    assert set(rows) == {(a["key"], a["input_shapes"]) for a in expected}
+    shaped = collections.Counter(a["key"] for a in expected)
+    assert max(shaped.values()) > 1  # some op was called with several shapes: the split is real
+    for a in expected:
+        r = rows[(a["key"], a["input_shapes"])]
+        assert r["calls"] == a["count"], a
+        assert r["flops"] == a["flops"], a
+        want = max(a["self_cpu_us"], 0.0)
+        assert abs(r["self_us"] - want) <= max(2.0, 0.01 * want), (a, r["self_us"])
+
+
+def test_ops_by_shape_agree_with_key_averages(live):
+    path, _, by_shape = live
+    check_shapes_agree(path, by_shape)
+
+
+def test_fixture_by_shape_agrees_with_its_key_averages():
+    check_shapes_agree(*saved(BY_SHAPE_NAME))
 
 
 def test_fixture_agrees_with_its_key_averages():
@@ -160,7 +198,7 @@ def test_flops_from_input_shapes(live):
     """torch 2.13's with_flops fills key_averages() but writes no flops arg into the trace: tprof
     computes them from each op's "Input Dims" and "Concrete Inputs" by torch's formulas
     (src/trace/flops.c), and the totals equal key_averages()' (per op: check_ops_agree)."""
-    path, averages = live
+    path, averages, _ = live
     want = sum(a["flops"] for a in averages)
     assert want > 0
     assert not any("flops" in e.get("args", {}) for e in trace_events(path))
@@ -251,12 +289,13 @@ def test_op_flops_match_with_flops_and_flop_counter_mode(tmp_path):
 def write_fixture(folder):
     os.makedirs(os.path.join(folder, "expected"), exist_ok=True)
     plain = os.path.join(folder, "trace.tmp.json")
-    averages = profile_training(plain)
+    averages, by_shape = profile_training(plain)
     with open(plain, "rb") as src, gzip.open(os.path.join(folder, TRACE_NAME), "wb") as dst:
         dst.write(src.read())
     os.unlink(plain)
-    with gzip.open(os.path.join(folder, AVERAGES_NAME), "wt", encoding="utf-8") as f:
-        json.dump(averages, f)
+    for name, rows in ((AVERAGES_NAME, averages), (BY_SHAPE_NAME, by_shape)):
+        with gzip.open(os.path.join(folder, name), "wt", encoding="utf-8") as f:
+            json.dump(rows, f)
 
 
 if __name__ == "__main__":

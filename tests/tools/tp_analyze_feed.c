@@ -96,6 +96,8 @@ static const char *parse_arg(tp_model *m, char **f, size_t n) {
         if (parse_i64(f[3], &v)) return "bad integer";
         return tp_model_arg_int(m, e, key, v) ? "out of memory" : NULL;
     }
+    if (strcmp(f[2], "j") == 0) /* raw JSON text, such as "Input Dims" */
+        return tp_model_arg_json(m, e, key, unescape(f[3])) ? "out of memory" : NULL;
     char *end;
     double v = strtod(f[3], &end);
     if (end == f[3] || *end) return "bad number";

@@ -114,7 +114,7 @@ static void arg_sums(tp_buf *b, const tp_model *m) {
             const tp_arg *a = tp_event_arg(m, &m->events[i], key);
             if (!a) continue;
             n++;
-            /* string args (a collective's "Collective name") count, adding nothing */
+            /* string and JSON args ("Collective name", "Input Dims") count, adding nothing */
             sum += a->type == TP_ARG_INT ? (double)a->v.i : a->type == TP_ARG_DOUBLE ? a->v.d : 0;
         }
         if (!n) continue;

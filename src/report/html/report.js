@@ -39,7 +39,8 @@
     return String(n);
   }
   var formats = { us: fmtUs, bytes: fmtBytes, pct: fmtPct, num: fmtNum,
-                  text: function (s) { return s === null || s === undefined ? '' : String(s); } };
+                  text: function (s) { return s === null || s === undefined ? '' : String(s); },
+                  shapes: function (s) { return s ? s : '(none recorded)'; } };
 
   /* ---- DOM helpers ---- */
 
@@ -99,7 +100,8 @@
       shown.forEach(function (r) {
         tbody.appendChild(el('tr', {}, columns.map(function (c) {
           var v = r[c.key];
-          var td = el('td', { text: formats[c.format || 'text'](v) });
+          var td = el('td', c.cls ? { 'class': c.cls, text: formats[c.format || 'text'](v) }
+                                   : { text: formats[c.format || 'text'](v) });
           td.setAttribute('data-v', v === null || v === undefined ? '' : String(v));
           return td;
         })));
@@ -188,17 +190,26 @@
   function operators(d) {
     var a = d.analysis;
     document.querySelectorAll('.top-rows').forEach(function (n) { n.textContent = d.top_rows; });
-    var rows = a.top_cpu_ops.map(function (r) {
-      return Object.assign({ flops_per_call: null }, r);
-    });
-    table($('ops-table'), 'ops', [
-      { key: 'name', label: 'op' }, { key: 'calls', label: 'calls', format: 'num' },
-      { key: 'self_us', label: 'self', format: 'us' }, { key: 'self_pct', label: 'self %', format: 'pct' },
-      { key: 'total_us', label: 'total', format: 'us' }, { key: 'mean_us', label: 'mean', format: 'us' },
-      { key: 'max_us', label: 'max', format: 'us' }, { key: 'flops', label: 'FLOPs', format: 'num' },
-      { key: 'gpu_us', label: 'GPU time launched', format: 'us' },
-      { key: 'kernels', label: 'kernels', format: 'num' }
-    ], rows, { filter: true, empty: 'no ops in this input' });
+    /* grouped by input shape (top_cpu_ops_by_shape, present when the input recorded shapes):
+     * the same table with the shapes after the name */
+    var byShape = a.top_cpu_ops_by_shape || [], toggle = $('ops-by-shape');
+    $('ops-shape-toggle').hidden = !byShape.length;
+    if (!byShape.length) toggle.checked = false;
+    function opsTable() {
+      var shaped = toggle.checked;
+      var columns = [{ key: 'name', label: 'op' }];
+      if (shaped) columns.push({ key: 'input_shapes', label: 'input shapes', format: 'shapes', cls: 'shapes' });
+      table($('ops-table'), shaped ? 'ops-shape' : 'ops', columns.concat([
+        { key: 'calls', label: 'calls', format: 'num' },
+        { key: 'self_us', label: 'self', format: 'us' }, { key: 'self_pct', label: 'self %', format: 'pct' },
+        { key: 'total_us', label: 'total', format: 'us' }, { key: 'mean_us', label: 'mean', format: 'us' },
+        { key: 'max_us', label: 'max', format: 'us' }, { key: 'flops', label: 'FLOPs', format: 'num' },
+        { key: 'gpu_us', label: 'GPU time launched', format: 'us' },
+        { key: 'kernels', label: 'kernels', format: 'num' }
+      ]), shaped ? byShape : a.top_cpu_ops, { filter: true, empty: 'no ops in this input' });
+    }
+    toggle.onchange = opsTable; /* one handler however often the view is rendered (tprof serve) */
+    opsTable();
     table($('ops-gpu-table'), 'ops-gpu', [
       { key: 'name', label: 'op' }, { key: 'gpu_us', label: 'GPU time', format: 'us' },
       { key: 'pct', label: 'share of GPU work', format: 'pct' }, { key: 'kernels', label: 'kernels', format: 'num' }

@@ -1,0 +1,197 @@
+/* shapes.c - the op table by input shape: torch.profiler's key_averages(group_by_input_shape=True).
+ *
+ * With record_shapes a trace keeps each op's "Input Dims" (the reader stores it as that arg,
+ * src/trace/event.c; the recorder from tprof.shapes). When a model has the key at all, the walk
+ * (nesting.c) counts every op both in its name's stats and in its (name, shapes) pair here; self
+ * time and launched GPU work reach the pair through the frame and the launch (corr.c). A model
+ * without the key never gets here: no pair, no lookup.
+ *
+ * The pairs of a model are keyed by ids of its string table; the analysis' rows are keyed by
+ * text (the shapes as torch keys them, '\x1f', the name), so shapes written differently by two
+ * producers ("[[6,3]]", "[[6, 3]]") meet in one row. Rows keep the order they were met in; finish
+ * sorts an index of them, so the key index never goes stale. */
+#include "analysis/internal.h"
+
+#include "util/buf.h"
+#include "util/hash.h"
+#include "util/vec.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tp_shapes_begin(tp_scan *s) {
+    s->shapes = (tp_shape_scan){.dims_key = tp_strtab_find(&s->m->strings, "Input Dims", 10)};
+}
+
+static uint64_t pair_key(tp_str name, tp_str shapes) {
+    return (uint64_t)name << 32 | shapes;
+}
+
+static size_t pair_slot(const tp_shape_scan *sh, uint64_t key) {
+    size_t i = tp_hash_mix(key) & (sh->nslots - 1);
+    while (sh->slots[i]) {
+        uint32_t p = sh->slots[i] - 1;
+        if (pair_key(sh->stats[p].name, sh->shapes[p]) == key) break;
+        i = (i + 1) & (sh->nslots - 1);
+    }
+    return i;
+}
+
+/* Doubles the slots (load factor at most 1/2 keeps probes short). 0 or -1. */
+static int grow_slots(tp_shape_scan *sh) {
+    size_t old_n = sh->nslots;
+    uint32_t *old = sh->slots;
+    sh->nslots = old_n ? old_n * 2 : 64;
+    if (!(sh->slots = calloc(sh->nslots, sizeof(*sh->slots)))) {
+        sh->slots = old;
+        sh->nslots = old_n;
+        return -1;
+    }
+    for (size_t i = 0; i < old_n; i++)
+        if (old[i])
+            sh->slots[pair_slot(sh, pair_key(sh->stats[old[i] - 1].name, sh->shapes[old[i] - 1]))] =
+                old[i];
+    free(old);
+    return 0;
+}
+
+/* The index of the pair (name, shapes), added if new; UINT32_MAX when out of memory. */
+static uint32_t pair_of(tp_shape_scan *sh, tp_str name, tp_str shapes) {
+    uint64_t key = pair_key(name, shapes);
+    if (sh->nslots) {
+        size_t i = pair_slot(sh, key);
+        if (sh->slots[i]) return sh->slots[i] - 1;
+    }
+    if (sh->n >= UINT32_MAX - 1 || ((sh->n + 1) * 2 > sh->nslots && grow_slots(sh)) ||
+        TP_GROW(sh->stats, sh->cap_stats, sh->n + 1) ||
+        TP_GROW(sh->shapes, sh->cap_shapes, sh->n + 1))
+        return UINT32_MAX;
+    sh->stats[sh->n] = (tp_name_stats){.name = name};
+    sh->shapes[sh->n] = shapes;
+    sh->slots[pair_slot(sh, key)] = (uint32_t)(sh->n + 1);
+    return (uint32_t)sh->n++;
+}
+
+int tp_shapes_count(tp_scan *s, const tp_event *e, int64_t dur, double flops, uint32_t *pair) {
+    tp_shape_scan *sh = &s->shapes;
+    assert(sh->dims_key != UINT32_MAX);
+    const tp_arg *dims = e->nargs ? tp_event_arg(s->m, e, sh->dims_key) : NULL;
+    tp_str shapes = dims && dims->type == TP_ARG_JSON ? dims->v.s : TP_STR_EMPTY;
+    tp_str name = e->name < s->m->strings.n ? e->name : TP_STR_EMPTY;
+    if ((*pair = pair_of(sh, name, shapes)) == UINT32_MAX) return -1;
+    tp_stats_call(&sh->stats[*pair], dur, flops);
+    return 0;
+}
+
+/* The shapes text json as torch.profiler's key prints it: str() of a Python list of lists of
+ * ints, "[[6, 3, 16, 16], [4], []]": no whitespace but one space after each comma. Text with
+ * anything else (strings, floats: no producer writes them) is kept as written, control bytes
+ * as spaces, so the row key's separator cannot occur in it. */
+static void put_shapes(tp_buf *b, const char *json) {
+    int plain = strspn(json, "0123456789-[], \t\r\n") == strlen(json);
+    for (const char *p = json; *p; p++) {
+        if (!plain) {
+            tp_buf_putc(b, (unsigned char)*p < 0x20 ? ' ' : *p);
+        } else if (*p == ',') {
+            TP_BUF_LIT(b, ", ");
+        } else if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
+            tp_buf_putc(b, *p);
+        }
+    }
+}
+
+/* The row of the pair whose key (shapes, '\x1f', name) is in key; created if new. */
+static tp_op_row *row_of(tp_analysis *a, const tp_buf *key, size_t shapes_len) {
+    struct tp_analysis_priv *pv = a->priv;
+    uint32_t at = tp_name_index_get(&pv->shapes_ix, key->data);
+    if (at != UINT32_MAX) return &a->ops_by_shape[at];
+    /* New: the index keeps the key (in shape_keys), the row its own name and shapes. */
+    char *name = strdup(key->data + shapes_len + 1), *shapes = strndup(key->data, shapes_len);
+    tp_op_row *r = NULL;
+    if (name && shapes && !TP_GROW(pv->shape_keys, pv->cap_shape_keys, a->nops_by_shape + 1))
+        r = tp_row_for(&pv->shapes_ix, (void **)&a->ops_by_shape, &a->nops_by_shape,
+                       &a->cap_ops_by_shape, sizeof(*r), key->data);
+    if (!r) {
+        free(name);
+        free(shapes);
+        return NULL;
+    }
+    pv->shape_keys[a->nops_by_shape - 1] = r->name;
+    r->name = name;
+    r->shapes = shapes;
+    return r;
+}
+
+int tp_shapes_merge(tp_scan *s) {
+    tp_shape_scan *sh = &s->shapes;
+    /* A model whose ops recorded no shapes (the key named something else) adds no rows. */
+    size_t shaped = 0;
+    while (shaped < sh->n && sh->shapes[shaped] == TP_STR_EMPTY)
+        shaped++;
+    if (shaped == sh->n) return 0;
+    tp_buf key;
+    tp_buf_init(&key);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sh->n; i++) {
+        const tp_name_stats *ns = &sh->stats[i];
+        key.len = 0;
+        put_shapes(&key, tp_model_str(s->m, sh->shapes[i]));
+        size_t shapes_len = key.len;
+        tp_buf_putc(&key, '\x1f');
+        tp_buf_puts(&key, tp_model_str(s->m, ns->name));
+        tp_buf_putc(&key, '\0');
+        tp_op_row *r = key.failed ? NULL : row_of(s->a, &key, shapes_len);
+        if (r)
+            tp_op_row_add(r, ns);
+        else
+            rc = -1;
+    }
+    tp_buf_free(&key);
+    return rc;
+}
+
+void tp_shapes_free(tp_shape_scan *sh) {
+    free(sh->stats);
+    free(sh->shapes);
+    free(sh->slots);
+    *sh = (tp_shape_scan){0};
+}
+
+static int cmp_shape_row(const void *pa, const void *pb, void *ctx) {
+    const tp_op_row *rows = ctx, *a = &rows[*(const size_t *)pa], *b = &rows[*(const size_t *)pb];
+    int c = (a->self_ns < b->self_ns) - (a->self_ns > b->self_ns);
+    if (!c) c = strcmp(a->name, b->name);
+    return c ? c : strcmp(a->shapes, b->shapes);
+}
+
+void tp_shapes_finish(tp_analysis *a, int64_t self_sum) {
+    free(a->shapes_order);
+    a->shapes_order = NULL;
+    if (!a->nops_by_shape) return;
+    if (!(a->shapes_order = malloc(a->nops_by_shape * sizeof(*a->shapes_order)))) {
+        a->failed = 1;
+        return;
+    }
+    for (size_t i = 0; i < a->nops_by_shape; i++) {
+        tp_op_row *r = &a->ops_by_shape[i];
+        r->self_pct = self_sum > 0 ? 100.0 * (double)r->self_ns / (double)self_sum : 0;
+        r->gpu_pct = a->gpu_work_ns > 0 ? 100.0 * (double)r->gpu_ns / (double)a->gpu_work_ns : 0;
+        a->shapes_order[i] = i;
+    }
+    qsort_r(a->shapes_order, a->nops_by_shape, sizeof(size_t), cmp_shape_row, a->ops_by_shape);
+}
+
+void tp_shapes_rows_free(tp_analysis *a) {
+    for (size_t i = 0; i < a->nops_by_shape; i++) {
+        free(a->ops_by_shape[i].name);
+        free(a->ops_by_shape[i].shapes);
+        if (a->priv) free(a->priv->shape_keys[i]);
+    }
+    free(a->ops_by_shape);
+    free(a->shapes_order);
+    if (a->priv) {
+        free(a->priv->shape_keys);
+        tp_name_index_free(&a->priv->shapes_ix);
+    }
+}
