@@ -405,6 +405,10 @@ static int run_parts(const tp_split_src *src, uint64_t size, const char *name, t
         p->progress = k ? 0 : progress;
         if (!p->in) rc = -1;
     }
+    tp_input *peers[TP_PARTS_MAX];
+    for (size_t k = 1; k < njobs; k++)
+        peers[k - 1] = jobs[k].part.in;
+    jobs[0].part.peers = peers; /* its progress line counts every part */
     if (rc == 0) read_all(jobs, njobs);
     size_t chain[TP_PARTS_MAX], n = rc == 0 ? follow_chain(jobs, njobs, chain) : 0;
     if (rc != 0 || ranges_cross(jobs, chain, n)) {
