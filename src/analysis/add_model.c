@@ -2,12 +2,18 @@
  *
  * One classifying pass over the events fills compact index lists, sorted as they fill; the
  * passes of internal.h run over those lists; the per-name results are finally merged into the
- * analysis' rows by name, so models with different string tables accumulate. */
+ * analysis' rows by name, so models with different string tables accumulate.
+ *
+ * A big model's threads' ranges are sorted on a second thread while this one runs the passes
+ * that do not need them (the GPU's busy time, the correlation table, the allocations): the
+ * sort orders by a total order (order.h), so its result cannot depend on where it ran, and the
+ * two threads share only the events, which neither writes. */
 #include "analysis/internal.h"
 
 #include "util/vec.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,6 +216,45 @@ static int find_steps(tp_scan *s, const lists *l) {
     return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
 }
 
+enum { TP_SORT_THREAD_MIN = 1 << 18 }; /* fewer ranges sort faster than a thread starts */
+
+/* The sort of every thread's ranges (tp_run_finish), on a thread of its own. */
+typedef struct sorter {
+    const tp_event *events;
+    tp_run *runs;
+    size_t nruns;
+    tp_order order; /* its own scratch */
+    int rc;
+    pthread_t thread;
+    int started;
+} sorter;
+
+static void *sort_runs(void *arg) {
+    sorter *so = arg;
+    for (size_t t = 0; so->rc == 0 && t < so->nruns; t++)
+        so->rc = tp_run_finish(&so->order, so->events, &so->runs[t]);
+    return NULL;
+}
+
+/* Starts the sort on its own thread when the model has enough ranges for it to pay; else (or
+ * when no thread starts) walk_threads sorts each run before its walk. */
+static void start_sort(sorter *so, const tp_model *m, lists *l) {
+    *so = (sorter){.events = m->events, .runs = l->threads, .nruns = m->ntracks};
+    size_t ranges = 0;
+    for (size_t t = 0; t < m->ntracks; t++)
+        ranges += l->threads[t].n + l->threads[t].naside;
+    if (ranges >= TP_SORT_THREAD_MIN)
+        so->started = pthread_create(&so->thread, NULL, sort_runs, so) == 0;
+}
+
+/* Waits for the sort; 0, or -1 when it ran out of memory. */
+static int finish_sort(sorter *so) {
+    if (so->started) pthread_join(so->thread, NULL);
+    so->started = 0;
+    tp_order_free(&so->order);
+    return so->rc;
+}
+
 /* Each thread's host ranges in start order, walked by nesting.c, then freed. */
 static int walk_threads(tp_scan *s, lists *l) {
     for (size_t t = 0; t < s->m->ntracks; t++) {
@@ -401,11 +446,14 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     if (rc == 0 && !s.slot_of) rc = -1;
     if (rc == 0) rc = note_devices(a, m);
     if (rc == 0) rc = classify(&s, &l, n);
+    sorter so = {0};
+    if (rc == 0) start_sort(&so, m, &l);
     if (rc == 0) rc = find_steps(&s, &l);
     if (rc == 0) tp_flight_find(&s);
     if (rc == 0) rc = add_gpu(&s, &l);
     if (rc == 0) rc = link_work(&s, &l);
     if (rc == 0) rc = tp_memory_allocs(&s, l.mem, l.nmem);
+    if (finish_sort(&so)) rc = -1; /* (joined before anything is freed) */
     if (rc == 0) rc = walk_threads(&s, &l);
     if (rc == 0) rc = tp_gpu_idle(&s, l.work, l.nwork);
     if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
