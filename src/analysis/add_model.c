@@ -4,10 +4,11 @@
  * passes of internal.h run over those lists; the per-name results are finally merged into the
  * analysis' rows by name, so models with different string tables accumulate.
  *
- * A big model's threads' ranges are sorted on a second thread while this one runs the passes
- * that do not need them (the GPU's busy time, the correlation table, the allocations): the
- * sort orders by a total order (order.h), so its result cannot depend on where it ran, and the
- * two threads share only the events, which neither writes. */
+ * A big model's sorts run on a second thread (the helper below): the threads' ranges while this
+ * one works out what does not need them (the GPU's busy time, the correlation table, the
+ * allocations), then the GPU streams' work while this one walks the threads. They are the
+ * sorts one thread does, of the same input, so their results cannot depend on where they ran;
+ * the two threads share only the events, which neither writes. */
 #include "analysis/internal.h"
 
 #include "util/vec.h"
@@ -216,43 +217,79 @@ static int find_steps(tp_scan *s, const lists *l) {
     return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
 }
 
-enum { TP_SORT_THREAD_MIN = 1 << 18 }; /* fewer ranges sort faster than a thread starts */
+enum { TP_HELPER_MIN = 1 << 18 }; /* smaller models are done before a thread starts */
 
-/* The sort of every thread's ranges (tp_run_finish), on a thread of its own. */
-typedef struct sorter {
-    const tp_event *events;
+/* The second thread of a big model's analysis: it sorts every thread's ranges (tp_run_finish),
+ * says so, then sorts the GPU streams' work (tp_idle_sort_streams). Invariant: this thread
+ * touches the runs only before `sorted` is set and the streams only after the join. */
+typedef struct helper {
+    const tp_model *m;
     tp_run *runs;
-    size_t nruns;
+    const uint32_t *work;
+    size_t nwork;
     tp_order order; /* its own scratch */
-    int rc;
+    tp_idle_streams streams;
+    int sort_rc, streams_rc;
+    int sorted; /* under mu: the runs are done */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
     pthread_t thread;
     int started;
-} sorter;
+} helper;
 
-static void *sort_runs(void *arg) {
-    sorter *so = arg;
-    for (size_t t = 0; so->rc == 0 && t < so->nruns; t++)
-        so->rc = tp_run_finish(&so->order, so->events, &so->runs[t]);
+static void *help(void *arg) {
+    helper *h = arg;
+    int rc = 0;
+    for (size_t t = 0; rc == 0 && t < h->m->ntracks; t++)
+        rc = tp_run_finish(&h->order, h->m->events, &h->runs[t]);
+    tp_order_free(&h->order);
+    pthread_mutex_lock(&h->mu);
+    h->sort_rc = rc;
+    h->sorted = 1;
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    h->streams_rc = tp_idle_sort_streams(&h->streams, h->m, h->work, h->nwork);
     return NULL;
 }
 
-/* Starts the sort on its own thread when the model has enough ranges for it to pay; else (or
- * when no thread starts) walk_threads sorts each run before its walk. */
-static void start_sort(sorter *so, const tp_model *m, lists *l) {
-    *so = (sorter){.events = m->events, .runs = l->threads, .nruns = m->ntracks};
+/* Starts the helper when the model has enough ranges for it to pay. When it does not start,
+ * this thread does its work in its place: walk_threads sorts each run before its walk, and
+ * streams_done sorts the streams. */
+static void start_helper(helper *h, const tp_model *m, lists *l) {
+    *h = (helper){.m = m, .runs = l->threads, .work = l->work, .nwork = l->nwork};
     size_t ranges = 0;
     for (size_t t = 0; t < m->ntracks; t++)
         ranges += l->threads[t].n + l->threads[t].naside;
-    if (ranges >= TP_SORT_THREAD_MIN)
-        so->started = pthread_create(&so->thread, NULL, sort_runs, so) == 0;
+    if (ranges < TP_HELPER_MIN || pthread_mutex_init(&h->mu, NULL)) return;
+    if (pthread_cond_init(&h->cv, NULL)) {
+        pthread_mutex_destroy(&h->mu);
+        return;
+    }
+    h->started = pthread_create(&h->thread, NULL, help, h) == 0;
+    if (!h->started) {
+        pthread_cond_destroy(&h->cv);
+        pthread_mutex_destroy(&h->mu);
+    }
 }
 
-/* Waits for the sort; 0, or -1 when it ran out of memory. */
-static int finish_sort(sorter *so) {
-    if (so->started) pthread_join(so->thread, NULL);
-    so->started = 0;
-    tp_order_free(&so->order);
-    return so->rc;
+/* Waits until the runs are sorted; 0, or -1 when the sort ran out of memory. */
+static int runs_done(helper *h) {
+    if (!h->started) return 0;
+    pthread_mutex_lock(&h->mu);
+    while (!h->sorted)
+        pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+    return h->sort_rc;
+}
+
+/* Waits for the helper (or does its stream sort); 0 or -1. Leaves no thread behind. */
+static int streams_done(helper *h) {
+    if (!h->started) return tp_idle_sort_streams(&h->streams, h->m, h->work, h->nwork);
+    pthread_join(h->thread, NULL);
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->mu);
+    h->started = 0;
+    return h->streams_rc;
 }
 
 /* Each thread's host ranges in start order, walked by nesting.c, then freed. */
@@ -446,16 +483,18 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     if (rc == 0 && !s.slot_of) rc = -1;
     if (rc == 0) rc = note_devices(a, m);
     if (rc == 0) rc = classify(&s, &l, n);
-    sorter so = {0};
-    if (rc == 0) start_sort(&so, m, &l);
+    helper h = {0};
+    if (rc == 0) start_helper(&h, m, &l);
     if (rc == 0) rc = find_steps(&s, &l);
     if (rc == 0) tp_flight_find(&s);
     if (rc == 0) rc = add_gpu(&s, &l);
     if (rc == 0) rc = link_work(&s, &l);
     if (rc == 0) rc = tp_memory_allocs(&s, l.mem, l.nmem);
-    if (finish_sort(&so)) rc = -1; /* (joined before anything is freed) */
+    if (runs_done(&h)) rc = -1;
     if (rc == 0) rc = walk_threads(&s, &l);
-    if (rc == 0) rc = tp_gpu_idle(&s, l.work, l.nwork);
+    if (streams_done(&h)) rc = -1; /* (joined whatever rc is: before anything is freed) */
+    if (rc == 0) rc = tp_gpu_idle(&s, &h.streams);
+    tp_idle_streams_free(&h.streams);
     if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
     if (rc == 0) rc = merge_names(&s);
     size_t first_row = a->nsteps;
