@@ -23,9 +23,9 @@ void tp_free_strings(char **v, size_t n) {
  * Where the kernel says no (THP "never", another system), nothing changes. */
 static void want_huge_pages(void *p, size_t len) {
 #ifdef MADV_HUGEPAGE
-    uintptr_t lo = ((uintptr_t)p + TP_HUGE_PAGE - 1) & ~(uintptr_t)(TP_HUGE_PAGE - 1);
-    uintptr_t hi = ((uintptr_t)p + len) & ~(uintptr_t)(TP_HUGE_PAGE - 1);
-    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    size_t head = (size_t)(-(uintptr_t)p & (TP_HUGE_PAGE - 1)); /* up to the first boundary */
+    size_t body = len > head ? (len - head) & ~(size_t)(TP_HUGE_PAGE - 1) : 0;
+    if (body) (void)madvise((char *)p + head, body, MADV_HUGEPAGE);
 #else
     (void)p;
     (void)len;
