@@ -833,6 +833,8 @@ static void test_self_time_sorted_on_a_thread(void **state) {
     assert_int_equal(op(a, "parent")->self_ns, 2 * GROUPS * 3);
     assert_int_equal(op(a, "c1")->self_ns, 2 * GROUPS * 3);
     assert_int_equal(op(a, "c2")->self_ns, 2 * GROUPS * 4);
+    assert_int_equal(kernel(a, "K")->calls, GROUPS); /* classified on the helper */
+    assert_int_equal(kernel(a, "K")->total_ns, GROUPS * 10);
     assert_int_equal(a->nidle, 1);
     assert_int_equal(a->idle[0].idle_ns, (GROUPS - 1) * 90);
     assert_int_equal(a->idle[0].launch_ns, (GROUPS - 1) * 90);
