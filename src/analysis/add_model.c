@@ -2,12 +2,21 @@
  *
  * One classifying pass over the events fills compact index lists, sorted as they fill; the
  * passes of internal.h run over those lists; the per-name results are finally merged into the
- * analysis' rows by name, so models with different string tables accumulate. */
+ * analysis' rows by name, so models with different string tables accumulate.
+ *
+ * A big model shares the work with a second thread (the helper below): it classifies the GPU's
+ * events while this thread classifies the host's, sorts the threads' ranges while this one
+ * works out what does not need them (the GPU's busy time, the correlation table, the
+ * allocations), then sorts the GPU streams' work while this one walks the threads. Each half of
+ * the classifying pass is the one-thread pass restricted to its kinds of event, in the same
+ * order, and the sorts are the ones one thread does, of the same input: the results cannot
+ * depend on where they ran. */
 #include "analysis/internal.h"
 
 #include "util/vec.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,45 +157,51 @@ static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x) {
     return 0;
 }
 
-/* One pass over the events: runs per thread and per device, the kernel table, the span. */
-static int classify(tp_scan *s, lists *l, size_t n) {
+/* What a pass of classify takes: the host's events (ranges, steps, memory, the span) or the
+ * GPU's (kernels, copies, sets). The two write disjoint fields of lists and of the analysis, and
+ * only the GPU's create name stats, so they may run at once on two threads. */
+enum { CLASSIFY_HOST = 1, CLASSIFY_GPU = 2, CLASSIFY_ALL = 3 };
+
+static int classify_host(lists *l, const tp_model *m, const tp_event *e, uint32_t idx) {
+    int64_t end = tp_ev_end(e);
+    if (e->ts < l->first) l->first = e->ts;
+    if (end > l->last) l->last = end;
+    if (e->kind == TP_HOST_RANGE) {
+        int rc = tp_run_add(&l->threads[e->track], m->events, idx);
+        if (rc == 0 && (e->flags & TP_EVF_STEP))
+            rc = push(&l->steps, &l->nsteps, &l->cap_steps, idx);
+        return rc;
+    }
+    return e->kind == TP_MEMORY ? push(&l->mem, &l->nmem, &l->cap_mem, idx) : 0;
+}
+
+static int classify_gpu(tp_scan *s, lists *l, const tp_event *e) {
+    switch (e->kind) {
+    case TP_KERNEL: {
+        tp_name_stats *ns = tp_scan_name(s, e->name);
+        if (!ns) return -1;
+        count_kernel(s->a, ns, tp_ev_dur(e));
+        return count_work(s, l, e);
+    }
+    case TP_MEMCPY:
+        count_copy(s, e);
+        return count_work(s, l, e);
+    case TP_MEMSET:
+        return count_work(s, l, e);
+    default:
+        return 0;
+    }
+}
+
+/* One pass over the events (those `which` says): runs per thread and per device, the kernel
+ * table, the span. The lists are allocated (alloc_lists). */
+static int classify(tp_scan *s, lists *l, size_t n, unsigned which) {
     const tp_model *m = s->m;
-    if (alloc_lists(l, m->ntracks)) return -1;
     for (size_t i = 0; i < n; i++) {
         const tp_event *e = &m->events[i];
-        uint32_t idx = (uint32_t)i;
-        int rc = 0;
         if (e->track >= m->ntracks) continue; /* not from tp_model_track: a producer's bug */
-        int64_t end = tp_ev_end(e);
-        if (e->ts < l->first) l->first = e->ts;
-        if (end > l->last) l->last = end;
-        switch (e->kind) {
-        case TP_HOST_RANGE:
-            rc = tp_run_add(&l->threads[e->track], m->events, idx);
-            if (rc == 0 && (e->flags & TP_EVF_STEP))
-                rc = push(&l->steps, &l->nsteps, &l->cap_steps, idx);
-            break;
-        case TP_KERNEL: {
-            tp_name_stats *ns = tp_scan_name(s, e->name);
-            if (!ns) return -1;
-            count_kernel(s->a, ns, tp_ev_dur(e));
-            rc = count_work(s, l, e);
-            break;
-        }
-        case TP_MEMCPY:
-            count_copy(s, e);
-            rc = count_work(s, l, e);
-            break;
-        case TP_MEMSET:
-            rc = count_work(s, l, e);
-            break;
-        case TP_MEMORY:
-            rc = push(&l->mem, &l->nmem, &l->cap_mem, idx);
-            break;
-        default:
-            break;
-        }
-        if (rc) return -1;
+        if ((which & CLASSIFY_HOST) && classify_host(l, m, e, (uint32_t)i)) return -1;
+        if ((which & CLASSIFY_GPU) && classify_gpu(s, l, e)) return -1;
     }
     return 0;
 }
@@ -208,6 +223,102 @@ static int find_steps(tp_scan *s, const lists *l) {
     s->step_flops = calloc(l->nsteps + 1, sizeof(*s->step_flops));
     if (!s->step_stage || !s->step_lead || !s->step_other || !s->step_flops) return -1;
     return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
+}
+
+enum { TP_HELPER_MIN = 1 << 18 }; /* smaller models are done before a thread starts */
+
+/* The second thread of a big model's analysis. It classifies the GPU's events while the calling
+ * thread classifies the host's (classify says why they may), sorts every thread's ranges once
+ * the host's are classified (tp_run_finish), then sorts the GPU streams' work
+ * (tp_idle_sort_streams). Each flag is set under mu when what it names is done; the runs
+ * change hands with host_classified and sorted, the GPU's lists and the name stats with
+ * gpu_classified, the streams at the join. */
+typedef struct helper {
+    tp_scan *s;
+    lists *l;
+    size_t n;
+    tp_order order; /* its own scratch */
+    tp_idle_streams streams;
+    int gpu_rc, sort_rc, streams_rc;
+    int gpu_classified, host_classified, sorted; /* flags, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t thread;
+    int started;
+} helper;
+
+static void raise_flag(helper *h, int *flag) {
+    pthread_mutex_lock(&h->mu);
+    *flag = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void wait_flag(helper *h, const int *flag) {
+    pthread_mutex_lock(&h->mu);
+    while (!*flag)
+        pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void *help(void *arg) {
+    helper *h = arg;
+    const tp_model *m = h->s->m;
+    h->gpu_rc = classify(h->s, h->l, h->n, CLASSIFY_GPU);
+    raise_flag(h, &h->gpu_classified);
+    wait_flag(h, &h->host_classified);
+    int rc = 0;
+    for (size_t t = 0; rc == 0 && t < m->ntracks; t++)
+        rc = tp_run_finish(&h->order, m->events, &h->l->threads[t]);
+    tp_order_free(&h->order);
+    h->sort_rc = rc;
+    raise_flag(h, &h->sorted);
+    h->streams_rc = tp_idle_sort_streams(&h->streams, m, h->l->work, h->l->nwork);
+    return NULL;
+}
+
+/* Starts the helper on a model of n events (l allocated) when it is big enough to pay. When it
+ * does not start, this thread does its work in its place: classify takes every event,
+ * walk_threads sorts each run before its walk, and streams_done sorts the streams. */
+static void start_helper(helper *h, tp_scan *s, lists *l, size_t n) {
+    *h = (helper){.s = s, .l = l, .n = n};
+    if (n < TP_HELPER_MIN || pthread_mutex_init(&h->mu, NULL)) return;
+    if (pthread_cond_init(&h->cv, NULL)) {
+        pthread_mutex_destroy(&h->mu);
+        return;
+    }
+    h->started = pthread_create(&h->thread, NULL, help, h) == 0;
+    if (!h->started) {
+        pthread_cond_destroy(&h->cv);
+        pthread_mutex_destroy(&h->mu);
+    }
+}
+
+/* This thread's classifying pass is done (failed or not): waits for the helper's. 0, or -1
+ * when the helper's ran out of memory. */
+static int host_classified(helper *h) {
+    if (!h->started) return 0;
+    raise_flag(h, &h->host_classified);
+    wait_flag(h, &h->gpu_classified);
+    return h->gpu_rc;
+}
+
+/* Waits until the runs are sorted; 0, or -1 when the sort ran out of memory. */
+static int runs_done(helper *h) {
+    if (!h->started) return 0;
+    wait_flag(h, &h->sorted);
+    return h->sort_rc;
+}
+
+/* Waits for the helper (or does its stream sort); 0 or -1. Leaves no thread behind. */
+static int streams_done(helper *h) {
+    if (!h->started)
+        return h->l ? tp_idle_sort_streams(&h->streams, h->s->m, h->l->work, h->l->nwork) : 0;
+    pthread_join(h->thread, NULL);
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->mu);
+    h->started = 0;
+    return h->streams_rc;
 }
 
 /* Each thread's host ranges in start order, walked by nesting.c, then freed. */
@@ -404,14 +515,21 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
     tp_shapes_begin(&s);
     if (rc == 0 && !s.slot_of) rc = -1;
     if (rc == 0) rc = note_devices(a, m);
-    if (rc == 0) rc = classify(&s, &l, n);
+    helper h = {0};
+    if (rc == 0) rc = alloc_lists(&l, m->ntracks);
+    if (rc == 0) start_helper(&h, &s, &l, n);
+    if (rc == 0) rc = classify(&s, &l, n, h.started ? CLASSIFY_HOST : CLASSIFY_ALL);
+    if (host_classified(&h)) rc = -1;
     if (rc == 0) rc = find_steps(&s, &l);
     if (rc == 0) tp_flight_find(&s);
     if (rc == 0) rc = add_gpu(&s, &l);
     if (rc == 0) rc = link_work(&s, &l);
     if (rc == 0) rc = tp_memory_allocs(&s, l.mem, l.nmem);
+    if (runs_done(&h)) rc = -1;
     if (rc == 0) rc = walk_threads(&s, &l);
-    if (rc == 0) rc = tp_gpu_idle(&s, l.work, l.nwork);
+    if (streams_done(&h)) rc = -1; /* (joined whatever rc is: before anything is freed) */
+    if (rc == 0) rc = tp_gpu_idle(&s, &h.streams);
+    tp_idle_streams_free(&h.streams);
     if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
     if (rc == 0) rc = merge_names(&s);
     if (rc == 0) rc = tp_shapes_merge(&s);

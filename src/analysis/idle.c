@@ -67,39 +67,55 @@ static void classify_gaps(tp_scan *s, const tp_keyed *w, size_t n, tp_idle_row *
     }
 }
 
-int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n) {
-    const tp_model *m = s->m;
+int tp_idle_sort_streams(tp_idle_streams *st, const tp_model *m, const uint32_t *work, size_t n) {
+    *st = (tp_idle_streams){0};
     if (!n) return 0;
-    tp_sort_i64(s->sync_ends, s->nsync_ends);
     uint32_t *track = malloc(n * sizeof(*track)), *grouped = malloc(n * sizeof(*grouped));
-    size_t *start = malloc((m->ntracks + 1) * sizeof(*start));
-    tp_keyed *one = malloc(n * sizeof(*one));
-    int rc = track && grouped && start && one ? 0 : -1;
+    st->start = malloc((m->ntracks + 1) * sizeof(*st->start));
+    st->work = malloc(n * sizeof(*st->work));
+    tp_sort_buf spare = {0};
+    int rc = track && grouped && st->start && st->work ? 0 : -1;
     if (rc == 0) {
         for (size_t i = 0; i < n; i++)
             track[i] = m->events[work[i]].track;
-        tp_group_by_key(work, track, n, m->ntracks, grouped, start);
+        tp_group_by_key(work, track, n, m->ntracks, grouped, st->start);
     }
     for (size_t t = 0; rc == 0 && t < m->ntracks; t++) {
-        size_t count = start[t + 1] - start[t];
-        if (!count) continue;
+        tp_keyed *one = st->work + st->start[t];
+        size_t count = st->start[t + 1] - st->start[t];
         for (size_t i = 0; i < count; i++) {
-            uint32_t ev = grouped[start[t] + i];
+            uint32_t ev = grouped[st->start[t] + i];
             one[i] = (tp_keyed){tp_time_key(m->events[ev].ts), ev};
         }
-        tp_idle_row *row = tp_device_row(s->a, m->tracks[t].pid);
         size_t sorted = 1; /* streams come in start order: sort only when they do not */
         while (sorted < count && one[sorted - 1].key <= one[sorted].key)
             sorted++;
-        if (!row || (sorted < count && tp_sort_keyed(&s->order.spare, one, count))) {
-            rc = -1;
-            break;
-        }
-        classify_gaps(s, one, count, row);
+        if (sorted < count && tp_sort_keyed(&spare, one, count)) rc = -1;
     }
+    st->ntracks = m->ntracks;
     free(track);
     free(grouped);
-    free(start);
-    free(one);
+    tp_sort_buf_free(&spare);
+    if (rc) tp_idle_streams_free(st);
     return rc;
+}
+
+void tp_idle_streams_free(tp_idle_streams *st) {
+    free(st->start);
+    free(st->work);
+    *st = (tp_idle_streams){0};
+}
+
+int tp_gpu_idle(tp_scan *s, const tp_idle_streams *st) {
+    const tp_model *m = s->m;
+    if (!st->work) return 0;
+    tp_sort_i64(s->sync_ends, s->nsync_ends);
+    for (size_t t = 0; t < st->ntracks; t++) {
+        size_t count = st->start[t + 1] - st->start[t];
+        if (!count) continue;
+        tp_idle_row *row = tp_device_row(s->a, m->tracks[t].pid);
+        if (!row) return -1;
+        classify_gaps(s, st->work + st->start[t], count, row);
+    }
+    return 0;
 }

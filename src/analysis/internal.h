@@ -233,9 +233,21 @@ int tp_evidence_open(tp_scan *s, const tp_event *e, tp_name_stats *ns, int is_op
                      uint32_t op_stat);
 /* evidence.c: the self time of a python_function range, when it lies inside a step. */
 void tp_evidence_python(tp_scan *s, const tp_event *e, int64_t self_ns);
-/* idle.c: the idle gaps of each stream's work (event indices work[0..n)), explained, into the
- * analysis' idle rows. Needs the launches noted by the walks. 0 or -1. */
-int tp_gpu_idle(tp_scan *s, const uint32_t *work, size_t n);
+/* idle.c: every stream's work in start order, worked out apart from the walks (it does not need
+ * their launches, and add_model.c runs it on a second thread meanwhile): work[start[t] ..
+ * start[t + 1]) is track t's, key its start (tp_time_key), val its event index. */
+typedef struct tp_idle_streams {
+    tp_keyed *work;
+    size_t *start; /* ntracks + 1 offsets */
+    size_t ntracks;
+} tp_idle_streams;
+/* idle.c: st from the model's GPU work (event indices work[0..n)). 0, or -1 when out of memory
+ * (st then empty). */
+int tp_idle_sort_streams(tp_idle_streams *st, const tp_model *m, const uint32_t *work, size_t n);
+void tp_idle_streams_free(tp_idle_streams *st);
+/* idle.c: the idle gaps of each stream, explained, into the analysis' idle rows. Needs the
+ * launches noted by the walks. 0 or -1. */
+int tp_gpu_idle(tp_scan *s, const tp_idle_streams *st);
 /* The row of device pid (its idle breakdown, busy and window), created on first use; NULL when
  * out of memory. */
 tp_idle_row *tp_device_row(tp_analysis *a, int64_t pid);

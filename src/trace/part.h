@@ -57,7 +57,10 @@ typedef struct tp_part {
     const uint64_t *stops; /* ascending offsets where the part may end (not owned) */
     size_t nstops;
     int progress; /* as tp_read_opts.progress */
-    size_t cap;   /* the buffer's first size */
+    /* part 0 of a parallel read: the inputs of the parts that begin at its stops (peers[i] at
+     * stops[i]), so that its progress line counts every part's bytes; else NULL */
+    tp_input *const *peers;
+    size_t cap; /* the buffer's first size */
     /* out */
     int rc; /* 0 or -1 with err */
     char err[512];

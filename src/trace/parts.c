@@ -17,8 +17,11 @@
  *
  * The merge carries across the boundaries what one read carries: strings, tracks and devices
  * are added to the first model in each part's order of first use (so their ids come out as one
- * read makes them), events and args are appended, then the pending process and thread names,
- * the counts and the top-level facts. A B range whose E lies in a later part cannot be matched
+ * read makes them), with the pending process and thread names, the counts and the top-level
+ * facts, part after part on one thread (tables of a few thousand entries); then every part's
+ * events and args, whose slices of the first model are known by then, are remapped into them
+ * by all the threads at once (millions of entries: done on one thread it held two threads near
+ * 1.5x). A B range whose E lies in a later part cannot be matched
  * after the fact: when a part of the chain leaves B ranges open, or a later one meets an E with
  * none open, the input is read again by one thread (rare: Kineto and tprof write X events).
  *
@@ -187,49 +190,165 @@ static void merge_devices(tp_model *m, const tp_model *s, const tp_str *map) {
     }
 }
 
-static int merge_events(tp_model *m, const tp_model *s, const tp_str *map, const uint32_t *tmap) {
-    if (TP_GROW(m->args, m->cap_args, m->nargs + s->nargs) ||
-        TP_GROW(m->events, m->cap_events, m->nevents + s->nevents) ||
-        m->nargs + s->nargs > UINT32_MAX)
-        return -1;
-    uint32_t arg0 = (uint32_t)m->nargs;
-    for (size_t i = 0; i < s->nargs; i++) {
-        tp_arg a = s->args[i];
-        a.key = map[a.key];
-        if (a.type == TP_ARG_STR || a.type == TP_ARG_JSON) a.v.s = map[a.v.s];
-        m->args[m->nargs++] = a;
-    }
-    for (size_t i = 0; i < s->nevents; i++) {
-        tp_event e = s->events[i];
-        e.name = map[e.name];
-        e.cat = map[e.cat];
-        e.track = tmap[e.track];
-        e.arg0 += arg0;
-        m->events[m->nevents++] = e;
-    }
-    return 0;
-}
+/* One part's ids in the first model, and where its events and args go there. */
+typedef struct remap {
+    tp_model *from; /* the part's own model; freed by the piece that finishes it last */
+    tp_str *str;
+    uint32_t *track;
+    size_t event_at, arg_at; /* its slices of the first model's events and args */
+    unsigned pieces_left;    /* pieces not copied yet (atomic) */
+} remap;
 
-/* Appends part src (its own model) to dst (the first part, the caller's model). */
-static int merge_part(tp_part *dst, tp_part *src) {
+/* The serial half of a part's merge: its strings, tracks and devices are added to the first
+ * model in the part's order of first use (so ids come out as one read makes them), its
+ * pending names and facts follow; its events and args are only given their slices. */
+static int unify_part(tp_part *dst, tp_part *src, remap *r, size_t event_at, size_t arg_at) {
     tp_model *m = dst->m, *s = src->m;
-    tp_str *map = malloc((s->strings.n ? s->strings.n : 1) * sizeof(*map));
-    uint32_t *tmap = malloc((s->ntracks ? s->ntracks : 1) * sizeof(*tmap));
-    int rc = map && tmap ? 0 : -1;
+    *r = (remap){.from = s, .event_at = event_at, .arg_at = arg_at};
+    r->str = malloc((s->strings.n ? s->strings.n : 1) * sizeof(*r->str));
+    r->track = malloc((s->ntracks ? s->ntracks : 1) * sizeof(*r->track));
+    int rc = r->str && r->track ? 0 : -1;
     for (uint32_t i = 0; rc == 0 && i < s->strings.n; i++)
-        map[i] = tp_model_intern(m, tp_strtab_get(&s->strings, i), tp_strtab_len(&s->strings, i));
+        r->str[i] =
+            tp_model_intern(m, tp_strtab_get(&s->strings, i), tp_strtab_len(&s->strings, i));
     for (size_t t = 0; rc == 0 && t < s->ntracks; t++) {
         const tp_track *tr = &s->tracks[t];
-        tmap[t] = tp_model_track(m, tr->pid, map[tr->pid_str], tr->tid, map[tr->tid_str]);
-        if (tmap[t] == UINT32_MAX) rc = -1;
+        r->track[t] = tp_model_track(m, tr->pid, r->str[tr->pid_str], tr->tid, r->str[tr->tid_str]);
+        if (r->track[t] == UINT32_MAX) rc = -1;
     }
-    if (rc == 0) merge_devices(m, s, map);
-    if (rc == 0) rc = merge_events(m, s, map, tmap);
-    if (rc == 0) rc = tp_evread_adopt_names(&dst->ev, &src->ev, map);
+    if (rc == 0) merge_devices(m, s, r->str);
+    if (rc == 0) rc = tp_evread_adopt_names(&dst->ev, &src->ev, r->str);
     if (rc == 0) merge_facts(dst, src);
     if (rc != 0 || s->failed) m->failed = 1;
-    free(map);
-    free(tmap);
+    return rc;
+}
+
+static void remap_free(remap *r) {
+    free(r->str);
+    free(r->track);
+}
+
+/* A piece of the parallel copy: events [ev_from, ev_to) and args [arg_from, arg_to) of one
+ * part, remapped into their slices of the first model. */
+typedef struct piece {
+    tp_model *m;
+    remap *r;
+    size_t ev_from, ev_to, arg_from, arg_to;
+} piece;
+
+static void copy_piece(const piece *pc) {
+    const remap *r = pc->r;
+    const tp_model *s = r->from;
+    tp_event *ev = pc->m->events + r->event_at;
+    tp_arg *args = pc->m->args + r->arg_at;
+    for (size_t i = pc->arg_from; i < pc->arg_to; i++) {
+        tp_arg a = s->args[i];
+        a.key = r->str[a.key];
+        if (a.type == TP_ARG_STR || a.type == TP_ARG_JSON) a.v.s = r->str[a.v.s];
+        args[i] = a;
+    }
+    for (size_t i = pc->ev_from; i < pc->ev_to; i++) {
+        tp_event e = s->events[i];
+        e.name = r->str[e.name];
+        e.cat = r->str[e.cat];
+        e.track = r->track[e.track];
+        e.arg0 += (uint32_t)r->arg_at;
+        ev[i] = e;
+    }
+}
+
+/* Copies a piece; the last piece of a part frees the part's model (its memory goes as the merge
+ * goes, not at the end). */
+static void run_piece(const piece *pc) {
+    copy_piece(pc);
+    if (__atomic_sub_fetch(&pc->r->pieces_left, 1, __ATOMIC_ACQ_REL) == 0) {
+        tp_model_free(pc->r->from);
+        tp_model_init(pc->r->from);
+    }
+}
+
+/* A worker of the copy: pieces first, first + stride, ... */
+typedef struct worker {
+    const piece *pieces;
+    size_t npieces, first, stride;
+    pthread_t thread;
+    int started;
+} worker;
+
+static void *run_worker(void *arg) {
+    const worker *w = arg;
+    for (size_t i = w->first; i < w->npieces; i += w->stride)
+        run_piece(&w->pieces[i]);
+    return NULL;
+}
+
+/* The pieces of parts r[0..n): each part cut into `per` pieces of equal event counts (args cut
+ * at the same fractions). Their count. */
+static size_t cut_pieces(tp_model *m, remap *r, size_t n, size_t per, piece *out) {
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t nev = r[i].from->nevents, nargs = r[i].from->nargs;
+        r[i].pieces_left = (unsigned)per;
+        for (size_t k = 0; k < per; k++)
+            out[count++] = (piece){.m = m,
+                                   .r = &r[i],
+                                   .ev_from = nev * k / per,
+                                   .ev_to = nev * (k + 1) / per,
+                                   .arg_from = nargs * k / per,
+                                   .arg_to = nargs * (k + 1) / per};
+    }
+    return count;
+}
+
+/* Copies every piece on `threads` threads (the calling one among them); a worker whose thread
+ * cannot start runs on the calling thread afterwards. */
+static void copy_pieces(const piece *pieces, size_t npieces, size_t threads) {
+    worker w[TP_PARTS_MAX];
+    assert(threads >= 1 && threads <= TP_PARTS_MAX);
+    for (size_t k = 0; k < threads; k++) {
+        w[k] = (worker){.pieces = pieces, .npieces = npieces, .first = k, .stride = threads};
+        w[k].started = k > 0 && pthread_create(&w[k].thread, NULL, run_worker, &w[k]) == 0;
+    }
+    run_worker(&w[0]);
+    for (size_t k = 1; k < threads; k++) {
+        if (w[k].started)
+            pthread_join(w[k].thread, NULL);
+        else
+            run_worker(&w[k]);
+    }
+}
+
+/* Appends the parts of the chain after the first (chain[1..n)) to the first part's model: the
+ * tables one part after the other on this thread, then the events and args, each part into
+ * its slice, on `threads` threads. Every part's model is freed. 0 or -1 (out of memory). */
+static int merge_parts(job *jobs, const size_t *chain, size_t n, size_t threads) {
+    tp_part *first = &jobs[chain[0]].part;
+    tp_model *m = first->m;
+    remap r[TP_PARTS_MAX];
+    size_t nev = m->nevents, nargs = m->nargs, done = 0;
+    int rc = 0;
+    for (; done + 1 < n && rc == 0; done++) {
+        tp_part *p = &jobs[chain[done + 1]].part;
+        rc = unify_part(first, p, &r[done], nev, nargs);
+        nev += p->m->nevents;
+        nargs += p->m->nargs;
+    }
+    if (rc == 0 && (nargs > UINT32_MAX || TP_GROW(m->args, m->cap_args, nargs) ||
+                    TP_GROW(m->events, m->cap_events, nev)))
+        rc = -1;
+    size_t per = done ? (threads + done - 1) / done : 1;
+    piece *pieces = rc == 0 && done ? malloc(done * per * sizeof(*pieces)) : NULL;
+    if (pieces) {
+        m->nevents = nev;
+        m->nargs = nargs;
+        copy_pieces(pieces, cut_pieces(m, r, done, per, pieces), threads);
+    } else if (done) {
+        m->failed = 1;
+        rc = -1;
+    }
+    free(pieces);
+    for (size_t i = 0; i < done; i++)
+        remap_free(&r[i]);
     return rc;
 }
 
@@ -265,8 +384,9 @@ static void undo_first(tp_model *m, size_t first_event, size_t first_arg) {
 }
 
 static int run_parts(const tp_split_src *src, uint64_t size, const char *name, tp_model *m,
-                     int form, int progress, const uint64_t *stops, size_t nstops, char *err,
-                     size_t errlen) {
+                     int form, const tp_read_opts *o, size_t threads, const uint64_t *stops,
+                     size_t nstops, char *err, size_t errlen) {
+    int progress = o ? o->progress : 0;
     size_t njobs = nstops + 1, first_event = m->nevents, first_arg = m->nargs;
     job *jobs = calloc(njobs, sizeof(*jobs));
     if (!jobs) return TP_PARTS_DECLINED;
@@ -285,6 +405,10 @@ static int run_parts(const tp_split_src *src, uint64_t size, const char *name, t
         p->progress = k ? 0 : progress;
         if (!p->in) rc = -1;
     }
+    tp_input *peers[TP_PARTS_MAX];
+    for (size_t k = 1; k < njobs; k++)
+        peers[k - 1] = jobs[k].part.in;
+    jobs[0].part.peers = peers; /* its progress line counts every part */
     if (rc == 0) read_all(jobs, njobs);
     size_t chain[TP_PARTS_MAX], n = rc == 0 ? follow_chain(jobs, njobs, chain) : 0;
     if (rc != 0 || ranges_cross(jobs, chain, n)) {
@@ -292,11 +416,7 @@ static int run_parts(const tp_split_src *src, uint64_t size, const char *name, t
         rc = TP_PARTS_DECLINED;
     } else {
         tp_part *first = &jobs[0].part, *last = &jobs[chain[n - 1]].part;
-        for (size_t i = 1; i < n; i++) {
-            merge_part(first, &jobs[chain[i]].part);
-            tp_model_free(&jobs[chain[i]].model); /* now: the memory goes as the merge goes */
-            tp_model_init(&jobs[chain[i]].model);
-        }
+        (void)merge_parts(jobs, chain, n, threads); /* out of memory: m->failed says it */
         if (last != first) {
             first->rc = last->rc;
             memcpy(first->err, last->err, sizeof(first->err));
@@ -348,5 +468,5 @@ int tp_parts_read(const tp_split_src *src, tp_input *in, const char *name, tp_mo
     uint64_t stops[TP_PARTS_MAX];
     size_t nstops = choose_stops(src, size, cuts, cuts ? o->nsplits : 0, threads, stops);
     if (nstops == 0) return TP_PARTS_DECLINED;
-    return run_parts(src, size, name, m, form, o ? o->progress : 0, stops, nstops, err, errlen);
+    return run_parts(src, size, name, m, form, o, (size_t)threads, stops, nstops, err, errlen);
 }

@@ -358,9 +358,28 @@ static int step(reader *r) {
 
 /* ---- input ------------------------------------------------------------------------------ */
 
+/* The bytes of the input read so far: the part's own, or with peers every part's, each counted
+ * up to the next part's start (a part reads on to find its stop). A peer's input counts from
+ * the file's start (a file) or from its own start (memory, its size then the rest of the
+ * input): pos + (the whole size - its size) is the offset either way. */
+static uint64_t bytes_read(const tp_part *p, uint64_t *size) {
+    uint64_t pos;
+    tp_input_progress(p->in, &pos, size);
+    if (!p->peers) return pos;
+    assert(p->start == 0 && p->nstops > 0);
+    uint64_t sum = pos < p->stops[0] ? pos : p->stops[0];
+    for (size_t i = 0; i < p->nstops; i++) {
+        uint64_t at, its_size, end = i + 1 < p->nstops ? p->stops[i + 1] : *size;
+        tp_input_progress(p->peers[i], &at, &its_size);
+        at += *size - its_size;
+        assert(at >= p->stops[i]);
+        sum += (at < end ? at : end) - p->stops[i];
+    }
+    return sum;
+}
+
 static void progress(reader *r) {
-    uint64_t pos, size;
-    tp_input_progress(r->pt->in, &pos, &size);
+    uint64_t size, pos = bytes_read(r->pt, &size);
     if ((size ? size : pos) < TP_PROGRESS_MIN) return;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);

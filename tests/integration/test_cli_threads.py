@@ -52,3 +52,21 @@ def test_bad_event_in_a_later_part(tmp_path):
         assert cut.returncode == 2
         assert error_line(cut) == error_line(one)
     assert "byte %d:" % (text.index('1 2}') + 2) in error_line(one)  # the absolute offset
+
+
+def test_progress_counts_every_part(tmp_path):
+    """The progress line of a parallel read counts the bytes of every part, each up to the next
+    part's start: it never passes 100% nor goes back (reader.c, bytes_read). That it shows more
+    than the first part's share depends on the threads' timing, so it is not asserted here."""
+    event = '{"ph": "X", "name": "op", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": %d, "dur": 1}'
+    path = tmp_path / "big.json"
+    with open(path, "w") as f:  # over the 100 MB from which progress shows
+        f.write('{"traceEvents": [\n')
+        f.write(",\n".join(event % i for i in range(1_400_000)))
+        f.write("\n]}\n")
+    size = path.stat().st_size
+    env = dict(os.environ, TPROF_TEST_READ_CUTS="%d,%d" % (size // 3, size * 2 // 3))
+    r = tprof("analyze", "--progress", "--threads", 3, "-o", os.devnull, path, rc=0, env=env)
+    shown = [int(l.split("%")[0].rsplit(" ", 1)[-1])
+             for l in r.stderr.decode().splitlines() if l.startswith("tprof: reading")]
+    assert shown and shown == sorted(shown) and shown[-1] <= 100

@@ -808,6 +808,40 @@ static void test_empty_and_degenerate_models(void **state) {
     tp_model_free(&m);
 }
 
+/* A model big enough that add_model.c sorts on a second thread (TP_HELPER_MIN = 2^18 ranges),
+ * written far out of order: groups newest first, each parent after its children. parent
+ * [0, 10) holds c1 [1, 4) and c2 [5, 9): self times 3, 3, 4. A stream's kernel [20, 30) in each
+ * group, newest first too: in start order, GROUPS - 1 gaps of 90 ns, each a launch gap (under
+ * 30 us, no launch in the trace); out of order they would overlap, gaps of 0. */
+static void test_self_time_sorted_on_a_thread(void **state) {
+    (void)state;
+    enum { GROUPS = 50000 };
+    tp_model m;
+    tp_model_init(&m);
+    for (int64_t tid = 1; tid <= 2; tid++) {
+        for (int64_t g = GROUPS - 1; g >= 0; g--) {
+            tb_add(&m, TP_HOST_RANGE, 1, tid, "c1", "cpu_op", g * 100 + 1, 3);
+            tb_add(&m, TP_HOST_RANGE, 1, tid, "c2", "cpu_op", g * 100 + 5, 4);
+            tb_add(&m, TP_HOST_RANGE, 1, tid, "parent", "cpu_op", g * 100, 10);
+        }
+    }
+    for (int64_t g = GROUPS - 1; g >= 0; g--)
+        tb_add(&m, TP_KERNEL, 0, 7, "K", "kernel", g * 100 + 20, 10);
+    assert_true(m.nevents >= 1 << 18);
+    tp_analysis *a = analyse(&m);
+    assert_int_equal(op(a, "parent")->calls, 2 * GROUPS);
+    assert_int_equal(op(a, "parent")->self_ns, 2 * GROUPS * 3);
+    assert_int_equal(op(a, "c1")->self_ns, 2 * GROUPS * 3);
+    assert_int_equal(op(a, "c2")->self_ns, 2 * GROUPS * 4);
+    assert_int_equal(kernel(a, "K")->calls, GROUPS); /* classified on the helper */
+    assert_int_equal(kernel(a, "K")->total_ns, GROUPS * 10);
+    assert_int_equal(a->nidle, 1);
+    assert_int_equal(a->idle[0].idle_ns, (GROUPS - 1) * 90);
+    assert_int_equal(a->idle[0].launch_ns, (GROUPS - 1) * 90);
+    tp_analysis_free(a);
+    tp_model_free(&m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_self_time_nesting),
@@ -829,6 +863,7 @@ int main(void) {
         cmocka_unit_test(test_mfu),
         cmocka_unit_test(test_merge_two_models),
         cmocka_unit_test(test_empty_and_degenerate_models),
+        cmocka_unit_test(test_self_time_sorted_on_a_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
