@@ -277,12 +277,13 @@ static void *help(void *arg) {
     return NULL;
 }
 
-/* Starts the helper on a model of n events (l allocated) when it is big enough to pay. When it
- * does not start, this thread does its work in its place: classify takes every event,
- * walk_threads sorts each run before its walk, and streams_done sorts the streams. */
+/* Starts the helper on a model of n events (l allocated) when it is big enough to pay and the
+ * analysis may use a second thread. When it does not start, this thread does its work in its
+ * place: classify takes every event, walk_threads sorts each run before its walk, and
+ * streams_done sorts the streams. */
 static void start_helper(helper *h, tp_scan *s, lists *l, size_t n) {
     *h = (helper){.s = s, .l = l, .n = n};
-    if (n < TP_HELPER_MIN || pthread_mutex_init(&h->mu, NULL)) return;
+    if (n < TP_HELPER_MIN || s->a->priv->one_thread || pthread_mutex_init(&h->mu, NULL)) return;
     if (pthread_cond_init(&h->cv, NULL)) {
         pthread_mutex_destroy(&h->mu);
         return;

@@ -23,6 +23,8 @@ typedef struct tp_analysis_opts {
     size_t nstages;
     double peak_tflops; /* a device's peak for MFU; 0: the table of GPUs (mfu.c) */
     int per_rank;       /* TP_PER_RANK_*: also analyse each rank apart (ranks.h) */
+    int threads;        /* 1: a big model is analysed on the calling thread alone (`tprof analyze
+                           --threads 1`); otherwise with a helper thread (add_model.c) */
 } tp_analysis_opts;
 
 /* tp_analysis_opts.per_rank: off; only a trace `tprof merge` wrote is taken apart into its ranks

@@ -44,6 +44,7 @@ struct tp_analysis_priv {
     char ***patterns; /* per stage, its patterns (copied) */
     size_t *npatterns;
     int per_rank;               /* tp_analysis_opts.per_rank */
+    int one_thread;             /* tp_analysis_opts.threads == 1 */
     struct tp_rank_accs *ranks; /* ranks.c: per rank, a sub-analysis and its collectives */
     int told_failed;            /* the incomplete-results warning was added */
     int told_run_facts;         /* the dropped-events and partial-window warnings were added */

@@ -37,7 +37,10 @@ static tp_analysis *sub_analysis(const tp_analysis *a) {
         defs[st] = (tp_stage_def){.name = a->stages[st].name,
                                   .patterns = (const char *const *)a->priv->patterns[st],
                                   .npatterns = a->priv->npatterns[st]};
-    tp_analysis_opts o = {.stages = defs, .nstages = a->nstages, .peak_tflops = a->opt_peak_tflops};
+    tp_analysis_opts o = {.stages = defs,
+                          .nstages = a->nstages,
+                          .peak_tflops = a->opt_peak_tflops,
+                          .threads = a->priv->one_thread ? 1 : 0};
     tp_analysis *sub = tp_analysis_new(&o);
     free(defs);
     return sub;

@@ -161,7 +161,8 @@ tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opt
     tp_analysis_opts ao = {.stages = r->nstages ? r->stages : NULL,
                            .nstages = r->nstages,
                            .peak_tflops = r->peak_tflops,
-                           .per_rank = per_rank(inputs, n, r)};
+                           .per_rank = per_rank(inputs, n, r),
+                           .threads = r->threads};
     tp_analysis *a = tp_analysis_new(&ao);
     if (!a) {
         tp_cli_error("out of memory");

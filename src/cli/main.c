@@ -1,6 +1,7 @@
 /* main.c - the tprof command: finds the verb and hands it the rest of the command line.
  * `tprof help [VERB]`, `tprof --help` and `tprof --version` are answered here. */
 #include "cli/cli.h"
+#include "util/vec.h"
 
 #include "tprof.h"
 
@@ -68,5 +69,6 @@ int main(int argc, char **argv) {
             "serve (tprof help)",
             cmd);
     }
+    tp_grow_allow_huge_pages(); /* the CLI owns its process (see vec.h) */
     return v->run(argc - 1, argv + 1);
 }

@@ -10,6 +10,12 @@ enum {
     TP_HUGE_MIN = 8 << 20,  /* arrays this large ask for huge pages */
 };
 
+static int huge_pages_allowed; /* written once, before any thread: see vec.h */
+
+void tp_grow_allow_huge_pages(void) {
+    huge_pages_allowed = 1;
+}
+
 void tp_free_strings(char **v, size_t n) {
     for (size_t i = 0; i < n; i++)
         free(v[i]);
@@ -42,7 +48,7 @@ int tp_grow(void **ptr, size_t *cap, size_t need, size_t elem) {
     if (ncap > SIZE_MAX / elem) return -1;
     void *p = realloc(*ptr, ncap * elem);
     if (!p) return -1;
-    if (ncap * elem >= TP_HUGE_MIN) want_huge_pages(p, ncap * elem);
+    if (huge_pages_allowed && ncap * elem >= TP_HUGE_MIN) want_huge_pages(p, ncap * elem);
     *ptr = p;
     *cap = ncap;
     return 0;

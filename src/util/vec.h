@@ -10,6 +10,11 @@
 
 int tp_grow(void **ptr, size_t *cap, size_t need, size_t elem);
 
+/* Lets tp_grow ask for transparent huge pages under arrays of 8 MB or more. Off by default: the
+ * library lives in its host's process, where a huge-page fault may stall on the kernel's
+ * compaction; the CLI, which owns its process, turns it on before it starts any thread. */
+void tp_grow_allow_huge_pages(void);
+
 /* TP_GROW(array, cap, need): tp_grow for a typed pointer. */
 #define TP_GROW(arr, cap, need) tp_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
