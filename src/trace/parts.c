@@ -239,8 +239,9 @@ typedef struct piece {
 static void copy_piece(const piece *pc) {
     const remap *r = pc->r;
     const tp_model *s = r->from;
-    tp_event *ev = pc->m->events + r->event_at;
-    tp_arg *args = pc->m->args + r->arg_at;
+    /* A model with no args (or no events) has NULL arrays: no pointer arithmetic on them. */
+    tp_event *ev = pc->ev_to > pc->ev_from ? pc->m->events + r->event_at : NULL;
+    tp_arg *args = pc->arg_to > pc->arg_from ? pc->m->args + r->arg_at : NULL;
     for (size_t i = pc->arg_from; i < pc->arg_to; i++) {
         tp_arg a = s->args[i];
         a.key = r->str[a.key];

@@ -157,12 +157,44 @@ static void test_fixtures_cut(void **state) {
     assert_true(files >= 12);
 }
 
+/* Found by fuzz_reader with the fuzzer's three cuts: a bad event between good ones, in the array
+ * form without its end. The merge of the parts did pointer arithmetic on a model's NULL args
+ * array (clang's UBSan, in the fuzz build: "applying zero offset to null pointer"; GCC's, in
+ * `make sanitize`, does not report it). Kept as a case: the cut reads must still agree. */
+static void test_a_bad_event_between_good_ones(void **state) {
+    (void)state;
+    static const char text[] =
+        "[{\n"
+        "    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", \"pid\": 2910249, "
+        "\"tid\": 2910249,\n"
+        "    \"ts\": 4458676734310.374, \"dur\": 26.751,\n"
+        "    \"args\": {\n"
+        "      \"External id\": 6731,\"Record function id\": 6571, \"Ev Idx\": 11370\n"
+        "    }\n"
+        "  },\n"
+        "  {\n"
+        "    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::d\": 6572, \"Ev Idx\": 11371\n"
+        "    }\n"
+        "  },\n"
+        "  {\n"
+        "    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add_\", \"pid\": 2910249, "
+        "\"tid\": 2910249,\n"
+        "    \"ts\": 4910249,\n"
+        "    \"ts\": 4458676734811.496, \"dur\": 283.419,\n"
+        "    \"args\": {\n"
+        "      \"External id\": 6737,\"Record function id\": 6577, \"Sequence n";
+    assert_int_not_equal(same_every_cut(text), 0);
+    const uint64_t fuzzers_cuts[3] = {183, 293, 366};
+    assert_int_not_equal(same_cut(text, sizeof(text) - 1, fuzzers_cuts, 3), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strings_that_look_like_boundaries),
         cmocka_unit_test(test_members_around_the_events),
         cmocka_unit_test(test_ranges_across_a_cut),
         cmocka_unit_test(test_errors_name_the_first_bad_event),
+        cmocka_unit_test(test_a_bad_event_between_good_ones),
         cmocka_unit_test(test_fixtures_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
