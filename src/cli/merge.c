@@ -169,12 +169,6 @@ static int read_trace(const trace_ref *t, tp_model *m) {
     return FAIL("%s", err);
 }
 
-/* Copies no event: what tp_model_append then copies is the devices. */
-static uint32_t no_track(void *ctx, tp_model *dst, const tp_model *src, uint32_t t) {
-    (void)ctx, (void)dst, (void)src, (void)t;
-    return UINT32_MAX;
-}
-
 /* Pass 1: each trace's rank, base time, largest correlation id and collectives; the devices. */
 static int survey(merge_job *j) {
     j->doc.base_ns = INT64_MAX;
@@ -188,8 +182,7 @@ static int survey(merge_job *j) {
         if (m.base_ns < j->doc.base_ns) j->doc.base_ns = m.base_ns;
         for (size_t e = 0; r && e < m.nevents; e++)
             if (m.events[e].corr > r->max_corr) r->max_corr = m.events[e].corr;
-        tp_copy_opts devices = {.map_track = no_track};
-        if (rc == 0) rc = tp_model_append(&j->doc, &m, &devices);
+        tp_model_copy_devices(&j->doc, &m);
         tp_model_free(&m);
         if (rc) return FAIL("out of memory");
     }

@@ -54,7 +54,7 @@ static int copy_event(copier *c, const tp_event *se, const tp_copy_opts *o, int6
     return copy_args(c, ev, se);
 }
 
-static void copy_devices(tp_model *dst, const tp_model *src) {
+void tp_model_copy_devices(tp_model *dst, const tp_model *src) {
     for (size_t i = 0; i < src->ndevices; i++) {
         const tp_device *s = &src->devices[i];
         tp_device *d = tp_model_device(dst, s->id);
@@ -75,7 +75,7 @@ int tp_model_append(tp_model *dst, const tp_model *src, const tp_copy_opts *o) {
     int64_t shift = src->base_ns - dst->base_ns + o->shift_ns;
     for (size_t i = 0; rc == 0 && i < src->nevents; i++)
         rc = copy_event(&c, &src->events[i], o, shift);
-    if (rc == 0) copy_devices(dst, src);
+    if (rc == 0) tp_model_copy_devices(dst, src);
     free(c.str_map);
     free(c.track_of);
     if (rc) dst->failed = 1;

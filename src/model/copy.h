@@ -21,6 +21,10 @@ typedef struct tp_copy_opts {
 /* Appends src's events (and devices) to dst. 0, or -1 when out of memory (dst->failed). */
 int tp_model_append(tp_model *dst, const tp_model *src, const tp_copy_opts *o);
 
+/* src's devices added to dst's (a device dst already names keeps dst's facts); its events are
+ * left alone. A device that cannot be added for want of memory is left out. */
+void tp_model_copy_devices(tp_model *dst, const tp_model *src);
+
 /* src's string id as a string of dst (interned there); TP_STR_EMPTY stays empty. */
 tp_str tp_model_restr(tp_model *dst, const tp_model *src, tp_str id);
 
