@@ -25,7 +25,8 @@ void tp_free_strings(char **v, size_t n) {
 /* Asks for transparent huge pages under the whole 2 MB pages of [p, p + len): an array of
  * millions of events (a big trace's model, the analysis' lists) otherwise takes a page fault
  * per 4 KB as it fills, which cost about 6% of `tprof analyze`'s time (a sixth of it in the
- * kernel). Pages are still only given as they are touched: the reserved tail costs nothing.
+ * kernel). Pages are still only given as they are touched: the reserved tail costs at most the
+ * 2 MB page the touched part ends in.
  * Where the kernel says no (THP "never", another system), nothing changes. */
 static void want_huge_pages(void *p, size_t len) {
 #ifdef MADV_HUGEPAGE
