@@ -4,7 +4,7 @@
 # mirroring finds cudaProfilerStart in it.
 # The CUPTI conversion benchmark (bench/bench_cupti.c) reads CUDA's CUPTI record structs.
 if(TARGET bench_cupti AND TPROF_GPU_CUPTI)
-  target_include_directories(bench_cupti SYSTEM PRIVATE ${TPROF_CUDA_HOME}/include)
+  target_include_directories(bench_cupti SYSTEM PRIVATE ${TPROF_CUDA_INCLUDES})
   target_compile_definitions(bench_cupti PRIVATE TPROF_HAVE_CUPTI_HEADERS)
 endif()
 

@@ -4,9 +4,14 @@
 # writes them), so the report is one file that needs no network and nothing beside it.
 #
 # Chart.js is Debian's: chart.min.js (Debian 12, Chart.js 3.9) or chart.umd.js (later
-# packages, Chart.js 4). Without the package the configuration stops with one line naming it.
+# packages, Chart.js 4), searched under CMAKE_PREFIX_PATH first (a package unpacked elsewhere, as
+# bench/gpu/deps.sh does), then /usr. Without it the configuration stops with one line naming it.
+set(tprof_chartjs_dirs)
+foreach(prefix ${CMAKE_PREFIX_PATH} /usr)
+  list(APPEND tprof_chartjs_dirs ${prefix}/share/javascript/chart.js)
+endforeach()
 find_file(TPROF_CHARTJS NAMES chart.min.js chart.umd.js chart.umd.min.js
-  PATHS /usr/share/javascript/chart.js NO_DEFAULT_PATH NO_CACHE)
+  PATHS ${tprof_chartjs_dirs} NO_DEFAULT_PATH NO_CACHE)
 if(NOT TPROF_CHARTJS)
   message(FATAL_ERROR "tprof: the HTML report embeds Chart.js from Debian's libjs-chart.js "
     "package, and /usr/share/javascript/chart.js/chart.min.js is missing: "

@@ -2,18 +2,24 @@
 # bench/gpu/check.sh - every check of tprof's GPU support, in one call, on a machine with an
 # NVIDIA GPU and driver, CUDA 13 (nvcc, CUPTI) and PyTorch; about 5 minutes (docs/GPU.md).
 #
-#   bench/gpu/check.sh            results in $OUT (default bench/out/gpu), build in $BUILD
+#   bench/gpu/check.sh            results in $OUT (default bench/out/gpu), build in $BUILD;
+#                                 STEPS_OVERHEAD (300) and REPS_OVERHEAD (3) size step 6
+#   DEBS=.debs bench/gpu/check.sh  on a machine without apt: the build dependencies from the .deb
+#                                  files bench/gpu/deps.sh fetched, unpacked under $BUILD-deps
 #
 # 1. builds tprof (Release) with the CUDA example and runs the unit tests;
 # 2. runs the example profiled (steps 7..16 recorded, CUPTI on) with every kernel also timed by
 #    CUDA events, and checks the trace's kernel count (exact) and time (tolerance) against them;
 # 3. runs the same MLP in PyTorch under torch.profiler for a Kineto trace;
-# 4. runs `tprof analyze --json` on both traces and checks its kernel table against the traces
-#    themselves, then shows both runs' top kernels side by side;
-# 5. measures overhead: step time unprofiled, profiled CPU-only and profiled with CUPTI (every
+#    and under tprof.profile (tprof.torch, tprof's own CUPTI source; when the Python package
+#    built), whose kernels per step must be torch.profiler's;
+# 4. runs `tprof analyze --json` on the traces and checks its kernel table against the traces
+#    themselves, then shows the example's and PyTorch's top kernels side by side;
+# 5. writes `tprof report` of each trace (report_tprof.html, report_torch.html, ...);
+# 6. measures overhead: step time unprofiled, profiled CPU-only and profiled with CUPTI (every
 #    step recorded), three alternating runs each, at the demo's batch (64: launch-bound) and at
 #    1024; PyTorch without and with its profiler the same way;
-# 6. with nsys installed: captures the window through cudaProfilerStart/Stop (nsight: true).
+# 7. with nsys installed: captures the window through cudaProfilerStart/Stop (nsight: true).
 # Writes results.json (one entry per check: PASS, FAIL or SKIP, with its numbers) and logs.
 # Exit status 1 when a check failed.
 set -u -o pipefail
@@ -23,6 +29,7 @@ OUT=${OUT:-$ROOT/bench/out/gpu}
 BUILD=${BUILD:-$ROOT/build-gpu}
 PY=${PYTHON:-python3}
 STEPS_OVERHEAD=${STEPS_OVERHEAD:-300}
+REPS_OVERHEAD=${REPS_OVERHEAD:-3}
 mkdir -p "$OUT"
 RESULTS=$OUT/results.jsonl
 : > "$RESULTS"
@@ -65,9 +72,33 @@ say "machine"
 } | tee "$OUT/machine.txt"
 
 say "build"
-if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
+: > "$OUT/build.log"
+if [ -n "${DEBS:-}" ]; then
+  "$ROOT/bench/gpu/deps.sh" unpack "$DEBS" "$BUILD-deps" >> "$OUT/build.log" 2>&1 || {
+    cat "$OUT/build.log"; record build FAIL '"cannot unpack the .deb files of DEBS"'; exit 1; }
+  . "$BUILD-deps/env.sh"
+fi
+# The CUDA whose CUPTI headers tprof compiles against: the first of TPROF_CUDA_HOME, CUDA_HOME,
+# /usr/local/cuda and the folder above nvcc's that has them.
+cuda_dir() {
+  local nvcc d
+  nvcc=$(command -v nvcc) && nvcc=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
+  for d in "${TPROF_CUDA_HOME:-}" "${CUDA_HOME:-}" /usr/local/cuda "$nvcc"; do
+    if [ -n "$d" ] && { [ -f "$d/include/cupti.h" ] || [ -f "$d/extras/CUPTI/include/cupti.h" ]; }; then
+      echo "$d"; return
+    fi
+  done
+  echo /usr/local/cuda
+}
+CUDA_DIR=$(cuda_dir)
+# shellcheck disable=SC2086 # CMAKE_FLAGS holds several flags
+if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTPROF_CUDA_HOME="$CUDA_DIR" ${CMAKE_FLAGS:-} \
+     >> "$OUT/build.log" 2>&1 &&
    cmake --build "$BUILD" -j"$(nproc)" >> "$OUT/build.log" 2>&1 && [ -x "$EXAMPLE" ]; then
   record build PASS
+  # a build without CUPTI's headers has only the GPU stub: every check below would be CPU-only
+  grep -q 'GPU sources built with the CUPTI headers' "$OUT/build.log" ||
+    { record cupti_headers FAIL "\"no $CUDA_DIR/include/cupti.h: the GPU stub was built\""; exit 1; }
 else
   tail -n 30 "$OUT/build.log"
   record build FAIL '"see build.log (is nvcc found? is the public API implemented?)"'
@@ -75,7 +106,7 @@ else
 fi
 
 say "unit tests"
-if (cd "$BUILD" && timeout 300 ctest -L unit --output-on-failure) > "$OUT/ctest.log" 2>&1; then
+if (cd "$BUILD" && timeout 300 ctest -L unit -j"$(nproc)" --output-on-failure) > "$OUT/ctest.log" 2>&1; then
   record unit_tests PASS
 else
   tail -n 30 "$OUT/ctest.log"
@@ -110,9 +141,40 @@ else
   record torch_trace FAIL '"see torch_run.log"'
 fi
 
-say "tprof analyze on both traces"
-for which in tprof torch; do
-  trace=$([ $which = tprof ] && echo "${TPROF_TRACE:-}" || echo "$OUT/torch_trace.json")
+say "PyTorch under tprof.profile (the Python package, tprof's own CUPTI source)"
+TORCH_TPROF_TRACE=
+if [ ! -d "$BUILD/python/tprof" ]; then
+  record torch_tprof SKIP '"the Python package was not built (see build.log)"'
+elif PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
+       --tprof "$OUT/torch_tprof" > "$OUT/torch_tprof_run.log" 2>&1; then
+  tail -n 2 "$OUT/torch_tprof_run.log"
+  TORCH_TPROF_TRACE=$(trace_in "$OUT/torch_tprof/torch_mlp")
+  if grep -E 'tprof: .*(GPU|CUPTI)' "$OUT/torch_tprof_run.log"; then
+    record torch_tprof FAIL '"tprof warned about the GPU source"'
+  elif [ -z "$TORCH_TPROF_TRACE" ]; then
+    record torch_tprof FAIL '"no trace in the run directory"'
+  elif [ ! -f "$OUT/torch_trace.json" ]; then
+    record torch_tprof SKIP '"no torch.profiler trace to compare with"'
+  else
+    run_check torch_tprof $CHECK same_kernels "$TORCH_TPROF_TRACE" "$OUT/torch_trace.json"
+  fi
+else
+  tail -n 20 "$OUT/torch_tprof_run.log"
+  record torch_tprof FAIL '"see torch_tprof_run.log"'
+fi
+
+# trace_of WHICH: the trace of the tprof example, torch.profiler's, or tprof.torch's
+trace_of() {
+  case $1 in
+    tprof) echo "${TPROF_TRACE:-}" ;;
+    torch) echo "$OUT/torch_trace.json" ;;
+    torch_tprof) echo "$TORCH_TPROF_TRACE" ;;
+  esac
+}
+
+say "tprof analyze on the traces"
+for which in tprof torch torch_tprof; do
+  trace=$(trace_of $which)
   if [ ! -x "$BUILD/tprof" ]; then record "analyze_$which" SKIP '"no tprof command in this build"'
   elif [ ! -f "$trace" ]; then record "analyze_$which" SKIP '"no trace"'
   elif timeout 120 "$BUILD/tprof" analyze "$trace" --json --top 20 > "$OUT/analyze_$which.json" 2> "$OUT/analyze_$which.err"; then
@@ -126,9 +188,22 @@ if [ -n "${TPROF_TRACE:-}" ] && [ -f "$OUT/torch_trace.json" ]; then
   run_check compare $CHECK compare "$TPROF_TRACE" "$OUT/torch_trace.json"
 fi
 
-say "overhead ($STEPS_OVERHEAD steps per run)"
+say "tprof report on the traces"
+for which in tprof torch torch_tprof; do
+  trace=$(trace_of $which)
+  html=$OUT/report_$which.html
+  if [ ! -f "$trace" ]; then record "report_$which" SKIP '"no trace"'
+  elif timeout 120 "$BUILD/tprof" report "$trace" -o "$html" > "$OUT/report_$which.log" 2>&1; then
+    record "report_$which" PASS "{\"bytes\": $(stat -c %s "$html")}"
+  else
+    cat "$OUT/report_$which.log"
+    record "report_$which" FAIL '"tprof report failed"'
+  fi
+done
+
+say "overhead ($REPS_OVERHEAD alternating runs of $STEPS_OVERHEAD steps per mode)"
 : > "$OUT/overhead_runs.txt"
-for rep in 1 2 3; do
+for _ in $(seq "$REPS_OVERHEAD"); do
   for batch in 64 1024; do
     for mode in off cpu gpu torch torch_prof; do
       case $mode in
@@ -171,5 +246,5 @@ fi
 $PY -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; json.dump({r["check"]: r for r in rows}, open(sys.argv[2], "w"), indent=1)' \
   "$RESULTS" "$OUT/results.json"
 say "summary ($OUT/results.json)"
-$PY -c 'import json,sys; [print(f"{k:16s} {v[\"status\"]}") for k, v in json.load(open(sys.argv[1])).items()]' "$OUT/results.json"
+$PY -c 'import json,sys; [print("%-16s %s" % (k, v["status"])) for k, v in json.load(open(sys.argv[1])).items()]' "$OUT/results.json"
 exit $failed

@@ -3,11 +3,12 @@
 bench/gpu/check.sh: 64 -> 256 -> 128 -> 10 with ReLU, softmax cross-entropy and SGD, on ten
 Gaussian clusters, with the same stages as record_function ranges.
 
-  torch_mlp.py [--steps N] [--batch B] [--trace FILE | --profile-all] [--device cpu]
+  torch_mlp.py [--steps N] [--batch B] [--trace FILE | --tprof DIR | --profile-all] [--device cpu]
 
 With --trace, torch.profiler records ten steps after wait 3 and warmup 2 (one cycle) and writes
-its Kineto trace to FILE; with --profile-all it records every step (for the overhead comparison)
-and keeps no trace. Prints "train_ms=... steps=... step_ms=...", as the example does."""
+its Kineto trace to FILE; with --tprof, tprof.profile records the same steps (module ranges, GPU
+through tprof's own CUPTI source, gpu: on) into the run directory DIR/torch_mlp; with
+--profile-all torch.profiler records every step (for the overhead comparison) and keeps no trace. Prints "train_ms=... steps=... step_ms=...", as the example does."""
 import argparse
 import time
 
@@ -22,6 +23,7 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--trace")
+    ap.add_argument("--tprof", metavar="DIR")
     ap.add_argument("--profile-all", action="store_true")
     ap.add_argument("--device", default="cuda", help="cpu runs it where there is no GPU (tests)")
     a = ap.parse_args()
@@ -68,6 +70,11 @@ def main():
             activities=activities,
             schedule=torch.profiler.schedule(wait=3, warmup=2, active=10, repeat=1),
             on_trace_ready=lambda p: p.export_chrome_trace(a.trace))
+    elif a.tprof:
+        import tprof
+        prof = tprof.profile(model=model, wait=3, warmup=2, active=10, repeat=1,
+                             gpu="on" if cuda else "off", output_dir=a.tprof, run_id="torch_mlp",
+                             summary=False)
     elif a.profile_all:
         prof = torch.profiler.profile(activities=activities)
     if prof:
