@@ -111,15 +111,14 @@ static int report(report_args *x, char **inputs) {
     char *href = artifacts_href(strcmp(output, "-") == 0 ? "./-" : output, inputs[0]);
     x->html.read = &x->shared.read;
     x->html.artifacts_href = href;
-    tp_buf data, page;
-    tp_buf_init(&data);
+    tp_buf page; /* the data is rendered straight into the page */
     tp_buf_init(&page);
-    int rc = tp_cli_html_data(&data, inputs, x->ninputs, &x->html) ? TP_EXIT_ERROR : TP_EXIT_OK;
-    if (rc == TP_EXIT_OK && tp_html_page(&page, data.data, data.len))
+    size_t data_start = tp_html_page_open(&page, 0);
+    int rc = tp_cli_html_data(&page, inputs, x->ninputs, &x->html) ? TP_EXIT_ERROR : TP_EXIT_OK;
+    if (rc == TP_EXIT_OK && tp_html_page_close(&page, data_start))
         rc = tp_cli_error("out of memory");
     if (rc == TP_EXIT_OK) rc = tp_cli_write(output, &page);
     tp_buf_free(&page);
-    tp_buf_free(&data);
     free(href);
     return rc;
 }

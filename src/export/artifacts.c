@@ -275,16 +275,15 @@ static void write_summary_files(const tp_analysis *a, const tp_run_info *run, si
  * flush, whose time is bounded. 1 when written. */
 static int write_html_report(const tp_analysis *a, const tp_run_info *run) {
     if (!art.dir_ok || !art.html_report || run->interrupted) return 0;
-    tp_buf data, page;
-    tp_buf_init(&data);
+    tp_buf page; /* the data is rendered straight into the page */
     tp_buf_init(&page);
     tp_html_extras x = {.title = run->run_dir, .run_dir = art.run_dir, .series = &art.series};
-    tp_html_data_of(&data, a, &x);
-    int ok = !data.failed && tp_html_page(&page, data.data, data.len) == 0;
+    size_t data_start = tp_html_page_open(&page, 0);
+    tp_html_data_of(&page, a, &x);
+    int ok = tp_html_page_close(&page, data_start) == 0;
     if (!ok) tp_log_warn("out of memory writing report.html");
     ok = ok && write_artifact("report", ".html", &page) == 0;
     tp_buf_free(&page);
-    tp_buf_free(&data);
     return ok;
 }
 

@@ -10,57 +10,97 @@
 #include "report/jsonw.h"
 #include "report/report.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-/* The JSON text with each '<' as \u003c ('<' occurs in JSON only inside strings). */
-static void put_script_json(tp_buf *out, const char *json, size_t len) {
-    const char *p = json, *end = json + len;
-    for (const char *lt; (lt = memchr(p, '<', (size_t)(end - p))); p = lt + 1) {
-        tp_buf_put(out, p, (size_t)(lt - p));
-        TP_BUF_LIT(out, "\\u003c");
+#define TP_DATA_OPEN "<script id=\"tprof-data\" type=\"application/json\">"
+
+/* out[from..len) with each '<' as \u003c ('<' occurs in JSON only inside strings), in place:
+ * counted first, then the text moved back from its end, so nothing is copied twice. */
+static void escape_lt_from(tp_buf *out, size_t from) {
+    size_t n = 0;
+    for (const char *p = out->data + from, *end = out->data + out->len;
+         (p = memchr(p, '<', (size_t)(end - p))); p++)
+        n++;
+    if (n == 0 || tp_buf_reserve(out, 5 * n)) return;
+    char *base = out->data + from, *src = out->data + out->len, *dst = src + 5 * n;
+    out->len += 5 * n;
+    while (n) {
+        char *lt = memrchr(base, '<', (size_t)(src - base)); /* one of the n counted */
+        assert(lt);
+        size_t run = (size_t)(src - lt - 1);
+        dst -= run;
+        memmove(dst, lt + 1, run);
+        dst -= 6;
+        memcpy(dst, "\\u003c", 6);
+        src = lt;
+        n--;
     }
-    tp_buf_put(out, p, (size_t)(end - p));
+    assert(dst == src);
 }
 
-static void put_marker(tp_buf *out, const char *name, size_t n, const char *data_json,
-                       size_t data_len) {
-#define IS(lit) (n == sizeof(lit) - 1 && memcmp(name, lit, n) == 0)
-    if (IS("STYLE")) {
-        tp_buf_put(out, tp_asset_style, tp_asset_style_len);
-    } else if (IS("CHARTJS")) {
-        tp_buf_put(out, tp_asset_chartjs, tp_asset_chartjs_len);
-    } else if (IS("APP")) {
-        tp_buf_put(out, tp_asset_app, tp_asset_app_len);
-    } else if (IS("DATA")) {
-        if (!data_json) return;
-        TP_BUF_LIT(out, "<script id=\"tprof-data\" type=\"application/json\">");
-        put_script_json(out, data_json, data_len);
-        TP_BUF_LIT(out, "</script>");
-    } else { /* not a marker of ours: kept as written */
-        TP_BUF_LIT(out, "{{");
-        tp_buf_put(out, name, n);
-        TP_BUF_LIT(out, "}}");
-    }
-#undef IS
-}
-
-int tp_html_page(tp_buf *out, const char *data_json, size_t data_len) {
-    const char *t = (const char *)tp_asset_page, *end = t + tp_asset_page_len;
+/* Appends the template from t up to its {{DATA}} marker (or its end), the other markers
+ * replaced; returns where the template goes on after that marker (NULL at its end). */
+static const char *put_template(tp_buf *out, const char *t) {
+    const char *end = (const char *)tp_asset_page + tp_asset_page_len;
     while (t < end) {
         const char *open = strstr(t, "{{"); /* the asset ends with a NUL */
         const char *close = open ? strstr(open + 2, "}}") : NULL;
-        if (!open || !close || close > end) {
-            tp_buf_put(out, t, (size_t)(end - t));
-            break;
-        }
+        if (!open || !close || close > end) break;
         tp_buf_put(out, t, (size_t)(open - t));
-        put_marker(out, open + 2, (size_t)(close - open - 2), data_json, data_len);
+        const char *name = open + 2;
+        size_t n = (size_t)(close - name);
         t = close + 2;
+#define IS(lit) (n == sizeof(lit) - 1 && memcmp(name, lit, n) == 0)
+        if (IS("DATA")) return t;
+        if (IS("STYLE")) {
+            tp_buf_put(out, tp_asset_style, tp_asset_style_len);
+        } else if (IS("CHARTJS")) {
+            tp_buf_put(out, tp_asset_chartjs, tp_asset_chartjs_len);
+        } else if (IS("APP")) {
+            tp_buf_put(out, tp_asset_app, tp_asset_app_len);
+        } else { /* not a marker of ours: kept as written */
+            TP_BUF_LIT(out, "{{");
+            tp_buf_put(out, name, n);
+            TP_BUF_LIT(out, "}}");
+        }
+#undef IS
     }
+    tp_buf_put(out, t, (size_t)(end - t));
+    return NULL;
+}
+
+size_t tp_html_page_open(tp_buf *out, size_t data_hint) {
+    /* One allocation for the page (its growth by doubling copied it over and over): the
+     * assets, the data to come, and room for some of its '<' to become \u003c. */
+    tp_buf_reserve(out, tp_asset_page_len + tp_asset_style_len + tp_asset_chartjs_len +
+                            tp_asset_app_len + data_hint + data_hint / 16 + 256);
+    put_template(out, (const char *)tp_asset_page);
+    TP_BUF_LIT(out, TP_DATA_OPEN);
+    return out->len;
+}
+
+int tp_html_page_close(tp_buf *out, size_t data_start) {
+    assert(data_start <= out->len);
+    escape_lt_from(out, data_start);
+    TP_BUF_LIT(out, "</script>");
+    const char *t = strstr((const char *)tp_asset_page, "{{DATA}}");
+    if (t) put_template(out, t + 8);
+    return out->failed ? -1 : 0;
+}
+
+int tp_html_page(tp_buf *out, const char *data_json, size_t data_len) {
+    if (data_json) {
+        size_t start = tp_html_page_open(out, data_len);
+        tp_buf_put(out, data_json, data_len);
+        return tp_html_page_close(out, start);
+    }
+    const char *t = put_template(out, (const char *)tp_asset_page); /* the dashboard: no data */
+    if (t) put_template(out, t);
     return out->failed ? -1 : 0;
 }
 
@@ -108,6 +148,12 @@ static void artifacts(tp_jw *w, const char *dir) {
     tp_jw_end_array(w);
 }
 
+/* tp_report_json ends its document with a newline; inside another object it goes. */
+static void trim_newline(tp_buf *out) {
+    while (out->len && (out->data[out->len - 1] == '\n' || out->data[out->len - 1] == ' '))
+        out->len--;
+}
+
 /* A JSON document rendered into its own buffer, placed as the member `key`. */
 static void raw_member(tp_jw *w, const char *key, const tp_buf *doc) {
     tp_jw_raw(w, key, doc->data, doc->len);
@@ -128,12 +174,13 @@ void tp_html_data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x)
               : a->input_path && *a->input_path ? a->input_path
                                                 : "tprof");
     tp_jw_i64(&w, "top_rows", TP_HTML_TOP_ROWS);
-    tp_report_json(&doc, a, &o);
-    raw_member(&w, "analysis", &doc);
+    tp_jw_raw(&w, "analysis", "", 0); /* the key; the analysis rendered in place after it */
+    tp_report_json(out, a, &o);
+    trim_newline(out);
     if (x->series) {
-        doc.len = 0;
-        tp_series_json(&doc, x->series);
-        raw_member(&w, "series", &doc);
+        tp_jw_raw(&w, "series", "", 0);
+        tp_series_json(out, x->series);
+        trim_newline(out);
     }
     if (x->run_dir) {
         tp_jw_str(&w, "artifacts_href", x->artifacts_href ? x->artifacts_href : "");

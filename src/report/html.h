@@ -26,6 +26,14 @@
  * relative to the page and lists runs from "api/runs". Appends to `out`; 0 on success. */
 int tp_html_page(tp_buf *out, const char *data_json, size_t data_len);
 
+/* The offline page in two halves, for a caller that renders the report data straight into the
+ * page (one buffer, nothing copied): tp_html_page_open appends everything before the data
+ * (data_hint: the bytes of data expected, 0 if unknown) and returns where the data starts; the
+ * caller appends the JSON; tp_html_page_close escapes it for its <script> element in place and
+ * appends the rest. 0 on success. */
+size_t tp_html_page_open(tp_buf *out, size_t data_hint);
+int tp_html_page_close(tp_buf *out, size_t data_start);
+
 /* The report data for the inputs `tprof analyze` reads (run directories, traces, ranks).
  * Appends the JSON object to `out`; on bad input returns -1 with one line in err. */
 int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, char *err, size_t errlen);

@@ -7,14 +7,42 @@ void tp_jw_init(tp_jw *w, tp_buf *b) {
     *w = (tp_jw){.b = b};
 }
 
-/* Starts a value: the comma before it and its key. */
-static void begin_value(tp_jw *w, const char *key) {
-    if (w->has_members[w->depth]) TP_BUF_LIT(w->b, ", ");
-    w->has_members[w->depth] = 1;
-    if (key) {
-        tp_buf_json_cstr(w->b, key);
-        TP_BUF_LIT(w->b, ": ");
+/* Whether a key is plain: printable ASCII without '"' or '\\', written as it is. */
+static int plain_key(const char *key, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)key[i];
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') return 0;
     }
+    return 1;
+}
+
+/* Starts a value: the comma before it and its key. Keys are mostly the writers' own literals,
+ * written with one reservation; a key from input (a stage's name) is escaped. */
+static void begin_value(tp_jw *w, const char *key) {
+    int comma = w->has_members[w->depth];
+    w->has_members[w->depth] = 1;
+    size_t n = key ? strlen(key) : 0;
+    if (key && !plain_key(key, n)) {
+        if (comma) TP_BUF_LIT(w->b, ", ");
+        tp_buf_json_str(w->b, key, n);
+        TP_BUF_LIT(w->b, ": ");
+        return;
+    }
+    if (tp_buf_reserve(w->b, n + 6)) return;
+    char *p = w->b->data + w->b->len;
+    if (comma) {
+        *p++ = ',';
+        *p++ = ' ';
+    }
+    if (key) {
+        *p++ = '"';
+        memcpy(p, key, n);
+        p += n;
+        *p++ = '"';
+        *p++ = ':';
+        *p++ = ' ';
+    }
+    w->b->len = (size_t)(p - w->b->data);
 }
 
 static void open_scope(tp_jw *w, const char *key, char c) {

@@ -1,7 +1,6 @@
 /* buf.c - tp_buf's allocation and formatting (see buf.h). */
 #include "util/buf.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,24 +128,6 @@ void tp_buf_us(tp_buf *b, int64_t ns) {
     b->len = (size_t)(tp_fmt_us(b->data + b->len, ns) - b->data);
 }
 
-char *tp_fmt_double(char *p, double v) {
-    /* JSON has no NaN or infinity. Rare paths: snprintf is fine here. */
-    if (!isfinite(v)) return p + snprintf(p, TP_FMT_DOUBLE_MAX, "null");
-    /* The range test first: converting a double beyond int64 is undefined. */
-    if (fabs(v) < 9.0e15 && v == (double)(int64_t)v) return tp_fmt_i64(p, (int64_t)v);
-    int n = 0;
-    for (int prec = 15; prec <= 17; prec++) {
-        n = snprintf(p, TP_FMT_DOUBLE_MAX, "%.*g", prec, v); /* at most 24 characters */
-        if (prec == 17 || strtod(p, NULL) == v) break;
-    }
-    return p + n;
-}
-
-void tp_buf_double(tp_buf *b, double v) {
-    if (tp_buf_reserve(b, TP_FMT_DOUBLE_MAX)) return;
-    b->len = (size_t)(tp_fmt_double(b->data + b->len, v) - b->data);
-}
-
 void tp_buf_utf8(tp_buf *b, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
@@ -193,6 +174,24 @@ size_t tp_utf8_seq_len(const unsigned char *s, size_t n) {
     return len;
 }
 
+/* Word-at-a-time tests of 8 bytes at once, for the plain runs of JSON strings. */
+static const uint64_t ONES = UINT64_C(0x0101010101010101), HIGHS = UINT64_C(0x8080808080808080);
+
+/* The high bit of each byte of w that is below `below` (exact for the lowest such byte: a
+ * borrow only comes from a lower byte that is below too). */
+static inline uint64_t bytes_below(uint64_t w, unsigned below) {
+    return (w - ONES * below) & ~w & HIGHS;
+}
+
+/* Whether any byte of w needs more than a plain copy in a JSON string: a control byte
+ * (< 0x20), '"', '\\', DEL or a byte of a multi-byte sequence (>= 0x7f). A false alarm only
+ * sends the word through the byte loop, which decides exactly. */
+static inline int word_needs_escape(uint64_t w) {
+    uint64_t high = (w | (w + ONES)) & HIGHS; /* a byte of 0x7f or more */
+    return (bytes_below(w, 0x20) | high | bytes_below(w ^ (ONES * '"'), 1) |
+            bytes_below(w ^ (ONES * '\\'), 1)) != 0;
+}
+
 void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
@@ -202,6 +201,14 @@ void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
     *out++ = '"';
     size_t i = 0;
     while (i < n) {
+        uint64_t w;
+        /* Names are mostly plain ASCII: eight bytes at a time while nothing needs escaping. */
+        while (i + 8 <= n && (memcpy(&w, s + i, 8), !word_needs_escape(w))) {
+            memcpy(out, &w, 8);
+            out += 8;
+            i += 8;
+        }
+        if (i == n) break;
         unsigned c = s[i];
         /* DEL is legal JSON but Perfetto's tokenizer rejects any raw control byte. */
         if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {

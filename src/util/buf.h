@@ -50,8 +50,9 @@ void tp_buf_us(tp_buf *b, int64_t ns);
 char *tp_fmt_u64(char *p, uint64_t v);
 char *tp_fmt_i64(char *p, int64_t v);
 char *tp_fmt_us(char *p, int64_t ns);
-/* A double as a JSON number (shortest form that reads back the same); NaN and infinities,
- * which JSON cannot hold, become null. tp_fmt_double needs TP_FMT_DOUBLE_MAX bytes of room. */
+/* A double as a JSON number: the first of its %.15g, %.16g, %.17g forms that reads back the
+ * same (fmt_double.c: exact, mostly without printf); NaN and infinities, which JSON cannot hold,
+ * become null. tp_fmt_double needs TP_FMT_DOUBLE_MAX bytes of room. */
 #define TP_FMT_DOUBLE_MAX 32
 void tp_buf_double(tp_buf *b, double v);
 char *tp_fmt_double(char *p, double v);

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "analysis/compare.h"
+#include "report/html.h"
 #include "report/report.h"
 
 #include "test_analysis_build.h"
@@ -317,11 +318,36 @@ static void test_compare_reports(void **state) {
     tp_analysis_free(b);
 }
 
+/* The page around data rendered into it in place: every '<' of the data (first, last, several
+ * in a row) becomes \u003c, nothing else changes, and the page is tp_html_page's of a copy. */
+static void test_html_page_halves(void **state) {
+    (void)state;
+    static const char data[] = "<{\"a\": \"x<<y</script>\", \"b\": [1, 2]}<";
+    static const char want[] = "\\u003c{\"a\": \"x\\u003c\\u003cy\\u003c/script>\", "
+                               "\"b\": [1, 2]}\\u003c";
+    tp_buf page, copy;
+    tp_buf_init(&page);
+    tp_buf_init(&copy);
+    size_t start = tp_html_page_open(&page, 0);
+    tp_buf_put(&page, data, sizeof(data) - 1);
+    assert_int_equal(tp_html_page_close(&page, start), 0);
+    assert_true(page.len > start + sizeof(want) - 1);
+    assert_memory_equal(page.data + start, want, sizeof(want) - 1);
+    assert_memory_equal(page.data + start + sizeof(want) - 1, "</script>", 9);
+    assert_int_equal(tp_html_page(&copy, data, sizeof(data) - 1), 0);
+    assert_int_equal(copy.len, page.len);
+    assert_memory_equal(copy.data, page.data, page.len);
+    assert_null(memmem(page.data, page.len, "{{", 2)); /* every marker replaced */
+    tp_buf_free(&page);
+    tp_buf_free(&copy);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_report),     cmocka_unit_test(test_text_report_not_applicable),
-        cmocka_unit_test(test_markdown_report), cmocka_unit_test(test_json_report_keys),
-        cmocka_unit_test(test_csv_reports),     cmocka_unit_test(test_compare_reports),
+        cmocka_unit_test(test_text_report),      cmocka_unit_test(test_text_report_not_applicable),
+        cmocka_unit_test(test_markdown_report),  cmocka_unit_test(test_json_report_keys),
+        cmocka_unit_test(test_csv_reports),      cmocka_unit_test(test_compare_reports),
+        cmocka_unit_test(test_html_page_halves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
