@@ -35,8 +35,9 @@ static void escape_lt_from(tp_buf *out, size_t from) {
         size_t run = (size_t)(src - lt - 1);
         dst -= run;
         memmove(dst, lt + 1, run);
-        dst -= 6;
-        memcpy(dst, "\\u003c", 6);
+        static const char escaped[6] = {'\\', 'u', '0', '0', '3', 'c'};
+        dst -= sizeof(escaped);
+        memcpy(dst, escaped, sizeof(escaped));
         src = lt;
         n--;
     }

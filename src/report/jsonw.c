@@ -7,27 +7,13 @@ void tp_jw_init(tp_jw *w, tp_buf *b) {
     *w = (tp_jw){.b = b};
 }
 
-/* Whether a key is plain: printable ASCII without '"' or '\\', written as it is. */
-static int plain_key(const char *key, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)key[i];
-        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') return 0;
-    }
-    return 1;
-}
-
 /* Starts a value: the comma before it and its key. Keys are mostly the writers' own literals,
- * written with one reservation; a key from input (a stage's name) is escaped. */
+ * copied as they are under one reservation; a key from input (a stage's name) that holds a byte
+ * to escape is written as a JSON string instead. */
 static void begin_value(tp_jw *w, const char *key) {
     int comma = w->has_members[w->depth];
     w->has_members[w->depth] = 1;
     size_t n = key ? strlen(key) : 0;
-    if (key && !plain_key(key, n)) {
-        if (comma) TP_BUF_LIT(w->b, ", ");
-        tp_buf_json_str(w->b, key, n);
-        TP_BUF_LIT(w->b, ": ");
-        return;
-    }
     if (tp_buf_reserve(w->b, n + 6)) return;
     char *p = w->b->data + w->b->len;
     if (comma) {
@@ -36,8 +22,16 @@ static void begin_value(tp_jw *w, const char *key) {
     }
     if (key) {
         *p++ = '"';
-        memcpy(p, key, n);
-        p += n;
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)key[i];
+            if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+                w->b->len += comma ? 2 : 0; /* keeps the comma, drops the copy */
+                tp_buf_json_str(w->b, key, n);
+                TP_BUF_LIT(w->b, ": ");
+                return;
+            }
+            *p++ = (char)c;
+        }
         *p++ = '"';
         *p++ = ':';
         *p++ = ' ';

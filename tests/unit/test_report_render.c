@@ -9,6 +9,7 @@
 
 #include "analysis/compare.h"
 #include "report/html.h"
+#include "report/jsonw.h"
 #include "report/report.h"
 
 #include "test_analysis_build.h"
@@ -342,12 +343,32 @@ static void test_html_page_halves(void **state) {
     tp_buf_free(&copy);
 }
 
+/* Keys: the writers' literals copied as they are, a key from input (a stage named by the user)
+ * escaped like any JSON string, commas kept in both cases. */
+static void test_json_keys_plain_and_escaped(void **state) {
+    (void)state;
+    tp_buf b;
+    tp_buf_init(&b);
+    tp_jw w;
+    tp_jw_init(&w, &b);
+    tp_jw_object(&w, NULL);
+    tp_jw_i64(&w, "plain", 1);
+    tp_jw_i64(&w, "say \"hi\"\n", 2);
+    tp_jw_i64(&w, "caf\xc3\xa9", 3);
+    tp_jw_i64(&w, "", 4);
+    tp_jw_end_object(&w);
+    tp_buf_putc(&b, '\0');
+    assert_string_equal(b.data,
+                        "{\"plain\": 1, \"say \\\"hi\\\"\\n\": 2, \"caf\xc3\xa9\": 3, \"\": 4}");
+    tp_buf_free(&b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_report),      cmocka_unit_test(test_text_report_not_applicable),
         cmocka_unit_test(test_markdown_report),  cmocka_unit_test(test_json_report_keys),
         cmocka_unit_test(test_csv_reports),      cmocka_unit_test(test_compare_reports),
-        cmocka_unit_test(test_html_page_halves),
+        cmocka_unit_test(test_html_page_halves), cmocka_unit_test(test_json_keys_plain_and_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
