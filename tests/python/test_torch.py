@@ -16,7 +16,7 @@ from torch.profiler import ProfilerAction, ProfilerActivity  # noqa: E402
 import tprof  # noqa: E402
 import tprof.torch  # noqa: E402
 import tprof_ref  # noqa: E402
-from conftest import inside, ranges, read_json, run_traces, step_numbers, trace_events  # noqa
+from conftest import inside, ranges, read_json, run_python, run_traces, step_numbers, trace_events  # noqa
 
 sys.path.insert(0, os.path.join(os.environ.get("TPROF_SOURCE_DIR", os.path.join(
     os.path.dirname(__file__), "..", "..")), "examples"))
@@ -461,3 +461,26 @@ def test_lightning_callback_with_lightning(out_dir):
     traces = run_traces(cb.profile.run_dir)
     assert len(traces) == 1
     assert step_numbers(trace_events(traces[0])) == [9, 10, 11]
+
+
+def test_profile_does_not_import_lightning():
+    """tprof.profile imports tprof.torch when torch is loaded; that must not import Lightning
+    (lightning.fabric imports torch._dynamo: seconds, and with torch.profiler(with_stack=True)
+    around it hundreds of thousands of Python events). tprof.torch.Callback imports it on use."""
+    pytest.importorskip("lightning")
+    r = run_python("""
+        import sys, tempfile, time, torch, tprof
+        t = time.perf_counter()
+        with tprof.profile(output_dir=tempfile.mkdtemp(), summary=False):
+            pass
+        print("SECONDS", time.perf_counter() - t)
+        print("LIGHTNING", any(m.split(".")[0] in ("lightning", "pytorch_lightning")
+                               for m in sys.modules))
+        import tprof.torch
+        print("CALLBACK", tprof.torch.Callback.__name__)
+        from tprof.torch import LightningProfiler
+        print("PROFILER", LightningProfiler is tprof.torch.LightningProfiler)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "LIGHTNING False" in r.stdout
+    assert "CALLBACK Callback" in r.stdout and "PROFILER True" in r.stdout

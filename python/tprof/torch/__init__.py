@@ -13,7 +13,9 @@
 - Callback: a PyTorch Lightning callback, LightningProfiler: Trainer(profiler=...) (when
   Lightning is installed).
 
-Importing this package imports torch.
+Importing this package imports torch, not Lightning: Callback and LightningProfiler are made on
+first use (importing Lightning takes seconds: lightning.fabric imports torch._dynamo), so that
+tprof.profile, which imports this package when torch is loaded, starts at once.
 """
 import torch  # noqa: F401  (this package needs it)
 
@@ -24,8 +26,19 @@ from tprof.torch.ops import OpRecording, input_dims
 from tprof.torch.lightning import CallbackLogic, lightning_callback
 from tprof.torch.lightning_profiler import ProfilerLogic, lightning_profiler
 
-Callback = lightning_callback()  # None when Lightning is not installed
-LightningProfiler = lightning_profiler()  # None when Lightning is not installed
+_LIGHTNING_CLASSES = {"Callback": lightning_callback, "LightningProfiler": lightning_profiler}
+
+
+def __getattr__(name):
+    """Callback and LightningProfiler, made on first use (None when Lightning is not installed)
+    and kept as the module's attributes from then on."""
+    make = _LIGHTNING_CLASSES.get(name)
+    if make is None:
+        raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    value = make()
+    globals()[name] = value
+    return value
+
 
 __all__ = ["Callback", "CallbackLogic", "LightningProfiler", "ModuleRanges", "OpRecording",
            "ProfilerLogic", "batched_gemm", "conv2d", "dataloader", "gemm", "input_dims", "watch"]
