@@ -13,5 +13,6 @@ foreach(name page style app chartjs)
   string(APPEND body "const unsigned char tp_asset_${name}[] = {\n${bytes}0};\n")
   string(APPEND body "const size_t tp_asset_${name}_len = ${len};\n")
 endforeach()
-file(WRITE ${OUT}.tmp "${body}")
-file(RENAME ${OUT}.tmp ${OUT})
+string(RANDOM LENGTH 12 suffix) # a name of its own, should two runs ever overlap
+file(WRITE ${OUT}.tmp.${suffix} "${body}")
+file(RENAME ${OUT}.tmp.${suffix} ${OUT})

@@ -29,8 +29,14 @@ add_custom_command(OUTPUT ${TPROF_HTML_ASSETS_C}
   DEPENDS ${TPROF_HTML_DIR}/report.html ${TPROF_HTML_DIR}/report.css ${TPROF_HTML_DIR}/report.js
     ${TPROF_CHARTJS} ${CMAKE_CURRENT_SOURCE_DIR}/cmake/embed.cmake
   COMMENT "Embedding the HTML report's template and Chart.js")
+# One target runs the command; the libraries that compile its output wait for it. Listed as a
+# source of two targets alone (the fuzz build has both), make would run it twice at once, and
+# one run's rename would fail.
+add_custom_target(tprof_html_assets DEPENDS ${TPROF_HTML_ASSETS_C})
 target_sources(tprof_obj PRIVATE ${TPROF_HTML_ASSETS_C})
+add_dependencies(tprof_obj tprof_html_assets)
 # The fuzz targets' instrumented copy of the library (cmake/fuzz.cmake) needs the same assets.
 if(TARGET tprof_fuzz_obj)
   target_sources(tprof_fuzz_obj PRIVATE ${TPROF_HTML_ASSETS_C})
+  add_dependencies(tprof_fuzz_obj tprof_html_assets)
 endif()
