@@ -183,9 +183,7 @@ def cmd_same_kernels(trace_a, trace_b):
     for label, path in (("a", trace_a), ("b", trace_b)):
         events = load(path)
         steps, per_step, unplaced = kernels_by_step(events)
-        names = defaultdict(int)
-        for k in kernels(events):
-            names[k["name"]] += 1
+        names = {name: calls for name, (calls, _) in kernel_table(events).items()}
         n = len(steps) or 1
         runs[label] = {"steps": len(steps), "kernels": sum(v[0] for v in per_step.values()),
                        "kernels_outside_steps": unplaced,

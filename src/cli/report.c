@@ -113,7 +113,7 @@ static int report(report_args *x, char **inputs) {
     x->html.artifacts_href = href;
     tp_buf page; /* the data is rendered straight into the page */
     tp_buf_init(&page);
-    size_t data_start = tp_html_page_open(&page, 0);
+    size_t data_start = tp_html_page_open(&page);
     int rc = tp_cli_html_data(&page, inputs, x->ninputs, &x->html) ? TP_EXIT_ERROR : TP_EXIT_OK;
     if (rc == TP_EXIT_OK && tp_html_page_close(&page, data_start))
         rc = tp_cli_error("out of memory");

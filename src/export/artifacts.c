@@ -278,7 +278,7 @@ static int write_html_report(const tp_analysis *a, const tp_run_info *run) {
     tp_buf page; /* the data is rendered straight into the page */
     tp_buf_init(&page);
     tp_html_extras x = {.title = run->run_dir, .run_dir = art.run_dir, .series = &art.series};
-    size_t data_start = tp_html_page_open(&page, 0);
+    size_t data_start = tp_html_page_open(&page);
     tp_html_data_of(&page, a, &x);
     int ok = tp_html_page_close(&page, data_start) == 0;
     if (!ok) tp_log_warn("out of memory writing report.html");

@@ -75,11 +75,10 @@ static const char *put_template(tp_buf *out, const char *t) {
     return NULL;
 }
 
-size_t tp_html_page_open(tp_buf *out, size_t data_hint) {
-    /* One allocation for the page (its growth by doubling copied it over and over): the
-     * assets, the data to come, and room for some of its '<' to become \u003c. */
+size_t tp_html_page_open(tp_buf *out) {
+    /* The assets at once: their growth by doubling copied them over and over. */
     tp_buf_reserve(out, tp_asset_page_len + tp_asset_style_len + tp_asset_chartjs_len +
-                            tp_asset_app_len + data_hint + data_hint / 16 + 256);
+                            tp_asset_app_len + 256);
     put_template(out, (const char *)tp_asset_page);
     TP_BUF_LIT(out, TP_DATA_OPEN);
     return out->len;
@@ -94,13 +93,8 @@ int tp_html_page_close(tp_buf *out, size_t data_start) {
     return out->failed ? -1 : 0;
 }
 
-int tp_html_page(tp_buf *out, const char *data_json, size_t data_len) {
-    if (data_json) {
-        size_t start = tp_html_page_open(out, data_len);
-        tp_buf_put(out, data_json, data_len);
-        return tp_html_page_close(out, start);
-    }
-    const char *t = put_template(out, (const char *)tp_asset_page); /* the dashboard: no data */
+int tp_html_page(tp_buf *out) {
+    const char *t = put_template(out, (const char *)tp_asset_page); /* no data element */
     if (t) put_template(out, t);
     return out->failed ? -1 : 0;
 }
@@ -149,12 +143,6 @@ static void artifacts(tp_jw *w, const char *dir) {
     tp_jw_end_array(w);
 }
 
-/* tp_report_json ends its document with a newline; inside another object it goes. */
-static void trim_newline(tp_buf *out) {
-    while (out->len && (out->data[out->len - 1] == '\n' || out->data[out->len - 1] == ' '))
-        out->len--;
-}
-
 /* A JSON document rendered into its own buffer, placed as the member `key`. */
 static void raw_member(tp_jw *w, const char *key, const tp_buf *doc) {
     tp_jw_raw(w, key, doc->data, doc->len);
@@ -175,13 +163,13 @@ void tp_html_data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x)
               : a->input_path && *a->input_path ? a->input_path
                                                 : "tprof");
     tp_jw_i64(&w, "top_rows", TP_HTML_TOP_ROWS);
-    tp_jw_raw(&w, "analysis", "", 0); /* the key; the analysis rendered in place after it */
+    tp_jw_key(&w, "analysis"); /* the analysis rendered in place, not copied */
     tp_report_json(out, a, &o);
-    trim_newline(out);
+    tp_jw_end_raw(&w);
     if (x->series) {
-        tp_jw_raw(&w, "series", "", 0);
+        tp_jw_key(&w, "series");
         tp_series_json(out, x->series);
-        trim_newline(out);
+        tp_jw_end_raw(&w);
     }
     if (x->run_dir) {
         tp_jw_str(&w, "artifacts_href", x->artifacts_href ? x->artifacts_href : "");

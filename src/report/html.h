@@ -21,17 +21,17 @@
 /* Rows of the op and kernel tables the report carries (the analysis' top_k). */
 #define TP_HTML_TOP_ROWS 500
 
-/* The page: the template with `data_json` embedded (the offline report), or with no data
- * (data_json == NULL) for the live dashboard, whose script fetches "api/data?run=<name>"
- * relative to the page and lists runs from "api/runs". Appends to `out`; 0 on success. */
-int tp_html_page(tp_buf *out, const char *data_json, size_t data_len);
+/* The live dashboard's page: the template without data, whose script fetches
+ * "api/data?run=<name>" relative to the page and lists runs from "api/runs". Appends to `out`;
+ * 0 on success. */
+int tp_html_page(tp_buf *out);
 
-/* The offline page in two halves, for a caller that renders the report data straight into the
- * page (one buffer, nothing copied): tp_html_page_open appends everything before the data
- * (data_hint: the bytes of data expected, 0 if unknown) and returns where the data starts; the
- * caller appends the JSON; tp_html_page_close escapes it for its <script> element in place and
- * appends the rest. 0 on success. */
-size_t tp_html_page_open(tp_buf *out, size_t data_hint);
+/* The offline report's page, in two halves around its data, which the caller renders straight
+ * into the page (one buffer, nothing copied): tp_html_page_open appends everything before the
+ * data and returns where the data starts; the caller appends the report data (tp_html_data_of);
+ * tp_html_page_close escapes it for its <script> element in place and appends the rest. 0 on
+ * success. */
+size_t tp_html_page_open(tp_buf *out);
 int tp_html_page_close(tp_buf *out, size_t data_start);
 
 /* The report data for the inputs `tprof analyze` reads (run directories, traces, ranks).

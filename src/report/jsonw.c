@@ -24,7 +24,7 @@ static void begin_value(tp_jw *w, const char *key) {
         *p++ = '"';
         for (size_t i = 0; i < n; i++) {
             unsigned char c = (unsigned char)key[i];
-            if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+            if (!tp_json_plain_byte(c)) {
                 w->b->len += comma ? 2 : 0; /* keeps the comma, drops the copy */
                 tp_buf_json_str(w->b, key, n);
                 TP_BUF_LIT(w->b, ": ");
@@ -71,11 +71,24 @@ void tp_jw_str(tp_jw *w, const char *key, const char *s) {
     tp_buf_json_cstr(w->b, s);
 }
 
-void tp_jw_raw(tp_jw *w, const char *key, const char *json, size_t len) {
+/* The length of json[0..len) without its trailing spaces and newlines. */
+static size_t trimmed(const char *json, size_t len) {
     while (len && (json[len - 1] == '\n' || json[len - 1] == ' '))
         len--;
+    return len;
+}
+
+void tp_jw_raw(tp_jw *w, const char *key, const char *json, size_t len) {
     begin_value(w, key);
-    tp_buf_put(w->b, json, len);
+    tp_buf_put(w->b, json, trimmed(json, len));
+}
+
+void tp_jw_key(tp_jw *w, const char *key) {
+    begin_value(w, key);
+}
+
+void tp_jw_end_raw(tp_jw *w) {
+    w->b->len = trimmed(w->b->data, w->b->len);
 }
 
 void tp_jw_i64(tp_jw *w, const char *key, int64_t v) {

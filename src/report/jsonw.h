@@ -38,6 +38,11 @@ void tp_jw_bool(tp_jw *w, const char *key, int v);
 /* A value already written as JSON text (another renderer's document), trailing spaces and
  * newlines dropped. */
 void tp_jw_raw(tp_jw *w, const char *key, const char *json, size_t len);
+/* The same for a document the caller renders into the writer's buffer in place: tp_jw_key
+ * writes the key, the caller appends the document, tp_jw_end_raw drops its trailing spaces and
+ * newlines. */
+void tp_jw_key(tp_jw *w, const char *key);
+void tp_jw_end_raw(tp_jw *w);
 /* null when the figure does not apply (v < 0) */
 void tp_jw_us_opt(tp_jw *w, const char *key, int64_t ns);
 void tp_jw_double_opt(tp_jw *w, const char *key, double v);

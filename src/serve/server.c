@@ -114,7 +114,7 @@ static void format_url(const struct sockaddr_storage *a, char *url, size_t cap) 
 
 /* The dashboard page, built once and shared by every request for "/". */
 static struct MHD_Response *make_page(tp_buf *page) {
-    if (tp_html_page(page, NULL, 0) || page->failed) return NULL;
+    if (tp_html_page(page) || page->failed) return NULL;
     struct MHD_Response *r =
         MHD_create_response_from_buffer_with_free_callback_cls(page->len, page->data, NULL, NULL);
     if (!r) return NULL;

@@ -210,8 +210,7 @@ void tp_buf_json_str(tp_buf *b, const char *str, size_t n) {
         }
         if (i == n) break;
         unsigned c = s[i];
-        /* DEL is legal JSON but Perfetto's tokenizer rejects any raw control byte. */
-        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+        if (tp_json_plain_byte((unsigned char)c)) {
             *out++ = (char)c;
             i++;
         } else if (c < 0x80) {

@@ -56,6 +56,11 @@ char *tp_fmt_us(char *p, int64_t ns);
 #define TP_FMT_DOUBLE_MAX 32
 void tp_buf_double(tp_buf *b, double v);
 char *tp_fmt_double(char *p, double v);
+/* Whether byte c goes into a JSON string as it is: printable ASCII other than '"' and '\\'
+ * (DEL is legal JSON, but Perfetto's tokenizer rejects any raw control byte). */
+static inline int tp_json_plain_byte(unsigned char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
 /* A JSON string literal with quotes. Control characters (DEL too) are escaped; bytes that are
  * not valid UTF-8 become U+FFFD, so the output is always valid JSON whatever the input. */
 void tp_buf_json_str(tp_buf *b, const char *s, size_t n);
