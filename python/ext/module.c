@@ -40,7 +40,7 @@ PyMODINIT_FUNC PyInit__tprof(void) {
         add_type(m, "range", &tp_py_range_type) ||
         add_type(m, "ranged_function", &tp_py_rangefn_type) ||
         add_type(m, "Config", &tp_py_config_type) || add_functions(m) ||
-        PyModule_AddStringConstant(m, "version", TPROF_VERSION)) {
+        tp_py_add_observer_api(m) || PyModule_AddStringConstant(m, "version", TPROF_VERSION)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -36,4 +36,8 @@ extern PyMethodDef tp_py_session_methods[];
 extern PyMethodDef tp_py_analyze_methods[];
 extern PyMethodDef tp_py_stack_methods[];
 
+/* Adds tprof._tprof.observer_api, the capsule torch's C++ observer records through
+ * (observer_api.h). 0, or -1 with an error set. */
+int tp_py_add_observer_api(PyObject *module);
+
 #endif

@@ -105,7 +105,7 @@ def _fresh_run_id(cfg, effective):
 class Profile(contextlib.ContextDecorator):
     """A profiling session: a context manager, a decorator, or start()/stop().
 
-    tprof.profile(config=None, *, model=None, with_modules=True, record_ops=False,
+    tprof.profile(config=None, *, model=None, with_modules=True, record_ops=None,
                   torch_profiler=False, cuda_memory=None, **keys)
 
     keys are the library's configuration keys (docs/CONFIG.md: wait=1, active=3, epochs=[1, 5],
@@ -129,7 +129,7 @@ class Profile(contextlib.ContextDecorator):
     Python call of the starting thread as a python_function range while a window records.
     """
 
-    def __init__(self, config=None, *, model=None, with_modules=True, record_ops=False,
+    def __init__(self, config=None, *, model=None, with_modules=True, record_ops=None,
                  torch_profiler=False, cuda_memory=None, **keys):
         if model is not None and not callable(getattr(model, "named_modules", None)):
             # a programming error, not a configuration value: it raises, naming the argument
@@ -247,13 +247,25 @@ class Profile(contextlib.ContextDecorator):
                 except Exception as e:  # recording never raises into the training loop
                     _tprof.warn("%s: %s: %s (ignored)" % (part.name, type(e).__name__, e))
             _tprof.step()
+            self._window_changed()
         elif _current is None:
             _tprof.step()  # no session: the library reports the misuse
+
+    def _window_changed(self):
+        """After the library's step: parts that follow windows (the op observer) look again."""
+        for part in self._parts:
+            follow = getattr(part, "window_changed", None)
+            if follow is not None:
+                try:
+                    follow()
+                except Exception as e:  # recording never raises into the training loop
+                    _tprof.warn("%s: %s: %s (ignored)" % (part.name, type(e).__name__, e))
 
     def epoch(self, n):
         """Marks the start of epoch n (epoch windows: docs/CONFIG.md)."""
         if self.running or _current is None:
             _tprof.epoch(n)
+            self._window_changed()
 
     # ---- results ----
 

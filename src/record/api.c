@@ -58,6 +58,41 @@ void tp_range_category(const char *category) {
         annotate(TP_REC_CATEGORY, category, NULL, 0, "tp_range_category");
 }
 
+void tp_range_arg_json(const char *key, const char *json) {
+    if (tp_api_enter("tp_range_arg_json") && key && json)
+        annotate(TP_REC_ARG_JSON, key, json, 0, "tp_range_arg_json");
+}
+
+void tp_range_arg_json_static_key(const char *key, const char *json) {
+    if (!tp_api_enter("tp_range_arg_json") || !key || !json) return;
+    tp_tls *t = &tp_tls_cur;
+    tp_rec *r = annotation_room(t, 1, "tp_range_arg_json");
+    const char *copy = r ? tp_intern(t, json) : NULL;
+    if (!copy) return;
+    r->a = (uint64_t)(uintptr_t)copy;
+    r->b = tp_rec_word(TP_REC_ARG_JSON, (uintptr_t)key);
+    tp_publish(t, 1);
+}
+
+int tp_op_begin(const char *name, const char *category, int64_t seq, int64_t fwd_tid) {
+    static const char seq_key[] = "Sequence number", fwd_key[] = "Fwd thread id";
+    tprof_begin_copy_(name);
+    tp_tls *t = &tp_tls_cur;
+    uint32_t k = seq >= 0 ? 3 : 1;
+    tp_rec *r = t->owed ? tp_room(t, k) : NULL;
+    if (!r) return 0;
+    r[0].a = 0;
+    r[0].b = tp_rec_word(TP_REC_CATEGORY, (uintptr_t)category);
+    if (seq >= 0) {
+        r[1].a = (uint64_t)seq;
+        r[1].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)seq_key);
+        r[2].a = (uint64_t)fwd_tid;
+        r[2].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)fwd_key);
+    }
+    tp_publish(t, k);
+    return 1;
+}
+
 void tprof_shapes(const char *dims_json) {
     if (tp_api_enter("tprof_shapes") && tp_opts.shapes)
         annotate(TP_REC_SHAPES, dims_json ? dims_json : "null", NULL, 0, "tprof_shapes");
@@ -76,16 +111,18 @@ void tprof_counter(const char *name, double value) {
     tp_publish(t, 2);
 }
 
-static void write_memory(int device, uint64_t addr, const tp_mem_change *ch) {
+/* reserved < 0: the allocator's reserved bytes are unknown (tprof_alloc's callers). */
+static void write_memory(int device, uint64_t addr, const tp_mem_change *ch, int64_t reserved) {
     tp_tls *t = &tp_tls_cur;
     tp_rec *r = tp_room(t, 3);
     if (!r) return;
+    uint64_t payload = (uint64_t)((int64_t)device + 1) | (reserved >= 0 ? TP_REC_RESERVED : 0);
     r[0].a = tp_clock_ticks();
-    r[0].b = tp_rec_word(TP_REC_MEMORY, (uint64_t)((int64_t)device + 1));
+    r[0].b = tp_rec_word(TP_REC_MEMORY, payload);
     r[1].a = addr;
     r[1].b = (uint64_t)ch->bytes;
     r[2].a = (uint64_t)ch->total;
-    r[2].b = 0;
+    r[2].b = reserved >= 0 ? (uint64_t)reserved : 0;
     tp_publish(t, 3);
 }
 
@@ -93,7 +130,7 @@ static void write_memory(int device, uint64_t addr, const tp_mem_change *ch) {
 static void memory_event(int device, const void *ptr, size_t bytes, int is_free) {
     tp_mem_change ch;
     if (tp_mem_update(device, (uint64_t)(uintptr_t)ptr, (int64_t)bytes, is_free, &ch)) return;
-    write_memory(device, (uint64_t)(uintptr_t)ptr, &ch);
+    write_memory(device, (uint64_t)(uintptr_t)ptr, &ch, -1);
 }
 
 void tp_mem_record_snapshot(void) {
@@ -102,7 +139,17 @@ void tp_mem_record_snapshot(void) {
     if (!tp_opts.memory) return;
     size_t n = tp_mem_totals(devices, totals, sizeof(devices) / sizeof(devices[0]));
     for (size_t i = 0; i < n; i++)
-        write_memory(devices[i], 0, &(tp_mem_change){0, totals[i]});
+        write_memory(devices[i], 0, &(tp_mem_change){0, totals[i]}, -1);
+}
+
+/* The allocator keeps its own totals: tprof's tracker (tp_mem_update) is not consulted, so
+ * memory allocated before the session counts as the allocator says. */
+void tp_memory_reported(int device, const void *ptr, int64_t bytes, int64_t total_allocated,
+                        int64_t total_reserved) {
+    if (!tp_api_enter("tp_memory_reported") || !tp_opts.memory) return;
+    if (!ptr || device < -1 || device > 63) return;
+    tp_mem_change ch = {bytes, total_allocated};
+    write_memory(device, (uint64_t)(uintptr_t)ptr, &ch, total_reserved < 0 ? 0 : total_reserved);
 }
 
 void tprof_alloc(int device, const void *ptr, size_t bytes) {

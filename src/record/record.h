@@ -66,8 +66,13 @@ enum tp_rec_kind {
     TP_REC_SHAPES,    /* JSON text */
     TP_REC_CATEGORY,  /* the innermost kept range's category text (else user_annotation) */
     TP_REC_COUNTER,   /* a = ticks; name; then {a = the value's bits} */
-    TP_REC_MEMORY,    /* a = ticks; payload = device + 1; then {a = addr, b = bytes}, {a = total} */
+    TP_REC_MEMORY,    /* a = ticks; payload = device + 1 (| TP_REC_RESERVED); then
+                         {a = addr, b = bytes}, {a = total allocated, b = total reserved} */
+    TP_REC_ARG_JSON,  /* a = JSON text (const char *); key */
 };
+/* In a TP_REC_MEMORY payload: the allocator reported its reserved bytes (torch's, through
+ * tp_memory_reported), written as Kineto's "Total Reserved". */
+#define TP_REC_RESERVED   (UINT64_C(1) << 32)
 #define TP_REC_KIND_SHIFT 56
 #define TP_REC_PAYLOAD    ((UINT64_C(1) << TP_REC_KIND_SHIFT) - 1)
 
@@ -158,6 +163,22 @@ const char *tp_intern(tp_tls *t, const char *s);
 /* Sets the category of the calling thread's innermost kept range (copied), e.g. "cpu_op" for the
  * ops the Python binding records, as Kineto writes them; ranges default to "user_annotation". */
 void tp_range_category(const char *category);
+/* An arg of the calling thread's innermost kept range whose value is JSON text (copied), e.g.
+ * Kineto's "Input type" list; text that is not JSON is kept as a string. */
+void tp_range_arg_json(const char *key, const char *json);
+/* The same with a key that lives as long as the process (a literal): not copied. */
+void tp_range_arg_json_static_key(const char *key, const char *json);
+/* An op's range as torch's observer records it (python/observer): tprof_begin_copy_(name),
+ * then its category and, when seq >= 0, the integer args "Sequence number" and "Fwd thread
+ * id", written in one reservation with category and keys as pointers (category must live as
+ * long as the process). Returns 1 when the range is kept, so that its annotations may follow;
+ * 0 when not (no window records, the thread is dropping). Call only in an active session. */
+int tp_op_begin(const char *name, const char *category, int64_t seq, int64_t fwd_tid);
+/* A memory event as an allocator reports it with its own totals (torch's c10 memory reporting):
+ * bytes > 0 allocated at ptr, < 0 freed; total_allocated and total_reserved as the allocator
+ * counts them after the change. Kept only when profile_memory is on and a window records. */
+void tp_memory_reported(int device, const void *ptr, int64_t bytes, int64_t total_allocated,
+                        int64_t total_reserved);
 
 /* ---- thread registry and chunks (thread.c) ---- */
 

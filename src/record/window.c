@@ -7,6 +7,7 @@
 #include "record/window.h"
 
 #include "record/record.h"
+#include "util/jsonvalid.h"
 #include "util/log.h"
 #include "util/vec.h"
 
@@ -142,15 +143,17 @@ static void add_counter(convert *cv, const tp_rec *r, int64_t ts, uint32_t track
 
 /* A "[memory]" instant with PyTorch's args (Total Reserved is unknown to tprof). */
 static void add_memory(convert *cv, const tp_rec *r, int64_t ts, uint32_t track) {
-    int64_t device = (int64_t)(r->b & TP_REC_PAYLOAD) - 1;
-    int64_t vals[5] = {(int64_t)r[2].a, (int64_t)r[1].b, (int64_t)r[1].a, device,
-                       device < 0 ? 0 : 1};
-    static const char *const keys[5] = {"Total Allocated", "Bytes", "Addr", "Device Id",
-                                        "Device Type"};
+    uint64_t payload = r->b & TP_REC_PAYLOAD;
+    int64_t device = (int64_t)(payload & ~TP_REC_RESERVED) - 1;
+    int64_t vals[6] = {(int64_t)r[2].a, (int64_t)r[1].b,    (int64_t)r[1].a,
+                       device,          device < 0 ? 0 : 1, (int64_t)r[2].b};
+    static const char *const keys[6] = {"Total Allocated", "Bytes",       "Addr",
+                                        "Device Id",       "Device Type", "Total Reserved"};
     tp_event *ev = add_event(cv, TP_MEMORY, "[memory]", ts, track);
     if (!ev) return;
     ev->cat = name_id(cv, "cpu_instant_event");
-    for (int i = 0; i < 5; i++)
+    int nkeys = (payload & TP_REC_RESERVED) ? 6 : 5;
+    for (int i = 0; i < nkeys; i++)
         tp_model_add_arg(cv->m, ev, name_id(cv, keys[i]), TP_ARG_INT, &vals[i]);
 }
 
@@ -158,6 +161,13 @@ static void add_shapes(convert *cv, const char *json) {
     int ok = tp_dims_json_valid(json);
     if (!ok) cv->bad_dims++;
     add_pending(cv, "Input Dims", ok ? TP_ARG_JSON : TP_ARG_STR, 0, json);
+}
+
+/* An arg given as JSON text by tp_range_arg_json: checked here, on the writer thread, so a
+ * malformed value becomes a string rather than a trace that does not parse. */
+static void add_json_arg(convert *cv, const char *key, const char *json) {
+    int ok = tp_json_valid(json, strlen(json));
+    add_pending(cv, key, ok ? TP_ARG_JSON : TP_ARG_STR, 0, json);
 }
 
 /* The records of one chunk; returns 1 once past the window's end (late records). */
@@ -190,6 +200,9 @@ static int convert_records(convert *cv, const tp_rec *recs, uint32_t n, uint32_t
             break;
         case TP_REC_SHAPES:
             add_shapes(cv, tp_rec_str(r->b));
+            break;
+        case TP_REC_ARG_JSON:
+            add_json_arg(cv, tp_rec_str(r->b), tp_rec_str(r->a));
             break;
         case TP_REC_CATEGORY:
             if (cv->depth) cv->stack[cv->depth - 1].cat = tp_rec_str(r->b);

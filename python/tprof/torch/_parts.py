@@ -6,6 +6,7 @@ import torch
 from tprof import _tprof
 from tprof.torch import distributed
 from tprof.torch.memory import CudaMemory
+from tprof.torch import observer
 from tprof.torch.modules import ModuleRanges
 from tprof.torch.ops import OpRecording
 from tprof.torch.profiler import TorchProfiler
@@ -32,14 +33,41 @@ def _one_cupti_subscriber(cfg, effective, torch_profiler):
     effective["gpu"] = "off"
 
 
+def _op_parts(opts, effective):
+    """Ops and allocations: through torch's C++ observer where it loads, else ops through the
+    dispatch mode (record_ops=True only) and one line saying why. record_ops=None (the
+    default) records ops when a model is given and the observer is there."""
+    if opts["torch_profiler"]:
+        return []  # torch.profiler records the ops and allocations itself
+    record_ops = opts["record_ops"]
+    has_observer = observer.available()
+    if record_ops is None:
+        record_ops = opts["model"] is not None and has_observer
+    parts = []
+    if record_ops and has_observer:
+        parts.append(observer.OpObserver(effective["record_shapes"], effective["with_flops"]))
+    elif record_ops:
+        _tprof.warn("record_ops: %s; ops are recorded through the dispatch mode instead (ops "
+                    "below autograd only; in torch.compile'd code only the aten ops it calls)" % observer.why_not())
+        parts.append(OpRecording(effective["record_shapes"], effective["with_flops"]))
+    elif effective["record_shapes"]:
+        _tprof.warn("record_shapes: the shapes are those of recorded ops, and no ops are "
+                    "recorded (pass record_ops=True or model=...)")
+    if effective["profile_memory"] and has_observer:
+        parts.append(observer.MemoryReports())
+    elif effective["profile_memory"]:
+        _tprof.warn("profile_memory: torch's allocations need the op observer: %s"
+                    % observer.why_not())
+    return parts
+
+
 def build(cfg, effective, opts):
     """The parts for opts (tprof.profile's PyTorch options); may turn cfg's gpu off."""
     _one_cupti_subscriber(cfg, effective, opts["torch_profiler"])
     parts = []
     if opts["model"] is not None and opts["with_modules"]:
         parts.append(ModuleRanges(opts["model"]))
-    if opts["record_ops"]:
-        parts.append(OpRecording(effective["record_shapes"], effective["with_flops"]))
+    parts += _op_parts(opts, effective)
     if opts["torch_profiler"]:
         run_dir = os.path.join(effective["output_dir"], effective["run_id"])
         parts.append(TorchProfiler(cfg, effective, run_dir))

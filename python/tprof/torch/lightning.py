@@ -175,7 +175,7 @@ class CallbackLogic:
     def __init__(self, enabled=True, profile_epochs=None, profile_steps=None, warmup_steps=None,
                  activities=None, record_shapes=None, with_stack=None, output_dir=None,
                  export_chrome_trace=True, log_top_k_ops=None, with_modules=True,
-                 record_ops=False, **config):
+                 record_ops=None, **config):
         super().__init__()
         take_keywords(self, enabled, profile_epochs, profile_steps, warmup_steps, activities,
                       record_shapes, with_stack, output_dir, export_chrome_trace, log_top_k_ops,

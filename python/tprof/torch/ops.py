@@ -4,6 +4,13 @@ the "Input Dims" arg, as Kineto writes them.
 
 The mode sees the ops below autograd, forward and backward, on the thread that started it (and
 autograd's threads, which inherit it). Outside a recorded step an op costs one extra check.
+
+This is the fallback where tprof's C++ op observer (observer.py) cannot load. torch.compile runs
+a compiled function eagerly while a user dispatch mode is active, which would change the program
+measured; the mode therefore declares itself an "infra" mode (as torch's own FakeTensorMode
+does), which dynamo ignores: compiled code runs compiled. Ops that dynamo traces while compiling
+are not recorded (torch.compiler.is_compiling()); inside compiled code only the aten ops it calls
+through the dispatcher (extern kernels such as addmm) are seen, never its fused kernels.
 """
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -30,7 +37,14 @@ def input_dims(args, kwargs):
     return "[" + ", ".join(dims) + "]"
 
 
+_is_compiling = torch.compiler.is_compiling
+
+
 class _OpMode(TorchDispatchMode):
+    @classmethod
+    def is_infra_mode(cls):
+        return True  # dynamo then leaves compiled code compiled (see the module's doc)
+
     def __init__(self, record_shapes, with_flops):
         super().__init__()
         self.record_shapes = record_shapes
@@ -49,7 +63,7 @@ class _OpMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
-        if not _is_recording():
+        if not _is_recording() or _is_compiling():
             return func(*args, **kwargs)
         key = id(func)
         op = self.ops.get(key, _UNKNOWN)

@@ -1,0 +1,45 @@
+/* observer_api.c - the table of recorder calls that torch's C++ observer uses, given to it as a
+ * capsule (observer_api.h says why a table). Every entry is the library's own function, or a
+ * thin wrapper that adds the public API's "is a session active" check the inline functions of
+ * tprof.h make. */
+#include "observer_api.h"
+#include "tprof_py.h"
+
+#include "record/record.h"
+#include "trace/flops.h"
+#include "util/log.h"
+
+static int op_begin(const char *name, const char *category, int64_t seq, int64_t fwd_tid) {
+    return tprof_active() ? tp_op_begin(name, category, seq, fwd_tid) : 0;
+}
+
+static void end(void) {
+    tprof_end();
+}
+
+static void warn(const char *text) {
+    tp_log_warn("%s", text);
+}
+
+static const tp_observer_api api = {
+    .size = sizeof(tp_observer_api),
+    .op_begin = op_begin,
+    .end = end,
+    .arg_int = tprof_arg_int,
+    .arg_json = tp_range_arg_json,
+    .arg_json_static_key = tp_range_arg_json_static_key,
+    .shapes = tprof_shapes,
+    .flops = tprof_flops,
+    .flops_counted = tp_flops_counted,
+    .flops_of = tp_flops_of,
+    .memory = tp_memory_reported,
+    .warn = warn,
+};
+
+int tp_py_add_observer_api(PyObject *module) {
+    PyObject *capsule = PyCapsule_New((void *)&api, TP_OBSERVER_CAPSULE, NULL);
+    if (!capsule) return -1;
+    int rc = PyModule_AddObjectRef(module, "observer_api", capsule);
+    Py_DECREF(capsule);
+    return rc;
+}

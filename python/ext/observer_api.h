@@ -1,0 +1,48 @@
+/* observer_api.h - what tprof._tprof hands torch's C++ observer (python/observer/observer.cpp):
+ * the recorder's calls as a table of function pointers, in a capsule named TP_OBSERVER_CAPSULE.
+ *
+ * The observer is a module of its own, linked against libtorch, and the extension is the only
+ * copy of the library in the process (Python loads modules with RTLD_LOCAL, so the observer
+ * cannot link to the extension's symbols): the table is how one reaches the other. It is plain
+ * C, included by the C++ observer too. A table whose `size` is smaller than the observer's
+ * struct comes from an older extension: the observer then refuses to start. */
+#ifndef TP_PY_OBSERVER_API_H
+#define TP_PY_OBSERVER_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TP_OBSERVER_CAPSULE "tprof._tprof.observer_api"
+
+typedef struct tp_observer_api {
+    size_t size; /* sizeof(tp_observer_api) of the extension that filled it */
+    /* An op's range on the calling thread, named by a copy of name, with its category and,
+     * when seq >= 0, Kineto's "Sequence number" and "Fwd thread id" args. category must be a
+     * string that lives as long as the process (a literal). Nonzero when the range is kept
+     * (a window records and the budget allows): only then do annotations follow. end closes
+     * the thread's innermost range. */
+    int (*op_begin)(const char *name, const char *category, int64_t seq, int64_t fwd_tid);
+    void (*end)(void);
+    /* Annotations of the innermost kept range: an integer arg, an arg whose value is JSON text
+     * (key and text copied; with _static_key the key is a literal, never copied), its "Input
+     * Dims" (JSON), its FLOPs. */
+    void (*arg_int)(const char *key, int64_t value);
+    void (*arg_json)(const char *key, const char *json);
+    void (*arg_json_static_key)(const char *key, const char *json);
+    void (*shapes)(const char *dims_json);
+    void (*flops)(uint64_t flops);
+    /* torch.profiler's FLOPs formulas (src/trace/flops.h), shared with the trace reader:
+     * whether op `name` has one, and its FLOPs from the JSON text of "Input Dims" and
+     * "Concrete Inputs" (-1 when the text lacks what the formula needs). */
+    int (*flops_counted)(const char *name, size_t len);
+    int64_t (*flops_of)(const char *name, size_t len, const char *dims, size_t dims_len,
+                        const char *concrete, size_t concrete_len);
+    /* An allocation (bytes > 0) or free (bytes < 0) with the allocator's own totals;
+     * device -1 is the host. */
+    void (*memory)(int device, const void *ptr, int64_t bytes, int64_t total_allocated,
+                   int64_t total_reserved);
+    /* One warning line, once per distinct text (the library's log). */
+    void (*warn)(const char *text);
+} tp_observer_api;
+
+#endif
