@@ -329,7 +329,7 @@ static int run(int argc, char **argv) {
 
 const tp_cli_verb tp_cli_check = {
     .name = "check",
-    .summary = "check that a run directory is complete and its artifacts agree with its traces",
+    .summary = "check that run directories are complete and agree with their traces",
     .help = help,
     .run = run,
 };
