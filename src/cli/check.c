@@ -276,6 +276,7 @@ static int check_dir(const char *dir, tp_checker *c) {
     }
     tp_check_flush(c);
     if (rc == TP_EXIT_OK && c->problems) {
+        fflush(stdout); /* the problem lines first, where both streams go to one file */
         fprintf(stderr, "tprof: check: %zu problem%s in %s\n", c->problems,
                 c->problems == 1 ? "" : "s", dir);
         rc = TP_EXIT_FINDING;
@@ -299,6 +300,7 @@ static int check_run(const char *dir, int analysis, int report) {
         rc = more > rc ? more : rc;
     }
     tp_check_free(&c);
+    fflush(stdout); /* each run's lines before the next run's errors */
     return rc;
 }
 

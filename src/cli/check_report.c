@@ -93,6 +93,7 @@ static int analyse(const char *dir, char *const *paths, size_t n, int analysis, 
 static int analyse_readable(const char *dir, const tp_checker *c, const inputs *in, int analysis,
                             int report) {
     size_t bad = c->nunreadable;
+    fflush(stdout); /* the run's problem lines first, where both streams go to one file */
     if (!in->n || !analysis) {
         const char *what = analysis ? "analysis or report" : "report";
         if (bad)
