@@ -8,11 +8,17 @@
 #   make fuzz      run each libFuzzer target for FUZZ_SECONDS
 #   make bench     run the benchmarks (figures go into BENCHMARKS.md by hand)
 #   make lint      clang-tidy, cppcheck and a clang-format check
-#   make profile   run the demo training loop profiled: run directories under PROFILE_DIR
+#   make profile   run the demo training loop (C) profiled: run directories under PROFILE_DIR
 #                  (tprof_runs), each with its traces, summary files and report.html
+#   make profile-train      train the PyTorch example (examples/train_torch.py, CPU, .venv)
+#                           profiled into PROFILE_DIR/train: STEPS steps per epoch (30), 2 epochs
 #   make profile-check      tprof check on every run directory of PROFILE_DIR
+#                           (ARGS="--analysis --report": each run's analysis and report.html too)
 #   make profile-dashboard  tprof serve PROFILE_DIR: the live dashboard (127.0.0.1:PORT)
 #   make profile-clean      remove PROFILE_DIR (the runs, not the build)
+#                  ARGS: more arguments for a profile target's command, after its own: tprof keys
+#                  for profile and profile-train (ARGS="--profiling.active=5"), options of
+#                  tprof check and tprof serve for profile-check and profile-dashboard
 #   make install   install the header, libraries, command, tprof.pc and the CMake package
 #                  under PREFIX (default /usr/local; DESTDIR is honoured)
 BUILD ?= build
@@ -22,9 +28,12 @@ FUZZ_SECONDS ?= 60
 PREFIX ?= /usr/local
 PROFILE_DIR ?= tprof_runs
 PORT ?= 8000
+STEPS ?= 30
+ARGS ?=
+export ARGS
 
 .PHONY: all build deps demo test sanitize fuzz bench lint format install clean \
-	profile profile-check profile-dashboard profile-clean
+	profile profile-train profile-check profile-dashboard profile-clean
 
 all: build
 
@@ -38,17 +47,22 @@ deps:
 demo: build
 	scripts/demo $(BUILD)
 
-# The profiled demo (scripts/demo writes PROFILE_DIR/demo), its check and its dashboard.
+# The profiled demos (scripts/demo writes PROFILE_DIR/demo, or PROFILE_DIR/train for the PyTorch
+# example), their check and their dashboard; ARGS reaches each command through the environment.
 profile: build
-	PROFILE_DIR=$(PROFILE_DIR) scripts/demo $(BUILD)
+	PROFILE_DIR=$(PROFILE_DIR) scripts/demo $(BUILD) mlp
+
+profile-train: build
+	PROFILE_DIR=$(PROFILE_DIR) STEPS=$(STEPS) scripts/demo $(BUILD) torch
 
 profile-check: build
-	@set -e; found=0; for d in $(PROFILE_DIR)/*/; do \
-	  [ -d "$$d" ] || continue; found=1; $(BUILD)/tprof check "$$d"; done; \
-	[ $$found = 1 ] || { echo "no run directories in $(PROFILE_DIR): run make profile" >&2; exit 2; }
+	@dirs=; for d in $(PROFILE_DIR)/*/; do [ -d "$$d" ] && dirs="$$dirs $$d"; done; \
+	[ -n "$$dirs" ] || { echo "no run directories in $(PROFILE_DIR): run make profile" \
+	  "or make profile-train" >&2; exit 2; }; \
+	set -f; $(BUILD)/tprof check $$dirs $$ARGS
 
 profile-dashboard: build
-	$(BUILD)/tprof serve $(PROFILE_DIR) --port $(PORT)
+	$(BUILD)/tprof serve $(PROFILE_DIR) --port $(PORT) $$ARGS
 
 profile-clean:
 	rm -rf $(PROFILE_DIR)

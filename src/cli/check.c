@@ -1,8 +1,9 @@
-/* check.c - `tprof check RUN_DIR`: is a run directory complete and consistent?
+/* check.c - `tprof check RUN...`: is each run directory complete and consistent?
  *
  * Per rank (each file of a run with several ranks carries ".rank<N>"): every artifact present and
  * parseable, at least one trace, and stage_times.json, op_stats.csv and summary.json agreeing with
- * a fresh analysis of the traces (check_tables.c). The small JSON files are read with jansson. */
+ * a fresh analysis of the traces (check_tables.c). The small JSON files are read with jansson.
+ * --analysis and --report then add each run's text report and report.html (check_report.c). */
 #include "cli/check.h"
 
 #include "cli/cli.h"
@@ -17,9 +18,9 @@
 #include <string.h>
 
 static const char help[] =
-    "usage: tprof check RUN_DIR\n"
+    "usage: tprof check [--analysis] [--report] RUN...\n"
     "\n"
-    "Checks that a run directory written by tprof is complete and consistent: config.json,\n"
+    "Checks that each run directory written by tprof is complete and consistent: config.json,\n"
     "stage_times.json, op_stats.csv, summary.json and at least one trace are present and\n"
     "parseable (for each rank when there are several); the steps of the traces match\n"
     "stage_times.json (numbers and durations, to the nanosecond); every op_stats.csv row\n"
@@ -29,9 +30,14 @@ static const char help[] =
     "Each problem is printed as one line, \"FILE: problem\".\n"
     "\n"
     "options:\n"
+    "  --analysis   then print the run's analysis (the text report of tprof analyze RUN)\n"
+    "  --report     then write the run's HTML report into it, RUN/report.html (as tprof\n"
+    "               report writes it; replaced whole). A run with a trace that cannot be read\n"
+    "               gets the analysis of its other traces and keeps its report.html\n"
     "  -h, --help   this help\n"
     "\n"
-    "Exit status: 0 clean, 1 problems found, 2 usage error or the directory cannot be read.\n";
+    "Exit status, the worst of all runs: 0 clean, 1 problems found, 2 usage error, a\n"
+    "directory that cannot be read or a report that cannot be written.\n";
 
 /* ---- problems ---- */
 
@@ -60,6 +66,26 @@ void tp_check_flush(tp_checker *c) {
     free(c->last_path);
     c->last_path = NULL;
     c->last_count = c->hidden = 0;
+}
+
+void tp_check_free(tp_checker *c) {
+    for (size_t i = 0; i < c->nunreadable; i++)
+        free(c->unreadable[i]);
+    free(c->unreadable);
+    free(c->last_path);
+    *c = (tp_checker){0};
+}
+
+/* A trace that cannot be read: its problem line, and its path kept for tp_check_report. */
+static void unreadable(tp_checker *c, const char *path, const char *err) {
+    size_t n = strlen(path);
+    int own = strncmp(err, path, n) == 0 && strncmp(err + n, ": ", 2) == 0;
+    tp_check_problem(c, path, "%s", own ? err + n + 2 : err);
+    char *copy = strdup(path);
+    if (copy && !TP_GROW(c->unreadable, c->cap_unreadable, c->nunreadable + 1))
+        c->unreadable[c->nunreadable++] = copy;
+    else
+        free(copy);
 }
 
 json_t *tp_check_load_json(tp_checker *c, const char *path) {
@@ -103,21 +129,20 @@ static int gather(group *g, const tp_run_dir *d, int64_t rank) {
     return 0;
 }
 
-/* The traces of g read into one analysis; NULL when one cannot be read (reported). */
+/* The traces of g read into one analysis; NULL when one cannot be read (each such trace
+ * reported: all are read, so that every unreadable one is named). */
 static tp_analysis *analyse(tp_checker *c, const group *g) {
     tp_analysis *a = tp_analysis_new(NULL);
     int ok = a != NULL;
-    for (size_t i = 0; ok && i < g->ntraces; i++) {
+    for (size_t i = 0; a && i < g->ntraces; i++) {
         const char *path = g->traces[i].path;
         tp_model m;
         tp_model_init(&m);
         char err[1024];
         if (tp_trace_read_file(path, &m, NULL, err, sizeof(err))) {
-            size_t n = strlen(path);
-            int own = strncmp(err, path, n) == 0 && strncmp(err + n, ": ", 2) == 0;
-            tp_check_problem(c, path, "%s", own ? err + n + 2 : err);
+            unreadable(c, path, err);
             ok = 0;
-        } else if (tp_analysis_add_model(a, &m, path)) {
+        } else if (ok && tp_analysis_add_model(a, &m, path)) {
             tp_check_problem(c, path, "out of memory");
             ok = 0;
         }
@@ -228,7 +253,8 @@ static int64_t *ranks_of(const tp_run_dir *d, size_t *n) {
     return ranks;
 }
 
-static int check_dir(const char *dir) {
+/* The validation of one run directory into c: its problem lines, its verdict, its exit status. */
+static int check_dir(const char *dir, tp_checker *c) {
     tp_run_dir d;
     char err[1024];
     if (!tp_run_is_dir(dir))
@@ -236,23 +262,23 @@ static int check_dir(const char *dir) {
     if (tp_run_dir_list(dir, &d, err, sizeof(err))) return tp_cli_error("%s", err);
     size_t nranks;
     int64_t *ranks = ranks_of(&d, &nranks);
-    tp_checker c = {0};
     totals t = {0};
     int rc = ranks ? TP_EXIT_OK : tp_cli_error("out of memory");
-    if (ranks && nranks == 0) tp_check_problem(&c, dir, "no tprof artifacts and no traces");
+    if (ranks && nranks == 0) tp_check_problem(c, dir, "no tprof artifacts and no traces");
     for (size_t i = 0; ranks && i < nranks; i++) {
         group g;
         if (gather(&g, &d, ranks[i])) {
             rc = tp_cli_error("out of memory");
         } else {
-            check_group(&c, dir, &g, &t);
+            check_group(c, dir, &g, &t);
         }
         free(g.traces);
     }
-    tp_check_flush(&c);
-    if (rc == TP_EXIT_OK && c.problems) {
-        fprintf(stderr, "tprof: check: %zu problem%s in %s\n", c.problems,
-                c.problems == 1 ? "" : "s", dir);
+    tp_check_flush(c);
+    if (rc == TP_EXIT_OK && c->problems) {
+        fflush(stdout); /* the problem lines first, where both streams go to one file */
+        fprintf(stderr, "tprof: check: %zu problem%s in %s\n", c->problems,
+                c->problems == 1 ? "" : "s", dir);
         rc = TP_EXIT_FINDING;
     } else if (rc == TP_EXIT_OK) {
         printf("%s: ok: %zu trace%s, %zu steps, %zu ops", dir, t.traces, t.traces == 1 ? "" : "s",
@@ -265,27 +291,47 @@ static int check_dir(const char *dir) {
     return rc;
 }
 
+/* One run: validated, then its analysis and report when asked; its exit status. */
+static int check_run(const char *dir, int analysis, int report) {
+    tp_checker c = {0};
+    int rc = check_dir(dir, &c);
+    if (rc != TP_EXIT_ERROR && (analysis || report)) {
+        int more = tp_check_report(dir, &c, analysis, report);
+        rc = more > rc ? more : rc;
+    }
+    tp_check_free(&c);
+    fflush(stdout); /* each run's lines before the next run's errors */
+    return rc;
+}
+
 static int run(int argc, char **argv) {
-    static const tp_cli_opt opts[] = {{"help", 'h', 0}};
+    static const tp_cli_opt opts[] = {{"help", 'h', 0}, {"analysis", 0, 0}, {"report", 0, 0}};
     tp_cli_parser p;
-    tp_cli_parser_init(&p, "check", argc, argv, opts, 1);
-    const char *dir = NULL;
+    tp_cli_parser_init(&p, "check", argc, argv, opts, sizeof(opts) / sizeof(opts[0]));
+    int ndirs = 0, want[3] = {0};
     for (int k; (k = tp_cli_next(&p)) != TP_CLI_END;) {
         if (k == TP_CLI_BAD) return TP_EXIT_ERROR;
-        if (k == 0) {
-            fputs(help, stdout);
-            return TP_EXIT_OK;
-        }
-        if (dir) return tp_cli_usage("check", "give one run directory");
-        dir = p.value;
+        if (k == TP_CLI_OPERAND)
+            argv[1 + ndirs++] = (char *)p.value; /* in place: p has read past it */
+        else
+            want[k] = 1;
     }
-    if (!dir) return tp_cli_usage("check", "no run directory");
-    return check_dir(dir);
+    if (want[0]) {
+        fputs(help, stdout);
+        return TP_EXIT_OK;
+    }
+    if (!ndirs) return tp_cli_usage("check", "no run directory");
+    int rc = TP_EXIT_OK;
+    for (int i = 0; i < ndirs; i++) {
+        int one = check_run(argv[1 + i], want[1], want[2]);
+        rc = one > rc ? one : rc;
+    }
+    return rc;
 }
 
 const tp_cli_verb tp_cli_check = {
     .name = "check",
-    .summary = "check that a run directory is complete and its artifacts agree with its traces",
+    .summary = "check that run directories are complete and agree with their traces",
     .help = help,
     .run = run,
 };

@@ -17,7 +17,12 @@ typedef struct tp_checker {
     size_t problems;
     char *last_path; /* the file the latest problems were about */
     size_t last_count, hidden;
+    char **unreadable; /* the traces that could not be read (paths) */
+    size_t nunreadable, cap_unreadable;
 } tp_checker;
+
+/* Frees what c holds (after tp_check_flush). */
+void tp_check_free(tp_checker *c);
 
 void tp_check_problem(tp_checker *c, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -35,5 +40,12 @@ void tp_check_steps(tp_checker *c, const char *path, const json_t *doc, const tp
 void tp_check_op_stats(tp_checker *c, const char *path, const tp_analysis *a);
 /* summary.json: the step count and the top ops of the traces. */
 void tp_check_summary(tp_checker *c, const char *path, const json_t *doc, const tp_analysis *a);
+
+/* check_report.c: after the validation of run directory dir (c: what it found), the text report
+ * of its analysis on standard output (analysis) and its HTML report written into it as
+ * report.html (report), both from one read of its traces. A run with traces that cannot be read
+ * gets the analysis of the others and keeps its report.html. TP_EXIT_OK, TP_EXIT_FINDING when
+ * its traces left something undone (said in one line), TP_EXIT_ERROR after printing an error. */
+int tp_check_report(const char *dir, const tp_checker *c, int analysis, int report);
 
 #endif

@@ -111,14 +111,10 @@ static int report(report_args *x, char **inputs) {
     char *href = artifacts_href(strcmp(output, "-") == 0 ? "./-" : output, inputs[0]);
     x->html.read = &x->shared.read;
     x->html.artifacts_href = href;
-    tp_buf page; /* the data is rendered straight into the page */
-    tp_buf_init(&page);
-    size_t data_start = tp_html_page_open(&page);
-    int rc = tp_cli_html_data(&page, inputs, x->ninputs, &x->html) ? TP_EXIT_ERROR : TP_EXIT_OK;
-    if (rc == TP_EXIT_OK && tp_html_page_close(&page, data_start))
-        rc = tp_cli_error("out of memory");
-    if (rc == TP_EXIT_OK) rc = tp_cli_write(output, &page);
-    tp_buf_free(&page);
+    tp_cli_html_run r;
+    int rc = tp_cli_html_analyse(&r, inputs, x->ninputs, &x->html) ? TP_EXIT_ERROR : TP_EXIT_OK;
+    if (rc == TP_EXIT_OK) rc = tp_cli_html_write(output, &r, &x->html);
+    tp_cli_html_run_free(&r);
     free(href);
     return rc;
 }

@@ -169,7 +169,7 @@ def test_unreadable(tmp_path):
     (tmp_path / "file").write_text("x")
     tprof("check", tmp_path / "file", rc=2)
     tprof("check", rc=2)
-    tprof("check", tmp_path, tmp_path, rc=2)
+    tprof("check", "--analysis", "--report", rc=2)  # options, no run directory
     # an empty directory can be read: a run with nothing in it
     empty = tmp_path / "empty"
     empty.mkdir()

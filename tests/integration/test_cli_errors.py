@@ -138,7 +138,7 @@ def test_unwritable_output(tmp_path):
     ["analyze"], ["analyze", "--bogus", "x"], ["analyze", "--top"], ["analyze", "--top", "0", "x"],
     ["analyze", "--top", "ten", "x"], ["analyze", "--json", "--csv", "x"],
     ["analyze", "--rank", "-1", "x"], ["analyze", "--json=yes", "x"], ["analyze", "-q", "x"],
-    ["check"], ["check", "a", "b"], ["check", "--json", "a"], ["compare", "a"], ["nope"],
+    ["check"], ["check", "--analysis", "--report"], ["check", "--json", "a"], ["compare", "a"], ["nope"],
     ["help", "nope"], ["help", "analyze", "check"],
 ])
 def test_usage_errors(args):
