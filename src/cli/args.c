@@ -5,6 +5,8 @@
  * follow the operands (`tprof analyze trace.json --json`) as users expect. */
 #include "cli/cli.h"
 
+#include "util/log.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -15,11 +17,15 @@
 /* The last error line, for callers that hand it on (tp_html_data's err). */
 static char last_error[1024];
 
+/* Every line the command prints goes through tp_log_escape: a file name with a line break
+ * (which a planted file may have) cannot split it or forge another "tprof: ..." line. */
 int tp_cli_error(const char *fmt, ...) {
+    char raw[sizeof(last_error)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    tp_log_escape(last_error, sizeof(last_error), raw);
     fprintf(stderr, "tprof: %s\n", last_error);
     return TP_EXIT_ERROR;
 }
@@ -29,13 +35,44 @@ const char *tp_cli_last_error(void) {
 }
 
 int tp_cli_usage(const char *verb, const char *fmt, ...) {
+    char raw[sizeof(last_error)], line[sizeof(last_error)];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "tprof: %s: ", verb);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see tprof %s --help)\n", verb);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    tp_log_escape(line, sizeof(line), raw);
+    fprintf(stderr, "tprof: %s: %s (see tprof %s --help)\n", verb, line, verb);
     return TP_EXIT_ERROR;
+}
+
+/* Whether a name is printed as it is: no control byte, DEL, quote or backslash. */
+static int plain_name(const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') return 0;
+    }
+    return 1;
+}
+
+const char *tp_cli_name(const char *path) {
+    static char ring[4][1024];
+    static unsigned next;
+    if (plain_name(path)) return path;
+    char *slot = ring[next++ % 4];
+    tp_buf b;
+    tp_buf_init(&b);
+    tp_buf_json_cstr(&b, path);
+    if (b.failed) {
+        strcpy(slot, "\"?\"");
+    } else if (b.len < sizeof(ring[0])) {
+        memcpy(slot, b.data, b.len);
+        slot[b.len] = '\0';
+    } else { /* cut, closed again: "...\"" */
+        memcpy(slot, b.data, sizeof(ring[0]) - 5);
+        strcpy(slot + sizeof(ring[0]) - 5, "...\"");
+    }
+    tp_buf_free(&b);
+    return slot;
 }
 
 void tp_cli_parser_init(tp_cli_parser *p, const char *verb, int argc, char **argv,

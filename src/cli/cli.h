@@ -38,6 +38,12 @@ const char *tp_cli_last_error(void);
 /* "tprof: <verb>: <message> (see tprof <verb> --help)"; returns TP_EXIT_ERROR. */
 int tp_cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The spelling of a file name in a message: the name itself, or, when it holds a control byte,
+ * DEL, '"' or '\\', the name as a JSON string (cut to ~1 KB with "..."), so that it stays on
+ * its line and reads back exactly. The result lives until the fourth call after this one
+ * (messages name up to two files); the command's main thread only. */
+const char *tp_cli_name(const char *path);
+
 /* ---- options ----
  * Long options are --name, --name VALUE or --name=VALUE; a short one -x, -x VALUE or -xVALUE.
  * "-" alone is an operand (standard input); "--" makes every later argument an operand. */
@@ -125,6 +131,18 @@ void tp_cli_shared_free(tp_cli_shared *s);
  * lists those it takes). TP_CLI_APPLIED, TP_CLI_HELP for --help (the verb prints its help),
  * TP_CLI_NOT_SHARED, or -1 after printing a usage error. */
 int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s);
+
+/* The files read so far, by device and inode: a trace given twice (the same path, a link, a
+ * run directory and its own trace) would count every step twice, or as a second rank. */
+typedef struct tp_cli_seen {
+    struct tp_cli_seen_file *v;
+    size_t n, cap;
+} tp_cli_seen;
+
+/* Notes path (standard input, "-", and a path that cannot be stat'ed pass: the reader reports
+ * those). 0, or -1 after printing "PATH: the same file as OTHER, given twice". */
+int tp_cli_seen_add(tp_cli_seen *s, const char *path);
+void tp_cli_seen_free(tp_cli_seen *s);
 
 /* The inputs (trace files, run directories meaning their traces, "-" for standard input) read
  * and added into one finished analysis. NULL after printing the error. */

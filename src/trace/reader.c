@@ -597,7 +597,7 @@ static int read_input(tp_input *in, const char *name, tp_model *m, int progress,
 
 int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, char *err,
                        size_t errlen) {
-    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : o && o->name ? o->name : path;
     char why[256];
     tp_input *in = tp_input_open(path, why, sizeof(why));
     if (!in) {

@@ -25,6 +25,9 @@ typedef struct tp_read_opts {
      * each part begins at the first place after its cut that looks like an event's start. */
     const uint64_t *splits;
     size_t nsplits;
+    /* How messages name a file (the tprof command's quoted spelling of an odd name); NULL: the
+     * path itself. Standard input is always "<stdin>". */
+    const char *name;
 } tp_read_opts;
 
 /* Reads a Chrome/Kineto trace into m (already tp_model_init'ed; events are appended, so several
