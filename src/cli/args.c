@@ -7,12 +7,14 @@
 
 #include "util/log.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The last error line, for callers that hand it on (tp_html_data's err). */
 static char last_error[1024];
@@ -166,6 +168,34 @@ int tp_cli_number_value(const tp_cli_parser *p, double *out) {
     return 0;
 }
 
+int tp_cli_size_value(const tp_cli_parser *p, uint64_t *out) {
+    static const char units[] = "KMGT";
+    const char *s = p->value;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    if (u) {
+        v *= (double)(UINT64_C(1) << (10 * (u - units + 1)));
+        end += 1 + (end[1] == 'i' || end[1] == 'I');
+    }
+    if (*end == 'B' || *end == 'b') end++;
+    if (errno || end == s || *end || !(v >= 0) || v >= 0x1p63) {
+        tp_cli_usage(p->verb,
+                     "invalid value \"%s\" for --%s: must be a size such as 512M, 4G or 0 "
+                     "(no limit)",
+                     s, p->opts[p->opt].name);
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+uint64_t tp_cli_default_memory(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
 void tp_cli_shared_init(tp_cli_shared *s) {
     *s = (tp_cli_shared){.format = TP_FORMAT_TEXT};
     tp_cli_read_opts_init(&s->read);
@@ -212,6 +242,8 @@ int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s) {
     } else if (strcmp(name, "threads") == 0) {
         if (tp_cli_int_value(p, 1, 64, &v)) return -1;
         r->threads = (int)v;
+    } else if (strcmp(name, "max-memory") == 0) {
+        if (tp_cli_size_value(p, &r->max_memory)) return -1;
     } else if (strcmp(name, "progress") == 0) {
         r->progress = TP_CLI_PROGRESS_FORCE;
     } else if (strcmp(name, "no-progress") == 0) {

@@ -77,6 +77,11 @@ int tp_cli_next(tp_cli_parser *p);
 int tp_cli_int_value(const tp_cli_parser *p, int64_t min, int64_t max, int64_t *out);
 /* As a finite number; 0, or -1 after printing the usage error. */
 int tp_cli_number_value(const tp_cli_parser *p, double *out);
+/* As a size in bytes: a number with an optional unit K, M, G or T (powers of 1024; "B", "iB"
+ * may follow: "512M", "1.5GiB"); 0, or -1 after printing the usage error. */
+int tp_cli_size_value(const tp_cli_parser *p, uint64_t *out);
+/* The machine's physical memory in bytes (0 when unknown: no limit). */
+uint64_t tp_cli_default_memory(void);
 
 /* ---- inputs ---- */
 
@@ -91,6 +96,10 @@ typedef struct tp_cli_read_opts {
     char **specs; /* the strings the stages point into */
     size_t cap_specs;
     double peak_tflops; /* --peak-tflops: a device's peak for MFU; 0 for the GPU table */
+    /* --max-memory SIZE: what one analysis of the inputs may take, as the reader estimates it
+     * (tp_read_memory_estimate), all inputs together; 0 for no limit. Default: the machine's
+     * physical memory (tp_cli_default_memory). */
+    uint64_t max_memory;
     /* Called with each model read, after the analysis took it and before it is freed (the
      * report's timeline and memory curve); NULL for none. */
     void (*on_model)(void *ctx, const tp_model *m);

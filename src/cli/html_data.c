@@ -54,10 +54,11 @@ int tp_cli_html_data(tp_buf *out, char *const *inputs, size_t n, const tp_cli_ht
     return rc;
 }
 
-int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, char *err,
-                 size_t errlen) {
+int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, uint64_t max_memory,
+                 char *err, size_t errlen) {
     tp_cli_read_opts r;
     tp_cli_read_opts_init(&r);
+    r.max_memory = max_memory;
     r.progress = TP_CLI_PROGRESS_OFF;
     tp_cli_html_opts o = {.read = &r};
     int rc = tp_cli_html_data(out, (char *const *)inputs, n_inputs, &o);

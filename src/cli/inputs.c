@@ -18,7 +18,9 @@
 #include <sys/stat.h>
 
 void tp_cli_read_opts_init(tp_cli_read_opts *r) {
-    *r = (tp_cli_read_opts){.rank = TP_CLI_ALL_RANKS, .progress = TP_CLI_PROGRESS_AUTO};
+    *r = (tp_cli_read_opts){.rank = TP_CLI_ALL_RANKS,
+                            .progress = TP_CLI_PROGRESS_AUTO,
+                            .max_memory = tp_cli_default_memory()};
 }
 
 void tp_cli_read_opts_free(tp_cli_read_opts *r) {
@@ -79,12 +81,15 @@ void tp_cli_seen_free(tp_cli_seen *s) {
 }
 
 /* What reading the inputs keeps across them: the ranks seen, to warn when several are mixed
- * into one analysis; the files read; the traces added. */
+ * into one analysis; the files read; the traces added; the memory the analysis holds for them
+ * (each trace's events, as tp_read_memory_estimate counts them), which the next read's budget
+ * starts from. */
 typedef struct ranks_seen {
     int64_t first;
     size_t count;
     tp_cli_seen files;
     size_t added;
+    uint64_t memory;
 } ranks_seen;
 
 static void note_rank(ranks_seen *s, int64_t rank) {
@@ -117,6 +122,8 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
     tp_model m;
     tp_model_init(&m);
     tp_read_opts ro = {.progress = r->progress, .threads = r->threads, .name = tp_cli_name(path)};
+    ro.max_memory = r->max_memory;
+    ro.memory_used = seen->memory;
     uint64_t cuts[16];
     ro.nsplits = test_cuts(cuts, 16);
     ro.splits = ro.nsplits ? cuts : NULL;
@@ -136,6 +143,7 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
     }
     if (rc > 0) note_rank(seen, rank);
     seen->added += rc > 0;
+    if (rc > 0) seen->memory += (uint64_t)m.nevents * TP_READ_ANALYSIS_EVENT_BYTES;
     tp_model_free(&m);
     return rc;
 }
