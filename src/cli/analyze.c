@@ -43,9 +43,9 @@ static const char help[] =
 
 /* Every option of analyze is one of the shared ones (args.c). */
 static const tp_cli_opt opts[] = {
-    {"json", 0, 0},        {"csv", 0, 0},    {"markdown", 0, 0},    {"top", 0, 1},
-    {"stage", 0, 1},       {"rank", 0, 1},   {"output", 'o', 1},    {"progress", 0, 0},
-    {"no-progress", 0, 0}, {"help", 'h', 0}, {"peak-tflops", 0, 1}, {"threads", 0, 1},
+    {"json", 0, 0},        {"csv", 0, 0},       {"markdown", 0, 0},    {"top", 0, 1},
+    {"stage", 0, 1},       {"rank", 0, 1},      {"output", 'o', 1},    {"progress", 0, 0},
+    {"no-progress", 0, 0}, {"help", 'h', 0},    {"peak-tflops", 0, 1}, {"threads", 0, 1},
     {"max-memory", 0, 1},  {"summaries", 0, 0},
 };
 enum { OPT_SUMMARIES = 13 }; /* analyze's own option, the last of opts */

@@ -259,8 +259,8 @@ static int check_dir(const char *dir) {
                 c.problems == 1 ? "" : "s", tp_cli_name(dir));
         rc = TP_EXIT_FINDING;
     } else if (rc == TP_EXIT_OK) {
-        printf("%s: ok: %zu trace%s, %zu steps, %zu ops", tp_cli_name(dir), t.traces, t.traces == 1 ? "" : "s",
-               t.steps, t.ops);
+        printf("%s: ok: %zu trace%s, %zu steps, %zu ops", tp_cli_name(dir), t.traces,
+               t.traces == 1 ? "" : "s", t.steps, t.ops);
         if (nranks > 1) printf(", %zu ranks", nranks);
         putchar('\n');
     }

@@ -49,7 +49,7 @@ static const tp_cli_opt opts[] = {
     [OPT_A] = {"a", 0, 1}, [OPT_B] = {"b", 0, 1}, [OPT_FAIL_ABOVE] = {"fail-above", 0, 1},
     {"json", 0, 0},        {"markdown", 0, 0},    {"top", 0, 1},
     {"rank", 0, 1},        {"output", 'o', 1},    {"progress", 0, 0},
-    {"no-progress", 0, 0}, {"help", 'h', 0},       {"max-memory", 0, 1},
+    {"no-progress", 0, 0}, {"help", 'h', 0},      {"max-memory", 0, 1},
 };
 
 typedef struct side {

@@ -149,7 +149,8 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
 }
 
 /* The traces of one input: a run directory's, or the input itself. */
-static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *r, ranks_seen *seen) {
+static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *r,
+                     ranks_seen *seen) {
     if (!tp_run_is_dir(input))
         return add_trace(a, input, tp_run_path_rank(input), r, seen) < 0 ? -1 : 0;
     tp_run_dir d;

@@ -39,10 +39,9 @@ static const char help[] =
     "Exit status: 0 done, 2 usage error, unreadable input or unwritable output.\n";
 
 static const tp_cli_opt opts[] = {
-    {"output", 'o', 1},    {"compare", 0, 0}, {"title", 0, 1},
-    {"stage", 0, 1},       {"rank", 0, 1},    {"progress", 0, 0},
-    {"no-progress", 0, 0}, {"help", 'h', 0},  {"peak-tflops", 0, 1},
-    {"max-memory", 0, 1},
+    {"output", 'o', 1},    {"compare", 0, 0},    {"title", 0, 1},       {"stage", 0, 1},
+    {"rank", 0, 1},        {"progress", 0, 0},   {"no-progress", 0, 0}, {"help", 'h', 0},
+    {"peak-tflops", 0, 1}, {"max-memory", 0, 1},
 };
 enum { OPT_COMPARE = 1, OPT_TITLE = 2 };
 

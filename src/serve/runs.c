@@ -144,9 +144,8 @@ static void sift_up(newest *h, size_t i) {
 
 /* Offers one subdirectory to the heap (the oldest goes when it is full). */
 static void offer(newest *h, const char *name, int64_t mtime_ns) {
-    tp_serve_run r;
+    tp_serve_run r = {.mtime_ns = mtime_ns};
     snprintf(r.name, sizeof(r.name), "%s", name);
-    r.mtime_ns = mtime_ns;
     if (h->n == TP_SERVE_RUNS_MAX) {
         h->dropped++;
         if (!older(&h->v[0], &r)) return;

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 typedef struct tp_serve_opts {
-    const char *dir;  /* the folder of runs (an output_dir) */
-    const char *host; /* an address or a name; NULL: TP_SERVE_DEFAULT_HOST */
-    int port;         /* 0: any free port; TP_SERVE_PORT_DEFAULT: 8000 or the next free one */
+    const char *dir;     /* the folder of runs (an output_dir) */
+    const char *host;    /* an address or a name; NULL: TP_SERVE_DEFAULT_HOST */
+    int port;            /* 0: any free port; TP_SERVE_PORT_DEFAULT: 8000 or the next free one */
     uint64_t max_memory; /* what one run's analysis may take (tp_read_opts.max_memory); 0 none */
 } tp_serve_opts;
 

@@ -28,7 +28,8 @@ static size_t escape_byte(unsigned char c, char *out) {
         out[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
         return 2;
     }
-    memcpy(out + 1, "u00", 3);
+    out[1] = 'u';
+    out[2] = out[3] = '0';
     out[4] = hex[c >> 4];
     out[5] = hex[c & 15];
     return 6;
