@@ -33,6 +33,8 @@ static const char help[] =
     "                       directories or summary files of two ranks or more\n"
     "  --threads N          threads that read a plain JSON trace and analyse it (default: the\n"
     "                       cores available; 1: one thread for the whole command)\n"
+    "  --max-memory SIZE    the memory the analysis may take (512M, 4G; 0: no limit; default:\n"
+    "                       the machine's memory): past it, one line names the file and stops\n"
     "  --progress           show the reading progress even when stderr is not a terminal\n"
     "  --no-progress        never show it (default: inputs over ~100 MB, on a terminal)\n"
     "  -h, --help           this help\n"
@@ -41,12 +43,12 @@ static const char help[] =
 
 /* Every option of analyze is one of the shared ones (args.c). */
 static const tp_cli_opt opts[] = {
-    {"json", 0, 0},        {"csv", 0, 0},    {"markdown", 0, 0},    {"top", 0, 1},
-    {"stage", 0, 1},       {"rank", 0, 1},   {"output", 'o', 1},    {"progress", 0, 0},
-    {"no-progress", 0, 0}, {"help", 'h', 0}, {"peak-tflops", 0, 1}, {"threads", 0, 1},
-    {"summaries", 0, 0},
+    {"json", 0, 0},        {"csv", 0, 0},       {"markdown", 0, 0},    {"top", 0, 1},
+    {"stage", 0, 1},       {"rank", 0, 1},      {"output", 'o', 1},    {"progress", 0, 0},
+    {"no-progress", 0, 0}, {"help", 'h', 0},    {"peak-tflops", 0, 1}, {"threads", 0, 1},
+    {"max-memory", 0, 1},  {"summaries", 0, 0},
 };
-enum { OPT_SUMMARIES = 12 }; /* analyze's own option, the last of opts */
+enum { OPT_SUMMARIES = 13 }; /* analyze's own option, the last of opts */
 
 /* 0 with the inputs gathered in argv (in place, in order) and s set, 1 when --help was printed,
  * -1 after a usage error. */

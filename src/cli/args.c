@@ -5,21 +5,29 @@
  * follow the operands (`tprof analyze trace.json --json`) as users expect. */
 #include "cli/cli.h"
 
+#include "util/log.h"
+
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The last error line, for callers that hand it on (tp_html_data's err). */
 static char last_error[1024];
 
+/* Every line the command prints goes through tp_log_escape: a file name with a line break
+ * (which a planted file may have) cannot split it or forge another "tprof: ..." line. */
 int tp_cli_error(const char *fmt, ...) {
+    char raw[sizeof(last_error)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    tp_log_escape(last_error, sizeof(last_error), raw);
     fprintf(stderr, "tprof: %s\n", last_error);
     return TP_EXIT_ERROR;
 }
@@ -29,13 +37,44 @@ const char *tp_cli_last_error(void) {
 }
 
 int tp_cli_usage(const char *verb, const char *fmt, ...) {
+    char raw[sizeof(last_error)], line[sizeof(last_error)];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "tprof: %s: ", verb);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see tprof %s --help)\n", verb);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    tp_log_escape(line, sizeof(line), raw);
+    fprintf(stderr, "tprof: %s: %s (see tprof %s --help)\n", verb, line, verb);
     return TP_EXIT_ERROR;
+}
+
+/* Whether a name is printed as it is: no control byte, DEL, quote or backslash. */
+static int plain_name(const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') return 0;
+    }
+    return 1;
+}
+
+const char *tp_cli_name(const char *path) {
+    static char ring[4][1024];
+    static unsigned next;
+    if (plain_name(path)) return path;
+    char *slot = ring[next++ % 4];
+    tp_buf b;
+    tp_buf_init(&b);
+    tp_buf_json_cstr(&b, path);
+    if (b.failed) {
+        strcpy(slot, "\"?\"");
+    } else if (b.len < sizeof(ring[0])) {
+        memcpy(slot, b.data, b.len);
+        slot[b.len] = '\0';
+    } else { /* cut, closed again: "...\"" */
+        memcpy(slot, b.data, sizeof(ring[0]) - 5);
+        strcpy(slot + sizeof(ring[0]) - 5, "...\"");
+    }
+    tp_buf_free(&b);
+    return slot;
 }
 
 void tp_cli_parser_init(tp_cli_parser *p, const char *verb, int argc, char **argv,
@@ -129,6 +168,34 @@ int tp_cli_number_value(const tp_cli_parser *p, double *out) {
     return 0;
 }
 
+int tp_cli_size_value(const tp_cli_parser *p, uint64_t *out) {
+    static const char units[] = "KMGT";
+    const char *s = p->value;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    if (u) {
+        v *= (double)(UINT64_C(1) << (10 * (u - units + 1)));
+        end += 1 + (end[1] == 'i' || end[1] == 'I');
+    }
+    if (*end == 'B' || *end == 'b') end++;
+    if (errno || end == s || *end || !(v >= 0) || v >= 0x1p63) {
+        tp_cli_usage(p->verb,
+                     "invalid value \"%s\" for --%s: must be a size such as 512M, 4G or 0 "
+                     "(no limit)",
+                     s, p->opts[p->opt].name);
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+uint64_t tp_cli_default_memory(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
 void tp_cli_shared_init(tp_cli_shared *s) {
     *s = (tp_cli_shared){.format = TP_FORMAT_TEXT};
     tp_cli_read_opts_init(&s->read);
@@ -175,6 +242,8 @@ int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s) {
     } else if (strcmp(name, "threads") == 0) {
         if (tp_cli_int_value(p, 1, 64, &v)) return -1;
         r->threads = (int)v;
+    } else if (strcmp(name, "max-memory") == 0) {
+        if (tp_cli_size_value(p, &r->max_memory)) return -1;
     } else if (strcmp(name, "progress") == 0) {
         r->progress = TP_CLI_PROGRESS_FORCE;
     } else if (strcmp(name, "no-progress") == 0) {

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/rundir.h"
 #include "trace/reader.h"
+#include "util/log.h"
 #include "util/vec.h"
 
 #include <math.h>
@@ -53,16 +54,19 @@ void tp_check_problem(tp_checker *c, const char *path, const char *fmt, ...) {
         c->last_path = strdup(path);
         c->last_count = 1;
     }
+    /* the file name as a JSON string where it needs one, the problem escaped (tp_log_escape):
+     * names from the directory must not forge lines in a CI log */
+    char raw[1024], line[1024];
     va_list ap;
     va_start(ap, fmt);
-    printf("%s: ", path);
-    vprintf(fmt, ap);
-    putchar('\n');
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    tp_log_escape(line, sizeof(line), raw);
+    printf("%s: %s\n", tp_cli_name(path), line);
 }
 
 void tp_check_flush(tp_checker *c) {
-    if (c->hidden) printf("%s: %zu more problems\n", c->last_path, c->hidden);
+    if (c->hidden) printf("%s: %zu more problems\n", tp_cli_name(c->last_path), c->hidden);
     free(c->last_path);
     c->last_path = NULL;
     c->last_count = c->hidden = 0;
@@ -278,11 +282,11 @@ static int check_dir(const char *dir, tp_checker *c) {
     if (rc == TP_EXIT_OK && c->problems) {
         fflush(stdout); /* the problem lines first, where both streams go to one file */
         fprintf(stderr, "tprof: check: %zu problem%s in %s\n", c->problems,
-                c->problems == 1 ? "" : "s", dir);
+                c->problems == 1 ? "" : "s", tp_cli_name(dir));
         rc = TP_EXIT_FINDING;
     } else if (rc == TP_EXIT_OK) {
-        printf("%s: ok: %zu trace%s, %zu steps, %zu ops", dir, t.traces, t.traces == 1 ? "" : "s",
-               t.steps, t.ops);
+        printf("%s: ok: %zu trace%s, %zu steps, %zu ops", tp_cli_name(dir), t.traces,
+               t.traces == 1 ? "" : "s", t.steps, t.ops);
         if (nranks > 1) printf(", %zu ranks", nranks);
         putchar('\n');
     }

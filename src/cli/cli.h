@@ -38,6 +38,12 @@ const char *tp_cli_last_error(void);
 /* "tprof: <verb>: <message> (see tprof <verb> --help)"; returns TP_EXIT_ERROR. */
 int tp_cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The spelling of a file name in a message: the name itself, or, when it holds a control byte,
+ * DEL, '"' or '\\', the name as a JSON string (cut to ~1 KB with "..."), so that it stays on
+ * its line and reads back exactly. The result lives until the fourth call after this one
+ * (messages name up to two files); the command's main thread only. */
+const char *tp_cli_name(const char *path);
+
 /* ---- options ----
  * Long options are --name, --name VALUE or --name=VALUE; a short one -x, -x VALUE or -xVALUE.
  * "-" alone is an operand (standard input); "--" makes every later argument an operand. */
@@ -71,6 +77,11 @@ int tp_cli_next(tp_cli_parser *p);
 int tp_cli_int_value(const tp_cli_parser *p, int64_t min, int64_t max, int64_t *out);
 /* As a finite number; 0, or -1 after printing the usage error. */
 int tp_cli_number_value(const tp_cli_parser *p, double *out);
+/* As a size in bytes: a number with an optional unit K, M, G or T (powers of 1024; "B", "iB"
+ * may follow: "512M", "1.5GiB"); 0, or -1 after printing the usage error. */
+int tp_cli_size_value(const tp_cli_parser *p, uint64_t *out);
+/* The machine's physical memory in bytes (0 when unknown: no limit). */
+uint64_t tp_cli_default_memory(void);
 
 /* ---- inputs ---- */
 
@@ -85,6 +96,10 @@ typedef struct tp_cli_read_opts {
     char **specs; /* the strings the stages point into */
     size_t cap_specs;
     double peak_tflops; /* --peak-tflops: a device's peak for MFU; 0 for the GPU table */
+    /* --max-memory SIZE: what one analysis of the inputs may take, as the reader estimates it
+     * (tp_read_memory_estimate), all inputs together; 0 for no limit. Default: the machine's
+     * physical memory (tp_cli_default_memory). */
+    uint64_t max_memory;
     /* Called with each model read, after the analysis took it and before it is freed (the
      * report's timeline and memory curve); NULL for none. */
     void (*on_model)(void *ctx, const tp_model *m);
@@ -125,6 +140,18 @@ void tp_cli_shared_free(tp_cli_shared *s);
  * lists those it takes). TP_CLI_APPLIED, TP_CLI_HELP for --help (the verb prints its help),
  * TP_CLI_NOT_SHARED, or -1 after printing a usage error. */
 int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s);
+
+/* The files read so far, by device and inode: a trace given twice (the same path, a link, a
+ * run directory and its own trace) would count every step twice, or as a second rank. */
+typedef struct tp_cli_seen {
+    struct tp_cli_seen_file *v;
+    size_t n, cap;
+} tp_cli_seen;
+
+/* Notes path (standard input, "-", and a path that cannot be stat'ed pass: the reader reports
+ * those). 0, or -1 after printing "PATH: the same file as OTHER, given twice". */
+int tp_cli_seen_add(tp_cli_seen *s, const char *path);
+void tp_cli_seen_free(tp_cli_seen *s);
 
 /* The inputs (trace files, run directories meaning their traces, "-" for standard input) read
  * and added into one finished analysis. NULL after printing the error. */

@@ -33,6 +33,8 @@ static const char help[] =
     "                       step); repeat it for several gates\n"
     "  --rank N             only the traces of rank N on each side\n"
     "  -o, --output FILE    write the comparison to FILE instead of standard output\n"
+    "  --max-memory SIZE    the memory each analysis may take (512M, 4G; 0: no limit;\n"
+    "                       default: the machine's memory)\n"
     "  --progress           show the reading progress even when stderr is not a terminal\n"
     "  --no-progress        never show it\n"
     "  -h, --help           this help\n"
@@ -47,7 +49,7 @@ static const tp_cli_opt opts[] = {
     [OPT_A] = {"a", 0, 1}, [OPT_B] = {"b", 0, 1}, [OPT_FAIL_ABOVE] = {"fail-above", 0, 1},
     {"json", 0, 0},        {"markdown", 0, 0},    {"top", 0, 1},
     {"rank", 0, 1},        {"output", 'o', 1},    {"progress", 0, 0},
-    {"no-progress", 0, 0}, {"help", 'h', 0},
+    {"no-progress", 0, 0}, {"help", 'h', 0},      {"max-memory", 0, 1},
 };
 
 typedef struct side {

@@ -72,10 +72,11 @@ int tp_cli_html_write(const char *output, tp_cli_html_run *r, const tp_cli_html_
     return rc;
 }
 
-int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, char *err,
-                 size_t errlen) {
+int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, uint64_t max_memory,
+                 char *err, size_t errlen) {
     tp_cli_read_opts read;
     tp_cli_read_opts_init(&read);
+    read.max_memory = max_memory;
     read.progress = TP_CLI_PROGRESS_OFF;
     tp_cli_html_opts o = {.read = &read};
     tp_cli_html_run r;

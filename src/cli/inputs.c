@@ -3,7 +3,9 @@
  * analysis, so several inputs give exactly the analysis of their union of windows.
  *
  * A trace's rank is the ".rank<N>" part of its file name (how tprof names the traces of several
- * ranks), else the rank its contents state (distributedInfo), else unknown. */
+ * ranks; a file given by itself as one listed in its run directory), else the rank its contents
+ * state (distributedInfo), else unknown. A file is read once: given twice (another spelling, a
+ * link, inside a run directory also given) it is refused. */
 #include "cli/cli.h"
 
 #include "cli/rundir.h"
@@ -13,9 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void tp_cli_read_opts_init(tp_cli_read_opts *r) {
-    *r = (tp_cli_read_opts){.rank = TP_CLI_ALL_RANKS, .progress = TP_CLI_PROGRESS_AUTO};
+    *r = (tp_cli_read_opts){.rank = TP_CLI_ALL_RANKS,
+                            .progress = TP_CLI_PROGRESS_AUTO,
+                            .max_memory = tp_cli_default_memory()};
 }
 
 void tp_cli_read_opts_free(tp_cli_read_opts *r) {
@@ -45,10 +50,46 @@ int tp_cli_add_stage(tp_cli_read_opts *r, const char *verb, const char *spec) {
     return 0;
 }
 
-/* The ranks seen among the inputs, to warn when several are mixed into one analysis. */
+struct tp_cli_seen_file {
+    dev_t dev;
+    ino_t ino;
+    char *path;
+};
+
+int tp_cli_seen_add(tp_cli_seen *s, const char *path) {
+    struct stat st;
+    if (strcmp(path, "-") == 0 || stat(path, &st) != 0) return 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino)
+            return tp_cli_error("%s: the same file as %s, given twice: each trace is read once",
+                                tp_cli_name(path), tp_cli_name(s->v[i].path)),
+                   -1;
+    char *copy = strdup(path);
+    if (!copy || TP_GROW(s->v, s->cap, s->n + 1)) {
+        free(copy);
+        return tp_cli_error("out of memory"), -1;
+    }
+    s->v[s->n++] = (struct tp_cli_seen_file){st.st_dev, st.st_ino, copy};
+    return 0;
+}
+
+void tp_cli_seen_free(tp_cli_seen *s) {
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].path);
+    free(s->v);
+    *s = (tp_cli_seen){0};
+}
+
+/* What reading the inputs keeps across them: the ranks seen, to warn when several are mixed
+ * into one analysis; the files read; the traces added; the memory the analysis holds for them
+ * (each trace's events, as tp_read_memory_estimate counts them), which the next read's budget
+ * starts from. */
 typedef struct ranks_seen {
     int64_t first;
     size_t count;
+    tp_cli_seen files;
+    size_t added;
+    uint64_t memory;
 } ranks_seen;
 
 static void note_rank(ranks_seen *s, int64_t rank) {
@@ -76,10 +117,13 @@ static size_t test_cuts(uint64_t *cuts, size_t cap) {
  * when skipped, -1 after printing the error. */
 static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const tp_cli_read_opts *r,
                      ranks_seen *seen) {
+    if (tp_cli_seen_add(&seen->files, path)) return -1;
     if (r->rank != TP_CLI_ALL_RANKS && name_rank >= 0 && name_rank != r->rank) return 0;
     tp_model m;
     tp_model_init(&m);
-    tp_read_opts ro = {.progress = r->progress, .threads = r->threads};
+    tp_read_opts ro = {.progress = r->progress, .threads = r->threads, .name = tp_cli_name(path)};
+    ro.max_memory = r->max_memory;
+    ro.memory_used = seen->memory;
     uint64_t cuts[16];
     ro.nsplits = test_cuts(cuts, 16);
     ro.splits = ro.nsplits ? cuts : NULL;
@@ -93,23 +137,22 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
         rc = 0;
     } else if (tp_analysis_add_model(a, &m, path)) {
         rc = -1;
-        tp_cli_error("%s: out of memory", path);
+        tp_cli_error("%s: out of memory", tp_cli_name(path));
     } else if (r->on_model) {
         r->on_model(r->on_model_ctx, &m);
     }
     if (rc > 0) note_rank(seen, rank);
+    seen->added += rc > 0;
+    if (rc > 0) seen->memory += (uint64_t)m.nevents * TP_READ_ANALYSIS_EVENT_BYTES;
     tp_model_free(&m);
     return rc;
 }
 
-/* The traces of one input: a run directory's, or the input itself. Adds to *added. */
-static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *r, ranks_seen *seen,
-                     size_t *added) {
-    if (!tp_run_is_dir(input)) {
-        int rc = add_trace(a, input, -1, r, seen);
-        *added += rc > 0;
-        return rc < 0 ? -1 : 0;
-    }
+/* The traces of one input: a run directory's, or the input itself. */
+static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *r,
+                     ranks_seen *seen) {
+    if (!tp_run_is_dir(input))
+        return add_trace(a, input, tp_run_path_rank(input), r, seen) < 0 ? -1 : 0;
     tp_run_dir d;
     char err[1024];
     if (tp_run_dir_list(input, &d, err, sizeof(err))) {
@@ -122,11 +165,11 @@ static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *
         if (d.files[i].kind != TP_RUN_TRACE) continue;
         traces++;
         rc = add_trace(a, d.files[i].path, d.files[i].rank, r, seen);
-        *added += rc > 0;
     }
     tp_run_dir_free(&d);
     if (rc >= 0 && !traces) {
-        tp_cli_error("%s: no trace files in this directory (*.json, *.json.gz)", input);
+        tp_cli_error("%s: no trace files in this directory (*.json, *.json.gz)",
+                     tp_cli_name(input));
         return -1;
     }
     return rc < 0 ? -1 : 0;
@@ -169,14 +212,15 @@ tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opt
         return NULL;
     }
     ranks_seen seen = {0};
-    size_t added = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (add_input(a, inputs[i], r, &seen, &added)) {
-            tp_analysis_free(a);
-            return NULL;
-        }
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = add_input(a, inputs[i], r, &seen);
+    tp_cli_seen_free(&seen.files);
+    if (rc) {
+        tp_analysis_free(a);
+        return NULL;
     }
-    if (!added) {
+    if (!seen.added) {
         tp_cli_error("no trace of rank %lld among the inputs", (long long)r->rank);
         tp_analysis_free(a);
         return NULL;

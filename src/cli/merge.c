@@ -73,6 +73,7 @@ typedef struct merge_job {
     size_t ntraces, cap_traces;
     rank_info *ranks;
     size_t nranks, cap_ranks;
+    tp_cli_seen seen; /* each trace once: the same one twice would make a second rank */
     const char *output;
     int refine;
     tp_model doc; /* the merged trace's header and trailer: base time, devices */
@@ -85,6 +86,7 @@ static void job_free(merge_job *j) {
     for (size_t k = 0; k < j->nranks; k++)
         free(j->ranks[k].colls.v);
     free(j->ranks);
+    tp_cli_seen_free(&j->seen);
     tp_model_free(&j->doc);
 }
 
@@ -93,12 +95,12 @@ static int check_rereadable(const char *path) {
     struct stat st;
     if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
         return FAIL("%s: merge reads each trace twice: give a file, not stdin or a pipe",
-                    strcmp(path, "-") == 0 ? "<stdin>" : path);
+                    strcmp(path, "-") == 0 ? "<stdin>" : tp_cli_name(path));
     return 0; /* a missing file is the reader's to report */
 }
 
 static int add_trace_ref(merge_job *j, const char *path, int64_t rank) {
-    if (check_rereadable(path)) return -1;
+    if (check_rereadable(path) || tp_cli_seen_add(&j->seen, path)) return -1;
     char *copy = strdup(path);
     if (!copy || TP_GROW(j->traces, j->cap_traces, j->ntraces + 1)) {
         free(copy);
@@ -112,7 +114,7 @@ static int add_trace_ref(merge_job *j, const char *path, int64_t rank) {
 
 /* The traces of one input: a run directory's, or the input itself. */
 static int gather(merge_job *j, const char *input) {
-    if (!tp_run_is_dir(input)) return add_trace_ref(j, input, -1);
+    if (!tp_run_is_dir(input)) return add_trace_ref(j, input, tp_run_path_rank(input));
     tp_run_dir d;
     char err[1024];
     if (tp_run_dir_list(input, &d, err, sizeof(err))) return FAIL("%s", err);
@@ -123,7 +125,7 @@ static int gather(merge_job *j, const char *input) {
             rc = add_trace_ref(j, d.files[i].path, d.files[i].rank);
     tp_run_dir_free(&d);
     if (rc == 0 && j->ntraces == before)
-        rc = FAIL("%s: no trace files in this directory (*.json, *.json.gz)", input);
+        rc = FAIL("%s: no trace files in this directory (*.json, *.json.gz)", tp_cli_name(input));
     return rc;
 }
 
@@ -164,7 +166,8 @@ static rank_info *rank_of(merge_job *j, int64_t rank) {
 static int read_trace(const trace_ref *t, tp_model *m) {
     char err[1024];
     tp_model_init(m);
-    if (tp_trace_read_file(t->path, m, NULL, err, sizeof(err)) == 0) return 0;
+    tp_read_opts o = {.name = tp_cli_name(t->path)};
+    if (tp_trace_read_file(t->path, m, &o, err, sizeof(err)) == 0) return 0;
     tp_model_free(m);
     return FAIL("%s", err);
 }
@@ -273,7 +276,7 @@ static int copy_as_rank(merge_job *j, const trace_ref *t, tp_model *one) {
     free(tm.gpu);
     tp_model_free(&m);
     if (rc) tp_model_free(one);
-    return rc ? tp_cli_error("%s: out of memory", t->path) : 0;
+    return rc ? tp_cli_error("%s: out of memory", tp_cli_name(t->path)) : 0;
 }
 
 /* What the merged trace's tprof object says of each rank, and stderr the same. */

@@ -30,6 +30,8 @@ static const char help[] =
     "  --stage NAME=PAT|PAT a stage and its name patterns (as tprof analyze)\n"
     "  --rank N             only the traces of rank N\n"
     "  --peak-tflops X      a device's peak TFLOP/s for MFU\n"
+    "  --max-memory SIZE    the memory each analysis may take (512M, 4G; 0: no limit;\n"
+    "                       default: the machine's memory)\n"
     "  --progress           show the reading progress even when stderr is not a terminal\n"
     "  --no-progress        never show it\n"
     "  -h, --help           this help\n"
@@ -37,9 +39,9 @@ static const char help[] =
     "Exit status: 0 done, 2 usage error, unreadable input or unwritable output.\n";
 
 static const tp_cli_opt opts[] = {
-    {"output", 'o', 1},    {"compare", 0, 0}, {"title", 0, 1},
-    {"stage", 0, 1},       {"rank", 0, 1},    {"progress", 0, 0},
-    {"no-progress", 0, 0}, {"help", 'h', 0},  {"peak-tflops", 0, 1},
+    {"output", 'o', 1},    {"compare", 0, 0},    {"title", 0, 1},       {"stage", 0, 1},
+    {"rank", 0, 1},        {"progress", 0, 0},   {"no-progress", 0, 0}, {"help", 'h', 0},
+    {"peak-tflops", 0, 1}, {"max-memory", 0, 1},
 };
 enum { OPT_COMPARE = 1, OPT_TITLE = 2 };
 

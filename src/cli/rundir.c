@@ -75,3 +75,9 @@ void tp_run_dir_free(tp_run_dir *d) {
     free(d->files);
     *d = (tp_run_dir){0};
 }
+
+int64_t tp_run_path_rank(const char *path) {
+    const char *slash = strrchr(path, '/');
+    int64_t rank = -1;
+    return tp_run_file_kind(slash ? slash + 1 : path, &rank) == TP_RUN_TRACE ? rank : -1;
+}

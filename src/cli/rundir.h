@@ -26,5 +26,8 @@ int tp_run_is_dir(const char *path);
  * and subdirectories are not listed). 0, or -1 with err "DIR: cannot read: reason". */
 int tp_run_dir_list(const char *dir, tp_run_dir *out, char *err, size_t errlen);
 void tp_run_dir_free(tp_run_dir *d);
+/* The rank of a trace given by path: the ".rank<N>" part of its file name, as a directory
+ * listing reads it, so `analyze run/` and `analyze run/trace_*` agree; -1 when it has none. */
+int64_t tp_run_path_rank(const char *path);
 
 #endif

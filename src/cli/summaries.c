@@ -15,6 +15,7 @@
 #include "analysis/ranks.h"
 #include "report/ranks.h"
 #include "trace/scan.h"
+#include "util/log.h"
 #include "util/vec.h"
 
 #include <stdio.h>
@@ -332,7 +333,9 @@ tp_analysis *tp_cli_analyse_summaries(char *const *inputs, size_t n) {
         rd.r = NULL;
     }
     if (rc || !a) {
-        fprintf(stderr, "tprof analyze: %s\n", rd.err[0] ? rd.err : "out of memory");
+        char line[sizeof(rd.err)]; /* escaped: the error names a file (tp_log_escape) */
+        tp_log_escape(line, sizeof(line), rd.err[0] ? rd.err : "out of memory");
+        fprintf(stderr, "tprof analyze: %s\n", line);
         tp_ranks_free(rd.r);
         tp_analysis_free(a);
         return NULL;

@@ -17,6 +17,7 @@
 #include "util/buf.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Rows of the op and kernel tables the report carries (the analysis' top_k). */
 #define TP_HTML_TOP_ROWS 500
@@ -34,9 +35,11 @@ int tp_html_page(tp_buf *out);
 size_t tp_html_page_open(tp_buf *out);
 int tp_html_page_close(tp_buf *out, size_t data_start);
 
-/* The report data for the inputs `tprof analyze` reads (run directories, traces, ranks).
- * Appends the JSON object to `out`; on bad input returns -1 with one line in err. */
-int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, char *err, size_t errlen);
+/* The report data for the inputs `tprof analyze` reads (run directories, traces, ranks), their
+ * analysis taking at most max_memory (tp_read_opts.max_memory; 0: no limit). Appends the JSON
+ * object to `out`; on bad input, or past max_memory, returns -1 with one line in err. */
+int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, uint64_t max_memory,
+                 char *err, size_t errlen);
 
 /* What the report data holds beside the analysis; every member may be NULL. */
 typedef struct tp_html_extras {

@@ -32,15 +32,17 @@ struct tp_serve_cache {
     pthread_mutex_t lock, compute;
     entry entries[CACHE_ENTRIES];
     size_t n, total, max_bytes;
+    uint64_t max_memory;
     uint64_t clock;
 };
 
-tp_serve_cache *tp_serve_cache_new(size_t max_bytes) {
+tp_serve_cache *tp_serve_cache_new(size_t max_bytes, uint64_t max_memory) {
     tp_serve_cache *c = calloc(1, sizeof(*c));
     if (!c) return NULL;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->compute, NULL);
     c->max_bytes = max_bytes;
+    c->max_memory = max_memory;
     return c;
 }
 
@@ -90,14 +92,14 @@ static tp_serve_blob *lookup(tp_serve_cache *c, const char *name, uint64_t key) 
 }
 
 /* The report data of path, or its error as {"error": "..."}; NULL when memory ran out. */
-static held *compute(const char *path, uint64_t key) {
+static held *compute(const char *path, uint64_t key, uint64_t max_memory) {
     held *h = calloc(1, sizeof(*h));
     if (!h) return NULL;
     tp_buf out;
     tp_buf_init(&out);
     char err[512] = "";
     const char *inputs[1] = {path};
-    h->blob.ok = tp_html_data(&out, inputs, 1, err, sizeof(err)) == 0 && !out.failed;
+    h->blob.ok = tp_html_data(&out, inputs, 1, max_memory, err, sizeof(err)) == 0 && !out.failed;
     if (!h->blob.ok) {
         out.len = 0;
         out.failed = 0;
@@ -145,7 +147,7 @@ tp_serve_blob *tp_serve_cache_get(tp_serve_cache *c, const char *name, const cha
     pthread_mutex_lock(&c->compute);
     b = lookup(c, name, key); /* computed while this thread waited */
     if (!b) {
-        held *h = compute(path, key);
+        held *h = compute(path, key, c->max_memory);
         if (h) insert(c, name, h);
         b = h ? &h->blob : NULL;
     }

@@ -22,8 +22,9 @@ typedef struct tp_serve_blob {
     char *data; /* len bytes, NUL-terminated */
 } tp_serve_blob;
 
-/* A cache keeping at most max_bytes of data (one entry is kept even when bigger). */
-tp_serve_cache *tp_serve_cache_new(size_t max_bytes);
+/* A cache keeping at most max_bytes of data (one entry is kept even when bigger); each run's
+ * analysis may take max_memory (0: no limit), past which its data is the error line. */
+tp_serve_cache *tp_serve_cache_new(size_t max_bytes, uint64_t max_memory);
 void tp_serve_cache_free(tp_serve_cache *c);
 
 /* The data of run `name` (the run directory `path`) for change key `key`: the cached blob, or

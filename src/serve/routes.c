@@ -15,6 +15,7 @@
 #include "serve/runs.h"
 #include "util/buf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -78,12 +79,12 @@ static enum MHD_Result answer_buf(struct MHD_Connection *conn, unsigned status, 
 
 static enum MHD_Result answer_runs(tp_server *s, struct MHD_Connection *conn) {
     tp_serve_run *runs;
-    size_t n;
-    if (tp_serve_runs_list(s->root_fd, &runs, &n))
+    size_t n, left_out;
+    if (tp_serve_runs_list(s->root_fd, &runs, &n, &left_out))
         return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the folder");
     tp_buf b;
     tp_buf_init(&b);
-    tp_serve_runs_json(&b, runs, n);
+    tp_serve_runs_json(&b, runs, n, left_out);
     free(runs);
     return answer_buf(conn, MHD_HTTP_OK, &b, "application/json");
 }
@@ -183,13 +184,70 @@ static int host_allowed(struct MHD_Connection *conn) {
            (len >= 4 && strncmp(host, "127.", 4) == 0 && strspn(host, "0123456789.") == len);
 }
 
+/* ---- requests refused before any route (RFC 7230: 400 for these) ---- */
+
+typedef struct header_counts {
+    unsigned host, content_length;
+} header_counts;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value) {
+    header_counts *c = cls;
+    (void)kind, (void)value;
+    c->host += strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0;
+    c->content_length += strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0;
+    return MHD_YES;
+}
+
+/* A port: digits only (maybe none, as RFC 3986 allows), to the end. */
+static int port_ok(const char *p, const char *end) {
+    while (p < end && *p >= '0' && *p <= '9')
+        p++;
+    return p == end;
+}
+
+/* Host = uri-host [":" port] (RFC 7230 5.4, RFC 3986 3.2.2): "[" IPv6 "]" or a reg-name /
+ * IPv4 of unreserved, sub-delims and '%' bytes. "127.0.0.1:80@evil.com", "[::1]evil.com", a
+ * space (an obs-fold joined) or a NUL make it malformed. */
+static int host_well_formed(const char *h, size_t len) {
+    const char *p = h, *end = h + len;
+    if (len == 0 || strlen(h) != len) return 0;
+    if (*p == '[') {
+        for (p++; p < end && (isxdigit((unsigned char)*p) || *p == ':' || *p == '.'); p++)
+            ;
+        if (p == end || *p != ']') return 0;
+        p++;
+    } else {
+        for (; p < end && (isalnum((unsigned char)*p) || strchr("-._~!$&'()*+,;=%", *p)); p++)
+            ;
+        if (p == h) return 0;
+    }
+    return p == end || (*p == ':' && port_ok(p + 1, end));
+}
+
+/* Why a request is refused before routing (400), or NULL: headers that make the request
+ * ambiguous to a proxy in front (two Content-Length, two Host: request smuggling) or that
+ * HTTP/1.1 requires well-formed. */
+static const char *bad_request(struct MHD_Connection *conn, const char *version) {
+    header_counts c = {0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &c);
+    if (c.content_length > 1) return "more than one Content-Length";
+    if (c.host > 1) return "more than one Host";
+    const char *host = NULL;
+    size_t len = 0;
+    if (MHD_lookup_connection_value_n(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST,
+                                      strlen(MHD_HTTP_HEADER_HOST), &host, &len) != MHD_YES)
+        return strcmp(version, MHD_HTTP_VERSION_1_0) == 0 ? NULL : "HTTP/1.1 needs a Host";
+    return host_well_formed(host, len) ? NULL : "malformed Host";
+}
+
 /* What *con_cls points to once a request's headers were seen (any non-NULL marker). */
 static int headers_seen;
 
 enum MHD_Result tp_serve_handle(void *cls, struct MHD_Connection *conn, const char *url,
                                 const char *method, const char *version, const char *upload,
                                 size_t *upload_size, void **con_cls) {
-    (void)version, (void)upload;
+    (void)upload;
     tp_server *s = cls;
     /* Another method is refused at once (the connection is then closed). For GET and HEAD the
      * first call only announces the headers: answering then would make libmicrohttpd close the
@@ -197,7 +255,9 @@ enum MHD_Result tp_serve_handle(void *cls, struct MHD_Connection *conn, const ch
      * a body is discarded. */
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return answer_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD");
-    if (*con_cls == NULL) {
+    if (*con_cls == NULL) { /* the first call: answering now closes the connection */
+        const char *why = bad_request(conn, version);
+        if (why) return answer_text(conn, MHD_HTTP_BAD_REQUEST, why);
         *con_cls = &headers_seen;
         return MHD_YES;
     }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TP_SERVE_RUNS_MAX 4096 /* runs listed at most (the first found) */
+#define TP_SERVE_RUNS_MAX 4096 /* subdirectories looked at, at most: the newest */
 
 typedef struct tp_serve_run {
     char name[TP_SERVE_NAME_MAX + 1];
@@ -28,13 +28,16 @@ int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out);
  * at the folder of runs), else 0. */
 int tp_serve_is_run(int root_fd);
 
-/* Every run below root_fd, oldest first (then by name; the page opens the last, the newest), in a
- * malloc'ed array (*out NULL when none). 0, or -1 when the directory cannot be read or memory ran
- * out. */
-int tp_serve_runs_list(int root_fd, tp_serve_run **out, size_t *n);
+/* The runs among the TP_SERVE_RUNS_MAX newest subdirectories of root_fd (by their own
+ * modification time), oldest first (then by name; the page opens the last, the newest), in a
+ * malloc'ed array (*out NULL when none). Only names a client can ask for are listed: those
+ * tp_serve_name_decode accepts, valid UTF-8 (JSON would spell other bytes as U+FFFD). *left_out:
+ * the older subdirectories not looked at, plus the names left out. 0, or -1 when the
+ * directory cannot be read or memory ran out. */
+int tp_serve_runs_list(int root_fd, tp_serve_run **out, size_t *n, size_t *left_out);
 
-/* The list as the JSON array of api/runs: [{"name", "mtime" (Unix seconds), "windows",
- * "partial", "analysable"}]. */
-void tp_serve_runs_json(tp_buf *b, const tp_serve_run *runs, size_t n);
+/* The list as the JSON object of api/runs: {"runs": [{"name", "mtime" (Unix seconds),
+ * "windows", "partial", "analysable"}], "left_out": N}. */
+void tp_serve_runs_json(tp_buf *b, const tp_serve_run *runs, size_t n, size_t left_out);
 
 #endif

@@ -10,10 +10,13 @@
 #define TP_SERVE_PORT_TRIES   10 /* no --port: 8000, else the next free one up to 8009 */
 #define TP_SERVE_PORT_DEFAULT (-1)
 
+#include <stdint.h>
+
 typedef struct tp_serve_opts {
-    const char *dir;  /* the folder of runs (an output_dir) */
-    const char *host; /* an address or a name; NULL: TP_SERVE_DEFAULT_HOST */
-    int port;         /* 0: any free port; TP_SERVE_PORT_DEFAULT: 8000 or the next free one */
+    const char *dir;     /* the folder of runs (an output_dir) */
+    const char *host;    /* an address or a name; NULL: TP_SERVE_DEFAULT_HOST */
+    int port;            /* 0: any free port; TP_SERVE_PORT_DEFAULT: 8000 or the next free one */
+    uint64_t max_memory; /* what one run's analysis may take (tp_read_opts.max_memory); 0 none */
 } tp_serve_opts;
 
 /* Serves until SIGINT or SIGTERM, having printed its URL on stdout. 0 after a clean stop, or

@@ -167,7 +167,7 @@ static int serve_on(tp_server *s, int listen_fd, const struct sockaddr_storage *
     tp_buf page;
     tp_buf_init(&page);
     s->loopback = is_loopback((const struct sockaddr *)bound);
-    s->cache = tp_serve_cache_new(SERVE_CACHE_BYTES);
+    s->cache = tp_serve_cache_new(SERVE_CACHE_BYTES, s->max_memory);
     s->page = s->cache ? make_page(&page) : NULL;
     if (!s->page) {
         fprintf(stderr, "tprof: serve: out of memory\n");
@@ -190,7 +190,7 @@ static int serve_on(tp_server *s, int listen_fd, const struct sockaddr_storage *
 }
 
 int tp_serve(const tp_serve_opts *o) {
-    tp_server s = {.dir = o->dir};
+    tp_server s = {.dir = o->dir, .max_memory = o->max_memory};
     s.root_fd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (s.root_fd < 0) {
         fprintf(stderr, "tprof: serve: %s: cannot read: %s\n", o->dir, strerror(errno));

@@ -12,6 +12,7 @@ typedef struct tp_server {
     tp_serve_cache *cache;     /* the report data per run */
     struct MHD_Response *page; /* the dashboard page, built once, shared by every request */
     int loopback;              /* bound to a loopback address: the Host header is checked */
+    uint64_t max_memory;       /* what one run's analysis may take (tp_serve_opts) */
 } tp_server;
 
 /* The MHD access handler: routes one request (cls is the tp_server). */

@@ -47,6 +47,13 @@ enum {
     TP_FACT_FLIGHT = 128,
 };
 
+/* The memory budget of one read, shared by its parts: each part adds the growth of its model's
+ * estimate (tp_read_memory_estimate) at every refill, atomically. */
+typedef struct tp_read_budget {
+    uint64_t max; /* 0: no limit */
+    uint64_t used;
+} tp_read_budget;
+
 typedef struct tp_part {
     /* in */
     tp_input *in;
@@ -61,6 +68,7 @@ typedef struct tp_part {
      * stops[i]), so that its progress line counts every part's bytes; else NULL */
     tp_input *const *peers;
     size_t cap; /* the buffer's first size */
+    tp_read_budget *budget;
     /* out */
     int rc; /* 0 or -1 with err */
     char err[512];

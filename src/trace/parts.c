@@ -392,8 +392,10 @@ static int run_parts(const tp_split_src *src, uint64_t size, const char *name, t
     job *jobs = calloc(njobs, sizeof(*jobs));
     if (!jobs) return TP_PARTS_DECLINED;
     int rc = 0;
+    tp_read_budget budget = {.max = o ? o->max_memory : 0, .used = o ? o->memory_used : 0};
     for (size_t k = 0; k < njobs; k++) {
         tp_part *p = &jobs[k].part;
+        p->budget = &budget;
         p->name = name;
         p->cap = src->cap;
         p->start = k ? stops[k - 1] : 0;

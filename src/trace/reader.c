@@ -66,6 +66,7 @@ typedef struct reader {
     /* progress line: rewritten in place on a terminal, else one line per update */
     int progress, progress_tty, progress_shown;
     double next_progress;
+    uint64_t charged; /* what this part added to its budget's use so far */
 } reader;
 
 static int fail_at(reader *r, uint64_t offset, const char *msg) {
@@ -396,10 +397,38 @@ static void progress(reader *r) {
     r->progress_shown = 1;
 }
 
+uint64_t tp_read_memory_estimate(const tp_model *m) {
+    return (uint64_t)m->cap_events * sizeof(tp_event) + (uint64_t)m->cap_args * sizeof(tp_arg) +
+           (uint64_t)m->cap_tracks * sizeof(tp_track) +
+           (uint64_t)m->strings.cap * (sizeof(struct tp_strent) + 2 * sizeof(uint32_t)) +
+           m->strings.bytes + (uint64_t)m->nevents * TP_READ_ANALYSIS_EVENT_BYTES;
+}
+
+/* Once per buffer: a failed allocation stops the read at once (every later event would retry
+ * a realloc of the whole array, for minutes), and so does the memory budget. */
+static int check_memory(reader *r, uint64_t at) {
+    const tp_model *m = r->pt->m;
+    if (m->failed || m->strings.failed) return fail_at(r, at, "out of memory");
+    tp_read_budget *b = r->pt->budget;
+    if (!b || !b->max) return 0;
+    uint64_t now = tp_read_memory_estimate(m);
+    uint64_t used = __atomic_add_fetch(&b->used, now - r->charged, __ATOMIC_RELAXED);
+    r->charged = now;
+    if (used <= b->max) return 0;
+    char msg[200];
+    snprintf(msg, sizeof(msg),
+             "over the memory budget: its events need more than --max-memory %llu MB (about "
+             "%llu MB after %llu events; raise --max-memory, or give fewer windows)",
+             (unsigned long long)(b->max >> 20), (unsigned long long)(used >> 20),
+             (unsigned long long)m->nevents);
+    return fail_at(r, at, msg);
+}
+
 /* Moves the unit that began at mark to the front of the buffer and fills the rest. A unit
  * longer than half the buffer doubles it, so a long unit is parsed again only a few times. */
 static int refill(reader *r) {
     tp_scan *sc = &r->sc;
+    if (check_memory(r, tp_scan_offset(sc, r->mark))) return -1;
     size_t off = (size_t)(r->mark - sc->buf), keep = (size_t)(sc->end - r->mark);
     if (keep > sc->cap / 2) {
         if (keep == sc->cap && sc->cap >= TP_READ_MAX_UNIT)
@@ -567,6 +596,7 @@ void tp_part_read(tp_part *p) {
         else if (s == TP_SCAN_MORE)
             rc = r.sc.eof ? fail_end(&r) : refill(&r);
     }
+    if (rc == 0) rc = check_memory(&r, tp_scan_offset(&r.sc, r.sc.end));
     if (r.progress_shown && r.progress_tty) fputs("\r\033[K", stderr);
     p->rc = rc;
     p->end = r.sc.buf ? tp_scan_offset(&r.sc, r.sc.end) : p->start;
@@ -578,14 +608,16 @@ void tp_part_read(tp_part *p) {
 
 /* The one-thread read. cap: the buffer's first size; it doubles for a unit longer than half
  * of it. */
-static int read_input(tp_input *in, const char *name, tp_model *m, int progress, size_t cap,
-                      char *err, size_t errlen) {
+static int read_input(tp_input *in, const char *name, tp_model *m, const tp_read_opts *o,
+                      size_t cap, char *err, size_t errlen) {
     tp_part p;
     memset(&p, 0, sizeof(p));
+    tp_read_budget budget = {.max = o ? o->max_memory : 0, .used = o ? o->memory_used : 0};
+    p.budget = &budget;
     p.in = in;
     p.name = name;
     p.m = m;
-    p.progress = progress;
+    p.progress = o ? o->progress : 0;
     p.cap = cap;
     size_t first_event = m->nevents;
     tp_part_read(&p);
@@ -597,17 +629,16 @@ static int read_input(tp_input *in, const char *name, tp_model *m, int progress,
 
 int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, char *err,
                        size_t errlen) {
-    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : o && o->name ? o->name : path;
     char why[256];
     tp_input *in = tp_input_open(path, why, sizeof(why));
     if (!in) {
         if (err && errlen) snprintf(err, errlen, "%s: %s", name, why);
         return -1;
     }
-    int progress = o ? o->progress : 0;
     tp_split_src src = {.path = path, .cap = TP_READ_BUF};
     int rc = tp_parts_read(&src, in, name, m, o, err, errlen);
-    if (rc == TP_PARTS_DECLINED) rc = read_input(in, name, m, progress, TP_READ_BUF, err, errlen);
+    if (rc == TP_PARTS_DECLINED) rc = read_input(in, name, m, o, TP_READ_BUF, err, errlen);
     tp_input_close(in);
     return rc;
 }
@@ -627,7 +658,7 @@ int tp_trace_read_mem_opts(const void *data, size_t len, const char *name, tp_mo
     }
     tp_split_src src = {.mem = data, .cap = mem_cap(len)};
     int rc = o ? tp_parts_read(&src, in, name, m, o, err, errlen) : TP_PARTS_DECLINED;
-    if (rc == TP_PARTS_DECLINED) rc = read_input(in, name, m, 0, mem_cap(len), err, errlen);
+    if (rc == TP_PARTS_DECLINED) rc = read_input(in, name, m, o, mem_cap(len), err, errlen);
     tp_input_close(in);
     return rc;
 }

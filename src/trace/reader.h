@@ -25,12 +25,30 @@ typedef struct tp_read_opts {
      * each part begins at the first place after its cut that looks like an event's start. */
     const uint64_t *splits;
     size_t nsplits;
+    /* The memory the read may take, as tp_read_memory_estimate counts it (0: no limit): past it
+     * the read stops with "PATH: byte N: over the memory budget ...". Checked once per buffer
+     * of input (1 MB), never per event. */
+    uint64_t max_memory;
+    /* What the caller holds already of that budget (the analysis of earlier files). */
+    uint64_t memory_used;
+    /* How messages name a file (the tprof command's quoted spelling of an odd name); NULL: the
+     * path itself. Standard input is always "<stdin>". */
+    const char *name;
 } tp_read_opts;
+
+/* Bytes an analysis is estimated to take per event beyond the model (its per-thread range
+ * lists, keyed records, op table rows): measured at 80-100 for traces of tiny events. */
+#define TP_READ_ANALYSIS_EVENT_BYTES 100
+
+/* The memory a model takes once analysed, estimated: its arrays at their capacity, its strings,
+ * and TP_READ_ANALYSIS_EVENT_BYTES per event. What tp_read_opts.max_memory is compared with. */
+uint64_t tp_read_memory_estimate(const tp_model *m);
 
 /* Reads a Chrome/Kineto trace into m (already tp_model_init'ed; events are appended, so several
  * files can go into one model or each into its own). path "-" is standard input. 0 on success;
  * -1 with err set to one line "PATH: byte N: problem" (N the offset in the decompressed JSON),
- * or "PATH: cannot open: reason"; the model then holds the events read before the problem.
+ * or "PATH: cannot open: reason"; the model then holds the events read before the problem. The
+ * first allocation that fails stops the read ("out of memory"), as does max_memory.
  * o may be NULL. */
 int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, char *err,
                        size_t errlen);

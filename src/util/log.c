@@ -16,12 +16,45 @@ static char log_prefix[64];
 static int log_quiet;
 static char log_latest[TP_LOG_LINE];
 
+/* The spelling of byte c in an escaped line into out (7 bytes of room); its length. */
+static size_t escape_byte(unsigned char c, char *out) {
+    static const char hex[] = "0123456789abcdef";
+    if (c >= 0x20 && c != 0x7f) {
+        out[0] = (char)c;
+        return 1;
+    }
+    out[0] = '\\';
+    if (c == '\n' || c == '\t' || c == '\r') {
+        out[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        return 2;
+    }
+    out[1] = 'u';
+    out[2] = out[3] = '0';
+    out[4] = hex[c >> 4];
+    out[5] = hex[c & 15];
+    return 6;
+}
+
+void tp_log_escape(char *dst, size_t cap, const char *src) {
+    if (!cap) return;
+    size_t n = 0;
+    for (const unsigned char *s = (const unsigned char *)src; *s; s++) {
+        char esc[7];
+        size_t len = escape_byte(*s, esc);
+        if (n + len >= cap) break;
+        memcpy(dst + n, esc, len);
+        n += len;
+    }
+    dst[n] = '\0';
+}
+
 void tp_log_warn(const char *fmt, ...) {
-    char line[TP_LOG_LINE];
+    char raw[TP_LOG_LINE], line[TP_LOG_LINE];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    tp_log_escape(line, sizeof(line), raw);
 
     pthread_mutex_lock(&log_lock);
     int seen = 0;

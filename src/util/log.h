@@ -19,5 +19,9 @@ size_t tp_log_count(void);
 const char *tp_log_get(size_t i);
 /* Forgets every message (a new session starts). */
 void tp_log_reset(void);
+/* Copies src into dst (cap bytes, NUL-terminated, cut to fit) with each control byte and DEL
+ * written as a JSON escape ("\\n", "\\u001b"): text from outside (a file name) in a printed
+ * line never breaks it in two, so it cannot forge a second "tprof: ..." line. */
+void tp_log_escape(char *dst, size_t cap, const char *src);
 
 #endif

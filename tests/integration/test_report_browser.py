@@ -280,7 +280,7 @@ def test_live_page_fetches_and_follows_the_run(browser, tmp_path):
             if url.path == "/":
                 body, kind = live_page, "text/html; charset=utf-8"
             elif url.path == "/api/runs":
-                body, kind = b'[{"name": "grow", "windows": 1, "partial": false}]', "application/json"
+                body, kind = b'{"runs": [{"name": "grow", "windows": 1, "partial": false}], "left_out": 0}', "application/json"
             elif url.path == "/api/data":
                 state["asked"].append(urllib.parse.parse_qs(url.query).get("run"))
                 body, kind = state["data"], "application/json"

@@ -94,7 +94,7 @@ def status_of(answer):
 def assert_still_serving(server):
     status, _, body = server.get("/api/runs")
     assert status == 200
-    names = [r["name"] for r in json.loads(body)]
+    names = [r["name"] for r in json.loads(body)["runs"]]
     assert sorted(names) == ["run1", "run2"]
 
 
@@ -145,7 +145,7 @@ def test_links_out_of_the_folder_are_not_followed(server):
     assert status == 404 and SECRET.encode() not in body
     status, _, body = server.get("/api/runs")
     assert status == 200 and b"linkrun" not in body
-    listed = {r["name"]: r for r in json.loads(body)}
+    listed = {r["name"]: r for r in json.loads(body)["runs"]}
     assert listed["run2"]["analysable"] is False and listed["run1"]["analysable"] is True
 
 
@@ -366,7 +366,7 @@ def test_concurrent_listings_are_whole(tmp_path):
     with Served(tmp_path) as s:
         def listing(_):
             status, _, body = s.get("/api/runs")
-            return status, sorted(r["name"] for r in json.loads(body))
+            return status, sorted(r["name"] for r in json.loads(body)["runs"])
         with concurrent.futures.ThreadPoolExecutor(16) as pool:
             results = list(pool.map(listing, range(300)))
     assert s.rc == 0

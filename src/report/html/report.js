@@ -510,9 +510,11 @@
 
   function pollRuns() {
     return fetchJson('api/runs').then(function (text) {
-      var runs = JSON.parse(text);
+      var runs = JSON.parse(text), leftOut = (runs && runs.left_out) || 0;
       if (runs && runs.runs) runs = runs.runs;
-      var sel = $('run-select'), names = runs.map(function (r) { return typeof r === 'string' ? r : r.name; });
+      var sel = $('run-select');
+      sel.title = leftOut ? leftOut + ' older folders not listed' : '';
+      var names = runs.map(function (r) { return typeof r === 'string' ? r : r.name; });
       var current = Array.prototype.map.call(sel.options, function (o) { return o.value; });
       if (current.join('\n') !== names.join('\n')) {
         clear(sel);
