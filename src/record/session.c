@@ -178,6 +178,8 @@ static int build_stages(void) {
 static void fill_run_info(tp_run_info *run) {
     const tprof_config *cfg = tp_sess.cfg;
     *run = (tp_run_info){.run_dir = tp_sess.run_dir,
+                         .output_dir = cfg->output_dir,
+                         .run_id = cfg->run_id,
                          .config_json = tp_sess.config_json,
                          .rank = tp_sess.rank.rank,
                          .world_size = tp_sess.rank.world_size,
@@ -203,6 +205,18 @@ static int prepare_run(const tprof_config *cfg) {
     snprintf(tp_sess.run_dir, n, "%s/%s", cfg->output_dir, cfg->run_id);
     if (!(tp_sess.config_json = tprof_config_to_json(cfg))) return -1;
     return build_stages();
+}
+
+/* The sink may have put the run elsewhere than <output_dir>/<run_id> (sink.h): the session
+ * reports that directory from now on. */
+static int take_sinks_run_dir(void) {
+    const char *dir = tp_sess.sink.run_dir ? tp_sess.sink.run_dir(tp_sess.sink.ctx) : NULL;
+    if (!dir || strcmp(dir, tp_sess.run_dir) == 0) return 0;
+    char *copy = strdup(dir);
+    if (!copy) return -1;
+    free(tp_sess.run_dir);
+    tp_sess.run_dir = copy;
+    return 0;
 }
 
 /* The session clock's origin: model time 0, and its wall-clock time for cross-rank alignment. */
@@ -285,6 +299,11 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     tp_run_info run;
     fill_run_info(&run);
     if (tp_sess.sink.start && tp_sess.sink.start(tp_sess.sink.ctx, &run)) {
+        free_run();
+        return -1;
+    }
+    if (take_sinks_run_dir()) {
+        tp_log_warn("out of memory: profiling is off");
         free_run();
         return -1;
     }

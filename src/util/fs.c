@@ -134,9 +134,7 @@ static void ofile_free(tp_ofile *f) {
     free(f);
 }
 
-/* Random file-name characters from the kernel, or, where getrandom fails, from the clock and the
- * address space (O_EXCL still keeps a guessed name from being used against us). */
-static void random_name(char *out, size_t n) {
+void tp_fs_random_name(char *out, size_t n) {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     unsigned char bytes[TMP_RANDOM];
     if (getrandom(bytes, sizeof(bytes), GRND_NONBLOCK) != (ssize_t)sizeof(bytes)) {
@@ -160,7 +158,7 @@ static FILE *create_temporary(char *tmp, const char *path) {
     memcpy(tmp, path, base);
     memcpy(tmp + base, ".tmp.", 5);
     for (int i = 0; i < TMP_TRIES; i++) {
-        random_name(tmp + base + 5, TMP_RANDOM);
+        tp_fs_random_name(tmp + base + 5, TMP_RANDOM);
         tmp[base + 5 + TMP_RANDOM] = '\0';
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd < 0 && errno == EEXIST) continue;

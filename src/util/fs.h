@@ -31,6 +31,10 @@ void tp_ofile_abort(tp_ofile *f);
 /* Async-signal-safe: removes the temporary files of every tp_ofile open now (a signal handler
  * about to let the process die calls it, so no ".tmp." file outlives it). */
 void tp_fs_discard_temporaries(void);
+/* n (at most 12) random file-name characters [A-Za-z0-9], not NUL-terminated: from the kernel,
+ * or, where getrandom fails, from the clock and the address space (O_EXCL still keeps a guessed
+ * name from being used against us). */
+void tp_fs_random_name(char *out, size_t n);
 /* The whole of data as the file `path`, through tp_ofile. */
 int tp_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
 

@@ -15,7 +15,7 @@ ARTIFACTS = ("config.json", "summary.json", "stage_times.json", "op_stats.csv",
 def test_planted_symlinks_at_temporary_names_are_not_followed(tmp_path):
     """Before: "<file>.tmp.<pid>" opened with fopen("wb") wrote through a symlink planted there."""
     run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    profiled("steps", 2, tmp_path, "run")  # an earlier run: a folder tprof made (claim.h)
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
 
@@ -41,7 +41,7 @@ def test_files_at_the_old_temporary_names_are_left_alone(tmp_path):
     """Before: a file at "<file>.tmp.<pid>" was truncated, written and renamed away. Now the
     temporary names are unpredictable and created O_EXCL: such a file is never touched."""
     run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    profiled("steps", 2, tmp_path, "run")  # an earlier run: a folder tprof made (claim.h)
 
     def plant():
         for name in ARTIFACTS:
