@@ -81,7 +81,7 @@ static void write_window(void *ctx, tp_window *w) {
     (void)ctx;
     tp_window_info info;
     tp_model *m = tp_window_build(w, &tp_sess.env, &info);
-    info.deadline_ns = TP_LOAD_ACQ(&tp_sess.writer.deadline_ns);
+    info.deadline_ns = &tp_sess.writer.deadline_ns;
     if (m) {
         tp_source src[TP_MAX_SOURCES];
         tp_session_lock();
@@ -145,6 +145,14 @@ static void flight_serve(void *ctx) {
 
 int tp_session_signal_flush(int deadline_ms, int timeout_ms) {
     return tp_writer_flush_from_signal(&tp_sess.writer, deadline_ms, timeout_ms);
+}
+
+int tp_session_ending(void) {
+    return __atomic_load_n(&tp_sess.state, __ATOMIC_ACQUIRE) == TP_SESSION_ENDING;
+}
+
+void tp_session_cut_writes(int deadline_ms) {
+    tp_writer_set_deadline(&tp_sess.writer, deadline_ms);
 }
 
 /* ---- start ---- */
@@ -388,6 +396,10 @@ static void finish_run(void) {
                     (unsigned long long)unmatched);
     tp_run_info run;
     fill_run_info(&run);
+    if (tp_signals_deferred()) { /* the host is being stopped: the files, and one line */
+        run.interrupted = 1;
+        run.print_summary = 0;
+    }
     if (tp_sess.sink.finish && !__atomic_load_n(&tp_sess.finished_by_signal, __ATOMIC_ACQUIRE))
         tp_sess.sink.finish(tp_sess.sink.ctx, &run);
 }
@@ -413,8 +425,8 @@ void tprof_shutdown(void) {
     }
     TP_STORE_REL(&tprof_active_, 0);
     TP_STORE_REL(&tp_gen, 0);
-    __atomic_store_n(&tp_sess.state, TP_SESSION_ENDING, __ATOMIC_RELAXED);
-    tp_signals_restore();
+    __atomic_store_n(&tp_sess.state, TP_SESSION_ENDING, __ATOMIC_RELEASE);
+    /* SIGINT/SIGTERM stay tprof's until the files are written (tp_signals_end). */
     tp_signals_restore_flight();
     tp_session_unlock();
 
@@ -425,8 +437,9 @@ void tprof_shutdown(void) {
 
     tp_session_lock();
     free_run();
-    __atomic_store_n(&tp_sess.state, TP_SESSION_ENDED, __ATOMIC_RELAXED);
+    __atomic_store_n(&tp_sess.state, TP_SESSION_ENDED, __ATOMIC_RELEASE);
     tp_session_unlock();
+    tp_signals_end(); /* a signal that came meanwhile takes its course now */
 }
 
 const char *tprof_last_error(void) {
