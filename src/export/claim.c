@@ -143,6 +143,16 @@ static const char *why(outcome o) {
     }
 }
 
+/* One line: why <output_dir>/<run_id> was not taken and where the run goes; paths by their end,
+ * so the line keeps its reason. */
+static void warn_elsewhere(const char *output_dir, const char *run_id, outcome o, const char *dir) {
+    char *wanted = join(output_dir, "/", run_id);
+    char shown[TP_SHOWN_SIZE], shown_dir[TP_SHOWN_SIZE];
+    tp_log_warn("%s %s; this run is written to %s", tp_shown_path(wanted ? wanted : run_id, shown),
+                why(o), tp_shown_path(dir, shown_dir));
+    free(wanted);
+}
+
 /* <output_dir>/<run_id>, or <output_dir>/<run_id>-<n> from n = 2 on; NULL when out of memory. */
 static char *candidate(const char *output_dir, const char *run_id, int n) {
     char suffix[16] = "";
@@ -165,22 +175,23 @@ int tp_claim_run_dir(const char *output_dir, const char *run_id, int64_t rank, i
         if (o == TAKEN || o == TAKEN_REUSED) {
             c->dir = dir;
             c->reused = o == TAKEN_REUSED;
-            if (n > 1)
-                tp_log_warn("%s/%s %s; this run is written to %s", output_dir, run_id, why(first),
-                            dir);
+            if (n > 1) warn_elsewhere(output_dir, run_id, first, dir);
             return 0;
         }
         if (o == FAILED) {
-            snprintf(err, errlen, "cannot create directory %s: %s", dir ? dir : run_id,
-                     strerror(errno));
+            const char *reason = strerror(errno);
+            char shown[TP_SHOWN_SIZE];
+            snprintf(err, errlen, "cannot create directory %s: %s",
+                     tp_shown_path(dir ? dir : run_id, shown), reason);
             free(dir);
             return -1;
         }
         if (n == 1) first = o;
         free(dir);
     }
-    snprintf(err, errlen, "cannot create a run directory: %s/%s and %d suffixed ones are taken",
-             output_dir, run_id, MAX_SUFFIX - 1);
+    char shown[TP_SHOWN_SIZE], shown_id[TP_SHOWN_SIZE];
+    snprintf(err, errlen, "no run directory for run_id %s in %s: it and %d suffixed ones are taken",
+             tp_shown(run_id, shown_id), tp_shown_path(output_dir, shown), MAX_SUFFIX - 1);
     return -1;
 }
 

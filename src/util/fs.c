@@ -1,6 +1,8 @@
 /* fs.c - temporary-name-then-rename file writing and mkdir -p (see fs.h). */
 #include "util/fs.h"
 
+#include "util/log.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -67,9 +69,11 @@ void tp_fs_discard_temporaries(void) {
         if (__atomic_load_n(&temporaries[i].ready, __ATOMIC_ACQUIRE)) unlink(temporaries[i].path);
 }
 
+/* The path's end only, so that the line keeps its reason however long the path. */
 static void set_err(char *err, size_t errlen, const char *what, const char *path, int errnum) {
     if (!err || !errlen) return;
-    snprintf(err, errlen, "cannot %s %s: %s", what, path,
+    char shown[TP_SHOWN_SIZE];
+    snprintf(err, errlen, "cannot %s %s: %s", what, tp_shown_path(path, shown),
              errnum > 0 ? strerror(errnum) : "compression failed");
 }
 
