@@ -120,3 +120,17 @@ def test_two_processes_with_one_run_id_write_apart(tmp_path):
         assert len(traces(run_dir)) == 1
         assert tprof("check", run_dir, rc=0).returncode == 0
     assert sorted(f.name for f in tmp_path.iterdir()) == ["run", "run-2"]
+
+
+def test_flight_recorder_run_without_a_trigger_passes_check(tmp_path):
+    """A healthy flight-recorder run whose triggers never fired has no trace by design (issue 22,
+    finding 15). Before: `tprof check` (and so `make profile-check`) said "no trace"."""
+    profiled("steps", 5, tmp_path, "run", "--profiling.flight_recorder", "true")
+    run = tmp_path / "run"
+    assert traces(run) == [] and load(run / "summary.json")["run"]["traces"] == []
+    assert tprof("check", run, rc=0).stdout.decode().startswith("%s: ok" % run)
+    # a run that should have traces and has none still fails
+    profiled("steps", 5, tmp_path, "plain")
+    for t in traces(tmp_path / "plain"):
+        t.unlink()
+    tprof("check", tmp_path / "plain", rc=1)
