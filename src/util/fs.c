@@ -155,8 +155,17 @@ void tp_fs_random_name(char *out, size_t n) {
         out[i] = alphabet[bytes[i] % (sizeof(alphabet) - 1)];
 }
 
+/* The file being replaced keeps its permissions (a report made 0600 stays 0600) when it is a
+ * regular file of this user; a link or another user's file lends none. */
+static void keep_mode(int fd, const char *path) {
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+        (void)fchmod(fd, st.st_mode & 07777); /* a failure leaves fopen's mode: no harm */
+}
+
 /* Creates "<path>.tmp.<random>" that did not exist: O_EXCL and O_NOFOLLOW, so a name planted in
- * a shared folder (a symlink, a file) is never opened; mode 0666 less the umask, as fopen. */
+ * a shared folder (a symlink, a file) is never opened; mode 0666 less the umask, as fopen, or
+ * that of the file it replaces. */
 static FILE *create_temporary(char *tmp, const char *path) {
     size_t base = strlen(path);
     memcpy(tmp, path, base);
@@ -167,6 +176,7 @@ static FILE *create_temporary(char *tmp, const char *path) {
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd < 0 && errno == EEXIST) continue;
         if (fd < 0) return NULL;
+        keep_mode(fd, path);
         FILE *fp = fdopen(fd, "wb");
         if (!fp) {
             int e = errno;

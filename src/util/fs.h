@@ -4,7 +4,9 @@
  * only after the last byte was written and closed without error, so a reader never sees half a
  * file and a failed write (full disk, unwritable directory, a file-size limit) leaves nothing
  * behind. The temporary name is unpredictable and created with O_EXCL|O_NOFOLLOW, so a symlink
- * or file planted in a shared folder is never written through. Errors come back as one line
+ * or file planted in a shared folder is never written through; a symlink at <path> itself is
+ * replaced, never followed (the CLI resolves an -o link first: cli/output.c). A regular file of
+ * this user at <path> keeps its mode. Errors come back as one line
  * naming the path and the system's reason.
  *
  * From open to commit/abort, SIGXFSZ is blocked in the calling thread: under RLIMIT_FSIZE a
