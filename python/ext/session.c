@@ -216,6 +216,15 @@ static PyObject *py_warn(PyObject *mod, PyObject *arg) {
     return with_text(arg, "tprof.warn", warn_line);
 }
 
+/* run_dir(): where the running session writes ("" when none): <output_dir>/<run_id>, or the
+ * suffixed folder taken when that one was not tprof's to use (export/claim.h). */
+static PyObject *py_run_dir(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    char dir[4096];
+    tp_session_run_dir(dir, sizeof(dir));
+    return PyUnicode_DecodeFSDefault(dir);
+}
+
 static PyObject *py_is_recording(PyObject *mod, PyObject *unused) {
     (void)mod, (void)unused;
     return PyBool_FromLong(tprof_is_recording());
@@ -300,6 +309,7 @@ PyMethodDef tp_py_session_methods[] = {
     {"warn", py_warn, METH_O, "Reports a problem as the library does (once, on stderr)."},
     {"is_recording", py_is_recording, METH_NOARGS, "True while the current step is recorded."},
     {"is_active", py_is_active, METH_NOARGS, "True while a session is active."},
+    {"run_dir", py_run_dir, METH_NOARGS, "The running session's run directory, '' if none."},
     {"last_error", py_last_error, METH_NOARGS, "The library's latest warning, '' if none."},
     {"messages", py_messages, METH_NOARGS,
      "The library's warnings since the last recording session started, oldest first."},

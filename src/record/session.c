@@ -147,6 +147,12 @@ int tp_session_signal_flush(int deadline_ms, int timeout_ms) {
     return tp_writer_flush_from_signal(&tp_sess.writer, deadline_ms, timeout_ms);
 }
 
+void tp_session_run_dir(char *buf, size_t n) {
+    tp_session_lock();
+    snprintf(buf, n, "%s", tp_sess.run_dir ? tp_sess.run_dir : "");
+    tp_session_unlock();
+}
+
 int tp_session_ending(void) {
     return __atomic_load_n(&tp_sess.state, __ATOMIC_ACQUIRE) == TP_SESSION_ENDING;
 }

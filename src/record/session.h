@@ -100,6 +100,8 @@ static inline int tp_api_enter(const char *fn) {
  * tp_writer_flush_from_signal: 0, -1 timed out, 1 no writer. */
 int tp_session_signal_flush(int deadline_ms, int timeout_ms);
 
+/* The current (or last) session's run directory into buf (truncated to n), "" when none. */
+void tp_session_run_dir(char *buf, size_t n);
 /* Async-signal-safe: 1 while tprof_shutdown ends the session (writes the last window and the
  * run's files). */
 int tp_session_ending(void);

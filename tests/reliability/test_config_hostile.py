@@ -251,3 +251,22 @@ def test_python_strings_are_converted_alike():
     assert out[12] == str(["tprof.%s: a text argument holds a NUL character (ignored)" % fn
                            for fn in ("arg", "category", "counter", "shapes", "thread_name",
                                       "warn")]), out
+
+
+def test_python_profile_reports_the_run_directory_taken(tmp_path):
+    """A run_id naming a folder tprof did not make goes to <run_id>-2 (issue 22, finding 7):
+    tprof.profile's run_dir and summary() follow it."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "config.json").write_text("mine")
+    out = python(r"""
+        import tprof
+        with tprof.profile(output_dir=%r, run_id="src", summary=False) as prof:
+            for _ in range(3):
+                with tprof.range("work"):
+                    pass
+                prof.step()
+        print(prof.run_dir)
+        print(prof.summary()["run"]["dir"])
+    """ % str(tmp_path)).splitlines()
+    assert out == [str(tmp_path / "src-2")] * 2, out
+    assert (tmp_path / "src" / "config.json").read_text() == "mine"
