@@ -103,12 +103,11 @@ def signal_during_shutdown(tmp_path, sig, *options, env=None):
 def check_saved(tmp_path, err):
     run_dir = tmp_path / "run"
     [path] = traces(run_dir)
-    meta = load(path)["tprof"]  # valid JSON, whole or cut cleanly
-    assert meta.get("truncated") or meta.get("events_written") is None
+    trace = load(path)  # valid JSON, whole or cut cleanly
     assert "during tprof_shutdown" in err, err
     assert leftovers(tmp_path) == []
     assert tprof("check", run_dir, rc=0).returncode == 0
-    return meta
+    return trace
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -119,9 +118,12 @@ def test_signal_during_shutdown_saves_the_last_window_then_takes_its_course(tmp_
                                           *schedule)
     assert rc == -sig, (rc, err)  # the default action, after the files
     assert out == ""  # tprof_shutdown never returned: the signal ended the process
-    meta = check_saved(tmp_path, err)
-    assert meta["truncated"] is True  # 3 M events take longer than 100 ms
-    assert "events saved" in err
+    trace = check_saved(tmp_path, err)
+    # cut at the deadline, or (a fast machine) written whole before the signal came; the cut
+    # itself, with a deadline set while writing, is test_export_chrome's
+    truncated = trace["tprof"].get("truncated") is True
+    assert truncated or len(entries(trace)) >= 3000000, trace["tprof"]
+    assert ("events saved" in err) == truncated, err
 
 
 def test_signal_during_shutdown_reaches_the_hosts_handler_after_the_files(tmp_path):

@@ -411,6 +411,15 @@ static int64_t monotonic_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* The deadline test_deadline_truncates_validly's writes look at. */
+static int64_t *deadline_seen;
+
+/* Sets a deadline already past once the first chunk is written. */
+static int deadline_meanwhile(void *ctx, const void *data, size_t len) {
+    *deadline_seen = monotonic_ns() - 1;
+    return capture_write(ctx, data, len);
+}
+
 /* A slow disk: every chunk takes 40 ms. */
 static int slow_write(void *ctx, const void *data, size_t len) {
     struct timespec pause = {0, 40 * 1000 * 1000};
@@ -428,6 +437,7 @@ static void test_deadline_truncates_validly(void **state) {
     size_t written = 1;
     /* A deadline already past: nothing but the metadata and the trailer. */
     int64_t deadline = monotonic_ns() - 1;
+    deadline_seen = &deadline;
     tp_chrome_opts o = {.deadline_ns = &deadline, .events_written = &written};
     size_t len;
     char *t = write_to_string(&m, &o, &len);
@@ -455,6 +465,16 @@ static void test_deadline_truncates_validly(void **state) {
     assert_int_equal(written, 60000);
     assert_null(strstr(t, "truncated"));
     free(t);
+    /* No deadline when the writing starts, one set meanwhile (a signal during tprof_shutdown):
+     * the writer sees it at its next look at the clock. */
+    deadline = 0;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(tp_chrome_write(&m, &o, deadline_meanwhile, &c), 0);
+    assert_true(written > 0 && written < 60000);
+    tp_buf_putc(&c.text, '\0');
+    assert_true(tp_json_valid(c.text.data, c.text.len - 1));
+    assert_contains(c.text.data, "\"truncated\":true");
+    tp_buf_free(&c.text);
     tp_model_free(&m);
 }
 
