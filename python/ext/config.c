@@ -182,7 +182,12 @@ static PyObject *consume_args(tp_py_config *c, PyObject *list,
             goto out;
         }
         /* The UTF-8 buffers belong to the str objects in items, which outlive argv. */
-        if (!(argv[i] = (char *)PyUnicode_AsUTF8(a))) goto out;
+        Py_ssize_t len;
+        if (!(argv[i] = (char *)PyUnicode_AsUTF8AndSize(a, &len))) goto out;
+        if ((size_t)len != strlen(argv[i])) { /* C would cut the argument there */
+            PyErr_Format(PyExc_ValueError, "argv[%zd] holds a NUL character", i);
+            goto out;
+        }
     }
     int argc = (int)n;
     int rc = load(c->cfg, &argc, argv);

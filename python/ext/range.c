@@ -41,6 +41,20 @@ const char *tp_py_text(PyObject *obj, PyObject **owner) {
     return *owner ? PyBytes_AS_STRING(*owner) : NULL;
 }
 
+const char *tp_py_text_whole(PyObject *obj, PyObject **owner, const char *fn) {
+    const char *s = tp_py_text(obj, owner);
+    if (!s) return NULL;
+    Py_ssize_t n = 0;
+    if (PyUnicode_Check(*owner))
+        PyUnicode_AsUTF8AndSize(*owner, &n); /* cached by tp_py_text */
+    else
+        n = PyBytes_GET_SIZE(*owner);
+    if ((size_t)n == strlen(s)) return s;
+    PyErr_Format(PyExc_ValueError, "%s: the text %.80R holds a NUL character", fn, obj);
+    Py_CLEAR(*owner);
+    return NULL;
+}
+
 PyObject *tp_py_range_new(PyObject *name) {
     tp_py_range *r = PyObject_New(tp_py_range, &tp_py_range_type);
     if (!r) return NULL;

@@ -52,17 +52,23 @@ static PyObject *py_step(PyObject *mod, PyObject *unused) {
     return without_gil(tprof_step);
 }
 
-/* tprof_flight_save: True when the save is asked for, False after the library's one line. */
+/* tprof_flight_save: True when the save is asked for, False after the library's one line. A
+ * reason that is no str is a TypeError, one with a NUL a ValueError; lone surrogates are
+ * replaced (the library then refuses the reason in its line), as in tprof.range. */
 static PyObject *py_flight_save(PyObject *mod, PyObject *reason) {
     (void)mod;
-    const char *r = PyUnicode_Check(reason) ? PyUnicode_AsUTF8(reason) : NULL;
-    if (!r) {
-        PyErr_SetString(PyExc_TypeError, "tprof.flight_save(reason): reason must be a str");
+    if (!PyUnicode_Check(reason)) {
+        PyErr_Format(PyExc_TypeError, "tprof.flight_save(reason): reason must be a str, not %.100s",
+                     Py_TYPE(reason)->tp_name);
         return NULL;
     }
+    PyObject *owner;
+    const char *r = tp_py_text_whole(reason, &owner, "tprof.flight_save");
+    if (!r) return NULL;
     PyThreadState *ts = PyEval_SaveThread(); /* it may wait for the session lock */
     int rc = tprof_flight_save(r);
     PyEval_RestoreThread(ts);
+    Py_DECREF(owner);
     return PyBool_FromLong(rc == 0);
 }
 
@@ -110,29 +116,36 @@ static PyObject *py_flops(PyObject *mod, PyObject *arg) {
     return Py_NewRef(Py_None);
 }
 
-/* category(text): the innermost open range's category, e.g. "cpu_op" for recorded aten ops. */
-static PyObject *py_category(PyObject *mod, PyObject *arg) {
-    (void)mod;
-    PyObject *owner;
-    const char *text = tp_py_text(arg, &owner);
-    if (text) {
-        tp_range_category(text);
-        Py_DECREF(owner);
-    } else {
+/* The text of a name or value argument, or NULL (the Python error cleared, the problem reported
+ * once: recording never raises). A NUL inside is such a problem: C would cut the text there. */
+static const char *name_arg(PyObject *obj, PyObject **owner, const char *fn) {
+    const char *s = tp_py_text_whole(obj, owner, fn);
+    if (!s) {
+        int nul = PyErr_ExceptionMatches(PyExc_ValueError);
         PyErr_Clear();
+        tp_log_warn("%s: %s (ignored)", fn,
+                    nul ? "a text argument holds a NUL character"
+                        : "an argument has no text, its str() failed");
+    }
+    return s;
+}
+
+/* use(the text of arg); an argument without text is reported and skipped (recording never
+ * raises). */
+static PyObject *with_text(PyObject *arg, const char *fn, void (*use)(const char *)) {
+    PyObject *owner;
+    const char *text = name_arg(arg, &owner, fn);
+    if (text) {
+        use(text);
+        Py_DECREF(owner);
     }
     return Py_NewRef(Py_None);
 }
 
-/* The text of a name or value argument, or NULL (the Python error cleared, the problem reported
- * once). */
-static const char *name_arg(PyObject *obj, PyObject **owner, const char *fn) {
-    const char *s = tp_py_text(obj, owner);
-    if (!s) {
-        PyErr_Clear();
-        tp_log_warn("%s: an argument has no text, its str() failed (ignored)", fn);
-    }
-    return s;
+/* category(text): the innermost open range's category, e.g. "cpu_op" for recorded aten ops. */
+static PyObject *py_category(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    return with_text(arg, "tprof.category", tp_range_category);
 }
 
 static PyObject *py_counter(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
@@ -181,18 +194,6 @@ static PyObject *py_arg(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
     return Py_NewRef(Py_None);
 }
 
-/* use(the text of arg); an argument without text is reported and skipped (recording never
- * raises). */
-static PyObject *with_text(PyObject *arg, const char *fn, void (*use)(const char *)) {
-    PyObject *owner;
-    const char *text = name_arg(arg, &owner, fn);
-    if (text) {
-        use(text);
-        Py_DECREF(owner);
-    }
-    return Py_NewRef(Py_None);
-}
-
 /* shapes(dims_json): the innermost range's "Input Dims" (kept only with record_shapes). */
 static PyObject *py_shapes(PyObject *mod, PyObject *arg) {
     (void)mod;
@@ -213,6 +214,15 @@ static void warn_line(const char *msg) {
 static PyObject *py_warn(PyObject *mod, PyObject *arg) {
     (void)mod;
     return with_text(arg, "tprof.warn", warn_line);
+}
+
+/* run_dir(): where the running session writes ("" when none): <output_dir>/<run_id>, or the
+ * suffixed folder taken when that one was not tprof's to use (export/claim.h). */
+static PyObject *py_run_dir(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    char dir[4096];
+    tp_session_run_dir(dir, sizeof(dir));
+    return PyUnicode_DecodeFSDefault(dir);
 }
 
 static PyObject *py_is_recording(PyObject *mod, PyObject *unused) {
@@ -299,6 +309,7 @@ PyMethodDef tp_py_session_methods[] = {
     {"warn", py_warn, METH_O, "Reports a problem as the library does (once, on stderr)."},
     {"is_recording", py_is_recording, METH_NOARGS, "True while the current step is recorded."},
     {"is_active", py_is_active, METH_NOARGS, "True while a session is active."},
+    {"run_dir", py_run_dir, METH_NOARGS, "The running session's run directory, '' if none."},
     {"last_error", py_last_error, METH_NOARGS, "The library's latest warning, '' if none."},
     {"messages", py_messages, METH_NOARGS,
      "The library's warnings since the last recording session started, oldest first."},

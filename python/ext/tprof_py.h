@@ -29,6 +29,9 @@ PyObject *tp_py_range_new(PyObject *name);
  * False as "true" and "false", anything else by str(). *owner keeps the text alive; release it
  * with Py_DECREF. NULL with an error set when even str() fails. */
 const char *tp_py_text(PyObject *obj, PyObject **owner);
+/* tp_py_text, and a ValueError naming fn when the text holds a NUL (C would cut it there):
+ * every str the library takes whole goes through it, as tprof.range's name does. */
+const char *tp_py_text_whole(PyObject *obj, PyObject **owner, const char *fn);
 
 /* The module's functions, by area (session.c, analyze.c, stack.c); each ends with a zeroed
  * entry. */

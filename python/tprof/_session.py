@@ -166,7 +166,9 @@ class Profile(contextlib.ContextDecorator):
             self.config = cfg
             self.enabled = effective["enabled"]
             self._flight = effective["flight_recorder"]
-            self.run_dir = os.path.join(effective["output_dir"], effective["run_id"])
+            # the library's: another folder when <output_dir>/<run_id> was not tprof's to use
+            self.run_dir = _tprof.run_dir() or os.path.join(effective["output_dir"],
+                                                            effective["run_id"])
             self.running = True
             self._parts = []
             _current = self

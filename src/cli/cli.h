@@ -167,6 +167,10 @@ tp_analysis *tp_cli_analyse_summaries(char *const *inputs, size_t n);
  * at all (tp_ofile); anything else (/dev/null, a pipe) is written as it is. TP_EXIT_OK, or
  * TP_EXIT_ERROR after printing the error. */
 int tp_cli_write(const char *path, const tp_buf *out);
+/* Where -o FILE writes: FILE, or the file a symbolic link FILE names (written through, the link
+ * kept; tp_ofile alone would replace the link). Malloc'ed; NULL after printing why (a dangling
+ * link, out of memory). */
+char *tp_cli_output_target(const char *path);
 
 /* Refuses an output that is one of the inputs (the same file, by device and inode, so links and
  * other spellings count) or that lies in an input run directory. TP_EXIT_OK, or TP_EXIT_ERROR

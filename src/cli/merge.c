@@ -319,8 +319,11 @@ static int write_merged(merge_job *j) {
                         .trace_name = "tprof merge",
                         .tprof_members = members.data};
     char err[1024];
-    tp_chrome_stream *out = tp_chrome_stream_open(&j->doc, j->output, &o, err, sizeof(err));
-    int rc = out ? 0 : FAIL("%s", err);
+    char *target = tp_cli_output_target(j->output); /* an -o link is written through */
+    tp_chrome_stream *out =
+        target ? tp_chrome_stream_open(&j->doc, target, &o, err, sizeof(err)) : NULL;
+    int rc = out ? 0 : target ? FAIL("%s", err) : -1;
+    free(target);
     for (size_t i = 0; i < j->ntraces && rc == 0; i++) {
         tp_model one;
         rc = copy_as_rank(j, &j->traces[i], &one);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -16,13 +17,20 @@ static int put_stream(FILE *f, const tp_buf *out) {
     return fflush(f);
 }
 
-int tp_cli_write(const char *path, const tp_buf *out) {
-    if (out->failed) return tp_cli_error("out of memory while writing the report");
-    if (!path || strcmp(path, "-") == 0) {
-        if (put_stream(stdout, out))
-            return tp_cli_error("<stdout>: cannot write: %s", strerror(errno));
-        return TP_EXIT_OK;
-    }
+char *tp_cli_output_target(const char *path) {
+    struct stat st;
+    int link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+    char *target = link ? realpath(path, NULL) : strdup(path);
+    if (!target && !link)
+        tp_cli_error("out of memory");
+    else if (!target)
+        tp_cli_error("%s: a symbolic link to %s, which cannot be written: %s", path,
+                     errno == ENOENT ? "a missing file" : "a file", strerror(errno));
+    return target;
+}
+
+/* path, a file (not a link): a regular one replaced whole, anything else written directly. */
+static int write_file(const char *path, const tp_buf *out) {
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         /* a device or a pipe: a temporary file beside it cannot be renamed over it */
@@ -36,6 +44,19 @@ int tp_cli_write(const char *path, const tp_buf *out) {
     char err[1024];
     if (tp_write_file(path, out->data, out->len, err, sizeof(err))) return tp_cli_error("%s", err);
     return TP_EXIT_OK;
+}
+
+int tp_cli_write(const char *path, const tp_buf *out) {
+    if (out->failed) return tp_cli_error("out of memory while writing the report");
+    if (!path || strcmp(path, "-") == 0) {
+        if (put_stream(stdout, out))
+            return tp_cli_error("<stdout>: cannot write: %s", strerror(errno));
+        return TP_EXIT_OK;
+    }
+    char *target = tp_cli_output_target(path);
+    int rc = target ? write_file(target, out) : TP_EXIT_ERROR;
+    free(target);
+    return rc;
 }
 
 /* The folder that would hold path (its dirname), stat'ed. */

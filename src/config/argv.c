@@ -63,6 +63,7 @@ static void source_name(const char *arg, const tp_cli_arg *a, char *out, size_t 
 
 int tprof_config_load_args(tprof_config *cfg, int *argc, char **argv) {
     if (!cfg) return -1;
+    cfg->err[0] = '\0'; /* the error of this call, "" when it succeeds (tprof.h) */
     if (!argc || !argv || *argc <= 1) return 0;
     int n = *argc, rc = 0;
     /* The arguments are tprof's whether or not their values are valid: they leave argv either

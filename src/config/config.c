@@ -124,8 +124,11 @@ static const char *rule(const tp_keydef *k, char *buf, size_t n) {
     case T_STR:
         return "must not be empty";
     case T_NAME:
-        return "must be one plain path component: not empty, \".\" or \"..\", without '/' or "
-               "control characters";
+        snprintf(buf, n,
+                 "must be one plain path component of at most %d bytes: not empty, \".\" or "
+                 "\"..\", without '/' or control characters",
+                 TP_NAME_MAX);
+        return buf;
     case T_STRS:
         return "must be a list of stage names, each \"name\" or \"name=pattern|pattern\"";
     case T_INTS:
@@ -145,7 +148,7 @@ static const char *rule(const tp_keydef *k, char *buf, size_t n) {
 
 static int bad_value(tprof_config *cfg, const tp_keydef *k, const char *given, const char *value,
                      const char *source) {
-    char buf[128], shown[TP_SHOWN_SIZE], from[TP_SHOWN_SIZE];
+    char buf[160], shown[TP_SHOWN_SIZE], from[TP_SHOWN_SIZE];
     return TP_CONFIG_FAIL(cfg, "invalid value \"%s\" for profiling.%s (from %s): %s",
                           tp_shown(value, shown), given, tp_shown(source, from),
                           rule(k, buf, sizeof(buf)));
@@ -209,9 +212,9 @@ static int set_list_text(tprof_config *cfg, const tp_keydef *k, const char *give
     for (const char *p = value; *p; p++)
         cap += *p == ',';
     const char **items = malloc(cap * sizeof(*items));
-    int rc = TP_CONFIG_FAIL(cfg, "out of memory");
-    if (copy && items)
-        rc = set_list(cfg, k, given, items, tp_split_list(copy, items), value, source);
+    int rc = copy && items
+                 ? set_list(cfg, k, given, items, tp_split_list(copy, items), value, source)
+                 : TP_CONFIG_FAIL(cfg, "out of memory");
     free(items);
     free(copy);
     return rc;
@@ -313,6 +316,7 @@ int tp_config_apply_list(tprof_config *cfg, const char *key, size_t len, const c
 
 int tprof_config_set(tprof_config *cfg, const char *key, const char *value) {
     if (!cfg) return -1;
+    cfg->err[0] = '\0'; /* the error of this call, "" when it succeeds (tprof.h) */
     if (!key) return TP_CONFIG_FAIL(cfg, "tprof_config_set: no key");
     if (strncmp(key, "profiling.", 10) == 0) key += 10;
     return tp_config_apply(cfg, key, strlen(key), value, "tprof_config_set");
@@ -322,6 +326,7 @@ int tp_config_load_sources(tprof_config *cfg, int *argc, char **argv) {
     /* Every source runs, so that tprof's arguments leave argv even when one source fails; the
      * first error is the one kept. */
     if (!cfg) return -1;
+    cfg->err[0] = '\0';
     const char *path = tp_config_find_path(argc ? *argc : 0, argv);
     char err[sizeof(cfg->err)] = "";
     if (path && tprof_config_load_yaml(cfg, path)) memcpy(err, cfg->err, sizeof(err));

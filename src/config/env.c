@@ -9,6 +9,7 @@
 
 int tprof_config_load_env(tprof_config *cfg) {
     if (!cfg) return -1;
+    cfg->err[0] = '\0'; /* the error of this call, "" when it succeeds (tprof.h) */
     for (size_t i = 0; i < TP_NKEYS; i++) {
         const tp_keydef *k = &tp_config_keys[i];
         char name[64] = "TPROF_";

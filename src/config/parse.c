@@ -64,6 +64,7 @@ int tp_parse_gpu_mode(const char *s, int *mode) {
 
 int tp_plain_name(const char *s) {
     if (!*s || strcmp(s, ".") == 0 || strcmp(s, "..") == 0) return 0;
+    if (strnlen(s, TP_NAME_MAX + 1) > TP_NAME_MAX) return 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         if (*p == '/' || *p < 0x20 || *p == 0x7f) return 0;
     return 1;
@@ -110,26 +111,4 @@ size_t tp_split_list(char *text, const char **items) {
         item = comma + 1;
     }
     return n;
-}
-
-const char *tp_shown(const char *s, char *buf) {
-    if (strnlen(s, TP_SHOWN_MAX + 1) <= TP_SHOWN_MAX) return s;
-    size_t n = TP_SHOWN_MAX;
-    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) /* not inside a UTF-8 character */
-        n--;
-    memcpy(buf, s, n);
-    memcpy(buf + n, "...", 4);
-    assert(n + 4 <= TP_SHOWN_SIZE);
-    return buf;
-}
-
-const char *tp_shown_path(const char *s, char *buf) {
-    size_t len = strlen(s);
-    if (len <= TP_SHOWN_MAX) return s;
-    const char *tail = s + len - TP_SHOWN_MAX;
-    while (((unsigned char)*tail & 0xc0) == 0x80)
-        tail++;
-    assert(3 + strlen(tail) + 1 <= TP_SHOWN_SIZE);
-    snprintf(buf, TP_SHOWN_SIZE, "...%s", tail);
-    return buf;
 }

@@ -6,11 +6,10 @@
 #ifndef TP_CONFIG_PARSE_H
 #define TP_CONFIG_PARSE_H
 
+#include "util/log.h" /* tp_shown, tp_shown_path: how much of a value a message echoes */
+
 #include <stddef.h>
 #include <stdint.h>
-
-/* The most of a value, key or path a message echoes; longer ones end with "...". */
-#define TP_SHOWN_MAX 80
 
 /* A whole decimal integer, optionally signed; 0, or -1 when s is anything else. */
 int tp_parse_int(const char *s, int64_t *out);
@@ -20,19 +19,16 @@ int tp_parse_bool(const char *s, int *out);
 int tp_parse_decimal(const char *s, double *out);
 /* auto, on or off (any case), or a boolean (on/off); 0 or -1. */
 int tp_parse_gpu_mode(const char *s, int *mode);
+/* The longest plain name: a file name may have 255 bytes (NAME_MAX), and the run directory's
+ * name gets a "-<n>" or ".tmp.<random>" suffix (export/claim.h). */
+#define TP_NAME_MAX 200
 /* 1 when s can be one plain path component: not empty, not "." or "..", no '/' and no control
- * character (a run directory's name stays inside output_dir). */
+ * character (a run directory's name stays inside output_dir), at most TP_NAME_MAX bytes. */
 int tp_plain_name(const char *s);
 /* "name" or "name=pattern|pattern" with no empty name or pattern: 1, else 0. */
 int tp_valid_stage(const char *s);
 /* Splits list text in place ("1,5,10", "[1, 5, 10]", "a, 'b'"): items trimmed and unquoted into
  * items (room for one more than the commas of text). Returns the count. */
 size_t tp_split_list(char *text, const char **items);
-/* s as a message may echo it: at most TP_SHOWN_MAX bytes (cut at a UTF-8 boundary) and "..."
- * when cut. buf needs TP_SHOWN_MAX + 4 bytes; returns s itself when it fits. */
-#define TP_SHOWN_SIZE (TP_SHOWN_MAX + 4)
-const char *tp_shown(const char *s, char *buf);
-/* The same for a path, keeping its end (the file's name): "..." + the last TP_SHOWN_MAX bytes. */
-const char *tp_shown_path(const char *s, char *buf);
 
 #endif

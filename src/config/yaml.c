@@ -253,6 +253,7 @@ static int read_file(tp_yaml *y, FILE *f, int apply) {
 
 int tprof_config_load_yaml(tprof_config *cfg, const char *path) {
     if (!cfg) return -1;
+    cfg->err[0] = '\0'; /* the error of this call, "" when it succeeds (tprof.h) */
     if (!path) return TP_CONFIG_FAIL(cfg, "tprof_config_load_yaml: no file name");
     tp_yaml y = {.cfg = cfg};
     char shown[TP_SHOWN_SIZE];

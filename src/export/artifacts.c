@@ -14,6 +14,7 @@
 #include "record/sink.h"
 
 #include "export/chrome.h"
+#include "export/claim.h"
 #include "export/runfiles.h"
 #include "report/html.h"
 #include "report/jsonw.h"
@@ -32,7 +33,8 @@
 
 typedef struct artifacts {
     tp_analysis *analysis;
-    char *run_dir;
+    char *run_dir;           /* claim.dir: the run directory taken */
+    tp_claim claim;          /* its marker's lock, held until the run's end */
     const char *config_json; /* the session's, valid until finish */
     int dir_ok;              /* run_dir exists: files are written */
     int gzip, tensorboard_names;
@@ -50,7 +52,7 @@ static artifacts art; /* one session at a time (the recorder guarantees it) */
 static void art_reset(void) {
     tp_analysis_free(art.analysis);
     tp_series_free(&art.series);
-    free(art.run_dir);
+    tp_claim_release(&art.claim);
     for (size_t i = 0; i < art.ntraces; i++)
         free(art.traces[i]);
     free(art.traces);
@@ -122,7 +124,6 @@ static int art_start(void *ctx, const tp_run_info *run) {
     (void)ctx;
     art_reset();
     tp_series_init(&art.series);
-    art.run_dir = strdup(run->run_dir);
     art.config_json = run->config_json;
     art.gzip = run->gzip;
     art.tensorboard_names = run->tensorboard_names;
@@ -138,18 +139,20 @@ static int art_start(void *ctx, const tp_run_info *run) {
         .peak_tflops = run->peak_tflops,
         .per_rank = TP_PER_RANK_SELF}; /* summary.json's rank_summary (tprof analyze --summaries) */
     art.analysis = tp_analysis_new(&opts);
-    if (!art.run_dir || !art.analysis) {
+    if (!art.analysis) {
         tp_log_warn("out of memory: profiling is off");
         art_reset();
         return -1;
     }
     char err[512];
-    if (tp_mkdirs(art.run_dir, err, sizeof(err))) {
+    if (tp_claim_run_dir(run->output_dir, run->run_id, run->rank, run->world_size, &art.claim, err,
+                         sizeof(err))) {
         tp_log_warn("%s; no traces or artifacts will be written, the summary still will", err);
         return 0;
     }
+    art.run_dir = art.claim.dir;
     art.dir_ok = 1;
-    clear_earlier_run(run);
+    if (art.claim.reused) clear_earlier_run(run);
     tp_buf cfg;
     tp_buf_init(&cfg);
     tp_buf_puts(&cfg, run->config_json ? run->config_json : "{}");
@@ -322,7 +325,13 @@ static void art_finish(void *ctx, const tp_run_info *run) {
     art_reset();
 }
 
+static const char *art_run_dir(void *ctx) {
+    (void)ctx;
+    return art.run_dir;
+}
+
 const tp_sink *tp_default_sink(void) {
-    static const tp_sink sink = {.start = art_start, .window = art_window, .finish = art_finish};
+    static const tp_sink sink = {
+        .start = art_start, .run_dir = art_run_dir, .window = art_window, .finish = art_finish};
     return &sink;
 }

@@ -663,7 +663,10 @@ static int prepare(writer *w) {
     return out_of_memory(w) ? -1 : 0;
 }
 
-static int past(int64_t deadline_ns) {
+/* 1 once the deadline (if any) has passed. */
+static int past(const int64_t *deadline) {
+    int64_t deadline_ns = deadline ? __atomic_load_n(deadline, __ATOMIC_ACQUIRE) : 0;
+    if (!deadline_ns) return 0;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec >= deadline_ns;
@@ -689,7 +692,7 @@ static int write_segment(writer *w, const tp_model *m) {
     if (prepare(w) || put_metadata(w)) w->stop = 1;
     size_t i = 0;
     for (; i < m->nevents && !w->stop; i++) {
-        if (w->o->deadline_ns && i % DEADLINE_EVERY == 0 && past(w->o->deadline_ns)) break;
+        if (i % DEADLINE_EVERY == 0 && past(w->o->deadline_ns)) break;
         put_event(w, &m->events[i], i);
         maybe_flush(w);
     }

@@ -28,9 +28,10 @@ typedef struct tp_chrome_opts {
         *config_json;       /* the effective configuration (a JSON object), embedded; may be NULL */
     const char *window;     /* the window's name, e.g. "steps_4-5" or "epoch_5"; may be NULL */
     const char *trace_name; /* "traceName"; may be NULL */
-    /* CLOCK_MONOTONIC time after which no more events are written: the JSON is closed validly
-     * where the writing stands, with "truncated": true in the tprof object; 0 = no limit. */
-    int64_t deadline_ns;
+    /* If not NULL: the CLOCK_MONOTONIC time after which no more events are written (the JSON is
+     * closed validly where the writing stands, with "truncated": true in the tprof object; 0 =
+     * no limit), read atomically as the writing goes, so a signal can set it meanwhile. */
+    const int64_t *deadline_ns;
     size_t *events_written;    /* if not NULL: set to the events written (all, unless truncated) */
     const char *tprof_members; /* JSON members ("\"merged\": {...}") added to the tprof object, as
                                   written (the caller makes them valid); may be NULL */

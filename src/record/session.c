@@ -81,7 +81,7 @@ static void write_window(void *ctx, tp_window *w) {
     (void)ctx;
     tp_window_info info;
     tp_model *m = tp_window_build(w, &tp_sess.env, &info);
-    info.deadline_ns = TP_LOAD_ACQ(&tp_sess.writer.deadline_ns);
+    info.deadline_ns = &tp_sess.writer.deadline_ns;
     if (m) {
         tp_source src[TP_MAX_SOURCES];
         tp_session_lock();
@@ -147,6 +147,20 @@ int tp_session_signal_flush(int deadline_ms, int timeout_ms) {
     return tp_writer_flush_from_signal(&tp_sess.writer, deadline_ms, timeout_ms);
 }
 
+void tp_session_run_dir(char *buf, size_t n) {
+    tp_session_lock();
+    snprintf(buf, n, "%s", tp_sess.run_dir ? tp_sess.run_dir : "");
+    tp_session_unlock();
+}
+
+int tp_session_ending(void) {
+    return __atomic_load_n(&tp_sess.state, __ATOMIC_ACQUIRE) == TP_SESSION_ENDING;
+}
+
+void tp_session_cut_writes(int deadline_ms) {
+    tp_writer_set_deadline(&tp_sess.writer, deadline_ms);
+}
+
 /* ---- start ---- */
 
 static void free_run(void) {
@@ -178,6 +192,8 @@ static int build_stages(void) {
 static void fill_run_info(tp_run_info *run) {
     const tprof_config *cfg = tp_sess.cfg;
     *run = (tp_run_info){.run_dir = tp_sess.run_dir,
+                         .output_dir = cfg->output_dir,
+                         .run_id = cfg->run_id,
                          .config_json = tp_sess.config_json,
                          .rank = tp_sess.rank.rank,
                          .world_size = tp_sess.rank.world_size,
@@ -203,6 +219,18 @@ static int prepare_run(const tprof_config *cfg) {
     snprintf(tp_sess.run_dir, n, "%s/%s", cfg->output_dir, cfg->run_id);
     if (!(tp_sess.config_json = tprof_config_to_json(cfg))) return -1;
     return build_stages();
+}
+
+/* The sink may have put the run elsewhere than <output_dir>/<run_id> (sink.h): the session
+ * reports that directory from now on. */
+static int take_sinks_run_dir(void) {
+    const char *dir = tp_sess.sink.run_dir ? tp_sess.sink.run_dir(tp_sess.sink.ctx) : NULL;
+    if (!dir || strcmp(dir, tp_sess.run_dir) == 0) return 0;
+    char *copy = strdup(dir);
+    if (!copy) return -1;
+    free(tp_sess.run_dir);
+    tp_sess.run_dir = copy;
+    return 0;
 }
 
 /* The session clock's origin: model time 0, and its wall-clock time for cross-rank alignment. */
@@ -288,6 +316,11 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
         free_run();
         return -1;
     }
+    if (take_sinks_run_dir()) {
+        tp_log_warn("out of memory: profiling is off");
+        free_run();
+        return -1;
+    }
     set_origin();
     tp_sess.writer.write = write_window;
     tp_sess.writer.flush = signal_flush;
@@ -369,6 +402,10 @@ static void finish_run(void) {
                     (unsigned long long)unmatched);
     tp_run_info run;
     fill_run_info(&run);
+    if (tp_signals_deferred()) { /* the host is being stopped: the files, and one line */
+        run.interrupted = 1;
+        run.print_summary = 0;
+    }
     if (tp_sess.sink.finish && !__atomic_load_n(&tp_sess.finished_by_signal, __ATOMIC_ACQUIRE))
         tp_sess.sink.finish(tp_sess.sink.ctx, &run);
 }
@@ -394,8 +431,8 @@ void tprof_shutdown(void) {
     }
     TP_STORE_REL(&tprof_active_, 0);
     TP_STORE_REL(&tp_gen, 0);
-    __atomic_store_n(&tp_sess.state, TP_SESSION_ENDING, __ATOMIC_RELAXED);
-    tp_signals_restore();
+    __atomic_store_n(&tp_sess.state, TP_SESSION_ENDING, __ATOMIC_RELEASE);
+    /* SIGINT/SIGTERM stay tprof's until the files are written (tp_signals_end). */
     tp_signals_restore_flight();
     tp_session_unlock();
 
@@ -406,8 +443,9 @@ void tprof_shutdown(void) {
 
     tp_session_lock();
     free_run();
-    __atomic_store_n(&tp_sess.state, TP_SESSION_ENDED, __ATOMIC_RELAXED);
+    __atomic_store_n(&tp_sess.state, TP_SESSION_ENDED, __ATOMIC_RELEASE);
     tp_session_unlock();
+    tp_signals_end(); /* a signal that came meanwhile takes its course now */
 }
 
 const char *tprof_last_error(void) {

@@ -100,10 +100,25 @@ static inline int tp_api_enter(const char *fn) {
  * tp_writer_flush_from_signal: 0, -1 timed out, 1 no writer. */
 int tp_session_signal_flush(int deadline_ms, int timeout_ms);
 
+/* The current (or last) session's run directory into buf (truncated to n), "" when none. */
+void tp_session_run_dir(char *buf, size_t n);
+/* Async-signal-safe: 1 while tprof_shutdown ends the session (writes the last window and the
+ * run's files). */
+int tp_session_ending(void);
+/* Async-signal-safe: the trace being written, and any later one, is closed deadline_ms from
+ * now (a signal came while tprof_shutdown writes). */
+void tp_session_cut_writes(int deadline_ms);
+
 /* ---- signals.c ---- */
-/* flush_timeout_ms: how long a signal's flush may take (profiling.flush_timeout_ms). */
+/* flush_timeout_ms: how long a signal's flush may take (profiling.flush_timeout_ms). The
+ * handlers stay installed until tp_signals_end, through tprof_shutdown's writing. */
 void tp_signals_install(int64_t flush_timeout_ms);
 void tp_signals_restore(void);
+/* The signal that came during tprof_shutdown (waiting until its files were written), or 0. */
+int tp_signals_deferred(void);
+/* At the end of tprof_shutdown: restores the host's handlers, then delivers the deferred signal,
+ * if any, to them (the default action ends the process as it would have without tprof). */
+void tp_signals_end(void);
 /* SIGUSR1 asks the flight recorder for a save (flight_signal: true). */
 void tp_signals_install_flight(void);
 void tp_signals_restore_flight(void);

@@ -9,6 +9,13 @@
  * the grace is meant. Should it still not be done then, the handler removes the temporary files
  * it leaves, so no .tmp outlives the process.
  *
+ * While tprof_shutdown writes the last window and the run's files, the handlers stay: the first
+ * signal then only cuts the trace being written at profiling.flush_timeout_ms from now, says so
+ * in one line and returns; tprof_shutdown finishes the files, restores the host's handlers and
+ * raises the signal (tp_signals_end), so the host's disposition runs, only later. A second
+ * signal goes to the host's handler at once (the user insists), after removing the temporary
+ * files.
+ *
  * SIGUSR1 (flight_signal: true) asks the flight recorder for a save: its handler only sets a
  * flag and posts the writer (record/flight.h), then chains a handler installed before tprof's.
  * The default action of SIGUSR1 (ending the process) is not chained: asking for a save is the
@@ -28,6 +35,7 @@ static int64_t flush_timeout_ms = 5000; /* set at install, read by the handler *
 static struct sigaction previous[2];
 static int installed[2];
 static int flushing; /* the first signal flushes; later ones go straight to the previous handler */
+static int deferred; /* the signal that came during tprof_shutdown, raised at its end */
 
 static void chain(int i, int sig, siginfo_t *info, void *uctx) {
     const struct sigaction *prev = &previous[i];
@@ -46,11 +54,33 @@ static void chain(int i, int sig, siginfo_t *info, void *uctx) {
     }
 }
 
+/* The first signal during tprof_shutdown: its files are finished first. 1 when deferred. */
+static int defer(int sig, int limit) {
+    if (!tp_session_ending() || __atomic_exchange_n(&flushing, 1, __ATOMIC_ACQ_REL)) return 0;
+    __atomic_store_n(&deferred, sig, __ATOMIC_RELEASE);
+    tp_session_cut_writes(limit);
+    static const char term[] = "tprof: SIGTERM during tprof_shutdown: the run's files are "
+                               "finished first (the trace within profiling.flush_timeout_ms), "
+                               "then the signal takes its course\n";
+    static const char intr[] = "tprof: SIGINT during tprof_shutdown: the run's files are "
+                               "finished first (the trace within profiling.flush_timeout_ms), "
+                               "then the signal takes its course\n";
+    ssize_t ignored = sig == SIGINT ? write(STDERR_FILENO, intr, sizeof(intr) - 1)
+                                    : write(STDERR_FILENO, term, sizeof(term) - 1);
+    (void)ignored;
+    return 1;
+}
+
 static void on_signal(int sig, siginfo_t *info, void *uctx) {
     int saved_errno = errno;
     int i = sig == SIGINT ? 0 : 1;
-    /* A thread holding the session lock cannot wait for the writer, which may need that lock. */
     int limit = (int)__atomic_load_n(&flush_timeout_ms, __ATOMIC_RELAXED);
+    if (defer(sig, limit)) {
+        errno = saved_errno;
+        return;
+    }
+    if (tp_session_ending()) tp_fs_discard_temporaries(); /* a second one: the host's way now */
+    /* A thread holding the session lock cannot wait for the writer, which may need that lock. */
     if (!tp_session_lock_held() && !__atomic_exchange_n(&flushing, 1, __ATOMIC_ACQ_REL) &&
         tp_session_signal_flush(limit, limit + FLUSH_GRACE_MS) < 0) {
         static const char msg[] = "tprof: the signal's flush did not end within "
@@ -66,6 +96,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx) {
 void tp_signals_install(int64_t timeout_ms) {
     __atomic_store_n(&flush_timeout_ms, timeout_ms, __ATOMIC_RELAXED);
     __atomic_store_n(&flushing, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&deferred, 0, __ATOMIC_RELEASE);
     for (int i = 0; i < 2; i++) {
         struct sigaction sa, old;
         if (sigaction(sigs[i], NULL, &old) != 0) continue;
@@ -91,6 +122,16 @@ void tp_signals_restore(void) {
             cur.sa_sigaction == on_signal)
             sigaction(sigs[i], &previous[i], NULL);
     }
+}
+
+int tp_signals_deferred(void) {
+    return __atomic_load_n(&deferred, __ATOMIC_ACQUIRE);
+}
+
+void tp_signals_end(void) {
+    tp_signals_restore();
+    int sig = __atomic_exchange_n(&deferred, 0, __ATOMIC_ACQ_REL);
+    if (sig) raise(sig); /* to the host's handler, or the default action */
 }
 
 static struct sigaction previous_usr1;

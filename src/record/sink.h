@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 typedef struct tp_run_info {
-    const char *run_dir;      /* <output_dir>/<run_id> */
+    const char *run_dir; /* <output_dir>/<run_id>, or where the sink's start put the run */
+    const char *output_dir, *run_id;
     const char *config_json;  /* the effective configuration, a JSON object */
     int64_t rank, world_size; /* world_size 1 when not distributed */
     int gzip;                 /* traces as .json.gz */
@@ -44,6 +45,10 @@ typedef struct tp_sink {
      * ended the recording (on the writer thread, run->interrupted set; called once: shutdown
      * then calls it no more). */
     void (*finish)(void *ctx, const tp_run_info *run);
+    /* Optional, after start: the run directory the sink took when it is not run->run_dir (the
+     * default sink's is another when <output_dir>/<run_id> is not tprof's to use, export/claim.h);
+     * NULL keeps run->run_dir. The session reports it from then on. */
+    const char *(*run_dir)(void *ctx);
 } tp_sink;
 
 /* Installs the sink for the next session (copied); NULL restores the default. */

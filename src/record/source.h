@@ -18,8 +18,9 @@ typedef struct tp_window_info {
     int partial;             /* closed early (shutdown or signal) */
     int64_t model_offset_ns; /* a session-clock time minus this is a time in the window's model */
     uint64_t too_deep;       /* of the model's dropped_events, those nested too deep */
-    int64_t deadline_ns;     /* a signal's flush: its trace must be closed by this CLOCK_MONOTONIC
-                                time (events past it are left out); 0 = no limit */
+    const int64_t *deadline_ns; /* a signal's: the trace must be closed by this CLOCK_MONOTONIC
+                                   time (events past it are left out); 0 = no limit. Read
+                                   atomically while writing: a signal may set it meanwhile */
     const char
         *flight_reason;      /* a flight recorder's save (record/flight.h): its reason, else NULL */
     int64_t flight_step;     /* ... the triggering step, marked in the model */

@@ -90,12 +90,16 @@ void tp_writer_stop(tp_writer *wr) {
     pthread_mutex_destroy(&wr->lock);
 }
 
-int tp_writer_flush_from_signal(tp_writer *wr, int deadline_ms, int timeout_ms) {
-    if (!TP_LOAD_ACQ(&wr->running)) return 1;
+void tp_writer_set_deadline(tp_writer *wr, int deadline_ms) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
     int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     TP_STORE_REL(&wr->deadline_ns, now_ns + (int64_t)deadline_ms * 1000000);
+}
+
+int tp_writer_flush_from_signal(tp_writer *wr, int deadline_ms, int timeout_ms) {
+    if (!TP_LOAD_ACQ(&wr->running)) return 1;
+    tp_writer_set_deadline(wr, deadline_ms);
     TP_STORE_REL(&wr->flush_req, 1);
     sem_post(&wr->wake);
     struct timespec ms = {0, 1000000};

@@ -21,8 +21,9 @@ typedef struct tp_writer {
     int flush_req;          /* atomic: set by a signal handler */
     int flight_req;         /* atomic: a flight save asked for (record/flight.h) */
     int running;            /* atomic: the thread exists and takes requests */
-    int64_t deadline_ns;    /* atomic: set with flush_req: CLOCK_MONOTONIC time by which the flushed
-                               window's trace must be closed; 0 outside a flush */
+    int64_t deadline_ns;    /* atomic: set with flush_req (or a signal during shutdown):
+                               CLOCK_MONOTONIC time by which the trace being written must be
+                               closed; 0 outside a flush. Read as it is written (source.h) */
     void (*write)(void *ctx, tp_window *w); /* converts, delivers and frees w */
     void (*flush)(void *ctx);               /* closes the open window (queues it) */
     void (*after_flush)(void *ctx);         /* after a flush's windows: the run's files, partial */
@@ -38,6 +39,9 @@ void tp_writer_push(tp_writer *wr, tp_window *w);
 void tp_writer_wake_flight(tp_writer *wr);
 /* Writes what is queued, then ends and joins the thread. */
 void tp_writer_stop(tp_writer *wr);
+/* Async-signal-safe: traces written from now on, and the one being written, are closed
+ * deadline_ms from now (deadline_ns), e.g. when a signal comes while tprof_shutdown writes. */
+void tp_writer_set_deadline(tp_writer *wr, int deadline_ms);
 /* Async-signal-safe: asks for a flush whose trace is closed deadline_ms from now (deadline_ns)
  * and waits up to timeout_ms for all of it. 0 when written, -1 when the time ran out, 1 when
  * there is no writer thread. */

@@ -1,6 +1,8 @@
 /* fs.c - temporary-name-then-rename file writing and mkdir -p (see fs.h). */
 #include "util/fs.h"
 
+#include "util/log.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -67,9 +69,11 @@ void tp_fs_discard_temporaries(void) {
         if (__atomic_load_n(&temporaries[i].ready, __ATOMIC_ACQUIRE)) unlink(temporaries[i].path);
 }
 
+/* The path's end only, so that the line keeps its reason however long the path. */
 static void set_err(char *err, size_t errlen, const char *what, const char *path, int errnum) {
     if (!err || !errlen) return;
-    snprintf(err, errlen, "cannot %s %s: %s", what, path,
+    char shown[TP_SHOWN_SIZE];
+    snprintf(err, errlen, "cannot %s %s: %s", what, tp_shown_path(path, shown),
              errnum > 0 ? strerror(errnum) : "compression failed");
 }
 
@@ -134,9 +138,7 @@ static void ofile_free(tp_ofile *f) {
     free(f);
 }
 
-/* Random file-name characters from the kernel, or, where getrandom fails, from the clock and the
- * address space (O_EXCL still keeps a guessed name from being used against us). */
-static void random_name(char *out, size_t n) {
+void tp_fs_random_name(char *out, size_t n) {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     unsigned char bytes[TMP_RANDOM];
     if (getrandom(bytes, sizeof(bytes), GRND_NONBLOCK) != (ssize_t)sizeof(bytes)) {
@@ -153,18 +155,28 @@ static void random_name(char *out, size_t n) {
         out[i] = alphabet[bytes[i] % (sizeof(alphabet) - 1)];
 }
 
+/* The file being replaced keeps its permissions (a report made 0600 stays 0600) when it is a
+ * regular file of this user; a link or another user's file lends none. */
+static void keep_mode(int fd, const char *path) {
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+        (void)fchmod(fd, st.st_mode & 07777); /* a failure leaves fopen's mode: no harm */
+}
+
 /* Creates "<path>.tmp.<random>" that did not exist: O_EXCL and O_NOFOLLOW, so a name planted in
- * a shared folder (a symlink, a file) is never opened; mode 0666 less the umask, as fopen. */
+ * a shared folder (a symlink, a file) is never opened; mode 0666 less the umask, as fopen, or
+ * that of the file it replaces. */
 static FILE *create_temporary(char *tmp, const char *path) {
     size_t base = strlen(path);
     memcpy(tmp, path, base);
     memcpy(tmp + base, ".tmp.", 5);
     for (int i = 0; i < TMP_TRIES; i++) {
-        random_name(tmp + base + 5, TMP_RANDOM);
+        tp_fs_random_name(tmp + base + 5, TMP_RANDOM);
         tmp[base + 5 + TMP_RANDOM] = '\0';
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd < 0 && errno == EEXIST) continue;
         if (fd < 0) return NULL;
+        keep_mode(fd, path);
         FILE *fp = fdopen(fd, "wb");
         if (!fp) {
             int e = errno;

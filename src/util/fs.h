@@ -4,7 +4,9 @@
  * only after the last byte was written and closed without error, so a reader never sees half a
  * file and a failed write (full disk, unwritable directory, a file-size limit) leaves nothing
  * behind. The temporary name is unpredictable and created with O_EXCL|O_NOFOLLOW, so a symlink
- * or file planted in a shared folder is never written through. Errors come back as one line
+ * or file planted in a shared folder is never written through; a symlink at <path> itself is
+ * replaced, never followed (the CLI resolves an -o link first: cli/output.c). A regular file of
+ * this user at <path> keeps its mode. Errors come back as one line
  * naming the path and the system's reason.
  *
  * From open to commit/abort, SIGXFSZ is blocked in the calling thread: under RLIMIT_FSIZE a
@@ -31,6 +33,10 @@ void tp_ofile_abort(tp_ofile *f);
 /* Async-signal-safe: removes the temporary files of every tp_ofile open now (a signal handler
  * about to let the process die calls it, so no ".tmp." file outlives it). */
 void tp_fs_discard_temporaries(void);
+/* n (at most 12) random file-name characters [A-Za-z0-9], not NUL-terminated: from the kernel,
+ * or, where getrandom fails, from the clock and the address space (O_EXCL still keeps a guessed
+ * name from being used against us). */
+void tp_fs_random_name(char *out, size_t n);
 /* The whole of data as the file `path`, through tp_ofile. */
 int tp_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
 

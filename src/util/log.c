@@ -1,6 +1,7 @@
 /* log.c - the warning list behind tp_log_warn (see log.h). */
 #include "util/log.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -106,4 +107,26 @@ void tp_log_reset(void) {
     log_n = 0;
     log_latest[0] = '\0';
     pthread_mutex_unlock(&log_lock);
+}
+
+const char *tp_shown(const char *s, char *buf) {
+    if (strnlen(s, TP_SHOWN_MAX + 1) <= TP_SHOWN_MAX) return s;
+    size_t n = TP_SHOWN_MAX;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) /* not inside a UTF-8 character */
+        n--;
+    memcpy(buf, s, n);
+    memcpy(buf + n, "...", 4);
+    assert(n + 4 <= TP_SHOWN_SIZE);
+    return buf;
+}
+
+const char *tp_shown_path(const char *s, char *buf) {
+    size_t len = strlen(s);
+    if (len <= TP_SHOWN_MAX) return s;
+    const char *tail = s + len - TP_SHOWN_MAX;
+    while (((unsigned char)*tail & 0xc0) == 0x80)
+        tail++;
+    assert(3 + strlen(tail) + 1 <= TP_SHOWN_SIZE);
+    snprintf(buf, TP_SHOWN_SIZE, "...%s", tail);
+    return buf;
 }

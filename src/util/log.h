@@ -24,4 +24,14 @@ void tp_log_reset(void);
  * line never breaks it in two, so it cannot forge a second "tprof: ..." line. */
 void tp_log_escape(char *dst, size_t cap, const char *src);
 
+/* The most of a value, key or path a message echoes; longer ones end with "...", so that a line
+ * keeps its reason (it is cut at 512 bytes). */
+#define TP_SHOWN_MAX 80
+/* s as a message may echo it: at most TP_SHOWN_MAX bytes (cut at a UTF-8 boundary) and "..."
+ * when cut. buf needs TP_SHOWN_MAX + 4 bytes; returns s itself when it fits. */
+#define TP_SHOWN_SIZE (TP_SHOWN_MAX + 4)
+const char *tp_shown(const char *s, char *buf);
+/* The same for a path, keeping its end (the file's name): "..." + the last TP_SHOWN_MAX bytes. */
+const char *tp_shown_path(const char *s, char *buf);
+
 #endif

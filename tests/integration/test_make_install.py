@@ -139,7 +139,9 @@ def test_pkg_config_shared(prefix, tmp_path):
     assert r.returncode == 0, r.stderr
     needed = subprocess.run(["readelf", "-d", str(exe)], capture_output=True, text=True).stdout
     assert "libtprof.so" in needed
-    env = dict(os.environ, LD_LIBRARY_PATH=libdir(prefix))
+    # as a user runs it: no LD_LIBRARY_PATH (issue 22, finding 19: before, tprof.pc gave no
+    # rpath and the program did not start: libtprof.so.0: cannot open shared object file)
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
     run_and_check(exe, tmp_path, env)
 
 

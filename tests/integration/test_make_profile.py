@@ -174,7 +174,7 @@ def test_make_profile_dashboard(trained):
         m = re.search(r"(http://\S+/)", line)
         assert m, line + proc.stderr.read()
         with urllib.request.urlopen(m.group(1) + "api/runs", timeout=30) as r:
-            runs = json.loads(r.read())
+            runs = json.loads(r.read())["runs"]
         assert [x["name"] for x in runs] == ["train"] and runs[0]["windows"] == 2
     finally:
         os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C: make and tprof serve

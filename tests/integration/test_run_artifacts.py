@@ -118,7 +118,7 @@ def test_artifacts_parse_and_agree(tmp_path):
     assert r.returncode == 0, r.stderr
     run_dir = tmp_path / "run"
     names = sorted(os.listdir(run_dir))
-    assert names == ["config.json", "op_stats.csv", "report.html", "stage_times.json",
+    assert names == [".tprof", "config.json", "op_stats.csv", "report.html", "stage_times.json",
                      "summary.json", "trace_0001_steps_1-4.json", "trace_0002_steps_6-9.json",
                      "trace_0003_steps_11-12.json"]
     config = load(str(run_dir / "config.json"))

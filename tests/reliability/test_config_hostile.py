@@ -5,6 +5,7 @@ a TPROF_CONFIG that names something other than a regular file, and YAML nested 1
 Each case runs the example training loop (tprof_init) or a fresh Python interpreter with a time
 limit: the promise is one `tprof:` line, nothing written outside output_dir, no wait and no
 crash; a training program runs on unprofiled."""
+import ctypes
 import json
 import os
 import pathlib
@@ -175,3 +176,97 @@ def test_python_profile_names_the_argument(tmp_path):
     assert out[1].startswith("profiling.output_dir (from tprof.profile)") and "complex" in out[1]
     assert out[2] == "profiling.run_id (from tprof.profile) holds a NUL character False", out
     assert out[3] == "tprof.profile(model=...) takes a torch.nn.Module, not int", out
+
+
+# ---- issue 22, findings 16, 17, 18 ----
+
+def test_config_error_is_empty_without_an_error():
+    """Before: "out of memory" on a fresh configuration and after successful calls."""
+    lib = ctypes.CDLL(str(BUILD / "lib" / "libtprof.so"))
+    lib.tprof_config_new.restype = ctypes.c_void_p
+    lib.tprof_config_error.restype = ctypes.c_char_p
+    lib.tprof_config_error.argtypes = [ctypes.c_void_p]
+    lib.tprof_config_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+    lib.tprof_config_free.argtypes = [ctypes.c_void_p]
+    cfg = lib.tprof_config_new()
+    assert lib.tprof_config_error(cfg) == b""
+    assert lib.tprof_config_set(cfg, b"wait", b"x") == -1
+    assert lib.tprof_config_error(cfg).startswith(b'invalid value "x" for profiling.wait')
+    assert lib.tprof_config_set(cfg, b"stages", b"a,b") == 0
+    assert lib.tprof_config_error(cfg) == b""  # the error of the last call: none
+    assert lib.tprof_config_set(cfg, b"epochs", b"1,2") == 0
+    assert lib.tprof_config_error(cfg) == b""
+    lib.tprof_config_free(cfg)
+
+
+def test_long_run_id_is_refused_and_lines_keep_their_reason(tmp_path):
+    rc, stderr = train(tmp_path, "--profile", "--profiling.run_id", "r" * 5000)
+    line = one_tprof_line(stderr)
+    assert rc == 2 and len(line) < 400, line
+    assert line.endswith("must be one plain path component of at most 200 bytes: not empty, "
+                         "\".\" or \"..\", without '/' or control characters"), line
+    rc, stderr = train(tmp_path, "--profile", "--profiling.run_id", "r" * 200)
+    assert rc == 0 and (tmp_path / "out" / ("r" * 200)).is_dir(), stderr
+    # a path too long for the file system: the line ends with the system's reason
+    deep = tmp_path / ("d" * 250) / ("e" * 250) / ("f" * 260)
+    rc, stderr = train(tmp_path, "--profile", "--profiling.output_dir", str(deep))
+    line = next(x for x in stderr.splitlines() if x.startswith("tprof: cannot create"))
+    assert rc == 0 and "File name too long; no traces or artifacts will be written" in line, line
+    assert len(line) < 300, line
+
+
+def test_python_strings_are_converted_alike():
+    """Before: flight_save("a\\0b") saved reason "a", flight_save("\\ud800") raised TypeError,
+    arg("k", "a\\0b") stored "a": every str given to the C library now has tprof.range's rules:
+    a NUL is a ValueError (recording calls: one line, ignored), lone surrogates are replaced."""
+    out = python(r"""
+        import tprof
+        from tprof import _tprof
+
+        def error(fn):
+            try:
+                fn()
+            except Exception as e:
+                return "%s: %s" % (type(e).__name__, e)
+            return "no error"
+
+        print(error(lambda: _tprof.flight_save("a\0b")))
+        print(error(lambda: _tprof.flight_save("\ud800")))
+        print(error(lambda: _tprof.flight_save(5)))
+        # recording never raises (docs/PYTHON.md): a NUL is one tprof: line, the call ignored
+        for fn in (lambda: _tprof.arg("k", "a\0b"), lambda: _tprof.arg("k\0", "v"),
+                   lambda: _tprof.counter("c\0", 1), lambda: _tprof.thread_name("t\0"),
+                   lambda: _tprof.shapes("[\0]"), lambda: _tprof.category("c\0"),
+                   lambda: _tprof.warn("w\0")):
+            print(error(fn))
+        print(error(lambda: _tprof.arg("k", "\ud800")))
+        print(error(lambda: _tprof.Config().load_args(["prog", "--profiling.run_id", "a\0b"])))
+        print(sorted(m for m in tprof.messages() if "NUL" in m))
+    """).splitlines()
+    assert out[0] == "ValueError: tprof.flight_save: the text 'a\\x00b' holds a NUL character"
+    assert out[1] == "no error"  # replaced, as tprof.range does
+    assert out[2] == "TypeError: tprof.flight_save(reason): reason must be a str, not int"
+    assert out[3:11] == ["no error"] * 8, out
+    assert out[11] == "ValueError: argv[2] holds a NUL character", out
+    assert out[12] == str(["tprof.%s: a text argument holds a NUL character (ignored)" % fn
+                           for fn in ("arg", "category", "counter", "shapes", "thread_name",
+                                      "warn")]), out
+
+
+def test_python_profile_reports_the_run_directory_taken(tmp_path):
+    """A run_id naming a folder tprof did not make goes to <run_id>-2 (issue 22, finding 7):
+    tprof.profile's run_dir and summary() follow it."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "config.json").write_text("mine")
+    out = python(r"""
+        import tprof
+        with tprof.profile(output_dir=%r, run_id="src", summary=False) as prof:
+            for _ in range(3):
+                with tprof.range("work"):
+                    pass
+                prof.step()
+        print(prof.run_dir)
+        print(prof.summary()["run"]["dir"])
+    """ % str(tmp_path)).splitlines()
+    assert out == [str(tmp_path / "src-2")] * 2, out
+    assert (tmp_path / "src" / "config.json").read_text() == "mine"

@@ -6,7 +6,7 @@ import resource
 import signal
 import stat
 
-from hostile import leftovers, load, profiled, traces
+from hostile import leftovers, load, profiled, tprof, traces
 
 ARTIFACTS = ("config.json", "summary.json", "stage_times.json", "op_stats.csv",
              "trace_0001_steps_1-1.json")
@@ -15,7 +15,7 @@ ARTIFACTS = ("config.json", "summary.json", "stage_times.json", "op_stats.csv",
 def test_planted_symlinks_at_temporary_names_are_not_followed(tmp_path):
     """Before: "<file>.tmp.<pid>" opened with fopen("wb") wrote through a symlink planted there."""
     run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    profiled("steps", 2, tmp_path, "run")  # an earlier run: a folder tprof made (claim.h)
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
 
@@ -41,7 +41,7 @@ def test_files_at_the_old_temporary_names_are_left_alone(tmp_path):
     """Before: a file at "<file>.tmp.<pid>" was truncated, written and renamed away. Now the
     temporary names are unpredictable and created O_EXCL: such a file is never touched."""
     run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    profiled("steps", 2, tmp_path, "run")  # an earlier run: a folder tprof made (claim.h)
 
     def plant():
         for name in ARTIFACTS:
@@ -74,4 +74,37 @@ def test_file_size_limit_never_kills_the_host(tmp_path):
     for name in ("summary.json", "trace_0001"):
         mine = [line for line in lines if name in line]
         assert len(mine) == 1 and "File too large" in mine[0], (name, p.stderr)
+    assert leftovers(tmp_path) == []
+
+
+# ---- -o FILE over an existing file or a link (issue 22, finding 13) ----
+
+def test_output_keeps_the_files_mode_and_writes_through_a_link(tmp_path):
+    """Before: -o over a 0600 file left 0644, and an -o symlink was replaced by a regular file.
+    Now the file keeps its mode, and a link is written through: its target gets the report."""
+    profiled("steps", 3, tmp_path, "run", "--profiling.wait", "1", "--profiling.active", "1",
+             "--profiling.repeat", "1")
+    run = tmp_path / "run"
+    private = tmp_path / "private.json"
+    private.write_text("old")
+    private.chmod(0o600)
+    tprof("analyze", "--json", run, "-o", private, rc=0)
+    assert stat.S_IMODE(os.stat(private).st_mode) == 0o600
+    assert load(private)["steps"]["count"] >= 1
+    target = tmp_path / "reports" / "latest.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "latest.json"
+    link.symlink_to(target)
+    tprof("analyze", "--json", run, "-o", link, rc=0)
+    assert link.is_symlink() and load(target)["steps"]["count"] >= 1
+    [trace] = traces(run)
+    merged = tmp_path / "merged.json"
+    merged.symlink_to(target)
+    tprof("merge", trace, "-o", merged, rc=0)
+    assert merged.is_symlink() and "traceEvents" in load(target)
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "nowhere" / "x.json")
+    p = tprof("analyze", "--json", run, "-o", dangling, rc=2)
+    assert b"symbolic link to a missing file" in p.stderr
     assert leftovers(tmp_path) == []

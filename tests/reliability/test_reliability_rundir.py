@@ -3,8 +3,12 @@
 of its rank (docs/RELIABILITY.md), so a run directory holds one run and analyze reads exactly it."""
 
 import json
+import signal
+import subprocess
 
-from hostile import clean_env, load, profiled, tprof, traces
+import pytest
+
+from hostile import HOSTILE, TIMEOUT, clean_env, load, profiled, tprof, traces
 
 
 def analyzed_steps(run_dir):
@@ -23,7 +27,7 @@ def test_reused_run_id_leaves_one_run_in_the_directory(tmp_path):
                  "--profiling.repeat", "1", "--profiling.gzip", "true")
     assert "file" in p.stderr and "earlier run" in p.stderr
     names = sorted(f.name for f in run.iterdir())
-    assert names == ["config.json", "notes.txt", "op_stats.csv", "report.html",
+    assert names == [".tprof", "config.json", "notes.txt", "op_stats.csv", "report.html",
                      "stage_times.json", "summary.json", "trace_0001_steps_1-1.json.gz"], names
     assert load(run / "config.json")["gzip"] is True
     summary = load(run / "summary.json")
@@ -41,8 +45,92 @@ def test_ranks_replace_only_their_own_files(tmp_path):
         profiled("steps", 4, tmp_path, "run", "--profiling.wait", "1",
                  "--profiling.active", "2", env=clean_env(RANK=str(rank), WORLD_SIZE="2"))
     names = sorted(f.name for f in run.iterdir())
-    assert not [n for n in names if ".rank" not in n], names  # the one-rank run is gone
+    assert names[0] == ".tprof"  # the marker: tprof made the folder (export/claim.h)
+    assert not [n for n in names[1:] if ".rank" not in n], names  # the one-rank run is gone
     for rank in (0, 1):  # and neither rank removed the other's files
         assert "summary.rank%d.json" % rank in names
         assert [n for n in names if n.startswith("trace_") and ".rank%d." % rank in n]
     assert tprof("check", run, rc=0).returncode == 0
+
+
+# ---- a run directory tprof did not make (issue 22, findings 1, 6, 7) ----
+
+USERS_FILES = {"config.json": '{"mine": 1}\n', "summary.json": "{}\n", "report.html": "<p>mine",
+               "op_stats.csv": "a,b\n", "trace_0001_x.json": "[]", "notes.txt": "mine"}
+
+
+def plant(folder):
+    folder.mkdir()
+    for name, text in USERS_FILES.items():
+        (folder / name).write_text(text)
+
+
+def untouched(folder):
+    return {f.name: f.read_text() for f in folder.iterdir()} == USERS_FILES
+
+
+def written_to(run_dir, stderr):
+    """The run went to run_dir, said so in one line, and is a whole run."""
+    lines = [line for line in stderr.splitlines() if "this run is written to" in line]
+    assert len(lines) == 1 and lines[0].endswith(str(run_dir)), stderr
+    assert tprof("check", run_dir, rc=0).stdout.decode().startswith("%s: ok" % run_dir)
+    assert load(run_dir / "summary.json")["run"]["dir"] == str(run_dir)
+
+
+def test_planted_symlink_at_the_run_directory_is_not_followed(tmp_path):
+    victim = tmp_path / "victim"
+    plant(victim)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "run1").symlink_to(victim)
+    p = profiled("steps", 4, tmp_path / "shared", "run1", "--profiling.wait", "1")
+    assert untouched(victim)
+    assert "symbolic link" in p.stderr
+    written_to(tmp_path / "shared" / "run1-2", p.stderr)
+
+
+@pytest.mark.parametrize("run_id", ["src", "configs"])
+def test_folder_tprof_did_not_make_keeps_the_users_files(tmp_path, run_id):
+    plant(tmp_path / run_id)
+    p = profiled("steps", 4, tmp_path, run_id, "--profiling.wait", "1")
+    assert untouched(tmp_path / run_id)
+    assert "not made by tprof" in p.stderr
+    written_to(tmp_path / (run_id + "-2"), p.stderr)
+    # the next run with this run_id replaces that run, as a reused run_id does
+    p = profiled("steps", 4, tmp_path, run_id, "--profiling.wait", "1")
+    assert untouched(tmp_path / run_id)
+    written_to(tmp_path / (run_id + "-2"), p.stderr)
+    assert not (tmp_path / (run_id + "-3")).exists()
+
+
+def test_two_processes_with_one_run_id_write_apart(tmp_path):
+    args = [str(HOSTILE), "big", "100", "--profile", "--profiling.output_dir", str(tmp_path),
+            "--profiling.run_id", "run", "--profiling.summary", "false",
+            "--profiling.wait", "1", "--profiling.active", "1"]
+    procs = []
+    for _ in range(2):  # the second starts while the first records into run/
+        procs.append(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, env=clean_env()))
+        assert procs[-1].stdout.readline() == "ready\n"
+    errs = []
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+        errs.append(p.communicate(timeout=TIMEOUT)[1])
+    assert "in use by another process" in errs[1]
+    for run_dir in (tmp_path / "run", tmp_path / "run-2"):
+        assert len(traces(run_dir)) == 1
+        assert tprof("check", run_dir, rc=0).returncode == 0
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["run", "run-2"]
+
+
+def test_flight_recorder_run_without_a_trigger_passes_check(tmp_path):
+    """A healthy flight-recorder run whose triggers never fired has no trace by design (issue 22,
+    finding 15). Before: `tprof check` (and so `make profile-check`) said "no trace"."""
+    profiled("steps", 5, tmp_path, "run", "--profiling.flight_recorder", "true")
+    run = tmp_path / "run"
+    assert traces(run) == [] and load(run / "summary.json")["run"]["traces"] == []
+    assert tprof("check", run, rc=0).stdout.decode().startswith("%s: ok" % run)
+    # a run that should have traces and has none still fails
+    profiled("steps", 5, tmp_path, "plain")
+    for t in traces(tmp_path / "plain"):
+        t.unlink()
+    tprof("check", tmp_path / "plain", rc=1)

@@ -8,6 +8,7 @@ import json
 import re
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -80,3 +81,53 @@ def test_signal_writes_the_summary_files_marked_partial(tmp_path, sig):
     assert ops[1].startswith("op,2000,")  # every recorded range is counted
     assert leftovers(tmp_path) == []
     check_run_is_complete_and_partial(run_dir)
+
+
+# ---- a signal while tprof_shutdown writes the last window (issue 22, finding 2) ----
+
+def signal_during_shutdown(tmp_path, sig, *options, env=None):
+    """tp_hostile records one large window, then gets sig once tprof_shutdown began; returns
+    (exit status, stdout after "shutdown", stderr)."""
+    args = [str(HOSTILE), "ending", "3000000", "--profile", "--profiling.output_dir",
+            str(tmp_path), "--profiling.run_id", "run", "--profiling.summary", "false",
+            "--profiling.max_events", "10000000"] + list(options)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=clean_env(**(env or {})))
+    assert proc.stdout.readline() == "shutdown\n", proc.stderr.read()
+    time.sleep(0.2)  # into the trace's writing, which takes seconds
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    return proc.returncode, out, err
+
+
+def check_saved(tmp_path, err):
+    run_dir = tmp_path / "run"
+    [path] = traces(run_dir)
+    trace = load(path)  # valid JSON, whole or cut cleanly
+    assert "during tprof_shutdown" in err, err
+    assert leftovers(tmp_path) == []
+    assert tprof("check", run_dir, rc=0).returncode == 0
+    return trace
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("schedule", [[], ["--profiling.wait", "1", "--profiling.active", "5"]])
+def test_signal_during_shutdown_saves_the_last_window_then_takes_its_course(tmp_path, sig,
+                                                                             schedule):
+    rc, out, err = signal_during_shutdown(tmp_path, sig, "--profiling.flush_timeout_ms", "100",
+                                          *schedule)
+    assert rc == -sig, (rc, err)  # the default action, after the files
+    assert out == ""  # tprof_shutdown never returned: the signal ended the process
+    trace = check_saved(tmp_path, err)
+    # cut at the deadline, or (a fast machine) written whole before the signal came; the cut
+    # itself, with a deadline set while writing, is test_export_chrome's
+    truncated = trace["tprof"].get("truncated") is True
+    assert truncated or len(entries(trace)) >= 3000000, trace["tprof"]
+    assert ("events saved" in err) == truncated, err
+
+
+def test_signal_during_shutdown_reaches_the_hosts_handler_after_the_files(tmp_path):
+    rc, out, err = signal_during_shutdown(tmp_path, signal.SIGTERM,
+                                          env={"TP_HOSTILE_HANDLER": "1"})
+    assert rc == 3 and out == "host handler\n", (rc, out, err)
+    check_saved(tmp_path, err)  # within the default 5 s: whole

@@ -7,10 +7,15 @@
  *              second step with 10 ranges "later"; ends normally
  *   utf8       two steps whose ranges have names holding invalid UTF-8; ends normally
  *   steps N    N steps of a few ranges each; ends normally
+ *   ending N   one step holding N ranges, then "shutdown" on stdout and tprof_shutdown (the test
+ *              sends a signal while it writes); "survived" when the process outlives it
+ * With TP_HOSTILE_HANDLER set, a SIGTERM/SIGINT handler of the host's own (installed before
+ * tprof's) writes "host handler" and exits with status 3.
  * The session starts from tprof_init (argv, environment, TPROF_CONFIG), so every option works.
  * Exit status: 0, 2 when tprof_init fails or the usage is wrong. */
 #include "tprof.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,28 @@ static void big(long n) {
     fflush(stdout);
     for (;;)
         pause();
+}
+
+static void ending(long n) {
+    tprof_step();
+    for (long i = 0; i < n; i++) {
+        tprof_begin("op");
+        tprof_end();
+    }
+    printf("shutdown\n");
+    fflush(stdout);
+    tprof_shutdown();
+    printf("survived\n");
+    fflush(stdout);
+    exit(0);
+}
+
+static void host_handler(int sig) {
+    static const char msg[] = "host handler\n";
+    (void)sig;
+    ssize_t ignored = write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+    (void)ignored;
+    _exit(3);
 }
 
 static void deep(long depth) {
@@ -72,9 +99,13 @@ static void steps(long n) {
 }
 
 int main(int argc, char **argv) {
+    if (getenv("TP_HOSTILE_HANDLER")) {
+        signal(SIGTERM, host_handler);
+        signal(SIGINT, host_handler);
+    }
     if (tprof_init(&argc, argv) != 0) return 2;
     if (argc < 2) {
-        fprintf(stderr, "usage: tp_hostile big|deep|utf8|steps [N] [tprof options]\n");
+        fprintf(stderr, "usage: tp_hostile big|deep|utf8|steps|ending [N] [tprof options]\n");
         return 2;
     }
     long n = argc > 2 ? strtol(argv[2], NULL, 10) : 10;
@@ -86,6 +117,8 @@ int main(int argc, char **argv) {
         utf8();
     } else if (strcmp(argv[1], "steps") == 0) {
         steps(n);
+    } else if (strcmp(argv[1], "ending") == 0) {
+        ending(n);
     } else {
         fprintf(stderr, "tp_hostile: unknown mode %s\n", argv[1]);
         return 2;

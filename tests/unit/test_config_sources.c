@@ -161,8 +161,8 @@ static void test_each_key_from_set(void **state) {
 }
 
 #define RUN_ID_RULE                                                                                \
-    "must be one plain path component: not empty, \".\" or \"..\", without '/' or control "        \
-    "characters"
+    "must be one plain path component of at most 200 bytes: not empty, \".\" or \"..\", without "  \
+    "'/' or control characters"
 
 /* Every key's invalid values, each a one-line error naming key, value and source; the old
  * value stays. */
@@ -795,7 +795,11 @@ static void test_echo_capped(void **state) {
     assert_int_equal(tprof_config_set(c, "wait", huge), -1);
     assert_memory_equal(tprof_config_error(c), want, strlen(want));
     assert_true(strlen(tprof_config_error(c)) < 200);
-    assert_int_equal(tprof_config_set(c, "run_id", huge), 0); /* long is not wrong */
+    assert_int_equal(tprof_config_set(c, "run_id", huge), -1); /* over 200 bytes: no file name */
+    assert_true(strlen(tprof_config_error(c)) < 300);
+    huge[200] = '\0';
+    assert_int_equal(tprof_config_set(c, "run_id", huge), 0);
+    huge[200] = 'x';
     huge[5] = '/';
     assert_int_equal(tprof_config_set(c, "run_id", huge), -1);
     assert_true(strlen(tprof_config_error(c)) < 300);

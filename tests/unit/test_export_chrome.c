@@ -411,6 +411,15 @@ static int64_t monotonic_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* The deadline test_deadline_truncates_validly's writes look at. */
+static int64_t *deadline_seen;
+
+/* Sets a deadline already past once the first chunk is written. */
+static int deadline_meanwhile(void *ctx, const void *data, size_t len) {
+    *deadline_seen = monotonic_ns() - 1;
+    return capture_write(ctx, data, len);
+}
+
 /* A slow disk: every chunk takes 40 ms. */
 static int slow_write(void *ctx, const void *data, size_t len) {
     struct timespec pause = {0, 40 * 1000 * 1000};
@@ -427,7 +436,9 @@ static void test_deadline_truncates_validly(void **state) {
     build_big(&m, 60000);
     size_t written = 1;
     /* A deadline already past: nothing but the metadata and the trailer. */
-    tp_chrome_opts o = {.deadline_ns = monotonic_ns() - 1, .events_written = &written};
+    int64_t deadline = monotonic_ns() - 1;
+    deadline_seen = &deadline;
+    tp_chrome_opts o = {.deadline_ns = &deadline, .events_written = &written};
     size_t len;
     char *t = write_to_string(&m, &o, &len);
     assert_true(tp_json_valid(t, len));
@@ -438,7 +449,7 @@ static void test_deadline_truncates_validly(void **state) {
     /* A slow writer and a deadline 30 ms away: cut after the first chunks, at a clock look. */
     capture c;
     memset(&c, 0, sizeof(c));
-    o.deadline_ns = monotonic_ns() + 30 * 1000 * 1000;
+    deadline = monotonic_ns() + 30 * 1000 * 1000;
     assert_int_equal(tp_chrome_write(&m, &o, slow_write, &c), 0);
     tp_buf_putc(&c.text, '\0');
     assert_true(tp_json_valid(c.text.data, c.text.len - 1));
@@ -449,11 +460,21 @@ static void test_deadline_truncates_validly(void **state) {
     assert_contains(c.text.data, want);
     tp_buf_free(&c.text);
     /* A deadline far away: all of it, not marked. */
-    o.deadline_ns = monotonic_ns() + INT64_C(3600) * 1000000000;
+    deadline = monotonic_ns() + INT64_C(3600) * 1000000000;
     t = write_to_string(&m, &o, &len);
     assert_int_equal(written, 60000);
     assert_null(strstr(t, "truncated"));
     free(t);
+    /* No deadline when the writing starts, one set meanwhile (a signal during tprof_shutdown):
+     * the writer sees it at its next look at the clock. */
+    deadline = 0;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(tp_chrome_write(&m, &o, deadline_meanwhile, &c), 0);
+    assert_true(written > 0 && written < 60000);
+    tp_buf_putc(&c.text, '\0');
+    assert_true(tp_json_valid(c.text.data, c.text.len - 1));
+    assert_contains(c.text.data, "\"truncated\":true");
+    tp_buf_free(&c.text);
     tp_model_free(&m);
 }
 
