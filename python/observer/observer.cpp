@@ -45,9 +45,9 @@ namespace {
 
 namespace prof = torch::profiler::impl;
 
-const tp_observer_api *api;  // set by start, never cleared (the extension outlives us)
+const tp_observer_api *api; // set by start, never cleared (the extension outlives us)
 std::atomic<bool> shapes_on, flops_on;
-at::CallbackHandle handle;  // 0: no callback registered
+at::CallbackHandle handle; // 0: no callback registered
 
 /* ---- the text of an op's inputs, as Kineto writes it ---- */
 
@@ -114,7 +114,7 @@ void describe_input(const c10::IValue &v, std::string &dims, std::string &types,
     if (v.isTensor()) {
         const at::Tensor &t = v.toTensor();
         append_sizes(dims, t);
-        if (t.defined()) type = t.dtype().name();  // "float", "long int", "c10::Half"
+        if (t.defined()) type = t.dtype().name(); // "float", "long int", "c10::Half"
     } else if (v.isTensorList()) {
         dims += '[';
         auto list = v.toTensorList();
@@ -126,8 +126,10 @@ void describe_input(const c10::IValue &v, std::string &dims, std::string &types,
         type = "TensorList";
     } else {
         dims += "[]";
-        if (v.isScalar()) type = "Scalar";
-        else if (is_scalar_list(v)) type = "ScalarList";
+        if (v.isScalar())
+            type = "Scalar";
+        else if (is_scalar_list(v))
+            type = "ScalarList";
         has_value = !type.empty();
     }
     types += '"';
@@ -192,8 +194,8 @@ const char *category_of(at::RecordScope scope) {
 
 void annotate_inputs(const at::RecordFunction &fn, const char *name) {
     bool want_shapes = shapes_on.load(std::memory_order_relaxed);
-    bool want_flops = flops_on.load(std::memory_order_relaxed) &&
-                      api->flops_counted(name, std::strlen(name));
+    bool want_flops =
+        flops_on.load(std::memory_order_relaxed) && api->flops_counted(name, std::strlen(name));
     if (!(want_shapes || want_flops) || !fn.needsInputs() || fn.inputs().empty()) return;
     thread_local input_text text;
     describe_inputs(fn, text);
@@ -214,7 +216,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
         const char *name = fn.name();
         if (!api->op_begin(name, category_of(fn.scope()), fn.seqNr(),
                            static_cast<int64_t>(fn.forwardThreadId())))
-            return nullptr;  // not kept: outside a window, or out of budget
+            return nullptr; // not kept: outside a window, or out of budget
         annotate_inputs(fn, name);
         if (std::strcmp(name, "record_param_comms") == 0) annotate_collective();
     } catch (...) {
@@ -235,28 +237,23 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *) {
 
 struct memory_reporter final : prof::ProfilerStateBase {
     memory_reporter()
-        : prof::ProfilerStateBase(
-              prof::ProfilerConfig(prof::ProfilerState::Disabled, false, /*profile_memory=*/true)) {
-    }
+        : prof::ProfilerStateBase(prof::ProfilerConfig(prof::ProfilerState::Disabled, false,
+                                                       /*profile_memory=*/true)) {}
     std::atomic<bool> on{false};
 
-    void reportMemoryUsage(void *ptr, int64_t bytes, size_t total_allocated,
-                           size_t total_reserved, c10::Device device) override {
+    void reportMemoryUsage(void *ptr, int64_t bytes, size_t total_allocated, size_t total_reserved,
+                           c10::Device device) override {
         if (!on.load(std::memory_order_relaxed)) return;
         int dev = device.is_cpu() ? -1 : device.is_cuda() ? device.index() : -2;
-        if (dev == -2) return;  // only the host and CUDA devices, as tprof_alloc
+        if (dev == -2) return; // only the host and CUDA devices, as tprof_alloc
         api->memory(dev, ptr, bytes, static_cast<int64_t>(total_allocated),
                     static_cast<int64_t>(total_reserved));
     }
-    bool memoryProfilingEnabled() const override {
-        return on.load(std::memory_order_relaxed);
-    }
-    prof::ActiveProfilerType profilerType() override {
-        return prof::ActiveProfilerType::NONE;
-    }
+    bool memoryProfilingEnabled() const override { return on.load(std::memory_order_relaxed); }
+    prof::ActiveProfilerType profilerType() override { return prof::ActiveProfilerType::NONE; }
 };
 
-std::shared_ptr<memory_reporter> reporter;  // pushed on the starting thread, or null
+std::shared_ptr<memory_reporter> reporter; // pushed on the starting thread, or null
 
 /* Another profiler's state on this thread (torch.profiler running): memory stays its own. */
 bool memory_push() {
@@ -285,8 +282,8 @@ bool take_api() {
     PyObject *capsule = PyObject_GetAttrString(mod, "observer_api");
     Py_DECREF(mod);
     if (!capsule) return false;
-    auto *table = static_cast<const tp_observer_api *>(
-        PyCapsule_GetPointer(capsule, TP_OBSERVER_CAPSULE));
+    auto *table =
+        static_cast<const tp_observer_api *>(PyCapsule_GetPointer(capsule, TP_OBSERVER_CAPSULE));
     Py_DECREF(capsule);
     if (!table) return false;
     if (table->size < sizeof(tp_observer_api)) {
@@ -369,7 +366,7 @@ PyModuleDef module = {
     nullptr,
 };
 
-}  // namespace
+} // namespace
 
 PyMODINIT_FUNC PyInit__observer() {
     PyObject *m = PyModule_Create(&module);
