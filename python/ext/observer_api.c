@@ -17,6 +17,14 @@ static void end(void) {
     tprof_end();
 }
 
+static uint64_t now(void) {
+    return tp_clock_ticks();
+}
+
+static void complete(const char *name, const char *category, uint64_t begin_ticks) {
+    if (tprof_active()) tp_range_complete(name, category, begin_ticks);
+}
+
 static void warn(const char *text) {
     tp_log_warn("%s", text);
 }
@@ -25,7 +33,10 @@ static const tp_observer_api api = {
     .size = sizeof(tp_observer_api),
     .op_begin = op_begin,
     .end = end,
+    .now = now,
+    .complete = complete,
     .arg_int = tprof_arg_int,
+    .arg_str = tprof_arg_str,
     .arg_json = tp_range_arg_json,
     .arg_json_static_key = tp_range_arg_json_static_key,
     .shapes = tprof_shapes,

@@ -23,10 +23,15 @@ typedef struct tp_observer_api {
      * the thread's innermost range. */
     int (*op_begin)(const char *name, const char *category, int64_t seq, int64_t fwd_tid);
     void (*end)(void);
-    /* Annotations of the innermost kept range: an integer arg, an arg whose value is JSON text
-     * (key and text copied; with _static_key the key is a literal, never copied), its "Input
-     * Dims" (JSON), its FLOPs. */
+    /* The clock's ticks now, and a range that began at begin_ticks written whole now
+     * (category a literal): it never sits on the thread's stack of ranges. */
+    uint64_t (*now)(void);
+    void (*complete)(const char *name, const char *category, uint64_t begin_ticks);
+    /* Annotations of the innermost kept range: an integer arg, a string arg, an arg whose value is
+     * JSON text (key and text copied; with _static_key the key is a literal, never copied), its
+     * "Input Dims" (JSON), its FLOPs. */
     void (*arg_int)(const char *key, int64_t value);
+    void (*arg_str)(const char *key, const char *value);
     void (*arg_json)(const char *key, const char *json);
     void (*arg_json_static_key)(const char *key, const char *json);
     void (*shapes)(const char *dims_json);

@@ -168,28 +168,23 @@ void annotate_collective() {
     auto *info = dynamic_cast<torch::ParamCommsDebugInfo *>(
         c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PARAM_COMMS_INFO));
     if (!info) return;
-    std::string name = "\"";
-    append_escaped(name, info->getCollectiveName());
-    name += '"';
-    api->arg_json("Collective name", name.c_str());
     int64_t elem = static_cast<int64_t>(c10::elementSize(info->getDType()));
     int64_t nelems = std::max(info->getInMessageNelems(), info->getOutMessageNelems());
+    api->arg_str("Collective name", info->getCollectiveName().c_str());
     api->arg_int("seq", info->getSequenceNumber());
     api->arg_int("bytes", nelems * elem);
     api->arg_int("Group size", info->getWorldSize());
     api->arg_int("In msg nelems", info->getInMessageNelems());
     api->arg_int("Out msg nelems", info->getOutMessageNelems());
     api->arg_int("Rank", info->getRank());
-    std::string pg = "\"";
-    append_escaped(pg, info->getProcessGroupName());
-    pg += '"';
-    api->arg_json("Process Group Name", pg.c_str());
+    api->arg_str("Process Group Name", info->getProcessGroupName().c_str());
 }
 
 /* ---- the callbacks ---- */
 
-const char *category_of(at::RecordScope scope) {
-    return scope == at::RecordScope::USER_SCOPE ? "user_annotation" : "cpu_op";
+/* Every scope but USER_SCOPE (written whole as "user_annotation", on_end) is Kineto's cpu_op. */
+const char *category_of(at::RecordScope) {
+    return "cpu_op";
 }
 
 void annotate_inputs(const at::RecordFunction &fn, const char *name) {
@@ -211,26 +206,51 @@ void annotate_inputs(const at::RecordFunction &fn, const char *name) {
     }
 }
 
+/* The state a RecordFunction needs at its end, kept only when the thread id it records is not
+ * enough: a USER_SCOPE one (record_function) is written whole at its end, from its begin time
+ * (tp_range_complete: torch's Optimizer.step encloses Lightning's hooks, which end tprof's own
+ * stage ranges, so it must not sit on the thread's stack of ranges); one begun on another
+ * thread than the one that made it (gloo's work, begun on the backend's thread) ends its range
+ * where it began. */
+struct observed : at::ObserverContext {
+    uint64_t thread = at::RecordFunction::currentThreadId();
+    uint64_t begin_ticks = 0;
+    bool whole = false;
+};
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
+    if (fn.scope() == at::RecordScope::USER_SCOPE) {
+        auto ctx = std::make_unique<observed>();
+        ctx->begin_ticks = api->now();
+        ctx->whole = true;
+        return ctx;
+    }
     try {
         const char *name = fn.name();
-        if (!api->op_begin(name, category_of(fn.scope()), fn.seqNr(),
-                           static_cast<int64_t>(fn.forwardThreadId())))
-            return nullptr; // not kept: outside a window, or out of budget
-        annotate_inputs(fn, name);
-        if (std::strcmp(name, "record_param_comms") == 0) annotate_collective();
+        if (api->op_begin(name, category_of(fn.scope()), fn.seqNr(),
+                          static_cast<int64_t>(fn.forwardThreadId()))) {
+            annotate_inputs(fn, name);
+            if (std::strcmp(name, "record_param_comms") == 0) annotate_collective();
+        }
     } catch (...) {
         api->warn("the op observer failed to describe an op (its range has no args)");
     }
+    if (fn.threadId() != at::RecordFunction::currentThreadId()) return std::make_unique<observed>();
     return nullptr;
 }
 
-/* A RecordFunction ends where it began, except an async one (a future's callback): its end on
- * another thread would close that thread's innermost range, so it is left open there (the
- * window then cuts it and marks it truncated). Comparing thread ids saves a context object per
- * op. */
-void on_end(const at::RecordFunction &fn, at::ObserverContext *) {
-    if (fn.threadId() == at::RecordFunction::currentThreadId()) api->end();
+/* A range ends on the thread it began on, where the RecordFunction ends too, but for an async
+ * one (a future's callback) that may end elsewhere: its end there would close that thread's
+ * innermost range, so it is left open (the window then cuts it and marks it truncated). */
+void on_end(const at::RecordFunction &fn, at::ObserverContext *ctx) {
+    auto *o = static_cast<observed *>(ctx);
+    uint64_t began = o ? o->thread : fn.threadId();
+    if (began != at::RecordFunction::currentThreadId()) return;
+    if (o && o->whole) {
+        api->complete(fn.name(), "user_annotation", o->begin_ticks);
+    } else {
+        api->end();
+    }
 }
 
 /* ---- memory ---- */

@@ -5,8 +5,8 @@
  *
  * A collective's arrival is its start. Where the trace numbers collectives (tprof's ranges carry
  * "seq", equal on every rank for the same collective) they are matched by that number; Kineto's
- * traces have none, so their communication kernels, or else their record_param_comms ranges, are
- * matched by order. */
+ * traces have none, so their communication kernels, or else their record_param_comms ranges, or
+ * else gloo's ranges or torch's c10d ops, are matched by order. */
 #include "analysis/internal.h"
 #include "analysis/ranks.h"
 
@@ -62,18 +62,35 @@ static int seq_ranges(const tp_model *m, tp_coll_list *out, size_t *found) {
     return 0;
 }
 
-/* Communication kernels (sync: they end together on every rank), or else record_param_comms
- * ranges (async launches), keyed by their order of start. */
-static int ordered(const tp_model *m, tp_coll_list *out, int kernels) {
+/* What order matching takes, in order of preference: communication kernels (sync: they end
+ * together on every rank), else Kineto's record_param_comms ranges, else gloo's own ranges
+ * ("gloo:all_reduce" ..., begun and ended on the backend's threads as the collective runs: sync
+ * too), else torch's c10d ops (c10d::allreduce_, ...). A gloo job recorded through torch's
+ * observer or by torch.profiler has no record_param_comms. The ranges other than gloo's are
+ * launches, not sync. */
+enum ordered_kind { ORDER_KERNELS, ORDER_PARAM_COMMS, ORDER_GLOO, ORDER_C10D_OPS };
+
+static int takes(const tp_model *m, const tp_event *e, enum ordered_kind kind, tp_str rpc) {
+    if (kind == ORDER_KERNELS)
+        return e->kind == TP_KERNEL && tp_is_comm_kernel(tp_model_str(m, e->name));
+    if (e->kind != TP_HOST_RANGE) return 0;
+    if (kind == ORDER_PARAM_COMMS) return rpc != UINT32_MAX && e->name == rpc;
+    if (kind == ORDER_GLOO) return strncmp(tp_model_str(m, e->name), "gloo:", 5) == 0;
+    return strncmp(tp_model_str(m, e->name), "c10d::", 6) == 0;
+}
+
+/* The collectives of one kind, keyed by their order of start. */
+static int ordered(const tp_model *m, tp_coll_list *out, enum ordered_kind kind) {
     tp_str coll_name = tp_strtab_find(&m->strings, "Collective name", 15);
     tp_str rpc = tp_strtab_find(&m->strings, "record_param_comms", 18);
     size_t first = out->n;
     for (size_t i = 0; i < m->nevents; i++) {
         const tp_event *e = &m->events[i];
-        int take = kernels ? e->kind == TP_KERNEL && tp_is_comm_kernel(tp_model_str(m, e->name))
-                           : e->kind == TP_HOST_RANGE && rpc != UINT32_MAX && e->name == rpc;
-        if (take && push(out, coll_of(m, e, 0, arg_hash(m, e, coll_name)))) return -1;
-        if (take) out->v[out->n - 1].sync = (uint8_t)kernels;
+        if (!takes(m, e, kind, rpc)) continue;
+        int by_name = kind == ORDER_GLOO || kind == ORDER_C10D_OPS;
+        uint64_t name = by_name ? str_hash(m, e->name) : arg_hash(m, e, coll_name);
+        if (push(out, coll_of(m, e, 0, name))) return -1;
+        out->v[out->n - 1].sync = kind == ORDER_KERNELS || kind == ORDER_GLOO;
     }
     tp_coll *v = out->v + first;
     size_t n = out->n - first;
@@ -94,8 +111,10 @@ int tp_collectives_of(const tp_model *m, tp_coll_list *out) {
     size_t found = 0;
     if (seq_ranges(m, out, &found)) return -1;
     if (found) return 0;
-    int n = ordered(m, out, 1);
-    if (n == 0) n = ordered(m, out, 0);
+    int n = ordered(m, out, ORDER_KERNELS);
+    if (n == 0) n = ordered(m, out, ORDER_PARAM_COMMS);
+    if (n == 0) n = ordered(m, out, ORDER_GLOO);
+    if (n == 0) n = ordered(m, out, ORDER_C10D_OPS);
     return n < 0 ? -1 : 0;
 }
 

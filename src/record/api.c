@@ -93,6 +93,20 @@ int tp_op_begin(const char *name, const char *category, int64_t seq, int64_t fwd
     return 1;
 }
 
+void tp_range_complete(const char *name, const char *category, uint64_t begin_ticks) {
+    tp_tls *t = &tp_tls_cur;
+    tp_rec *r = tp_room(t, 3);
+    const char *copy = r ? tp_intern(t, name) : NULL;
+    if (!copy) return;
+    r[0].a = begin_ticks;
+    r[0].b = tp_rec_word(TP_REC_BEGIN, (uintptr_t)copy);
+    r[1].a = 0;
+    r[1].b = tp_rec_word(TP_REC_CATEGORY, (uintptr_t)category);
+    r[2].a = tp_clock_ticks();
+    r[2].b = tp_rec_word(TP_REC_END, 0);
+    tp_publish(t, 3);
+}
+
 void tprof_shapes(const char *dims_json) {
     if (tp_api_enter("tprof_shapes") && tp_opts.shapes)
         annotate(TP_REC_SHAPES, dims_json ? dims_json : "null", NULL, 0, "tprof_shapes");

@@ -64,7 +64,9 @@ static tp_str name_id(convert *cv, const char *s) {
     return cv->cache[h].id;
 }
 
+/* A record's time; a range begun before the window (tp_range_complete's) starts with it. */
 static int64_t model_ts(const convert *cv, uint64_t ticks) {
+    if (ticks < cv->w->start_ticks) ticks = cv->w->start_ticks;
     return tp_clock_to_ns(&cv->w->cal, ticks) - cv->env->origin_ns;
 }
 

@@ -107,15 +107,20 @@ def test_the_slow_rank_is_the_straggler_and_data_loading_its_cause(job):
             assert r["stages_ns"]["dataloader"] >= 6 * SLEEP_S * 1e9
         else:
             assert r["stages_ns"]["dataloader"] < 6 * SLEEP_S * 1e9 / 3
-        assert r["communication_ns"] > 0 and r["collectives"] == 24
+        # 4 per step (DDP's bucket all-reduce, the all_reduce, 2 barriers); through torch's op
+        # observer gloo's own ranges, DDP's broadcasts of its first step included
+        assert r["communication_ns"] > 0 and r["collectives"] >= 24
+    assert len({r["collectives"] for r in ranks["per_rank"]}) == 1
     st = ranks["straggler"]
     assert st is not None, ranks
     assert st["rank"] == slow and st["cause"] == "data_loading", st
     # last at the DDP gradient all-reduces (it starts its backward late); at the blocking
     # collectives after the optimizer the ranks arrive together, in any order
     assert st["last_share"] >= 0.25  # at least the 6 gradient all-reduces of 24 collectives
-    # its sleep late at a quarter of the collectives, on time at the others; the others wait
-    assert st["mean_late_ns"] > 0.15 * SLEEP_S * 1e9
+    # its sleep late at a quarter of the collectives, on time at the others; the others wait.
+    # Through torch's op observer a collective's arrival is when gloo starts running it (its own
+    # range, on its thread), which for the ranks on time can lag their call: less lateness
+    assert st["mean_late_ns"] > 0.1 * SLEEP_S * 1e9
     assert st["wait_share"] > 0.1
     assert st["message"].startswith("rank %d arrives last at" % slow)
     assert [r["id"] for r in doc["recommendations"]].count("straggler") == 1
@@ -147,7 +152,9 @@ def test_merged_trace_has_a_process_per_rank_and_aligned_steps(job, tmp_path):
     assert {e["pid"] for e in ranges(events)} == set(range(world))
     offsets = doc["tprof"]["merged"]["ranks"]
     assert [o["rank"] for o in offsets] == list(range(world))
-    assert all(o["collectives"] == 18 for o in offsets[1:]), offsets
+    # the blocking collectives (3 per step; through the observer every gloo range is one)
+    counts = {o["collectives"] for o in offsets[1:]}
+    assert len(counts) == 1 and counts.pop() >= 18, offsets
     assert err.count("clock offset") == world - 1
     # every rank leaves each step's blocking all-reduce together: the next step starts together
     # (give or take the scheduling of 2 to 4 processes on a 2-core machine shared with other

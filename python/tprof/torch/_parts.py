@@ -67,13 +67,17 @@ def build(cfg, effective, opts):
     parts = []
     if opts["model"] is not None and opts["with_modules"]:
         parts.append(ModuleRanges(opts["model"]))
-    parts += _op_parts(opts, effective)
+    op_parts = _op_parts(opts, effective)
+    parts += op_parts
     if opts["torch_profiler"]:
         run_dir = os.path.join(effective["output_dir"], effective["run_id"])
         parts.append(TorchProfiler(cfg, effective, run_dir))
     if distributed.initialized():
         distributed.pass_rank_to_library()
-        parts.append(distributed.CollectiveRanges(opts["model"]))
+        # the observer records the collectives (record_param_comms) where torch does: no
+        # function of torch.distributed is wrapped and DDP keeps its own reduction
+        if not any(isinstance(p, observer.OpObserver) for p in op_parts):
+            parts.append(distributed.CollectiveRanges(opts["model"]))
     cuda = opts["cuda_memory"]
     if cuda or (cuda is None and torch.cuda.is_available()):
         parts.append(CudaMemory())
