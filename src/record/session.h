@@ -9,7 +9,7 @@
 #include "config/config.h"
 #include "record/flight.h"
 #include "record/rank.h"
-#include "record/schedule.h"
+#include "sched/schedule.h"
 #include "record/sink.h"
 #include "record/writer.h"
 
