@@ -8,7 +8,7 @@
 #include "tprof_py.h"
 
 #include "config/config.h"
-#include "gpu/gpu.h"
+#include "record/gpu_calls.h"
 #include "record/record.h"
 #include "record/session.h"
 #include "util/log.h"
