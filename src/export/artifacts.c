@@ -14,11 +14,11 @@
 #include "record/sink.h"
 
 #include "export/chrome.h"
-#include "export/claim.h"
-#include "export/runfiles.h"
 #include "report/html.h"
 #include "report/jsonw.h"
 #include "report/report.h"
+#include "run/claim.h"
+#include "run/runfiles.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/log.h"

@@ -46,7 +46,7 @@ typedef struct tp_sink {
      * then calls it no more). */
     void (*finish)(void *ctx, const tp_run_info *run);
     /* Optional, after start: the run directory the sink took when it is not run->run_dir (the
-     * default sink's is another when <output_dir>/<run_id> is not tprof's to use, export/claim.h);
+     * default sink's is another when <output_dir>/<run_id> is not tprof's to use, run/claim.h);
      * NULL keeps run->run_dir. The session reports it from then on. */
     const char *(*run_dir)(void *ctx);
 } tp_sink;
