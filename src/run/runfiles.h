@@ -1,5 +1,5 @@
 /* runfiles.h - the names of a run directory's files, as the default sink writes them
- * (src/export/artifacts.c) and as `tprof analyze`/`check` read them back (src/run/rundir.c):
+ * (src/sink/artifacts.c) and as `tprof analyze`/`check` read them back (src/run/rundir.c):
  * config.json, stage_times.json, op_stats.csv, summary.json and the traces, each with a
  * ".rank<N>" part in its name when the run had several ranks.
  *
