@@ -2,8 +2,8 @@
  * directory: the text report of its analysis (what `tprof analyze RUN` prints) and its HTML
  * report written into it as report.html (what `tprof report RUN -o RUN/report.html` would write,
  * were an output inside an input run directory allowed), both from one read of its traces
- * (src/run/html_data.c). A run whose validation found traces that cannot be read gets the analysis of
- * the others, said in one line, and its report.html is left as it was. */
+ * (src/run/html_data.c). A run whose validation found traces that cannot be read gets the analysis
+ * of the others, said in one line, and its report.html is left as it was. */
 #include "cli/check.h"
 
 #include "cli/cli.h"
