@@ -8,7 +8,7 @@
 #include "tprof_py.h"
 
 #include "config/config.h"
-#include "gpu/gpu.h"
+#include "record/gpu_calls.h"
 #include "record/record.h"
 #include "record/session.h"
 #include "util/log.h"
@@ -217,7 +217,7 @@ static PyObject *py_warn(PyObject *mod, PyObject *arg) {
 }
 
 /* run_dir(): where the running session writes ("" when none): <output_dir>/<run_id>, or the
- * suffixed folder taken when that one was not tprof's to use (export/claim.h). */
+ * suffixed folder taken when that one was not tprof's to use (run/claim.h). */
 static PyObject *py_run_dir(PyObject *mod, PyObject *unused) {
     (void)mod, (void)unused;
     char dir[4096];

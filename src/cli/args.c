@@ -47,36 +47,6 @@ int tp_cli_usage(const char *verb, const char *fmt, ...) {
     return TP_EXIT_ERROR;
 }
 
-/* Whether a name is printed as it is: no control byte, DEL, quote or backslash. */
-static int plain_name(const char *s) {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') return 0;
-    }
-    return 1;
-}
-
-const char *tp_cli_name(const char *path) {
-    static char ring[4][1024];
-    static unsigned next;
-    if (plain_name(path)) return path;
-    char *slot = ring[next++ % 4];
-    tp_buf b;
-    tp_buf_init(&b);
-    tp_buf_json_cstr(&b, path);
-    if (b.failed) {
-        strcpy(slot, "\"?\"");
-    } else if (b.len < sizeof(ring[0])) {
-        memcpy(slot, b.data, b.len);
-        slot[b.len] = '\0';
-    } else { /* cut, closed again: "...\"" */
-        memcpy(slot, b.data, sizeof(ring[0]) - 5);
-        strcpy(slot + sizeof(ring[0]) - 5, "...\"");
-    }
-    tp_buf_free(&b);
-    return slot;
-}
-
 void tp_cli_parser_init(tp_cli_parser *p, const char *verb, int argc, char **argv,
                         const tp_cli_opt *opts, size_t nopts) {
     *p = (tp_cli_parser){
@@ -220,7 +190,7 @@ static int set_format(const tp_cli_parser *p, tp_cli_shared *s, tp_cli_format f)
 
 int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s) {
     const char *name = p->opts[p->opt].name;
-    tp_cli_read_opts *r = &s->read;
+    tp_inputs_opts *r = &s->read;
     int64_t v;
     if (strcmp(name, "json") == 0) return set_format(p, s, TP_FORMAT_JSON);
     if (strcmp(name, "csv") == 0) return set_format(p, s, TP_FORMAT_CSV);
@@ -245,9 +215,9 @@ int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s) {
     } else if (strcmp(name, "max-memory") == 0) {
         if (tp_cli_size_value(p, &r->max_memory)) return -1;
     } else if (strcmp(name, "progress") == 0) {
-        r->progress = TP_CLI_PROGRESS_FORCE;
+        r->progress = TP_INPUTS_PROGRESS_FORCE;
     } else if (strcmp(name, "no-progress") == 0) {
-        r->progress = TP_CLI_PROGRESS_OFF;
+        r->progress = TP_INPUTS_PROGRESS_OFF;
     } else {
         return TP_CLI_NOT_SHARED;
     }

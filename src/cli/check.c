@@ -7,7 +7,7 @@
 #include "cli/check.h"
 
 #include "cli/cli.h"
-#include "cli/rundir.h"
+#include "run/rundir.h"
 #include "trace/reader.h"
 #include "util/log.h"
 #include "util/vec.h"
@@ -62,11 +62,11 @@ void tp_check_problem(tp_checker *c, const char *path, const char *fmt, ...) {
     vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
     tp_log_escape(line, sizeof(line), raw);
-    printf("%s: %s\n", tp_cli_name(path), line);
+    printf("%s: %s\n", tp_log_name(path), line);
 }
 
 void tp_check_flush(tp_checker *c) {
-    if (c->hidden) printf("%s: %zu more problems\n", tp_cli_name(c->last_path), c->hidden);
+    if (c->hidden) printf("%s: %zu more problems\n", tp_log_name(c->last_path), c->hidden);
     free(c->last_path);
     c->last_path = NULL;
     c->last_count = c->hidden = 0;
@@ -293,10 +293,10 @@ static int check_dir(const char *dir, tp_checker *c) {
     if (rc == TP_EXIT_OK && c->problems) {
         fflush(stdout); /* the problem lines first, where both streams go to one file */
         fprintf(stderr, "tprof: check: %zu problem%s in %s\n", c->problems,
-                c->problems == 1 ? "" : "s", tp_cli_name(dir));
+                c->problems == 1 ? "" : "s", tp_log_name(dir));
         rc = TP_EXIT_FINDING;
     } else if (rc == TP_EXIT_OK) {
-        printf("%s: ok: %zu trace%s, %zu steps, %zu ops", tp_cli_name(dir), t.traces,
+        printf("%s: ok: %zu trace%s, %zu steps, %zu ops", tp_log_name(dir), t.traces,
                t.traces == 1 ? "" : "s", t.steps, t.ops);
         if (nranks > 1) printf(", %zu ranks", nranks);
         putchar('\n');

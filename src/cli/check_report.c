@@ -2,13 +2,12 @@
  * directory: the text report of its analysis (what `tprof analyze RUN` prints) and its HTML
  * report written into it as report.html (what `tprof report RUN -o RUN/report.html` would write,
  * were an output inside an input run directory allowed), both from one read of its traces
- * (html_data.c). A run whose validation found traces that cannot be read gets the analysis of
- * the others, said in one line, and its report.html is left as it was. */
+ * (src/run/html_data.c). A run whose validation found traces that cannot be read gets the analysis
+ * of the others, said in one line, and its report.html is left as it was. */
 #include "cli/check.h"
 
 #include "cli/cli.h"
-#include "cli/html_data.h"
-#include "cli/rundir.h"
+#include "run/rundir.h"
 #include "util/vec.h"
 
 #include <stdio.h>
@@ -66,7 +65,7 @@ static int print_analysis(const tp_analysis *a) {
     return rc;
 }
 
-static int write_report(const char *dir, tp_cli_html_run *r, const tp_cli_html_opts *o) {
+static int write_report(const char *dir, tp_run_html *r, const tp_run_html_opts *o) {
     char *path = report_path(dir);
     if (!path) return tp_cli_error("out of memory");
     int rc = tp_cli_html_write(path, r, o);
@@ -77,14 +76,14 @@ static int write_report(const char *dir, tp_cli_html_run *r, const tp_cli_html_o
 
 /* The analysis of the inputs, printed and/or written as report.html. */
 static int analyse(const char *dir, char *const *paths, size_t n, int analysis, int report) {
-    tp_cli_read_opts read;
+    tp_inputs_opts read;
     tp_cli_read_opts_init(&read);
-    tp_cli_html_opts o = {.read = &read, .artifacts_href = ""};
-    tp_cli_html_run r;
+    tp_run_html_opts o = {.read = &read, .artifacts_href = ""};
+    tp_run_html r;
     int rc = tp_cli_html_analyse(&r, paths, n, &o) ? TP_EXIT_ERROR : TP_EXIT_OK;
     if (rc == TP_EXIT_OK && analysis) rc = print_analysis(r.a);
     if (rc == TP_EXIT_OK && report) rc = write_report(dir, &r, &o);
-    tp_cli_html_run_free(&r);
+    tp_run_html_free(&r);
     tp_cli_read_opts_free(&read);
     return rc;
 }

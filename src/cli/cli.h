@@ -10,6 +10,8 @@
 
 #include "analysis/analysis.h"
 #include "report/report.h"
+#include "run/html_data.h"
+#include "run/inputs.h"
 #include "util/buf.h"
 
 #include <stddef.h>
@@ -37,12 +39,6 @@ int tp_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *tp_cli_last_error(void);
 /* "tprof: <verb>: <message> (see tprof <verb> --help)"; returns TP_EXIT_ERROR. */
 int tp_cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* The spelling of a file name in a message: the name itself, or, when it holds a control byte,
- * DEL, '"' or '\\', the name as a JSON string (cut to ~1 KB with "..."), so that it stays on
- * its line and reads back exactly. The result lives until the fourth call after this one
- * (messages name up to two files); the command's main thread only. */
-const char *tp_cli_name(const char *path);
 
 /* ---- options ----
  * Long options are --name, --name VALUE or --name=VALUE; a short one -x, -x VALUE or -xVALUE.
@@ -83,37 +79,15 @@ int tp_cli_size_value(const tp_cli_parser *p, uint64_t *out);
 /* The machine's physical memory in bytes (0 when unknown: no limit). */
 uint64_t tp_cli_default_memory(void);
 
-/* ---- inputs ---- */
+/* ---- inputs ----
+ * read by src/run/inputs.c (tp_inputs_opts, tp_inputs_analyse); read.c holds the command's side. */
 
-#define TP_CLI_ALL_RANKS (-1)
-
-typedef struct tp_cli_read_opts {
-    int64_t rank;         /* --rank N: only traces of this rank; TP_CLI_ALL_RANKS for all */
-    int progress;         /* tp_read_opts.progress; see TP_CLI_PROGRESS_* */
-    int threads;          /* --threads N: tp_read_opts.threads (0: the cores available) */
-    tp_stage_def *stages; /* --stage (parsed); NULL: the default stages */
-    size_t nstages, cap_stages;
-    char **specs; /* the strings the stages point into */
-    size_t cap_specs;
-    double peak_tflops; /* --peak-tflops: a device's peak for MFU; 0 for the GPU table */
-    /* --max-memory SIZE: what one analysis of the inputs may take, as the reader estimates it
-     * (tp_read_memory_estimate), all inputs together; 0 for no limit. Default: the machine's
-     * physical memory (tp_cli_default_memory). */
-    uint64_t max_memory;
-    /* Called with each model read, after the analysis took it and before it is freed (the
-     * report's timeline and memory curve); NULL for none. */
-    void (*on_model)(void *ctx, const tp_model *m);
-    void *on_model_ctx;
-} tp_cli_read_opts;
-
-/* The reader's progress line: off; on for inputs over ~100 MB when stderr is a terminal (the
- * default); on even when stderr is not a terminal (--progress). */
-enum { TP_CLI_PROGRESS_OFF = 0, TP_CLI_PROGRESS_AUTO = 1, TP_CLI_PROGRESS_FORCE = 2 };
-
-void tp_cli_read_opts_init(tp_cli_read_opts *r);
-void tp_cli_read_opts_free(tp_cli_read_opts *r);
+/* The library's defaults, with the machine's physical memory as --max-memory's default
+ * (tp_cli_default_memory). */
+void tp_cli_read_opts_init(tp_inputs_opts *r);
+void tp_cli_read_opts_free(tp_inputs_opts *r);
 /* Adds one --stage NAME=PAT|PAT (or NAME); 0, or -1 after printing the usage error. */
-int tp_cli_add_stage(tp_cli_read_opts *r, const char *verb, const char *spec);
+int tp_cli_add_stage(tp_inputs_opts *r, const char *verb, const char *spec);
 
 /* ---- the options analyze and compare share ---- */
 
@@ -129,7 +103,7 @@ typedef struct tp_cli_shared {
     int format_given;
     tp_report_opts report; /* --top K */
     const char *output;    /* -o, --output FILE; NULL: standard output */
-    tp_cli_read_opts read; /* --stage, --rank, --progress, --no-progress */
+    tp_inputs_opts read;   /* --stage, --rank, --progress, --no-progress */
 } tp_cli_shared;
 
 enum { TP_CLI_NOT_SHARED = 0, TP_CLI_APPLIED = 1, TP_CLI_HELP = 2 };
@@ -141,21 +115,9 @@ void tp_cli_shared_free(tp_cli_shared *s);
  * TP_CLI_NOT_SHARED, or -1 after printing a usage error. */
 int tp_cli_shared_option(const tp_cli_parser *p, tp_cli_shared *s);
 
-/* The files read so far, by device and inode: a trace given twice (the same path, a link, a
- * run directory and its own trace) would count every step twice, or as a second rank. */
-typedef struct tp_cli_seen {
-    struct tp_cli_seen_file *v;
-    size_t n, cap;
-} tp_cli_seen;
-
-/* Notes path (standard input, "-", and a path that cannot be stat'ed pass: the reader reports
- * those). 0, or -1 after printing "PATH: the same file as OTHER, given twice". */
-int tp_cli_seen_add(tp_cli_seen *s, const char *path);
-void tp_cli_seen_free(tp_cli_seen *s);
-
 /* The inputs (trace files, run directories meaning their traces, "-" for standard input) read
- * and added into one finished analysis. NULL after printing the error. */
-tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opts *r);
+ * and added into one finished analysis (tp_inputs_analyse). NULL after printing the error. */
+tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_inputs_opts *r);
 /* summaries.c: `analyze --summaries`: the ranks of the inputs (summary.json files, run
  * directories meaning theirs) from their rank_summary alone, reading no trace. NULL after
  * printing the error. */
@@ -176,6 +138,13 @@ char *tp_cli_output_target(const char *path);
  * other spellings count) or that lies in an input run directory. TP_EXIT_OK, or TP_EXIT_ERROR
  * after printing one line. */
 int tp_cli_check_output(const char *output, char *const *inputs, size_t n);
+
+/* report.c, shared with check_report.c: the report data of inputs (tp_run_html_analyse) read
+ * with the error printed: 0, or -1 after printing it (free r with tp_run_html_free either way);
+ * the report page of r written to output (tp_cli_write: whole or not at all), TP_EXIT_OK or
+ * TP_EXIT_ERROR after printing the error. */
+int tp_cli_html_analyse(tp_run_html *r, char *const *inputs, size_t n, const tp_run_html_opts *o);
+int tp_cli_html_write(const char *output, tp_run_html *r, const tp_run_html_opts *o);
 
 /* Reads a whole file into out (NUL-terminated, the NUL not counted). 0, or -1 with err set to
  * "PATH: cannot read: reason". */

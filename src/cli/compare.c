@@ -194,7 +194,7 @@ static void render(tp_buf *out, const tp_compare *c, const tp_cli_shared *s) {
 }
 
 static int compare(const compare_args *x) {
-    const tp_cli_read_opts *r = &x->shared.read;
+    const tp_inputs_opts *r = &x->shared.read;
     for (int i = 0; i < 2; i++)
         if (tp_cli_check_output(x->shared.output, x->sides[i].inputs, x->sides[i].n))
             return TP_EXIT_ERROR;

@@ -16,10 +16,11 @@
 #include "cli/cli.h"
 
 #include "analysis/ranks.h"
-#include "cli/rundir.h"
+#include "run/rundir.h"
 #include "export/chrome.h"
 #include "model/copy.h"
 #include "trace/reader.h"
+#include "util/log.h"
 #include "util/vec.h"
 
 #include <assert.h>
@@ -73,7 +74,7 @@ typedef struct merge_job {
     size_t ntraces, cap_traces;
     rank_info *ranks;
     size_t nranks, cap_ranks;
-    tp_cli_seen seen; /* each trace once: the same one twice would make a second rank */
+    tp_inputs_seen seen; /* each trace once: the same one twice would make a second rank */
     const char *output;
     int refine;
     tp_model doc; /* the merged trace's header and trailer: base time, devices */
@@ -86,7 +87,7 @@ static void job_free(merge_job *j) {
     for (size_t k = 0; k < j->nranks; k++)
         free(j->ranks[k].colls.v);
     free(j->ranks);
-    tp_cli_seen_free(&j->seen);
+    tp_inputs_seen_free(&j->seen);
     tp_model_free(&j->doc);
 }
 
@@ -95,12 +96,14 @@ static int check_rereadable(const char *path) {
     struct stat st;
     if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
         return FAIL("%s: merge reads each trace twice: give a file, not stdin or a pipe",
-                    strcmp(path, "-") == 0 ? "<stdin>" : tp_cli_name(path));
+                    strcmp(path, "-") == 0 ? "<stdin>" : tp_log_name(path));
     return 0; /* a missing file is the reader's to report */
 }
 
 static int add_trace_ref(merge_job *j, const char *path, int64_t rank) {
-    if (check_rereadable(path) || tp_cli_seen_add(&j->seen, path)) return -1;
+    char err[1024];
+    if (check_rereadable(path)) return -1;
+    if (tp_inputs_seen_add(&j->seen, path, err, sizeof(err))) return FAIL("%s", err);
     char *copy = strdup(path);
     if (!copy || TP_GROW(j->traces, j->cap_traces, j->ntraces + 1)) {
         free(copy);
@@ -125,7 +128,7 @@ static int gather(merge_job *j, const char *input) {
             rc = add_trace_ref(j, d.files[i].path, d.files[i].rank);
     tp_run_dir_free(&d);
     if (rc == 0 && j->ntraces == before)
-        rc = FAIL("%s: no trace files in this directory (*.json, *.json.gz)", tp_cli_name(input));
+        rc = FAIL("%s: no trace files in this directory (*.json, *.json.gz)", tp_log_name(input));
     return rc;
 }
 
@@ -166,7 +169,7 @@ static rank_info *rank_of(merge_job *j, int64_t rank) {
 static int read_trace(const trace_ref *t, tp_model *m) {
     char err[1024];
     tp_model_init(m);
-    tp_read_opts o = {.name = tp_cli_name(t->path)};
+    tp_read_opts o = {.name = tp_log_name(t->path)};
     if (tp_trace_read_file(t->path, m, &o, err, sizeof(err)) == 0) return 0;
     tp_model_free(m);
     return FAIL("%s", err);
@@ -276,7 +279,7 @@ static int copy_as_rank(merge_job *j, const trace_ref *t, tp_model *one) {
     free(tm.gpu);
     tp_model_free(&m);
     if (rc) tp_model_free(one);
-    return rc ? tp_cli_error("%s: out of memory", tp_cli_name(t->path)) : 0;
+    return rc ? tp_cli_error("%s: out of memory", tp_log_name(t->path)) : 0;
 }
 
 /* What the merged trace's tprof object says of each rank, and stderr the same. */

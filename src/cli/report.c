@@ -3,7 +3,7 @@
  * each run directory. */
 #include "cli/cli.h"
 
-#include "cli/html_data.h"
+#include "report/html.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -47,7 +47,7 @@ enum { OPT_COMPARE = 1, OPT_TITLE = 2 };
 
 typedef struct report_args {
     tp_cli_shared shared;
-    tp_cli_html_opts html;
+    tp_run_html_opts html;
     size_t ninputs;
 } report_args;
 
@@ -107,16 +107,35 @@ static char *artifacts_href(const char *output, const char *dir) {
     return href;
 }
 
+int tp_cli_html_analyse(tp_run_html *r, char *const *inputs, size_t n, const tp_run_html_opts *o) {
+    char err[1024];
+    if (tp_run_html_analyse(r, inputs, n, o, err, sizeof(err)) == 0) return 0;
+    tp_cli_error("%s", err);
+    return -1;
+}
+
+int tp_cli_html_write(const char *output, tp_run_html *r, const tp_run_html_opts *o) {
+    tp_buf page; /* the data is rendered straight into the page */
+    tp_buf_init(&page);
+    size_t data_start = tp_html_page_open(&page);
+    int rc = tp_run_html_render(&page, r, o) ? tp_cli_error("out of memory") : TP_EXIT_OK;
+    if (rc == TP_EXIT_OK && tp_html_page_close(&page, data_start))
+        rc = tp_cli_error("out of memory");
+    if (rc == TP_EXIT_OK) rc = tp_cli_write(output, &page);
+    tp_buf_free(&page);
+    return rc;
+}
+
 static int report(report_args *x, char **inputs) {
     const char *output = x->shared.output ? x->shared.output : "report.html";
     if (tp_cli_check_output(output, inputs, x->ninputs)) return TP_EXIT_ERROR;
     char *href = artifacts_href(strcmp(output, "-") == 0 ? "./-" : output, inputs[0]);
     x->html.read = &x->shared.read;
     x->html.artifacts_href = href;
-    tp_cli_html_run r;
+    tp_run_html r;
     int rc = tp_cli_html_analyse(&r, inputs, x->ninputs, &x->html) ? TP_EXIT_ERROR : TP_EXIT_OK;
     if (rc == TP_EXIT_OK) rc = tp_cli_html_write(output, &r, &x->html);
-    tp_cli_html_run_free(&r);
+    tp_run_html_free(&r);
     free(href);
     return rc;
 }

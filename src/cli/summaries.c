@@ -10,7 +10,7 @@
  * Every rank must have the same stages (the first summary's, by name and order), and each rank
  * appears once. A malformed summary is one error naming the file and byte. */
 #include "cli/cli.h"
-#include "cli/rundir.h"
+#include "run/rundir.h"
 
 #include "analysis/ranks.h"
 #include "report/ranks.h"

@@ -11,7 +11,7 @@
 
 #include "config/keys.h"
 #include "config/parse.h"
-#include "record/schedule.h"
+#include "sched/schedule.h"
 
 #include <stddef.h>
 #include <stdint.h>

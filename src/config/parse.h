@@ -20,7 +20,7 @@ int tp_parse_decimal(const char *s, double *out);
 /* auto, on or off (any case), or a boolean (on/off); 0 or -1. */
 int tp_parse_gpu_mode(const char *s, int *mode);
 /* The longest plain name: a file name may have 255 bytes (NAME_MAX), and the run directory's
- * name gets a "-<n>" or ".tmp.<random>" suffix (export/claim.h). */
+ * name gets a "-<n>" or ".tmp.<random>" suffix (run/claim.h). */
 #define TP_NAME_MAX 200
 /* 1 when s can be one plain path component: not empty, not "." or "..", no '/' and no control
  * character (a run directory's name stays inside output_dir), at most TP_NAME_MAX bytes. */

@@ -5,7 +5,7 @@
 #ifndef TP_GPU_CUPTI_H
 #define TP_GPU_CUPTI_H
 
-#include "gpu/gpu.h"
+#include "record/gpu_calls.h"
 #include "record/source.h"
 
 #include <stdint.h>

@@ -1,10 +1,10 @@
 /* nvtx.c - Nsight mirroring: tprof's ranges as NVTX ranges, its windows as the CUDA profiler's
- * capture range (`nsight: true`; interface in src/gpu/gpu.h and cupti.h).
+ * capture range (`nsight: true`; interface in src/record/gpu_calls.h and cupti.h).
  *
  * NVTX 3 is header-only: with no tool attached each call is a cheap no-op, and under Nsight
  * Systems the tool's injection library receives it. cudaProfilerStart/Stop come from the CUDA
  * runtime the program already loaded (or the driver's cuProfilerStart/Stop), never a new copy. */
-#include "gpu/gpu.h"
+#include "record/gpu_calls.h"
 #include "gpu/cupti.h"
 
 #include "gpu/cupti_api.h"

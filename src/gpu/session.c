@@ -1,14 +1,14 @@
 /* session.c - joins the GPU sources to a session: the CUPTI activity source (config `gpu`) and
- * Nsight capture windows (config `nsight`), both through the tp_source interface (gpu.h).
+ * Nsight capture windows (config `nsight`), both through the tp_source interface
+ * (record/source.h); record/gpu_calls.h declares what the recorder calls here.
  *
  * Called after the session has started and its lock is released (tp_session_add_source takes it).
  */
-#include "gpu/gpu.h"
+#include "record/gpu_calls.h"
 
 #include "gpu/cupti.h"
 #include "record/clock.h"
 #include "config/config.h"
-#include "record/record.h"
 #include "record/session.h"
 
 #include <stddef.h>
@@ -35,7 +35,7 @@ static void nsight_on_action(void *ctx, tp_action action) {
 static void nsight_shutdown(void *ctx) {
     nsight_on_action(ctx, TP_ACTION_NONE);
     tp_nsight_enable(0);
-    TP_STORE_RLX(&tp_opts.nsight, 0);
+    tp_session_set_nsight(0);
 }
 
 void tp_gpu_attach(const tprof_config *cfg) {
@@ -44,7 +44,7 @@ void tp_gpu_attach(const tprof_config *cfg) {
         nsight_capturing = 0;
         tp_source nsight = {
             .name = "nsight", .on_action = nsight_on_action, .shutdown = nsight_shutdown};
-        if (tp_session_add_source(&nsight) == 0) TP_STORE_RLX(&tp_opts.nsight, 1);
+        if (tp_session_add_source(&nsight) == 0) tp_session_set_nsight(1);
     }
     if (cfg->gpu == TP_GPU_OFF) return;
     tp_gpu_opts o = {.required = cfg->gpu == TP_GPU_ON,

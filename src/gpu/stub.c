@@ -1,8 +1,8 @@
-/* stub.c - src/gpu/gpu.h where CUDA's headers were not found at build time: no GPU source.
+/* stub.c - src/record/gpu_calls.h where CUDA's headers were not found at build time: no GPU source.
  *
  * CMake builds this file instead of the rest of src/gpu. Profiling then stays CPU-only; asking for
  * the GPU explicitly (`gpu: on`) says why once, as a machine without a GPU would. */
-#include "gpu/gpu.h"
+#include "record/gpu_calls.h"
 
 #include "config/config.h"
 #include "util/log.h"

@@ -4,7 +4,7 @@
  * windows; everything else takes the slow path. The invariants kept are listed in record.h. */
 #include "tprof.h"
 
-#include "gpu/gpu.h"
+#include "record/gpu_calls.h"
 #include "record/flight.h"
 #include "record/record.h"
 #include "record/session.h"

@@ -5,7 +5,7 @@
  * hot path sees only tprof_active_, tp_gen and tp_opts, all set before they turn on. */
 #include "tprof.h"
 
-#include "gpu/gpu.h"
+#include "record/gpu_calls.h"
 #include "record/memory.h"
 #include "record/record.h"
 #include "record/session.h"
@@ -20,6 +20,10 @@
 
 tp_session tp_sess = {.lock = PTHREAD_MUTEX_INITIALIZER};
 tp_rec_opts tp_opts;
+
+void tp_session_set_nsight(int on) {
+    TP_STORE_RLX(&tp_opts.nsight, on);
+}
 
 static __thread int lock_held;
 static tp_sink next_sink;

@@ -9,7 +9,7 @@
 #include "config/config.h"
 #include "record/flight.h"
 #include "record/rank.h"
-#include "record/schedule.h"
+#include "sched/schedule.h"
 #include "record/sink.h"
 #include "record/writer.h"
 
@@ -29,9 +29,15 @@ typedef enum tp_session_state {
 /* Options the annotation calls read without the lock (set before tprof_active_ turns on). */
 typedef struct tp_rec_opts {
     int shapes, memory, flops;
-    int nsight; /* mirror ranges to NVTX (set by src/gpu/session.c) */
+    int nsight; /* mirror ranges to NVTX (tp_session_set_nsight) */
 } tp_rec_opts;
 extern tp_rec_opts tp_opts;
+
+/* Turns the NVTX mirroring of ranges on or off: src/gpu/session.c calls it when its Nsight source
+ * joins the session and at its shutdown. The recorder alone writes tp_opts, which its hot path
+ * reads without the lock (relaxed): one file says when and how those fields change, and the GPU
+ * layer above depends on a call, not on the layout of the recorder's options. */
+void tp_session_set_nsight(int on);
 
 typedef struct tp_session {
     pthread_mutex_t lock;

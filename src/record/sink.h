@@ -1,7 +1,7 @@
 /* sink.h - where the recorder delivers its output: the run's start, each closed window, the end.
  *
  * The recorder knows nothing of files or analyses; the sink does. The default sink
- * (src/export/artifacts.c) writes the traces and the run artifacts and prints the summary;
+ * (src/sink/artifacts.c) writes the traces and the run artifacts and prints the summary;
  * tests install their own to capture the models a session produces. */
 #ifndef TP_RECORD_SINK_H
 #define TP_RECORD_SINK_H
@@ -46,7 +46,7 @@ typedef struct tp_sink {
      * then calls it no more). */
     void (*finish)(void *ctx, const tp_run_info *run);
     /* Optional, after start: the run directory the sink took when it is not run->run_dir (the
-     * default sink's is another when <output_dir>/<run_id> is not tprof's to use, export/claim.h);
+     * default sink's is another when <output_dir>/<run_id> is not tprof's to use, run/claim.h);
      * NULL keeps run->run_dir. The session reports it from then on. */
     const char *(*run_dir)(void *ctx);
 } tp_sink;
@@ -55,7 +55,7 @@ typedef struct tp_sink {
 void tp_session_set_sink(const tp_sink *sink);
 
 /* The default sink: the run directory and the console summary. Declared here, where the recorder
- * needs it, and defined by src/export/artifacts.c, so the recorder names no file of src/export;
+ * needs it, and defined by src/sink/artifacts.c, so the recorder names no file of src/sink;
  * the link joins them. */
 const tp_sink *tp_default_sink(void);
 

@@ -7,7 +7,7 @@
 #define TP_RECORD_SOURCE_H
 
 #include "model/model.h"
-#include "record/schedule.h"
+#include "sched/schedule.h"
 
 #include <stdint.h>
 

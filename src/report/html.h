@@ -5,9 +5,9 @@
  * it (member "analysis"), plus what only the views need: a down-sampled timeline and memory
  * curve ("series"), the run directory's files ("artifacts"), `tprof compare`'s result
  * ("compare"). The page finds it embedded (the offline report.html) or, without it, fetches it
- * from `tprof serve` (the live dashboard). The page and the data of an analysis are library
- * code (the default sink writes report.html into each run directory); tp_html_data, which reads
- * inputs as `tprof analyze` does, is the tprof command's (src/cli/html_data.c). */
+ * from `tprof serve` (the live dashboard). The page and the data of an analysis are here
+ * (the default sink writes report.html into each run directory); the data of inputs read as
+ * `tprof analyze` reads them, tp_html_data, is src/run/html_data.h's. */
 #ifndef TP_REPORT_HTML_H
 #define TP_REPORT_HTML_H
 
@@ -34,12 +34,6 @@ int tp_html_page(tp_buf *out);
  * success. */
 size_t tp_html_page_open(tp_buf *out);
 int tp_html_page_close(tp_buf *out, size_t data_start);
-
-/* The report data for the inputs `tprof analyze` reads (run directories, traces, ranks), their
- * analysis taking at most max_memory (tp_read_opts.max_memory; 0: no limit). Appends the JSON
- * object to `out`; on bad input, or past max_memory, returns -1 with one line in err. */
-int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, uint64_t max_memory,
-                 char *err, size_t errlen);
 
 /* What the report data holds beside the analysis; every member may be NULL. */
 typedef struct tp_html_extras {

@@ -6,12 +6,13 @@
  * the result another one just computed. */
 #include "serve/cache.h"
 
-#include "report/html.h"
+#include "run/html_data.h"
 #include "util/buf.h"
 
 #include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,10 +98,13 @@ static held *compute(const char *path, uint64_t key, uint64_t max_memory) {
     if (!h) return NULL;
     tp_buf out;
     tp_buf_init(&out);
-    char err[512] = "";
+    char line[1024] = "", err[512];
     const char *inputs[1] = {path};
-    h->blob.ok = tp_html_data(&out, inputs, 1, max_memory, err, sizeof(err)) == 0 && !out.failed;
+    h->blob.ok = tp_html_data(&out, inputs, 1, max_memory, line, sizeof(line)) == 0 && !out.failed;
     if (!h->blob.ok) {
+        /* the line on stderr too, as the command prints its errors; the answer's is shorter */
+        if (line[0]) fprintf(stderr, "tprof: %s\n", line);
+        snprintf(err, sizeof(err), "%s", line);
         out.len = 0;
         out.failed = 0;
         TP_BUF_LIT(&out, "{\"error\":");

@@ -1,15 +1,10 @@
-/* runs.c - the runs of the served directory and their change keys (runs.h).
- *
- * The change key folds, for each run file, its name, size, modification and change times into
- * one order-independent sum, plus the directory's own times: tprof writes every artifact under
- * a temporary name and renames it into place, so a new window changes the directory and adds a
- * name; a file rewritten in place changes its own times. Scanning costs one fstatat per file,
- * which is what lets the dashboard poll every second without analysing anything again. */
+/* runs.c - the runs of the served directory (runs.h): its subdirectories, each read as a run
+ * directory (src/run/state.c: its windows, partial flag and change key), the newest first kept.
+ */
 #include "serve/runs.h"
 
-#include "export/runfiles.h"
+#include "run/state.h"
 #include "serve/confine.h"
-#include "util/hash.h"
 #include "util/vec.h"
 
 #include <dirent.h>
@@ -24,28 +19,6 @@ static int64_t ns_of(struct timespec t) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-static uint64_t entry_key(const char *name, const struct stat *st) {
-    uint64_t parts[4] = {tp_hash_bytes(name, strlen(name)), (uint64_t)st->st_size,
-                         (uint64_t)ns_of(st->st_mtim), (uint64_t)ns_of(st->st_ctim)};
-    return tp_hash_bytes(parts, sizeof(parts));
-}
-
-/* Folds one directory entry into the run; returns 1 when it is a run file. */
-static int add_entry(int dfd, const char *name, tp_serve_run *r) {
-    int64_t rank;
-    int kind = tp_run_file_kind(name, &rank);
-    if (kind < 0) return 0;
-    struct stat st;
-    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return 0; /* removed meanwhile */
-    if (S_ISLNK(st.st_mode)) r->has_link = 1;
-    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) return 0;
-    r->key += entry_key(name, &st);
-    if (ns_of(st.st_mtim) > r->mtime_ns) r->mtime_ns = ns_of(st.st_mtim);
-    if (kind == TP_RUN_TRACE) r->windows++;
-    if (kind == TP_RUN_SUMMARY) r->partial = 0;
-    return 1;
-}
-
 /* A new descriptor of the folder, with its own read position: a dup() would share the root's,
  * and two threads listing at once would each read part of the entries. */
 static int reopen(int root_fd) {
@@ -54,25 +27,16 @@ static int reopen(int root_fd) {
 
 /* Scans the open directory dfd (closed here) as a run named name (len bytes). */
 static int scan_dir(int dfd, const char *name, size_t len, tp_serve_run *out) {
-    struct stat st;
-    DIR *dh = fstat(dfd, &st) == 0 ? fdopendir(dfd) : NULL;
-    if (!dh) {
-        close(dfd);
-        return -1;
-    }
+    tp_run_state s;
+    if (tp_run_state_read(dfd, &s)) return -1;
     memset(out, 0, sizeof(*out));
     memcpy(out->name, name, len);
-    out->partial = 1;
-    out->mtime_ns = ns_of(st.st_mtim);
-    out->key = tp_hash_mix((uint64_t)ns_of(st.st_mtim) ^ (uint64_t)ns_of(st.st_ctim));
-    size_t files = 0;
-    struct dirent *e;
-    while ((e = readdir(dh)) != NULL) {
-        if (e->d_name[0] == '.') continue; /* ".", "..", hidden files: none is a run file */
-        files += (size_t)add_entry(dfd, e->d_name, out);
-    }
-    closedir(dh); /* closes dfd */
-    return files > 0 ? 0 : -1;
+    out->mtime_ns = s.mtime_ns;
+    out->key = s.key;
+    out->windows = s.windows;
+    out->partial = s.partial;
+    out->has_link = s.has_link;
+    return 0;
 }
 
 int tp_serve_run_scan(int root_fd, const char *name, tp_serve_run *out) {

@@ -1,6 +1,7 @@
 /* runs.h - the runs of the served directory: its subdirectories holding tprof artifacts or
- * traces (src/export/runfiles.h tells them), each with what the dashboard's list shows and a
- * change key that moves whenever one of its files is added, removed, renamed or rewritten. */
+ * traces (src/run/runfiles.h tells them), each with what the dashboard's list shows and a
+ * change key that moves whenever one of its files is added, removed, renamed or rewritten
+ * (src/run/state.h reads them). */
 #ifndef TP_SERVE_RUNS_H
 #define TP_SERVE_RUNS_H
 

@@ -1,6 +1,8 @@
 /* log.c - the warning list behind tp_log_warn (see log.h). */
 #include "util/log.h"
 
+#include "util/buf.h"
+
 #include <assert.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -129,4 +131,34 @@ const char *tp_shown_path(const char *s, char *buf) {
     assert(3 + strlen(tail) + 1 <= TP_SHOWN_SIZE);
     snprintf(buf, TP_SHOWN_SIZE, "...%s", tail);
     return buf;
+}
+
+/* Whether a name is printed as it is: no control byte, DEL, quote or backslash. */
+static int plain_name(const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') return 0;
+    }
+    return 1;
+}
+
+const char *tp_log_name(const char *path) {
+    static char ring[4][1024];
+    static unsigned next;
+    if (plain_name(path)) return path;
+    char *slot = ring[next++ % 4];
+    tp_buf b;
+    tp_buf_init(&b);
+    tp_buf_json_cstr(&b, path);
+    if (b.failed) {
+        strcpy(slot, "\"?\"");
+    } else if (b.len < sizeof(ring[0])) {
+        memcpy(slot, b.data, b.len);
+        slot[b.len] = '\0';
+    } else { /* cut, closed again: "...\"" */
+        memcpy(slot, b.data, sizeof(ring[0]) - 5);
+        strcpy(slot + sizeof(ring[0]) - 5, "...\"");
+    }
+    tp_buf_free(&b);
+    return slot;
 }

@@ -34,4 +34,10 @@ const char *tp_shown(const char *s, char *buf);
 /* The same for a path, keeping its end (the file's name): "..." + the last TP_SHOWN_MAX bytes. */
 const char *tp_shown_path(const char *s, char *buf);
 
+/* The spelling of a file name in a message of the tprof command or of what it reads: the name
+ * itself, or, when it holds a control byte, DEL, '"' or '\\', the name as a JSON string (cut to
+ * ~1 KB with "..."), so that it stays on its line and reads back exactly. The result lives until
+ * the fourth call after this one (messages name up to two files); one thread at a time. */
+const char *tp_log_name(const char *path);
+
 #endif

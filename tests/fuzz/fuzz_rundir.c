@@ -1,5 +1,5 @@
 /* fuzz_rundir.c - libFuzzer target: any bytes as the files of a run directory, through
- * `tprof check` (the run-directory reader: src/cli/rundir.c lists the files, check.c and
+ * `tprof check` (the run-directory reader: src/run/rundir.c lists the files, check.c and
  * check_tables.c read config.json, summary.json, stage_times.json and op_stats.csv and hold
  * them against the traces).
  *

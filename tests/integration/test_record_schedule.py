@@ -1,6 +1,6 @@
 """The recorder's step schedule against torch.profiler.schedule itself.
 
-build/tests/test_record_schedule --actions prints tprof's action for each step; torch's schedule function
+build/tests/test_sched_schedule --actions prints tprof's action for each step; torch's schedule function
 gives its own. torch 1.13 has no skip_first_wait (added in torch 2.5): for those cases the step is
 shifted by `wait` after skip_first, as torch 2.5 does, and torch 1.13's function computes the rest.
 """
@@ -12,7 +12,7 @@ import pytest
 
 torch_profiler = pytest.importorskip("torch.profiler")
 
-TOOL = os.path.join(os.environ.get("TPROF_BUILD_DIR", "build"), "tests", "test_record_schedule")
+TOOL = os.path.join(os.environ.get("TPROF_BUILD_DIR", "build"), "tests", "test_sched_schedule")
 STEPS = 60
 
 

@@ -45,7 +45,7 @@ def test_ranks_replace_only_their_own_files(tmp_path):
         profiled("steps", 4, tmp_path, "run", "--profiling.wait", "1",
                  "--profiling.active", "2", env=clean_env(RANK=str(rank), WORLD_SIZE="2"))
     names = sorted(f.name for f in run.iterdir())
-    assert names[0] == ".tprof"  # the marker: tprof made the folder (export/claim.h)
+    assert names[0] == ".tprof"  # the marker: tprof made the folder (run/claim.h)
     assert not [n for n in names[1:] if ".rank" not in n], names  # the one-rank run is gone
     for rank in (0, 1):  # and neither rank removed the other's files
         assert "summary.rank%d.json" % rank in names

@@ -1,6 +1,6 @@
 /* runfiles.c - tells the artifacts of a run directory from its traces, and each file's rank
  * (see runfiles.h). */
-#include "export/runfiles.h"
+#include "run/runfiles.h"
 
 #include <string.h>
 

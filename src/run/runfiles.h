@@ -1,12 +1,12 @@
 /* runfiles.h - the names of a run directory's files, as the default sink writes them
- * (src/export/artifacts.c) and as `tprof analyze`/`check` read them back (src/cli/rundir.c):
+ * (src/sink/artifacts.c) and as `tprof analyze`/`check` read them back (src/run/rundir.c):
  * config.json, stage_times.json, op_stats.csv, summary.json and the traces, each with a
  * ".rank<N>" part in its name when the run had several ranks.
  *
  * A trace is any other *.json or *.json.gz file, so a directory of torch.profiler traces
  * (<worker>.<time>.pt.trace.json) is read the same way. Hidden files are none of them. */
-#ifndef TP_RUNFILES_H
-#define TP_RUNFILES_H
+#ifndef TP_RUN_RUNFILES_H
+#define TP_RUN_RUNFILES_H
 
 #include <stdint.h>
 

@@ -1,15 +1,17 @@
-/* inputs.c - what `tprof analyze` and `tprof compare` read: trace files, run directories (their
- * traces, in window order), standard input; each read into its own model and added to one
- * analysis, so several inputs give exactly the analysis of their union of windows.
+/* inputs.c - what `tprof analyze`, `compare`, `report` and `serve` read (inputs.h): trace files,
+ * run directories (their traces, in window order), standard input; each read into its own model
+ * and added to one analysis, so several inputs give exactly the analysis of their union of
+ * windows.
  *
  * A trace's rank is the ".rank<N>" part of its file name (how tprof names the traces of several
  * ranks; a file given by itself as one listed in its run directory), else the rank its contents
  * state (distributedInfo), else unknown. A file is read once: given twice (another spelling, a
  * link, inside a run directory also given) it is refused. */
-#include "cli/cli.h"
+#include "run/inputs.h"
 
-#include "cli/rundir.h"
+#include "run/rundir.h"
 #include "trace/reader.h"
+#include "util/log.h"
 #include "util/vec.h"
 
 #include <stdio.h>
@@ -17,79 +19,53 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void tp_cli_read_opts_init(tp_cli_read_opts *r) {
-    *r = (tp_cli_read_opts){.rank = TP_CLI_ALL_RANKS,
-                            .progress = TP_CLI_PROGRESS_AUTO,
-                            .max_memory = tp_cli_default_memory()};
+void tp_inputs_opts_init(tp_inputs_opts *r) {
+    *r = (tp_inputs_opts){.rank = TP_INPUTS_ALL_RANKS, .progress = TP_INPUTS_PROGRESS_AUTO};
 }
 
-void tp_cli_read_opts_free(tp_cli_read_opts *r) {
-    for (size_t i = 0; i < r->nstages; i++) {
-        free((void *)r->stages[i].patterns);
-        free(r->specs[i]);
-    }
-    free(r->stages);
-    free(r->specs);
-    tp_cli_read_opts_init(r);
-}
-
-int tp_cli_add_stage(tp_cli_read_opts *r, const char *verb, const char *spec) {
-    char *copy = strdup(spec);
-    if (!copy || TP_GROW(r->stages, r->cap_stages, r->nstages + 1) ||
-        TP_GROW(r->specs, r->cap_specs, r->nstages + 1)) {
-        free(copy);
-        tp_cli_error("out of memory");
-        return -1;
-    }
-    if (tp_stage_parse(copy, &r->stages[r->nstages])) {
-        free(copy);
-        tp_cli_usage(verb, "invalid stage \"%s\": write NAME or NAME=PATTERN|PATTERN", spec);
-        return -1;
-    }
-    r->specs[r->nstages++] = copy;
-    return 0;
-}
-
-struct tp_cli_seen_file {
+struct tp_inputs_seen_file {
     dev_t dev;
     ino_t ino;
     char *path;
 };
 
-int tp_cli_seen_add(tp_cli_seen *s, const char *path) {
+int tp_inputs_seen_add(tp_inputs_seen *s, const char *path, char *err, size_t errlen) {
     struct stat st;
     if (strcmp(path, "-") == 0 || stat(path, &st) != 0) return 0;
     for (size_t i = 0; i < s->n; i++)
         if (s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino)
-            return tp_cli_error("%s: the same file as %s, given twice: each trace is read once",
-                                tp_cli_name(path), tp_cli_name(s->v[i].path)),
+            return snprintf(err, errlen,
+                            "%s: the same file as %s, given twice: each trace is read once",
+                            tp_log_name(path), tp_log_name(s->v[i].path)),
                    -1;
     char *copy = strdup(path);
     if (!copy || TP_GROW(s->v, s->cap, s->n + 1)) {
         free(copy);
-        return tp_cli_error("out of memory"), -1;
+        return snprintf(err, errlen, "out of memory"), -1;
     }
-    s->v[s->n++] = (struct tp_cli_seen_file){st.st_dev, st.st_ino, copy};
+    s->v[s->n++] = (struct tp_inputs_seen_file){st.st_dev, st.st_ino, copy};
     return 0;
 }
 
-void tp_cli_seen_free(tp_cli_seen *s) {
+void tp_inputs_seen_free(tp_inputs_seen *s) {
     for (size_t i = 0; i < s->n; i++)
         free(s->v[i].path);
     free(s->v);
-    *s = (tp_cli_seen){0};
+    *s = (tp_inputs_seen){0};
 }
 
 /* What reading the inputs keeps across them: the ranks seen, to warn when several are mixed
  * into one analysis; the files read; the traces added; the memory the analysis holds for them
  * (each trace's events, as tp_read_memory_estimate counts them), which the next read's budget
- * starts from. */
+ * starts from; where the error goes. */
 typedef struct ranks_seen {
     int64_t first;
     size_t count;
-    tp_cli_seen files;
+    tp_inputs_seen files;
     size_t added;
     uint64_t memory;
+    char *err;
+    size_t errlen;
 } ranks_seen;
 
 static void note_rank(ranks_seen *s, int64_t rank) {
@@ -114,14 +90,14 @@ static size_t test_cuts(uint64_t *cuts, size_t cap) {
 }
 
 /* Reads one trace and adds it to a unless its rank is not the one asked for. 1 when added, 0
- * when skipped, -1 after printing the error. */
-static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const tp_cli_read_opts *r,
+ * when skipped, -1 with the error in seen->err. */
+static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const tp_inputs_opts *r,
                      ranks_seen *seen) {
-    if (tp_cli_seen_add(&seen->files, path)) return -1;
-    if (r->rank != TP_CLI_ALL_RANKS && name_rank >= 0 && name_rank != r->rank) return 0;
+    if (tp_inputs_seen_add(&seen->files, path, seen->err, seen->errlen)) return -1;
+    if (r->rank != TP_INPUTS_ALL_RANKS && name_rank >= 0 && name_rank != r->rank) return 0;
     tp_model m;
     tp_model_init(&m);
-    tp_read_opts ro = {.progress = r->progress, .threads = r->threads, .name = tp_cli_name(path)};
+    tp_read_opts ro = {.progress = r->progress, .threads = r->threads, .name = tp_log_name(path)};
     ro.max_memory = r->max_memory;
     ro.memory_used = seen->memory;
     uint64_t cuts[16];
@@ -132,12 +108,12 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
     int64_t rank = name_rank >= 0 ? name_rank : m.rank;
     m.rank = rank; /* the per-rank analysis groups by it: the file name's rank wins */
     if (rc < 0) {
-        tp_cli_error("%s", err);
-    } else if (r->rank != TP_CLI_ALL_RANKS && rank != r->rank) {
+        snprintf(seen->err, seen->errlen, "%s", err);
+    } else if (r->rank != TP_INPUTS_ALL_RANKS && rank != r->rank) {
         rc = 0;
     } else if (tp_analysis_add_model(a, &m, path)) {
         rc = -1;
-        tp_cli_error("%s: out of memory", tp_cli_name(path));
+        snprintf(seen->err, seen->errlen, "%s: out of memory", tp_log_name(path));
     } else if (r->on_model) {
         r->on_model(r->on_model_ctx, &m);
     }
@@ -149,16 +125,11 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
 }
 
 /* The traces of one input: a run directory's, or the input itself. */
-static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *r,
-                     ranks_seen *seen) {
+static int add_input(tp_analysis *a, const char *input, const tp_inputs_opts *r, ranks_seen *seen) {
     if (!tp_run_is_dir(input))
         return add_trace(a, input, tp_run_path_rank(input), r, seen) < 0 ? -1 : 0;
     tp_run_dir d;
-    char err[1024];
-    if (tp_run_dir_list(input, &d, err, sizeof(err))) {
-        tp_cli_error("%s", err);
-        return -1;
-    }
+    if (tp_run_dir_list(input, &d, seen->err, seen->errlen)) return -1;
     size_t traces = 0;
     int rc = 0;
     for (size_t i = 0; i < d.n && rc >= 0; i++) {
@@ -168,8 +139,8 @@ static int add_input(tp_analysis *a, const char *input, const tp_cli_read_opts *
     }
     tp_run_dir_free(&d);
     if (rc >= 0 && !traces) {
-        tp_cli_error("%s: no trace files in this directory (*.json, *.json.gz)",
-                     tp_cli_name(input));
+        snprintf(seen->err, seen->errlen,
+                 "%s: no trace files in this directory (*.json, *.json.gz)", tp_log_name(input));
         return -1;
     }
     return rc < 0 ? -1 : 0;
@@ -195,12 +166,13 @@ static size_t count_traces(char *const *inputs, size_t n) {
 
 /* Each rank apart (analysis/ranks.h) costs a second analysis of every trace: only when several
  * traces may be several ranks; one trace may still be a merged one (TP_PER_RANK_MERGED). */
-static int per_rank(char *const *inputs, size_t n, const tp_cli_read_opts *r) {
-    if (r->rank != TP_CLI_ALL_RANKS) return TP_PER_RANK_OFF;
+static int per_rank(char *const *inputs, size_t n, const tp_inputs_opts *r) {
+    if (r->rank != TP_INPUTS_ALL_RANKS) return TP_PER_RANK_OFF;
     return count_traces(inputs, n) > 1 ? TP_PER_RANK_ON : TP_PER_RANK_MERGED;
 }
 
-tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opts *r) {
+tp_analysis *tp_inputs_analyse(char *const *inputs, size_t n, const tp_inputs_opts *r, char *err,
+                               size_t errlen) {
     tp_analysis_opts ao = {.stages = r->nstages ? r->stages : NULL,
                            .nstages = r->nstages,
                            .peak_tflops = r->peak_tflops,
@@ -208,20 +180,20 @@ tp_analysis *tp_cli_analyse(char *const *inputs, size_t n, const tp_cli_read_opt
                            .threads = r->threads};
     tp_analysis *a = tp_analysis_new(&ao);
     if (!a) {
-        tp_cli_error("out of memory");
+        snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    ranks_seen seen = {0};
+    ranks_seen seen = {.err = err, .errlen = errlen};
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = add_input(a, inputs[i], r, &seen);
-    tp_cli_seen_free(&seen.files);
+    tp_inputs_seen_free(&seen.files);
     if (rc) {
         tp_analysis_free(a);
         return NULL;
     }
     if (!seen.added) {
-        tp_cli_error("no trace of rank %lld among the inputs", (long long)r->rank);
+        snprintf(err, errlen, "no trace of rank %lld among the inputs", (long long)r->rank);
         tp_analysis_free(a);
         return NULL;
     }

@@ -2,8 +2,8 @@
  *
  * tp_schedule_action is the pure rule of docs/SEMANTICS.md §1; tp_sched is the small state machine
  * that tprof_step and tprof_epoch drive. Neither knows about threads or buffers. */
-#ifndef TP_RECORD_SCHEDULE_H
-#define TP_RECORD_SCHEDULE_H
+#ifndef TP_SCHED_SCHEDULE_H
+#define TP_SCHED_SCHEDULE_H
 
 #include <stddef.h>
 #include <stdint.h>

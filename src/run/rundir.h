@@ -1,9 +1,9 @@
 /* rundir.h - the files of a run directory, listed: the artifacts and traces as
- * src/export/runfiles.h tells them apart, each with its kind and rank. */
-#ifndef TP_CLI_RUNDIR_H
-#define TP_CLI_RUNDIR_H
+ * src/run/runfiles.h tells them apart, each with its kind and rank. */
+#ifndef TP_RUN_RUNDIR_H
+#define TP_RUN_RUNDIR_H
 
-#include "export/runfiles.h"
+#include "run/runfiles.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* claim.c - taking a run directory (see claim.h): created whole with its marker, or reused when
  * its marker says tprof made it and no running process holds it; else a suffixed sibling. */
-#include "export/claim.h"
+#include "run/claim.h"
 
 #include "util/fs.h"
 #include "util/log.h"

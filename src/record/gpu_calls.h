@@ -1,12 +1,14 @@
-/* gpu.h - what the recorder asks of the GPU: attach its sources, mirror ranges to NVTX.
+/* gpu_calls.h - what the recorder asks of the GPU: attach its sources, mirror ranges to NVTX.
  *
- * The only header of src/gpu the recorder includes. Two builds implement it: the CUPTI sources
- * (the rest of src/gpu, where CUDA's headers were found at build time) or src/gpu/stub.c
+ * Declared here, below src/gpu, as sink.h declares the default sink: the recorder calls these and
+ * includes no header of src/gpu, which sits above it (src/gpu includes record/source.h). Two
+ * builds define them: the CUPTI sources (src/gpu, where CUDA's headers were found at build time)
+ * or src/gpu/stub.c
  * (elsewhere: no GPU source, and `gpu: on` says why). Neither links a CUDA library: libcupti,
  * libcuda and libcudart are found with dlopen at run time, so one libtprof runs with and without
  * CUDA. docs/GPU.md describes what is recorded and how each record becomes a trace event. */
-#ifndef TP_GPU_GPU_H
-#define TP_GPU_GPU_H
+#ifndef TP_RECORD_GPU_CALLS_H
+#define TP_RECORD_GPU_CALLS_H
 
 #include "tprof.h"
 

@@ -1,8 +1,8 @@
-/* test_record_schedule.c - the step schedule against an independent transcription of
+/* test_sched_schedule.c - the step schedule against an independent transcription of
  * torch.profiler.schedule, the example of docs/SEMANTICS.md §1, and epoch windows.
  *
  * Run as
- *     test_record_schedule --actions SKIP_FIRST WAIT WARMUP ACTIVE REPEAT SKIP_FIRST_WAIT STEPS
+ *     test_sched_schedule --actions SKIP_FIRST WAIT WARMUP ACTIVE REPEAT SKIP_FIRST_WAIT STEPS
  * it prints the action of each step instead, one per line, for the comparison with torch itself
  * (tests/integration/test_record_schedule.py). */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "record/schedule.h"
+#include "sched/schedule.h"
 
 #include <stdio.h>
 #include <stdlib.h>

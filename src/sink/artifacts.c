@@ -10,15 +10,20 @@
  *
  * A run directory never mixes two runs: a run_id used again first removes the earlier run's
  * files of this rank (with one rank, or on rank 0, also those of ranks the run does not have),
- * so that `tprof analyze` of the directory reads exactly one run. */
+ * so that `tprof analyze` of the directory reads exactly one run.
+ *
+ * The library's composition root: the one file that joins the recorder (its sink seam,
+ * record/sink.h) to the writers (src/export), the analysis and its reports (src/analysis,
+ * src/report) and the run directory (src/run). It has src/sink to itself, above all of them, so
+ * that none of those includes another above it. */
 #include "record/sink.h"
 
 #include "export/chrome.h"
-#include "export/claim.h"
-#include "export/runfiles.h"
 #include "report/html.h"
 #include "report/jsonw.h"
 #include "report/report.h"
+#include "run/claim.h"
+#include "run/runfiles.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/log.h"

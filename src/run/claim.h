@@ -11,8 +11,8 @@
  * The lock is an open-file-description lock on the marker, held until tp_claim_release or the
  * process's end (a crash releases it): a one-rank run locks the whole marker, rank r of several
  * byte 1 + r, so the ranks of one run share their directory and nothing else does. */
-#ifndef TP_EXPORT_CLAIM_H
-#define TP_EXPORT_CLAIM_H
+#ifndef TP_RUN_CLAIM_H
+#define TP_RUN_CLAIM_H
 
 #include <stddef.h>
 #include <stdint.h>

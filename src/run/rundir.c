@@ -1,5 +1,5 @@
-/* rundir.c - lists the artifacts and traces of a run directory (names: src/export/runfiles.c). */
-#include "cli/rundir.h"
+/* rundir.c - lists the artifacts and traces of a run directory (names: src/run/runfiles.c). */
+#include "run/rundir.h"
 
 #include "util/vec.h"
 

@@ -1,5 +1,5 @@
 /* schedule.c - the step rule of docs/SEMANTICS.md §1 and the state machine around it. */
-#include "record/schedule.h"
+#include "sched/schedule.h"
 
 /* Where step k falls in a cycle of wait, warmup and active steps. */
 static tp_action cycle_action(int64_t wait, int64_t warmup, int64_t active, int64_t m) {

@@ -1,0 +1,79 @@
+/* html_data.c - the report data of inputs (html_data.h): the inputs read as `tprof analyze`
+ * reads them (inputs.c), each model also feeding the timeline and memory curve, then rendered by
+ * tp_html_data_of, as the default sink renders a run's. */
+#include "run/html_data.h"
+
+#include "run/rundir.h"
+#include "util/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void series_of_model(void *ctx, const tp_model *m) {
+    tp_series_add_model(ctx, m);
+}
+
+/* The analysis of inputs with its series; NULL with the error in err. */
+static tp_analysis *analyse(char *const *inputs, size_t n, const tp_inputs_opts *r,
+                            tp_series *series, char *err, size_t errlen) {
+    tp_inputs_opts with = *r;
+    with.on_model = series_of_model;
+    with.on_model_ctx = series;
+    return tp_inputs_analyse(inputs, n, &with, err, errlen);
+}
+
+int tp_run_html_analyse(tp_run_html *r, char *const *inputs, size_t n, const tp_run_html_opts *o,
+                        char *err, size_t errlen) {
+    *r = (tp_run_html){.inputs = inputs, .n = n};
+    tp_series_init(&r->series);
+    r->a = analyse(inputs, o->compare ? 1 : n, o->read, &r->series, err, errlen);
+    if (!r->a) return -1;
+    if (!o->compare) return 0;
+    tp_series ignored; /* side B's timeline is not drawn */
+    tp_series_init(&ignored);
+    r->b = analyse(inputs + 1, 1, o->read, &ignored, err, errlen);
+    tp_series_free(&ignored);
+    r->c = r->b ? tp_compare_new(r->a, r->b) : NULL;
+    if (r->b && !r->c) snprintf(err, errlen, "out of memory");
+    return r->c ? 0 : -1;
+}
+
+void tp_run_html_free(tp_run_html *r) {
+    tp_compare_free(r->c);
+    tp_analysis_free(r->b);
+    tp_analysis_free(r->a);
+    tp_series_free(&r->series);
+    *r = (tp_run_html){0};
+}
+
+int tp_run_html_render(tp_buf *out, tp_run_html *r, const tp_run_html_opts *o) {
+    int one_dir = r->n == 1 || o->compare ? tp_run_is_dir(r->inputs[0]) : 0;
+    tp_html_extras x = {.title = o->title ? o->title : r->inputs[0],
+                        .run_dir = one_dir ? r->inputs[0] : NULL,
+                        .artifacts_href = o->artifacts_href,
+                        .series = &r->series,
+                        .other = r->b,
+                        .compare = r->c};
+    tp_html_data_of(out, r->a, &x);
+    return out->failed ? -1 : 0;
+}
+
+int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, uint64_t max_memory,
+                 char *err, size_t errlen) {
+    tp_inputs_opts read;
+    tp_inputs_opts_init(&read);
+    read.max_memory = max_memory;
+    read.progress = TP_INPUTS_PROGRESS_OFF;
+    tp_run_html_opts o = {.read = &read};
+    tp_run_html r;
+    char raw[1024], line[1024];
+    int rc = tp_run_html_analyse(&r, (char *const *)inputs, n_inputs, &o, raw, sizeof(raw));
+    if (rc == 0 && tp_run_html_render(out, &r, &o)) {
+        snprintf(raw, sizeof(raw), "out of memory");
+        rc = -1;
+    }
+    if (rc) tp_log_escape(line, sizeof(line), raw);
+    if (rc && err && errlen) snprintf(err, errlen, "%s", line);
+    tp_run_html_free(&r);
+    return rc;
+}
