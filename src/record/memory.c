@@ -6,74 +6,49 @@
  * next to ranges, and a free may come from another thread than its allocation. */
 #include "record/memory.h"
 
+#include "util/hash.h"
+#include "util/hashtab.h"
+#include "util/vec.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { TP_MEM_DEVICES = 65 }; /* -1 (the host) and CUDA devices 0..63 */
 
-typedef struct mem_slot {
-    uint64_t addr; /* 0 = empty (a NULL pointer is never tracked) */
+typedef struct mem_block {
+    uint64_t addr; /* never 0 (a NULL pointer is never tracked) */
     int64_t bytes;
     int device;
-} mem_slot;
+} mem_block;
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
-static mem_slot *slots;
-static size_t nslots, nused; /* nslots a power of two, nused <= nslots / 2 */
+static tp_hashtab live;     /* (addr, device) -> block + 1 */
+static mem_block *blocks;   /* the live blocks, dense: a free moves the last into its place */
+static size_t nblocks, cap_blocks;
 static int64_t totals[TP_MEM_DEVICES];
 static int tracking;
 
-static size_t slot_of(uint64_t addr, int device, size_t mask) {
-    uint64_t h = (addr ^ ((uint64_t)(unsigned)device << 48)) * 0x9e3779b97f4a7c15ULL;
-    return (size_t)(h >> 20) & mask;
+static uint32_t block_hash(uint64_t addr, int device) {
+    return (uint32_t)tp_hash_mix(addr ^ ((uint64_t)(unsigned)device << 48));
 }
 
-static int grow(void) {
-    size_t n = nslots ? nslots * 2 : 1024;
-    mem_slot *s = calloc(n, sizeof(*s));
-    if (!s) return -1;
-    for (size_t i = 0; i < nslots; i++) {
-        if (!slots[i].addr) continue;
-        size_t j = slot_of(slots[i].addr, slots[i].device, n - 1);
-        while (s[j].addr)
-            j = (j + 1) & (n - 1);
-        s[j] = slots[i];
-    }
-    free(slots);
-    slots = s;
-    nslots = n;
-    return 0;
+static int block_eq(const void *ctx, uint32_t ref, const void *key) {
+    const mem_block *b = &((const mem_block *)ctx)[ref - 1], *k = key;
+    return b->addr == k->addr && b->device == k->device;
 }
 
-/* The slot holding (addr, device), or the empty slot that ends its probe. */
-static size_t find(uint64_t addr, int device) {
-    size_t mask = nslots - 1, i = slot_of(addr, device, mask);
-    while (slots[i].addr && (slots[i].addr != addr || slots[i].device != device))
-        i = (i + 1) & mask;
-    return i;
-}
-
-/* Linear probing deletion without tombstones: later entries of the cluster move back into the
- * hole whenever their home slot does not lie cyclically between the hole and them. */
-static void remove_at(size_t hole) {
-    size_t mask = nslots - 1;
-    for (size_t j = (hole + 1) & mask; slots[j].addr; j = (j + 1) & mask) {
-        size_t home = slot_of(slots[j].addr, slots[j].device, mask);
-        if (((j - home) & mask) >= ((j - hole) & mask)) {
-            slots[hole] = slots[j];
-            hole = j;
-        }
-    }
-    memset(&slots[hole], 0, sizeof(slots[hole]));
-    nused--;
+/* Forgets every block (with the lock held). */
+static void forget(void) {
+    tp_hashtab_free(&live);
+    free(blocks);
+    blocks = NULL;
+    nblocks = cap_blocks = 0;
 }
 
 void tp_mem_start(void) {
     pthread_mutex_lock(&mem_lock);
-    free(slots);
-    slots = NULL;
-    nslots = nused = 0;
+    forget();
     memset(totals, 0, sizeof(totals));
     tracking = 1;
     pthread_mutex_unlock(&mem_lock);
@@ -81,9 +56,7 @@ void tp_mem_start(void) {
 
 void tp_mem_stop(void) {
     pthread_mutex_lock(&mem_lock);
-    free(slots);
-    slots = NULL;
-    nslots = nused = 0;
+    forget();
     tracking = 0;
     pthread_mutex_unlock(&mem_lock);
 }
@@ -97,20 +70,35 @@ int tp_mem_update(int device, uint64_t addr, int64_t bytes, int is_free, tp_mem_
     int rc = -1;
     pthread_mutex_lock(&mem_lock);
     if (!tracking) goto done;
+    mem_block k = {.addr = addr, .device = device};
+    uint32_t h = block_hash(addr, device);
     if (is_free) {
-        if (!nslots) goto done;
-        size_t i = find(addr, device);
-        if (!slots[i].addr) goto done; /* allocated before the session, or never reported */
-        out->bytes = -slots[i].bytes;
-        remove_at(i);
+        if (!live.nslots) goto done;
+        size_t i = tp_hashtab_find(&live, h, block_eq, blocks, &k);
+        uint32_t ref = tp_hashtab_ref(&live, i);
+        if (!ref) goto done; /* allocated before the session, or never reported */
+        out->bytes = -blocks[ref - 1].bytes;
+        tp_hashtab_remove(&live, i);
+        if (ref != nblocks) { /* the last block fills the hole */
+            const mem_block *last = &blocks[nblocks - 1];
+            tp_hashtab_renumber(&live, block_hash(last->addr, last->device), (uint32_t)nblocks,
+                                ref);
+            blocks[ref - 1] = *last;
+        }
+        nblocks--;
     } else {
-        if ((nused + 1) * 2 > nslots && grow()) goto done;
-        size_t i = find(addr, device);
-        if (slots[i].addr)
-            totals[device + 1] -= slots[i].bytes; /* reported twice: replace */
-        else
-            nused++;
-        slots[i] = (mem_slot){addr, bytes, device};
+        if (tp_hashtab_reserve(&live, 1024)) goto done;
+        size_t i = tp_hashtab_find(&live, h, block_eq, blocks, &k);
+        uint32_t ref = tp_hashtab_ref(&live, i);
+        if (ref) {
+            totals[device + 1] -= blocks[ref - 1].bytes; /* reported twice: replace */
+        } else {
+            if (nblocks >= UINT32_MAX - 1 || TP_GROW(blocks, cap_blocks, nblocks + 1)) goto done;
+            ref = (uint32_t)++nblocks;
+            tp_hashtab_put(&live, i, h, ref);
+        }
+        k.bytes = bytes;
+        blocks[ref - 1] = k;
         out->bytes = bytes;
     }
     totals[device + 1] += out->bytes;
