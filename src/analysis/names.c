@@ -13,8 +13,8 @@ struct tp_name_entry {
     uint32_t value;
 };
 
-static int name_eq(const void *ctx, uint32_t ref, const void *key) {
-    return strcmp(((const struct tp_name_entry *)ctx)[ref - 1].name, key) == 0;
+static int name_eq(const void *ctx, const tp_hslot *slot, const void *key) {
+    return strcmp(((const struct tp_name_entry *)ctx)[slot->ref - 1].name, key) == 0;
 }
 
 static uint32_t name_hash(const char *name) {

@@ -28,9 +28,9 @@ static uint64_t pair_key(tp_str name, tp_str shapes) {
     return (uint64_t)name << 32 | shapes;
 }
 
-static int pair_eq(const void *ctx, uint32_t ref, const void *key) {
+static int pair_eq(const void *ctx, const tp_hslot *slot, const void *key) {
     const tp_shape_scan *sh = ctx;
-    return pair_key(sh->stats[ref - 1].name, sh->shapes[ref - 1]) == *(const uint64_t *)key;
+    return pair_key(sh->stats[slot->ref - 1].name, sh->shapes[slot->ref - 1]) == *(const uint64_t *)key;
 }
 
 /* The index of the pair (name, shapes), added if new; UINT32_MAX when out of memory. */

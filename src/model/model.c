@@ -34,8 +34,8 @@ static uint32_t track_hash(const tp_track *k) {
     return (uint32_t)tp_hash_bytes(key, sizeof(key));
 }
 
-static int track_eq(const void *ctx, uint32_t ref, const void *key) {
-    const tp_track *tr = &((const tp_track *)ctx)[ref - 1], *k = key;
+static int track_eq(const void *ctx, const tp_hslot *slot, const void *key) {
+    const tp_track *tr = &((const tp_track *)ctx)[slot->ref - 1], *k = key;
     return tr->pid == k->pid && tr->tid == k->tid && tr->pid_str == k->pid_str &&
            tr->tid_str == k->tid_str;
 }

@@ -64,8 +64,8 @@ typedef struct strkey {
 } strkey;
 
 /* The slot's hash already matched, so the lengths and bytes decide. */
-static int str_eq(const void *ctx, uint32_t ref, const void *key) {
-    const struct tp_strent *e = &((const struct tp_strent *)ctx)[ref - 1];
+static int str_eq(const void *ctx, const tp_hslot *slot, const void *key) {
+    const struct tp_strent *e = &((const struct tp_strent *)ctx)[slot->ref - 1];
     const strkey *k = key;
     return e->len == k->len && memcmp(e->s, k->s, k->len) == 0;
 }

@@ -8,7 +8,6 @@
 
 #include "util/hash.h"
 #include "util/hashtab.h"
-#include "util/vec.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,39 +15,32 @@
 
 enum { TP_MEM_DEVICES = 65 }; /* -1 (the host) and CUDA devices 0..63 */
 
-typedef struct mem_block {
-    uint64_t addr; /* never 0 (a NULL pointer is never tracked) */
+/* A live allocation, kept in its slot (24 bytes): a free touches one slot, not a slot and an
+ * item, as the table written for this file did. */
+typedef struct mem_slot {
+    tp_hslot h; /* ref: the device + 2 (never 0: devices start at -1) */
+    uint64_t addr;
     int64_t bytes;
-    int device;
-} mem_block;
+} mem_slot;
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
-static tp_hashtab live;     /* (addr, device) -> block + 1 */
-static mem_block *blocks;   /* the live blocks, dense: a free moves the last into its place */
-static size_t nblocks, cap_blocks;
+static tp_hashtab live = {.esz = sizeof(mem_slot)}; /* (addr, device) -> its mem_slot */
 static int64_t totals[TP_MEM_DEVICES];
 static int tracking;
 
-static uint32_t block_hash(uint64_t addr, int device) {
+static uint32_t slot_hash(uint64_t addr, int device) {
     return (uint32_t)tp_hash_mix(addr ^ ((uint64_t)(unsigned)device << 48));
 }
 
-static int block_eq(const void *ctx, uint32_t ref, const void *key) {
-    const mem_block *b = &((const mem_block *)ctx)[ref - 1], *k = key;
-    return b->addr == k->addr && b->device == k->device;
-}
-
-/* Forgets every block (with the lock held). */
-static void forget(void) {
-    tp_hashtab_free(&live);
-    free(blocks);
-    blocks = NULL;
-    nblocks = cap_blocks = 0;
+static int slot_eq(const void *ctx, const tp_hslot *slot, const void *key) {
+    (void)ctx;
+    const mem_slot *s = (const mem_slot *)(const void *)slot, *k = key;
+    return s->addr == k->addr && s->h.ref == k->h.ref;
 }
 
 void tp_mem_start(void) {
     pthread_mutex_lock(&mem_lock);
-    forget();
+    tp_hashtab_free(&live);
     memset(totals, 0, sizeof(totals));
     tracking = 1;
     pthread_mutex_unlock(&mem_lock);
@@ -56,7 +48,7 @@ void tp_mem_start(void) {
 
 void tp_mem_stop(void) {
     pthread_mutex_lock(&mem_lock);
-    forget();
+    tp_hashtab_free(&live);
     tracking = 0;
     pthread_mutex_unlock(&mem_lock);
 }
@@ -70,35 +62,24 @@ int tp_mem_update(int device, uint64_t addr, int64_t bytes, int is_free, tp_mem_
     int rc = -1;
     pthread_mutex_lock(&mem_lock);
     if (!tracking) goto done;
-    mem_block k = {.addr = addr, .device = device};
-    uint32_t h = block_hash(addr, device);
+    mem_slot k = {.h.ref = (uint32_t)(device + 2), .addr = addr};
+    uint32_t h = slot_hash(addr, device);
     if (is_free) {
         if (!live.nslots) goto done;
-        size_t i = tp_hashtab_find(&live, h, block_eq, blocks, &k);
-        uint32_t ref = tp_hashtab_ref(&live, i);
-        if (!ref) goto done; /* allocated before the session, or never reported */
-        out->bytes = -blocks[ref - 1].bytes;
+        size_t i = tp_hashtab_find(&live, h, slot_eq, NULL, &k);
+        if (!tp_hashtab_ref(&live, i)) goto done; /* allocated before the session, or never reported */
+        out->bytes = -((mem_slot *)(void *)tp_hashtab_at(&live, i))->bytes;
         tp_hashtab_remove(&live, i);
-        if (ref != nblocks) { /* the last block fills the hole */
-            const mem_block *last = &blocks[nblocks - 1];
-            tp_hashtab_renumber(&live, block_hash(last->addr, last->device), (uint32_t)nblocks,
-                                ref);
-            blocks[ref - 1] = *last;
-        }
-        nblocks--;
     } else {
         if (tp_hashtab_reserve(&live, 1024)) goto done;
-        size_t i = tp_hashtab_find(&live, h, block_eq, blocks, &k);
-        uint32_t ref = tp_hashtab_ref(&live, i);
-        if (ref) {
-            totals[device + 1] -= blocks[ref - 1].bytes; /* reported twice: replace */
-        } else {
-            if (nblocks >= UINT32_MAX - 1 || TP_GROW(blocks, cap_blocks, nblocks + 1)) goto done;
-            ref = (uint32_t)++nblocks;
-            tp_hashtab_put(&live, i, h, ref);
-        }
-        k.bytes = bytes;
-        blocks[ref - 1] = k;
+        size_t i = tp_hashtab_find(&live, h, slot_eq, NULL, &k);
+        mem_slot *s = (mem_slot *)(void *)tp_hashtab_at(&live, i);
+        if (s->h.ref)
+            totals[device + 1] -= s->bytes; /* reported twice: replace */
+        else
+            tp_hashtab_put(&live, i, h, k.h.ref);
+        s->addr = addr;
+        s->bytes = bytes;
         out->bytes = bytes;
     }
     totals[device + 1] += out->bytes;

@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+static size_t slot_size(const tp_hashtab *t) {
+    return t->esz ? t->esz : sizeof(tp_hslot);
+}
+
 /* How far slot i lies from home slot `home`, counting forward cyclically. */
 static size_t dist(size_t i, size_t home, size_t mask) {
     return (i - home) & mask;
@@ -11,61 +15,62 @@ static size_t dist(size_t i, size_t home, size_t mask) {
 
 int tp_hashtab_grow(tp_hashtab *t, size_t first) {
     assert(first >= 2 && (first & (first - 1)) == 0);
-    size_t nslots = t->nslots ? t->nslots * 2 : first;
+    assert(t->esz == 0 || (t->esz >= sizeof(tp_hslot) && t->esz % sizeof(uint64_t) == 0));
+    size_t nslots = t->nslots ? t->nslots * 2 : first, esz = slot_size(t);
     /* refs are 32 bits, so no table needs more than 2^33 slots; refuse before size_t wraps */
-    if (nslots < t->nslots || nslots > SIZE_MAX / sizeof(tp_hslot)) return -1;
-    tp_hslot *slots = calloc(nslots, sizeof(*slots));
-    if (!slots) return -1;
+    if (nslots < t->nslots || nslots > SIZE_MAX / esz) return -1;
+    tp_hashtab grown = {calloc(nslots, esz), nslots, t->n, t->esz};
+    if (!grown.slots) return -1;
     size_t mask = nslots - 1;
     /* Reinserting in any order keeps H3: each entry lands on the first empty slot from home. */
     for (size_t i = 0; i < t->nslots; i++) {
-        if (!t->slots[i].ref) continue;
-        size_t j = t->slots[i].hash & mask;
-        while (slots[j].ref)
+        const tp_hslot *s = tp_hashtab_at(t, i);
+        if (!s->ref) continue;
+        size_t j = s->hash & mask;
+        while (tp_hashtab_at(&grown, j)->ref)
             j = (j + 1) & mask;
-        slots[j] = t->slots[i];
+        memcpy(tp_hashtab_at(&grown, j), s, esz);
     }
     free(t->slots);
-    t->slots = slots;
-    t->nslots = nslots;
+    *t = grown;
     return 0;
 }
 
 void tp_hashtab_renumber(tp_hashtab *t, uint32_t h, uint32_t old_ref, uint32_t new_ref) {
     assert(t->nslots && new_ref);
     size_t mask = t->nslots - 1, i = h & mask;
-    while (t->slots[i].ref != old_ref) {
-        assert(t->slots[i].ref); /* an empty slot: old_ref was not in the table */
+    while (tp_hashtab_at(t, i)->ref != old_ref) {
+        assert(tp_hashtab_at(t, i)->ref); /* an empty slot: old_ref was not in the table */
         i = (i + 1) & mask;
     }
-    t->slots[i].ref = new_ref;
+    tp_hashtab_at(t, i)->ref = new_ref;
 }
 
 /* Backward-shift deletion: walking the cluster after the hole, an entry moves into the hole when
  * its home does not lie cyclically after the hole (then the hole sits on its probe path, H3), and
  * the hole moves to where it was. The walk ends at the first empty slot, the cluster's end. */
 void tp_hashtab_remove(tp_hashtab *t, size_t hole) {
-    assert(hole < t->nslots && t->slots[hole].ref && t->n > 0);
-    size_t mask = t->nslots - 1;
-    for (size_t j = (hole + 1) & mask; t->slots[j].ref; j = (j + 1) & mask) {
-        size_t home = t->slots[j].hash & mask;
+    assert(tp_hashtab_at(t, hole)->ref && t->n > 0);
+    size_t mask = t->nslots - 1, esz = slot_size(t);
+    for (size_t j = (hole + 1) & mask; tp_hashtab_at(t, j)->ref; j = (j + 1) & mask) {
+        size_t home = tp_hashtab_at(t, j)->hash & mask;
         if (dist(j, home, mask) >= dist(j, hole, mask)) {
-            t->slots[hole] = t->slots[j];
+            memcpy(tp_hashtab_at(t, hole), tp_hashtab_at(t, j), esz);
             hole = j;
         }
     }
-    t->slots[hole] = (tp_hslot){0, 0};
+    memset(tp_hashtab_at(t, hole), 0, esz);
     t->n--;
 }
 
 void tp_hashtab_clear(tp_hashtab *t) {
-    if (t->slots) memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+    if (t->slots) memset(t->slots, 0, t->nslots * slot_size(t));
     t->n = 0;
 }
 
 void tp_hashtab_free(tp_hashtab *t) {
     free(t->slots);
-    *t = (tp_hashtab){0};
+    *t = (tp_hashtab){.esz = t->esz};
 }
 
 int tp_hashtab_valid(const tp_hashtab *t) {
@@ -73,11 +78,12 @@ int tp_hashtab_valid(const tp_hashtab *t) {
     if (t->nslots & (t->nslots - 1) || !t->slots) return 0; /* H1 */
     size_t mask = t->nslots - 1, n = 0;
     for (size_t i = 0; i < t->nslots; i++) {
-        if (!t->slots[i].ref) continue;
+        const tp_hslot *s = tp_hashtab_at(t, i);
+        if (!s->ref) continue;
         n++;
         /* H3: nothing empty between the entry's home and it */
-        for (size_t k = t->slots[i].hash & mask; k != i; k = (k + 1) & mask)
-            if (!t->slots[k].ref) return 0;
+        for (size_t k = s->hash & mask; k != i; k = (k + 1) & mask)
+            if (!tp_hashtab_at(t, k)->ref) return 0;
     }
     return n == t->n && n * 2 <= t->nslots; /* H2 */
 }

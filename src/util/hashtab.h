@@ -1,11 +1,14 @@
-/* hashtab.h - the one open-addressing hash index of tprof.
+/* hashtab.h - the one open-addressing hash table of tprof.
  *
  * Every keyed table in tprof (interned strings, a model's tracks, rows by name, (op, shapes)
- * pairs, live allocations) keeps its items in an array of its own and needs only an index from
- * key to item. This is that index: slots of {hash, ref}, ref being the caller's item index + 1
- * (0: empty), found by linear probing from the hash's home slot. The caller owns the items and
- * decides what equal keys mean (its eq function); the index never reads an item, so growing and
- * deleting need only the hashes stored in the slots.
+ * pairs, live allocations) is this table: slots that begin with {hash, ref} (ref 0: empty), found
+ * by linear probing from the hash's home slot. Most callers keep their items in an array of their
+ * own and use the table as an index (ref: the item's index + 1, slots of just the header). A
+ * caller whose entries are small and looked up on a hot path keeps them in the slots instead:
+ * a slot of `esz` bytes, the header first, its payload after (record/memory.c: an allocation's
+ * address, size and device, so that a free touches one slot instead of a slot and an item).
+ * The caller decides what equal keys mean (its eq function); the table never reads a payload,
+ * so growing and deleting need only the hashes in the headers, and move slots whole.
  *
  * Invariants (tp_hashtab_valid checks them all; the functions below assert their parts):
  *   H1  nslots is 0 (no slots yet) or a power of two; mask = nslots - 1.
@@ -28,19 +31,28 @@
 
 typedef struct tp_hslot {
     uint32_t hash; /* the key's hash (its low bits pick the home slot) */
-    uint32_t ref;  /* the caller's item index + 1; 0: empty */
+    uint32_t ref;  /* not 0 when occupied: an index user's item index + 1 */
 } tp_hslot;
 
 typedef struct tp_hashtab {
-    tp_hslot *slots;
+    unsigned char *slots;
     size_t nslots; /* 0 or a power of two (H1) */
     size_t n;      /* occupied slots, at most nslots / 2 (H2) */
+    size_t esz;    /* bytes per slot: a tp_hslot, then the caller's payload (0: the header only) */
 } tp_hashtab;
 
-/* Whether the item of ref has the key the caller looks for (ctx: the caller's items). */
-typedef int (*tp_hashtab_eq_fn)(const void *ctx, uint32_t ref, const void *key);
+/* Whether the entry in slot s (its hash already equal) has the key the caller looks for (ctx:
+ * the caller's items, or nothing when the key is in the slot). */
+typedef int (*tp_hashtab_eq_fn)(const void *ctx, const tp_hslot *s, const void *key);
 
-/* Doubles the slots (a new table gets `first`, a power of two), moving every entry. 0 or -1. */
+/* Slot i: its header, the caller's payload after it when esz says so. */
+static inline tp_hslot *tp_hashtab_at(const tp_hashtab *t, size_t i) {
+    assert(i < t->nslots);
+    return (tp_hslot *)(void *)(t->slots + i * (t->esz ? t->esz : sizeof(tp_hslot)));
+}
+
+/* Doubles the slots (a new table gets `first`, a power of two, of esz bytes each), moving every
+ * entry. 0 or -1. */
 int tp_hashtab_grow(tp_hashtab *t, size_t first);
 
 /* Room for one more entry: grows when an insert would pass H2. Call it before the lookup whose
@@ -56,21 +68,23 @@ static inline size_t tp_hashtab_find(const tp_hashtab *t, uint32_t h, tp_hashtab
                                      const void *ctx, const void *key) {
     assert(t->nslots && (t->nslots & (t->nslots - 1)) == 0);
     size_t mask = t->nslots - 1, i = h & mask;
-    for (; t->slots[i].ref; i = (i + 1) & mask)
-        if (t->slots[i].hash == h && eq(ctx, t->slots[i].ref, key)) break;
+    for (const tp_hslot *s; (s = tp_hashtab_at(t, i))->ref; i = (i + 1) & mask)
+        if (s->hash == h && eq(ctx, s, key)) break;
     return i;
 }
 
 /* The ref in slot i (0: empty). */
 static inline uint32_t tp_hashtab_ref(const tp_hashtab *t, size_t i) {
-    return t->slots[i].ref;
+    return tp_hashtab_at(t, i)->ref;
 }
 
 /* Fills the empty slot i, which ends the probe of h (from tp_hashtab_find after
- * tp_hashtab_reserve), with ref (not 0). */
+ * tp_hashtab_reserve), with ref (not 0); a payload is the caller's to write (tp_hashtab_at). */
 static inline void tp_hashtab_put(tp_hashtab *t, size_t i, uint32_t h, uint32_t ref) {
-    assert(i < t->nslots && !t->slots[i].ref && ref && t->n < t->nslots / 2);
-    t->slots[i] = (tp_hslot){h, ref};
+    tp_hslot *s = tp_hashtab_at(t, i);
+    assert(!s->ref && ref && t->n < t->nslots / 2);
+    s->hash = h;
+    s->ref = ref;
     t->n++;
 }
 

@@ -1,6 +1,7 @@
 /* test_util_hashtab.c - the hash index (util/hashtab.h) against a plain array: inserts through
  * growth, lookups, removal without tombstones in crowded clusters that wrap around the end of the
- * slots, renumbering after a swap-remove, clear; the invariants H1-H3 checked after every step. */
+ * slots, renumbering after a swap-remove, clear, entries kept in slots with a payload; the
+ * invariants H1-H3 checked after every step. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,9 +34,9 @@ static uint32_t hash_of(const items *it, uint64_t key) {
     return it->hash_bits >= 32 ? h : h & ((1u << it->hash_bits) - 1);
 }
 
-static int eq(const void *ctx, uint32_t ref, const void *key) {
+static int eq(const void *ctx, const tp_hslot *slot, const void *key) {
     const items *it = ctx;
-    return it->keys[ref - 1] == *(const uint64_t *)key;
+    return it->keys[slot->ref - 1] == *(const uint64_t *)key;
 }
 
 static size_t find(const tp_hashtab *t, const items *it, uint64_t key) {
@@ -162,12 +163,67 @@ static void test_hashtab_wrap(void **state) {
     tp_hashtab_free(&t);
 }
 
+/* Entries in the slots (esz: the header, then a key and a value), as record/memory.c keeps
+ * them: removal must move the payloads with their headers. */
+typedef struct kv_slot {
+    tp_hslot h;
+    uint64_t key, value;
+} kv_slot;
+
+static int kv_eq(const void *ctx, const tp_hslot *slot, const void *key) {
+    (void)ctx;
+    return ((const kv_slot *)(const void *)slot)->key == *(const uint64_t *)key;
+}
+
+static kv_slot *kv_find(const tp_hashtab *t, uint64_t key) {
+    uint32_t h = (uint32_t)(key >> 40) & 63; /* 64 hashes: crowded clusters */
+    return (kv_slot *)(void *)tp_hashtab_at(t, tp_hashtab_find(t, h, kv_eq, NULL, &key));
+}
+
+static void test_hashtab_payload(void **state) {
+    (void)state;
+    enum { N = 2000 };
+    tp_hashtab t = {.esz = sizeof(kv_slot)};
+    uint64_t keys[N];
+    for (size_t k = 0; k < N; k++) {
+        keys[k] = next() | 1;
+        assert_int_equal(tp_hashtab_reserve(&t, 16), 0);
+        uint32_t h = (uint32_t)(keys[k] >> 40) & 63;
+        size_t i = tp_hashtab_find(&t, h, kv_eq, NULL, &keys[k]);
+        assert_int_equal(tp_hashtab_ref(&t, i), 0);
+        tp_hashtab_put(&t, i, h, 1);
+        kv_slot *s = (kv_slot *)(void *)tp_hashtab_at(&t, i);
+        s->key = keys[k];
+        s->value = ~keys[k];
+    }
+    assert_true(tp_hashtab_valid(&t));
+    for (size_t k = 0; k < N; k += 2) {
+        uint32_t h = (uint32_t)(keys[k] >> 40) & 63;
+        tp_hashtab_remove(&t, tp_hashtab_find(&t, h, kv_eq, NULL, &keys[k]));
+    }
+    assert_true(tp_hashtab_valid(&t));
+    assert_int_equal(t.n, N / 2);
+    for (size_t k = 0; k < N; k++) {
+        kv_slot *s = kv_find(&t, keys[k]);
+        if (k % 2) {
+            assert_int_equal(s->h.ref, 1);
+            assert_int_equal(s->key, keys[k]);
+            assert_int_equal(s->value, ~keys[k]);
+        } else {
+            assert_int_equal(s->h.ref, 0);
+        }
+    }
+    tp_hashtab_free(&t);
+    assert_int_equal(t.esz, sizeof(kv_slot)); /* ready for reuse */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hashtab_spread),
         cmocka_unit_test(test_hashtab_crowded),
         cmocka_unit_test(test_hashtab_one_hash),
         cmocka_unit_test(test_hashtab_wrap),
+        cmocka_unit_test(test_hashtab_payload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
