@@ -9,6 +9,7 @@
  * matched by order. */
 #include "analysis/internal.h"
 #include "analysis/ranks.h"
+#include "model/kineto.h"
 
 #include "util/hash.h"
 #include "util/vec.h"
@@ -65,7 +66,8 @@ static int seq_ranges(const tp_model *m, tp_coll_list *out, size_t *found) {
 /* Communication kernels (sync: they end together on every rank), or else record_param_comms
  * ranges (async launches), keyed by their order of start. */
 static int ordered(const tp_model *m, tp_coll_list *out, int kernels) {
-    tp_str coll_name = tp_strtab_find(&m->strings, "Collective name", 15);
+    tp_str coll_name =
+        tp_strtab_find(&m->strings, tp_karg_collective_name, TP_KLEN(tp_karg_collective_name));
     tp_str rpc = tp_strtab_find(&m->strings, "record_param_comms", 18);
     size_t first = out->n;
     for (size_t i = 0; i < m->nevents; i++) {

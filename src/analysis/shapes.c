@@ -12,6 +12,7 @@
  * sorts an index of them, so the key index never goes stale. */
 #include "analysis/internal.h"
 
+#include "model/kineto.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/vec.h"
@@ -21,7 +22,8 @@
 #include <string.h>
 
 void tp_shapes_begin(tp_scan *s) {
-    s->shapes = (tp_shape_scan){.dims_key = tp_strtab_find(&s->m->strings, "Input Dims", 10)};
+    s->shapes = (tp_shape_scan){.dims_key = tp_strtab_find(&s->m->strings, tp_karg_input_dims,
+                                                           TP_KLEN(tp_karg_input_dims))};
 }
 
 static uint64_t pair_key(tp_str name, tp_str shapes) {
@@ -30,7 +32,8 @@ static uint64_t pair_key(tp_str name, tp_str shapes) {
 
 static int pair_eq(const void *ctx, const tp_hslot *slot, const void *key) {
     const tp_shape_scan *sh = ctx;
-    return pair_key(sh->stats[slot->ref - 1].name, sh->shapes[slot->ref - 1]) == *(const uint64_t *)key;
+    return pair_key(sh->stats[slot->ref - 1].name, sh->shapes[slot->ref - 1]) ==
+           *(const uint64_t *)key;
 }
 
 /* The index of the pair (name, shapes), added if new; UINT32_MAX when out of memory. */

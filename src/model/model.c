@@ -1,6 +1,7 @@
 /* model.c - building and querying the event model (see model.h). */
 #include "model/model.h"
 
+#include "model/kineto.h"
 #include "util/hash.h"
 #include "util/vec.h"
 
@@ -30,7 +31,8 @@ tp_str tp_model_intern_cstr(tp_model *m, const char *s) {
 }
 
 static uint32_t track_hash(const tp_track *k) {
-    uint64_t key[3] = {(uint64_t)k->pid, (uint64_t)k->tid, ((uint64_t)k->pid_str << 32) | k->tid_str};
+    uint64_t key[3] = {(uint64_t)k->pid, (uint64_t)k->tid,
+                       ((uint64_t)k->pid_str << 32) | k->tid_str};
     return (uint32_t)tp_hash_bytes(key, sizeof(key));
 }
 
@@ -146,9 +148,8 @@ tp_device *tp_model_device(tp_model *m, int64_t id) {
 }
 
 int64_t tp_step_number(const char *name) {
-    static const char prefix[] = "ProfilerStep#";
-    if (strncmp(name, prefix, sizeof(prefix) - 1) != 0) return -1;
-    const char *p = name + sizeof(prefix) - 1;
+    if (strncmp(name, tp_kname_step, TP_KLEN(tp_kname_step)) != 0) return -1;
+    const char *p = name + TP_KLEN(tp_kname_step);
     if (*p < '0' || *p > '9') return -1;
     int64_t n = 0;
     for (; *p >= '0' && *p <= '9'; p++) {
