@@ -67,7 +67,8 @@ int tp_mem_update(int device, uint64_t addr, int64_t bytes, int is_free, tp_mem_
     if (is_free) {
         if (!live.nslots) goto done;
         size_t i = tp_hashtab_find(&live, h, slot_eq, NULL, &k);
-        if (!tp_hashtab_ref(&live, i)) goto done; /* allocated before the session, or never reported */
+        /* not there: allocated before the session, or never reported */
+        if (!tp_hashtab_ref(&live, i)) goto done;
         out->bytes = -((mem_slot *)(void *)tp_hashtab_at(&live, i))->bytes;
         tp_hashtab_remove(&live, i);
     } else {

@@ -74,7 +74,7 @@ void tp_hashtab_free(tp_hashtab *t) {
 }
 
 int tp_hashtab_valid(const tp_hashtab *t) {
-    if (!t->nslots) return !t->slots && !t->n;                /* H1, empty */
+    if (!t->nslots) return !t->slots && !t->n;              /* H1, empty */
     if (t->nslots & (t->nslots - 1) || !t->slots) return 0; /* H1 */
     size_t mask = t->nslots - 1, n = 0;
     for (size_t i = 0; i < t->nslots; i++) {

@@ -219,10 +219,8 @@ static void test_hashtab_payload(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hashtab_spread),
-        cmocka_unit_test(test_hashtab_crowded),
-        cmocka_unit_test(test_hashtab_one_hash),
-        cmocka_unit_test(test_hashtab_wrap),
+        cmocka_unit_test(test_hashtab_spread),   cmocka_unit_test(test_hashtab_crowded),
+        cmocka_unit_test(test_hashtab_one_hash), cmocka_unit_test(test_hashtab_wrap),
         cmocka_unit_test(test_hashtab_payload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
