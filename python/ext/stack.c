@@ -18,6 +18,7 @@
  * held; the GIL is what serialises the table. */
 #include "tprof_py.h"
 
+#include "model/kineto.h"
 #include "model/strtab.h"
 #include "record/record.h"
 #include "util/log.h"
@@ -162,7 +163,8 @@ static int prepare(void) {
     if (!names_ready) {
         tp_strtab_init(&names);
         names_ready = 1;
-        category = tp_strtab_get(&names, tp_strtab_intern(&names, "python_function", 15));
+        category = tp_strtab_get(&names, tp_strtab_intern(&names, tp_kcat_python_function,
+                                                          TP_KLEN(tp_kcat_python_function)));
     }
     if (extra_index < 0) extra_index = request_extra(NULL);
     return extra_index >= 0 && !names.failed;

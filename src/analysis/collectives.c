@@ -9,6 +9,7 @@
  * else gloo's ranges or torch's c10d ops, are matched by order. */
 #include "analysis/internal.h"
 #include "analysis/ranks.h"
+#include "model/kineto.h"
 
 #include "util/hash.h"
 #include "util/vec.h"
@@ -81,7 +82,8 @@ static int takes(const tp_model *m, const tp_event *e, enum ordered_kind kind, t
 
 /* The collectives of one kind, keyed by their order of start. */
 static int ordered(const tp_model *m, tp_coll_list *out, enum ordered_kind kind) {
-    tp_str coll_name = tp_strtab_find(&m->strings, "Collective name", 15);
+    tp_str coll_name =
+        tp_strtab_find(&m->strings, tp_karg_collective_name, TP_KLEN(tp_karg_collective_name));
     tp_str rpc = tp_strtab_find(&m->strings, "record_param_comms", 18);
     size_t first = out->n;
     for (size_t i = 0; i < m->nevents; i++) {

@@ -123,8 +123,7 @@ typedef struct tp_shape_scan {
     tp_name_stats *stats; /* per pair; .name is the op's name */
     tp_str *shapes;       /* parallel to stats: the pair's shapes */
     size_t n, cap_stats, cap_shapes;
-    uint32_t *slots; /* open addressing over the pairs: index + 1, or 0 for empty */
-    size_t nslots;   /* a power of two, or 0 before the first pair */
+    tp_hashtab index; /* (name, shapes) -> pair + 1 */
 } tp_shape_scan;
 
 typedef struct tp_scan {

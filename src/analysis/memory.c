@@ -9,6 +9,7 @@
  * order, so that each is charged to the innermost op enclosing it on its thread (nesting.c). */
 #include "analysis/internal.h"
 
+#include "model/kineto.h"
 #include "util/vec.h"
 
 #include <assert.h>
@@ -132,8 +133,8 @@ static int peaks_per_device(tp_scan *s, const mem_keys *k, const tp_pairs *devic
 int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
     const tp_model *m = s->m;
     if (n == 0) return 0;
-    mem_keys k = {find_key(m, "Device Type"), find_key(m, "Device Id"), find_key(m, "Bytes"),
-                  find_key(m, "Total Allocated")};
+    mem_keys k = {find_key(m, tp_karg_device_type), find_key(m, tp_karg_device_id),
+                  find_key(m, tp_karg_bytes), find_key(m, tp_karg_total_allocated)};
     uint32_t *key = malloc(n * sizeof(*key)), *kept = malloc(n * sizeof(*kept));
     tp_pairs devices = {0};
     size_t nkept = 0;
@@ -178,7 +179,7 @@ static int group_allocs(tp_scan *s, const mem_keys *k, const uint32_t *kept, con
 
 int tp_memory_allocs(tp_scan *s, const uint32_t *mem, size_t n) {
     const tp_model *m = s->m;
-    tp_str bytes_key = find_key(m, "Bytes");
+    tp_str bytes_key = find_key(m, tp_karg_bytes);
     if (n == 0 || bytes_key == UINT32_MAX) return 0;
     mem_keys k = {UINT32_MAX, UINT32_MAX, bytes_key, UINT32_MAX};
     uint32_t *kept = malloc(n * sizeof(*kept)), *track = malloc(n * sizeof(*track));

@@ -6,13 +6,15 @@
 #ifndef TP_ANALYSIS_NAMES_H
 #define TP_ANALYSIS_NAMES_H
 
+#include "util/hashtab.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct tp_name_index {
-    struct tp_name_slot *slots;
-    size_t nslots; /* a power of two; 0 before the first put */
-    size_t n;
+    tp_hashtab tab; /* name -> entry + 1 */
+    struct tp_name_entry *entries;
+    size_t n, cap;
 } tp_name_index;
 
 /* Maps name to value (replacing an existing value). 0, or -1 when out of memory. */

@@ -7,6 +7,7 @@
  * torch, but it has no row in the op table and is never a stage or an op. */
 #include "analysis/internal.h"
 
+#include "model/kineto.h"
 #include "util/vec.h"
 
 #include <assert.h>
@@ -45,7 +46,7 @@ static int cat_class(tp_scan *s, tp_str cat) {
     if (s->cat_id[slot] == cat && s->cat_class[slot]) return s->cat_class[slot] - 1;
     const char *c = tp_model_str(s->m, cat);
     int cls = tp_glob_match("*runtime*", c) || tp_glob_match("*driver*", c) ? CAT_RUNTIME
-              : tp_glob_match("python_function", c)                         ? CAT_PYTHON
+              : tp_glob_match(tp_kcat_python_function, c)                   ? CAT_PYTHON
                                                                             : CAT_OP;
     s->cat_id[slot] = cat;
     s->cat_class[slot] = (uint8_t)(cls + 1);

@@ -12,6 +12,7 @@
  * sorts an index of them, so the key index never goes stale. */
 #include "analysis/internal.h"
 
+#include "model/kineto.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/vec.h"
@@ -21,55 +22,34 @@
 #include <string.h>
 
 void tp_shapes_begin(tp_scan *s) {
-    s->shapes = (tp_shape_scan){.dims_key = tp_strtab_find(&s->m->strings, "Input Dims", 10)};
+    s->shapes = (tp_shape_scan){.dims_key = tp_strtab_find(&s->m->strings, tp_karg_input_dims,
+                                                           TP_KLEN(tp_karg_input_dims))};
 }
 
 static uint64_t pair_key(tp_str name, tp_str shapes) {
     return (uint64_t)name << 32 | shapes;
 }
 
-static size_t pair_slot(const tp_shape_scan *sh, uint64_t key) {
-    size_t i = tp_hash_mix(key) & (sh->nslots - 1);
-    while (sh->slots[i]) {
-        uint32_t p = sh->slots[i] - 1;
-        if (pair_key(sh->stats[p].name, sh->shapes[p]) == key) break;
-        i = (i + 1) & (sh->nslots - 1);
-    }
-    return i;
-}
-
-/* Doubles the slots (load factor at most 1/2 keeps probes short). 0 or -1. */
-static int grow_slots(tp_shape_scan *sh) {
-    size_t old_n = sh->nslots;
-    uint32_t *old = sh->slots;
-    sh->nslots = old_n ? old_n * 2 : 64;
-    if (!(sh->slots = calloc(sh->nslots, sizeof(*sh->slots)))) {
-        sh->slots = old;
-        sh->nslots = old_n;
-        return -1;
-    }
-    for (size_t i = 0; i < old_n; i++)
-        if (old[i])
-            sh->slots[pair_slot(sh, pair_key(sh->stats[old[i] - 1].name, sh->shapes[old[i] - 1]))] =
-                old[i];
-    free(old);
-    return 0;
+static int pair_eq(const void *ctx, const tp_hslot *slot, const void *key) {
+    const tp_shape_scan *sh = ctx;
+    return pair_key(sh->stats[slot->ref - 1].name, sh->shapes[slot->ref - 1]) ==
+           *(const uint64_t *)key;
 }
 
 /* The index of the pair (name, shapes), added if new; UINT32_MAX when out of memory. */
 static uint32_t pair_of(tp_shape_scan *sh, tp_str name, tp_str shapes) {
     uint64_t key = pair_key(name, shapes);
-    if (sh->nslots) {
-        size_t i = pair_slot(sh, key);
-        if (sh->slots[i]) return sh->slots[i] - 1;
-    }
-    if (sh->n >= UINT32_MAX - 1 || ((sh->n + 1) * 2 > sh->nslots && grow_slots(sh)) ||
-        TP_GROW(sh->stats, sh->cap_stats, sh->n + 1) ||
+    uint32_t h = (uint32_t)tp_hash_mix(key);
+    if (tp_hashtab_reserve(&sh->index, 64)) return UINT32_MAX;
+    size_t i = tp_hashtab_find(&sh->index, h, pair_eq, sh, &key);
+    uint32_t ref = tp_hashtab_ref(&sh->index, i);
+    if (ref) return ref - 1;
+    if (sh->n >= UINT32_MAX - 1 || TP_GROW(sh->stats, sh->cap_stats, sh->n + 1) ||
         TP_GROW(sh->shapes, sh->cap_shapes, sh->n + 1))
         return UINT32_MAX;
     sh->stats[sh->n] = (tp_name_stats){.name = name};
     sh->shapes[sh->n] = shapes;
-    sh->slots[pair_slot(sh, key)] = (uint32_t)(sh->n + 1);
+    tp_hashtab_put(&sh->index, i, h, (uint32_t)(sh->n + 1));
     return (uint32_t)sh->n++;
 }
 
@@ -154,7 +134,7 @@ int tp_shapes_merge(tp_scan *s) {
 void tp_shapes_free(tp_shape_scan *sh) {
     free(sh->stats);
     free(sh->shapes);
-    free(sh->slots);
+    tp_hashtab_free(&sh->index);
     *sh = (tp_shape_scan){0};
 }
 

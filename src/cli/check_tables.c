@@ -10,6 +10,7 @@
 #include "cli/csv.h"
 #include "cli/cli.h"
 #include "model/strtab.h"
+#include "report/columns.h"
 #include "util/vec.h"
 
 #include <stdlib.h>
@@ -57,10 +58,10 @@ static step_key *file_steps(tp_checker *c, const char *path, const json_t *doc, 
     size_t i;
     *n = 0;
     json_array_foreach(list, i, v) {
-        const json_t *num = json_object_get(v, "number");
+        const json_t *num = json_object_get(v, tp_col_number);
         if (!keys) break;
         if (!json_is_integer(num) ||
-            tp_check_json_us(json_object_get(v, "dur_us"), &keys[*n].dur_ns)) {
+            tp_check_json_us(json_object_get(v, tp_col_dur), &keys[*n].dur_ns)) {
             tp_check_problem(c, path, "steps[%zu] has no integer number and dur_us", i);
             continue;
         }
@@ -140,8 +141,8 @@ static int parse_count(const char *s, uint64_t *out) {
 }
 
 enum { COL_NAME, COL_CALLS, COL_TOTAL, COL_SELF, COL_MIN, COL_MAX, NCOLS };
-static const char *const col_names[NCOLS] = {"name",    "calls",  "total_us",
-                                             "self_us", "min_us", "max_us"};
+static const char *const col_names[NCOLS] = {tp_col_name, tp_col_calls, tp_col_total,
+                                             tp_col_self, tp_col_min,   tp_col_max};
 
 /* The ops of a, findable by name: id of the name in names -> op index + 1. */
 typedef struct op_index {
@@ -286,7 +287,7 @@ void tp_check_op_stats(tp_checker *c, const char *path, const tp_analysis *a) {
 
 static void check_top_op(tp_checker *c, const char *path, size_t i, const json_t *row,
                          const tp_op_row *op, tp_buf *tmp) {
-    const json_t *calls = json_object_get(row, "calls");
+    const json_t *calls = json_object_get(row, tp_col_calls);
     int64_t total, self;
     tp_buf diff;
     tp_buf_init(&diff);
@@ -295,14 +296,14 @@ static void check_top_op(tp_checker *c, const char *path, size_t i, const json_t
     else if ((uint64_t)json_integer_value(calls) != op->calls)
         tp_buf_printf(&diff, "calls %lld (the traces: %llu)", (long long)json_integer_value(calls),
                       (unsigned long long)op->calls);
-    if (tp_check_json_us(json_object_get(row, "total_us"), &total))
-        tp_buf_printf(&diff, "%stotal_us missing", diff.len ? ", " : "");
+    if (tp_check_json_us(json_object_get(row, tp_col_total), &total))
+        tp_buf_printf(&diff, "%s%s missing", diff.len ? ", " : "", tp_col_total);
     else
-        diff_us(&diff, "total_us", total, op->total_ns);
-    if (tp_check_json_us(json_object_get(row, "self_us"), &self))
-        tp_buf_printf(&diff, "%sself_us missing", diff.len ? ", " : "");
+        diff_us(&diff, tp_col_total, total, op->total_ns);
+    if (tp_check_json_us(json_object_get(row, tp_col_self), &self))
+        tp_buf_printf(&diff, "%s%s missing", diff.len ? ", " : "", tp_col_self);
     else
-        diff_us(&diff, "self_us", self, op->self_ns);
+        diff_us(&diff, tp_col_self, self, op->self_ns);
     tp_buf_putc(&diff, '\0');
     if (diff.len > 1)
         tp_check_problem(c, path, "top_cpu_ops[%zu] %s: %s", i, show(tmp, op->name),
@@ -327,7 +328,7 @@ void tp_check_summary(tp_checker *c, const char *path, const json_t *doc, const 
     tp_buf_init(&tmp2);
     size_t i;
     json_array_foreach(ops, i, row) {
-        const char *name = json_string_value(json_object_get(row, "name"));
+        const char *name = json_string_value(json_object_get(row, tp_col_name));
         if (!name)
             tp_check_problem(c, path, "top_cpu_ops[%zu] has no name", i);
         else if (i >= a->nops)

@@ -5,6 +5,8 @@
  * interned once per model (tp_cupti_out), not once per event: a window holds many thousands. */
 #include "gpu/convert.h"
 
+#include "model/kineto.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -71,19 +73,19 @@ static const char *const strings[NSTRINGS] = {"queued",
                                               "cbid",
                                               "cuda_sync_kind",
                                               "wait_on_cuda_event_id",
-                                              "Total Allocated",
-                                              "Bytes",
-                                              "Addr",
-                                              "Device Id",
-                                              "Device Type",
-                                              "kernel",
-                                              "gpu_memcpy",
-                                              "gpu_memset",
-                                              "cuda_runtime",
-                                              "cuda_driver",
+                                              tp_karg_total_allocated,
+                                              tp_karg_bytes,
+                                              tp_karg_addr,
+                                              tp_karg_device_id,
+                                              tp_karg_device_type,
+                                              tp_kcat_kernel,
+                                              tp_kcat_gpu_memcpy,
+                                              tp_kcat_gpu_memset,
+                                              tp_kcat_cuda_runtime,
+                                              tp_kcat_cuda_driver,
                                               "cuda_sync",
-                                              "cpu_instant_event",
-                                              "[memory]"};
+                                              tp_kcat_cpu_instant_event,
+                                              tp_kname_memory};
 
 void tp_cupti_out_init(tp_cupti_out *o, tp_model *m) {
     o->m = m;

@@ -1,6 +1,7 @@
 /* model.c - building and querying the event model (see model.h). */
 #include "model/model.h"
 
+#include "model/kineto.h"
 #include "util/hash.h"
 #include "util/vec.h"
 
@@ -20,7 +21,7 @@ void tp_model_free(tp_model *m) {
     free(m->events);
     free(m->args);
     free(m->tracks);
-    free(m->track_slots);
+    tp_hashtab_free(&m->track_index);
     free(m->devices);
     memset(m, 0, sizeof(*m));
 }
@@ -29,43 +30,29 @@ tp_str tp_model_intern_cstr(tp_model *m, const char *s) {
     return s ? tp_model_intern(m, s, strlen(s)) : TP_STR_EMPTY;
 }
 
-static uint64_t track_hash(int64_t pid, tp_str pid_str, int64_t tid, tp_str tid_str) {
-    uint64_t key[3] = {(uint64_t)pid, (uint64_t)tid, ((uint64_t)pid_str << 32) | tid_str};
-    return tp_hash_bytes(key, sizeof(key));
+static uint32_t track_hash(const tp_track *k) {
+    uint64_t key[3] = {(uint64_t)k->pid, (uint64_t)k->tid,
+                       ((uint64_t)k->pid_str << 32) | k->tid_str};
+    return (uint32_t)tp_hash_bytes(key, sizeof(key));
 }
 
-static int track_index_rebuild(tp_model *m, size_t nslots) {
-    uint32_t *slots = calloc(nslots, sizeof(*slots));
-    if (!slots) return -1;
-    for (size_t t = 0; t < m->ntracks; t++) {
-        const tp_track *tr = &m->tracks[t];
-        size_t i = track_hash(tr->pid, tr->pid_str, tr->tid, tr->tid_str) & (nslots - 1);
-        while (slots[i])
-            i = (i + 1) & (nslots - 1);
-        slots[i] = (uint32_t)t + 1;
-    }
-    free(m->track_slots);
-    m->track_slots = slots;
-    m->ntrack_slots = nslots;
-    return 0;
+static int track_eq(const void *ctx, const tp_hslot *slot, const void *key) {
+    const tp_track *tr = &((const tp_track *)ctx)[slot->ref - 1], *k = key;
+    return tr->pid == k->pid && tr->tid == k->tid && tr->pid_str == k->pid_str &&
+           tr->tid_str == k->tid_str;
 }
 
 uint32_t tp_model_track(tp_model *m, int64_t pid, tp_str pid_str, int64_t tid, tp_str tid_str) {
-    if ((m->ntracks + 1) * 2 > m->ntrack_slots &&
-        track_index_rebuild(m, m->ntrack_slots ? m->ntrack_slots * 2 : 64))
-        goto fail;
-    size_t mask = m->ntrack_slots - 1;
-    size_t i = track_hash(pid, pid_str, tid, tid_str) & mask;
-    for (; m->track_slots[i]; i = (i + 1) & mask) {
-        const tp_track *tr = &m->tracks[m->track_slots[i] - 1];
-        if (tr->pid == pid && tr->tid == tid && tr->pid_str == pid_str && tr->tid_str == tid_str)
-            return m->track_slots[i] - 1;
-    }
+    tp_track k = {.pid = pid, .tid = tid, .pid_str = pid_str, .tid_str = tid_str};
+    uint32_t h = track_hash(&k);
+    if (tp_hashtab_reserve(&m->track_index, 64)) goto fail;
+    size_t i = tp_hashtab_find(&m->track_index, h, track_eq, m->tracks, &k);
+    uint32_t ref = tp_hashtab_ref(&m->track_index, i);
+    if (ref) return ref - 1;
     if (m->ntracks >= UINT32_MAX - 1 || TP_GROW(m->tracks, m->cap_tracks, m->ntracks + 1))
         goto fail;
-    m->tracks[m->ntracks] =
-        (tp_track){.pid = pid, .tid = tid, .pid_str = pid_str, .tid_str = tid_str};
-    m->track_slots[i] = (uint32_t)m->ntracks + 1;
+    m->tracks[m->ntracks] = k;
+    tp_hashtab_put(&m->track_index, i, h, (uint32_t)m->ntracks + 1);
     return (uint32_t)m->ntracks++;
 fail:
     m->failed = 1;
@@ -161,9 +148,8 @@ tp_device *tp_model_device(tp_model *m, int64_t id) {
 }
 
 int64_t tp_step_number(const char *name) {
-    static const char prefix[] = "ProfilerStep#";
-    if (strncmp(name, prefix, sizeof(prefix) - 1) != 0) return -1;
-    const char *p = name + sizeof(prefix) - 1;
+    if (strncmp(name, tp_kname_step, TP_KLEN(tp_kname_step)) != 0) return -1;
+    const char *p = name + TP_KLEN(tp_kname_step);
     if (*p < '0' || *p > '9') return -1;
     int64_t n = 0;
     for (; *p >= '0' && *p <= '9'; p++) {

@@ -99,8 +99,7 @@ typedef struct tp_model {
     size_t nargs, cap_args;
     tp_track *tracks;
     size_t ntracks, cap_tracks;
-    uint32_t *track_slots; /* hash index over tracks: track + 1, or 0 */
-    size_t ntrack_slots;
+    tp_hashtab track_index; /* (pid, pid_str, tid, tid_str) -> track + 1 */
     tp_device *devices;
     size_t ndevices, cap_devices;
 

@@ -40,21 +40,6 @@ static char *arena_copy(tp_strtab *t, const char *s, size_t len) {
     return p;
 }
 
-static int rehash(tp_strtab *t, uint32_t nslots) {
-    uint32_t *slots = calloc(nslots, sizeof(*slots));
-    if (!slots) return -1;
-    for (uint32_t id = 0; id < t->n; id++) {
-        uint32_t i = t->ents[id].hash & (nslots - 1);
-        while (slots[i])
-            i = (i + 1) & (nslots - 1);
-        slots[i] = id + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = nslots;
-    return 0;
-}
-
 void tp_strtab_init(tp_strtab *t) {
     memset(t, 0, sizeof(*t));
     tp_strtab_intern(t, "", 0);
@@ -68,41 +53,40 @@ void tp_strtab_free(tp_strtab *t) {
         b = next;
     }
     free(t->ents);
-    free(t->slots);
+    tp_hashtab_free(&t->index);
     memset(t, 0, sizeof(*t));
 }
 
-static uint32_t probe(const tp_strtab *t, const char *s, size_t len, uint32_t h, int *found) {
-    uint32_t i = h & (t->nslots - 1);
-    for (;;) {
-        uint32_t slot = t->slots[i];
-        if (!slot) break;
-        const struct tp_strent *e = &t->ents[slot - 1];
-        if (e->hash == h && e->len == len && memcmp(e->s, s, len) == 0) {
-            *found = 1;
-            return slot - 1;
-        }
-        i = (i + 1) & (t->nslots - 1);
-    }
-    *found = 0;
-    return i;
+/* The key of a lookup: the bytes, not NUL-terminated. */
+typedef struct strkey {
+    const char *s;
+    size_t len;
+} strkey;
+
+/* The slot's hash already matched, so the lengths and bytes decide. */
+static int str_eq(const void *ctx, const tp_hslot *slot, const void *key) {
+    const struct tp_strent *e = &((const struct tp_strent *)ctx)[slot->ref - 1];
+    const strkey *k = key;
+    return e->len == k->len && memcmp(e->s, k->s, k->len) == 0;
 }
 
 tp_str tp_strtab_find(const tp_strtab *t, const char *s, size_t len) {
-    if (!t->nslots) return UINT32_MAX;
-    int found;
-    uint32_t r = probe(t, s, len, (uint32_t)tp_hash_bytes(s, len), &found);
-    return found ? r : UINT32_MAX;
+    if (!t->index.nslots) return UINT32_MAX;
+    strkey k = {s, len};
+    uint32_t ref =
+        tp_hashtab_ref(&t->index, tp_hashtab_find(&t->index, (uint32_t)tp_hash_bytes(s, len),
+                                                  str_eq, t->ents, &k));
+    return ref ? ref - 1 : UINT32_MAX;
 }
 
 tp_str tp_strtab_intern(tp_strtab *t, const char *s, size_t len) {
     if (len > UINT32_MAX - 1) len = UINT32_MAX - 1;
     uint32_t h = (uint32_t)tp_hash_bytes(s, len);
-    /* Keep the load factor at or below 1/2 so probes stay short. */
-    if ((t->n + 1) * 2 > t->nslots && rehash(t, t->nslots ? t->nslots * 2 : 1024)) goto fail;
-    int found;
-    uint32_t i = probe(t, s, len, h, &found);
-    if (found) return i;
+    if (tp_hashtab_reserve(&t->index, 1024)) goto fail;
+    strkey k = {s, len};
+    size_t i = tp_hashtab_find(&t->index, h, str_eq, t->ents, &k);
+    uint32_t ref = tp_hashtab_ref(&t->index, i);
+    if (ref) return ref - 1;
     if (t->n == t->cap) {
         uint32_t ncap = t->cap ? t->cap * 2 : 1024;
         struct tp_strent *e = realloc(t->ents, ncap * sizeof(*e));
@@ -112,8 +96,8 @@ tp_str tp_strtab_intern(tp_strtab *t, const char *s, size_t len) {
     }
     char *copy = arena_copy(t, s, len);
     if (!copy) goto fail;
-    t->ents[t->n] = (struct tp_strent){copy, (uint32_t)len, h};
-    t->slots[i] = t->n + 1;
+    t->ents[t->n] = (struct tp_strent){copy, (uint32_t)len};
+    tp_hashtab_put(&t->index, i, h, t->n + 1);
     return t->n++;
 fail:
     t->failed = 1;

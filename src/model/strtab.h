@@ -6,6 +6,8 @@
 #ifndef TP_MODEL_STRTAB_H
 #define TP_MODEL_STRTAB_H
 
+#include "util/hashtab.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,8 +17,7 @@ typedef uint32_t tp_str;
 typedef struct tp_strtab {
     struct tp_strent *ents; /* id -> string */
     uint32_t n, cap;
-    uint32_t *slots; /* open addressing: id + 1, or 0 for empty */
-    uint32_t nslots; /* power of two */
+    tp_hashtab index; /* string -> id + 1, the hash tp_hash_bytes' low 32 bits */
     struct tp_arena_block *arena;
     size_t bytes; /* string bytes held, for memory accounting */
     int failed;   /* an allocation failed: some strings became "" */
@@ -25,7 +26,6 @@ typedef struct tp_strtab {
 struct tp_strent {
     const char *s;
     uint32_t len;
-    uint32_t hash; /* low bits of tp_hash_bytes, compared before the bytes */
 };
 
 void tp_strtab_init(tp_strtab *t);

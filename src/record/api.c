@@ -3,6 +3,7 @@
  * strings are copied into the thread's intern table first. */
 #include "tprof.h"
 
+#include "model/kineto.h"
 #include "record/memory.h"
 #include "record/record.h"
 #include "record/session.h"
@@ -75,7 +76,6 @@ void tp_range_arg_json_static_key(const char *key, const char *json) {
 }
 
 int tp_op_begin(const char *name, const char *category, int64_t seq, int64_t fwd_tid) {
-    static const char seq_key[] = "Sequence number", fwd_key[] = "Fwd thread id";
     tprof_begin_copy_(name);
     tp_tls *t = &tp_tls_cur;
     uint32_t k = seq >= 0 ? 3 : 1;
@@ -85,9 +85,9 @@ int tp_op_begin(const char *name, const char *category, int64_t seq, int64_t fwd
     r[0].b = tp_rec_word(TP_REC_CATEGORY, (uintptr_t)category);
     if (seq >= 0) {
         r[1].a = (uint64_t)seq;
-        r[1].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)seq_key);
+        r[1].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)tp_karg_sequence_number);
         r[2].a = (uint64_t)fwd_tid;
-        r[2].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)fwd_key);
+        r[2].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)tp_karg_fwd_thread_id);
     }
     tp_publish(t, k);
     return 1;

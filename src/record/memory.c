@@ -6,74 +6,41 @@
  * next to ranges, and a free may come from another thread than its allocation. */
 #include "record/memory.h"
 
+#include "util/hash.h"
+#include "util/hashtab.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { TP_MEM_DEVICES = 65 }; /* -1 (the host) and CUDA devices 0..63 */
 
+/* A live allocation, kept in its slot (24 bytes): a free touches one slot, not a slot and an
+ * item, as the table written for this file did. */
 typedef struct mem_slot {
-    uint64_t addr; /* 0 = empty (a NULL pointer is never tracked) */
+    tp_hslot h; /* ref: the device + 2 (never 0: devices start at -1) */
+    uint64_t addr;
     int64_t bytes;
-    int device;
 } mem_slot;
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
-static mem_slot *slots;
-static size_t nslots, nused; /* nslots a power of two, nused <= nslots / 2 */
+static tp_hashtab live = {.esz = sizeof(mem_slot)}; /* (addr, device) -> its mem_slot */
 static int64_t totals[TP_MEM_DEVICES];
 static int tracking;
 
-static size_t slot_of(uint64_t addr, int device, size_t mask) {
-    uint64_t h = (addr ^ ((uint64_t)(unsigned)device << 48)) * 0x9e3779b97f4a7c15ULL;
-    return (size_t)(h >> 20) & mask;
+static uint32_t slot_hash(uint64_t addr, int device) {
+    return (uint32_t)tp_hash_mix(addr ^ ((uint64_t)(unsigned)device << 48));
 }
 
-static int grow(void) {
-    size_t n = nslots ? nslots * 2 : 1024;
-    mem_slot *s = calloc(n, sizeof(*s));
-    if (!s) return -1;
-    for (size_t i = 0; i < nslots; i++) {
-        if (!slots[i].addr) continue;
-        size_t j = slot_of(slots[i].addr, slots[i].device, n - 1);
-        while (s[j].addr)
-            j = (j + 1) & (n - 1);
-        s[j] = slots[i];
-    }
-    free(slots);
-    slots = s;
-    nslots = n;
-    return 0;
-}
-
-/* The slot holding (addr, device), or the empty slot that ends its probe. */
-static size_t find(uint64_t addr, int device) {
-    size_t mask = nslots - 1, i = slot_of(addr, device, mask);
-    while (slots[i].addr && (slots[i].addr != addr || slots[i].device != device))
-        i = (i + 1) & mask;
-    return i;
-}
-
-/* Linear probing deletion without tombstones: later entries of the cluster move back into the
- * hole whenever their home slot does not lie cyclically between the hole and them. */
-static void remove_at(size_t hole) {
-    size_t mask = nslots - 1;
-    for (size_t j = (hole + 1) & mask; slots[j].addr; j = (j + 1) & mask) {
-        size_t home = slot_of(slots[j].addr, slots[j].device, mask);
-        if (((j - home) & mask) >= ((j - hole) & mask)) {
-            slots[hole] = slots[j];
-            hole = j;
-        }
-    }
-    memset(&slots[hole], 0, sizeof(slots[hole]));
-    nused--;
+static int slot_eq(const void *ctx, const tp_hslot *slot, const void *key) {
+    (void)ctx;
+    const mem_slot *s = (const mem_slot *)(const void *)slot, *k = key;
+    return s->addr == k->addr && s->h.ref == k->h.ref;
 }
 
 void tp_mem_start(void) {
     pthread_mutex_lock(&mem_lock);
-    free(slots);
-    slots = NULL;
-    nslots = nused = 0;
+    tp_hashtab_free(&live);
     memset(totals, 0, sizeof(totals));
     tracking = 1;
     pthread_mutex_unlock(&mem_lock);
@@ -81,9 +48,7 @@ void tp_mem_start(void) {
 
 void tp_mem_stop(void) {
     pthread_mutex_lock(&mem_lock);
-    free(slots);
-    slots = NULL;
-    nslots = nused = 0;
+    tp_hashtab_free(&live);
     tracking = 0;
     pthread_mutex_unlock(&mem_lock);
 }
@@ -97,20 +62,25 @@ int tp_mem_update(int device, uint64_t addr, int64_t bytes, int is_free, tp_mem_
     int rc = -1;
     pthread_mutex_lock(&mem_lock);
     if (!tracking) goto done;
+    mem_slot k = {.h.ref = (uint32_t)(device + 2), .addr = addr};
+    uint32_t h = slot_hash(addr, device);
     if (is_free) {
-        if (!nslots) goto done;
-        size_t i = find(addr, device);
-        if (!slots[i].addr) goto done; /* allocated before the session, or never reported */
-        out->bytes = -slots[i].bytes;
-        remove_at(i);
+        if (!live.nslots) goto done;
+        size_t i = tp_hashtab_find(&live, h, slot_eq, NULL, &k);
+        /* not there: allocated before the session, or never reported */
+        if (!tp_hashtab_ref(&live, i)) goto done;
+        out->bytes = -((mem_slot *)(void *)tp_hashtab_at(&live, i))->bytes;
+        tp_hashtab_remove(&live, i);
     } else {
-        if ((nused + 1) * 2 > nslots && grow()) goto done;
-        size_t i = find(addr, device);
-        if (slots[i].addr)
-            totals[device + 1] -= slots[i].bytes; /* reported twice: replace */
+        if (tp_hashtab_reserve(&live, 1024)) goto done;
+        size_t i = tp_hashtab_find(&live, h, slot_eq, NULL, &k);
+        mem_slot *s = (mem_slot *)(void *)tp_hashtab_at(&live, i);
+        if (s->h.ref)
+            totals[device + 1] -= s->bytes; /* reported twice: replace */
         else
-            nused++;
-        slots[i] = (mem_slot){addr, bytes, device};
+            tp_hashtab_put(&live, i, h, k.h.ref);
+        s->addr = addr;
+        s->bytes = bytes;
         out->bytes = bytes;
     }
     totals[device + 1] += out->bytes;

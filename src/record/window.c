@@ -6,6 +6,7 @@
  * window's end are closed there and flagged TP_EVF_TRUNCATED. */
 #include "record/window.h"
 
+#include "model/kineto.h"
 #include "record/record.h"
 #include "util/jsonvalid.h"
 #include "util/log.h"
@@ -105,7 +106,7 @@ static void close_range(convert *cv, int64_t end, uint32_t track, int truncated)
     tp_event *ev = add_event(cv, TP_HOST_RANGE, r->name, r->ts, track);
     if (ev) {
         ev->dur = range_dur(r->ts, end);
-        ev->cat = name_id(cv, r->cat ? r->cat : "user_annotation");
+        ev->cat = name_id(cv, r->cat ? r->cat : tp_kcat_user_annotation);
         if (truncated) ev->flags |= TP_EVF_TRUNCATED;
         for (size_t i = r->arg0; i < cv->npending; i++) {
             const pending_arg *a = &cv->pending[i];
@@ -119,7 +120,7 @@ static void close_range(convert *cv, int64_t end, uint32_t track, int truncated)
         }
         if (r->has_flops) {
             int64_t f = r->flops > INT64_MAX ? INT64_MAX : (int64_t)r->flops;
-            tp_model_add_arg(cv->m, ev, name_id(cv, "flops"), TP_ARG_INT, &f);
+            tp_model_add_arg(cv->m, ev, name_id(cv, tp_karg_flops), TP_ARG_INT, &f);
         }
     }
     if (truncated && cv->truncated++ == 0)
@@ -149,11 +150,12 @@ static void add_memory(convert *cv, const tp_rec *r, int64_t ts, uint32_t track)
     int64_t device = (int64_t)(payload & ~TP_REC_RESERVED) - 1;
     int64_t vals[6] = {(int64_t)r[2].a, (int64_t)r[1].b,    (int64_t)r[1].a,
                        device,          device < 0 ? 0 : 1, (int64_t)r[2].b};
-    static const char *const keys[6] = {"Total Allocated", "Bytes",       "Addr",
-                                        "Device Id",       "Device Type", "Total Reserved"};
-    tp_event *ev = add_event(cv, TP_MEMORY, "[memory]", ts, track);
+    static const char *const keys[6] = {
+        tp_karg_total_allocated, tp_karg_bytes,       tp_karg_addr,
+        tp_karg_device_id,       tp_karg_device_type, tp_karg_total_reserved};
+    tp_event *ev = add_event(cv, TP_MEMORY, tp_kname_memory, ts, track);
     if (!ev) return;
-    ev->cat = name_id(cv, "cpu_instant_event");
+    ev->cat = name_id(cv, tp_kcat_cpu_instant_event);
     int nkeys = (payload & TP_REC_RESERVED) ? 6 : 5;
     for (int i = 0; i < nkeys; i++)
         tp_model_add_arg(cv->m, ev, name_id(cv, keys[i]), TP_ARG_INT, &vals[i]);
@@ -162,7 +164,7 @@ static void add_memory(convert *cv, const tp_rec *r, int64_t ts, uint32_t track)
 static void add_shapes(convert *cv, const char *json) {
     int ok = tp_dims_json_valid(json);
     if (!ok) cv->bad_dims++;
-    add_pending(cv, "Input Dims", ok ? TP_ARG_JSON : TP_ARG_STR, 0, json);
+    add_pending(cv, tp_karg_input_dims, ok ? TP_ARG_JSON : TP_ARG_STR, 0, json);
 }
 
 /* An arg given as JSON text by tp_range_arg_json: checked here, on the writer thread, so a
@@ -267,7 +269,7 @@ static void mark_trigger(convert *cv, tp_event *step, uint32_t track) {
     tp_model_add_arg(cv->m, step, name_id(cv, TP_FLIGHT_MARK), TP_ARG_STR, &reason);
     tp_event *ev = add_event(cv, TP_INSTANT, TP_FLIGHT_MARK, ts, track);
     if (!ev) return;
-    ev->cat = name_id(cv, "user_annotation");
+    ev->cat = name_id(cv, tp_kcat_user_annotation);
     tp_model_add_arg(cv->m, ev, name_id(cv, "reason"), TP_ARG_STR, &reason);
 }
 
@@ -277,13 +279,13 @@ static void add_steps(convert *cv) {
     uint32_t track = track_of(cv, w->step_tid, w->step_thread);
     char name[40];
     for (size_t i = 0; i < w->nsteps && track != UINT32_MAX; i++) {
-        snprintf(name, sizeof(name), "ProfilerStep#%lld", (long long)w->steps[i].step);
+        snprintf(name, sizeof(name), "%s%lld", tp_kname_step, (long long)w->steps[i].step);
         int64_t ts = model_ts(cv, w->steps[i].start), end = model_ts(cv, w->steps[i].end);
         tp_event *ev = add_event(cv, TP_HOST_RANGE, NULL, ts, track);
         if (!ev) return;
         ev->name = tp_model_intern_cstr(cv->m, name); /* not through the pointer cache */
         ev->dur = range_dur(ts, end);
-        ev->cat = name_id(cv, "user_annotation");
+        ev->cat = name_id(cv, tp_kcat_user_annotation);
         ev->flags = TP_EVF_STEP;
         if (w->cut_last && i + 1 == w->nsteps) ev->flags |= TP_EVF_TRUNCATED;
         if (w->flight_reason[0] && w->steps[i].step == w->flight_step) mark_trigger(cv, ev, track);

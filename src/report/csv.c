@@ -4,6 +4,8 @@
  * that does not apply to the row's kind. */
 #include "report/report.h"
 
+#include "report/columns.h"
+
 #include <string.h>
 
 /* A field, quoted when it holds a comma, a quote or a line break (quotes doubled); bytes that
@@ -37,6 +39,15 @@ static void sep_double(tp_buf *out, double v) {
     if (v >= 0) tp_buf_double(out, v);
 }
 
+/* The header line: the names of n columns. */
+static void header(tp_buf *out, const char *const *cols, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (i) tp_buf_putc(out, ',');
+        tp_buf_puts(out, cols[i]);
+    }
+    TP_BUF_LIT(out, "\r\n");
+}
+
 /* [kind,]name,calls,total_us: the columns every row starts with. */
 static void lead(tp_buf *out, const char *kind, const char *name, uint64_t calls, int64_t total) {
     if (kind) {
@@ -63,7 +74,10 @@ static void op_columns(tp_buf *out, const char *kind, const tp_op_row *r) {
 }
 
 void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
-    TP_BUF_LIT(out, "kind,name,calls,total_us,self_us,mean_us,min_us,max_us,pct,flops\r\n");
+    static const char *const cols[] = {tp_col_kind, tp_col_name, tp_col_calls, tp_col_total,
+                                       tp_col_self, tp_col_mean, tp_col_min,   tp_col_max,
+                                       tp_col_pct,  tp_col_flops};
+    header(out, cols, sizeof(cols) / sizeof(cols[0]));
     for (size_t i = 0; i < tp_report_rows(o, a->nops); i++) {
         op_columns(out, "op", &a->ops[i]);
         sep_double(out, a->ops[i].self_pct);
@@ -93,7 +107,9 @@ void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
 }
 
 void tp_report_op_stats_csv(tp_buf *out, const tp_analysis *a) {
-    TP_BUF_LIT(out, "name,calls,total_us,self_us,mean_us,min_us,max_us,flops\r\n");
+    static const char *const cols[] = {tp_col_name, tp_col_calls, tp_col_total, tp_col_self,
+                                       tp_col_mean, tp_col_min,   tp_col_max,   tp_col_flops};
+    header(out, cols, sizeof(cols) / sizeof(cols[0]));
     for (size_t i = 0; i < a->nops; i++) {
         op_columns(out, NULL, &a->ops[i]);
         tp_buf_putc(out, ',');

@@ -6,21 +6,22 @@
  * that does not apply (no steps, no GPU work). */
 #include "report/report.h"
 
+#include "report/columns.h"
 #include "report/jsonw.h"
 #include "report/ranks.h"
 
 static void stage_row(tp_jw *w, const char *key, const tp_stage_row *r) {
     int any = r->count > 0;
     tp_jw_object(w, key);
-    tp_jw_str(w, "stage", r->name);
-    tp_jw_u64(w, "count", r->count);
-    tp_jw_us(w, "total_us", r->total_ns);
-    tp_jw_us_opt(w, "mean_us", any ? r->mean_ns : -1);
-    tp_jw_us_opt(w, "min_us", any ? r->min_ns : -1);
-    tp_jw_us_opt(w, "p50_us", any ? r->p50_ns : -1);
-    tp_jw_us_opt(w, "p95_us", any ? r->p95_ns : -1);
-    tp_jw_us_opt(w, "max_us", any ? r->max_ns : -1);
-    tp_jw_double_opt(w, "pct", r->pct);
+    tp_jw_str(w, tp_col_stage, r->name);
+    tp_jw_u64(w, tp_col_count, r->count);
+    tp_jw_us(w, tp_col_total, r->total_ns);
+    tp_jw_us_opt(w, tp_col_mean, any ? r->mean_ns : -1);
+    tp_jw_us_opt(w, tp_col_min, any ? r->min_ns : -1);
+    tp_jw_us_opt(w, tp_col_p50, any ? r->p50_ns : -1);
+    tp_jw_us_opt(w, tp_col_p95, any ? r->p95_ns : -1);
+    tp_jw_us_opt(w, tp_col_max, any ? r->max_ns : -1);
+    tp_jw_double_opt(w, tp_col_pct, r->pct);
     tp_jw_end_object(w);
 }
 
@@ -38,17 +39,17 @@ static void step_list(tp_jw *w, const char *key, const tp_analysis *a) {
     for (size_t i = 0; i < a->nsteps; i++) {
         const tp_step_row *s = &a->steps[i];
         tp_jw_object(w, NULL);
-        tp_jw_str(w, "name", s->name);
-        tp_jw_i64(w, "number", s->number);
-        tp_jw_us(w, "start_us", s->start_ns);
-        tp_jw_us(w, "dur_us", s->dur_ns);
+        tp_jw_str(w, tp_col_name, s->name);
+        tp_jw_i64(w, tp_col_number, s->number);
+        tp_jw_us(w, tp_col_start, s->start_ns);
+        tp_jw_us(w, tp_col_dur, s->dur_ns);
         tp_jw_object(w, "stages");
         for (size_t st = 0; st < a->nstages; st++)
             tp_jw_us(w, a->stages[st].name, s->stage_ns[st]);
         tp_jw_end_object(w);
         tp_jw_us(w, "other_us", s->other_ns);
         tp_jw_us(w, "lead_us", s->lead_ns);
-        tp_jw_double(w, "flops", s->flops);
+        tp_jw_double(w, tp_col_flops, s->flops);
         tp_jw_double_opt(w, "mfu_pct", s->mfu_pct);
         tp_jw_end_object(w);
     }
@@ -100,16 +101,16 @@ static void steps(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
 
 /* The members every table row starts with. */
 static void row_head(tp_jw *w, const char *name, uint64_t calls, int64_t total_ns) {
-    tp_jw_str(w, "name", name);
-    tp_jw_u64(w, "calls", calls);
-    tp_jw_us(w, "total_us", total_ns);
+    tp_jw_str(w, tp_col_name, name);
+    tp_jw_u64(w, tp_col_calls, calls);
+    tp_jw_us(w, tp_col_total, total_ns);
 }
 
 /* mean, min and max of a row's durations */
 static void row_spread(tp_jw *w, uint64_t calls, int64_t total_ns, int64_t min_ns, int64_t max_ns) {
-    tp_jw_us(w, "mean_us", tp_mean_ns(total_ns, calls));
-    tp_jw_us(w, "min_us", min_ns);
-    tp_jw_us(w, "max_us", max_ns);
+    tp_jw_us(w, tp_col_mean, tp_mean_ns(total_ns, calls));
+    tp_jw_us(w, tp_col_min, min_ns);
+    tp_jw_us(w, tp_col_max, max_ns);
 }
 
 /* A row of top_cpu_ops, or of top_cpu_ops_by_shape (with its input_shapes). */
@@ -117,12 +118,12 @@ static void op_row(tp_jw *w, const tp_op_row *r) {
     tp_jw_object(w, NULL);
     row_head(w, r->name, r->calls, r->total_ns);
     if (r->shapes) tp_jw_str(w, "input_shapes", r->shapes);
-    tp_jw_us(w, "self_us", r->self_ns);
-    tp_jw_double(w, "self_pct", r->self_pct);
+    tp_jw_us(w, tp_col_self, r->self_ns);
+    tp_jw_double(w, tp_col_self_pct, r->self_pct);
     row_spread(w, r->calls, r->total_ns, r->min_ns, r->max_ns);
-    tp_jw_double(w, "flops", r->flops);
-    tp_jw_us(w, "gpu_us", r->gpu_ns);
-    tp_jw_u64(w, "kernels", r->kernels);
+    tp_jw_double(w, tp_col_flops, r->flops);
+    tp_jw_us(w, tp_col_gpu, r->gpu_ns);
+    tp_jw_u64(w, tp_col_kernels, r->kernels);
     tp_jw_end_object(w);
 }
 
@@ -139,10 +140,10 @@ static void ops(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     for (size_t i = 0; a->ops_by_gpu && i < tp_report_rows(o, a->nops_by_gpu); i++) {
         const tp_op_row *r = &a->ops[a->ops_by_gpu[i]];
         tp_jw_object(w, NULL);
-        tp_jw_str(w, "name", r->name);
-        tp_jw_us(w, "gpu_us", r->gpu_ns);
-        tp_jw_double(w, "pct", r->gpu_pct);
-        tp_jw_u64(w, "kernels", r->kernels);
+        tp_jw_str(w, tp_col_name, r->name);
+        tp_jw_us(w, tp_col_gpu, r->gpu_ns);
+        tp_jw_double(w, tp_col_pct, r->gpu_pct);
+        tp_jw_u64(w, tp_col_kernels, r->kernels);
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
@@ -182,7 +183,7 @@ static void kernels(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
         const tp_kernel_row *r = &a->kernels[i];
         tp_jw_object(w, NULL);
         row_head(w, r->name, r->calls, r->total_ns);
-        tp_jw_double(w, "pct", r->pct);
+        tp_jw_double(w, tp_col_pct, r->pct);
         row_spread(w, r->calls, r->total_ns, r->min_ns, r->max_ns);
         tp_jw_end_object(w);
     }

@@ -1,6 +1,7 @@
 /* series.c - the report's timeline and memory curve (series.h): bounded samples of models. */
 #include "report/series.h"
 
+#include "model/kineto.h"
 #include "report/jsonw.h"
 #include "util/sort.h"
 #include "util/vec.h"
@@ -120,12 +121,12 @@ static tp_series_mem *mem_of(tp_series *s, int64_t type, int64_t id) {
  * ignored, as the analysis' peaks ignore them). */
 static void add_memory(tp_series *s, const tp_model *m, const tp_event *e) {
     double type, id, bytes = 0, total = 0;
-    if (tp_event_arg_number(m, e, "Device Type", &type) ||
-        tp_event_arg_number(m, e, "Device Id", &id))
+    if (tp_event_arg_number(m, e, tp_karg_device_type, &type) ||
+        tp_event_arg_number(m, e, tp_karg_device_id, &id))
         return;
     tp_series_point p = {.ts_ns = m->base_ns + e->ts};
-    if (tp_event_arg_number(m, e, "Bytes", &bytes) == 0) p.bytes = (int64_t)bytes;
-    if (tp_event_arg_number(m, e, "Total Allocated", &total) == 0) {
+    if (tp_event_arg_number(m, e, tp_karg_bytes, &bytes) == 0) p.bytes = (int64_t)bytes;
+    if (tp_event_arg_number(m, e, tp_karg_total_allocated, &total) == 0) {
         p.total = (int64_t)total;
         p.has_total = 1;
     }

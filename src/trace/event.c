@@ -2,6 +2,7 @@
  * path here (the token scanner, any JSON), and the model event it becomes (see event.h). */
 #include "trace/event.h"
 
+#include "model/kineto.h"
 #include "trace/fast.h"
 #include "trace/fields.h"
 #include "trace/flops.h"
@@ -49,10 +50,10 @@ void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
     memset(er, 0, sizeof(*er));
     er->m = m;
     er->sc = sc;
-    er->k_flops = tp_model_intern_cstr(m, "flops");
-    er->k_seq = tp_model_intern_cstr(m, "seq");
-    er->k_async = tp_model_intern_cstr(m, "async");
-    er->k_coll_name = tp_model_intern_cstr(m, "Collective name");
+    er->k_flops = tp_model_intern_cstr(m, tp_karg_flops);
+    er->k_seq = tp_model_intern_cstr(m, tp_karg_seq);
+    er->k_async = tp_model_intern_cstr(m, tp_karg_async);
+    er->k_coll_name = tp_model_intern_cstr(m, tp_karg_collective_name);
     for (int i = 0; i < TP_NMEM; i++)
         er->k_mem[i] = tp_model_intern_cstr(m, tp_mem_keys[i]);
     for (int i = 0; i < TP_TRACKS_SEEN; i++)
@@ -281,11 +282,13 @@ static uint32_t track_of(tp_evread *er, tp_evfields *f) {
 }
 
 static uint8_t classify(const char *cat) {
-    if (strcasecmp(cat, "kernel") == 0) return TP_KERNEL;
-    if (strcasecmp(cat, "gpu_memcpy") == 0 || strcasecmp(cat, "memcpy") == 0) return TP_MEMCPY;
-    if (strcasecmp(cat, "gpu_memset") == 0 || strcasecmp(cat, "memset") == 0) return TP_MEMSET;
-    if (strcasecmp(cat, "gpu_user_annotation") == 0) return TP_GPU_ANNOTATION;
-    if (strcasecmp(cat, "trace") == 0) return KIND_DROP;
+    if (strcasecmp(cat, tp_kcat_kernel) == 0) return TP_KERNEL;
+    if (strcasecmp(cat, tp_kcat_gpu_memcpy) == 0 || strcasecmp(cat, tp_kcat_memcpy) == 0)
+        return TP_MEMCPY;
+    if (strcasecmp(cat, tp_kcat_gpu_memset) == 0 || strcasecmp(cat, tp_kcat_memset) == 0)
+        return TP_MEMSET;
+    if (strcasecmp(cat, tp_kcat_gpu_user_annotation) == 0) return TP_GPU_ANNOTATION;
+    if (strcasecmp(cat, tp_kcat_trace) == 0) return KIND_DROP;
     return TP_HOST_RANGE;
 }
 
@@ -374,7 +377,8 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     if (r->coll_name != TP_STR_EMPTY)
         tp_model_add_arg(er->m, ev, er->k_coll_name, TP_ARG_STR, &r->coll_name);
     if (r->dims != TP_STR_EMPTY) {
-        if (er->k_dims == TP_STR_EMPTY) er->k_dims = tp_model_intern_cstr(er->m, "Input Dims");
+        if (er->k_dims == TP_STR_EMPTY)
+            er->k_dims = tp_model_intern_cstr(er->m, tp_karg_input_dims);
         tp_model_add_arg(er->m, ev, er->k_dims, TP_ARG_JSON, &r->dims);
     }
 }
@@ -538,7 +542,8 @@ static void add_event(tp_evread *er, tp_evfields *f, const char *start) {
         break;
     case 'i':
     case 'I':
-        if (name && tp_scan_str_eq(er->sc, name, "[memory]")) memory_event(er, f, start);
+        if (name && tp_scan_str_eq_n(er->sc, name, tp_kname_memory, TP_KLEN(tp_kname_memory)))
+            memory_event(er, f, start);
         break;
     case 'C':
         counter_event(er, f, start);

@@ -2,10 +2,11 @@
  * series, the table of phases. */
 #include "trace/fields.h"
 
+#include "model/kineto.h"
 #include "util/vec.h"
 
-const char *const tp_mem_keys[TP_NMEM] = {"Device Type", "Device Id", "Bytes", "Total Allocated",
-                                          "Addr"};
+const char *const tp_mem_keys[TP_NMEM] = {tp_karg_device_type, tp_karg_device_id, tp_karg_bytes,
+                                          tp_karg_total_allocated, tp_karg_addr};
 
 /* E adds nothing itself but closes a B; the letters not named here add nothing. */
 #define USED(want) (TP_PH_USED | (want))

@@ -8,6 +8,7 @@
 #ifndef TP_TRACE_FIELDS_H
 #define TP_TRACE_FIELDS_H
 
+#include "model/kineto.h"
 #include "trace/event.h"
 
 #include <string.h>
@@ -158,13 +159,13 @@ static inline int tp_ev_field(const char *k, size_t n) {
 static inline int tp_ev_arg(int want, const char *k, size_t n) {
     switch (want) {
     case TP_W_RANGE:
-        if (n == 11 && memcmp(k, "correlation", 11) == 0) return TP_S_CORR;
-        if (n == 5 && memcmp(k, "flops", 5) == 0) return TP_S_FLOPS;
-        if (n == 10 && memcmp(k, "Input Dims", 10) == 0) return TP_S_DIMS;
-        if (n == 15 && memcmp(k, "Concrete Inputs", 15) == 0) return TP_S_CONCRETE;
-        if (n == 3 && memcmp(k, "seq", 3) == 0) return TP_S_SEQ;
-        if (n == 5 && memcmp(k, "async", 5) == 0) return TP_S_ASYNC;
-        if (n == 15 && memcmp(k, "Collective name", 15) == 0) return TP_S_COLL_NAME;
+        if (TP_KIS(k, n, tp_karg_correlation)) return TP_S_CORR;
+        if (TP_KIS(k, n, tp_karg_flops)) return TP_S_FLOPS;
+        if (TP_KIS(k, n, tp_karg_input_dims)) return TP_S_DIMS;
+        if (TP_KIS(k, n, tp_karg_concrete_inputs)) return TP_S_CONCRETE;
+        if (TP_KIS(k, n, tp_karg_seq)) return TP_S_SEQ;
+        if (TP_KIS(k, n, tp_karg_async)) return TP_S_ASYNC;
+        if (TP_KIS(k, n, tp_karg_collective_name)) return TP_S_COLL_NAME;
         break;
     case TP_W_MEMORY:
         for (int i = 0; i < TP_NMEM; i++)
