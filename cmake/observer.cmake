@@ -50,7 +50,7 @@ set_target_properties(tprof_observer PROPERTIES OUTPUT_NAME _observer CXX_STANDA
   LIBRARY_OUTPUT_DIRECTORY ${TPROF_PY_OUT}
   # torch/lib beside tprof in site-packages (a wheel), else the folder it was built against
   BUILD_RPATH "${TORCH_LIB_DIR}" INSTALL_RPATH "$ORIGIN/../torch/lib;${TORCH_LIB_DIR}")
-target_include_directories(tprof_observer PRIVATE ${CMAKE_SOURCE_DIR}/python/ext)
+target_include_directories(tprof_observer PRIVATE ${CMAKE_SOURCE_DIR}/python/ext ${CMAKE_SOURCE_DIR}/src)
 target_include_directories(tprof_observer SYSTEM PRIVATE ${TORCH_INCLUDE_DIRS})
 target_compile_definitions(tprof_observer PRIVATE
   _GLIBCXX_USE_CXX11_ABI=${TORCH_CXX11_ABI} TPROF_TORCH_VERSION="${TORCH_VERSION}")

@@ -39,6 +39,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/kineto.h"
 #include "observer_api.h"
 
 namespace {
@@ -170,10 +171,10 @@ void annotate_collective() {
     if (!info) return;
     int64_t elem = static_cast<int64_t>(c10::elementSize(info->getDType()));
     int64_t nelems = std::max(info->getInMessageNelems(), info->getOutMessageNelems());
-    api->arg_str("Collective name", info->getCollectiveName().c_str());
-    api->arg_int("seq", info->getSequenceNumber());
+    api->arg_str(tp_karg_collective_name, info->getCollectiveName().c_str());
+    api->arg_int(tp_karg_seq, info->getSequenceNumber());
     api->arg_int("bytes", nelems * elem);
-    api->arg_int("Group size", info->getWorldSize());
+    api->arg_int(tp_karg_group_size, info->getWorldSize());
     api->arg_int("In msg nelems", info->getInMessageNelems());
     api->arg_int("Out msg nelems", info->getOutMessageNelems());
     api->arg_int("Rank", info->getRank());
@@ -184,7 +185,7 @@ void annotate_collective() {
 
 /* Every scope but USER_SCOPE (written whole as "user_annotation", on_end) is Kineto's cpu_op. */
 const char *category_of(at::RecordScope) {
-    return "cpu_op";
+    return tp_kcat_cpu_op;
 }
 
 void annotate_inputs(const at::RecordFunction &fn, const char *name) {
@@ -196,8 +197,8 @@ void annotate_inputs(const at::RecordFunction &fn, const char *name) {
     describe_inputs(fn, text);
     if (want_shapes) {
         api->shapes(text.dims.c_str());
-        api->arg_json_static_key("Input type", text.types.c_str());
-        api->arg_json_static_key("Concrete Inputs", text.concrete.c_str());
+        api->arg_json_static_key(tp_karg_input_type, text.types.c_str());
+        api->arg_json_static_key(tp_karg_concrete_inputs, text.concrete.c_str());
     }
     if (want_flops) {
         int64_t n = api->flops_of(name, std::strlen(name), text.dims.data(), text.dims.size(),
@@ -247,7 +248,7 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *ctx) {
     uint64_t began = o ? o->thread : fn.threadId();
     if (began != at::RecordFunction::currentThreadId()) return;
     if (o && o->whole) {
-        api->complete(fn.name(), "user_annotation", o->begin_ticks);
+        api->complete(fn.name(), tp_kcat_user_annotation, o->begin_ticks);
     } else {
         api->end();
     }
