@@ -36,16 +36,19 @@ typedef struct keyed_vec {
     size_t n, cap;
 } keyed_vec;
 
-static int keyed_push(keyed_vec *k, uint64_t key, uint64_t val) {
-    if (k->n == k->cap && TP_GROW(k->v, k->cap, k->n + 1)) return -1;
+static int keyed_push(tp_arena *ar, keyed_vec *k, uint64_t key, uint64_t val) {
+    if (k->n == k->cap && TP_AGROW(ar, k->v, k->cap, k->n + 1)) return -1;
     k->v[k->n++] = (tp_keyed){key, val};
     return 0;
 }
 
 /* The events of one model by kind, filled by classify. Each thread's host ranges go into a run
  * (order.h) that is sorted as it fills, so a thread written in order is never sorted again; GPU
- * work is kept as records that carry what busy time and launch attribution need. */
+ * work is kept as records that carry what busy time and launch attribution need. The two halves
+ * of classify, which may run at once on two threads, each allocate from an arena of their own:
+ * host (threads, mem, steps) and gpu (the rest but the runs' contents and device_ids). */
 typedef struct lists {
+    tp_arena host, gpu;
     tp_run *threads;     /* per track: its host ranges */
     keyed_vec *devices;  /* per device: its kernels, copies and sets {tp_time_key(ts), dur} */
     uint32_t *device_of; /* per track: its device's number, UINT32_MAX before its first work */
@@ -61,22 +64,16 @@ typedef struct lists {
 
 static void free_lists(lists *l, size_t ntracks) {
     for (size_t t = 0; l->threads && t < ntracks; t++)
-        tp_run_free(&l->threads[t]);
-    for (size_t d = 0; d < l->device_ids.n; d++)
-        free(l->devices[d].v);
-    free(l->threads);
-    free(l->devices);
-    free(l->device_of);
+        tp_run_free(&l->threads[t]); /* (the walks free most of them as they go) */
     tp_pairs_free(&l->device_ids);
-    free(l->corr.v);
-    free(l->work);
-    free(l->mem);
-    free(l->steps);
+    tp_arena_free(&l->host);
+    tp_arena_free(&l->gpu);
 }
 
+/* Before the helper starts: it may take from gpu (device_of) on this thread. */
 static int alloc_lists(lists *l, size_t ntracks) {
-    l->threads = calloc(ntracks ? ntracks : 1, sizeof(*l->threads));
-    l->device_of = malloc((ntracks ? ntracks : 1) * sizeof(*l->device_of));
+    l->threads = tp_arena_calloc(&l->host, ntracks, sizeof(*l->threads));
+    l->device_of = tp_arena_alloc(&l->gpu, ntracks, sizeof(*l->device_of));
     if (!l->threads || !l->device_of) return -1;
     for (size_t t = 0; t < ntracks; t++)
         l->device_of[t] = UINT32_MAX;
@@ -102,7 +99,7 @@ static keyed_vec *device_work(const tp_model *m, lists *l, uint32_t t) {
         d = tp_pairs_number(&l->device_ids, tr->pid, tr->pid_str);
         if (d == UINT32_MAX) return NULL;
         if (l->device_ids.n > before) {
-            if (TP_GROW(l->devices, l->cap_devices, l->device_ids.n)) {
+            if (TP_AGROW(&l->gpu, l->devices, l->cap_devices, l->device_ids.n)) {
                 l->device_ids.n = before; /* keep devices[] covering every number */
                 return NULL;
             }
@@ -113,16 +110,16 @@ static keyed_vec *device_work(const tp_model *m, lists *l, uint32_t t) {
     return &l->devices[d];
 }
 
-static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x);
+static int push(tp_arena *ar, uint32_t **v, size_t *n, size_t *cap, uint32_t x);
 
 static int count_work(tp_scan *s, lists *l, const tp_event *e) {
     keyed_vec *w = device_work(s->m, l, e->track);
     int64_t dur = tp_ev_dur(e);
-    if (!w || keyed_push(w, tp_time_key(e->ts), (uint64_t)dur) ||
-        push(&l->work, &l->nwork, &l->cap_work, (uint32_t)(e - s->m->events)))
+    if (!w || keyed_push(&l->gpu, w, tp_time_key(e->ts), (uint64_t)dur) ||
+        push(&l->gpu, &l->work, &l->nwork, &l->cap_work, (uint32_t)(e - s->m->events)))
         return -1;
     s->a->gpu_work_ns = tp_add_sat(s->a->gpu_work_ns, dur);
-    return e->corr ? keyed_push(&l->corr, e->corr, (uint64_t)dur) : 0;
+    return e->corr ? keyed_push(&l->gpu, &l->corr, e->corr, (uint64_t)dur) : 0;
 }
 
 /* A host-to-device copy from pageable memory, as Kineto names it: "Memcpy HtoD (Pageable ->
@@ -151,8 +148,8 @@ static int note_devices(tp_analysis *a, const tp_model *m) {
     return 0;
 }
 
-static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x) {
-    if (*n == *cap && tp_grow((void **)v, cap, *n + 1, sizeof(**v))) return -1;
+static int push(tp_arena *ar, uint32_t **v, size_t *n, size_t *cap, uint32_t x) {
+    if (*n == *cap && tp_arena_grow(ar, (void **)v, cap, *n + 1, sizeof(**v))) return -1;
     (*v)[(*n)++] = x;
     return 0;
 }
@@ -169,10 +166,10 @@ static int classify_host(lists *l, const tp_model *m, const tp_event *e, uint32_
     if (e->kind == TP_HOST_RANGE) {
         int rc = tp_run_add(&l->threads[e->track], m->events, idx);
         if (rc == 0 && (e->flags & TP_EVF_STEP))
-            rc = push(&l->steps, &l->nsteps, &l->cap_steps, idx);
+            rc = push(&l->host, &l->steps, &l->nsteps, &l->cap_steps, idx);
         return rc;
     }
-    return e->kind == TP_MEMORY ? push(&l->mem, &l->nmem, &l->cap_mem, idx) : 0;
+    return e->kind == TP_MEMORY ? push(&l->host, &l->mem, &l->nmem, &l->cap_mem, idx) : 0;
 }
 
 static int classify_gpu(tp_scan *s, lists *l, const tp_event *e) {
@@ -206,10 +203,9 @@ static int classify(tp_scan *s, lists *l, size_t n, unsigned which) {
     return 0;
 }
 
-/* The correlation table of the GPU work; it takes over the records. */
+/* The correlation table of the GPU work, in place in its records. */
 static int link_work(tp_scan *s, lists *l) {
-    int rc = tp_corr_build(&s->corr, &s->order, l->corr.v, l->corr.n);
-    l->corr = (keyed_vec){0};
+    int rc = tp_corr_build(&s->corr, &s->order, l->corr.v, l->corr.n, &s->keep);
     tp_order_free(&s->order); /* the radix sort's buffers: the walks rarely need them */
     return rc;
 }
@@ -722,7 +718,6 @@ static void pipeline_free(pipeline *p) {
     free_lists(&p->l, p->s.m->ntracks); /* s.steps is l.steps */
     tp_idle_streams_free(&p->h.streams);
     tp_shapes_free(&p->s.shapes);
-    tp_corr_free(&p->s.corr);
     tp_order_free(&p->s.order);
     tp_arena_free(&p->s.keep);
 }

@@ -103,13 +103,13 @@ typedef struct tp_corr_table {
     size_t n;
 } tp_corr_table;
 
-/* Builds the table in recs[0..n) (key: an id, val: the duration of one piece of GPU work),
- * which the table takes over, failing or not. 0, or -1 when out of memory. */
-int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n);
+/* Builds the table in recs[0..n) (key: an id, val: the duration of one piece of GPU work), in
+ * place: they must outlive the table. Its use comes from ar, with which the table is freed.
+ * 0, or -1 when out of memory. */
+int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n, tp_arena *ar);
 /* The position of corr, or SIZE_MAX when no GPU work has it. The search starts at *hint and
  * leaves *hint where it ended. */
 size_t tp_corr_find(const tp_corr_table *t, uint64_t corr, size_t *hint);
-void tp_corr_free(tp_corr_table *t);
 
 /* A stage range the walk found: counted by coverage.c once every thread is walked. */
 typedef struct tp_stage_cand {
