@@ -2,7 +2,10 @@
  *
  * One classifying pass over the events fills compact index lists, sorted as they fill; the
  * passes of internal.h run over those lists; the per-name results are finally merged into the
- * analysis' rows by name, so models with different string tables accumulate.
+ * analysis' rows by name, so models with different string tables accumulate. The passes and
+ * their order are one table (`passes`, at the end): each names the facts (TP_HAS_*) it needs
+ * and those it makes, and one driver runs them, waits for the helper where a pass needs what
+ * the helper makes, and gives each pass a scratch arena freed as it returns.
  *
  * A big model shares the work with a second thread (the helper below): it classifies the GPU's
  * events while this thread classifies the host's, sorts the threads' ranges while this one
@@ -225,17 +228,17 @@ static int find_steps(tp_scan *s, const lists *l) {
  * table at the end of this file). Three are made on the helper thread (TP_JOINS): a pass that
  * needs one waits for it there, and only then touches what it covers. */
 enum {
-    TP_HAS_INPUT = 1u << 0,  /* the model counted among the inputs; the events to analyse */
-    TP_HAS_SCAN = 1u << 1,   /* slot_of, the devices' names, the lists allocated */
-    TP_HAS_HOST = 1u << 2,   /* the host's events classified: runs, steps, [memory], the span */
-    TP_HAS_GPU = 1u << 3,    /* the GPU's events classified: its lists, the kernel stats (join) */
-    TP_HAS_STEPS = 1u << 4,  /* the steps in order, their per-step arrays */
-    TP_HAS_FLIGHT = 1u << 5, /* the flight recorder's step found */
-    TP_HAS_BUSY = 1u << 6,   /* GPU busy time and window; the devices' rows */
-    TP_HAS_CORR = 1u << 7,   /* the correlation table */
-    TP_HAS_ALLOCS = 1u << 8, /* the allocations by thread */
-    TP_HAS_RUNS = 1u << 9,   /* every thread's runs sorted and handed back (join) */
-    TP_HAS_WALKED = 1u << 10, /* ops, self time, stages, other, launches, evidence, shapes */
+    TP_HAS_INPUT = 1u << 0,    /* the model counted among the inputs; the events to analyse */
+    TP_HAS_SCAN = 1u << 1,     /* slot_of, the devices' names, the lists allocated */
+    TP_HAS_HOST = 1u << 2,     /* the host's events classified: runs, steps, [memory], the span */
+    TP_HAS_GPU = 1u << 3,      /* the GPU's events classified: its lists, the kernel stats (join) */
+    TP_HAS_STEPS = 1u << 4,    /* the steps in order, their per-step arrays */
+    TP_HAS_FLIGHT = 1u << 5,   /* the flight recorder's step found */
+    TP_HAS_BUSY = 1u << 6,     /* GPU busy time and window; the devices' rows */
+    TP_HAS_CORR = 1u << 7,     /* the correlation table */
+    TP_HAS_ALLOCS = 1u << 8,   /* the allocations by thread */
+    TP_HAS_RUNS = 1u << 9,     /* every thread's runs sorted and handed back (join) */
+    TP_HAS_WALKED = 1u << 10,  /* ops, self time, stages, other, launches, evidence, shapes */
     TP_HAS_STREAMS = 1u << 11, /* each stream's work in order; no helper left (join) */
     TP_HAS_IDLE = 1u << 12,    /* GPU idle explained */
     TP_HAS_PEAKS = 1u << 13,   /* memory peaks */
@@ -517,10 +520,10 @@ typedef struct pipeline {
     lists l;
     helper h;
     const char *path;
-    size_t n;          /* the events analysed */
-    size_t first_row;  /* the model's first step row in the analysis */
-    unsigned have;     /* the facts made so far */
-    int classify_all;  /* the classifying pass took the GPU's events too (no helper) */
+    size_t n;         /* the events analysed */
+    size_t first_row; /* the model's first step row in the analysis */
+    unsigned have;    /* the facts made so far */
+    int classify_all; /* the classifying pass took the GPU's events too (no helper) */
 } pipeline;
 
 /* Waits until fact (one of TP_JOINS) is made. Where no helper started, this thread has made it
@@ -557,8 +560,7 @@ static int pass_input(pipeline *p) {
     /* Lists hold uint32_t indices; a model beyond that (hundreds of GB) is analysed in part. */
     p->n = m->nevents < UINT32_MAX ? m->nevents : UINT32_MAX - 1;
     if (p->n < m->nevents)
-        tp_analysis_add_warning(p->s.a,
-                                "a model holds %zu events; only the first %zu are analysed",
+        tp_analysis_add_warning(p->s.a, "a model holds %zu events; only the first %zu are analysed",
                                 m->nevents, p->n);
     return rc;
 }

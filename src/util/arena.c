@@ -101,11 +101,10 @@ static void *grow_block(void *p, size_t bytes) {
 
 int tp_arena_grow(tp_arena *a, void **ptr, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 0;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2) return -1;
-        ncap *= 2;
-    }
+    /* twice the room, or all that is asked when that is more: each element is copied O(1)
+     * times on average */
+    size_t ncap = need < 16 ? 16 : need;
+    if (*cap <= SIZE_MAX / 2 && *cap * 2 > ncap) ncap = *cap * 2;
     if (ncap > SIZE_MAX / elem) return -1;
     size_t old = *cap * elem; /* where *ptr lives follows from its size, as in tp_arena_alloc */
     void *p;
@@ -126,9 +125,11 @@ void tp_arena_free(tp_arena *a) {
         next = c->h.next;
         free(c);
     }
+    struct tp_arena_block **link = &a->blocks; /* where the next block's link must point */
     for (struct tp_arena_block *b = a->blocks, *next; b; b = next) {
-        assert(*b->h.l.link == b);
+        assert(b->h.l.link == link); /* (compared, not read: the previous block is freed) */
         next = b->h.l.next;
+        link = &b->h.l.next;
         free(b);
     }
     *a = (tp_arena){0};

@@ -35,14 +35,14 @@ void *tp_arena_alloc(tp_arena *a, size_t n, size_t elem);
 void *tp_arena_calloc(tp_arena *a, size_t n, size_t elem);
 /* tp_grow (util/vec.h) for an array of the arena: makes room for need elements of elem bytes
  * in *ptr (NULL, or an array that this arena gave out with *cap elements of elem bytes: the
- * size decides where it lives), doubling the capacity. 0, or -1 with *ptr untouched. The room
- * a small array leaves behind is only taken back with the rest. */
+ * size decides where it lives), at least doubling the capacity. 0, or -1 with *ptr untouched.
+ * The room a small array leaves behind is only taken back with the rest. */
 int tp_arena_grow(tp_arena *a, void **ptr, size_t *cap, size_t need, size_t elem);
 /* Every piece freed; a is empty again. */
 void tp_arena_free(tp_arena *a);
 
 /* TP_AGROW(arena, array, cap, need): tp_arena_grow for a typed pointer. */
-#define TP_AGROW(ar, arr, cap, need) \
+#define TP_AGROW(ar, arr, cap, need)                                                               \
     tp_arena_grow((ar), (void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 #endif
