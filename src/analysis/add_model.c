@@ -642,7 +642,7 @@ static int pass_flight_row(pipeline *p) {
 /* A pass: what it needs made before it runs, and what it makes. Its scratch comes from s.tmp,
  * freed when it returns; what later passes read, from s.keep. */
 typedef struct pass {
-    const char *name;
+    const char *name; /* for the reader and the debugger */
     int (*run)(pipeline *p);
     unsigned needs, makes;
 } pass;
