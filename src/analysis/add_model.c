@@ -2,7 +2,10 @@
  *
  * One classifying pass over the events fills compact index lists, sorted as they fill; the
  * passes of internal.h run over those lists; the per-name results are finally merged into the
- * analysis' rows by name, so models with different string tables accumulate.
+ * analysis' rows by name, so models with different string tables accumulate. The passes and
+ * their order are one table (`passes`, at the end): each names the facts (TP_HAS_*) it needs
+ * and those it makes, and one driver runs them, waits for the helper where a pass needs what
+ * the helper makes, and gives each pass a scratch arena freed as it returns.
  *
  * A big model shares the work with a second thread (the helper below): it classifies the GPU's
  * events while this thread classifies the host's, sorts the threads' ranges while this one
@@ -24,7 +27,7 @@ tp_name_stats *tp_scan_name(tp_scan *s, tp_str name) {
     if (name >= s->m->strings.n) name = TP_STR_EMPTY; /* a corrupt id names "" */
     uint32_t slot = s->slot_of[name];
     if (slot) return &s->stats[slot - 1];
-    if (TP_GROW(s->stats, s->cap_stats, s->nstats + 1)) return NULL;
+    if (TP_AGROW(&s->keep, s->stats, s->cap_stats, s->nstats + 1)) return NULL;
     s->stats[s->nstats] = (tp_name_stats){.name = name, .stage = TP_STAGE_UNKNOWN};
     s->slot_of[name] = (uint32_t)++s->nstats;
     return &s->stats[s->nstats - 1];
@@ -36,16 +39,19 @@ typedef struct keyed_vec {
     size_t n, cap;
 } keyed_vec;
 
-static int keyed_push(keyed_vec *k, uint64_t key, uint64_t val) {
-    if (k->n == k->cap && TP_GROW(k->v, k->cap, k->n + 1)) return -1;
+static int keyed_push(tp_arena *ar, keyed_vec *k, uint64_t key, uint64_t val) {
+    if (k->n == k->cap && TP_AGROW(ar, k->v, k->cap, k->n + 1)) return -1;
     k->v[k->n++] = (tp_keyed){key, val};
     return 0;
 }
 
 /* The events of one model by kind, filled by classify. Each thread's host ranges go into a run
  * (order.h) that is sorted as it fills, so a thread written in order is never sorted again; GPU
- * work is kept as records that carry what busy time and launch attribution need. */
+ * work is kept as records that carry what busy time and launch attribution need. The two halves
+ * of classify, which may run at once on two threads, each allocate from an arena of their own:
+ * host (threads, mem, steps) and gpu (the rest but the runs' contents and device_ids). */
 typedef struct lists {
+    tp_arena host, gpu;
     tp_run *threads;     /* per track: its host ranges */
     keyed_vec *devices;  /* per device: its kernels, copies and sets {tp_time_key(ts), dur} */
     uint32_t *device_of; /* per track: its device's number, UINT32_MAX before its first work */
@@ -61,22 +67,16 @@ typedef struct lists {
 
 static void free_lists(lists *l, size_t ntracks) {
     for (size_t t = 0; l->threads && t < ntracks; t++)
-        tp_run_free(&l->threads[t]);
-    for (size_t d = 0; d < l->device_ids.n; d++)
-        free(l->devices[d].v);
-    free(l->threads);
-    free(l->devices);
-    free(l->device_of);
+        tp_run_free(&l->threads[t]); /* (the walks free most of them as they go) */
     tp_pairs_free(&l->device_ids);
-    free(l->corr.v);
-    free(l->work);
-    free(l->mem);
-    free(l->steps);
+    tp_arena_free(&l->host);
+    tp_arena_free(&l->gpu);
 }
 
+/* Before the helper starts: it may take from gpu (device_of) on this thread. */
 static int alloc_lists(lists *l, size_t ntracks) {
-    l->threads = calloc(ntracks ? ntracks : 1, sizeof(*l->threads));
-    l->device_of = malloc((ntracks ? ntracks : 1) * sizeof(*l->device_of));
+    l->threads = tp_arena_calloc(&l->host, ntracks, sizeof(*l->threads));
+    l->device_of = tp_arena_alloc(&l->gpu, ntracks, sizeof(*l->device_of));
     if (!l->threads || !l->device_of) return -1;
     for (size_t t = 0; t < ntracks; t++)
         l->device_of[t] = UINT32_MAX;
@@ -102,7 +102,7 @@ static keyed_vec *device_work(const tp_model *m, lists *l, uint32_t t) {
         d = tp_pairs_number(&l->device_ids, tr->pid, tr->pid_str);
         if (d == UINT32_MAX) return NULL;
         if (l->device_ids.n > before) {
-            if (TP_GROW(l->devices, l->cap_devices, l->device_ids.n)) {
+            if (TP_AGROW(&l->gpu, l->devices, l->cap_devices, l->device_ids.n)) {
                 l->device_ids.n = before; /* keep devices[] covering every number */
                 return NULL;
             }
@@ -113,16 +113,16 @@ static keyed_vec *device_work(const tp_model *m, lists *l, uint32_t t) {
     return &l->devices[d];
 }
 
-static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x);
+static int push(tp_arena *ar, uint32_t **v, size_t *n, size_t *cap, uint32_t x);
 
 static int count_work(tp_scan *s, lists *l, const tp_event *e) {
     keyed_vec *w = device_work(s->m, l, e->track);
     int64_t dur = tp_ev_dur(e);
-    if (!w || keyed_push(w, tp_time_key(e->ts), (uint64_t)dur) ||
-        push(&l->work, &l->nwork, &l->cap_work, (uint32_t)(e - s->m->events)))
+    if (!w || keyed_push(&l->gpu, w, tp_time_key(e->ts), (uint64_t)dur) ||
+        push(&l->gpu, &l->work, &l->nwork, &l->cap_work, (uint32_t)(e - s->m->events)))
         return -1;
     s->a->gpu_work_ns = tp_add_sat(s->a->gpu_work_ns, dur);
-    return e->corr ? keyed_push(&l->corr, e->corr, (uint64_t)dur) : 0;
+    return e->corr ? keyed_push(&l->gpu, &l->corr, e->corr, (uint64_t)dur) : 0;
 }
 
 /* A host-to-device copy from pageable memory, as Kineto names it: "Memcpy HtoD (Pageable ->
@@ -151,8 +151,8 @@ static int note_devices(tp_analysis *a, const tp_model *m) {
     return 0;
 }
 
-static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x) {
-    if (*n == *cap && tp_grow((void **)v, cap, *n + 1, sizeof(**v))) return -1;
+static int push(tp_arena *ar, uint32_t **v, size_t *n, size_t *cap, uint32_t x) {
+    if (*n == *cap && tp_arena_grow(ar, (void **)v, cap, *n + 1, sizeof(**v))) return -1;
     (*v)[(*n)++] = x;
     return 0;
 }
@@ -169,10 +169,10 @@ static int classify_host(lists *l, const tp_model *m, const tp_event *e, uint32_
     if (e->kind == TP_HOST_RANGE) {
         int rc = tp_run_add(&l->threads[e->track], m->events, idx);
         if (rc == 0 && (e->flags & TP_EVF_STEP))
-            rc = push(&l->steps, &l->nsteps, &l->cap_steps, idx);
+            rc = push(&l->host, &l->steps, &l->nsteps, &l->cap_steps, idx);
         return rc;
     }
-    return e->kind == TP_MEMORY ? push(&l->mem, &l->nmem, &l->cap_mem, idx) : 0;
+    return e->kind == TP_MEMORY ? push(&l->host, &l->mem, &l->nmem, &l->cap_mem, idx) : 0;
 }
 
 static int classify_gpu(tp_scan *s, lists *l, const tp_event *e) {
@@ -206,10 +206,9 @@ static int classify(tp_scan *s, lists *l, size_t n, unsigned which) {
     return 0;
 }
 
-/* The correlation table of the GPU work; it takes over the records. */
+/* The correlation table of the GPU work, in place in its records. */
 static int link_work(tp_scan *s, lists *l) {
-    int rc = tp_corr_build(&s->corr, &s->order, l->corr.v, l->corr.n);
-    l->corr = (keyed_vec){0};
+    int rc = tp_corr_build(&s->corr, &s->order, l->corr.v, l->corr.n, &s->keep);
     tp_order_free(&s->order); /* the radix sort's buffers: the walks rarely need them */
     return rc;
 }
@@ -217,46 +216,78 @@ static int link_work(tp_scan *s, lists *l) {
 static int find_steps(tp_scan *s, const lists *l) {
     s->steps = l->steps;
     s->nsteps = l->nsteps;
-    s->step_stage = calloc(l->nsteps * s->a->nstages + 1, sizeof(*s->step_stage));
-    s->step_lead = calloc(l->nsteps + 1, sizeof(*s->step_lead));
-    s->step_other = calloc(l->nsteps + 1, sizeof(*s->step_other));
-    s->step_flops = calloc(l->nsteps + 1, sizeof(*s->step_flops));
+    s->step_stage = tp_arena_calloc(&s->keep, l->nsteps * s->a->nstages, sizeof(*s->step_stage));
+    s->step_lead = tp_arena_calloc(&s->keep, l->nsteps, sizeof(*s->step_lead));
+    s->step_other = tp_arena_calloc(&s->keep, l->nsteps, sizeof(*s->step_other));
+    s->step_flops = tp_arena_calloc(&s->keep, l->nsteps, sizeof(*s->step_flops));
     if (!s->step_stage || !s->step_lead || !s->step_other || !s->step_flops) return -1;
     return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
 }
 
+/* The facts that the passes of one model make true, each named by the passes that need it (the
+ * table at the end of this file). Three are made on the helper thread (TP_JOINS): a pass that
+ * needs one waits for it there, and only then touches what it covers. */
+enum {
+    TP_HAS_INPUT = 1u << 0,    /* the model counted among the inputs; the events to analyse */
+    TP_HAS_SCAN = 1u << 1,     /* slot_of, the devices' names, the lists allocated */
+    TP_HAS_HOST = 1u << 2,     /* the host's events classified: runs, steps, [memory], the span */
+    TP_HAS_GPU = 1u << 3,      /* the GPU's events classified: its lists, the kernel stats (join) */
+    TP_HAS_STEPS = 1u << 4,    /* the steps in order, their per-step arrays */
+    TP_HAS_FLIGHT = 1u << 5,   /* the flight recorder's step found */
+    TP_HAS_BUSY = 1u << 6,     /* GPU busy time and window; the devices' rows */
+    TP_HAS_CORR = 1u << 7,     /* the correlation table */
+    TP_HAS_ALLOCS = 1u << 8,   /* the allocations by thread */
+    TP_HAS_RUNS = 1u << 9,     /* every thread's runs sorted and handed back (join) */
+    TP_HAS_WALKED = 1u << 10,  /* ops, self time, stages, other, launches, evidence, shapes */
+    TP_HAS_STREAMS = 1u << 11, /* each stream's work in order; no helper left (join) */
+    TP_HAS_IDLE = 1u << 12,    /* GPU idle explained */
+    TP_HAS_PEAKS = 1u << 13,   /* memory peaks */
+    TP_HAS_ROWS = 1u << 14,    /* the name stats merged into the op and kernel rows */
+    TP_HAS_SHAPE_ROWS = 1u << 15, /* ... and into the by-shape rows */
+    TP_HAS_STEP_ROWS = 1u << 16,  /* the model's step rows appended */
+    TP_HAS_FLIGHT_ROW = 1u << 17, /* its flight row added */
+};
+/* In the order the helper makes them: joined lowest first. */
+#define TP_JOINS (TP_HAS_GPU | TP_HAS_RUNS | TP_HAS_STREAMS)
+
 enum { TP_HELPER_MIN = 1 << 18 }; /* smaller models are done before a thread starts */
 
-/* The second thread of a big model's analysis. It classifies the GPU's events while the calling
- * thread classifies the host's (classify says why they may), sorts every thread's ranges once
- * the host's are classified (tp_run_finish), then sorts the GPU streams' work
- * (tp_idle_sort_streams). Each flag is set under mu when what it names is done; the runs
- * change hands with host_classified and sorted, the GPU's lists and the name stats with
- * gpu_classified, the streams at the join. */
+/* The second thread of a big model's analysis. Its tasks, in this order:
+ *  1. it classifies the GPU's events while this thread classifies the host's (classify says
+ *     why they may), then makes TP_HAS_GPU: the GPU's lists, the name stats and the arena keep
+ *     change hands;
+ *  2. once this thread has made TP_HAS_HOST, it sorts every thread's runs (tp_run_finish),
+ *     then makes TP_HAS_RUNS: the runs change hands;
+ *  3. it sorts the GPU streams' work (tp_idle_sort_streams) and ends: TP_HAS_STREAMS is made
+ *     when this thread joins it.
+ * Where no helper starts, this thread does each task in its place (join). */
 typedef struct helper {
     tp_scan *s;
     lists *l;
     size_t n;
     tp_order order; /* its own scratch */
+    tp_arena tmp;
     tp_idle_streams streams;
     int gpu_rc, sort_rc, streams_rc;
-    int gpu_classified, host_classified, sorted; /* flags, under mu */
+    unsigned done; /* the facts made so far, under mu: TP_HAS_HOST by this thread, the others by
+                      the helper */
+    int told_host; /* this thread has made TP_HAS_HOST (read by this thread only) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t thread;
     int started;
 } helper;
 
-static void raise_flag(helper *h, int *flag) {
+static void make(helper *h, unsigned fact) {
     pthread_mutex_lock(&h->mu);
-    *flag = 1;
+    h->done |= fact;
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
 }
 
-static void wait_flag(helper *h, const int *flag) {
+static void wait_for(helper *h, unsigned fact) {
     pthread_mutex_lock(&h->mu);
-    while (!*flag)
+    while (!(h->done & fact))
         pthread_cond_wait(&h->cv, &h->mu);
     pthread_mutex_unlock(&h->mu);
 }
@@ -265,22 +296,21 @@ static void *help(void *arg) {
     helper *h = arg;
     const tp_model *m = h->s->m;
     h->gpu_rc = classify(h->s, h->l, h->n, CLASSIFY_GPU);
-    raise_flag(h, &h->gpu_classified);
-    wait_flag(h, &h->host_classified);
+    make(h, TP_HAS_GPU);
+    wait_for(h, TP_HAS_HOST);
     int rc = 0;
     for (size_t t = 0; rc == 0 && t < m->ntracks; t++)
         rc = tp_run_finish(&h->order, m->events, &h->l->threads[t]);
     tp_order_free(&h->order);
     h->sort_rc = rc;
-    raise_flag(h, &h->sorted);
-    h->streams_rc = tp_idle_sort_streams(&h->streams, m, h->l->work, h->l->nwork);
+    make(h, TP_HAS_RUNS);
+    h->streams_rc = tp_idle_sort_streams(&h->streams, m, h->l->work, h->l->nwork, &h->tmp);
+    tp_arena_free(&h->tmp);
     return NULL;
 }
 
 /* Starts the helper on a model of n events (l allocated) when it is big enough to pay and the
- * analysis may use a second thread. When it does not start, this thread does its work in its
- * place: classify takes every event, walk_threads sorts each run before its walk, and
- * streams_done sorts the streams. */
+ * analysis may use a second thread. */
 static void start_helper(helper *h, tp_scan *s, lists *l, size_t n) {
     *h = (helper){.s = s, .l = l, .n = n};
     if (n < TP_HELPER_MIN || s->a->priv->one_thread || pthread_mutex_init(&h->mu, NULL)) return;
@@ -295,26 +325,8 @@ static void start_helper(helper *h, tp_scan *s, lists *l, size_t n) {
     }
 }
 
-/* This thread's classifying pass is done (failed or not): waits for the helper's. 0, or -1
- * when the helper's ran out of memory. */
-static int host_classified(helper *h) {
-    if (!h->started) return 0;
-    raise_flag(h, &h->host_classified);
-    wait_flag(h, &h->gpu_classified);
-    return h->gpu_rc;
-}
-
-/* Waits until the runs are sorted; 0, or -1 when the sort ran out of memory. */
-static int runs_done(helper *h) {
-    if (!h->started) return 0;
-    wait_flag(h, &h->sorted);
-    return h->sort_rc;
-}
-
-/* Waits for the helper (or does its stream sort); 0 or -1. Leaves no thread behind. */
-static int streams_done(helper *h) {
-    if (!h->started)
-        return h->l ? tp_idle_sort_streams(&h->streams, h->s->m, h->l->work, h->l->nwork) : 0;
+/* Waits for the helper to end; what its last task returned. Leaves no thread behind. */
+static int end_helper(helper *h) {
     pthread_join(h->thread, NULL);
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->mu);
@@ -502,59 +514,224 @@ static int note_input(tp_analysis *a, const tp_model *m, const char *path) {
     return a->input_path ? 0 : -1;
 }
 
-int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
-    tp_scan s = {.a = a, .m = m, .flight_ev = UINT32_MAX};
-    lists l = {0};
-    int rc = note_input(a, m, path);
+/* One model's way through the passes. */
+typedef struct pipeline {
+    tp_scan s;
+    lists l;
+    helper h;
+    const char *path;
+    size_t n;         /* the events analysed */
+    size_t first_row; /* the model's first step row in the analysis */
+    unsigned have;    /* the facts made so far */
+    int classify_all; /* the classifying pass took the GPU's events too (no helper) */
+} pipeline;
+
+/* Waits until fact (one of TP_JOINS) is made. Where no helper started, this thread has made it
+ * or makes it here: the classifying pass took the GPU's events, the walk sorts each thread's
+ * run before walking it (tp_run_finish does nothing to a sorted run), and the streams are
+ * sorted here. 0, or -1 when the task that makes it ran out of memory. */
+static int join(pipeline *p, unsigned fact) {
+    helper *h = &p->h;
+    if (!h->started) {
+        assert(fact != TP_HAS_GPU || p->classify_all);
+        if (fact != TP_HAS_STREAMS) return 0;
+        return tp_idle_sort_streams(&h->streams, p->s.m, p->l.work, p->l.nwork, p->s.tmp);
+    }
+    /* the helper sorts the runs once this thread is done with them: before, this never ends */
+    assert(fact != TP_HAS_RUNS || h->told_host);
+    switch (fact) {
+    case TP_HAS_GPU:
+        wait_for(h, TP_HAS_GPU);
+        return h->gpu_rc;
+    case TP_HAS_RUNS:
+        wait_for(h, TP_HAS_RUNS);
+        return h->sort_rc;
+    default:
+        assert(fact == TP_HAS_STREAMS);
+        return end_helper(h);
+    }
+}
+
+/* The passes. Each reads what the facts it needs cover and writes what those it makes cover. */
+
+static int pass_input(pipeline *p) {
+    const tp_model *m = p->s.m;
+    int rc = note_input(p->s.a, m, p->path);
     /* Lists hold uint32_t indices; a model beyond that (hundreds of GB) is analysed in part. */
-    size_t n = m->nevents < UINT32_MAX ? m->nevents : UINT32_MAX - 1;
-    if (n < m->nevents)
-        tp_analysis_add_warning(a, "a model holds %zu events; only the first %zu are analysed",
-                                m->nevents, n);
-    s.slot_of = calloc(m->strings.n ? m->strings.n : 1, sizeof(*s.slot_of));
-    s.flops_key = tp_strtab_find(&m->strings, "flops", 5);
-    tp_shapes_begin(&s);
-    if (rc == 0 && !s.slot_of) rc = -1;
-    if (rc == 0) rc = note_devices(a, m);
-    helper h = {0};
-    if (rc == 0) rc = alloc_lists(&l, m->ntracks);
-    if (rc == 0) start_helper(&h, &s, &l, n);
-    if (rc == 0) rc = classify(&s, &l, n, h.started ? CLASSIFY_HOST : CLASSIFY_ALL);
-    if (host_classified(&h)) rc = -1;
-    if (rc == 0) rc = find_steps(&s, &l);
-    if (rc == 0) tp_flight_find(&s);
-    if (rc == 0) rc = add_gpu(&s, &l);
-    if (rc == 0) rc = link_work(&s, &l);
-    if (rc == 0) rc = tp_memory_allocs(&s, l.mem, l.nmem);
-    if (runs_done(&h)) rc = -1;
-    if (rc == 0) rc = walk_threads(&s, &l);
-    if (streams_done(&h)) rc = -1; /* (joined whatever rc is: before anything is freed) */
-    if (rc == 0) rc = tp_gpu_idle(&s, &h.streams);
-    tp_idle_streams_free(&h.streams);
-    if (rc == 0) rc = tp_memory_peaks(&s, l.mem, l.nmem);
-    if (rc == 0) rc = merge_names(&s);
-    if (rc == 0) rc = tp_shapes_merge(&s);
-    size_t first_row = a->nsteps;
-    if (rc == 0) rc = append_steps(&s);
-    if (rc == 0) rc = tp_flight_add(&s, first_row);
-    free_lists(&l, m->ntracks); /* s.steps is l.steps */
-    free(s.step_stage);
-    free(s.step_lead);
-    free(s.step_other);
-    free(s.step_flops);
-    free(s.spans);
-    free(s.span_step);
-    free(s.sync_ends);
-    free(s.allocs);
-    free(s.alloc_bytes);
-    free(s.alloc_start);
-    free(s.cands);
-    free(s.stats);
-    tp_shapes_free(&s.shapes);
-    free(s.flight_self);
-    free(s.slot_of);
-    tp_corr_free(&s.corr);
-    tp_order_free(&s.order);
+    p->n = m->nevents < UINT32_MAX ? m->nevents : UINT32_MAX - 1;
+    if (p->n < m->nevents)
+        tp_analysis_add_warning(p->s.a, "a model holds %zu events; only the first %zu are analysed",
+                                m->nevents, p->n);
+    return rc;
+}
+
+static int pass_scan(pipeline *p) {
+    tp_scan *s = &p->s;
+    s->slot_of = tp_arena_calloc(&s->keep, s->m->strings.n, sizeof(*s->slot_of));
+    s->flops_key = tp_strtab_find(&s->m->strings, "flops", 5);
+    tp_shapes_begin(s);
+    if (!s->slot_of || note_devices(s->a, s->m)) return -1;
+    return alloc_lists(&p->l, s->m->ntracks);
+}
+
+/* The host's events here; the GPU's on the helper, started here for a big model, else here
+ * too. The helper hears of TP_HAS_HOST failing or not: it waits for it. */
+static int pass_classify(pipeline *p) {
+    start_helper(&p->h, &p->s, &p->l, p->n);
+    p->classify_all = !p->h.started;
+    int rc = classify(&p->s, &p->l, p->n, p->h.started ? CLASSIFY_HOST : CLASSIFY_ALL);
+    if (p->h.started) {
+        make(&p->h, TP_HAS_HOST);
+        p->h.told_host = 1;
+    }
+    return rc;
+}
+
+static int pass_steps(pipeline *p) {
+    return find_steps(&p->s, &p->l);
+}
+
+static int pass_flight(pipeline *p) {
+    tp_flight_find(&p->s);
+    return 0;
+}
+
+static int pass_busy(pipeline *p) {
+    return add_gpu(&p->s, &p->l);
+}
+
+static int pass_corr(pipeline *p) {
+    return link_work(&p->s, &p->l);
+}
+
+static int pass_allocs(pipeline *p) {
+    return tp_memory_allocs(&p->s, p->l.mem, p->l.nmem);
+}
+
+static int pass_walk(pipeline *p) {
+    return walk_threads(&p->s, &p->l);
+}
+
+static int pass_idle(pipeline *p) {
+    int rc = tp_gpu_idle(&p->s, &p->h.streams);
+    tp_idle_streams_free(&p->h.streams); /* the last pass that reads them */
+    return rc;
+}
+
+static int pass_peaks(pipeline *p) {
+    return tp_memory_peaks(&p->s, p->l.mem, p->l.nmem);
+}
+
+static int pass_names(pipeline *p) {
+    return merge_names(&p->s);
+}
+
+static int pass_shapes(pipeline *p) {
+    return tp_shapes_merge(&p->s);
+}
+
+static int pass_step_rows(pipeline *p) {
+    p->first_row = p->s.a->nsteps;
+    return append_steps(&p->s);
+}
+
+static int pass_flight_row(pipeline *p) {
+    return tp_flight_add(&p->s, p->first_row);
+}
+
+/* A pass: what it needs made before it runs, and what it makes. Its scratch comes from s.tmp,
+ * freed when it returns; what later passes read, from s.keep. */
+typedef struct pass {
+    const char *name; /* for the reader and the debugger */
+    int (*run)(pipeline *p);
+    unsigned needs, makes;
+} pass;
+
+/* The passes in the order they run; an order that puts a pass before one making a fact it
+ * needs is refused by in_order (asserted). Beyond the data they read, two kinds of need keep
+ * an order: a pass that takes from keep after the scan needs TP_HAS_GPU, as keep is the
+ * helper's until then (steps, allocs; the walk's stats); idle needs BUSY, which creates the
+ * devices' rows in the order the output shows them. A new figure is a field of tp_analysis,
+ * a fact and a row here (docs/ARCHITECTURE.md). */
+static const pass passes[] = {
+    {"input", pass_input, 0, TP_HAS_INPUT},
+    {"scan", pass_scan, TP_HAS_INPUT, TP_HAS_SCAN},
+    {"classify", pass_classify, TP_HAS_SCAN, TP_HAS_HOST},
+    {"steps", pass_steps, TP_HAS_HOST | TP_HAS_GPU, TP_HAS_STEPS},
+    {"flight", pass_flight, TP_HAS_STEPS, TP_HAS_FLIGHT},
+    {"busy", pass_busy, TP_HAS_HOST | TP_HAS_GPU | TP_HAS_STEPS, TP_HAS_BUSY},
+    {"corr", pass_corr, TP_HAS_GPU, TP_HAS_CORR},
+    {"allocs", pass_allocs, TP_HAS_HOST | TP_HAS_GPU, TP_HAS_ALLOCS},
+    {"walk", pass_walk,
+     TP_HAS_GPU | TP_HAS_RUNS | TP_HAS_STEPS | TP_HAS_FLIGHT | TP_HAS_CORR | TP_HAS_ALLOCS,
+     TP_HAS_WALKED},
+    {"idle", pass_idle, TP_HAS_STREAMS | TP_HAS_BUSY | TP_HAS_WALKED, TP_HAS_IDLE},
+    {"peaks", pass_peaks, TP_HAS_HOST, TP_HAS_PEAKS},
+    {"names", pass_names, TP_HAS_WALKED, TP_HAS_ROWS},
+    {"shapes", pass_shapes, TP_HAS_WALKED, TP_HAS_SHAPE_ROWS},
+    {"step rows", pass_step_rows, TP_HAS_WALKED, TP_HAS_STEP_ROWS},
+    {"flight row", pass_flight_row, TP_HAS_FLIGHT | TP_HAS_WALKED | TP_HAS_STEP_ROWS,
+     TP_HAS_FLIGHT_ROW},
+};
+enum { NPASSES = sizeof(passes) / sizeof(passes[0]) };
+
+#ifndef NDEBUG
+/* Whether every pass comes after those making what it needs (joins come from the helper). */
+static int in_order(void) {
+    unsigned made = TP_JOINS;
+    for (size_t i = 0; i < NPASSES; i++) {
+        if (passes[i].needs & ~made) return 0;
+        made |= passes[i].makes;
+    }
+    return 1;
+}
+#endif
+
+static int run_pass(pipeline *p, const pass *ps) {
+    assert((ps->needs & ~(p->have | TP_JOINS)) == 0); /* in_order */
+    tp_arena tmp = {0};
+    p->s.tmp = &tmp;
+    int rc = 0;
+    for (unsigned wait = ps->needs & TP_JOINS & ~p->have; wait; wait &= wait - 1) {
+        unsigned fact = wait & -wait; /* lowest first: the helper's order */
+        if (join(p, fact)) rc = -1;
+        p->have |= fact;
+    }
+    if (rc == 0) rc = ps->run(p);
+    p->s.tmp = NULL;
+    tp_arena_free(&tmp);
+    if (rc == 0) p->have |= ps->makes;
+    return rc;
+}
+
+/* After the last pass run (all, or up to one that failed): the helper's tasks waited for, so
+ * that nothing it uses is freed under it. 0, or -1 when one failed. */
+static int join_rest(pipeline *p) {
+    int rc = 0;
+    if (!p->h.started) return 0;
+    assert(p->h.told_host); /* the helper starts in the classifying pass, which tells it */
+    for (unsigned wait = TP_JOINS & ~p->have; wait; wait &= wait - 1)
+        if (join(p, wait & -wait)) rc = -1;
+    return rc;
+}
+
+/* What the passes left: keep and the structures with a life of their own. */
+static void pipeline_free(pipeline *p) {
+    free_lists(&p->l, p->s.m->ntracks); /* s.steps is l.steps */
+    tp_idle_streams_free(&p->h.streams);
+    tp_shapes_free(&p->s.shapes);
+    tp_order_free(&p->s.order);
+    tp_arena_free(&p->s.keep);
+}
+
+int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
+    assert(in_order());
+    pipeline p = {.s = {.a = a, .m = m, .flight_ev = UINT32_MAX}, .path = path};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < NPASSES; i++)
+        rc = run_pass(&p, &passes[i]);
+    if (join_rest(&p)) rc = -1;
+    pipeline_free(&p);
     if (rc == 0 && a->priv->per_rank) rc = tp_ranks_add_model(a, m, path);
     if (rc) a->failed = 1;
     return rc;

@@ -5,16 +5,14 @@
  * increasing order, so each search starts where the last one ended (internal.h). */
 #include "analysis/internal.h"
 
-#include <stdlib.h>
-
-int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n) {
+int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n, tp_arena *ar) {
     *t = (tp_corr_table){.ids = recs};
     if (n == 0) return 0;
     if (tp_sort_keyed(&o->spare, recs, n)) return -1;
     size_t distinct = 1;
     for (size_t i = 1; i < n; i++)
         distinct += recs[i].key != recs[i - 1].key;
-    if (!(t->use = calloc(distinct, sizeof(*t->use)))) return -1;
+    if (!(t->use = tp_arena_calloc(ar, distinct, sizeof(*t->use)))) return -1;
     /* Equal ids collapse in place (the write position never passes the read position); the
      * durations, each >= 0, sum with saturation. */
     for (size_t i = 0; i < n; i++) {
@@ -88,10 +86,4 @@ void tp_corr_charge(tp_scan *s) {
         }
         s->a->gpu_attributed_ns = tp_add_sat(s->a->gpu_attributed_ns, gpu_ns);
     }
-}
-
-void tp_corr_free(tp_corr_table *t) {
-    free(t->ids);
-    free(t->use);
-    *t = (tp_corr_table){0};
 }

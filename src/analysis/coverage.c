@@ -18,8 +18,8 @@ static int note_span(tp_scan *s, size_t k, const tp_event *e) {
     const tp_event *step = &s->m->events[s->steps[k]];
     int64_t end = tp_ev_end(e), step_end = tp_ev_end(step);
     if (end > step_end) end = step_end;
-    if (TP_GROW(s->spans, s->cap_spans, s->nspans + 1) ||
-        TP_GROW(s->span_step, s->cap_span_step, s->nspans + 1))
+    if (TP_AGROW(&s->keep, s->spans, s->cap_spans, s->nspans + 1) ||
+        TP_AGROW(&s->keep, s->span_step, s->cap_span_step, s->nspans + 1))
         return -1;
     s->spans[s->nspans] = (tp_keyed){tp_time_key(e->ts), (uint64_t)(end - e->ts)};
     s->span_step[s->nspans++] = (uint32_t)k;
@@ -76,9 +76,10 @@ int tp_stage_other(tp_scan *s) {
     for (size_t k = 0; k < s->nsteps; k++)
         s->step_other[k] = tp_ev_dur(&s->m->events[s->steps[k]]);
     if (!s->nspans) return 0;
-    uint32_t *idx = malloc(s->nspans * sizeof(*idx)), *grouped = malloc(s->nspans * sizeof(*idx));
-    size_t *start = malloc((s->nsteps + 1) * sizeof(*start));
-    tp_keyed *one = malloc(s->nspans * sizeof(*one));
+    uint32_t *idx = tp_arena_alloc(s->tmp, s->nspans, sizeof(*idx));
+    uint32_t *grouped = tp_arena_alloc(s->tmp, s->nspans, sizeof(*grouped));
+    size_t *start = tp_arena_alloc(s->tmp, s->nsteps + 1, sizeof(*start));
+    tp_keyed *one = tp_arena_alloc(s->tmp, s->nspans, sizeof(*one));
     int rc = idx && grouped && start && one ? 0 : -1;
     if (rc == 0) {
         for (size_t i = 0; i < s->nspans; i++)
@@ -95,9 +96,5 @@ int tp_stage_other(tp_scan *s) {
         rc = tp_gpu_union(&s->order, one, n, step->ts, tp_ev_end(step), &covered);
         s->step_other[k] = s->step_other[k] > covered ? s->step_other[k] - covered : 0;
     }
-    free(idx);
-    free(grouped);
-    free(start);
-    free(one);
     return rc;
 }

@@ -37,9 +37,9 @@ int tp_evidence_open(tp_scan *s, const tp_event *e, tp_name_stats *ns, int is_op
         a->optim_steps++;
         a->optim_ns = tp_add_sat(a->optim_ns, dur);
     }
-    if ((ns->what & TP_NAME_SYNC) &&
-        !TP_GROW(s->sync_ends, s->cap_sync_ends, s->nsync_ends + 1)) /* lost if out of memory */
-        s->sync_ends[s->nsync_ends++] = tp_ev_end(e);
+    size_t nsync = s->nsync_ends;
+    if ((ns->what & TP_NAME_SYNC) && !TP_AGROW(&s->keep, s->sync_ends, s->cap_sync_ends, nsync + 1))
+        s->sync_ends[s->nsync_ends++] = tp_ev_end(e); /* lost if out of memory */
     if ((ns->what & TP_NAME_SYNC) && tp_step_at(s, e->ts) >= 0) {
         a->sync_ns = tp_add_sat(a->sync_ns, dur);
         a->sync_calls++;

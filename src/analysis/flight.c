@@ -29,7 +29,7 @@ void tp_flight_find(tp_scan *s) {
 
 int tp_flight_self(tp_scan *s, uint32_t stat, int64_t self) {
     size_t old = s->cap_flight_self;
-    if (TP_GROW(s->flight_self, s->cap_flight_self, (size_t)stat + 1)) return -1;
+    if (TP_AGROW(&s->keep, s->flight_self, s->cap_flight_self, (size_t)stat + 1)) return -1;
     if (s->cap_flight_self > old)
         memset(s->flight_self + old, 0, (s->cap_flight_self - old) * sizeof(*s->flight_self));
     s->flight_self[stat] = tp_add_sat(s->flight_self[stat], self);
@@ -103,7 +103,8 @@ int tp_flight_add(tp_scan *s, size_t first_row) {
     tp_flight_row *f = &a->flights[a->nflights];
     *f = (tp_flight_row){.step = first_row + mine, .others = n - 1, .ratio = -1};
     f->reason = strdup(tp_model_str(s->m, s->m->flight_reason));
-    int64_t *col = malloc(n * sizeof(*col)), *scratch = malloc(n * sizeof(*scratch));
+    int64_t *col = tp_arena_alloc(s->tmp, n, sizeof(*col));
+    int64_t *scratch = tp_arena_alloc(s->tmp, n, sizeof(*scratch));
     int rc = f->reason && col && scratch ? 0 : -1;
     if (rc == 0) {
         for (size_t i = 0; i < n; i++)
@@ -113,8 +114,6 @@ int tp_flight_add(tp_scan *s, size_t first_row) {
         rc = grown_stage(f, a, first_row, n, col, scratch);
     }
     if (rc == 0) rc = grown_ops(f, s);
-    free(col);
-    free(scratch);
     a->nflights++; /* even incomplete: its strings are freed with the analysis */
     return rc;
 }

@@ -67,10 +67,12 @@ static void classify_gaps(tp_scan *s, const tp_keyed *w, size_t n, tp_idle_row *
     }
 }
 
-int tp_idle_sort_streams(tp_idle_streams *st, const tp_model *m, const uint32_t *work, size_t n) {
+int tp_idle_sort_streams(tp_idle_streams *st, const tp_model *m, const uint32_t *work, size_t n,
+                         tp_arena *tmp) {
     *st = (tp_idle_streams){0};
     if (!n) return 0;
-    uint32_t *track = malloc(n * sizeof(*track)), *grouped = malloc(n * sizeof(*grouped));
+    uint32_t *track = tp_arena_alloc(tmp, n, sizeof(*track));
+    uint32_t *grouped = tp_arena_alloc(tmp, n, sizeof(*grouped));
     st->start = malloc((m->ntracks + 1) * sizeof(*st->start));
     st->work = malloc(n * sizeof(*st->work));
     tp_sort_buf spare = {0};
@@ -93,8 +95,6 @@ int tp_idle_sort_streams(tp_idle_streams *st, const tp_model *m, const uint32_t 
         if (sorted < count && tp_sort_keyed(&spare, one, count)) rc = -1;
     }
     st->ntracks = m->ntracks;
-    free(track);
-    free(grouped);
     tp_sort_buf_free(&spare);
     if (rc) tp_idle_streams_free(st);
     return rc;

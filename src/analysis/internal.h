@@ -1,15 +1,18 @@
 /* internal.h - what the passes over one model share inside src/analysis (nothing outside uses it).
  *
- * tp_analysis_add_model (analysis.c) classifies a model's events once into index lists, then
- * hands this scan to the passes: nesting.c (self time, ops, stages, launch attribution), gpu.c
- * (busy time), memory.c (peaks). Everything here is scratch freed when the model is done; what
- * the analysis keeps is copied into its rows by name. */
+ * tp_analysis_add_model (add_model.c) classifies a model's events once into index lists, then
+ * runs its table of passes over this scan: nesting.c (self time, ops, stages, launch
+ * attribution), gpu.c (busy time), memory.c (peaks) and the others. Everything here is scratch
+ * freed when the model is done (most of it in one go: the arena keep); what the analysis keeps
+ * is copied into its rows by name. */
 #ifndef TP_ANALYSIS_INTERNAL_H
 #define TP_ANALYSIS_INTERNAL_H
 
 #include "analysis/analysis.h"
 #include "analysis/names.h"
 #include "analysis/order.h"
+
+#include "util/arena.h"
 
 #include <float.h>
 #include <stddef.h>
@@ -100,13 +103,13 @@ typedef struct tp_corr_table {
     size_t n;
 } tp_corr_table;
 
-/* Builds the table in recs[0..n) (key: an id, val: the duration of one piece of GPU work),
- * which the table takes over, failing or not. 0, or -1 when out of memory. */
-int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n);
+/* Builds the table in recs[0..n) (key: an id, val: the duration of one piece of GPU work), in
+ * place: they must outlive the table. Its use comes from ar, with which the table is freed.
+ * 0, or -1 when out of memory. */
+int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n, tp_arena *ar);
 /* The position of corr, or SIZE_MAX when no GPU work has it. The search starts at *hint and
  * leaves *hint where it ended. */
 size_t tp_corr_find(const tp_corr_table *t, uint64_t corr, size_t *hint);
-void tp_corr_free(tp_corr_table *t);
 
 /* A stage range the walk found: counted by coverage.c once every thread is walked. */
 typedef struct tp_stage_cand {
@@ -130,6 +133,13 @@ typedef struct tp_scan {
     tp_analysis *a;
     const tp_model *m;
     tp_order order; /* sorting scratch, reused by every pass */
+    /* What the passes leave for later passes of this model: every array below that is not a
+     * struct of its own (slot_of, stats, the per-step arrays, cands, spans, sync_ends, allocs,
+     * flight_self) comes from keep, freed once when the model is done. One thread uses it at a
+     * time: the helper while it classifies the GPU's events (stats), this thread otherwise. */
+    tp_arena keep;
+    /* The running pass's own scratch, freed as soon as it returns (add_model.c's driver). */
+    tp_arena *tmp;
 
     /* distinct names: stats[slot_of[name] - 1]; slot_of[name] == 0 means not seen yet */
     uint32_t *slot_of;
@@ -241,9 +251,10 @@ typedef struct tp_idle_streams {
     size_t *start; /* ntracks + 1 offsets */
     size_t ntracks;
 } tp_idle_streams;
-/* idle.c: st from the model's GPU work (event indices work[0..n)). 0, or -1 when out of memory
- * (st then empty). */
-int tp_idle_sort_streams(tp_idle_streams *st, const tp_model *m, const uint32_t *work, size_t n);
+/* idle.c: st from the model's GPU work (event indices work[0..n)), with scratch from tmp. 0, or
+ * -1 when out of memory (st then empty). */
+int tp_idle_sort_streams(tp_idle_streams *st, const tp_model *m, const uint32_t *work, size_t n,
+                         tp_arena *tmp);
 void tp_idle_streams_free(tp_idle_streams *st);
 /* idle.c: the idle gaps of each stream, explained, into the analysis' idle rows. Needs the
  * launches noted by the walks. 0 or -1. */

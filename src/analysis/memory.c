@@ -111,8 +111,8 @@ static int merge_peak(tp_analysis *a, const tp_model *m, struct tp_pair dev, int
 /* Each device's events in time order, and their peak merged into the analysis. */
 static int peaks_per_device(tp_scan *s, const mem_keys *k, const tp_pairs *devices,
                             const uint32_t *kept, const uint32_t *key, size_t n) {
-    uint32_t *grouped = malloc((n ? n : 1) * sizeof(*grouped));
-    size_t *start = malloc((devices->n + 1) * sizeof(*start));
+    uint32_t *grouped = tp_arena_alloc(s->tmp, n, sizeof(*grouped));
+    size_t *start = tp_arena_alloc(s->tmp, devices->n + 1, sizeof(*start));
     int rc = grouped && start ? 0 : -1;
     if (rc == 0) tp_group_by_key(kept, key, n, devices->n, grouped, start);
     for (size_t g = 0; g < devices->n && rc == 0; g++) {
@@ -125,8 +125,6 @@ static int peaks_per_device(tp_scan *s, const mem_keys *k, const tp_pairs *devic
             rc = merge_peak(s->a, s->m, devices->v[g], peak, ts);
         }
     }
-    free(start);
-    free(grouped);
     return rc;
 }
 
@@ -135,7 +133,8 @@ int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
     if (n == 0) return 0;
     mem_keys k = {find_key(m, tp_karg_device_type), find_key(m, tp_karg_device_id),
                   find_key(m, tp_karg_bytes), find_key(m, tp_karg_total_allocated)};
-    uint32_t *key = malloc(n * sizeof(*key)), *kept = malloc(n * sizeof(*kept));
+    uint32_t *key = tp_arena_alloc(s->tmp, n, sizeof(*key));
+    uint32_t *kept = tp_arena_alloc(s->tmp, n, sizeof(*kept));
     tp_pairs devices = {0};
     size_t nkept = 0;
     int rc = key && kept ? 0 : -1;
@@ -149,8 +148,6 @@ int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
     }
     if (rc == 0 && devices.n) rc = peaks_per_device(s, &k, &devices, kept, key, nkept);
     tp_pairs_free(&devices);
-    free(kept);
-    free(key);
     return rc;
 }
 
@@ -158,9 +155,9 @@ int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
 static int group_allocs(tp_scan *s, const mem_keys *k, const uint32_t *kept, const uint32_t *track,
                         size_t n) {
     const tp_model *m = s->m;
-    s->allocs = malloc(n * sizeof(*s->allocs));
-    s->alloc_bytes = malloc(n * sizeof(*s->alloc_bytes));
-    s->alloc_start = malloc((m->ntracks + 1) * sizeof(*s->alloc_start));
+    s->allocs = tp_arena_alloc(&s->keep, n, sizeof(*s->allocs));
+    s->alloc_bytes = tp_arena_alloc(&s->keep, n, sizeof(*s->alloc_bytes));
+    s->alloc_start = tp_arena_alloc(&s->keep, m->ntracks + 1, sizeof(*s->alloc_start));
     if (!s->allocs || !s->alloc_bytes || !s->alloc_start) return -1;
     tp_group_by_key(kept, track, n, m->ntracks, s->allocs, s->alloc_start);
     for (size_t t = 0; t < m->ntracks; t++) {
@@ -182,7 +179,8 @@ int tp_memory_allocs(tp_scan *s, const uint32_t *mem, size_t n) {
     tp_str bytes_key = find_key(m, tp_karg_bytes);
     if (n == 0 || bytes_key == UINT32_MAX) return 0;
     mem_keys k = {UINT32_MAX, UINT32_MAX, bytes_key, UINT32_MAX};
-    uint32_t *kept = malloc(n * sizeof(*kept)), *track = malloc(n * sizeof(*track));
+    uint32_t *kept = tp_arena_alloc(s->tmp, n, sizeof(*kept));
+    uint32_t *track = tp_arena_alloc(s->tmp, n, sizeof(*track));
     size_t nkept = 0;
     int rc = kept && track ? 0 : -1;
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -192,7 +190,5 @@ int tp_memory_allocs(tp_scan *s, const uint32_t *mem, size_t n) {
         kept[nkept++] = mem[i];
     }
     if (rc == 0 && nkept) rc = group_allocs(s, &k, kept, track, nkept);
-    free(kept);
-    free(track);
     return rc;
 }

@@ -115,7 +115,7 @@ static double count_flops(tp_scan *s, const tp_event *e) {
 
 /* A stage range found by the walk: counted once every thread is walked (coverage.c). */
 static int count_stage(tp_scan *s, int st, const tp_event *e, int64_t dur) {
-    if (TP_GROW(s->cands, s->cap_cands, s->ncands + 1)) return -1;
+    if (TP_AGROW(&s->keep, s->cands, s->cap_cands, s->ncands + 1)) return -1;
     s->cands[s->ncands++] =
         (tp_stage_cand){.stage = st, .ev = (uint32_t)(e - s->m->events), .own_ns = dur};
     return 0;

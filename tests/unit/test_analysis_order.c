@@ -178,7 +178,8 @@ static void test_corr_table(void **state) {
     }
     tp_order o = {0};
     tp_corr_table t = {0};
-    assert_int_equal(tp_corr_build(&t, &o, recs, n), 0);
+    tp_arena ar = {0};
+    assert_int_equal(tp_corr_build(&t, &o, recs, n, &ar), 0);
     size_t present = 0;
     for (size_t id = 0; id < IDS; id++)
         present += count[id] != 0;
@@ -198,7 +199,8 @@ static void test_corr_table(void **state) {
     size_t hint = 0;
     assert_true(tp_corr_find(&t, 0, &hint) == SIZE_MAX);
     assert_true(tp_corr_find(&t, IDS * 3 + 10, &hint) == SIZE_MAX);
-    tp_corr_free(&t);
+    tp_arena_free(&ar);
+    free(recs); /* the table was built in place: the records are the caller's */
     tp_order_free(&o);
 }
 
