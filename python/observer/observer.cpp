@@ -33,6 +33,7 @@
 #include <torch/csrc/profiler/api.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -68,13 +69,20 @@ void append_escaped(std::string &out, const std::string &s) {
     }
 }
 
+/* An integer in decimal, without the temporary string std::to_string makes. */
+void append_int(std::string &out, int64_t v) {
+    char digits[24];
+    auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    out.append(digits, static_cast<size_t>(end - digits));
+}
+
 void append_sizes(std::string &out, const at::Tensor &t) {
     out += '[';
     if (t.defined()) {
         auto sizes = t.sizes();
         for (size_t i = 0; i < sizes.size(); i++) {
             if (i) out += ", ";
-            out += std::to_string(sizes[i]);
+            append_int(out, sizes[i]);
         }
     }
     out += ']';
@@ -85,7 +93,7 @@ void append_sizes(std::string &out, const at::Tensor &t) {
  * case: sizes, strides, dims, flags) are written directly; the rest through torch's printer. */
 void append_concrete(std::string &out, const c10::IValue &v) {
     if (v.isInt()) {
-        out += std::to_string(v.toInt());
+        append_int(out, v.toInt());
     } else if (v.isBool()) {
         out += v.toBool() ? "True" : "False";
     } else if (v.isIntList()) {
@@ -93,7 +101,7 @@ void append_concrete(std::string &out, const c10::IValue &v) {
         auto list = v.toIntList();
         for (size_t i = 0; i < list.size(); i++) {
             if (i) out += ", ";
-            out += std::to_string(list.get(i));
+            append_int(out, list.get(i));
         }
         out += ']';
     } else {

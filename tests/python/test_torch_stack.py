@@ -93,9 +93,12 @@ def test_ranges_nest_with_modules_and_ops(out_dir):
         # each Linear.forward frame lies in its module's range and holds its addmm
         assert sum(inside(f, mods[m]) for m in ("Sequential.0", "Sequential.2")) == 1
         assert sum(inside(a, f) for a in addmm) == 1
-    # ranges on the thread nest properly: no two overlap without one holding the other
+    # ranges on the thread nest properly: no two overlap without one holding the other. torch's
+    # own record_function ranges ("Optimizer.step#SGD.step", recorded by the op observer) begin
+    # in one Python frame and end in another, as in torch.profiler's traces: left out
     spans = sorted(((e["ts"], e["ts"] + e["dur"]) for e in events if e["tid"] == fwd[0]["tid"]
-                    and not e["name"].startswith("ProfilerStep")), key=lambda s: (s[0], -s[1]))
+                    and not e["name"].startswith("ProfilerStep") and "#" not in e["name"]),
+                   key=lambda s: (s[0], -s[1]))
     stack = []
     for s, t in spans:
         while stack and s >= stack[-1] - 0.002:
