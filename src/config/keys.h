@@ -27,7 +27,7 @@ enum tp_key_type {
     T_INT,    /* int64_t in [min, max] */
     T_DOUBLE, /* double: a finite decimal >= 0 */
     T_STR,    /* char *: not empty */
-    T_NAME,   /* char *: one plain path component (tp_config_plain_name) */
+    T_NAME,   /* char *: one plain path component (tp_plain_name, parse.h) */
     T_INTS,   /* int64_t * with its count: the items in [min, max] */
     T_STRS,   /* char ** with its count: stage definitions */
     T_GPU     /* int: enum tp_gpu_mode */
