@@ -108,7 +108,7 @@ static int merge_peak(tp_analysis *a, const tp_model *m, struct tp_pair dev, int
 }
 
 /* Each device's events in time order, and their peak merged into the analysis. */
-static int peaks_per_device(tp_scan *s, const mem_keys *k, const tp_pairs *devices,
+static int peaks_per_device(tp_walk *s, const mem_keys *k, const tp_pairs *devices,
                             const uint32_t *kept, const uint32_t *key, size_t n) {
     uint32_t *grouped = malloc((n ? n : 1) * sizeof(*grouped));
     size_t *start = malloc((devices->n + 1) * sizeof(*start));
@@ -129,7 +129,7 @@ static int peaks_per_device(tp_scan *s, const mem_keys *k, const tp_pairs *devic
     return rc;
 }
 
-int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
+int tp_memory_peaks(tp_walk *s, const uint32_t *mem, size_t n) {
     const tp_model *m = s->m;
     if (n == 0) return 0;
     mem_keys k = {find_key(m, "Device Type"), find_key(m, "Device Id"), find_key(m, "Bytes"),
@@ -154,7 +154,7 @@ int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
 }
 
 /* The allocations among mem[0..n) by track, into s->allocs, s->alloc_bytes, s->alloc_start. */
-static int group_allocs(tp_scan *s, const mem_keys *k, const uint32_t *kept, const uint32_t *track,
+static int group_allocs(tp_walk *s, const mem_keys *k, const uint32_t *kept, const uint32_t *track,
                         size_t n) {
     const tp_model *m = s->m;
     s->allocs = malloc(n * sizeof(*s->allocs));
@@ -176,7 +176,7 @@ static int group_allocs(tp_scan *s, const mem_keys *k, const uint32_t *kept, con
     return 0;
 }
 
-int tp_memory_allocs(tp_scan *s, const uint32_t *mem, size_t n) {
+int tp_memory_allocs(tp_walk *s, const uint32_t *mem, size_t n) {
     const tp_model *m = s->m;
     tp_str bytes_key = find_key(m, "Bytes");
     if (n == 0 || bytes_key == UINT32_MAX) return 0;
