@@ -1,9 +1,9 @@
 /* internal.h - what the passes over one model share inside src/analysis (nothing outside uses it).
  *
  * tp_analysis_add_model (analysis.c) classifies a model's events once into index lists, then
- * hands this scan to the passes: nesting.c (self time, ops, stages, launch attribution), gpu.c
- * (busy time), memory.c (peaks). Everything here is scratch freed when the model is done; what
- * the analysis keeps is copied into its rows by name. */
+ * hands this walk (tp_walk) to the passes: nesting.c (self time, ops, stages, launch attribution),
+ * gpu.c (busy time), memory_peaks.c (peaks). Everything here is scratch freed when the model is
+ * done; what the analysis keeps is copied into its rows by name. */
 #ifndef TP_ANALYSIS_INTERNAL_H
 #define TP_ANALYSIS_INTERNAL_H
 
@@ -159,14 +159,14 @@ typedef struct tp_walk {
     /* ends of every synchronization call (idle.c) */
     int64_t *sync_ends;
     size_t nsync_ends, cap_sync_ends;
-    /* allocations ([memory] events with Bytes > 0, memory.c): event indices grouped by track,
+    /* allocations ([memory] events with Bytes > 0, memory_peaks.c): event indices grouped by track,
      * each track's in time order, from alloc_start[t] to alloc_start[t + 1]; alloc_bytes is
      * parallel to allocs. NULL when the model has none. */
     uint32_t *allocs;
     int64_t *alloc_bytes;
     size_t *alloc_start;
 
-    /* the flight recorder's triggering step (flight.c): its event, or UINT32_MAX; its span;
+    /* the flight recorder's triggering step (flight_step.c): its event, or UINT32_MAX; its span;
      * the self time of each name (parallel to stats) in ranges starting inside it */
     uint32_t flight_ev;
     int64_t flight_ts, flight_end;
@@ -216,7 +216,7 @@ void tp_shapes_rows_free(tp_analysis *a);
  * enclosing each. 0 or -1. */
 int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *allocs,
                     const int64_t *bytes, size_t nallocs);
-/* memory.c: the model's allocations by thread into s->allocs (for the walks). 0 or -1. */
+/* memory_peaks.c: the model's allocations by thread into s->allocs (for the walks). 0 or -1. */
 int tp_memory_allocs(tp_walk *s, const uint32_t *mem, size_t n);
 /* gpu.c: the length of the union of one device's work intervals work[0..n) (key: the start
  * as a tp_time_key, val: the duration), each clipped to the window [lo, hi); sorts work.
@@ -224,7 +224,7 @@ int tp_memory_allocs(tp_walk *s, const uint32_t *mem, size_t n);
 int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi, int64_t *busy_ns);
 /* corr.c: charges each id's GPU work to the op noted with its launch during the walks. */
 void tp_corr_charge(tp_walk *s);
-/* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
+/* memory_peaks.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
  * into the analysis' memory rows. 0 or -1. */
 int tp_memory_peaks(tp_walk *s, const uint32_t *mem, size_t n);
 /* nesting.c: the step (index into s->steps) whose [start, end) holds t, or -1. */
@@ -273,7 +273,7 @@ void tp_ranks_acc_free(struct tp_rank_accs *r);
 /* recommend.c: replaces a->recos from the finished figures. */
 void tp_recommend(tp_analysis *a);
 
-/* flight.c: finds the model's flight-recorder step (marked TP_FLIGHT_MARK) once its steps are
+/* flight_step.c: finds the model's flight-recorder step (marked TP_FLIGHT_MARK) once its steps are
  * known; notes a range's self time when it starts inside that step (the walk calls it); adds
  * the flight row once the model's steps are appended from row first_row on. 0 or -1. */
 void tp_flight_find(tp_walk *s);

@@ -29,7 +29,7 @@ typedef enum tp_session_state {
 /* Options the annotation calls read without the lock (set before tprof_active_ turns on). */
 typedef struct tp_rec_opts {
     int shapes, memory, flops;
-    int nsight; /* mirror ranges to NVTX (set by src/gpu/session.c) */
+    int nsight; /* mirror ranges to NVTX (set by src/gpu/attach.c) */
 } tp_rec_opts;
 extern tp_rec_opts tp_opts;
 

@@ -1,4 +1,4 @@
-/* memory.c - memory peaks per (Device Type, Device Id) from PyTorch's [memory] instants.
+/* memory_peaks.c - memory peaks per (Device Type, Device Id) from PyTorch's [memory] instants.
  *
  * Where events carry `Total Allocated` (the allocator's running total, as Kineto writes it) the
  * peak is its maximum; otherwise it is the peak of the running sum of `Bytes` (negative for a

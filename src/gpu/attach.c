@@ -1,4 +1,4 @@
-/* session.c - joins the GPU sources to a session: the CUPTI activity source (config `gpu`) and
+/* attach.c - joins the GPU sources to a session: the CUPTI activity source (config `gpu`) and
  * Nsight capture windows (config `nsight`), both through the tp_source interface (gpu.h).
  *
  * Called after the session has started and its lock is released (tp_session_add_source takes it).

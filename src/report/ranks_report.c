@@ -1,6 +1,6 @@
-/* ranks.c - several ranks rendered: the per-rank table, the spread of step times across ranks
- * and the straggler with its evidence (docs/DISTRIBUTED.md). JSON times are integer nanoseconds
- * here, as the seam with the HTML report fixed them (docs/ANALYZE_JSON.md). */
+/* ranks_report.c - several ranks rendered: the per-rank table, the spread of step times across
+ * ranks and the straggler with its evidence (docs/DISTRIBUTED.md). JSON times are integer
+ * nanoseconds here, as the seam with the HTML report fixed them (docs/ANALYZE_JSON.md). */
 #include "report/ranks.h"
 
 #include "analysis/ranks.h"

@@ -1,4 +1,4 @@
-/* flight.c - a flight recorder's trace: its triggering step beside the other steps of the same
+/* flight_step.c - a flight recorder's trace: its triggering step beside the other steps of the same
  * input (docs/FLIGHT.md, docs/METRICS.md "Flight recorder").
  *
  * The model names the step (flight_step: the recorder's, or the trace's tprof object). For it the
