@@ -33,7 +33,7 @@ const char *tp_py_text(PyObject *obj, PyObject **owner);
  * every str the library takes whole goes through it, as tprof.range's name does. */
 const char *tp_py_text_whole(PyObject *obj, PyObject **owner, const char *fn);
 
-/* The module's functions, by area (session.c, analyze.c, stack.c); each ends with a zeroed
+/* The module's functions, by area (py_session.c, py_analyze.c, stack.c); each ends with a zeroed
  * entry. */
 extern PyMethodDef tp_py_session_methods[];
 extern PyMethodDef tp_py_analyze_methods[];

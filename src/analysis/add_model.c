@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-tp_name_stats *tp_scan_name(tp_scan *s, tp_str name) {
+tp_name_stats *tp_walk_name(tp_walk *s, tp_str name) {
     if (name >= s->m->strings.n) name = TP_STR_EMPTY; /* a corrupt id names "" */
     uint32_t slot = s->slot_of[name];
     if (slot) return &s->stats[slot - 1];
@@ -115,7 +115,7 @@ static keyed_vec *device_work(const tp_model *m, lists *l, uint32_t t) {
 
 static int push(tp_arena *ar, uint32_t **v, size_t *n, size_t *cap, uint32_t x);
 
-static int count_work(tp_scan *s, lists *l, const tp_event *e) {
+static int count_work(tp_walk *s, lists *l, const tp_event *e) {
     keyed_vec *w = device_work(s->m, l, e->track);
     int64_t dur = tp_ev_dur(e);
     if (!w || keyed_push(&l->gpu, w, tp_time_key(e->ts), (uint64_t)dur) ||
@@ -127,8 +127,8 @@ static int count_work(tp_scan *s, lists *l, const tp_event *e) {
 
 /* A host-to-device copy from pageable memory, as Kineto names it: "Memcpy HtoD (Pageable ->
  * Device)". The name is matched once per model (copies share a handful of names). */
-static void count_copy(tp_scan *s, const tp_event *e) {
-    tp_name_stats *ns = tp_scan_name(s, e->name);
+static void count_copy(tp_walk *s, const tp_event *e) {
+    tp_name_stats *ns = tp_walk_name(s, e->name);
     if (!ns) return; /* out of memory: the next pass reports it */
     if (!(ns->what & TP_NAME_KNOWN)) {
         ns->what = TP_NAME_KNOWN;
@@ -175,10 +175,10 @@ static int classify_host(lists *l, const tp_model *m, const tp_event *e, uint32_
     return e->kind == TP_MEMORY ? push(&l->host, &l->mem, &l->nmem, &l->cap_mem, idx) : 0;
 }
 
-static int classify_gpu(tp_scan *s, lists *l, const tp_event *e) {
+static int classify_gpu(tp_walk *s, lists *l, const tp_event *e) {
     switch (e->kind) {
     case TP_KERNEL: {
-        tp_name_stats *ns = tp_scan_name(s, e->name);
+        tp_name_stats *ns = tp_walk_name(s, e->name);
         if (!ns) return -1;
         count_kernel(s->a, ns, tp_ev_dur(e));
         return count_work(s, l, e);
@@ -195,7 +195,7 @@ static int classify_gpu(tp_scan *s, lists *l, const tp_event *e) {
 
 /* One pass over the events (those `which` says): runs per thread and per device, the kernel
  * table, the span. The lists are allocated (alloc_lists). */
-static int classify(tp_scan *s, lists *l, size_t n, unsigned which) {
+static int classify(tp_walk *s, lists *l, size_t n, unsigned which) {
     const tp_model *m = s->m;
     for (size_t i = 0; i < n; i++) {
         const tp_event *e = &m->events[i];
@@ -207,13 +207,13 @@ static int classify(tp_scan *s, lists *l, size_t n, unsigned which) {
 }
 
 /* The correlation table of the GPU work, in place in its records. */
-static int link_work(tp_scan *s, lists *l) {
+static int link_work(tp_walk *s, lists *l) {
     int rc = tp_corr_build(&s->corr, &s->order, l->corr.v, l->corr.n, &s->keep);
     tp_order_free(&s->order); /* the radix sort's buffers: the walks rarely need them */
     return rc;
 }
 
-static int find_steps(tp_scan *s, const lists *l) {
+static int find_steps(tp_walk *s, const lists *l) {
     s->steps = l->steps;
     s->nsteps = l->nsteps;
     s->step_stage = tp_arena_calloc(&s->keep, l->nsteps * s->a->nstages, sizeof(*s->step_stage));
@@ -262,7 +262,7 @@ enum { TP_HELPER_MIN = 1 << 18 }; /* smaller models are done before a thread sta
  *     when this thread joins it.
  * Where no helper starts, this thread does each task in its place (join). */
 typedef struct helper {
-    tp_scan *s;
+    tp_walk *s;
     lists *l;
     size_t n;
     tp_order order; /* its own scratch */
@@ -311,7 +311,7 @@ static void *help(void *arg) {
 
 /* Starts the helper on a model of n events (l allocated) when it is big enough to pay and the
  * analysis may use a second thread. */
-static void start_helper(helper *h, tp_scan *s, lists *l, size_t n) {
+static void start_helper(helper *h, tp_walk *s, lists *l, size_t n) {
     *h = (helper){.s = s, .l = l, .n = n};
     if (n < TP_HELPER_MIN || s->a->priv->one_thread || pthread_mutex_init(&h->mu, NULL)) return;
     if (pthread_cond_init(&h->cv, NULL)) {
@@ -335,7 +335,7 @@ static int end_helper(helper *h) {
 }
 
 /* Each thread's host ranges in start order, walked by nesting.c, then freed. */
-static int walk_threads(tp_scan *s, lists *l) {
+static int walk_threads(tp_walk *s, lists *l) {
     for (size_t t = 0; t < s->m->ntracks; t++) {
         tp_run *r = &l->threads[t];
         const uint32_t *allocs = NULL;
@@ -391,7 +391,7 @@ void tp_op_row_add(tp_op_row *r, const tp_name_stats *ns) {
     r->allocs += ns->allocs;
 }
 
-static int merge_names(tp_scan *s) {
+static int merge_names(tp_walk *s) {
     tp_analysis *a = s->a;
     struct tp_analysis_priv *pv = a->priv;
     for (size_t i = 0; i < s->nstats; i++) {
@@ -418,7 +418,7 @@ static int merge_names(tp_scan *s) {
     return 0;
 }
 
-static int append_steps(tp_scan *s) {
+static int append_steps(tp_walk *s) {
     tp_analysis *a = s->a;
     for (size_t k = 0; k < s->nsteps; k++) {
         const tp_event *e = &s->m->events[s->steps[k]];
@@ -457,7 +457,7 @@ static int append_steps(tp_scan *s) {
 
 /* GPU busy and capacity over the model's window: first step start to last step end, or the span
  * of all events when there are no steps. */
-static int add_gpu(tp_scan *s, lists *l) {
+static int add_gpu(tp_walk *s, lists *l) {
     tp_analysis *a = s->a;
     int64_t first = l->first, last = l->last;
     if (s->nsteps) {
@@ -516,7 +516,7 @@ static int note_input(tp_analysis *a, const tp_model *m, const char *path) {
 
 /* One model's way through the passes. */
 typedef struct pipeline {
-    tp_scan s;
+    tp_walk s;
     lists l;
     helper h;
     const char *path;
@@ -566,7 +566,7 @@ static int pass_input(pipeline *p) {
 }
 
 static int pass_scan(pipeline *p) {
-    tp_scan *s = &p->s;
+    tp_walk *s = &p->s;
     s->slot_of = tp_arena_calloc(&s->keep, s->m->strings.n, sizeof(*s->slot_of));
     s->flops_key = tp_strtab_find(&s->m->strings, "flops", 5);
     tp_shapes_begin(s);

@@ -73,7 +73,7 @@ typedef struct tp_step_row {
 } tp_step_row;
 
 /* A flight recorder's trace (docs/FLIGHT.md): its triggering step beside the others of its
- * input, and where the extra time went (flight.c). */
+ * input, and where the extra time went (flight_step.c). */
 enum { TP_FLIGHT_OPS = 3 };
 typedef struct tp_flight_op {
     char *name;

@@ -71,7 +71,7 @@ size_t tp_corr_find(const tp_corr_table *t, uint64_t corr, size_t *hint) {
     return pos < t->n && ids[pos].key == corr ? pos : SIZE_MAX;
 }
 
-void tp_corr_charge(tp_scan *s) {
+void tp_corr_charge(tp_walk *s) {
     for (size_t k = 0; k < s->corr.n; k++) {
         const tp_corr_use *u = &s->corr.use[k];
         if (u->op == UINT32_MAX) continue;

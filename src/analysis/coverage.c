@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 /* Keeps e's interval clipped to step k, for the step's uncovered time. */
-static int note_span(tp_scan *s, size_t k, const tp_event *e) {
+static int note_span(tp_walk *s, size_t k, const tp_event *e) {
     const tp_event *step = &s->m->events[s->steps[k]];
     int64_t end = tp_ev_end(e), step_end = tp_ev_end(step);
     if (end > step_end) end = step_end;
@@ -28,7 +28,7 @@ static int note_span(tp_scan *s, size_t k, const tp_event *e) {
 
 /* Counts dur, the part of e that is stage st's own, in the stage and in e's step; keeps e's
  * interval for the step's uncovered time. */
-static int count_one(tp_scan *s, int st, const tp_event *e, int64_t dur) {
+static int count_one(tp_walk *s, int st, const tp_event *e, int64_t dur) {
     tp_stage_row *row = &s->a->stages[st];
     if (TP_GROW(row->durs, row->cap_durs, row->count + 1)) return -1;
     row->durs[row->count++] = dur;
@@ -53,7 +53,7 @@ static int cmp_cand(const void *pa, const void *pb, void *ctx) {
     return (x->ev > y->ev) - (x->ev < y->ev);
 }
 
-int tp_stage_count(tp_scan *s) {
+int tp_stage_count(tp_walk *s) {
     if (!s->ncands) return 0;
     qsort_r(s->cands, s->ncands, sizeof(*s->cands), cmp_cand, (void *)s->m->events);
     /* Per stage in start order: a range ending by the furthest end so far lies inside an
@@ -72,7 +72,7 @@ int tp_stage_count(tp_scan *s) {
     return 0;
 }
 
-int tp_stage_other(tp_scan *s) {
+int tp_stage_other(tp_walk *s) {
     for (size_t k = 0; k < s->nsteps; k++)
         s->step_other[k] = tp_ev_dur(&s->m->events[s->steps[k]]);
     if (!s->nspans) return 0;

@@ -25,7 +25,7 @@ unsigned tp_name_flags(const char *name) {
     return f;
 }
 
-int tp_evidence_open(tp_scan *s, const tp_event *e, tp_name_stats *ns, int is_op, int in_optim,
+int tp_evidence_open(tp_walk *s, const tp_event *e, tp_name_stats *ns, int is_op, int in_optim,
                      uint32_t op_stat) {
     tp_analysis *a = s->a;
     if (!(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
@@ -50,7 +50,7 @@ int tp_evidence_open(tp_scan *s, const tp_event *e, tp_name_stats *ns, int is_op
     return in_optim || (ns->what & TP_NAME_OPTIM_STEP);
 }
 
-void tp_evidence_python(tp_scan *s, const tp_event *e, int64_t self_ns) {
+void tp_evidence_python(tp_walk *s, const tp_event *e, int64_t self_ns) {
     ptrdiff_t k = tp_step_at(s, e->ts);
     /* whole frames only: the profiler's own step() starts in the last step and runs on */
     if (k < 0 || tp_ev_end(e) > tp_ev_end(&s->m->events[s->steps[k]])) return;

@@ -41,7 +41,7 @@ static int sync_ended(const int64_t *ends, size_t n, int64_t from, int64_t to) {
 }
 
 /* The start of the launch of work e, or INT64_MIN when it has none in the trace. */
-static int64_t launch_ts(tp_scan *s, const tp_event *e, size_t *hint) {
+static int64_t launch_ts(tp_walk *s, const tp_event *e, size_t *hint) {
     if (!e->corr) return INT64_MIN;
     size_t k = tp_corr_find(&s->corr, e->corr, hint);
     if (k == SIZE_MAX || s->corr.use[k].launch == UINT32_MAX) return INT64_MIN;
@@ -49,7 +49,7 @@ static int64_t launch_ts(tp_scan *s, const tp_event *e, size_t *hint) {
 }
 
 /* One stream's work, sorted by start (val: event index), into its device's row. */
-static void classify_gaps(tp_scan *s, const tp_keyed *w, size_t n, tp_idle_row *row) {
+static void classify_gaps(tp_walk *s, const tp_keyed *w, size_t n, tp_idle_row *row) {
     size_t hint = 0;
     for (size_t i = 1; i < n; i++) {
         const tp_event *prev = &s->m->events[w[i - 1].val], *e = &s->m->events[w[i].val];
@@ -106,7 +106,7 @@ void tp_idle_streams_free(tp_idle_streams *st) {
     *st = (tp_idle_streams){0};
 }
 
-int tp_gpu_idle(tp_scan *s, const tp_idle_streams *st) {
+int tp_gpu_idle(tp_walk *s, const tp_idle_streams *st) {
     const tp_model *m = s->m;
     if (!st->work) return 0;
     tp_sort_i64(s->sync_ends, s->nsync_ends);

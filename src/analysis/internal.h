@@ -129,7 +129,7 @@ typedef struct tp_shape_scan {
     tp_hashtab index; /* (name, shapes) -> pair + 1 */
 } tp_shape_scan;
 
-typedef struct tp_scan {
+typedef struct tp_walk {
     tp_analysis *a;
     const tp_model *m;
     tp_order order; /* sorting scratch, reused by every pass */
@@ -182,10 +182,10 @@ typedef struct tp_scan {
     /* categories classified so far (a small direct-mapped cache: traces hold few) */
     tp_str cat_id[64];
     uint8_t cat_class[64];
-} tp_scan;
+} tp_walk;
 
 /* The stats of name, created on first use; NULL when out of memory. */
-tp_name_stats *tp_scan_name(tp_scan *s, tp_str name);
+tp_name_stats *tp_walk_name(tp_walk *s, tp_str name);
 
 /* Counts one call of an op lasting dur in ns, with flops FLOPs (NaN: it carries none). */
 static inline void tp_stats_call(tp_name_stats *ns, int64_t dur, double flops) {
@@ -205,12 +205,12 @@ void *tp_row_for(tp_name_index *ix, void **rows, size_t *n, size_t *cap, size_t 
                  const char *key);
 
 /* shapes.c: from the model's "Input Dims" key on, the op table by input shape. */
-void tp_shapes_begin(tp_scan *s);
+void tp_shapes_begin(tp_walk *s);
 /* shapes.c: counts e (an op lasting dur with flops, as tp_stats_call) in its (name, shapes)
  * pair, whose index goes into *pair. 0, or -1 when out of memory. */
-int tp_shapes_count(tp_scan *s, const tp_event *e, int64_t dur, double flops, uint32_t *pair);
+int tp_shapes_count(tp_walk *s, const tp_event *e, int64_t dur, double flops, uint32_t *pair);
 /* shapes.c: the model's pairs added to the analysis' ops_by_shape rows, then freed. 0 or -1. */
-int tp_shapes_merge(tp_scan *s);
+int tp_shapes_merge(tp_walk *s);
 void tp_shapes_free(tp_shape_scan *sh);
 /* shapes.c: ops_by_shape's percentages (of self_sum, Σ self of all ops) and its order. */
 void tp_shapes_finish(tp_analysis *a, int64_t self_sum);
@@ -220,29 +220,29 @@ void tp_shapes_rows_free(tp_analysis *a);
 /* nesting.c: walks one thread's host ranges (idx sorted by tp_order_ranges), charging the
  * thread's allocations (allocs[0..nallocs) in time order, bytes parallel) to the innermost op
  * enclosing each. 0 or -1. */
-int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n, const uint32_t *allocs,
+int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *allocs,
                     const int64_t *bytes, size_t nallocs);
 /* memory.c: the model's allocations by thread into s->allocs (for the walks). 0 or -1. */
-int tp_memory_allocs(tp_scan *s, const uint32_t *mem, size_t n);
+int tp_memory_allocs(tp_walk *s, const uint32_t *mem, size_t n);
 /* gpu.c: the length of the union of one device's work intervals work[0..n) (key: the start
  * as a tp_time_key, val: the duration), each clipped to the window [lo, hi); sorts work.
  * 0 or -1. */
 int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi, int64_t *busy_ns);
 /* corr.c: charges each id's GPU work to the op noted with its launch during the walks. */
-void tp_corr_charge(tp_scan *s);
+void tp_corr_charge(tp_walk *s);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
  * into the analysis' memory rows. 0 or -1. */
-int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n);
+int tp_memory_peaks(tp_walk *s, const uint32_t *mem, size_t n);
 /* nesting.c: the step (index into s->steps) whose [start, end) holds t, or -1. */
-ptrdiff_t tp_step_at(const tp_scan *s, int64_t t);
+ptrdiff_t tp_step_at(const tp_walk *s, int64_t t);
 /* evidence.c: notes what range e (not a step) says for the recommendations. is_op: e is an op
  * (not a runtime call, not a python_function); in_optim: an ancestor is an Optimizer.step;
  * op_stat: the stats index of the innermost op enclosing e, or UINT32_MAX. Returns whether e's
  * descendants are inside an Optimizer.step. */
-int tp_evidence_open(tp_scan *s, const tp_event *e, tp_name_stats *ns, int is_op, int in_optim,
+int tp_evidence_open(tp_walk *s, const tp_event *e, tp_name_stats *ns, int is_op, int in_optim,
                      uint32_t op_stat);
 /* evidence.c: the self time of a python_function range, when it lies inside a step. */
-void tp_evidence_python(tp_scan *s, const tp_event *e, int64_t self_ns);
+void tp_evidence_python(tp_walk *s, const tp_event *e, int64_t self_ns);
 /* idle.c: every stream's work in start order, worked out apart from the walks (it does not need
  * their launches, and add_model.c runs it on a second thread meanwhile): work[start[t] ..
  * start[t + 1]) is track t's, key its start (tp_time_key), val its event index. */
@@ -258,15 +258,15 @@ int tp_idle_sort_streams(tp_idle_streams *st, const tp_model *m, const uint32_t 
 void tp_idle_streams_free(tp_idle_streams *st);
 /* idle.c: the idle gaps of each stream, explained, into the analysis' idle rows. Needs the
  * launches noted by the walks. 0 or -1. */
-int tp_gpu_idle(tp_scan *s, const tp_idle_streams *st);
+int tp_gpu_idle(tp_walk *s, const tp_idle_streams *st);
 /* The row of device pid (its idle breakdown, busy and window), created on first use; NULL when
  * out of memory. */
 tp_idle_row *tp_device_row(tp_analysis *a, int64_t pid);
 /* coverage.c: counts the stage ranges the walks found (s->cands), leaving out those inside a
  * range of the same stage on another thread. 0 or -1. */
-int tp_stage_count(tp_scan *s);
+int tp_stage_count(tp_walk *s);
 /* coverage.c: per step, the time no stage range covers (s->step_other), from s->spans. 0 or -1. */
-int tp_stage_other(tp_scan *s);
+int tp_stage_other(tp_walk *s);
 /* stages.c: the index of the first stage with a pattern matching name, or -1. */
 int tp_stage_of(const tp_analysis *a, const char *name);
 /* mfu.c: achieved FLOP/s and MFU, overall and per step, from the finished figures. */
@@ -283,12 +283,12 @@ void tp_recommend(tp_analysis *a);
 /* flight.c: finds the model's flight-recorder step (marked TP_FLIGHT_MARK) once its steps are
  * known; notes a range's self time when it starts inside that step (the walk calls it); adds
  * the flight row once the model's steps are appended from row first_row on. 0 or -1. */
-void tp_flight_find(tp_scan *s);
-static inline int tp_flight_in(const tp_scan *s, int64_t ts) {
+void tp_flight_find(tp_walk *s);
+static inline int tp_flight_in(const tp_walk *s, int64_t ts) {
     return s->flight_ev != UINT32_MAX && ts >= s->flight_ts && ts < s->flight_end;
 }
-int tp_flight_self(tp_scan *s, uint32_t stat, int64_t self);
-int tp_flight_add(tp_scan *s, size_t first_row);
+int tp_flight_self(tp_walk *s, uint32_t stat, int64_t self);
+int tp_flight_add(tp_walk *s, size_t first_row);
 void tp_flight_rows_free(tp_analysis *a);
 
 #endif

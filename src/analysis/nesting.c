@@ -41,7 +41,7 @@ enum { CAT_OP = 0, CAT_RUNTIME = 1, CAT_PYTHON = 2 };
 
 /* What a category says about its ranges: runtime and driver calls (cuda_runtime, cuda_driver,
  * Runtime, hip ...) and python_function ranges are not ops a launch can be charged to. */
-static int cat_class(tp_scan *s, tp_str cat) {
+static int cat_class(tp_walk *s, tp_str cat) {
     size_t slot = cat & 63;
     if (s->cat_id[slot] == cat && s->cat_class[slot]) return s->cat_class[slot] - 1;
     const char *c = tp_model_str(s->m, cat);
@@ -54,7 +54,7 @@ static int cat_class(tp_scan *s, tp_str cat) {
 }
 
 /* The last step starting at or before t, when t is before its end. */
-ptrdiff_t tp_step_at(const tp_scan *s, int64_t t) {
+ptrdiff_t tp_step_at(const tp_walk *s, int64_t t) {
     size_t lo = 0, hi = s->nsteps;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -69,7 +69,7 @@ ptrdiff_t tp_step_at(const tp_scan *s, int64_t t) {
 
 /* A step's lead: the time before its first range on its own thread (all of it when it has
  * none). What a loop does there has no range of its own: `for batch in loader` fetching. */
-static void note_lead(tp_scan *s, const frame *step, int64_t first_child_ts) {
+static void note_lead(tp_walk *s, const frame *step, int64_t first_child_ts) {
     const tp_event *e = &s->m->events[step->ev];
     ptrdiff_t k = tp_step_at(s, e->ts);
     if (k < 0 || s->steps[k] != step->ev) return; /* a step overlapping another: not counted */
@@ -77,9 +77,9 @@ static void note_lead(tp_scan *s, const frame *step, int64_t first_child_ts) {
     s->step_lead[k] = lead > 0 ? lead : 0;
 }
 
-static int count_stage(tp_scan *s, int st, const tp_event *e, int64_t dur);
+static int count_stage(tp_walk *s, int st, const tp_event *e, int64_t dur);
 
-static int pop(tp_scan *s, const frame *f) {
+static int pop(tp_walk *s, const frame *f) {
     const tp_event *e = &s->m->events[f->ev];
     if (e->flags & TP_EVF_STEP) {
         if (!f->has_child) note_lead(s, f, 0);
@@ -102,7 +102,7 @@ static int pop(tp_scan *s, const frame *f) {
 
 /* The FLOPs e carries, NaN when none (no "flops" arg, not a number, NaN); also counted in the
  * step it starts in. */
-static double count_flops(tp_scan *s, const tp_event *e) {
+static double count_flops(tp_walk *s, const tp_event *e) {
     if (s->flops_key == UINT32_MAX || !e->nargs) return NAN;
     const tp_arg *arg = tp_event_arg(s->m, e, s->flops_key);
     if (!arg || (arg->type != TP_ARG_INT && arg->type != TP_ARG_DOUBLE)) return NAN;
@@ -114,7 +114,7 @@ static double count_flops(tp_scan *s, const tp_event *e) {
 }
 
 /* A stage range found by the walk: counted once every thread is walked (coverage.c). */
-static int count_stage(tp_scan *s, int st, const tp_event *e, int64_t dur) {
+static int count_stage(tp_walk *s, int st, const tp_event *e, int64_t dur) {
     if (TP_AGROW(&s->keep, s->cands, s->cap_cands, s->ncands + 1)) return -1;
     s->cands[s->ncands++] =
         (tp_stage_cand){.stage = st, .ev = (uint32_t)(e - s->m->events), .own_ns = dur};
@@ -124,7 +124,7 @@ static int count_stage(tp_scan *s, int st, const tp_event *e, int64_t dur) {
 /* Notes e (event idx) as the launch of its id's GPU work when no earlier event has that id,
  * with the innermost op around it (tp_corr_charge charges the work once every thread is
  * walked). *hint is the thread's search position. */
-static void note_launch(tp_scan *s, uint32_t idx, const tp_event *e, const frame *parent,
+static void note_launch(tp_walk *s, uint32_t idx, const tp_event *e, const frame *parent,
                         const frame *stack, size_t *hint) {
     size_t k = tp_corr_find(&s->corr, e->corr, hint);
     if (k == SIZE_MAX || idx > s->corr.use[k].launch) return;
@@ -135,7 +135,7 @@ static void note_launch(tp_scan *s, uint32_t idx, const tp_event *e, const frame
 
 /* Counts e, a range that is not a step, in its name's row, and in its (name, shapes) pair when
  * the model keeps shapes (*pair, else UINT32_MAX). 0, or -1 when out of memory. */
-static int count_op(tp_scan *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair) {
+static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair) {
     int64_t dur = tp_ev_dur(e);
     double flops = count_flops(s, e);
     tp_stats_call(ns, dur, flops);
@@ -148,7 +148,7 @@ static int count_op(tp_scan *s, const tp_event *e, tp_name_stats *ns, uint32_t *
  * matching range counts unless its innermost counted ancestor is of the same stage, and is
  * carved out of that ancestor when it is of another (Lightning runs training_step inside
  * Optimizer.step). */
-static void place_stage(tp_scan *s, const tp_event *e, tp_name_stats *ns, frame *parent,
+static void place_stage(tp_walk *s, const tp_event *e, tp_name_stats *ns, frame *parent,
                         frame *stack, size_t depth, frame *f) {
     f->stage_frame = parent ? parent->stage_frame : -1;
     f->stage = -1;
@@ -180,7 +180,7 @@ typedef struct alloc_feed {
  * <= end; the frames above it have ended but are not popped yet), then its innermost op. Every
  * frame on the stack started at or before t: allocations before a range's start are charged
  * before it is pushed. */
-static void charge_allocs(tp_scan *s, const frame *stack, size_t depth, alloc_feed *f,
+static void charge_allocs(tp_walk *s, const frame *stack, size_t depth, alloc_feed *f,
                           int64_t before) {
     for (; f->next < f->n; f->next++) {
         int64_t t = s->m->events[f->ev[f->next]].ts;
@@ -203,7 +203,7 @@ static frame *push(frame **stack, size_t *cap, size_t depth) {
     return *stack ? &(*stack)[depth] : NULL;
 }
 
-int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n, const uint32_t *allocs,
+int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *allocs,
                     const int64_t *bytes, size_t nallocs) {
     frame *stack = NULL, *f;
     size_t depth = 0, cap = 0, hint = 0;
@@ -224,7 +224,7 @@ int tp_nesting_walk(tp_scan *s, const uint32_t *idx, size_t n, const uint32_t *a
             parent->has_child = 1;
             parent->children = tp_add_sat(parent->children, tp_ev_dur(e));
         }
-        tp_name_stats *ns = tp_scan_name(s, e->name);
+        tp_name_stats *ns = tp_walk_name(s, e->name);
         int cls = CAT_OP, in_optim = parent && parent->in_optim;
         if (!ns) goto oom;
         int32_t op = parent ? parent->op : -1;

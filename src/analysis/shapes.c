@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tp_shapes_begin(tp_scan *s) {
+void tp_shapes_begin(tp_walk *s) {
     s->shapes = (tp_shape_scan){.dims_key = tp_strtab_find(&s->m->strings, tp_karg_input_dims,
                                                            TP_KLEN(tp_karg_input_dims))};
 }
@@ -53,7 +53,7 @@ static uint32_t pair_of(tp_shape_scan *sh, tp_str name, tp_str shapes) {
     return (uint32_t)sh->n++;
 }
 
-int tp_shapes_count(tp_scan *s, const tp_event *e, int64_t dur, double flops, uint32_t *pair) {
+int tp_shapes_count(tp_walk *s, const tp_event *e, int64_t dur, double flops, uint32_t *pair) {
     tp_shape_scan *sh = &s->shapes;
     assert(sh->dims_key != UINT32_MAX);
     const tp_arg *dims = e->nargs ? tp_event_arg(s->m, e, sh->dims_key) : NULL;
@@ -103,7 +103,7 @@ static tp_op_row *row_of(tp_analysis *a, const tp_buf *key, size_t shapes_len) {
     return r;
 }
 
-int tp_shapes_merge(tp_scan *s) {
+int tp_shapes_merge(tp_walk *s) {
     tp_shape_scan *sh = &s->shapes;
     /* A model whose ops recorded no shapes (the key named something else) adds no rows. */
     size_t shaped = 0;

@@ -2,8 +2,8 @@
  * table, step spread, straggler) from each rank's summary.json alone, reading no trace, for runs
  * of so many ranks that no machine should read every trace (docs/DISTRIBUTED.md).
  *
- * Each summary's "rank_summary" member (report/ranks.c writes it; docs/ANALYZE_JSON.md) becomes
- * one tp_rank_row, exactly what analysis/ranks.c makes of that rank's traces, and
+ * Each summary's "rank_summary" member (report/ranks_report.c writes it; docs/ANALYZE_JSON.md)
+ * becomes one tp_rank_row, exactly what analysis/ranks.c makes of that rank's traces, and
  * tp_ranks_attach completes them as it completes the rows of traces: the same figures from
  * either source, within the collectives a summary keeps (its last TP_SUMMARY_COLLECTIVES).
  *

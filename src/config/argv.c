@@ -40,7 +40,7 @@ static int cli_arg(int argc, char **argv, int i, tp_cli_arg *out) {
     const tp_keydef *k = tp_config_find_key(out->key, out->keylen);
     int b;
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-    if (k && k->type == T_BOOL && (!next || tp_parse_bool(next, &b))) {
+    if (k && k->type == TP_T_BOOL && (!next || tp_parse_bool(next, &b))) {
         out->value = "true";
         return 1;
     }

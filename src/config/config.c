@@ -38,7 +38,7 @@ static const void *cfield(const tprof_config *cfg, const tp_keydef *k) {
     return (const char *)cfg + k->off;
 }
 static int is_text(const tp_keydef *k) {
-    return k->type == T_STR || k->type == T_NAME;
+    return k->type == TP_T_STR || k->type == TP_T_NAME;
 }
 
 static int same_name(const char *a, const char *name, size_t len) {
@@ -115,27 +115,27 @@ const char *tprof_config_error(const tprof_config *cfg) {
 
 static const char *rule(const tp_keydef *k, char *buf, size_t n) {
     switch (k->type) {
-    case T_BOOL:
+    case TP_T_BOOL:
         return "must be true or false (also 1/0, yes/no, on/off)";
-    case T_GPU:
+    case TP_T_GPU:
         return "must be auto, on or off";
-    case T_DOUBLE:
+    case TP_T_DOUBLE:
         return "must be a decimal number >= 0";
-    case T_STR:
+    case TP_T_STR:
         return "must not be empty";
-    case T_NAME:
+    case TP_T_NAME:
         snprintf(buf, n,
                  "must be one plain path component of at most %d bytes: not empty, \".\" or "
                  "\"..\", without '/' or control characters",
                  TP_NAME_MAX);
         return buf;
-    case T_STRS:
+    case TP_T_STRS:
         return "must be a list of stage names, each \"name\" or \"name=pattern|pattern\"";
-    case T_INTS:
+    case TP_T_INTS:
         snprintf(buf, n, "must be a list of integers >= %lld, e.g. [1, 5, 10] or \"1,5,10\"",
                  (long long)k->min);
         return buf;
-    case T_INT:
+    case TP_T_INT:
         break;
     }
     if (k->max == TP_MAX_COUNT)
@@ -198,8 +198,8 @@ static int set_strings(tprof_config *cfg, const char *const *items, size_t n) {
 static int set_list(tprof_config *cfg, const tp_keydef *k, const char *given,
                     const char *const *items, size_t n, const char *shown, const char *source) {
     /* One key of each list type: epochs and stages. */
-    assert(k - tp_config_keys == (k->type == T_INTS ? TP_KEY_EPOCHS : TP_KEY_STAGES));
-    int rc = k->type == T_INTS ? set_ints(cfg, k, items, n) : set_strings(cfg, items, n);
+    assert(k - tp_config_keys == (k->type == TP_T_INTS ? TP_KEY_EPOCHS : TP_KEY_STAGES));
+    int rc = k->type == TP_T_INTS ? set_ints(cfg, k, items, n) : set_strings(cfg, items, n);
     if (rc < 0) return TP_CONFIG_FAIL(cfg, "out of memory");
     if (rc > 0) return bad_value(cfg, k, given, shown, source);
     return set_origin(cfg, k, source);
@@ -225,31 +225,31 @@ int tp_config_set_value(tprof_config *cfg, const tp_keydef *k, const char *given
     void *f = field(cfg, k);
     int bad = 0;
     switch (k->type) {
-    case T_BOOL:
+    case TP_T_BOOL:
         bad = tp_parse_bool(value, (int *)f);
         break;
-    case T_INT: {
+    case TP_T_INT: {
         int64_t v;
         bad = tp_parse_int(value, &v) || v < k->min || v > k->max;
         if (!bad) *(int64_t *)f = v;
         break;
     }
-    case T_DOUBLE:
+    case TP_T_DOUBLE:
         bad = tp_parse_decimal(value, (double *)f);
         break;
-    case T_GPU:
+    case TP_T_GPU:
         bad = tp_parse_gpu_mode(value, (int *)f);
         break;
-    case T_STR:
-    case T_NAME: {
-        bad = k->type == T_NAME ? !tp_plain_name(value) : !*value;
+    case TP_T_STR:
+    case TP_T_NAME: {
+        bad = k->type == TP_T_NAME ? !tp_plain_name(value) : !*value;
         char *copy = bad ? NULL : strdup(value);
         if (!bad && !copy) return TP_CONFIG_FAIL(cfg, "out of memory");
         if (!bad) free(*(char **)f), *(char **)f = copy;
         break;
     }
-    case T_INTS:
-    case T_STRS:
+    case TP_T_INTS:
+    case TP_T_STRS:
         return set_list_text(cfg, k, given, value, source);
     }
     if (bad) return bad_value(cfg, k, given, value, source);
@@ -306,7 +306,7 @@ int tp_config_apply_list(tprof_config *cfg, const char *key, size_t len, const c
     const char *text = shown.failed ? "[...]" : shown.data;
     const tp_keydef *k = tp_config_find_key(key, len);
     char given[64];
-    int rc = k && (k->type == T_INTS || k->type == T_STRS)
+    int rc = k && (k->type == TP_T_INTS || k->type == TP_T_STRS)
                  ? set_list(cfg, k, given_name(k, key, len, given, sizeof(given)), items, n, text,
                             source)
                  : tp_config_reject(cfg, key, len, text, source);
@@ -370,32 +370,32 @@ tprof_config *tp_config_dup(const tprof_config *cfg) {
 static void json_value(tp_buf *b, const tprof_config *cfg, const tp_keydef *k) {
     const void *f = cfield(cfg, k);
     switch (k->type) {
-    case T_BOOL:
+    case TP_T_BOOL:
         tp_buf_puts(b, *(const int *)f ? "true" : "false");
         break;
-    case T_INT:
+    case TP_T_INT:
         tp_buf_i64(b, *(const int64_t *)f);
         break;
-    case T_DOUBLE:
+    case TP_T_DOUBLE:
         tp_buf_double(b, *(const double *)f);
         break;
-    case T_GPU:
+    case TP_T_GPU:
         tp_buf_puts(b, (const char *[]){"\"auto\"", "\"on\"", "\"off\""}[*(const int *)f]);
         break;
-    case T_STR:
-    case T_NAME:
+    case TP_T_STR:
+    case TP_T_NAME:
         if (*(char *const *)f)
             tp_buf_json_cstr(b, *(char *const *)f);
         else
             TP_BUF_LIT(b, "null");
         break;
-    case T_INTS:
-    case T_STRS: {
-        size_t n = k->type == T_INTS ? cfg->nepochs : cfg->nstages;
+    case TP_T_INTS:
+    case TP_T_STRS: {
+        size_t n = k->type == TP_T_INTS ? cfg->nepochs : cfg->nstages;
         tp_buf_putc(b, '[');
         for (size_t j = 0; j < n; j++) {
             if (j) TP_BUF_LIT(b, ", ");
-            if (k->type == T_INTS)
+            if (k->type == TP_T_INTS)
                 tp_buf_i64(b, cfg->epochs[j]);
             else
                 tp_buf_json_cstr(b, cfg->stages[j]);

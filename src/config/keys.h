@@ -8,8 +8,8 @@
  *     X(ID, name, type, min, max, default)
  *
  * name is the key and the field of struct tprof_config that holds it (config.h); type is one of
- * enum tp_key_type; min and max bound an integer (T_INT, and the items of T_INTS); default is the
- * built-in value as text, parsed like any other value, or NULL for none (run_id's default is
+ * enum tp_key_type; min and max bound an integer (TP_T_INT, and the items of TP_T_INTS); default is
+ * the built-in value as text, parsed like any other value, or NULL for none (run_id's default is
  * computed by tprof_config_new). A new key is one line here, its field in config.h and its row in
  * docs/CONFIG.md.
  *
@@ -23,59 +23,59 @@
 
 /* How a key's value is written and checked (parse.c). */
 enum tp_key_type {
-    T_BOOL,   /* int: true/false, 1/0, yes/no, on/off (any case) */
-    T_INT,    /* int64_t in [min, max] */
-    T_DOUBLE, /* double: a finite decimal >= 0 */
-    T_STR,    /* char *: not empty */
-    T_NAME,   /* char *: one plain path component (tp_config_plain_name) */
-    T_INTS,   /* int64_t * with its count: the items in [min, max] */
-    T_STRS,   /* char ** with its count: stage definitions */
-    T_GPU     /* int: enum tp_gpu_mode */
+    TP_T_BOOL,   /* int: true/false, 1/0, yes/no, on/off (any case) */
+    TP_T_INT,    /* int64_t in [min, max] */
+    TP_T_DOUBLE, /* double: a finite decimal >= 0 */
+    TP_T_STR,    /* char *: not empty */
+    TP_T_NAME,   /* char *: one plain path component (tp_plain_name, parse.h) */
+    TP_T_INTS,   /* int64_t * with its count: the items in [min, max] */
+    TP_T_STRS,   /* char ** with its count: stage definitions */
+    TP_T_GPU     /* int: enum tp_gpu_mode */
 };
 
 /* The largest count of steps, epochs or cycles. */
 #define TP_MAX_COUNT INT64_C(1000000000)
 
 #define TP_CONFIG_KEYS(X)                                                                          \
-    X(ENABLED, enabled, T_BOOL, 0, 0, "false")                                                     \
-    X(OUTPUT_DIR, output_dir, T_STR, 0, 0, "tprof_runs")                                           \
-    X(RUN_ID, run_id, T_NAME, 0, 0, NULL)                                                          \
-    X(SKIP_FIRST, skip_first, T_INT, 0, TP_MAX_COUNT, "0")                                         \
-    X(WAIT, wait, T_INT, 0, TP_MAX_COUNT, "0")                                                     \
-    X(WARMUP, warmup, T_INT, 0, TP_MAX_COUNT, "0")                                                 \
-    X(ACTIVE, active, T_INT, 1, TP_MAX_COUNT, "1")                                                 \
-    X(REPEAT, repeat, T_INT, 0, TP_MAX_COUNT, "0")                                                 \
-    X(SKIP_FIRST_WAIT, skip_first_wait, T_BOOL, 0, 0, "false")                                     \
-    X(SCHEDULE_EVERY_N_STEPS, schedule_every_n_steps, T_INT, 0, TP_MAX_COUNT, "0")                 \
-    X(EPOCHS, epochs, T_INTS, 0, TP_MAX_COUNT, "")                                                 \
-    X(EPOCH_STEPS, epoch_steps, T_INT, 0, TP_MAX_COUNT, "0")                                       \
-    X(RECORD_SHAPES, record_shapes, T_BOOL, 0, 0, "false")                                         \
-    X(PROFILE_MEMORY, profile_memory, T_BOOL, 0, 0, "false")                                       \
-    X(WITH_FLOPS, with_flops, T_BOOL, 0, 0, "true")                                                \
-    X(WITH_STACK, with_stack, T_BOOL, 0, 0, "false")                                               \
-    X(WITH_MODULES, with_modules, T_BOOL, 0, 0, "true")                                            \
-    X(STAGES, stages, T_STRS, 0, 0, "")                                                            \
-    X(GZIP, gzip, T_BOOL, 0, 0, "false")                                                           \
-    X(TENSORBOARD_NAMES, tensorboard_names, T_BOOL, 0, 0, "false")                                 \
-    X(MAX_EVENTS, max_events, T_INT, 16, INT64_C(1) << 40, "4194304")                              \
-    X(SUMMARY, summary, T_BOOL, 0, 0, "true")                                                      \
-    X(TOP_K, top_k, T_INT, 1, 100000, "10")                                                        \
-    X(HTML_REPORT, html_report, T_BOOL, 0, 0, "true")                                              \
-    X(CONFIG, config, T_STR, 0, 0, NULL)                                                           \
-    X(SIGNALS, signals, T_BOOL, 0, 0, "true")                                                      \
-    X(FLUSH_TIMEOUT_MS, flush_timeout_ms, T_INT, 1, 3600000, "5000")                               \
-    X(GPU, gpu, T_GPU, 0, 0, "auto")                                                               \
-    X(PEAK_TFLOPS, peak_tflops, T_DOUBLE, 0, 0, "0")                                               \
-    X(NSIGHT, nsight, T_BOOL, 0, 0, "false")                                                       \
-    X(NSIGHT_OUTPUT, nsight_output, T_STR, 0, 0, NULL)                                             \
+    X(ENABLED, enabled, TP_T_BOOL, 0, 0, "false")                                                  \
+    X(OUTPUT_DIR, output_dir, TP_T_STR, 0, 0, "tprof_runs")                                        \
+    X(RUN_ID, run_id, TP_T_NAME, 0, 0, NULL)                                                       \
+    X(SKIP_FIRST, skip_first, TP_T_INT, 0, TP_MAX_COUNT, "0")                                      \
+    X(WAIT, wait, TP_T_INT, 0, TP_MAX_COUNT, "0")                                                  \
+    X(WARMUP, warmup, TP_T_INT, 0, TP_MAX_COUNT, "0")                                              \
+    X(ACTIVE, active, TP_T_INT, 1, TP_MAX_COUNT, "1")                                              \
+    X(REPEAT, repeat, TP_T_INT, 0, TP_MAX_COUNT, "0")                                              \
+    X(SKIP_FIRST_WAIT, skip_first_wait, TP_T_BOOL, 0, 0, "false")                                  \
+    X(SCHEDULE_EVERY_N_STEPS, schedule_every_n_steps, TP_T_INT, 0, TP_MAX_COUNT, "0")              \
+    X(EPOCHS, epochs, TP_T_INTS, 0, TP_MAX_COUNT, "")                                              \
+    X(EPOCH_STEPS, epoch_steps, TP_T_INT, 0, TP_MAX_COUNT, "0")                                    \
+    X(RECORD_SHAPES, record_shapes, TP_T_BOOL, 0, 0, "false")                                      \
+    X(PROFILE_MEMORY, profile_memory, TP_T_BOOL, 0, 0, "false")                                    \
+    X(WITH_FLOPS, with_flops, TP_T_BOOL, 0, 0, "true")                                             \
+    X(WITH_STACK, with_stack, TP_T_BOOL, 0, 0, "false")                                            \
+    X(WITH_MODULES, with_modules, TP_T_BOOL, 0, 0, "true")                                         \
+    X(STAGES, stages, TP_T_STRS, 0, 0, "")                                                         \
+    X(GZIP, gzip, TP_T_BOOL, 0, 0, "false")                                                        \
+    X(TENSORBOARD_NAMES, tensorboard_names, TP_T_BOOL, 0, 0, "false")                              \
+    X(MAX_EVENTS, max_events, TP_T_INT, 16, INT64_C(1) << 40, "4194304")                           \
+    X(SUMMARY, summary, TP_T_BOOL, 0, 0, "true")                                                   \
+    X(TOP_K, top_k, TP_T_INT, 1, 100000, "10")                                                     \
+    X(HTML_REPORT, html_report, TP_T_BOOL, 0, 0, "true")                                           \
+    X(CONFIG, config, TP_T_STR, 0, 0, NULL)                                                        \
+    X(SIGNALS, signals, TP_T_BOOL, 0, 0, "true")                                                   \
+    X(FLUSH_TIMEOUT_MS, flush_timeout_ms, TP_T_INT, 1, 3600000, "5000")                            \
+    X(GPU, gpu, TP_T_GPU, 0, 0, "auto")                                                            \
+    X(PEAK_TFLOPS, peak_tflops, TP_T_DOUBLE, 0, 0, "0")                                            \
+    X(NSIGHT, nsight, TP_T_BOOL, 0, 0, "false")                                                    \
+    X(NSIGHT_OUTPUT, nsight_output, TP_T_STR, 0, 0, NULL)                                          \
     /* the flight recorder (docs/FLIGHT.md) */                                                     \
-    X(FLIGHT_RECORDER, flight_recorder, T_BOOL, 0, 0, "false")                                     \
-    X(FLIGHT_STEPS, flight_steps, T_INT, 1, 100000, "20")                                          \
-    X(SLOW_STEP_FACTOR, slow_step_factor, T_DOUBLE, 0, 0, "3.0")                                   \
-    X(FLIGHT_WARMUP_STEPS, flight_warmup_steps, T_INT, 0, TP_MAX_COUNT, "50")                      \
-    X(FLIGHT_COOLDOWN_STEPS, flight_cooldown_steps, T_INT, 0, TP_MAX_COUNT, "100")                 \
-    X(FLIGHT_MAX_SAVES, flight_max_saves, T_INT, 0, 1000000, "10")                                 \
-    X(FLIGHT_SIGNAL, flight_signal, T_BOOL, 0, 0, "false")
+    X(FLIGHT_RECORDER, flight_recorder, TP_T_BOOL, 0, 0, "false")                                  \
+    X(FLIGHT_STEPS, flight_steps, TP_T_INT, 1, 100000, "20")                                       \
+    X(SLOW_STEP_FACTOR, slow_step_factor, TP_T_DOUBLE, 0, 0, "3.0")                                \
+    X(FLIGHT_WARMUP_STEPS, flight_warmup_steps, TP_T_INT, 0, TP_MAX_COUNT, "50")                   \
+    X(FLIGHT_COOLDOWN_STEPS, flight_cooldown_steps, TP_T_INT, 0, TP_MAX_COUNT, "100")              \
+    X(FLIGHT_MAX_SAVES, flight_max_saves, TP_T_INT, 0, 1000000, "10")                              \
+    X(FLIGHT_SIGNAL, flight_signal, TP_T_BOOL, 0, 0, "false")
 
 #define TP_CONFIG_ALIASES(X)                                                                       \
     X(wait_steps, WAIT)                                                                            \

@@ -15,7 +15,7 @@ typedef struct tp_keydef {
     const char *name;
     enum tp_key_type type;
     size_t off;        /* of its field in struct tprof_config */
-    int64_t min, max;  /* T_INT and the items of T_INTS */
+    int64_t min, max;  /* TP_T_INT and the items of TP_T_INTS */
     const char *deflt; /* the built-in value as text; NULL: none */
 } tp_keydef;
 

@@ -1,6 +1,6 @@
 /* convert.h - CUPTI activity records as tprof model events, and which window each belongs to.
  *
- * Pure code (convert.c, emit.c, window.c, occupancy.c): no dlopen, no
+ * Pure code (convert.c, emit.c, gpu_window.c, occupancy.c): no dlopen, no
  * CUPTI calls, so tests drive it with record structs they fill in. The source (cupti.c) reduces
  * each raw record to a tp_cupti_rec as its buffer completes, keeps the reduced records pending,
  * and at each window's collect moves those of the window into the model.

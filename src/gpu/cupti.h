@@ -1,6 +1,6 @@
 /* cupti.h - the GPU sources inside src/gpu: the CUPTI activity source and Nsight capture windows.
  *
- * session.c joins them to a session (the recorder sees only gpu.h); the GPU tests drive them
+ * attach.c joins them to a session (the recorder sees only gpu.h); the GPU tests drive them
  * directly. Built only where CUDA's headers are; nothing here links a CUDA library. */
 #ifndef TP_GPU_CUPTI_H
 #define TP_GPU_CUPTI_H

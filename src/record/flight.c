@@ -74,6 +74,9 @@ static void release(void) {
     }
     if (upto <= F.released) return;
     F.released = upto;
+    assert(!F.n || F.released < F.ring[0].gen); /* F2 */
+    for (size_t i = 0; i < F.npins; i++)
+        assert(F.released < F.pins[i].gen); /* F2 */
     tp_gens_release(upto);
     int64_t from_ns = tp_clock_to_ns(&F.cal, from);
     for (size_t i = 0; i < tp_sess.nsources; i++)
@@ -143,8 +146,10 @@ static int admit(int64_t step, char *why, size_t n) {
                  (long long)F.cooldown, (long long)F.last_save_step);
         return 0;
     }
+    assert(!F.saves || step - F.last_save_step >= F.cooldown); /* F4 */
     F.saves++;
     F.last_save_step = step;
+    assert(F.saves <= F.max_saves); /* F4 */
     return 1;
 }
 
@@ -216,6 +221,7 @@ void tp_flight_step_ended(int64_t step, uint64_t start, uint64_t end) {
         F.n--;
     }
     F.ring[F.n++] = (tp_flight_step){step, F.cur_gen, start, end};
+    assert(F.n <= F.cap && (F.n < 2 || F.ring[F.n - 2].gen < F.ring[F.n - 1].gen)); /* F1 */
     F.steps_ended++;
     if (F.steps_ended % 1024 == 0) tp_clock_calibrate(&F.cal);
     int64_t dur = tp_clock_to_ns(&F.cal, end) - tp_clock_to_ns(&F.cal, start);

@@ -8,19 +8,28 @@
  * tp_window over a range of generations [gen_lo, gen]: the writer thread converts exactly the
  * chunks of those steps, as it does for a scheduled window.
  *
- * Invariants:
+ * Invariants (asserted in Debug and sanitizer builds where a few compares check them; release
+ * builds define NDEBUG):
  *  F1. Generations of flight steps increase with the steps; the ring holds the ended steps
  *      ring[0 .. n) oldest first, at most flight_steps + 1 of them, each with its generation.
+ *      Asserted by tp_flight_enter and tp_flight_step_ended.
  *  F2. released = the highest generation whose chunks may be reused: it is below the generation
  *      of every step in the ring, of the running step, and below every pin (the first generation
  *      of a window pushed to the writer and not yet written, or of the scheduled window open).
- *      It never decreases.
+ *      It never decreases. Asserted by release() (against the ring's oldest step and every pin)
+ *      and tp_flight_pin. One exception: when a pin cannot be stored (out of memory), released
+ *      becomes UINT32_MAX, meaning "never release again", and nothing is reused from then on.
  *  F3. A range still open at a step's end keeps its end: the thread carries its owed ends into a
  *      chunk of the next step's generation (record.h, invariant 7), so a save holding both steps
  *      has both its begin and its end; an end whose begin left the ring is skipped by the writer.
+ *      Not asserted here (it spans the recording threads and the writer): it rests on invariant
+ *      7, whose carry_owed asserts invariant 4 in the new chunk, and on the writer converting a
+ *      save's steps in order (window.c skips an end with no range open).
  *  F4. Saves are admitted at most flight_max_saves times, flight_cooldown_steps apart; the
  *      stepping thread never waits for one: it (or the thread calling tprof_flight_save) hands a
- *      tp_window to the writer, or for SIGUSR1 the writer builds it from the ring itself. */
+ *      tp_window to the writer, or for SIGUSR1 the writer builds it from the ring itself.
+ *      Asserted by admit() for the count and the spacing; the not waiting is by construction
+ *      (push_save only queues). */
 #ifndef TP_RECORD_FLIGHT_H
 #define TP_RECORD_FLIGHT_H
 

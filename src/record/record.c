@@ -27,7 +27,7 @@ static void carry_owed(tp_tls *t, uint32_t g, uint32_t owed) {
     t->recs = c->recs;
     t->cap = got;
     if (got >= owed) t->owed = owed;
-    assert(t->cap - t->n >= t->owed); /* invariant 4 */
+    tp_tls_check(t); /* invariant 4 in the new chunk (record.h, 7) */
 }
 
 uint32_t tp_tls_sync(tp_tls *t) {
@@ -127,6 +127,7 @@ __attribute__((noinline)) static void begin_slow(tp_tls *t, const char *name) {
     r->b = tp_rec_word(TP_REC_BEGIN, (uintptr_t)name);
     tp_publish(t, 1);
     t->owed++;
+    tp_tls_check(t);
 }
 
 void tprof_begin_(const char *name) {
@@ -142,6 +143,7 @@ void tprof_begin_(const char *name) {
             tp_publish(t, 1);
             t->owed++;
             t->depth++;
+            tp_tls_check(t);
             return;
         }
         if (g & TP_GEN_IDLE) {
@@ -163,15 +165,18 @@ void tprof_begin_copy_(const char *name) {
     r->b = tp_rec_word(TP_REC_BEGIN, (uintptr_t)(copy ? copy : "(out of memory)"));
     tp_publish(t, 1);
     t->owed++;
+    tp_tls_check(t);
 }
 
 __attribute__((always_inline)) static inline void write_end(tp_tls *t, uint64_t ticks) {
-    tp_rec *r = t->recs + t->n; /* room reserved by its begin (record.h, 4) */
+    assert(t->owed > 0 && t->depth <= t->drop_depth); /* a kept range's end (record.h, 5) */
+    tp_rec *r = t->recs + t->n;                       /* room reserved by its begin (record.h, 4) */
     r->a = ticks;
     r->b = tp_rec_word(TP_REC_END, 0);
     tp_publish(t, 1);
     t->owed--;
     t->depth--;
+    tp_tls_check(t);
 }
 
 __attribute__((noinline)) static void end_slow(tp_tls *t) {

@@ -5,17 +5,26 @@
  * (tp_gen, 0 = not recording) tells threads which window their records belong to; the writer
  * thread later reads the chunks of a closed generation and turns them into a tp_model.
  *
- * Invariants (the proofs of safety rest on these):
+ * Invariants (the proofs of safety rest on these). Those a few compares can check are asserted
+ * (tp_tls_check after each record, and where named below), in Debug and sanitizer builds only:
+ * release builds define NDEBUG, and the hot path pays nothing for them.
  *  1. Only a chunk's owner thread writes its records, and only the owner reuses or frees a chunk
- *     while the owner lives. A chunk is reused only once tp_done_gen >= its gen, i.e. after the
- *     writer finished with that window, so a record written late (after its window closed) lands
- *     in memory nobody else reads any more.
+ *     while the owner lives. A chunk is reused only once the registry's done generation
+ *     (done_gen in thread.c, raised by tp_window_done and tp_gens_release) is >= its gen, i.e.
+ *     after the writer finished with that window, so a record written late (after its window
+ *     closed) lands in memory nobody else reads any more. Asserted: tp_chunk_take runs on the
+ *     owner (its tp_tls_cur), and tp_tls_check's t is the calling thread's.
  *  2. chunk->count is stored with release after the records it counts, and read with acquire:
  *     the writer sees records[0 .. count) complete. Records past the count it read are ignored.
+ *     An ordering, not a value, so not asserted: tp_publish is the only store of count while the
+ *     chunk records (tp_chunk_take resets it before publishing gen, 3), and every reader loads it
+ *     with TP_LOAD_ACQ; the writer asserts count <= TP_CHUNK_RECS.
  *  3. chunk->gen is stored (release) last when a chunk is taken, after count, dropped and
- *     reserved were reset; a reader that sees the new gen sees the reset fields.
+ *     reserved were reset; a reader that sees the new gen sees the reset fields. Also an
+ *     ordering: tp_chunk_take is the one place that stores gen, as its last store.
  *  4. In the thread's current chunk, cap - n >= owed at all times: every range kept in this
  *     window has room reserved for its end, so a range whose begin was kept never loses its end.
+ *     Asserted by tp_tls_check, with n <= cap <= TP_CHUNK_RECS.
  *  5. Within a window a thread keeps every range it begins until it first runs out of budget;
  *     from then on (drop_depth) it keeps no new record except the ends it owes. Ranges open on the
  *     thread's stack are therefore, bottom to top: those begun before the window, the kept ones
@@ -23,22 +32,30 @@
  *     One exception ends: a thread whose owed ends would not fit in a fresh chunk (ranges nested
  *     about TP_CHUNK_RECS deep) drops only the range that does not fit and those inside it
  *     (`deep` set, counted as too_deep); once its depth is back to drop_depth it keeps again.
+ *     Asserted by tp_tls_check (owed <= depth: the kept ranges are open ones; deep only while
+ *     dropping) and by write_end (an end is written only for a kept range: owed > 0 and
+ *     depth <= drop_depth). That the kept ranges lie below the dropped ones follows from
+ *     drop_depth being set once per window, at the depth where dropping began.
  *  6. Generations are never reused, not even across sessions, so a thread's stale gen can only
  *     differ from the current one. Windows are numbered 1, 2, ... in the order they open; each gap
  *     between windows gets a generation of its own too, marked TP_GEN_IDLE, so that a thread in
- *     step with a gap counts its depth on the fast path.
+ *     step with a gap counts its depth on the fast path. 2^31 - 1 of each can be made in a process
+ *     (with the flight recorder, a step each: years at any step rate); next_gen (steps.c)
+ *     asserts that none repeats.
  *  7. With the flight recorder on (record/flight.h), every step is a generation of its own, and a
  *     thread leaving one generation for the next while keeping every range (not dropping) carries
  *     its owed ends into a chunk of the new generation, taken at once with room for them, so that
  *     invariant 4 holds from its first record there; when no such chunk can be had, the ranges
  *     become ranges begun before the window, as at any other generation change. Chunks are then
- *     reused once their generation is released (tp_gens_release), not window by window. */
+ *     reused once their generation is released (tp_gens_release), not window by window.
+ *     Asserted: carry_owed (record.c) checks invariant 4 in the new chunk. */
 #ifndef TP_RECORD_RECORD_H
 #define TP_RECORD_RECORD_H
 
 #include "model/strtab.h"
 #include "record/clock.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -104,7 +121,7 @@ typedef struct tp_chunk {
 } tp_chunk;
 
 typedef struct tp_thread {
-    struct tp_thread *next; /* the registry (tp_threads_lock) */
+    struct tp_thread *next; /* the registry (under thread.c's lock, tp_threads_mutex) */
     tp_chunk *chunks;       /* pushed by the owner with release */
     int64_t tid;
     const char *name;  /* interned in `strings`; stored with release */
@@ -153,6 +170,15 @@ static inline tp_rec *tp_room(tp_tls *t, uint32_t need) {
 static inline void tp_publish(tp_tls *t, uint32_t k) {
     t->n += k;
     TP_STORE_REL(&t->chunk->count, t->n);
+}
+/* Invariants 1, 4 and 5 of the calling thread's state, after each record (Debug builds only). */
+static inline void tp_tls_check(const tp_tls *t) {
+    (void)t;
+    assert(t == &tp_tls_cur);                               /* 1: the owner writes */
+    assert(t->n <= t->cap && t->cap <= TP_CHUNK_RECS);      /* 4 */
+    assert(t->cap - t->n >= t->owed);                       /* 4 */
+    assert(t->depth >= 0 && (uint32_t)t->depth >= t->owed); /* 5: kept ranges are open */
+    assert(!t->deep || t->drop_depth != INT32_MAX);         /* 5: too deep is a way of dropping */
 }
 /* Brings t up to date with the session and window (thread registration, depth reset, leaving
  * a closed window's chunk). Returns the current generation. */

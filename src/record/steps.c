@@ -10,6 +10,7 @@
 #include "util/log.h"
 #include "util/vec.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +21,9 @@
 static uint32_t last_window, last_gap;
 
 static uint32_t next_gen(int gap) {
-    if (gap) return TP_GEN_IDLE | (++last_gap & ~TP_GEN_IDLE);
-    return ++last_window & ~TP_GEN_IDLE;
+    uint32_t *last = gap ? &last_gap : &last_window;
+    assert(*last + 1 < TP_GEN_IDLE); /* invariant 6: the next one is new */
+    return (gap ? TP_GEN_IDLE : 0) | (++*last & ~TP_GEN_IDLE);
 }
 
 static void notify_sources(void) {

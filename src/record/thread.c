@@ -8,6 +8,7 @@
 #include "util/log.h"
 #include "util/vec.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,7 @@ void tp_thread_new_session(tp_thread *thr) {
 tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want) {
     /* A reusable chunk, looked for from where the last search stopped, so that a thread
      * going through its chunks one after the other finds each in one step. */
+    assert(thr == tp_tls_cur.thr); /* record.h, 1: only the owner takes its chunks */
     uint32_t done = TP_LOAD_ACQ(&done_gen);
     tp_chunk *c = NULL;
     for (int pass = 0; pass < 2 && !c; pass++) {

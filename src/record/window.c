@@ -252,6 +252,7 @@ static void visit_thread(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n)
         cv->m->dropped_events += TP_LOAD_ACQ(&chunks[c]->dropped);
         cv->too_deep += TP_LOAD_ACQ(&chunks[c]->too_deep);
         uint32_t count = TP_LOAD_ACQ(&chunks[c]->count);
+        assert(count <= TP_CHUNK_RECS); /* record.h, 2 */
         if (!late) late = convert_records(cv, chunks[c]->recs, count, track);
     }
     while (cv->depth)

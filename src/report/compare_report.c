@@ -115,6 +115,7 @@ static void delta_rows(tp_jw *w, const char *key, const tp_delta_row *rows, size
 void tp_report_compare_json(tp_buf *out, const tp_compare *c, const tp_report_opts *o) {
     tp_jw w;
     tp_jw_begin_report(&w, out);
+    w.max_str = o ? o->max_str : 0;
     side(&w, "a", c->a, c->a_mean_ns);
     side(&w, "b", c->b, c->b_mean_ns);
     tp_jw_double(&w, "step_change_pct", c->step_change_pct);

@@ -108,8 +108,9 @@ static int by_name(const void *x, const void *y) {
     return strcmp(((const artifact *)x)->name, ((const artifact *)y)->name);
 }
 
-/* The regular, not hidden files directly inside dir, by name, with their sizes. */
-static void artifacts(tp_jw *w, const char *dir) {
+/* The regular, not hidden files directly inside dir, by name, with their sizes: the first `max`
+ * of them, and "artifacts_total" (a run directory of 10,000 ranks holds 40,000 files). */
+static void artifacts(tp_jw *w, const char *dir, size_t max) {
     tp_jw_array(w, "artifacts");
     DIR *d = opendir(dir);
     artifact *v = NULL;
@@ -133,14 +134,17 @@ static void artifacts(tp_jw *w, const char *dir) {
     if (d) closedir(d);
     if (n) qsort(v, n, sizeof(*v), by_name);
     for (size_t i = 0; i < n; i++) {
-        tp_jw_object(w, NULL);
-        tp_jw_str(w, "name", v[i].name);
-        tp_jw_i64(w, "bytes", v[i].bytes);
-        tp_jw_end_object(w);
+        if (i < max) {
+            tp_jw_object(w, NULL);
+            tp_jw_str(w, "name", v[i].name);
+            tp_jw_i64(w, "bytes", v[i].bytes);
+            tp_jw_end_object(w);
+        }
         free(v[i].name);
     }
     free(v);
     tp_jw_end_array(w);
+    tp_jw_u64(w, "artifacts_total", n);
 }
 
 /* A JSON document rendered into its own buffer, placed as the member `key`. */
@@ -148,32 +152,43 @@ static void raw_member(tp_jw *w, const char *key, const tp_buf *doc) {
     tp_jw_raw(w, key, doc->data, doc->len);
 }
 
-void tp_html_data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x) {
-    tp_html_extras none = {0};
-    if (!x) x = &none;
-    tp_report_opts o = {.top_k = TP_HTML_TOP_ROWS};
+/* The bounds the report data is rendered under, tightest last (docs/REPORT.md, "Size and time"):
+ * rows per table, bytes per string (tp_jw_cut), rows of the lists that grow with the input. The
+ * first keeps every real input whole but for its longest lists; the next ones are for data that
+ * would still pass TP_HTML_DATA_MAX (hundreds of distinct names of megabytes each). */
+static const struct bounds {
+    size_t top, name, list;
+} bounds[] = {
+    {TP_HTML_TOP_ROWS, TP_HTML_NAME_MAX, TP_HTML_LIST_MAX}, {100, 256, 200}, {20, 64, 50}};
+
+static void data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x,
+                    const struct bounds *b) {
+    tp_report_opts o = {.top_k = b->top, .max_str = b->name, .max_list = b->list};
     tp_buf doc;
     tp_buf_init(&doc);
     tp_jw w;
     tp_jw_init(&w, out);
+    w.max_str = b->name;
     tp_jw_object(&w, NULL);
     tp_jw_i64(&w, "report_version", 1);
     tp_jw_str(&w, "title",
               x->title                          ? x->title
               : a->input_path && *a->input_path ? a->input_path
                                                 : "tprof");
-    tp_jw_i64(&w, "top_rows", TP_HTML_TOP_ROWS);
+    tp_jw_u64(&w, "top_rows", b->top);
+    tp_jw_u64(&w, "name_max", b->name);
+    tp_jw_u64(&w, "list_max", b->list);
     tp_jw_key(&w, "analysis"); /* the analysis rendered in place, not copied */
     tp_report_json(out, a, &o);
     tp_jw_end_raw(&w);
     if (x->series) {
         tp_jw_key(&w, "series");
-        tp_series_json(out, x->series);
+        tp_series_json(out, x->series, b->name);
         tp_jw_end_raw(&w);
     }
     if (x->run_dir) {
         tp_jw_str(&w, "artifacts_href", x->artifacts_href ? x->artifacts_href : "");
-        artifacts(&w, x->run_dir);
+        artifacts(&w, x->run_dir, b->list);
     }
     if (x->compare && x->other) {
         doc.len = 0;
@@ -187,4 +202,24 @@ void tp_html_data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x)
     tp_buf_putc(out, '\n');
     if (doc.failed) out->failed = 1;
     tp_buf_free(&doc);
+}
+
+/* The bytes out[from..) take in the page, where each '<' becomes \u003c. */
+static size_t page_bytes(const tp_buf *out, size_t from) {
+    size_t n = out->len - from;
+    for (const char *p = out->data + from, *end = out->data + out->len;
+         (p = memchr(p, '<', (size_t)(end - p))); p++)
+        n += 5;
+    return n;
+}
+
+void tp_html_data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x) {
+    tp_html_extras none = {0};
+    if (!x) x = &none;
+    size_t start = out->len, last = sizeof(bounds) / sizeof(bounds[0]) - 1;
+    for (size_t i = 0;; i++) {
+        data_of(out, a, x, &bounds[i]);
+        if (out->failed || i == last || page_bytes(out, start) <= TP_HTML_DATA_MAX) return;
+        out->len = start; /* rendered again, under tighter bounds */
+    }
 }

@@ -21,6 +21,13 @@
 
 /* Rows of the op and kernel tables the report carries (the analysis' top_k). */
 #define TP_HTML_TOP_ROWS 500
+/* The report data's bounds (docs/REPORT.md, "Size and time"): bytes of a name or any other string
+ * as the page holds it (cut with an ellipsis), rows of a list that grows with the input (steps,
+ * ranks, devices, input paths, files), and the data's size past which it is rendered again under
+ * tighter bounds, so that a page stays under 5 MB whatever the input. */
+#define TP_HTML_NAME_MAX 4096
+#define TP_HTML_LIST_MAX 1000
+#define TP_HTML_DATA_MAX (4u << 20)
 
 /* The live dashboard's page: the template without data, whose script fetches
  * "api/data?run=<name>" relative to the page and lists runs from "api/runs". Appends to `out`;

@@ -34,9 +34,11 @@ static void stage_rows(tp_jw *w, const tp_analysis *a) {
     stage_row(w, "other", &a->other);
 }
 
-static void step_list(tp_jw *w, const char *key, const tp_analysis *a) {
+/* Every step, or with o's max_list every k-th (the first included), evenly over the run. */
+static void step_list(tp_jw *w, const char *key, const tp_analysis *a, const tp_report_opts *o) {
+    size_t stride = tp_report_stride(o, a->nsteps);
     tp_jw_array(w, key);
-    for (size_t i = 0; i < a->nsteps; i++) {
+    for (size_t i = 0; i < a->nsteps; i += stride) {
         const tp_step_row *s = &a->steps[i];
         tp_jw_object(w, NULL);
         tp_jw_str(w, tp_col_name, s->name);
@@ -56,14 +58,14 @@ static void step_list(tp_jw *w, const char *key, const tp_analysis *a) {
     tp_jw_end_array(w);
 }
 
-static void input(tp_jw *w, const tp_analysis *a) {
+static void input(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_object(w, "input");
     tp_jw_str(w, "path", a->input_path ? a->input_path : "");
     tp_jw_u64(w, "bytes", a->input_bytes);
     tp_jw_u64(w, "events", a->input_events);
     tp_jw_u64(w, "count", a->ninputs);
     tp_jw_array(w, "paths");
-    for (size_t i = 0; i < a->npaths; i++)
+    for (size_t i = 0; i < tp_report_list(o, a->npaths); i++)
         tp_jw_str(w, NULL, a->paths[i]);
     tp_jw_end_array(w);
     tp_jw_end_object(w);
@@ -95,7 +97,7 @@ static void steps(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
-    step_list(w, "list", a);
+    step_list(w, "list", a, o);
     tp_jw_end_object(w);
 }
 
@@ -161,9 +163,9 @@ static void ops(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
 
 /* Busy and idle per device over the window: idle is window - busy, the time no work ran, which
  * the idle rows above explain gap by gap. */
-static void per_device(tp_jw *w, const tp_analysis *a) {
+static void per_device(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_array(w, "per_device");
-    for (size_t i = 0; i < a->nidle; i++) {
+    for (size_t i = 0; i < tp_report_list(o, a->nidle); i++) {
         const tp_idle_row *r = &a->idle[i];
         tp_jw_object(w, NULL);
         tp_jw_i64(w, "device", r->device);
@@ -198,7 +200,7 @@ static void kernels(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_us(w, "work_us", a->gpu_work_ns);
     tp_jw_us(w, "attributed_us", a->gpu_attributed_ns);
     tp_jw_array(w, "idle");
-    for (size_t i = 0; i < a->nidle; i++) {
+    for (size_t i = 0; i < tp_report_list(o, a->nidle); i++) {
         const tp_idle_row *r = &a->idle[i];
         tp_jw_object(w, NULL);
         tp_jw_i64(w, "device", r->device);
@@ -210,7 +212,7 @@ static void kernels(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
-    per_device(w, a);
+    per_device(w, a, o);
     tp_jw_end_object(w);
 }
 
@@ -222,9 +224,9 @@ static void str_opt(tp_jw *w, const char *key, const char *s) {
         tp_jw_null(w, key);
 }
 
-static void memory_and_flops(tp_jw *w, const tp_analysis *a) {
+static void memory_and_flops(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_array(w, "memory");
-    for (size_t i = 0; i < a->nmemory; i++) {
+    for (size_t i = 0; i < tp_report_list(o, a->nmemory); i++) {
         const tp_mem_row *r = &a->memory[i];
         tp_jw_object(w, NULL);
         tp_jw_i64(w, "device_type", r->device_type);
@@ -254,9 +256,9 @@ static void memory_and_flops(tp_jw *w, const tp_analysis *a) {
 }
 
 /* "flight": one object per flight recorder's trace (docs/ANALYZE_JSON.md). */
-static void flight(tp_jw *w, const tp_analysis *a) {
+static void flight(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw_array(w, "flight");
-    for (size_t i = 0; i < a->nflights; i++) {
+    for (size_t i = 0; i < tp_report_list(o, a->nflights); i++) {
         const tp_flight_row *f = &a->flights[i];
         const tp_step_row *s = &a->steps[f->step];
         tp_jw_object(w, NULL);
@@ -287,18 +289,19 @@ static void flight(tp_jw *w, const tp_analysis *a) {
 void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
     tp_jw w;
     tp_jw_begin_report(&w, out);
-    input(&w, a);
+    w.max_str = o ? o->max_str : 0;
+    input(&w, a, o);
     steps(&w, a, o);
-    flight(&w, a);
+    flight(&w, a, o);
     ops(&w, a, o);
     kernels(&w, a, o);
     stage_rows(&w, a);
     tp_jw_double_opt(&w, "dataloader_pct", a->dataloader_pct);
-    memory_and_flops(&w, a);
-    tp_report_ranks_json(&w, a);
-    tp_report_rank_summary_json(&w, a);
+    memory_and_flops(&w, a, o);
+    tp_report_ranks_json(&w, a, o);
+    tp_report_rank_summary_json(&w, a, o);
     tp_jw_array(&w, "warnings");
-    for (size_t i = 0; i < a->nwarnings; i++)
+    for (size_t i = 0; i < tp_report_list(o, a->nwarnings); i++)
         tp_jw_str(&w, NULL, a->warnings[i]);
     tp_jw_end_array(&w);
     tp_jw_array(&w, "recommendations");
@@ -318,7 +321,7 @@ void tp_report_stage_times_json(tp_buf *out, const tp_analysis *a) {
     tp_jw_init(&w, out);
     tp_jw_object(&w, NULL);
     stage_rows(&w, a);
-    step_list(&w, "steps", a);
+    step_list(&w, "steps", a, NULL);
     tp_jw_end_object(&w);
     tp_buf_putc(out, '\n');
 }

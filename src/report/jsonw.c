@@ -7,6 +7,42 @@ void tp_jw_init(tp_jw *w, tp_buf *b) {
     *w = (tp_jw){.b = b};
 }
 
+/* What byte s[i] and the character it starts cost in a page: its bytes after JSON's escapes
+ * (a control byte \u00XX, '"' and '\\' two) and the page's (\u003c for '<'); a byte that is no
+ * valid UTF-8 becomes U+FFFD. *len is the character's length. */
+static size_t page_cost(const unsigned char *s, size_t n, size_t *len) {
+    unsigned char c = s[0];
+    *len = 1;
+    if (c < 0x80) return c == '<' || !(c >= 0x20 && c < 0x7f) ? 6 : c == '"' || c == '\\' ? 2 : 1;
+    size_t k = tp_utf8_seq_len(s, n);
+    if (!k) return 3;
+    *len = k;
+    return k;
+}
+
+size_t tp_jw_cut(const char *str, size_t n, size_t max) {
+    if (!max || n <= max / 6) return n; /* no character costs more than 6 bytes */
+    const unsigned char *s = (const unsigned char *)str;
+    size_t cost = 0, i = 0, fit = 0; /* fit: the prefix that leaves room for the ellipsis */
+    while (i < n) {
+        size_t len, c = page_cost(s + i, n - i, &len);
+        if (cost + c > max) return fit;
+        cost += c;
+        i += len;
+        if (cost + 3 <= max) fit = i;
+    }
+    return n;
+}
+
+/* s[0..n) as a JSON string, cut to the writer's max_str with an ellipsis. */
+static void put_str(tp_jw *w, const char *s, size_t n) {
+    size_t keep = tp_jw_cut(s, n, w->max_str);
+    tp_buf_json_str(w->b, s, keep);
+    if (keep == n || w->b->failed) return;
+    w->b->len--; /* the closing quote, put back after the ellipsis */
+    TP_BUF_LIT(w->b, "\xe2\x80\xa6\"");
+}
+
 /* Starts a value: the comma before it and its key. Keys are mostly the writers' own literals,
  * copied as they are under one reservation; a key from input (a stage's name) that holds a byte
  * to escape is written as a JSON string instead. */
@@ -15,6 +51,12 @@ static void begin_value(tp_jw *w, const char *key) {
     w->has_members[w->depth] = 1;
     size_t n = key ? strlen(key) : 0;
     if (tp_buf_reserve(w->b, n + 6)) return;
+    if (tp_jw_cut(key, n, w->max_str) < n) { /* cut as the strings naming it are */
+        if (comma) TP_BUF_LIT(w->b, ", ");
+        put_str(w, key, n);
+        TP_BUF_LIT(w->b, ": ");
+        return;
+    }
     char *p = w->b->data + w->b->len;
     if (comma) {
         *p++ = ',';
@@ -68,7 +110,10 @@ void tp_jw_end_array(tp_jw *w) {
 
 void tp_jw_str(tp_jw *w, const char *key, const char *s) {
     begin_value(w, key);
-    tp_buf_json_cstr(w->b, s);
+    if (!w->max_str)
+        tp_buf_json_cstr(w->b, s);
+    else
+        put_str(w, s ? s : "", s ? strlen(s) : 0);
 }
 
 /* The length of json[0..len) without its trailing spaces and newlines. */

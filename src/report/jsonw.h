@@ -15,11 +15,18 @@ enum { TP_JW_MAX_DEPTH = 32 };
 
 typedef struct tp_jw {
     tp_buf *b;
+    size_t max_str; /* 0, or the bytes a string or key may take in an HTML page (tp_jw_cut) */
     int depth;
     unsigned char has_members[TP_JW_MAX_DEPTH]; /* a comma is due before the next value */
 } tp_jw;
 
 void tp_jw_init(tp_jw *w, tp_buf *b);
+/* The bytes of s[0..n) a writer with max_str = max keeps: all of them when the string, as the
+ * HTML report writes it (JSON escapes, and each '<' as \u003c), takes at most max bytes; else
+ * the longest prefix, cut between characters, that takes at most max - 3 bytes, to which the
+ * writer adds an ellipsis (U+2026, 3 bytes). So no string of a page takes more than max bytes,
+ * whatever the input holds. */
+size_t tp_jw_cut(const char *s, size_t n, size_t max);
 /* A report document: tp_jw_init, then "{" and "tprof_version". */
 void tp_jw_begin_report(tp_jw *w, tp_buf *b);
 /* Ends a report document: the caller's extra members (or NULL), "}" and a newline. */

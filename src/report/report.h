@@ -15,12 +15,27 @@ typedef struct tp_report_opts {
     const char *title;      /* first line of text/markdown reports; NULL for a default */
     const char *extra_json; /* JSON object members ("\"run\": {...}") added at the top level of
                                tp_report_json's object; NULL for none */
+    /* The HTML report's bounds on its JSON (docs/REPORT.md, "Size and time"); 0: none, as analyze.
+     */
+    size_t max_str;  /* bytes of a string or key (tp_jw_cut) */
+    size_t max_list; /* rows of the lists that grow with the input: steps, ranks, devices... */
 } tp_report_opts;
 
 /* Rows a table shows: top_k (10 when 0), at most `available`. */
 static inline size_t tp_report_rows(const tp_report_opts *o, size_t available) {
     size_t k = o && o->top_k ? o->top_k : 10;
     return k < available ? k : available;
+}
+
+/* Rows of a list of `available` that grows with the input: max_list (all when 0) at most. */
+static inline size_t tp_report_list(const tp_report_opts *o, size_t available) {
+    return o && o->max_list && o->max_list < available ? o->max_list : available;
+}
+/* The step between the rows kept of such a list when every k-th is (the first included): 1, or
+ * the smallest that keeps at most max_list. */
+static inline size_t tp_report_stride(const tp_report_opts *o, size_t available) {
+    size_t k = tp_report_list(o, available);
+    return k < available ? (available + k - 1) / k : 1;
 }
 
 /* The readable report: steps, stages, top ops, top kernels, GPU, memory, FLOPs, warnings and

@@ -80,33 +80,33 @@ static void heap_down(tp_series_range *h, size_t n, size_t i) {
     }
 }
 
-/* Keeps r, named `name`, when it is among the TP_SERIES_RANGES longest so far. */
-static void offer_range(tp_series *s, tp_series_range r, const char *name) {
-    s->ranges_seen++;
-    int full = s->nheap == TP_SERIES_RANGES;
-    if (full && r.dur_ns <= s->heap[0].dur_ns) return;
-    if (!full && TP_GROW(s->heap, s->cap_heap, s->nheap + 1)) {
+/* One of the bounded lists of ranges (the steps, the other ranges) of a series. */
+typedef struct kept {
+    tp_series_range **v;
+    size_t *n, *cap;
+    uint64_t *seen;
+} kept;
+
+/* Keeps r, named `name`, in k when it is among the TP_SERIES_RANGES longest so far. */
+static void offer_range(tp_series *s, kept k, tp_series_range r, const char *name) {
+    ++*k.seen;
+    tp_series_range *h = *k.v;
+    int full = *k.n == TP_SERIES_RANGES;
+    if (full && r.dur_ns <= h[0].dur_ns) return;
+    if (!full && TP_GROW(*k.v, *k.cap, *k.n + 1)) {
         s->failed = 1;
         return;
     }
+    h = *k.v;
     r.name = tp_strtab_intern(&s->names, name, strlen(name));
     if (full) {
-        s->heap[0] = r;
-        heap_down(s->heap, s->nheap, 0);
+        h[0] = r;
+        heap_down(h, *k.n, 0);
     } else {
-        s->heap[s->nheap++] = r;
-        heap_up(s->heap, s->nheap - 1);
+        h[*k.n] = r;
+        heap_up(h, (*k.n)++);
     }
-    assert(s->nheap <= TP_SERIES_RANGES);
-}
-
-static void add_step(tp_series *s, tp_series_range r, const char *name) {
-    if (TP_GROW(s->steps, s->cap_steps, s->nsteps + 1)) {
-        s->failed = 1;
-        return;
-    }
-    r.name = tp_strtab_intern(&s->names, name, strlen(name));
-    s->steps[s->nsteps++] = r;
+    assert(*k.n <= TP_SERIES_RANGES);
 }
 
 static tp_series_mem *mem_of(tp_series *s, int64_t type, int64_t id) {
@@ -163,10 +163,9 @@ void tp_series_add_model(tp_series *s, const tp_model *m) {
                              .lane = lanes[e->track] - 1,
                              .kind = e->kind,
                              .step = (e->flags & TP_EVF_STEP) != 0};
-        if (r.step)
-            add_step(s, r, tp_model_str(m, e->name));
-        else
-            offer_range(s, r, tp_model_str(m, e->name));
+        kept k = r.step ? (kept){&s->steps, &s->nsteps, &s->cap_steps, &s->steps_seen}
+                        : (kept){&s->heap, &s->nheap, &s->cap_heap, &s->ranges_seen};
+        offer_range(s, k, r, tp_model_str(m, e->name));
     }
     free(lanes);
 }
@@ -203,7 +202,7 @@ static char *comma(char *p) {
 /* The ranges r[0..n) in order of start (ties in their order here: the sort is stable), each
  * as [lane, start_us, dur_us, name, kind]; 0, or -1 when out of memory. */
 static int range_list(tp_jw *w, const char *key, const tp_series_range *r, size_t n,
-                      const uint32_t *index) {
+                      const uint32_t *index, const uint32_t *lane) {
     tp_keyed *order = malloc((n ? n : 1) * sizeof(*order));
     tp_sort_buf spare = {0};
     if (!order) return -1;
@@ -217,9 +216,9 @@ static int range_list(tp_jw *w, const char *key, const tp_series_range *r, size_
         /* formatted here in one piece: thousands of rows through a value call each cost more
          * than the rest of a small report */
         char row[4 * TP_FMT_NUM_MAX + 24], *p = row;
-        assert(index[g->name] > 0);
+        assert(index[g->name] > 0 && lane[g->lane] > 0);
         *p++ = '[';
-        p = tp_fmt_u64(p, g->lane);
+        p = tp_fmt_u64(p, lane[g->lane] - 1);
         p = tp_fmt_us(comma(p), g->start_ns);
         p = tp_fmt_us(comma(p), g->dur_ns);
         p = tp_fmt_u64(comma(p), index[g->name] - 1);
@@ -266,28 +265,52 @@ static void memory_curve(tp_jw *w, tp_series_mem *d) {
     tp_jw_end_object(w);
 }
 
-void tp_series_json(tp_buf *out, tp_series *s) {
+/* The lanes the kept ranges are on, in order of first use; lane[i] becomes lane i's position in
+ * that list + 1 (0: no kept range on it), so that threads without a kept range (thousands, with
+ * as many ranks) take no room. used: room for as many lanes. */
+static void lane_list(tp_jw *w, const tp_series *s, uint32_t *lane, uint32_t *used) {
+    uint32_t next = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const tp_series_range *r = pass ? s->heap : s->steps;
+        size_t n = pass ? s->nheap : s->nsteps;
+        for (size_t i = 0; i < n; i++) {
+            if (lane[r[i].lane]) continue;
+            used[next] = r[i].lane;
+            lane[r[i].lane] = ++next;
+        }
+    }
+    tp_jw_array(w, "lanes");
+    for (uint32_t k = 0; k < next; k++)
+        tp_jw_str(w, NULL, s->lanes[used[k]]);
+    tp_jw_end_array(w);
+}
+
+void tp_series_json(tp_buf *out, tp_series *s, size_t max_str) {
     tp_jw w;
     tp_jw_init(&w, out);
+    w.max_str = max_str;
     tp_jw_object(&w, NULL);
-    tp_jw_array(&w, "lanes");
-    for (size_t i = 0; i < s->nlanes; i++)
-        tp_jw_str(&w, NULL, s->lanes[i]);
-    tp_jw_end_array(&w);
     uint32_t *index = calloc(s->names.n ? s->names.n : 1, sizeof(*index));
-    if (!index) {
+    uint32_t *lane = calloc(s->nlanes ? 2 * s->nlanes : 1, sizeof(*lane));
+    if (!index || !lane) {
+        free(index);
+        free(lane);
         out->failed = 1;
         return;
     }
+    lane_list(&w, s, lane, lane + s->nlanes);
     name_list(&w, s, index);
-    if (range_list(&w, "steps", s->steps, s->nsteps, index) ||
-        range_list(&w, "ranges", s->heap, s->nheap, index))
+    if (range_list(&w, "steps", s->steps, s->nsteps, index, lane) ||
+        range_list(&w, "ranges", s->heap, s->nheap, index, lane))
         out->failed = 1;
     free(index);
+    free(lane);
+    tp_jw_u64(&w, "steps_total", s->steps_seen);
     tp_jw_u64(&w, "ranges_total", s->ranges_seen);
     tp_jw_bool(&w, "partial", s->failed || s->names.failed);
+    tp_jw_u64(&w, "memory_total", s->nmem);
     tp_jw_array(&w, "memory");
-    for (size_t i = 0; i < s->nmem; i++)
+    for (size_t i = 0; i < s->nmem && i < TP_SERIES_MEM_DEVICES; i++)
         memory_curve(&w, &s->mem[i]);
     tp_jw_end_array(&w);
     tp_jw_end_object(&w);

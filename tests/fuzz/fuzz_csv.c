@@ -1,5 +1,5 @@
 /* fuzz_csv.c - libFuzzer target: any bytes through the RFC 4180 reader of `tprof check`
- * (src/cli/csv.c).
+ * (src/cli/csv_read.c).
  *
  * Every call of tp_csv_next must return 1, 0 or -1 (then with a reason and a line); the lines
  * never go back; each field is NUL-terminated inside the record's text. And the reading is

@@ -168,3 +168,133 @@ def test_bad_input_one_line(tmp_path):
 def test_help_lists_report():
     assert b"report" in tprof("help", rc=0).stdout
     assert b"--compare" in tprof("report", "--help", rc=0).stdout
+
+
+# ---- the page stays under 5 MB whatever the input (docs/REPORT.md, "Size"; issue 22, 10) ----
+
+ELLIPSIS = "\u2026"
+
+
+def shown_name(shown, name, name_max):
+    """A name as the page shows it: whole, or its beginning and an ellipsis within name_max."""
+    if shown == name:
+        return True
+    return (shown.endswith(ELLIPSIS) and name.startswith(shown[:-1])
+            and len(json.dumps(shown, ensure_ascii=False).encode()) - 2 <= name_max)
+
+
+def test_names_of_a_megabyte_keep_the_report_small(tmp_path):
+    """20 ranges named by 1 MB strings made a 42 MB page: names are cut, the figures stay."""
+    names = [chr(ord("a") + i) * (1 << 20) for i in range(20)]
+    events = [{"ph": "X", "name": "ProfilerStep#1", "cat": "user_annotation", "pid": 1,
+               "tid": 1, "ts": 0, "dur": 10000}]
+    events += [{"ph": "X", "name": n, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 10 + 100 * i,
+                "dur": 50 + i} for i, n in enumerate(names)]
+    trace = tmp_path / "long_names.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    page = write_report(tmp_path, trace)
+    assert len(page) < LIMIT, "report of %d bytes" % len(page)
+    data = report_data(page)
+    want = analyze_json(trace)
+    got = data["analysis"]
+    assert data["name_max"] == 4096
+    assert len(got["top_cpu_ops"]) == len(want["top_cpu_ops"]) == 20
+    for g, w in zip(got["top_cpu_ops"], want["top_cpu_ops"]):
+        assert g["name"] != w["name"] and shown_name(g["name"], w["name"], data["name_max"])
+        assert {k: v for k, v in g.items() if k != "name"} == \
+            {k: v for k, v in w.items() if k != "name"}
+    assert got["steps"] == want["steps"]
+    # the timeline keeps every range, its names cut alike
+    series = data["series"]
+    assert len(series["ranges"]) == series["ranges_total"] == 20
+    for r in series["ranges"]:
+        assert any(shown_name(series["names"][r[3]], n, data["name_max"]) for n in names)
+
+
+def rank_trace(k, n):
+    """Rank k of n: three steps of its own length (ranks differ), on a process of its own."""
+    dur = 900 + (k * 7919) % 10007
+    events = []
+    for s in range(3):
+        t = s * 20000
+        events.append({"ph": "X", "name": "ProfilerStep#%d" % (s + 1), "cat": "user_annotation",
+                       "pid": k + 1, "tid": 1, "ts": t, "dur": dur})
+        events.append({"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": k + 1, "tid": 1,
+                       "ts": t + 10, "dur": 300})
+    return {"distributedInfo": {"rank": k, "world_size": n}, "traceEvents": events}
+
+
+def test_ten_thousand_ranks_keep_the_report_small(tmp_path):
+    """10,000 ranks made a 12.6 MB page: the per-rank table keeps the fastest and slowest ranks
+    with a summary, the step list every k-th step, each row as tprof analyze --json has it."""
+    n = 10000
+    runs = tmp_path / "ranks"
+    runs.mkdir()
+    for k in range(n):
+        (runs / ("w.rank%d.json" % k)).write_text(json.dumps(rank_trace(k, n)))
+    page = write_report(tmp_path, runs)
+    assert len(page) < LIMIT, "report of %d bytes" % len(page)
+    data = report_data(page)
+    got, want = data["analysis"], analyze_json(runs)
+    list_max = data["list_max"]
+    assert list_max == 1000
+    # steps: the figures whole, the list one step in `stride`
+    assert {k: v for k, v in got["steps"].items() if k != "list"} == \
+        {k: v for k, v in want["steps"].items() if k != "list"}
+    stride = -(-len(want["steps"]["list"]) // list_max)
+    assert got["steps"]["list"] == want["steps"]["list"][::stride]
+    assert len(got["steps"]["list"]) <= list_max
+    # ranks: the fastest and slowest by mean step, in rank order, rows as analyze has them
+    ranks, all_rows = got["ranks"], want["ranks"]["per_rank"]
+    assert ranks["count"] == want["ranks"]["count"] == n
+    by_mean = sorted(all_rows, key=lambda r: (r["step_mean_ns"], r["rank"]))
+    kept = by_mean[:list_max // 2] + by_mean[-(list_max - list_max // 2):]
+    assert ranks["per_rank"] == sorted(kept, key=lambda r: r["rank"])
+    cut = ranks["per_rank_cut"]
+    means = sorted(r["step_mean_ns"] for r in all_rows)
+    assert (cut["shown"], cut["fastest"], cut["slowest"], cut["with_steps"]) == \
+        (list_max, list_max // 2, list_max // 2, n)
+    assert (cut["step_mean_min_ns"], cut["step_mean_median_ns"], cut["step_mean_max_ns"]) == \
+        (means[0], means[n // 2], means[-1])
+    assert ranks["straggler"] == want["ranks"]["straggler"]
+    for s in ranks["step_spread"]:
+        assert s in want["ranks"]["step_spread"]
+    # the input's paths and the directory's files: the first of them, with their count
+    assert got["input"]["count"] == want["input"]["count"]
+    assert got["input"]["paths"] == want["input"]["paths"][:list_max]
+    assert data["artifacts_total"] == n and len(data["artifacts"]) == list_max
+    # the timeline: the longest steps, and only the lanes of what it keeps
+    series = data["series"]
+    assert series["steps_total"] == 3 * n and len(series["steps"]) == 4000
+    used = {r[0] for r in series["steps"] + series["ranges"]}
+    assert used == set(range(len(series["lanes"])))
+    for key in ("top_cpu_ops", "stages", "gpu", "warnings", "recommendations"):
+        assert got[key] == want[key], key
+
+
+def test_many_long_names_fall_back_to_tighter_bounds(tmp_path):
+    """Thousands of distinct names that each take 4 KB in the page (every '<' is written as
+    \\u003c there) would pass 4 MB of data even cut at 4096 bytes: the data is rendered again
+    with 100 rows per table and names of 256 bytes, as tprof analyze --json --top 100 has it."""
+    events = [{"ph": "X", "name": "ProfilerStep#1", "cat": "user_annotation", "pid": 1,
+               "tid": 1, "ts": 0, "dur": 10 ** 7}]
+    for i in range(1500):
+        name = "%d%s" % (i, "<" * 1000)
+        events.append({"ph": "X", "name": name, "cat": "cpu_op", "pid": 1, "tid": 1,
+                       "ts": 10 + 2000 * i, "dur": 1000 + i})
+        events.append({"ph": "X", "name": "k" + name, "cat": "kernel", "pid": 0, "tid": 7,
+                       "ts": 10 + 2000 * i, "dur": 500 + i})
+    trace = tmp_path / "many_names.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    page = write_report(tmp_path, trace)
+    assert len(page) < LIMIT, "report of %d bytes" % len(page)
+    data = report_data(page)
+    assert (data["top_rows"], data["name_max"]) == (100, 256)
+    want = json.loads(tprof("analyze", "--json", "--top", "100", trace, rc=0).stdout)
+    for key in ("top_cpu_ops", "top_gpu_kernels"):
+        assert len(data["analysis"][key]) == len(want[key]) == 100
+        for g, w in zip(data["analysis"][key], want[key]):
+            assert shown_name(g["name"], w["name"], 256)
+            assert {k: v for k, v in g.items() if k != "name"} == \
+                {k: v for k, v in w.items() if k != "name"}
+    assert data["analysis"]["steps"] == want["steps"]

@@ -1,4 +1,4 @@
-"""The use cases' configurations, verbatim, through tprof.Config (python/ext/config.c), the path
+"""The use cases' configurations, verbatim, through tprof.Config (python/ext/py_config.c), the path
 every Python integration's keys take (issue 11, item 5): the decorator's keys, Hydra's
 overrides and `--profiling.with_stack False` command lines, and a YAML `profiling:` section
 without `enabled`. The C side of each form is tested in tests/unit/test_config.c."""

@@ -151,6 +151,10 @@
     figs.appendChild(card('fig-top-op-self', 'its self time', op ? op.self_us : null, 'us'));
 
     var steps = s.list || [];
+    /* a bounded page (docs/REPORT.md, "Size and time") keeps every k-th step of a long run */
+    $('steps-note').textContent = steps.length < s.count ?
+      'A summary: one step in ' + Math.ceil(s.count / steps.length) + ', ' + steps.length + ' of ' +
+      s.count + ' (the report keeps at most ' + d.list_max + ').' : '';
     var names = a.stages.map(function (st) { return st.stage; });
     var datasets = names.map(function (n, i) {
       return { label: n, backgroundColor: palette[i % palette.length],
@@ -271,8 +275,10 @@
       { key: 'name', label: 'op' }, { key: 'alloc_bytes', label: 'allocated', format: 'bytes' },
       { key: 'allocs', label: 'allocations', format: 'num' }
     ], a.top_ops_by_allocation || [], { filter: true, empty: 'no allocation inside an op (record with profile_memory)' });
+    var more = d.series && d.series.memory_total > curves.length ?
+      ' The first ' + curves.length + ' of ' + d.series.memory_total + ' devices are drawn.' : '';
     $('memory-note').textContent = curves.length ?
-      'Each device\'s curve holds at most ' + 1500 + ' points: the highest of each stretch of events.' : '';
+      'Each device\'s curve holds at most ' + 1500 + ' points: the highest of each stretch of events.' + more : '';
   }
 
   /* ---- the timeline: a canvas, zoomed with the wheel or the buttons, panned by dragging ---- */
@@ -311,9 +317,13 @@
     tl.items.forEach(function (x) { x.t -= lo; });
     tl.lo = 0; tl.hi = hi > lo ? hi - lo : 1;
     tl.v0 = tl.lo; tl.v1 = tl.hi;
+    var stepsTotal = s.steps_total === undefined ? s.steps.length : s.steps_total;
+    var stepsText = stepsTotal > s.steps.length ?
+      'the ' + s.steps.length + ' longest of ' + stepsTotal + ' steps' : 'every step';
     $('timeline-note').textContent = s.ranges_total > s.ranges.length ?
-      'A summary: every step, and the ' + s.ranges.length + ' longest of ' + s.ranges_total + ' ranges.' :
-      'Every step and every range of the input (' + s.ranges_total + ').';
+      'A summary: ' + stepsText + ', and the ' + s.ranges.length + ' longest of ' + s.ranges_total + ' ranges.' :
+      (stepsTotal > s.steps.length ? 'A summary: ' + stepsText + ', and every range of the input (' :
+       'Every step and every range of the input (') + s.ranges_total + ').';
   }
 
   function timelineDraw() {
@@ -416,11 +426,25 @@
         row['stage:' + k] = p.stages_ns && k in p.stages_ns ? p.stages_ns[k] / 1e3 : null; });
       return row;
     });
+    var cut = r.per_rank_cut;
+    if (cut) {
+      /* a bounded page (docs/REPORT.md, "Size and time"): the fastest and slowest ranks, and all ranks'
+       * mean steps summed up */
+      box.appendChild(el('p', { 'class': 'note', id: 'ranks-note', text:
+        'The ' + cut.fastest + ' ranks of shortest and ' + cut.slowest + ' of longest mean step, of ' +
+        r.count + ' ranks. Mean step over the ' + cut.with_steps + ' ranks with steps: from ' +
+        fmtUs(cut.step_mean_min_ns === null ? null : cut.step_mean_min_ns / 1e3) + ' to ' +
+        fmtUs(cut.step_mean_max_ns === null ? null : cut.step_mean_max_ns / 1e3) + ', median ' +
+        fmtUs(cut.step_mean_median_ns === null ? null : cut.step_mean_median_ns / 1e3) + '.' }));
+    }
     var tbox = el('div');
     box.appendChild(tbox);
     table(tbox, 'ranks-table', cols, rows);
     if (r.step_spread && r.step_spread.length) {
       box.appendChild(el('h2', { text: 'Step time spread across ranks' }));
+      if (r.step_spread.length >= d.list_max)
+        box.appendChild(el('p', { 'class': 'note', text: 'At most ' + d.list_max +
+          ' steps: those whose time differs most across ranks.' }));
       var sbox = el('div');
       box.appendChild(sbox);
       table(sbox, 'spread-table', [{ key: 'step', label: 'step' }, { key: 'min_us', label: 'fastest rank', format: 'us' },
@@ -467,6 +491,9 @@
     });
     box.appendChild(el('div', { 'class': 'table-box' }, [el('table', { id: 'artifacts-table' }, [
       el('thead', {}, [el('tr', {}, [el('th', { text: 'file' }), el('th', { text: 'size' })])]), tbody])]));
+    if (d.artifacts_total > d.artifacts.length)
+      box.appendChild(el('p', { 'class': 'note', text: 'The first ' + d.artifacts.length + ' of ' +
+        d.artifacts_total + ' files, by name.' }));
   }
 
   var views = { overview: overview, operators: operators, kernels: kernels, memory: memory,

@@ -1,4 +1,4 @@
-/* flight.c - a flight recorder's trace: its triggering step beside the other steps of the same
+/* flight_step.c - a flight recorder's trace: its triggering step beside the other steps of the same
  * input (docs/FLIGHT.md, docs/METRICS.md "Flight recorder").
  *
  * The model names the step (flight_step: the recorder's, or the trace's tprof object). For it the
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tp_flight_find(tp_scan *s) {
+void tp_flight_find(tp_walk *s) {
     const tp_model *m = s->m;
     if (m->flight_step < 0) return;
     for (size_t k = 0; k < s->nsteps; k++) {
@@ -27,7 +27,7 @@ void tp_flight_find(tp_scan *s) {
     }
 }
 
-int tp_flight_self(tp_scan *s, uint32_t stat, int64_t self) {
+int tp_flight_self(tp_walk *s, uint32_t stat, int64_t self) {
     size_t old = s->cap_flight_self;
     if (TP_AGROW(&s->keep, s->flight_self, s->cap_flight_self, (size_t)stat + 1)) return -1;
     if (s->cap_flight_self > old)
@@ -69,7 +69,7 @@ static int grown_stage(tp_flight_row *f, const tp_analysis *a, size_t first, siz
 
 /* The ops whose self time in the step exceeds their mean in the other steps most; an op that
  * grew by less than 1% of the step's own excess over the median is noise, not an answer. */
-static int grown_ops(tp_flight_row *f, const tp_scan *s) {
+static int grown_ops(tp_flight_row *f, const tp_walk *s) {
     int64_t dur = s->a->steps[f->step].dur_ns;
     int64_t floor_ns = f->median_ns > 0 && dur > f->median_ns ? (dur - f->median_ns) / 100 : 0;
     for (size_t i = 0; i < s->cap_flight_self && i < s->nstats; i++) {
@@ -93,7 +93,7 @@ static int grown_ops(tp_flight_row *f, const tp_scan *s) {
     return 0;
 }
 
-int tp_flight_add(tp_scan *s, size_t first_row) {
+int tp_flight_add(tp_walk *s, size_t first_row) {
     tp_analysis *a = s->a;
     if (s->flight_ev == UINT32_MAX) return 0;
     size_t n = a->nsteps - first_row, mine = SIZE_MAX;

@@ -1,5 +1,5 @@
-/* analyze.c - tprof.analyze's C half: trace files read by the library's reader into one analysis,
- * rendered by the same JSON renderer as `tprof analyze --json` (docs/ANALYZE_JSON.md).
+/* py_analyze.c - tprof.analyze's C half: trace files read by the library's reader into one
+ * analysis, rendered by the same JSON renderer as `tprof analyze --json` (docs/ANALYZE_JSON.md).
  *
  * The files are read with the GIL released: a large trace takes seconds. */
 #include "tprof_py.h"

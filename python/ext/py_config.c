@@ -1,4 +1,4 @@
-/* config.c - tprof.Config: the library's configuration (tprof_config) as a Python object.
+/* py_config.c - tprof.Config: the library's configuration (tprof_config) as a Python object.
  *
  * Every source goes through the library's own functions (src/config), so keys parse, combine
  * and fail exactly as in C; a bad value raises tprof.ConfigError with the C message. Python

@@ -1,5 +1,5 @@
-/* compare.c - `tprof compare A B`: two runs side by side (docs/SEMANTICS.md §5), and CI gates on
- * the mean step time, a stage's or an op's time per step (--fail-above [TARGET=]PCT). */
+/* compare_cmd.c - `tprof compare A B`: two runs side by side (docs/SEMANTICS.md §5), and CI gates
+ * on the mean step time, a stage's or an op's time per step (--fail-above [TARGET=]PCT). */
 #include "cli/cli.h"
 
 #include "analysis/compare.h"

@@ -1,4 +1,4 @@
-/* session.c - joins the GPU sources to a session: the CUPTI activity source (config `gpu`) and
+/* attach.c - joins the GPU sources to a session: the CUPTI activity source (config `gpu`) and
  * Nsight capture windows (config `nsight`), both through the tp_source interface
  * (record/source.h); record/gpu_calls.h declares what the recorder calls here.
  *

@@ -1,4 +1,4 @@
-/* names.c - the name cache (see names.h). */
+/* name_cache.c - the name cache (see names.h). */
 #include "trace/names.h"
 
 #include <stdlib.h>

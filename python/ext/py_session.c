@@ -1,4 +1,4 @@
-/* session.c - the session and annotation calls of tprof._tprof: start and shutdown, steps and
+/* py_session.c - the session and annotation calls of tprof._tprof: start and shutdown, steps and
  * epochs, counters, FLOPs, args, shapes, and what the library reported.
  *
  * Recording never raises into the training loop: a value that cannot be used is reported once

@@ -1,4 +1,4 @@
-/* window.c - which pending CUPTI records belong to a closing window (rules in convert.h).
+/* gpu_window.c - which pending CUPTI records belong to a closing window (rules in convert.h).
  *
  * CUPTI delivers records late and out of order: API records when a buffer fills or is flushed,
  * kernels only once the GPU ran them, possibly after the window that launched them closed. So

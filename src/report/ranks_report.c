@@ -1,6 +1,6 @@
-/* ranks.c - several ranks rendered: the per-rank table, the spread of step times across ranks
- * and the straggler with its evidence (docs/DISTRIBUTED.md). JSON times are integer nanoseconds
- * here, as the seam with the HTML report fixed them (docs/ANALYZE_JSON.md). */
+/* ranks_report.c - several ranks rendered: the per-rank table, the spread of step times across
+ * ranks and the straggler with its evidence (docs/DISTRIBUTED.md). JSON times are integer
+ * nanoseconds here, as the seam with the HTML report fixed them (docs/ANALYZE_JSON.md). */
 #include "report/ranks.h"
 
 #include "analysis/ranks.h"
@@ -8,6 +8,8 @@
 
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static void i64_opt(tp_jw *w, const char *key, int64_t v) {
     if (v < 0)
@@ -57,25 +59,104 @@ static void straggler_json(tp_jw *w, const tp_ranks *r) {
     tp_jw_end_object(w);
 }
 
-void tp_report_ranks_json(tp_jw *w, const tp_analysis *a) {
+/* An index of a row or spread row with the figure it is chosen by. */
+typedef struct ranked {
+    int64_t v;
+    size_t i;
+} ranked;
+
+static int by_value(const void *x, const void *y) {
+    const ranked *a = x, *b = y;
+    if (a->v != b->v) return (a->v > b->v) - (a->v < b->v);
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+static int by_index(const void *x, const void *y) {
+    const ranked *a = x, *b = y;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Of v[0..n), sorted by value, the `low` first and `high` last kept in index order at v[0..);
+ * their number. */
+static size_t keep_ends(ranked *v, size_t n, size_t low, size_t high) {
+    qsort(v, n, sizeof(*v), by_value);
+    if (low + high < n) {
+        memmove(v + low, v + n - high, high * sizeof(*v));
+        n = low + high;
+    }
+    qsort(v, n, sizeof(*v), by_index);
+    return n;
+}
+
+/* The per-rank rows, all or (max_list) the fastest and slowest by mean step; then, when cut,
+ * "per_rank_cut": what was kept and the mean steps of all ranks (those with steps). */
+static void per_rank(tp_jw *w, const tp_ranks *r, size_t max) {
+    ranked *v = max && r->n > max ? malloc(r->n * sizeof(*v)) : NULL;
+    if (!v) { /* every row: no bound, or out of memory (the page is then capped at last) */
+        tp_jw_array(w, "per_rank");
+        for (size_t k = 0; k < r->n; k++)
+            rank_row_json(w, r, &r->rows[k]);
+        tp_jw_end_array(w);
+        return;
+    }
+    size_t stepped = 0; /* ranks with steps: their means sorted, after those without */
+    for (size_t k = 0; k < r->n; k++) {
+        v[k] = (ranked){r->rows[k].step_mean_ns, k};
+        stepped += r->rows[k].step_mean_ns >= 0;
+    }
+    qsort(v, r->n, sizeof(*v), by_value);
+    int64_t lo = stepped ? v[r->n - stepped].v : -1, hi = stepped ? v[r->n - 1].v : -1;
+    int64_t mid = stepped ? v[r->n - stepped + stepped / 2].v : -1;
+    size_t fastest = max / 2, n = keep_ends(v, r->n, fastest, max - fastest);
+    tp_jw_array(w, "per_rank");
+    for (size_t k = 0; k < n; k++)
+        rank_row_json(w, r, &r->rows[v[k].i]);
+    tp_jw_end_array(w);
+    tp_jw_object(w, "per_rank_cut");
+    tp_jw_u64(w, "shown", n);
+    tp_jw_u64(w, "fastest", fastest);
+    tp_jw_u64(w, "slowest", n - fastest);
+    tp_jw_u64(w, "with_steps", stepped);
+    i64_opt(w, "step_mean_min_ns", lo);
+    i64_opt(w, "step_mean_median_ns", mid);
+    i64_opt(w, "step_mean_max_ns", hi);
+    tp_jw_end_object(w);
+    free(v);
+}
+
+static void spread_row(tp_jw *w, const tp_spread_row *s) {
+    tp_jw_object(w, NULL);
+    tp_jw_i64(w, "step", s->step);
+    tp_jw_i64(w, "min_ns", s->min_ns);
+    tp_jw_i64(w, "max_ns", s->max_ns);
+    tp_jw_i64(w, "slowest_rank", s->slowest_rank);
+    tp_jw_end_object(w);
+}
+
+/* Every step's spread, or (max_list) those of the widest spread, in step order. */
+static void step_spread(tp_jw *w, const tp_ranks *r, size_t max) {
+    ranked *v = max && r->nspread > max ? malloc(r->nspread * sizeof(*v)) : NULL;
+    size_t n = r->nspread;
+    if (v) {
+        for (size_t i = 0; i < r->nspread; i++)
+            v[i] = (ranked){r->spread[i].max_ns - r->spread[i].min_ns, i};
+        n = keep_ends(v, r->nspread, 0, max);
+    }
+    tp_jw_array(w, "step_spread");
+    for (size_t i = 0; i < n; i++)
+        spread_row(w, &r->spread[v ? v[i].i : i]);
+    tp_jw_end_array(w);
+    free(v);
+}
+
+void tp_report_ranks_json(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     const tp_ranks *r = a->ranks;
     if (!r) return;
+    size_t max = o ? o->max_list : 0;
     tp_jw_object(w, "ranks");
     tp_jw_u64(w, "count", r->n);
-    tp_jw_array(w, "per_rank");
-    for (size_t k = 0; k < r->n; k++)
-        rank_row_json(w, r, &r->rows[k]);
-    tp_jw_end_array(w);
-    tp_jw_array(w, "step_spread");
-    for (size_t i = 0; i < r->nspread; i++) {
-        tp_jw_object(w, NULL);
-        tp_jw_i64(w, "step", r->spread[i].step);
-        tp_jw_i64(w, "min_ns", r->spread[i].min_ns);
-        tp_jw_i64(w, "max_ns", r->spread[i].max_ns);
-        tp_jw_i64(w, "slowest_rank", r->spread[i].slowest_rank);
-        tp_jw_end_object(w);
-    }
-    tp_jw_end_array(w);
+    per_rank(w, r, max);
+    step_spread(w, r, max);
     straggler_json(w, r);
     tp_jw_end_object(w);
 }
@@ -94,7 +175,7 @@ static void coll_json(tp_jw *w, const tp_coll *c) {
     tp_jw_end_array(w);
 }
 
-void tp_report_rank_summary_json(tp_jw *w, const tp_analysis *a) {
+void tp_report_rank_summary_json(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     const tp_ranks *r = a->rank_summary;
     if (!r) return;
     assert(r->n == 1);
@@ -104,7 +185,7 @@ void tp_report_rank_summary_json(tp_jw *w, const tp_analysis *a) {
     tp_jw_i64(w, "steps_total_ns", row->steps_total_ns);
     tp_jw_bool(w, "gpu", row->gpu);
     tp_jw_array(w, "step_durations_ns");
-    for (size_t i = 0; i < row->nstep_numbers; i++) {
+    for (size_t i = 0; i < tp_report_list(o, row->nstep_numbers); i++) {
         tp_jw_array(w, NULL);
         tp_jw_i64(w, NULL, row->step_number[i]);
         tp_jw_i64(w, NULL, row->step_dur_ns[i]);

@@ -1,4 +1,4 @@
-/* csv.c - one RFC 4180 record at a time. Strict where the RFC is (a quote inside an unquoted
+/* csv_read.c - one RFC 4180 record at a time. Strict where the RFC is (a quote inside an unquoted
  * field, text after a closing quote, an unclosed quote are errors), so a damaged file is reported
  * instead of being read as other values. */
 #include "cli/csv.h"

@@ -1,4 +1,4 @@
-/* memory.c - memory peaks per (Device Type, Device Id) from PyTorch's [memory] instants.
+/* memory_peaks.c - memory peaks per (Device Type, Device Id) from PyTorch's [memory] instants.
  *
  * Where events carry `Total Allocated` (the allocator's running total, as Kineto writes it) the
  * peak is its maximum; otherwise it is the peak of the running sum of `Bytes` (negative for a
@@ -109,7 +109,7 @@ static int merge_peak(tp_analysis *a, const tp_model *m, struct tp_pair dev, int
 }
 
 /* Each device's events in time order, and their peak merged into the analysis. */
-static int peaks_per_device(tp_scan *s, const mem_keys *k, const tp_pairs *devices,
+static int peaks_per_device(tp_walk *s, const mem_keys *k, const tp_pairs *devices,
                             const uint32_t *kept, const uint32_t *key, size_t n) {
     uint32_t *grouped = tp_arena_alloc(s->tmp, n, sizeof(*grouped));
     size_t *start = tp_arena_alloc(s->tmp, devices->n + 1, sizeof(*start));
@@ -128,7 +128,7 @@ static int peaks_per_device(tp_scan *s, const mem_keys *k, const tp_pairs *devic
     return rc;
 }
 
-int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
+int tp_memory_peaks(tp_walk *s, const uint32_t *mem, size_t n) {
     const tp_model *m = s->m;
     if (n == 0) return 0;
     mem_keys k = {find_key(m, tp_karg_device_type), find_key(m, tp_karg_device_id),
@@ -152,7 +152,7 @@ int tp_memory_peaks(tp_scan *s, const uint32_t *mem, size_t n) {
 }
 
 /* The allocations among mem[0..n) by track, into s->allocs, s->alloc_bytes, s->alloc_start. */
-static int group_allocs(tp_scan *s, const mem_keys *k, const uint32_t *kept, const uint32_t *track,
+static int group_allocs(tp_walk *s, const mem_keys *k, const uint32_t *kept, const uint32_t *track,
                         size_t n) {
     const tp_model *m = s->m;
     s->allocs = tp_arena_alloc(&s->keep, n, sizeof(*s->allocs));
@@ -174,7 +174,7 @@ static int group_allocs(tp_scan *s, const mem_keys *k, const uint32_t *kept, con
     return 0;
 }
 
-int tp_memory_allocs(tp_scan *s, const uint32_t *mem, size_t n) {
+int tp_memory_allocs(tp_walk *s, const uint32_t *mem, size_t n) {
     const tp_model *m = s->m;
     tp_str bytes_key = find_key(m, tp_karg_bytes);
     if (n == 0 || bytes_key == UINT32_MAX) return 0;
