@@ -6,7 +6,8 @@ AdamW over all parameters. Modes, interleaved round by round so drifts of the ma
 alike: unprofiled; torch.profiler(record_shapes, profile_memory); tprof with the observer (the
 same options, model= for module ranges); tprof with the observer and no module ranges; tprof
 with the dispatch mode (the observer switched off, as where it cannot load). Each profiler
-records every step in one window. Printed: the median step time per mode, the time each adds
+records every step in one window; each profiled run starts with 3 untimed steps (its tables and
+buffers filled), so the figures are the steady state of a long window. Printed: the median step time per mode, the time each adds
 to a step, that time per op (ops counted by torch.profiler's key_averages()), and tprof's added
 time as a fraction of torch.profiler's.
 
@@ -22,6 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 7
 STEPS = 20
+WARM = 3
 sys.path.insert(0, os.path.join(BUILD, "python"))
 
 import torch  # noqa: E402
@@ -63,6 +65,9 @@ def setup():
 
 
 def timed(step, after_step=lambda: None):
+    for _ in range(WARM):  # inside the profile: its first steps fill its tables and buffers
+        step()
+        after_step()
     t = time.perf_counter()
     for _ in range(STEPS):
         step()
