@@ -104,12 +104,24 @@ def test_deep_yaml_stops_at_once(tmp_path):
     assert took < 10, took  # the whole program; the 19 s of a document tree would not pass
 
 
+# error(fn): what calling fn raised, as "Type: message", or "no error"; every script below has it
+ERROR_OF = """
+def error(fn):
+    try:
+        fn()
+    except Exception as e:
+        return "%s: %s" % (type(e).__name__, e)
+    return "no error"
+"""
+
+
 def python(code):
-    """Runs code in a fresh interpreter (tprof importable); its stdout."""
+    """Runs code in a fresh interpreter (tprof importable) after ERROR_OF; its stdout."""
     if os.environ.get("TPROF_SANITIZE") == "1":
         # the extension of a sanitizer build needs ASan's runtime loaded before the interpreter
         pytest.skip("the Python extension is not loaded in a sanitizer build (make sanitize)")
-    p = subprocess.run([PYTHON, "-c", textwrap.dedent(code)], capture_output=True, timeout=TIMEOUT)
+    p = subprocess.run([PYTHON, "-c", ERROR_OF + textwrap.dedent(code)], capture_output=True,
+                       timeout=TIMEOUT)
     assert p.returncode == 0, p.stderr.decode(errors="replace")
     return p.stdout.decode()
 
@@ -119,12 +131,6 @@ def test_python_nul_type_and_bytes_paths():
         import json, pathlib, tprof
         from tprof import _tprof
 
-        def error(fn):
-            try:
-                fn()
-            except Exception as e:
-                return "%s: %s" % (type(e).__name__, e)
-            return "no error"
 
         c = _tprof.Config()
         print(error(lambda: c.set("run_id", "a\0b")))
@@ -223,12 +229,6 @@ def test_python_strings_are_converted_alike():
         import tprof
         from tprof import _tprof
 
-        def error(fn):
-            try:
-                fn()
-            except Exception as e:
-                return "%s: %s" % (type(e).__name__, e)
-            return "no error"
 
         print(error(lambda: _tprof.flight_save("a\0b")))
         print(error(lambda: _tprof.flight_save("\ud800")))
