@@ -157,6 +157,8 @@ elif PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 
     record torch_tprof SKIP '"no torch.profiler trace to compare with"'
   else
     run_check torch_tprof $CHECK same_kernels "$TORCH_TPROF_TRACE" "$OUT/torch_trace.json"
+    # issue 21: ops through torch's observer, each kernel charged to the op that launched it
+    run_check torch_kernel_ops $CHECK kernel_ops "$TORCH_TPROF_TRACE" "$OUT/torch_trace.json"
   fi
 else
   tail -n 20 "$OUT/torch_tprof_run.log"

@@ -5,6 +5,7 @@
   check_trace.py analyze TRACE ANALYZE.json    `tprof analyze --json` top_gpu_kernels vs the trace
   check_trace.py compare TPROF_TRACE TORCH_TRACE   top kernels and per-step GPU work side by side
   check_trace.py same_kernels TRACE_A TRACE_B   the same program's kernels per step in both
+  check_trace.py kernel_ops TRACE_A TRACE_B     the same ops launch the same kernels in both
   check_trace.py overhead RUNS.txt             step times of unprofiled vs profiled runs
   check_trace.py find DIR                      prints the first trace file under DIR
 
@@ -203,6 +204,65 @@ def cmd_same_kernels(trace_a, trace_b):
                   names_in_one_only=[n[:60] for n in differ[:5]], counts_differ=counts_differ[:5])
 
 
+def kernel_ops(events):
+    """Per (op, kernel) name, how many kernels of the trace's steps the op launched: a kernel's
+    launch (same correlation) lies on a thread, inside the innermost cpu_op range there; with
+    Kineto's traces also through its own link (the kernel's External id is its op's), which
+    must agree. Returns (the counts, kernels in steps without an op, disagreements)."""
+    steps = steps_of(events)
+    launches, ops_by_thread, by_external = {}, defaultdict(list), {}
+    for e in events:
+        cat, args = str(e.get("cat", "")).lower(), e.get("args", {})
+        if e.get("ph") != "X":
+            continue
+        if cat in LAUNCH_CATS and args.get("correlation") is not None:
+            launches[args["correlation"]] = e
+        elif cat == "cpu_op":
+            ops_by_thread[(e.get("pid"), e.get("tid"))].append(e)
+            if "External id" in args:
+                by_external[args["External id"]] = e["name"]
+    counts, orphans, disagree = defaultdict(int), 0, 0
+    for k in kernels(events):
+        launch = launches.get(k.get("args", {}).get("correlation"))
+        if launch is None:
+            continue
+        t, where = float(launch["ts"]), (launch.get("pid"), launch.get("tid"))
+        if not any(p == where[0] and tid == where[1] and a <= t < b for _, p, tid, a, b in steps):
+            continue
+        around = [o for o in ops_by_thread[where]
+                  if float(o["ts"]) <= t <= float(o["ts"]) + float(o["dur"])]
+        if not around:
+            orphans += 1
+            continue
+        op = min(around, key=lambda o: float(o["dur"]))["name"]
+        ext = k.get("args", {}).get("External id")
+        if ext is not None and ext in by_external and by_external[ext] != op:
+            disagree += 1
+        counts[(op, k["name"])] += 1
+    return dict(counts), orphans, disagree
+
+
+def cmd_kernel_ops(trace_a, trace_b):
+    """One program profiled twice (tprof.torch through torch's op observer, torch.profiler):
+    every kernel of the steps charged to the same op in both, pair by pair, as counts."""
+    runs = {}
+    for label, path in (("a", trace_a), ("b", trace_b)):
+        counts, orphans, disagree = kernel_ops(load(path))
+        runs[label] = counts
+        print(f"{label} ({path}): {sum(counts.values())} kernels in steps on {len(counts)} "
+              f"(op, kernel) pairs, {orphans} without an op, {disagree} where Kineto's "
+              f"External id names another op")
+        if not counts or orphans or disagree:
+            return result("FAIL", trace=path, pairs=len(counts), without_op=orphans,
+                          external_id_disagrees=disagree)
+    a, b = runs["a"], runs["b"]
+    differ = [(op[:40], k[:40], a.get((op, k), 0), b.get((op, k), 0))
+              for op, k in sorted(set(a) | set(b)) if a.get((op, k), 0) != b.get((op, k), 0)]
+    for (op, k), n in sorted(a.items(), key=lambda kv: -kv[1])[:5]:
+        print(f"  {n:6d}  {op[:40]:40s} {k[:60]}")
+    return result("PASS" if not differ else "FAIL", pairs=len(a), differ=differ[:5])
+
+
 def cmd_overhead(runs_path):
     """RUNS.txt lines: "<mode>[@<batch>] <step_ms>". Modes: off, cpu, gpu (the example unprofiled,
     profiled CPU-only, profiled with CUPTI), torch, torch_prof. Reports median step times and
@@ -251,7 +311,7 @@ def cmd_find(directory):
 
 def main(argv):
     cmds = {"events": cmd_events, "analyze": cmd_analyze, "compare": cmd_compare,
-            "same_kernels": cmd_same_kernels, "overhead": cmd_overhead, "find": cmd_find}
+            "same_kernels": cmd_same_kernels, "kernel_ops": cmd_kernel_ops, "overhead": cmd_overhead, "find": cmd_find}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

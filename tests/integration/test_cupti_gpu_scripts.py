@@ -182,6 +182,19 @@ def test_h200_run_passes_the_gpu_checks():
     assert tables[0] == tables[1] and len(tables[0]) >= 10
 
 
+def test_kernel_ops_check():
+    """check.sh's kernel-to-op comparison (issue 21): on torch.profiler's H200 trace the
+    launching op found by nesting (the innermost cpu_op around the launch) is the op Kineto
+    links by External id for every kernel; tprof's H200 trace was recorded without ops (module
+    ranges only), so every kernel lacks an op there and the check fails, as it must."""
+    kineto = os.path.join(H200, "torch_mlp.torch_profiler.pt.trace.json.gz")
+    rc, res, out = check("kernel_ops", kineto, kineto)
+    assert rc == 0 and res["pairs"] >= 5 and not res["differ"], out
+    assert "0 without an op, 0 where Kineto's External id names another op" in out
+    rc, res, _ = check("kernel_ops", os.path.join(H200, "torch_mlp.tprof.json.gz"), kineto)
+    assert rc == 1 and res["without_op"] == 170
+
+
 def test_torch_workload_under_tprof_on_cpu(tmp_path):
     """check.sh's tprof.torch run, on the CPU: tprof's run directory with the scheduled steps."""
     if os.environ.get("TPROF_SANITIZE") == "1":
