@@ -26,9 +26,10 @@ TIMEOUT = 300
 STAGES = ("dataloader", "forward", "backward", "optimizer")
 DATA_RE = re.compile(rb'<script id="tprof-data" type="application/json">(.*?)</script>', re.S)
 
-if os.environ.get("TPROF_SANITIZE") == "1":
-    # the extension of a sanitizer build cannot load into an uninstrumented Python
-    pytest.skip("the Python package of a sanitizer build", allow_module_level=True)
+# the extension of a sanitizer build cannot load into an uninstrumented Python (a mark, not a
+# module-level skip: pytest exits 5, "no tests collected", for a module skipped whole)
+pytestmark = pytest.mark.skipif(os.environ.get("TPROF_SANITIZE") == "1",
+                                reason="the Python package of a sanitizer build")
 pytest.importorskip("torch")
 
 
