@@ -225,7 +225,20 @@ struct observed : at::ObserverContext {
     uint64_t thread = at::RecordFunction::currentThreadId();
     uint64_t begin_ticks = 0;
     bool whole = false;
+    bool link = false; /* an autograd evaluate_function range, kept: it takes its node's link */
 };
+
+/* autograd's "evaluate_function: XBackward0" range has no sequence number of its own; Kineto
+ * gives it its node's (the XBackward0 range inside it, the first range there with a sequence
+ * number) afterwards. Here the node's start remembers its link on the thread and the enclosing
+ * range takes it at its end, when it is the thread's innermost range again. */
+constexpr char evaluate_prefix[] = "autograd::engine::evaluate_function: ";
+thread_local int64_t node_seq = -1;
+thread_local int64_t node_fwd_tid = 0;
+
+bool is_evaluate(const at::RecordFunction &fn, const char *name) {
+    return fn.seqNr() < 0 && std::strncmp(name, evaluate_prefix, sizeof evaluate_prefix - 1) == 0;
+}
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
     if (fn.scope() == at::RecordScope::USER_SCOPE) {
@@ -234,15 +247,29 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
         ctx->whole = true;
         return ctx;
     }
+    bool evaluate = false, kept = false;
     try {
         const char *name = fn.name();
-        if (api->op_begin(name, category_of(fn.scope()), fn.seqNr(),
-                          static_cast<int64_t>(fn.forwardThreadId()))) {
+        kept = api->op_begin(name, category_of(fn.scope()), fn.seqNr(),
+                             static_cast<int64_t>(fn.forwardThreadId()));
+        if (kept) {
             annotate_inputs(fn, name);
             if (std::strcmp(name, "record_param_comms") == 0) annotate_collective();
         }
+        evaluate = is_evaluate(fn, name);
+        if (evaluate) {
+            node_seq = -1;
+        } else if (fn.seqNr() >= 0 && node_seq < 0) { // the node: the first linked range inside
+            node_seq = fn.seqNr();
+            node_fwd_tid = static_cast<int64_t>(fn.forwardThreadId());
+        }
     } catch (...) {
         api->warn("the op observer failed to describe an op (its range has no args)");
+    }
+    if (evaluate && kept) {
+        auto ctx = std::make_unique<observed>();
+        ctx->link = true;
+        return ctx;
     }
     if (fn.threadId() != at::RecordFunction::currentThreadId()) return std::make_unique<observed>();
     return nullptr;
@@ -257,9 +284,14 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *ctx) {
     if (began != at::RecordFunction::currentThreadId()) return;
     if (o && o->whole) {
         api->complete(fn.name(), tp_kcat_user_annotation, o->begin_ticks);
-    } else {
-        api->end();
+        return;
     }
+    if (o && o->link && node_seq >= 0) {
+        api->arg_int(tp_karg_sequence_number, node_seq);
+        api->arg_int(tp_karg_fwd_thread_id, node_fwd_tid);
+        node_seq = -1;
+    }
+    api->end();
 }
 
 /* ---- memory ---- */

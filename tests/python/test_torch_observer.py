@@ -229,6 +229,10 @@ def test_backward_ops_link_to_forward_ops(runs):
     assert backward, name
     for e in backward:
         assert e["args"]["Fwd thread id"] != 0 and e["args"]["Sequence number"] in forward, e
+    # autograd's evaluate_function range carries its node's link, as Kineto's trace does
+    evaluate = [e for e in ops if e["name"] == "autograd::engine::evaluate_function: "
+                + backward[0]["name"]]
+    assert evaluate and all(e["args"]["Sequence number"] in forward for e in evaluate), evaluate
 
 
 def memory_events(events):
