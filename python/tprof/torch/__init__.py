@@ -7,7 +7,8 @@
 
 - dataloader(loader): each batch fetch timed as the "dataloader" stage;
 - watch(model) / model=: a range per nn.Module forward, named by its path in the model;
-- record_ops=True: a range per aten op with FLOPs (torch.profiler's formulas) and shapes;
+- record_ops=True (the default with model=): a range per op through torch's C++ observer
+  (observer.py; the dispatch mode of ops.py where it cannot load), FLOPs and shapes;
 - torch_profiler=True: torch.profiler on the same schedule, its traces read by tprof.analyze;
 - cuda_memory: allocated / reserved / peak counters at each recorded step;
 - Callback: a PyTorch Lightning callback, LightningProfiler: Trainer(profiler=...) (when
