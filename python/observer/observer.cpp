@@ -1,6 +1,7 @@
 /* observer.cpp - torch's ops as tprof ranges, seen where torch.profiler sees them: a global
  * at::RecordFunction callback and c10's memory reporting. The module tprof._observer; the
- * project's only C++, because these two APIs are C++ (docs/PYTHON.md, "The op observer").
+ * project's only C++, because these two APIs are C++ (docs/PYTHON.md, "Op recording through
+ * torch's observer").
  *
  * Every RecordFunction (an aten op, an autograd node, a record_function range, a compiled
  * region, a collective's record_param_comms) becomes a range on the thread that runs it,
@@ -13,7 +14,10 @@
  * The callback is registered only while a window records (tprof.torch.observer calls start and
  * stop as windows open and close): outside windows torch runs no callback at all. A range
  * begun by the callback always ends on the thread that began it (torch calls a RecordFunction's
- * end callbacks where it ends; an async one, ended elsewhere, is not recorded).
+ * end callbacks where it ends; an async one ended elsewhere stays open there and the window
+ * marks it truncated). record_function ranges (USER_SCOPE) are written whole at their end
+ * instead, from their begin time, because they enclose Python hooks that end tprof's own ranges
+ * (on_start).
  *
  * Memory: a ProfilerStateBase pushed as the starting thread's PROFILER_STATE debug info, as
  * torch.profiler does, so that the CPU allocator and the CUDA caching allocator report every
