@@ -9,8 +9,8 @@
 #include "trace/flops.h"
 #include "util/log.h"
 
-static int op_begin(const char *name, const char *category, int64_t seq, int64_t fwd_tid) {
-    return tprof_active() ? tp_op_begin(name, category, seq, fwd_tid) : 0;
+static int op_begin(const char *name, int64_t seq, int64_t fwd_tid) {
+    return tprof_active() ? tp_op_begin(name, seq, fwd_tid) : 0;
 }
 
 static void end(void) {
@@ -21,8 +21,8 @@ static uint64_t now(void) {
     return tp_clock_ticks();
 }
 
-static void complete(const char *name, const char *category, uint64_t begin_ticks) {
-    if (tprof_active()) tp_range_complete(name, category, begin_ticks);
+static void complete(const char *name, uint64_t begin_ticks) {
+    if (tprof_active()) tp_range_complete(name, begin_ticks);
 }
 
 static void warn(const char *text) {
@@ -38,7 +38,6 @@ static const tp_observer_api api = {
     .arg_int = tprof_arg_int,
     .arg_str = tprof_arg_str,
     .arg_json = tp_range_arg_json,
-    .arg_json_static_key = tp_range_arg_json_static_key,
     .shapes = tprof_shapes,
     .flops = tprof_flops,
     .flops_counted = tp_flops_counted,

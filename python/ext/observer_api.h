@@ -16,24 +16,22 @@
 
 typedef struct tp_observer_api {
     size_t size; /* sizeof(tp_observer_api) of the extension that filled it */
-    /* An op's range on the calling thread, named by a copy of name, with its category and,
-     * when seq >= 0, Kineto's "Sequence number" and "Fwd thread id" args. category must be a
-     * string that lives as long as the process (a literal). Nonzero when the range is kept
-     * (a window records and the budget allows): only then do annotations follow. end closes
-     * the thread's innermost range. */
-    int (*op_begin)(const char *name, const char *category, int64_t seq, int64_t fwd_tid);
+    /* An op's range on the calling thread ("cpu_op"), named by a copy of name, with, when
+     * seq >= 0, Kineto's "Sequence number" and "Fwd thread id" args. Nonzero when the range is
+     * kept (a window records and the budget allows): only then do annotations follow. end
+     * closes the thread's innermost range. */
+    int (*op_begin)(const char *name, int64_t seq, int64_t fwd_tid);
     void (*end)(void);
     /* The clock's ticks now, and a range that began at begin_ticks written whole now
-     * (category a literal): it never sits on the thread's stack of ranges. */
+     * ("user_annotation"): it never sits on the thread's stack of ranges. */
     uint64_t (*now)(void);
-    void (*complete)(const char *name, const char *category, uint64_t begin_ticks);
-    /* Annotations of the innermost kept range: an integer arg, a string arg, an arg whose value is
-     * JSON text (key and text copied; with _static_key the key is a literal, never copied), its
+    void (*complete)(const char *name, uint64_t begin_ticks);
+    /* Annotations of the innermost kept range: an integer arg, a string arg (key and value
+     * copied), an arg whose value is JSON text (the text copied, the key a literal), its
      * "Input Dims" (JSON), its FLOPs. */
     void (*arg_int)(const char *key, int64_t value);
     void (*arg_str)(const char *key, const char *value);
     void (*arg_json)(const char *key, const char *json);
-    void (*arg_json_static_key)(const char *key, const char *json);
     void (*shapes)(const char *dims_json);
     void (*flops)(uint64_t flops);
     /* torch.profiler's FLOPs formulas (src/trace/flops.h), shared with the trace reader:

@@ -80,16 +80,19 @@ void append_int(std::string &out, int64_t v) {
     out.append(digits, static_cast<size_t>(end - digits));
 }
 
-void append_sizes(std::string &out, const at::Tensor &t) {
+/* "[a, b, ...]": item(out, i) appends the i-th of n items. */
+template <typename Item> void append_list(std::string &out, size_t n, Item item) {
     out += '[';
-    if (t.defined()) {
-        auto sizes = t.sizes();
-        for (size_t i = 0; i < sizes.size(); i++) {
-            if (i) out += ", ";
-            append_int(out, sizes[i]);
-        }
+    for (size_t i = 0; i < n; i++) {
+        if (i) out += ", ";
+        item(out, i);
     }
     out += ']';
+}
+
+void append_sizes(std::string &out, const at::Tensor &t) {
+    auto sizes = t.defined() ? t.sizes() : c10::IntArrayRef();
+    append_list(out, sizes.size(), [&](std::string &o, size_t i) { append_int(o, sizes[i]); });
 }
 
 /* A scalar or a list of scalars printed as torch prints an IValue ("1", "0.", "False",
@@ -101,13 +104,9 @@ void append_concrete(std::string &out, const c10::IValue &v) {
     } else if (v.isBool()) {
         out += v.toBool() ? "True" : "False";
     } else if (v.isIntList()) {
-        out += '[';
         auto list = v.toIntList();
-        for (size_t i = 0; i < list.size(); i++) {
-            if (i) out += ", ";
-            append_int(out, list.get(i));
-        }
-        out += ']';
+        append_list(out, list.size(),
+                    [&](std::string &o, size_t i) { append_int(o, list.get(i)); });
     } else {
         std::ostringstream ss;
         ss << v;
@@ -129,13 +128,9 @@ void describe_input(const c10::IValue &v, std::string &dims, std::string &types,
         append_sizes(dims, t);
         if (t.defined()) type = t.dtype().name(); // "float", "long int", "c10::Half"
     } else if (v.isTensorList()) {
-        dims += '[';
         auto list = v.toTensorList();
-        for (size_t i = 0; i < list.size(); i++) {
-            if (i) dims += ", ";
-            append_sizes(dims, list.get(i));
-        }
-        dims += ']';
+        append_list(dims, list.size(),
+                    [&](std::string &o, size_t i) { append_sizes(o, list.get(i)); });
         type = "TensorList";
     } else {
         dims += "[]";
@@ -195,11 +190,6 @@ void annotate_collective() {
 
 /* ---- the callbacks ---- */
 
-/* Every scope but USER_SCOPE (written whole as "user_annotation", on_end) is Kineto's cpu_op. */
-const char *category_of(at::RecordScope) {
-    return tp_kcat_cpu_op;
-}
-
 void annotate_inputs(const at::RecordFunction &fn, const char *name) {
     bool want_shapes = shapes_on.load(std::memory_order_relaxed);
     bool want_flops =
@@ -209,8 +199,8 @@ void annotate_inputs(const at::RecordFunction &fn, const char *name) {
     describe_inputs(fn, text);
     if (want_shapes) {
         api->shapes(text.dims.c_str());
-        api->arg_json_static_key(tp_karg_input_type, text.types.c_str());
-        api->arg_json_static_key(tp_karg_concrete_inputs, text.concrete.c_str());
+        api->arg_json(tp_karg_input_type, text.types.c_str());
+        api->arg_json(tp_karg_concrete_inputs, text.concrete.c_str());
     }
     if (want_flops) {
         int64_t n = api->flops_of(name, std::strlen(name), text.dims.data(), text.dims.size(),
@@ -254,8 +244,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
     bool evaluate = false, kept = false;
     try {
         const char *name = fn.name();
-        kept = api->op_begin(name, category_of(fn.scope()), fn.seqNr(),
-                             static_cast<int64_t>(fn.forwardThreadId()));
+        kept = api->op_begin(name, fn.seqNr(), static_cast<int64_t>(fn.forwardThreadId()));
         if (kept) {
             annotate_inputs(fn, name);
             if (std::strcmp(name, "record_param_comms") == 0) annotate_collective();
@@ -287,7 +276,7 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *ctx) {
     uint64_t began = o ? o->thread : fn.threadId();
     if (began != at::RecordFunction::currentThreadId()) return;
     if (o && o->whole) {
-        api->complete(fn.name(), tp_kcat_user_annotation, o->begin_ticks);
+        api->complete(fn.name(), o->begin_ticks);
         return;
     }
     if (o && o->link && node_seq >= 0) {

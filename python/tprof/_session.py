@@ -245,31 +245,28 @@ class Profile(contextlib.ContextDecorator):
     def step(self):
         """Ends step k and begins step k+1 (the schedule moves; a window may close)."""
         if self.running:
-            for part in self._parts:
-                try:
-                    part.step()
-                except Exception as e:  # recording never raises into the training loop
-                    _tprof.warn("%s: %s: %s (ignored)" % (part.name, type(e).__name__, e))
+            self._each_part("step")
             _tprof.step()
-            self._window_changed()
+            self._each_part("window_changed")  # parts that follow windows (the op observer)
         elif _current is None:
             _tprof.step()  # no session: the library reports the misuse
 
-    def _window_changed(self):
-        """After the library's step: parts that follow windows (the op observer) look again."""
+    def _each_part(self, method):
+        """Calls each part's `method` (those that have one); an exception is one warning, never
+        raised into the training loop."""
         for part in self._parts:
-            follow = getattr(part, "window_changed", None)
-            if follow is not None:
+            call = getattr(part, method, None)
+            if call is not None:
                 try:
-                    follow()
-                except Exception as e:  # recording never raises into the training loop
+                    call()
+                except Exception as e:
                     _tprof.warn("%s: %s: %s (ignored)" % (part.name, type(e).__name__, e))
 
     def epoch(self, n):
         """Marks the start of epoch n (epoch windows: docs/CONFIG.md)."""
         if self.running or _current is None:
             _tprof.epoch(n)
-            self._window_changed()
+            self._each_part("window_changed")
 
     # ---- results ----
 

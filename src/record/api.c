@@ -60,11 +60,6 @@ void tp_range_category(const char *category) {
 }
 
 void tp_range_arg_json(const char *key, const char *json) {
-    if (tp_api_enter("tp_range_arg_json") && key && json)
-        annotate(TP_REC_ARG_JSON, key, json, 0, "tp_range_arg_json");
-}
-
-void tp_range_arg_json_static_key(const char *key, const char *json) {
     if (!tp_api_enter("tp_range_arg_json") || !key || !json) return;
     tp_tls *t = &tp_tls_cur;
     tp_rec *r = annotation_room(t, 1, "tp_range_arg_json");
@@ -75,14 +70,14 @@ void tp_range_arg_json_static_key(const char *key, const char *json) {
     tp_publish(t, 1);
 }
 
-int tp_op_begin(const char *name, const char *category, int64_t seq, int64_t fwd_tid) {
+int tp_op_begin(const char *name, int64_t seq, int64_t fwd_tid) {
     tprof_begin_copy_(name);
     tp_tls *t = &tp_tls_cur;
     uint32_t k = seq >= 0 ? 3 : 1;
     tp_rec *r = t->owed ? tp_room(t, k) : NULL;
     if (!r) return 0;
     r[0].a = 0;
-    r[0].b = tp_rec_word(TP_REC_CATEGORY, (uintptr_t)category);
+    r[0].b = tp_rec_word(TP_REC_CATEGORY, (uintptr_t)tp_kcat_cpu_op);
     if (seq >= 0) {
         r[1].a = (uint64_t)seq;
         r[1].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)tp_karg_sequence_number);
@@ -93,18 +88,16 @@ int tp_op_begin(const char *name, const char *category, int64_t seq, int64_t fwd
     return 1;
 }
 
-void tp_range_complete(const char *name, const char *category, uint64_t begin_ticks) {
+void tp_range_complete(const char *name, uint64_t begin_ticks) {
     tp_tls *t = &tp_tls_cur;
-    tp_rec *r = tp_room(t, 3);
+    tp_rec *r = tp_room(t, 2);
     const char *copy = r ? tp_intern(t, name) : NULL;
     if (!copy) return;
     r[0].a = begin_ticks;
     r[0].b = tp_rec_word(TP_REC_BEGIN, (uintptr_t)copy);
-    r[1].a = 0;
-    r[1].b = tp_rec_word(TP_REC_CATEGORY, (uintptr_t)category);
-    r[2].a = tp_clock_ticks();
-    r[2].b = tp_rec_word(TP_REC_END, 0);
-    tp_publish(t, 3);
+    r[1].a = tp_clock_ticks();
+    r[1].b = tp_rec_word(TP_REC_END, 0);
+    tp_publish(t, 2);
 }
 
 void tprof_shapes(const char *dims_json) {

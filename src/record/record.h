@@ -190,23 +190,22 @@ const char *tp_intern(tp_tls *t, const char *s);
  * ops the Python binding records, as Kineto writes them; ranges default to "user_annotation". */
 void tp_range_category(const char *category);
 /* An arg of the calling thread's innermost kept range whose value is JSON text (copied), e.g.
- * Kineto's "Input type" list; text that is not JSON is kept as a string. */
+ * Kineto's "Input type" list; text that is not JSON is kept as a string. key must live as long
+ * as the process (a literal, model/kineto.h's): it is not copied. */
 void tp_range_arg_json(const char *key, const char *json);
-/* The same with a key that lives as long as the process (a literal): not copied. */
-void tp_range_arg_json_static_key(const char *key, const char *json);
 /* An op's range as torch's observer records it (python/observer): tprof_begin_copy_(name),
- * then its category and, when seq >= 0, the integer args "Sequence number" and "Fwd thread
- * id", written in one reservation with category and keys as pointers (category must live as
- * long as the process). Returns 1 when the range is kept, so that its annotations may follow;
- * 0 when not (no window records, the thread is dropping). Call only in an active session. */
-int tp_op_begin(const char *name, const char *category, int64_t seq, int64_t fwd_tid);
+ * then its category, Kineto's "cpu_op", and, when seq >= 0, the integer args "Sequence number"
+ * and "Fwd thread id", written in one reservation with category and keys as pointers. Returns
+ * 1 when the range is kept, so that its annotations may follow; 0 when not (no window records,
+ * the thread is dropping). Call only in an active session. */
+int tp_op_begin(const char *name, int64_t seq, int64_t fwd_tid);
 /* A range that began at begin_ticks (tp_clock_ticks) and ends now, written whole now (name
- * copied; category a literal): it never sits on the thread's stack, so ranges that begin and
- * end meanwhile, in any order, are not closed by it (torch's record_function ranges, which
- * enclose hooks that end tprof's own ranges: Lightning runs its training step inside
- * Optimizer.step). A begin before the window is the window's start. Call only in an active
- * session; kept only while a window records. */
-void tp_range_complete(const char *name, const char *category, uint64_t begin_ticks);
+ * copied; the default category, "user_annotation"): it never sits on the thread's stack, so
+ * ranges that begin and end meanwhile, in any order, are not closed by it (torch's
+ * record_function ranges, which enclose hooks that end tprof's own ranges: Lightning runs its
+ * training step inside Optimizer.step). A begin before the window is the window's start. Call
+ * only in an active session; kept only while a window records. */
+void tp_range_complete(const char *name, uint64_t begin_ticks);
 /* A memory event as an allocator reports it with its own totals (torch's c10 memory reporting):
  * bytes > 0 allocated at ptr, < 0 freed; total_allocated and total_reserved as the allocator
  * counts them after the change. Kept only when profile_memory is on and a window records. */

@@ -48,7 +48,8 @@ def _op_parts(opts, effective):
         parts.append(observer.OpObserver(effective["record_shapes"], effective["with_flops"]))
     elif record_ops:
         _tprof.warn("record_ops: %s; ops are recorded through the dispatch mode instead (ops "
-                    "below autograd only; in torch.compile'd code only the aten ops it calls)" % observer.why_not())
+                    "below autograd only; in torch.compile'd code only the aten ops it calls)"
+                    % observer.why_not())
         parts.append(OpRecording(effective["record_shapes"], effective["with_flops"]))
     elif effective["record_shapes"]:
         _tprof.warn("record_shapes: the shapes are those of recorded ops, and no ops are "
