@@ -81,7 +81,9 @@ def parse(argv):
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     p.add_argument("--decode-ms", type=float, default=1.0, help="delay per sample loaded")
     p.add_argument("--lr", type=float, default=0.05)
-    p.add_argument("--record-ops", action="store_true", help="a range per aten op, with FLOPs")
+    p.add_argument("--record-ops", action=argparse.BooleanOptionalAction, default=None,
+                   help="a range per op, with FLOPs (default: on where tprof's op observer is "
+                        "built; --no-record-ops turns it off)")
     p.add_argument("--log-every", type=int, default=10)
     return p.parse_args(argv)
 
