@@ -7,7 +7,6 @@ torch.compile: a compiled model keeps its graphs and dynamo's counters under eve
 option, compiled before, during or after the session. And the fallback: with the observer
 absent, record_ops goes through the dispatch mode and says why in one line."""
 import collections
-import glob
 import json
 import os
 import subprocess
@@ -21,6 +20,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import tprof  # noqa: E402
 from tprof.torch import observer  # noqa: E402
+from conftest import run_traces, trace_events  # noqa: E402
 
 SOURCE = os.environ.get("TPROF_SOURCE_DIR",
                         os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -108,11 +108,6 @@ def analyze(path):
     return json.loads(out.stdout)
 
 
-def events_of(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)["traceEvents"]
-
-
 def torch_run(step, out_dir):
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True,
                  with_flops=True) as p:
@@ -149,10 +144,10 @@ def runs(request, tmp_path_factory):
         averages = {k: tuple(v) for k, v in json.load(f).items()}
     torch_path = str(tmp / "torch.pt.trace.json")
     run_dir = str(tmp / "tprof")
-    traces = sorted(glob.glob(os.path.join(run_dir, "trace_*.json")))
+    traces = run_traces(run_dir)
     assert len(traces) == 1
-    return (request.param, (averages, events_of(torch_path), torch_path), run_dir,
-            events_of(traces[0]))
+    return (request.param, (averages, trace_events(torch_path), torch_path), run_dir,
+            trace_events(traces[0]))
 
 
 def merged_duplicates(events):
@@ -307,8 +302,8 @@ def test_compiled_code_stays_compiled(tmp_path, when, options):
     for a, b in zip(want, results):
         assert torch.equal(a, b)
     if when != "after":  # the session saw compiled code run: torch's own range for it
-        names = {e["name"] for path in glob.glob(os.path.join(prof.run_dir, "trace_*.json"))
-                 for e in events_of(path)}
+        names = {e["name"] for path in run_traces(prof.run_dir)
+                 for e in trace_events(path)}
         assert any(n.startswith("Torch-Compiled Region") for n in names), sorted(names)[:40]
 
 
@@ -320,8 +315,8 @@ def test_module_ranges_skip_compiled_code_but_not_eager(tmp_path):
     with tprof.profile(model=model, output_dir=str(tmp_path), summary=False) as prof:
         compiled(x)
         model(x)
-    names = collections.Counter(e["name"] for path in glob.glob(prof.run_dir + "/trace_*.json")
-                                for e in events_of(path) if e.get("ph") == "X")
+    names = collections.Counter(e["name"] for path in run_traces(prof.run_dir)
+                                for e in trace_events(path) if e.get("ph") == "X")
     assert names["Sequential.0"] == 1  # the eager call only
 
 
@@ -360,8 +355,8 @@ def test_fallback_to_the_dispatch_mode_says_why(tmp_path, why):
     assert len(lines) == 1 and reason in lines[0], out.stderr
     result = json.loads(out.stdout.splitlines()[-1])
     assert result["same"]
-    names = collections.Counter(e["name"] for path in glob.glob(result["run_dir"] + "/trace_*")
-                                for e in events_of(path) if e.get("ph") == "X")
+    names = collections.Counter(e["name"] for path in run_traces(result["run_dir"])
+                                for e in trace_events(path) if e.get("ph") == "X")
     assert names["aten::addmm"] >= 1 and names["aten::linear"] == 0  # below autograd only
     assert names["Linear"] == 1  # the eager call only: the compiled one ran compiled
 
