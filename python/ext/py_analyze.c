@@ -1,12 +1,13 @@
-/* py_analyze.c - tprof.analyze's C half: trace files read by the library's reader into one
- * analysis, rendered by the same JSON renderer as `tprof analyze --json` (docs/ANALYZE_JSON.md).
+/* py_analyze.c - tprof.analyze's C half: trace files read as `tprof analyze` reads its inputs
+ * into one analysis, rendered by the same JSON renderer as `tprof analyze --json`
+ * (docs/ANALYZE_JSON.md), so that both give the same numbers (tests/python/test_dataframes.py).
  *
  * The files are read with the GIL released: a large trace takes seconds. */
 #include "tprof_py.h"
 
 #include "analysis/analysis.h"
 #include "report/report.h"
-#include "trace/reader.h"
+#include "run/inputs.h"
 #include "util/buf.h"
 
 #include <stdlib.h>
@@ -20,32 +21,23 @@ typedef struct analyze_job {
     char err[1024];
 } analyze_job;
 
-static int out_of_memory(analyze_job *job) {
-    snprintf(job->err, sizeof(job->err), "out of memory");
-    return -1;
-}
-
-/* Every file into one analysis, then its JSON into job->out; -1 with job->err on the first
- * unreadable file or when memory runs out. Runs without the GIL. */
+/* The files read as `tprof analyze` reads its inputs (run/inputs.c: several ranks analysed each
+ * apart too, a file given twice refused), then the JSON into job->out; -1 with job->err on the
+ * first unreadable file or when memory runs out. Runs without the GIL. */
 static int run_analysis(analyze_job *job) {
-    tp_analysis *a = tp_analysis_new(NULL);
-    if (!a) return out_of_memory(job);
-    int rc = 0;
-    for (size_t i = 0; i < job->n && rc == 0; i++) {
-        tp_model m;
-        tp_model_init(&m);
-        rc = tp_trace_read_file(job->paths[i], &m, NULL, job->err, sizeof(job->err));
-        if (rc == 0 && tp_analysis_add_model(a, &m, job->paths[i])) rc = out_of_memory(job);
-        tp_model_free(&m);
-    }
-    if (rc == 0) {
-        tp_analysis_finish(a);
-        tp_report_opts o = {.top_k = job->top_k};
-        tp_report_json(&job->out, a, &o);
-        if (job->out.failed) rc = out_of_memory(job);
-    }
+    tp_inputs_opts opts;
+    tp_inputs_opts_init(&opts);
+    opts.progress = TP_INPUTS_PROGRESS_OFF; /* a library call draws no progress line */
+    tp_analysis *a = tp_inputs_analyse(job->paths, job->n, &opts, job->err, sizeof(job->err));
+    if (!a) return -1;
+    tp_report_opts o = {.top_k = job->top_k};
+    tp_report_json(&job->out, a, &o);
     tp_analysis_free(a);
-    return rc;
+    if (job->out.failed) {
+        snprintf(job->err, sizeof(job->err), "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 /* analyze(paths, top_k) -> str: the JSON report of the traces, read as one run. An unreadable
@@ -97,7 +89,7 @@ out:
 
 PyMethodDef tp_py_analyze_methods[] = {
     {"analyze", py_analyze, METH_VARARGS,
-     "analyze(paths, top_k=10) -> str\n--\n\nThe traces' analysis as `tprof analyze --json` "
-     "writes it."},
+     "analyze(paths, top_k=10, /)\n--\n\nThe traces' analysis as `tprof analyze --json` "
+     "writes it (a str)."},
     {NULL, NULL, 0, NULL},
 };

@@ -26,11 +26,12 @@ from tprof._tprof import (
     thread_name,
     version as __version__,
 )
-from tprof._analyze import analyze
+from tprof._analyze import Analysis, analyze
 from tprof._session import Profile, config_from_args, epoch, flight_save, profile, stage, step
 
 # tprof.range is used as tprof.range: it is left out of `import *`, where it would hide the builtin.
 __all__ = [
+    "Analysis",
     "Config",
     "ConfigError",
     "Profile",

@@ -1,15 +1,117 @@
-"""tprof.analyze: the C reader and analysis over trace files, as `tprof analyze --json`."""
+"""tprof.analyze: the C reader and analysis over trace files, as `tprof analyze --json`.
+
+The result is an Analysis: the dict of that JSON (docs/ANALYZE_JSON.md), whose tables are also
+pandas DataFrames (ops(), ops_by_shape(), kernels(), stages(), steps(), memory(), ranks()): one
+row per JSON row, one column per key, the same numbers (null as NaN or None). pandas is optional:
+it is imported by those methods only, and its absence is an ImportError naming it.
+"""
+from __future__ import annotations
+
 import json
 import os
+from typing import TYPE_CHECKING, Any
 
 from tprof import _tprof
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["Analysis", "analyze"]
 
 # What the trace writers name their files: tprof's windows, Kineto/TensorBoard's, plain exports.
 _TRACE_SUFFIXES = (".json", ".json.gz")
 _NOT_TRACES = ("config.json", "summary.json", "stage_times.json")
 
+# The columns of each table when it has no row (docs/ANALYZE_JSON.md); a table with rows takes
+# its columns from them, in the JSON's order. tests/python/test_dataframes.py checks both agree.
+_OP_COLUMNS = ["name", "calls", "total_us", "self_us", "self_pct", "mean_us", "min_us", "max_us",
+               "flops", "gpu_us", "kernels"]
+_COLUMNS = {
+    "ops": _OP_COLUMNS,
+    "ops_by_shape": _OP_COLUMNS[:3] + ["input_shapes"] + _OP_COLUMNS[3:],
+    "kernels": ["name", "calls", "total_us", "pct", "mean_us", "min_us", "max_us"],
+    "stages": ["stage", "count", "total_us", "mean_us", "min_us", "p50_us", "p95_us", "max_us",
+               "pct"],
+    "steps": ["name", "number", "start_us", "dur_us", "other_us", "flops", "mfu_pct", "lead_us"],
+    "memory": ["device_type", "device_id", "peak_bytes", "peak_ts_us", "capacity_bytes",
+               "capacity_pct"],
+    "ranks": ["rank", "steps", "step_mean_ns", "step_p95_ns", "compute_ns", "communication_ns",
+              "idle_ns", "overlap_pct", "collectives", "clock_offset_ns"],
+}
 
-def trace_files(path):
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError("tprof.Analysis's tables are pandas DataFrames, and pandas is not "
+                          "installed (pip install pandas); the dict itself needs no pandas",
+                          name="pandas") from e
+    return pandas
+
+
+def _flat(row: dict[str, Any]) -> dict[str, Any]:
+    """A JSON row with its objects spread into columns named by their path, as
+    pandas.json_normalize names them: steps.list[].stages {"forward": 1.5} -> "stages.forward"."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if isinstance(value, dict):
+            for sub, v in _flat(value).items():
+                out["%s.%s" % (key, sub)] = v
+        else:
+            out[key] = value
+    return out
+
+
+def _frame(rows: list[dict[str, Any]], table: str) -> pandas.DataFrame:
+    pd = _pandas()
+    if not rows:
+        return pd.DataFrame(columns=_COLUMNS[table])
+    flat = [_flat(r) for r in rows]
+    columns: list[str] = []
+    for r in flat:
+        columns += [c for c in r if c not in columns]
+    frame: pandas.DataFrame = pd.DataFrame.from_records(flat, columns=columns)
+    return frame
+
+
+class Analysis(dict[str, Any]):
+    """The analysis of `tprof analyze --json` as a dict (docs/ANALYZE_JSON.md), with its tables
+    as pandas DataFrames. Each method returns a new DataFrame, one row per row of the JSON's
+    list, in the same order; a key holding an object becomes columns "key.member"."""
+
+    def ops(self) -> pandas.DataFrame:
+        """top_cpu_ops: ops by self time, descending (--top rows)."""
+        return _frame(self["top_cpu_ops"], "ops")
+
+    def ops_by_shape(self) -> pandas.DataFrame:
+        """top_cpu_ops_by_shape: the op table by (name, input shapes); empty without shapes."""
+        return _frame(self["top_cpu_ops_by_shape"], "ops_by_shape")
+
+    def kernels(self) -> pandas.DataFrame:
+        """top_gpu_kernels: kernels by total time, descending; empty without GPU work."""
+        return _frame(self["top_gpu_kernels"], "kernels")
+
+    def stages(self) -> pandas.DataFrame:
+        """stages, in definition order, then the `other` row (the step time no stage covers)."""
+        return _frame(self["stages"] + [self["other"]], "stages")
+
+    def steps(self) -> pandas.DataFrame:
+        """steps.list: every step in start order; its stage times as columns "stages.<name>"."""
+        return _frame(self["steps"]["list"], "steps")
+
+    def memory(self) -> pandas.DataFrame:
+        """memory: the peak per device, by device type then id."""
+        return _frame(self["memory"], "memory")
+
+    def ranks(self) -> pandas.DataFrame:
+        """ranks.per_rank: one row per rank (times in ns, stage times as "stages_ns.<name>");
+        empty for a single rank."""
+        ranks = self.get("ranks")
+        return _frame(ranks["per_rank"] if ranks else [], "ranks")
+
+
+def _trace_files(path: str | os.PathLike[str]) -> list[str]:
     """The trace files directly in a folder (a run directory), in name order, or [path] for a
     file. Sub-folders are not read: a run's torch.profiler traces (torch/) are another view of
     the same steps and would count them twice."""
@@ -20,12 +122,13 @@ def trace_files(path):
             and os.path.isfile(os.path.join(path, name))]
 
 
-def analyze(path, top_k=10):
-    """The analysis of a trace file, or of every trace in a folder read as one run, as a dict with
-    the keys of `tprof analyze --json` (docs/ANALYZE_JSON.md). Any Chrome/Kineto trace works:
-    tprof's own, torch.profiler's, plain or gzip. An unreadable file raises ValueError naming the
-    file, the byte offset and the problem."""
-    files = trace_files(path)
+def analyze(path: str | os.PathLike[str], top_k: int = 10) -> Analysis:
+    """The analysis of a trace file, or of every trace in a folder read as one run: an Analysis,
+    the dict with the keys of `tprof analyze --json` (docs/ANALYZE_JSON.md), its tables also as
+    pandas DataFrames. Any Chrome/Kineto trace works: tprof's own, torch.profiler's, plain or
+    gzip. An unreadable file raises ValueError naming the file, the byte offset and the
+    problem."""
+    files = _trace_files(path)
     if not files:
         raise ValueError("%s: no trace files (*.json, *.json.gz) in this folder" % os.fspath(path))
-    return json.loads(_tprof.analyze(files, top_k))
+    return Analysis(json.loads(_tprof.analyze(files, top_k)))

@@ -13,6 +13,7 @@ import sys
 import threading
 
 from tprof import _keys, _stack, _tprof
+from tprof._analyze import Analysis
 from tprof._cupti import pass_wheel_cupti_dirs
 
 _lock = threading.Lock()
@@ -271,12 +272,13 @@ class Profile(contextlib.ContextDecorator):
     # ---- results ----
 
     def summary(self):
-        """The run's summary.json as a dict, or None when the run wrote none."""
+        """The run's summary.json as a tprof.Analysis (a dict, its tables as DataFrames), or None
+        when the run wrote none."""
         path = self.run_dir and os.path.join(self.run_dir, "summary.json")
         if not path or not os.path.exists(path):
             return None
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            return Analysis(json.load(f))
 
     @property
     def torch_traces(self):
