@@ -5,7 +5,7 @@
 # that tests run it with PYTHONPATH=build/python and no installation. With TPROF_PYTHON_PACKAGE
 # (set by pyproject.toml, when pip builds a wheel through scikit-build-core) the extension goes
 # into the wheel's tprof/ and the tprof command into the wheel's scripts (the venv's bin/); the
-# wheel takes the Python files from python/tprof itself.
+# wheel takes the Python files from python/tprof itself (the .pyi stub and py.typed included).
 #
 # The interpreter: pip's (scikit-build-core passes Python3_EXECUTABLE), else -DTPROF_PY_INTERPRETER,
 # else the project's (.venv/bin/python, else python3 from the PATH: CMakeLists.txt). Without its
@@ -56,9 +56,12 @@ if(TPROF_PYTHON_PACKAGE)
   return()
 endif()
 
-# The package's Python files, copied at build time so an edit reaches the tests with a rebuild.
+# The package's Python files, copied at build time so an edit reaches the tests with a rebuild:
+# the modules, the extension's stub (_tprof.pyi) and the PEP 561 marker py.typed, so that a type
+# checker pointed at build/python sees what an installed wheel gives it.
 file(GLOB_RECURSE TPROF_PY_FILES CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}/python/tprof
-  ${CMAKE_SOURCE_DIR}/python/tprof/*.py)
+  ${CMAKE_SOURCE_DIR}/python/tprof/*.py ${CMAKE_SOURCE_DIR}/python/tprof/*.pyi
+  ${CMAKE_SOURCE_DIR}/python/tprof/py.typed)
 set(TPROF_PY_COPIES)
 foreach(rel ${TPROF_PY_FILES})
   add_custom_command(OUTPUT ${TPROF_PY_OUT}/${rel}

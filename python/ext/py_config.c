@@ -273,24 +273,32 @@ static PyObject *config_repr(tp_py_config *c) {
 
 static PyMethodDef config_methods[] = {
     {"set", (PyCFunction)(void (*)(void))config_set, METH_VARARGS | METH_KEYWORDS,
-     "set(key, value, source='tprof.Config.set')\n--\n\nSets one key (bool, int, str or a list) "
+     "set($self, key, value, source='tprof.Config.set')\n--\n\nSets one key (bool, int, str or a "
+     "list) "
      "as the library parses it; raises ConfigError with the library's message."},
     {"load_yaml", (PyCFunction)config_load_yaml, METH_O,
-     "Reads the keys of the file's top-level `profiling:` mapping."},
-    {"load_env", (PyCFunction)config_load_env, METH_NOARGS, "Reads the TPROF_<KEY> variables."},
+     "load_yaml($self, path, /)\n--\n\nReads the keys of the file's top-level `profiling:` "
+     "mapping."},
+    {"load_env", (PyCFunction)config_load_env, METH_NOARGS,
+     "load_env($self)\n--\n\nReads the TPROF_<KEY> variables."},
     {"load_args", (PyCFunction)config_load_args, METH_O,
-     "Consumes tprof's arguments from argv (a list, argv[0] the program), in place; returns the "
+     "load_args($self, argv, /)\n--\n\nConsumes tprof's arguments from argv (a list, argv[0] the "
+     "program), in place; returns the "
      "list."},
     {"load_sources", (PyCFunction)config_load_sources, METH_O,
-     "As tprof_init: the YAML file (--profiling.config or TPROF_CONFIG), the environment, then "
+     "load_sources($self, argv, /)\n--\n\nAs tprof_init: the YAML file (--profiling.config or "
+     "TPROF_CONFIG), the environment, then "
      "argv (consumed in place; every source runs, the first error is raised)."},
     {"validate", (PyCFunction)config_validate, METH_NOARGS,
-     "Checks the rules between keys (both schedules, epoch_steps without epochs)."},
+     "validate($self)\n--\n\nChecks the rules between keys (both schedules, epoch_steps without "
+     "epochs)."},
     {"to_json", (PyCFunction)config_to_json, METH_NOARGS,
-     "The effective configuration as a JSON object (what config.json holds)."},
-    {"copy", (PyCFunction)config_copy, METH_NOARGS, "An independent copy."},
+     "to_json($self)\n--\n\nThe effective configuration as a JSON object (what config.json "
+     "holds)."},
+    {"copy", (PyCFunction)config_copy, METH_NOARGS, "copy($self)\n--\n\nAn independent copy."},
     {"schedule", (PyCFunction)config_schedule, METH_NOARGS,
-     "The schedule, by the library's rule: mode ('all', 'steps' or 'epochs') and its numbers."},
+     "schedule($self)\n--\n\nThe schedule, by the library's rule: mode ('all', 'steps' or "
+     "'epochs') and its numbers."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -162,13 +162,16 @@ static PyObject *range_repr(tp_py_range *r) {
 }
 
 static PyMethodDef range_methods[] = {
-    {"__enter__", (PyCFunction)range_enter, METH_NOARGS, "Begins the range; returns it."},
+    {"__enter__", (PyCFunction)range_enter, METH_NOARGS,
+     "__enter__($self, /)\n--\n\nBegins the range; returns it."},
     {"__exit__", (PyCFunction)(void (*)(void))range_end, METH_FASTCALL,
-     "Ends the range; exceptions pass through."},
+     "__exit__($self, /, *exc_info)\n--\n\nEnds the range; exceptions pass through."},
     {"begin", (PyCFunction)(void (*)(void))range_begin, METH_FASTCALL,
-     "Begins the range; ignores its arguments (usable as a forward pre-hook)."},
+     "begin($self, /, *args)\n--\n\nBegins the range; ignores its arguments (usable as a forward "
+     "pre-hook)."},
     {"end", (PyCFunction)(void (*)(void))range_end, METH_FASTCALL,
-     "Ends the innermost range; ignores its arguments (usable as a forward hook)."},
+     "end($self, /, *args)\n--\n\nEnds the innermost range; ignores its arguments (usable as a "
+     "forward hook)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -184,7 +187,7 @@ PyTypeObject tp_py_range_type = {
     .tp_repr = (reprfunc)range_repr,
     .tp_call = (ternaryfunc)range_call,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "range(name)\n--\n\n"
+    .tp_doc = "range(name, /)\n--\n\n"
               "A named range: `with tprof.range(name):`, `@tprof.range(name)` or `@tprof.range`.\n"
               "Ranges nest per thread and are kept only while a profile records.",
     .tp_methods = range_methods,

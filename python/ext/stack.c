@@ -234,14 +234,16 @@ static PyObject *py_stack_installed(PyObject *mod, PyObject *unused) {
 
 PyMethodDef tp_py_stack_methods[] = {
     {"stack_start", py_stack_start, METH_VARARGS,
-     "stack_start(prefixes, skip_dir) -> bool\n--\n\nRecords Python calls on this thread as "
+     "stack_start(prefixes, skip_dir, /)\n--\n\nRecords Python calls on this thread as "
      "python_function ranges while a window records (with_stack); file names lose the longest "
-     "of prefixes; functions of files under skip_dir are not recorded."},
+     "of prefixes; functions of files under skip_dir are not recorded. False when another hook "
+     "holds the thread."},
     {"stack_stop", py_stack_stop, METH_NOARGS,
-     "Stops recording Python calls on this thread; open ones end now."},
+     "stack_stop()\n--\n\nStops recording Python calls on this thread; open ones end now."},
     {"stack_forget", py_stack_forget, METH_NOARGS,
-     "After fork, in the child: removes the copied hook without ending its ranges."},
+     "stack_forget()\n--\n\nAfter fork, in the child: removes the copied hook without ending its "
+     "ranges."},
     {"stack_installed", py_stack_installed, METH_NOARGS,
-     "Whether this thread's profiling hook is tprof's (with_stack)."},
+     "stack_installed()\n--\n\nWhether this thread's profiling hook is tprof's (with_stack)."},
     {NULL, NULL, 0, NULL},
 };

@@ -22,7 +22,7 @@ from tprof._tprof import (
     is_recording,
     last_error,
     messages,
-    range,
+    range as range,  # explicit re-export, not in __all__ (below)
     thread_name,
     version as __version__,
 )

@@ -5,23 +5,40 @@ One session runs per process (the library's rule). The Profile that started it i
 one: tprof.step() and tprof.epoch() go through it, so the PyTorch parts it drives (module ranges,
 op recording, torch.profiler, CUDA memory counters) follow the same steps.
 """
+from __future__ import annotations
+
 import atexit
 import contextlib
 import json
 import os
 import sys
 import threading
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from tprof import _keys, _stack, _tprof
 from tprof._analyze import Analysis
 from tprof._cupti import pass_wheel_cupti_dirs
 
+__all__ = ["Profile", "config_from_args", "epoch", "flight_save", "profile", "stage", "step"]
+
+class _Part(Protocol):
+    """A PyTorch part a profile drives (tprof.torch._parts); step() and window_changed() are
+    optional."""
+
+    name: str
+
+    def start(self) -> object: ...
+
+    def stop(self) -> None: ...
+
+
 _lock = threading.Lock()
-_current = None  # the Profile whose session is active (or started disabled)
-_run_ids = set()  # run directories this process has written (see _fresh_run_id)
+_current: Profile | None = None  # the Profile whose session is active (or started disabled)
+_run_ids: set[str] = set()  # run directories this process has written (see _fresh_run_id)
 
 
-def config_from_args(argv=None):
+def config_from_args(argv: Iterable[str] | None = None) -> tuple[_tprof.Config, list[str]]:
     """Reads the configuration as the C library's tprof_init does: the YAML file named by
     --profiling.config or TPROF_CONFIG, then TPROF_<KEY> variables, then tprof's arguments of argv
     (sys.argv by default; argv[0] is the program). The arguments are consumed from argv, in place,
@@ -37,7 +54,7 @@ def config_from_args(argv=None):
     return cfg, argv
 
 
-def _build_config(config, keys):
+def _build_config(config: Any, keys: dict[str, Any]) -> _tprof.Config:
     """A Config from tprof.profile's arguments (see Profile)."""
     if isinstance(config, _tprof.Config):
         cfg = config.copy()
@@ -63,14 +80,14 @@ def _build_config(config, keys):
     return cfg
 
 
-def _disabled_config():
+def _disabled_config() -> _tprof.Config:
     """The configuration of a run that goes on unprofiled after a configuration error."""
     cfg = _tprof.Config()
     cfg.set("enabled", False, "tprof.profile (configuration error)")
     return cfg
 
 
-def _why_off(keys):
+def _why_off(keys: dict[str, Any]) -> str:
     """Which source switched profiling off, for the "nothing will be recorded" line."""
     if keys.get("enabled") is not None and not keys["enabled"]:
         return "enabled=%r" % (keys["enabled"],)
@@ -80,7 +97,7 @@ def _why_off(keys):
     return "enabled is false in the configuration"
 
 
-def say_off(keys, names=None):
+def say_off(keys: dict[str, Any], names: Iterable[str] | None = None) -> None:
     """One line when profiling keys were given while profiling is off: they record nothing.
     names: the keys as the caller spelled them (default: those of keys that shape a recording)."""
     unused = sorted(names) if names is not None else _keys.unused_while_off(keys)
@@ -89,7 +106,7 @@ def say_off(keys, names=None):
                    % (_why_off(keys), ", ".join(unused), "has" if len(unused) == 1 else "have"))
 
 
-def _fresh_run_id(cfg, effective):
+def _fresh_run_id(cfg: _tprof.Config, effective: dict[str, Any]) -> None:
     """The default run_id has a one-second resolution, and a process may profile several times a
     second (a decorated function, tests): a run_id this process used already gets a suffix, so
     that one run never overwrites another's files."""
@@ -132,8 +149,10 @@ class Profile(contextlib.ContextDecorator):
     Python call of the starting thread as a python_function range while a window records.
     """
 
-    def __init__(self, config=None, *, model=None, with_modules=True, record_ops=None,
-                 torch_profiler=False, cuda_memory=None, **keys):
+    def __init__(self, config: _tprof.Config | dict[str, Any] | str | bytes | os.PathLike[str]
+                 | None = None, *, model: Any = None, with_modules: bool = True,
+                 record_ops: bool | None = None, torch_profiler: bool = False,
+                 cuda_memory: bool | None = None, **keys: Any) -> None:
         if model is not None and not callable(getattr(model, "named_modules", None)):
             # a programming error, not a configuration value: it raises, naming the argument
             raise TypeError("tprof.profile(model=...) takes a torch.nn.Module, not %s"
@@ -143,17 +162,18 @@ class Profile(contextlib.ContextDecorator):
         self._torch_options = {"model": model, "with_modules": with_modules,
                                "record_ops": record_ops, "torch_profiler": torch_profiler,
                                "cuda_memory": cuda_memory}
-        self.config = None  # the Config of the last start
+        self.config: _tprof.Config | None = None  # the Config of the last start
         self.running = False  # this object's session is the process's session
         self.enabled = False  # ... and it records (enabled=True)
-        self.run_dir = None  # <output_dir>/<run_id> of the last start
-        self.error = None  # the configuration error that left the last start unprofiled
+        self.run_dir: str | None = None  # <output_dir>/<run_id> of the last start
+        self.error: str | None = None  # the configuration error that left the last start unprofiled
         self._flight = False  # the flight recorder is on (docs/FLIGHT.md)
-        self._parts = []
+        self._parts: list[_Part] = []
 
     # ---- life cycle ----
 
-    def start(self):
+    def start(self) -> Profile:
+        """Starts the session (returns self); see the class."""
         global _current
         with _lock:
             if self.running:
@@ -184,7 +204,8 @@ class Profile(contextlib.ContextDecorator):
             raise
         return self
 
-    def stop(self):
+    def stop(self) -> None:
+        """Ends the session: the last window, the artifacts, the summary."""
         global _current
         with _lock:
             if not self.running:
@@ -197,21 +218,22 @@ class Profile(contextlib.ContextDecorator):
                 _current = None
                 _tprof.shutdown()
 
-    __enter__ = start
+    def __enter__(self) -> Profile:
+        return self.start()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool:
         if exc[0] is not None and issubclass(exc[0], Exception):
             self.save_flight_on_exception()
         self.stop()
         return False
 
-    def save_flight_on_exception(self):
+    def save_flight_on_exception(self) -> None:
         """An exception escapes the profiled code: the flight recorder, when on, saves its ring
         (reason "exception") before the session stops (docs/FLIGHT.md)."""
         if self.running and self.enabled and self._flight:
             _tprof.flight_save("exception")
 
-    def _configure(self):
+    def _configure(self) -> tuple[_tprof.Config, dict[str, Any], list[_Part]]:
         """(config, its effective values, the PyTorch parts). A configuration error is one
         `tprof:` line and a disabled configuration: the training runs on, unprofiled."""
         try:
@@ -230,7 +252,7 @@ class Profile(contextlib.ContextDecorator):
             cfg = _disabled_config()
             return cfg, json.loads(cfg.to_json()), []
 
-    def _torch_parts(self, cfg, effective):
+    def _torch_parts(self, cfg: _tprof.Config, effective: dict[str, Any]) -> list[_Part]:
         """The PyTorch parts this profile drives (none when no option asks for one)."""
         opts = self._torch_options
         wanted = (opts["model"] is not None or opts["record_ops"] or opts["torch_profiler"]
@@ -243,7 +265,7 @@ class Profile(contextlib.ContextDecorator):
 
     # ---- steps ----
 
-    def step(self):
+    def step(self) -> None:
         """Ends step k and begins step k+1 (the schedule moves; a window may close)."""
         if self.running:
             self._each_part("step")
@@ -252,7 +274,7 @@ class Profile(contextlib.ContextDecorator):
         elif _current is None:
             _tprof.step()  # no session: the library reports the misuse
 
-    def _each_part(self, method):
+    def _each_part(self, method: str) -> None:
         """Calls each part's `method` (those that have one); an exception is one warning, never
         raised into the training loop."""
         for part in self._parts:
@@ -263,7 +285,7 @@ class Profile(contextlib.ContextDecorator):
                 except Exception as e:
                     _tprof.warn("%s: %s: %s (ignored)" % (part.name, type(e).__name__, e))
 
-    def epoch(self, n):
+    def epoch(self, n: int) -> None:
         """Marks the start of epoch n (epoch windows: docs/CONFIG.md)."""
         if self.running or _current is None:
             _tprof.epoch(n)
@@ -271,7 +293,7 @@ class Profile(contextlib.ContextDecorator):
 
     # ---- results ----
 
-    def summary(self):
+    def summary(self) -> Analysis | None:
         """The run's summary.json as a tprof.Analysis (a dict, its tables as DataFrames), or None
         when the run wrote none."""
         path = self.run_dir and os.path.join(self.run_dir, "summary.json")
@@ -281,11 +303,11 @@ class Profile(contextlib.ContextDecorator):
             return Analysis(json.load(f))
 
     @property
-    def torch_traces(self):
+    def torch_traces(self) -> list[str]:
         """The traces torch.profiler saved (torch_profiler=True), oldest first."""
         return [path for part in self._parts for path in getattr(part, "traces", ())]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
         return "<tprof.profile %s run_dir=%r>" % (state, self.run_dir)
 
@@ -293,7 +315,7 @@ class Profile(contextlib.ContextDecorator):
 profile = Profile
 
 
-def step():
+def step() -> None:
     """Ends the current step of the running profile (tprof.profile's step())."""
     current = _current
     if current is not None:
@@ -302,7 +324,7 @@ def step():
         _tprof.step()
 
 
-def epoch(n):
+def epoch(n: int) -> None:
     """Marks the start of epoch n in the running profile."""
     current = _current
     if current is not None:
@@ -311,7 +333,7 @@ def epoch(n):
         _tprof.epoch(n)
 
 
-def flight_save(reason="explicit"):
+def flight_save(reason: str = "explicit") -> bool:
     """Asks the flight recorder to save its ring now, as trace_<n>_flight_<reason>_steps_<a>-<b>
     .json in the run directory (docs/FLIGHT.md). reason: 1 to 32 ASCII letters, digits, '_' or
     '-'. True when asked; False, after one `tprof:` line, when the recorder is off, reason is not
@@ -319,14 +341,14 @@ def flight_save(reason="explicit"):
     return _tprof.flight_save(reason)
 
 
-def stage(name):
+def stage(name: str) -> _tprof.range:
     """A range for one of the summary's stages (dataloader, forward, backward, optimizer by
     default; the `stages` key sets others). It is a tprof.range: `with tprof.stage("forward"):`."""
     return _tprof.range(name)
 
 
 @atexit.register
-def _stop_at_exit():
+def _stop_at_exit() -> None:
     current = _current
     if current is not None:
         current.stop()

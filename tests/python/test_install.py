@@ -87,6 +87,12 @@ def check_installed(venv, tmp_path):
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert got["file"].startswith(str(venv)) and got["windows"] == 1
+    # typed: PEP 561's marker and the extension's stub beside the package (test_typing.py)
+    package = os.path.dirname(got["file"])
+    assert os.path.isfile(os.path.join(package, "py.typed"))
+    with open(os.path.join(package, "_tprof.pyi"), encoding="utf-8") as f, \
+            open(os.path.join(SOURCE, "python", "tprof", "_tprof.pyi"), encoding="utf-8") as g:
+        assert f.read() == g.read()
     with open(os.path.join(SOURCE, "include", "tprof.h"), encoding="utf-8") as f:
         assert '#define TPROF_VERSION       "%s"' % got["version"] in f.read()
     traces = run_traces(str(tmp_path / "out" / "venv"))

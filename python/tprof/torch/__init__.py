@@ -11,32 +11,40 @@
   (observer.py; the dispatch mode of ops.py where it cannot load), FLOPs and shapes;
 - torch_profiler=True: torch.profiler on the same schedule, its traces read by tprof.analyze;
 - cuda_memory: allocated / reserved / peak counters at each recorded step;
-- Callback: a PyTorch Lightning callback, LightningProfiler: Trainer(profiler=...) (when
-  Lightning is installed).
+- Callback: a PyTorch Lightning callback, LightningProfiler: Trainer(profiler=...)
+  (lightning_classes.py; ImportError naming Lightning when it is not installed).
 
-Importing this package imports torch, not Lightning: Callback and LightningProfiler are made on
-first use (importing Lightning takes seconds: lightning.fabric imports torch._dynamo), so that
-tprof.profile, which imports this package when torch is loaded, starts at once.
+Importing this package imports torch, not Lightning: Callback and LightningProfiler are static
+classes of tprof.torch.lightning_classes, imported on first use (importing Lightning takes
+seconds: lightning.fabric imports torch._dynamo), so that tprof.profile, which imports this
+package when torch is loaded, starts at once. Type checkers and IDEs see them through the
+TYPE_CHECKING import below.
 """
+from typing import TYPE_CHECKING, Any
+
 import torch  # noqa: F401  (this package needs it)
 
 from tprof.torch.data import dataloader
 from tprof.torch.flops import batched_gemm, conv2d, gemm
+from tprof.torch.lightning import CallbackLogic
+from tprof.torch.lightning_profiler import ProfilerLogic
 from tprof.torch.modules import ModuleRanges, watch
 from tprof.torch.ops import OpRecording, input_dims
-from tprof.torch.lightning import CallbackLogic, lightning_callback
-from tprof.torch.lightning_profiler import ProfilerLogic, lightning_profiler
 
-_LIGHTNING_CLASSES = {"Callback": lightning_callback, "LightningProfiler": lightning_profiler}
+if TYPE_CHECKING:
+    from tprof.torch.lightning_classes import Callback, LightningProfiler
+
+_LIGHTNING_CLASSES = ("Callback", "LightningProfiler")
 
 
-def __getattr__(name):
-    """Callback and LightningProfiler, made on first use (None when Lightning is not installed)
-    and kept as the module's attributes from then on."""
-    make = _LIGHTNING_CLASSES.get(name)
-    if make is None:
+def __getattr__(name: str) -> Any:
+    """Callback and LightningProfiler, imported on first use (ImportError naming Lightning when
+    it is not installed) and kept as the module's attributes from then on."""
+    if name not in _LIGHTNING_CLASSES:
         raise AttributeError("module %r has no attribute %r" % (__name__, name))
-    value = make()
+    from tprof.torch import lightning_classes
+
+    value = getattr(lightning_classes, name)
     globals()[name] = value
     return value
 

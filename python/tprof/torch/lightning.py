@@ -12,12 +12,11 @@ Time between stages is "other". With manual optimization the user's training_ste
 forward, manual_backward and opt.step() in any order: after an optimizer step the stage returns
 to forward. Each training batch is one step (ProfilerStep#N ends at on_train_batch_end).
 
-CallbackLogic holds the behaviour and needs no Lightning; lightning_callback() joins it with
-Lightning's Callback class when Lightning (lightning.pytorch or pytorch_lightning) is installed.
+CallbackLogic holds the behaviour and needs no Lightning; tprof.torch.Callback
+(lightning_classes.py) joins it with Lightning's Callback class.
 LightningProfiler (lightning_profiler.py) is the same through Trainer(profiler=...).
 """
 import glob
-import importlib
 import json
 import os
 import re
@@ -288,23 +287,3 @@ class CallbackLogic:
         if self._active:
             self.profile.save_flight_on_exception()  # the flight recorder's ring, when on
         self._stop()
-
-
-def lightning_base(module, name):
-    """Lightning's class `name` from `module` ("" for the package itself, ".profilers"), from
-    lightning.pytorch or pytorch_lightning, or None without Lightning."""
-    for root in ("lightning.pytorch", "pytorch_lightning"):
-        try:
-            return getattr(importlib.import_module(root + module), name)
-        except (ImportError, AttributeError):
-            continue
-    return None
-
-
-def lightning_callback():
-    """CallbackLogic as a Lightning Callback class, or None without Lightning."""
-    base = lightning_base("", "Callback")
-    if base is None:
-        return None
-    return type("Callback", (CallbackLogic, base),
-                {"__doc__": CallbackLogic.__doc__, "__module__": __name__})

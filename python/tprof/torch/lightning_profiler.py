@@ -23,8 +23,7 @@ import time
 import tprof
 from tprof import _tprof
 from tprof.torch import lightning_report
-from tprof.torch.lightning import (STAGES, EpochReports, lightning_base, start_profile,
-                                   take_keywords)
+from tprof.torch.lightning import STAGES, EpochReports, start_profile, take_keywords
 
 _STAGE_RANGES = {name: _tprof.range(name) for name in STAGES}
 _EVALUATION = {"validate": ("val_next", "validation_step"), "test": ("test_next", "test_step"),
@@ -263,12 +262,3 @@ def _unproxied(module):
         return module.trainer.lightning_module
     except (AttributeError, ReferenceError, RuntimeError):
         return None
-
-
-def lightning_profiler():
-    """ProfilerLogic as a lightning Profiler class, or None without Lightning."""
-    base = lightning_base(".profilers", "Profiler")
-    if base is None:
-        return None
-    return type("LightningProfiler", (ProfilerLogic, base),
-                {"__doc__": ProfilerLogic.__doc__, "__module__": __name__})
