@@ -12,7 +12,7 @@ import sys
 import sysconfig
 
 
-def program():
+def _program():
     """The path of the tprof program that belongs to this package, or None."""
     here = os.path.dirname(os.path.abspath(__file__))
     candidates = [
@@ -27,7 +27,7 @@ def program():
 
 
 def main():
-    path = program()
+    path = _program()
     if path is None:
         sys.exit("tprof: the tprof program is not installed beside this package "
                  "(pip install tprof puts it in the environment's bin/)")

@@ -47,7 +47,7 @@ def _gpu_from_activities(activities):
     return "auto" if "cuda" in names else "off"
 
 
-def profile_keys(enabled=True, profile_epochs=None, profile_steps=None, warmup_steps=None,
+def _profile_keys(enabled=True, profile_epochs=None, profile_steps=None, warmup_steps=None,
                  activities=None, record_shapes=None, with_stack=None, output_dir=None,
                  export_chrome_trace=True, log_top_k_ops=None, config=None):
     """The tprof.profile keys for the Lightning keywords (the callback's and the profiler's).
@@ -69,20 +69,20 @@ def profile_keys(enabled=True, profile_epochs=None, profile_steps=None, warmup_s
     return keys, every_epoch
 
 
-def given_keywords(**keywords):
+def _given_keywords(**keywords):
     """The names of the keywords given a value (for the "nothing will be recorded" line)."""
     return [name for name, value in keywords.items() if value is not None]
 
 
-def take_keywords(target, enabled, profile_epochs, profile_steps, warmup_steps, activities,
+def _take_keywords(target, enabled, profile_epochs, profile_steps, warmup_steps, activities,
                   record_shapes, with_stack, output_dir, export_chrome_trace, log_top_k_ops,
                   with_modules, record_ops, config):
     """The keywords the callback and the profiler share, set on target: keys and _every_epoch
-    (profile_keys), given (given_keywords), with_modules, record_ops."""
-    target.keys, target._every_epoch = profile_keys(
+    (_profile_keys), given (_given_keywords), with_modules, record_ops."""
+    target.keys, target._every_epoch = _profile_keys(
         enabled, profile_epochs, profile_steps, warmup_steps, activities, record_shapes,
         with_stack, output_dir, export_chrome_trace, log_top_k_ops, config)
-    target.given = given_keywords(profile_epochs=profile_epochs, profile_steps=profile_steps,
+    target.given = _given_keywords(profile_epochs=profile_epochs, profile_steps=profile_steps,
                                   warmup_steps=warmup_steps, activities=activities,
                                   record_shapes=record_shapes, with_stack=with_stack,
                                   log_top_k_ops=log_top_k_ops, **config)
@@ -90,18 +90,18 @@ def take_keywords(target, enabled, profile_epochs, profile_steps, warmup_steps, 
     target.record_ops = record_ops
 
 
-def start_profile(owner, trainer, model):
+def _start_profile(owner, trainer, model):
     """The started tprof.profile of a fit (the callback) or a run (the profiler), from owner's
-    keywords (take_keywords); None when profiling is off or a configuration error left the run
+    keywords (_take_keywords); None when profiling is off or a configuration error left the run
     unprofiled (one line said why)."""
     if not owner.keys["enabled"]:
         _session.say_off(owner.keys, owner.given)
         return None
     keys = dict(owner.keys)
     if owner._every_epoch:
-        keys["epochs"] = every_epoch_list(trainer)
+        keys["epochs"] = _every_epoch_list(trainer)
     if trainer is not None:
-        keys = shared_run_id(trainer, keys)
+        keys = _shared_run_id(trainer, keys)
     prof = tprof.profile(model=model, record_ops=owner.record_ops, **keys).start()
     if not prof.enabled:  # switched off (TPROF_ENABLED=0) or a configuration error
         prof.stop()
@@ -109,14 +109,14 @@ def start_profile(owner, trainer, model):
     return prof
 
 
-def every_epoch_list(trainer):
+def _every_epoch_list(trainer):
     """All epochs of a fit: range(max_epochs); Lightning's unbounded fits (-1, None) get its
     default bound of 1000."""
     n = getattr(trainer, "max_epochs", None)
     return list(range(n if isinstance(n, int) and n > 0 else 1000))
 
 
-def shared_run_id(trainer, keys):
+def _shared_run_id(trainer, keys):
     """With several ranks, one run directory for all: rank 0's run_id, broadcast. The library
     finds the rank in RANK (set here from the trainer when the launcher did not)."""
     if getattr(trainer, "world_size", 1) <= 1:
@@ -129,7 +129,7 @@ def shared_run_id(trainer, keys):
     return keys
 
 
-class EpochReports:
+class _EpochReports:
     """After a profiled epoch, its top ops and bottleneck lines on stderr (rank 0, its own
     traces): each window the run saved (trace_<n>_epoch_<e>[.rank0].json) reported once,
     analysed by tprof.analyze (with the analysis's default stages: validation counts as other)."""
@@ -176,7 +176,7 @@ class CallbackLogic:
                  export_chrome_trace=True, log_top_k_ops=None, with_modules=True,
                  record_ops=None, **config):
         super().__init__()
-        take_keywords(self, enabled, profile_epochs, profile_steps, warmup_steps, activities,
+        _take_keywords(self, enabled, profile_epochs, profile_steps, warmup_steps, activities,
                       record_shapes, with_stack, output_dir, export_chrome_trace, log_top_k_ops,
                       with_modules, record_ops, config)
         self.profile = None  # the tprof.profile of the last fit (run_dir, summary())
@@ -204,7 +204,7 @@ class CallbackLogic:
     # ---- the session ----
 
     def _start(self, trainer, pl_module):
-        prof = start_profile(self, trainer, pl_module if self.with_modules else None)
+        prof = _start_profile(self, trainer, pl_module if self.with_modules else None)
         if prof is None:
             return
         self.profile = prof
@@ -214,7 +214,7 @@ class CallbackLogic:
                        for opt in getattr(trainer, "optimizers", ())
                        if hasattr(opt, "register_step_post_hook")]
         top_k = json.loads(prof.config.to_json())["top_k"]
-        self._reports = EpochReports(prof.run_dir, top_k, getattr(trainer, "global_rank", 0))
+        self._reports = _EpochReports(prof.run_dir, top_k, getattr(trainer, "global_rank", 0))
 
     def _stop(self):
         if not self._active:

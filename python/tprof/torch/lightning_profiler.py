@@ -23,14 +23,14 @@ import time
 import tprof
 from tprof import _tprof
 from tprof.torch import lightning_report
-from tprof.torch.lightning import STAGES, EpochReports, start_profile, take_keywords
+from tprof.torch.lightning import STAGES, _EpochReports, _start_profile, _take_keywords
 
 _STAGE_RANGES = {name: _tprof.range(name) for name in STAGES}
 _EVALUATION = {"validate": ("val_next", "validation_step"), "test": ("test_next", "test_step"),
                "predict": ("predict_next", "predict_step")}
 
 
-def stage_of(action, fn):
+def _stage_of(action, fn):
     """The stage an action opens in a run of Trainer function fn (fit, validate, ...), or None."""
     strategy = action.startswith("[Strategy]")
     if fn == "fit":
@@ -53,7 +53,7 @@ def stage_of(action, fn):
     return None
 
 
-def ends_step(action, fn):
+def _ends_step(action, fn):
     """True when stopping this action ends a step."""
     if fn == "fit":
         return action == "run_training_batch"
@@ -68,9 +68,9 @@ class _Action:
 
     def __init__(self, name, fn):
         self.range = _tprof.range(name)
-        stage = stage_of(name, fn)
+        stage = _stage_of(name, fn)
         self.stage = _STAGE_RANGES[stage] if stage else None
-        self.ends_step = ends_step(name, fn)
+        self.ends_step = _ends_step(name, fn)
         self.epoch = fn == "fit" and name == "run_training_epoch"
 
 
@@ -84,7 +84,7 @@ class ProfilerLogic:
                  with_stack=None, output_dir=None, export_chrome_trace=True, log_top_k_ops=None,
                  with_modules=True, record_ops=None, **config):
         super().__init__(dirpath=dirpath, filename=filename)
-        take_keywords(self, enabled, profile_epochs, profile_steps, warmup_steps, activities,
+        _take_keywords(self, enabled, profile_epochs, profile_steps, warmup_steps, activities,
                       record_shapes, with_stack, output_dir, export_chrome_trace, log_top_k_ops,
                       with_modules, record_ops, config)
         self.session = None  # the tprof.profile of the last run (run_dir, summary())
@@ -166,14 +166,14 @@ class ProfilerLogic:
             tprof.epoch(epoch)
 
     def _start_session(self, trainer, module):
-        prof = start_profile(self, trainer, _unproxied(module) if self.with_modules else None)
+        prof = _start_profile(self, trainer, _unproxied(module) if self.with_modules else None)
         if prof is None:
             return
         self.session = prof
         self._on = True
         self._wall = (time.perf_counter(), 0.0)
         rank = getattr(trainer, "global_rank", 0)
-        self._reports = EpochReports(prof.run_dir, self._top_k(), rank)
+        self._reports = _EpochReports(prof.run_dir, self._top_k(), rank)
         if trainer is not None:
             self._stop_on_exception(trainer.strategy)
 

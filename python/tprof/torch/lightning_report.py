@@ -11,7 +11,7 @@ def _ms(us):
     return "n/a" if us is None else "%.3f ms" % (us / 1000.0)
 
 
-def stage_shares(analysis):
+def _stage_shares(analysis):
     """[(stage, total_us, % of step time)] in definition order, then ("other", ...): step time
     no stage covers. Empty without steps."""
     step_us = analysis["steps"]["total_us"]
@@ -23,15 +23,15 @@ def stage_shares(analysis):
     return rows + [("other", other, 100.0 * other / step_us)]
 
 
-def step_table(analysis):
+def _step_table(analysis):
     s = analysis["steps"]
     return ["Steps: %d, total %s, mean %s, p50 %s, p95 %s, max %s"
             % (s["count"], _ms(s["total_us"]), _ms(s["mean_us"]), _ms(s["p50_us"]),
                _ms(s["p95_us"]), _ms(s["max_us"]))]
 
 
-def stage_table(analysis):
-    rows = stage_shares(analysis)
+def _stage_table(analysis):
+    rows = _stage_shares(analysis)
     if not rows:
         return ["Stages: n/a (no steps)"]
     width = max(len(name) for name, _, _ in rows)
@@ -40,7 +40,7 @@ def stage_table(analysis):
     return lines
 
 
-def op_table(analysis, top_k):
+def _op_table(analysis, top_k):
     ops = analysis["top_cpu_ops"][:top_k]
     if not ops:
         return ["Top ops: none recorded"]
@@ -53,7 +53,7 @@ def op_table(analysis, top_k):
     return lines
 
 
-def bottleneck_lines(analysis):
+def _bottleneck_lines(analysis):
     recs = analysis["recommendations"]
     if not recs:
         return ["Bottlenecks: none (no figure crossed a threshold)"]
@@ -62,15 +62,15 @@ def bottleneck_lines(analysis):
 
 def epoch_report(analysis, epoch, top_k):
     """The lines the callback prints after a profiled epoch."""
-    shares = ", ".join("%s %.1f%%" % (name, pct) for name, _, pct in stage_shares(analysis))
+    shares = ", ".join("%s %.1f%%" % (name, pct) for name, _, pct in _stage_shares(analysis))
     head = "tprof: epoch %d: %d steps, mean %s" % (epoch, analysis["steps"]["count"],
                                                    _ms(analysis["steps"]["mean_us"]))
     lines = [head + ("; " + shares if shares else "")]
-    lines += op_table(analysis, top_k) + bottleneck_lines(analysis)
+    lines += _op_table(analysis, top_k) + _bottleneck_lines(analysis)
     return "\n".join(lines)
 
 
 def run_tables(analysis, top_k):
     """The step, stage and op tables of a whole run, and its bottleneck lines."""
-    return "\n".join(["tprof report"] + step_table(analysis) + stage_table(analysis)
-                     + op_table(analysis, top_k) + bottleneck_lines(analysis))
+    return "\n".join(["tprof report"] + _step_table(analysis) + _stage_table(analysis)
+                     + _op_table(analysis, top_k) + _bottleneck_lines(analysis))
