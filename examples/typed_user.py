@@ -36,7 +36,7 @@ def train(output_dir: str) -> str:
             with tprof.stage("forward"):
                 loss = loss_of(model, x)
             with tprof.stage("backward"):
-                loss.backward()
+                torch.autograd.backward(loss)  # typed, unlike Tensor.backward
             with tprof.stage("optimizer"):
                 opt.step()
                 opt.zero_grad()

@@ -13,6 +13,8 @@ The recording calls (ranges, steps, counters, FLOPs) are the C library's, throug
 tprof._tprof; this package only adds the session object and, in tprof.torch, PyTorch's pieces.
 Configuration keys and their rules are the library's (docs/CONFIG.md); see docs/PYTHON.md.
 """
+from tprof._analyze import Analysis, analyze
+from tprof._session import Profile, config_from_args, epoch, flight_save, profile, stage, step
 from tprof._tprof import (
     Config,
     ConfigError,
@@ -22,15 +24,14 @@ from tprof._tprof import (
     is_recording,
     last_error,
     messages,
-    range as range,  # explicit re-export, not in __all__ (below)
     thread_name,
-    version as __version__,
 )
-from tprof._analyze import Analysis, analyze
-from tprof._session import Profile, config_from_args, epoch, flight_save, profile, stage, step
+from tprof._tprof import range as range  # re-exported, though not in __all__ (below)
+from tprof._tprof import version as __version__
 
 # tprof.range is used as tprof.range: it is left out of `import *`, where it would hide the builtin.
 __all__ = [
+    "__version__",
     "Analysis",
     "Config",
     "ConfigError",

@@ -11,8 +11,10 @@ import shutil
 import sys
 import sysconfig
 
+__all__ = ["main"]
 
-def _program():
+
+def _program() -> str | None:
     """The path of the tprof program that belongs to this package, or None."""
     here = os.path.dirname(os.path.abspath(__file__))
     candidates = [
@@ -26,7 +28,8 @@ def _program():
     return shutil.which("tprof")
 
 
-def main():
+def main() -> None:
+    """Runs the tprof program with this process's arguments (it replaces the process)."""
     path = _program()
     if path is None:
         sys.exit("tprof: the tprof program is not installed beside this package "

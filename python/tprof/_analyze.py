@@ -66,7 +66,8 @@ def _flat(row: dict[str, Any]) -> dict[str, Any]:
 def _frame(rows: list[dict[str, Any]], table: str) -> pandas.DataFrame:
     pd = _pandas()
     if not rows:
-        return pd.DataFrame(columns=_COLUMNS[table])
+        empty: pandas.DataFrame = pd.DataFrame(columns=_COLUMNS[table])
+        return empty
     flat = [_flat(r) for r in rows]
     columns: list[str] = []
     for r in flat:

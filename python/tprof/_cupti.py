@@ -10,14 +10,14 @@ from tprof import _tprof
 _passed = False
 
 
-def wheel_cupti_dirs():
+def wheel_cupti_dirs() -> list[str]:
     """The nvidia/cuda_cupti/lib folders under this interpreter's package folders."""
     bases = list(sys.path)
     try:
         bases += site.getsitepackages() + [site.getusersitepackages()]
     except AttributeError:  # a virtualenv's old site module
         pass
-    dirs = []
+    dirs: list[str] = []
     for base in bases:
         d = os.path.join(base or ".", "nvidia", "cuda_cupti", "lib")
         if os.path.isdir(d) and os.path.realpath(d) not in map(os.path.realpath, dirs):
@@ -25,7 +25,8 @@ def wheel_cupti_dirs():
     return dirs
 
 
-def pass_wheel_cupti_dirs():
+def pass_wheel_cupti_dirs() -> None:
+    """Passes the wheel's CUPTI folders to the library, once per process."""
     global _passed
     if not _passed:
         _passed = True

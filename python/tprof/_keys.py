@@ -11,6 +11,8 @@ Each such key is one of:
 A configuration error in the Python integrations never stops training: tprof.profile reports it
 as one `tprof:` line and the run goes on unprofiled (see _session.Profile.start).
 """
+from typing import Any
+
 from tprof import _tprof
 
 # Spelling in a use case -> tprof key. Each mapping prints one note the first time it is used.
@@ -25,12 +27,12 @@ OPTIONAL = ("with_stack", "nsight_output", "peak_tflops")
 NOT_SCHEDULE = ("enabled", "output_dir", "run_id", "summary", "config")
 
 
-def note(message):
+def note(message: str) -> None:
     """A one-line note on stderr, reported as the library reports ("tprof: ...", once)."""
     _tprof.warn(message)
 
 
-def map_keys(keys, source):
+def map_keys(keys: dict[str, Any], source: str) -> dict[str, Any]:
     """keys with the use cases' spellings replaced by tprof's (a new dict); one note per mapping."""
     out = {}
     for key, value in keys.items():
@@ -42,7 +44,7 @@ def map_keys(keys, source):
     return out
 
 
-def set_key(cfg, key, value, source):
+def set_key(cfg: _tprof.Config, key: str, value: Any, source: str) -> None:
     """cfg.set(key, value, source), where an unknown OPTIONAL key is one warning, not an error.
     Other errors raise ConfigError as cfg.set does."""
     try:
@@ -54,6 +56,6 @@ def set_key(cfg, key, value, source):
              % (key, value, source))
 
 
-def unused_while_off(keys):
+def unused_while_off(keys: dict[str, Any]) -> list[str]:
     """The names among keys that would shape a recording, for the "profiling is off" line."""
     return sorted(k for k, v in keys.items() if v is not None and k not in NOT_SCHEDULE)

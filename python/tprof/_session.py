@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from tprof import _keys, _stack, _tprof
 from tprof._analyze import Analysis
@@ -221,7 +221,7 @@ class Profile(contextlib.ContextDecorator):
     def __enter__(self) -> Profile:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         if exc[0] is not None and issubclass(exc[0], Exception):
             self.save_flight_on_exception()
         self.stop()
@@ -256,7 +256,8 @@ class Profile(contextlib.ContextDecorator):
         """The PyTorch parts this profile drives (none when no option asks for one)."""
         opts = self._torch_options
         wanted = (opts["model"] is not None or opts["record_ops"] or opts["torch_profiler"]
-                  or opts["cuda_memory"] or (opts["cuda_memory"] is None and "torch" in sys.modules))
+                  or opts["cuda_memory"]
+                  or (opts["cuda_memory"] is None and "torch" in sys.modules))
         if not wanted:
             return []
         from tprof.torch import _parts  # imports torch

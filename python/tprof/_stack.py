@@ -13,23 +13,22 @@ import sys
 
 from tprof import _tprof
 
-
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_tprof.stack_forget)
 
 
-def path_prefixes():
+def path_prefixes() -> list[str]:
     """The folders removed from file names, each ending with a separator (torch's list)."""
-    raw = list(sys.path)
+    raw: list[str] = list(sys.path)
     for fn in ("getsitepackages", "getuserbase", "getusersitepackages"):
         try:
             got = getattr(site, fn)()
         except Exception:  # site's functions are missing in some virtual environments
             continue
         raw.extend([got] if isinstance(got, str) else got)
-    torch = sys.modules.get("torch")
-    if torch is not None and getattr(torch, "__file__", None):
-        raw.append(os.path.dirname(os.path.dirname(torch.__file__)))
+    torch_file = getattr(sys.modules.get("torch"), "__file__", None)
+    if torch_file:
+        raw.append(os.path.dirname(os.path.dirname(torch_file)))
     return sorted({os.path.abspath(p) + os.sep for p in raw if isinstance(p, str)})
 
 
@@ -38,11 +37,11 @@ class PythonStacks:
 
     name = "with_stack"
 
-    def start(self):
+    def start(self) -> None:
         _tprof.stack_start(path_prefixes(), os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
-    def step(self):
+    def step(self) -> None:
         pass
 
-    def stop(self):
+    def stop(self) -> None:
         _tprof.stack_stop()

@@ -1,24 +1,26 @@
 """The PyTorch parts a tprof.profile drives, chosen from its options. Each part has a name and
 start(), step() (before the library's step) and stop() (before the session ends)."""
 import os
+from typing import Any
 
 import torch
+
 from tprof import _tprof
-from tprof.torch import distributed
+from tprof.torch import distributed, observer
 from tprof.torch.memory import CudaMemory
-from tprof.torch import observer
 from tprof.torch.modules import ModuleRanges
 from tprof.torch.ops import OpRecording
 from tprof.torch.profiler import TorchProfiler
 
 
-def _torch_profiler_running():
+def _torch_profiler_running() -> bool:
     enabled = (getattr(torch.autograd, "_profiler_enabled", None)
                or getattr(torch._C._autograd, "_profiler_enabled", None))
     return bool(enabled and enabled())
 
 
-def _one_cupti_subscriber(cfg, effective, torch_profiler):
+def _one_cupti_subscriber(cfg: _tprof.Config, effective: dict[str, Any],
+                          torch_profiler: bool) -> None:
     """tprof's CUPTI source stays off while torch.profiler runs: driven by this profile, or
     already running when it starts. gpu=on cannot be honoured then, and says so."""
     running = _torch_profiler_running()
@@ -33,7 +35,7 @@ def _one_cupti_subscriber(cfg, effective, torch_profiler):
     effective["gpu"] = "off"
 
 
-def _op_parts(opts, effective):
+def _op_parts(opts: dict[str, Any], effective: dict[str, Any]) -> list[Any]:
     """Ops and allocations: through torch's C++ observer where it loads, else ops through the
     dispatch mode (record_ops=True only) and one line saying why. record_ops=None (the
     default) records ops when a model is given and the observer is there."""
@@ -43,7 +45,7 @@ def _op_parts(opts, effective):
     has_observer = observer.available()
     if record_ops is None:
         record_ops = opts["model"] is not None and has_observer
-    parts = []
+    parts: list[Any] = []
     if record_ops and has_observer:
         parts.append(observer.OpObserver(effective["record_shapes"], effective["with_flops"]))
     elif record_ops:
@@ -62,10 +64,10 @@ def _op_parts(opts, effective):
     return parts
 
 
-def build(cfg, effective, opts):
+def build(cfg: _tprof.Config, effective: dict[str, Any], opts: dict[str, Any]) -> list[Any]:
     """The parts for opts (tprof.profile's PyTorch options); may turn cfg's gpu off."""
     _one_cupti_subscriber(cfg, effective, opts["torch_profiler"])
-    parts = []
+    parts: list[Any] = []
     if opts["model"] is not None and opts["with_modules"]:
         parts.append(ModuleRanges(opts["model"]))
     op_parts = _op_parts(opts, effective)

@@ -1,19 +1,26 @@
 """The data-loading stage: each next() of a loader timed as a range (default "dataloader", the
 name the summary's dataloader stage and its recommendation look for)."""
+from collections.abc import Iterable, Iterator
+from typing import Any, Generic, TypeVar
+
 from tprof import _tprof
 
+__all__ = ["dataloader"]
 
-class dataloader:
+_T = TypeVar("_T")
+
+
+class dataloader(Generic[_T]):
     """Wraps any iterable (a torch DataLoader, a generator): iterating it yields the same
     batches, each fetch inside the range. len() and the loader's attributes pass through."""
 
-    def __init__(self, loader, name="dataloader"):
+    def __init__(self, loader: Iterable[_T], name: str = "dataloader") -> None:
         self.loader = loader
         self.range = _tprof.range(name)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[_T]:
         rng = self.range
-        it = None
+        it: Iterator[_T] | None = None
         while True:
             rng.begin()
             try:
@@ -26,10 +33,10 @@ class dataloader:
                 rng.end()
             yield batch
 
-    def __len__(self):
-        return len(self.loader)
+    def __len__(self) -> int:
+        return len(self.loader)  # type: ignore[arg-type]  # a loader without len() raises
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         if name == "loader":  # not set yet (a copy being built): no recursion
             raise AttributeError(name)
         return getattr(self.loader, name)

@@ -17,9 +17,14 @@ backend's threads, outside the range.
 """
 import functools
 import os
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
+
 from tprof import _tprof
+
+__all__ = ["COLLECTIVES", "CollectiveRanges", "initialized", "pass_rank_to_library"]
 
 COLLECTIVES = ("all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce",
                "all_to_all", "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast",
@@ -30,12 +35,13 @@ COLLECTIVES = ("all_gather", "all_gather_into_tensor", "all_gather_object", "all
 _is_recording = _tprof.is_recording
 
 
-def initialized():
+def initialized() -> bool:
+    """torch.distributed is available and initialised in this process."""
     dist = torch.distributed
     return dist.is_available() and dist.is_initialized()
 
 
-def pass_rank_to_library():
+def pass_rank_to_library() -> None:
     """Launchers such as torchrun set RANK and WORLD_SIZE, which the library reads; a process
     started by torch.multiprocessing.spawn has neither, so torch.distributed's own rank and
     world size are put there (when both are absent) before the session starts."""
@@ -44,7 +50,7 @@ def pass_rank_to_library():
         os.environ["WORLD_SIZE"] = str(torch.distributed.get_world_size())
 
 
-def _nbytes(values):
+def _nbytes(values: Iterable[Any]) -> int:
     n = 0
     for v in values:
         if isinstance(v, torch.Tensor):
@@ -59,21 +65,22 @@ class CollectiveRanges:
 
     name = "distributed"
 
-    def __init__(self, model=None):
+    def __init__(self, model: Any = None) -> None:
         self.model = model
-        self.saved = {}
+        self.saved: dict[str, Callable[..., Any]] = {}
         self.seq = 0
 
-    def _wrap(self, name, fn):
+    def _wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         dist = torch.distributed
         part = self
 
         @functools.wraps(fn)
-        def collective(*args, **kwargs):
+        def collective(*args: Any, **kwargs: Any) -> Any:
             part.seq += 1
             if not _is_recording():
                 return fn(*args, **kwargs)
             group = kwargs.get("group")
+            backend: str
             try:
                 backend = dist.get_backend(group)
                 size = dist.get_world_size(group)
@@ -93,7 +100,7 @@ class CollectiveRanges:
 
         return collective
 
-    def start(self):
+    def start(self) -> None:
         dist = torch.distributed
         for name in COLLECTIVES:
             fn = getattr(dist, name, None)
@@ -102,7 +109,7 @@ class CollectiveRanges:
                 setattr(dist, name, self._wrap(name, fn))
         self._hook_ddp()
 
-    def _hook_ddp(self):
+    def _hook_ddp(self) -> None:
         from torch.nn.parallel import DistributedDataParallel
 
         model = self.model
@@ -121,12 +128,12 @@ class CollectiveRanges:
             _tprof.warn("DDP comm hook not registered (%s): gradient all-reduces are not "
                         "ranges" % e)
             return
-        model._tprof_hooked = True
+        model._tprof_hooked = True  # type: ignore[assignment]  # an attribute of our own
 
-    def step(self):
+    def step(self) -> None:
         pass
 
-    def stop(self):
+    def stop(self) -> None:
         dist = torch.distributed
         for name, fn in self.saved.items():
             setattr(dist, name, fn)

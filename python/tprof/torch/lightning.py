@@ -16,16 +16,22 @@ CallbackLogic holds the behaviour and needs no Lightning; tprof.torch.Callback
 (lightning_classes.py) joins it with Lightning's Callback class.
 LightningProfiler (lightning_profiler.py) is the same through Trainer(profiler=...).
 """
+from __future__ import annotations
+
 import glob
 import json
 import os
 import re
 import sys
 import time
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 import tprof
 from tprof import _keys, _session, _tprof
 from tprof.torch import lightning_report
+
+__all__ = ["STAGES", "CallbackLogic"]
 
 # The stages of tprof's Lightning integrations, as bare names: a range counts for a stage only
 # when it has exactly that name, so Lightning's own action names never count twice.
@@ -35,7 +41,7 @@ _STAGE_RANGES = {name: _tprof.range(name) for name in STAGES}
 _ACTIVITIES = ("cpu", "cuda")
 
 
-def _gpu_from_activities(activities):
+def _gpu_from_activities(activities: str | Iterable[Any]) -> str:
     """torch.profiler's activities (names or ProfilerActivity values) as tprof's gpu key."""
     if isinstance(activities, str):
         activities = [activities]
@@ -47,9 +53,13 @@ def _gpu_from_activities(activities):
     return "auto" if "cuda" in names else "off"
 
 
-def _profile_keys(enabled=True, profile_epochs=None, profile_steps=None, warmup_steps=None,
-                 activities=None, record_shapes=None, with_stack=None, output_dir=None,
-                 export_chrome_trace=True, log_top_k_ops=None, config=None):
+def _profile_keys(enabled: bool = True, profile_epochs: Iterable[int] | None = None,
+                  profile_steps: int | None = None, warmup_steps: int | None = None,
+                  activities: str | Iterable[Any] | None = None,
+                  record_shapes: bool | None = None, with_stack: bool | None = None,
+                  output_dir: str | None = None, export_chrome_trace: bool = True,
+                  log_top_k_ops: int | None = None,
+                  config: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
     """The tprof.profile keys for the Lightning keywords (the callback's and the profiler's).
     Returns (keys, every_epoch): every_epoch when steps per epoch are asked for without a list of
     epochs, which the caller fills in from the Trainer's max_epochs."""
@@ -69,14 +79,27 @@ def _profile_keys(enabled=True, profile_epochs=None, profile_steps=None, warmup_
     return keys, every_epoch
 
 
-def _given_keywords(**keywords):
+def _given_keywords(**keywords: Any) -> list[str]:
     """The names of the keywords given a value (for the "nothing will be recorded" line)."""
     return [name for name, value in keywords.items() if value is not None]
 
 
-def _take_keywords(target, enabled, profile_epochs, profile_steps, warmup_steps, activities,
-                  record_shapes, with_stack, output_dir, export_chrome_trace, log_top_k_ops,
-                  with_modules, record_ops, config):
+class _Owner(Protocol):
+    """What _take_keywords sets and _start_profile reads: the callback or the profiler."""
+
+    keys: dict[str, Any]
+    given: list[str]
+    with_modules: bool
+    record_ops: bool | None
+    _every_epoch: bool
+
+
+def _take_keywords(target: _Owner, enabled: bool, profile_epochs: Iterable[int] | None,
+                   profile_steps: int | None, warmup_steps: int | None,
+                   activities: str | Iterable[Any] | None, record_shapes: bool | None,
+                   with_stack: bool | None, output_dir: str | None, export_chrome_trace: bool,
+                   log_top_k_ops: int | None, with_modules: bool, record_ops: bool | None,
+                   config: dict[str, Any]) -> None:
     """The keywords the callback and the profiler share, set on target: keys and _every_epoch
     (_profile_keys), given (_given_keywords), with_modules, record_ops."""
     target.keys, target._every_epoch = _profile_keys(
@@ -90,7 +113,7 @@ def _take_keywords(target, enabled, profile_epochs, profile_steps, warmup_steps,
     target.record_ops = record_ops
 
 
-def _start_profile(owner, trainer, model):
+def _start_profile(owner: _Owner, trainer: Any, model: Any) -> _session.Profile | None:
     """The started tprof.profile of a fit (the callback) or a run (the profiler), from owner's
     keywords (_take_keywords); None when profiling is off or a configuration error left the run
     unprofiled (one line said why)."""
@@ -109,14 +132,14 @@ def _start_profile(owner, trainer, model):
     return prof
 
 
-def _every_epoch_list(trainer):
+def _every_epoch_list(trainer: Any) -> list[int]:
     """All epochs of a fit: range(max_epochs); Lightning's unbounded fits (-1, None) get its
     default bound of 1000."""
     n = getattr(trainer, "max_epochs", None)
     return list(range(n if isinstance(n, int) and n > 0 else 1000))
 
 
-def _shared_run_id(trainer, keys):
+def _shared_run_id(trainer: Any, keys: dict[str, Any]) -> dict[str, Any]:
     """With several ranks, one run directory for all: rank 0's run_id, broadcast. The library
     finds the rank in RANK (set here from the trainer when the launcher did not)."""
     if getattr(trainer, "world_size", 1) <= 1:
@@ -136,13 +159,13 @@ class _EpochReports:
 
     _EPOCH = re.compile(r"trace_\d+_epoch_(\d+)(?:\.rank(\d+))?\.json(?:\.gz)?$")
 
-    def __init__(self, run_dir, top_k, rank):
+    def __init__(self, run_dir: str | None, top_k: int, rank: int) -> None:
         self.run_dir = run_dir
         self.top_k = top_k
         self.rank = rank
-        self.done = set()
+        self.done: set[str] = set()
 
-    def report_new(self):
+    def report_new(self) -> None:
         if self.rank != 0 or not self.run_dir:
             return
         for path in sorted(glob.glob(os.path.join(self.run_dir, "trace_*"))):
@@ -171,25 +194,34 @@ class CallbackLogic:
     one `tprof:` line and the fit runs unprofiled.
     """
 
-    def __init__(self, enabled=True, profile_epochs=None, profile_steps=None, warmup_steps=None,
-                 activities=None, record_shapes=None, with_stack=None, output_dir=None,
-                 export_chrome_trace=True, log_top_k_ops=None, with_modules=True,
-                 record_ops=None, **config):
+    keys: dict[str, Any]
+    given: list[str]
+    with_modules: bool
+    record_ops: bool | None
+    _every_epoch: bool
+
+    def __init__(self, enabled: bool = True, profile_epochs: Sequence[int] | None = None,
+                 profile_steps: int | None = None, warmup_steps: int | None = None,
+                 activities: str | Sequence[Any] | None = None,
+                 record_shapes: bool | None = None, with_stack: bool | None = None,
+                 output_dir: str | None = None, export_chrome_trace: bool = True,
+                 log_top_k_ops: int | None = None, with_modules: bool = True,
+                 record_ops: bool | None = None, **config: Any) -> None:
         super().__init__()
         _take_keywords(self, enabled, profile_epochs, profile_steps, warmup_steps, activities,
                       record_shapes, with_stack, output_dir, export_chrome_trace, log_top_k_ops,
                       with_modules, record_ops, config)
-        self.profile = None  # the tprof.profile of the last fit (run_dir, summary())
+        self.profile: _session.Profile | None = None  # the last fit's (run_dir, summary())
         self._active = False  # a fit is being profiled: the hooks act
-        self._stage = None
-        self._before_validation = None
+        self._stage: _tprof.range | None = None
+        self._before_validation: _tprof.range | None = None
         self._manual = False
-        self._hooks = []
-        self._reports = None
+        self._hooks: list[Any] = []
+        self._reports: _EpochReports | None = None
 
     # ---- the stages ----
 
-    def _switch(self, stage):
+    def _switch(self, stage: str | None) -> None:
         """Ends the open stage range, if any, and begins `stage` (None: none)."""
         if self._stage is not None:
             self._stage.end()
@@ -197,13 +229,13 @@ class CallbackLogic:
         if self._stage is not None:
             self._stage.begin()
 
-    def _after_optimizer_step(self, *unused):
+    def _after_optimizer_step(self, *unused: Any) -> None:
         if self._active:
             self._switch("forward" if self._manual else None)
 
     # ---- the session ----
 
-    def _start(self, trainer, pl_module):
+    def _start(self, trainer: Any, pl_module: Any) -> None:
         prof = _start_profile(self, trainer, pl_module if self.with_modules else None)
         if prof is None:
             return
@@ -213,12 +245,14 @@ class CallbackLogic:
         self._hooks = [opt.register_step_post_hook(self._after_optimizer_step)
                        for opt in getattr(trainer, "optimizers", ())
                        if hasattr(opt, "register_step_post_hook")]
+        assert prof.config is not None
         top_k = json.loads(prof.config.to_json())["top_k"]
         self._reports = _EpochReports(prof.run_dir, top_k, getattr(trainer, "global_rank", 0))
 
-    def _stop(self):
+    def _stop(self) -> None:
         if not self._active:
             return
+        assert self.profile is not None and self._reports is not None
         self._active = False
         self._switch(None)
         for hook in self._hooks:
@@ -229,61 +263,68 @@ class CallbackLogic:
 
     # ---- Lightning's hooks ----
 
-    def on_train_start(self, trainer, pl_module):
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
         self._start(trainer, pl_module)
 
-    def on_train_epoch_start(self, trainer, pl_module):
+    def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
         if self._active:
+            assert self.profile is not None
             self.profile.epoch(trainer.current_epoch)
             self._switch("dataloader")
 
-    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx, *args):
+    def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int,
+                             *args: Any) -> None:
         if self._active:
             self._switch("forward")
 
-    def on_before_zero_grad(self, trainer, pl_module, optimizer):
+    def on_before_zero_grad(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
         if self._active:
             self._switch("optimizer")
 
-    def on_before_backward(self, trainer, pl_module, loss):
+    def on_before_backward(self, trainer: Any, pl_module: Any, loss: Any) -> None:
         if self._active:
             self._switch("backward")
 
-    def on_after_backward(self, trainer, pl_module):
+    def on_after_backward(self, trainer: Any, pl_module: Any) -> None:
         if self._active:
             self._switch("forward" if self._manual else None)
 
-    def on_before_optimizer_step(self, trainer, pl_module, optimizer, *args):
+    def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any,
+                                 *args: Any) -> None:
         if self._active:
             self._switch("optimizer")
 
-    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, *args):
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                           batch_idx: int, *args: Any) -> None:
         if self._active:
+            assert self.profile is not None
             self._switch(None)
             self.profile.step()
             self._switch("dataloader")
 
-    def on_validation_start(self, trainer, pl_module):
+    def on_validation_start(self, trainer: Any, pl_module: Any) -> None:
         if self._active:
             self._before_validation = self._stage
             self._switch("validation")
 
-    def on_validation_end(self, trainer, pl_module):
+    def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
         if self._active:
             self._switch(None)
             self._stage = self._before_validation
             if self._stage is not None:
                 self._stage.begin()
 
-    def on_train_epoch_end(self, trainer, pl_module):
+    def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
         if self._active:
+            assert self._reports is not None
             self._switch(None)
             self._reports.report_new()
 
-    def on_train_end(self, trainer, pl_module):
+    def on_train_end(self, trainer: Any, pl_module: Any) -> None:
         self._stop()
 
-    def on_exception(self, trainer, pl_module, exception):
+    def on_exception(self, trainer: Any, pl_module: Any, exception: BaseException) -> None:
         if self._active:
+            assert self.profile is not None
             self.profile.save_flight_on_exception()  # the flight recorder's ring, when on
         self._stop()

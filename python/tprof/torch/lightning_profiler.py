@@ -15,22 +15,29 @@ update). Steps end when run_training_batch stops (fit) or a validation/test/pred
 (validate, test, predict). summary() gives Lightning's action table, as SimpleProfiler prints it,
 from the run's op_stats.csv, and tprof's step, stage and op tables.
 """
+from __future__ import annotations
+
 import csv
 import json
 import os
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import tprof
-from tprof import _tprof
+from tprof import _session, _tprof
 from tprof.torch import lightning_report
 from tprof.torch.lightning import STAGES, _EpochReports, _start_profile, _take_keywords
 
+__all__ = ["ProfilerLogic"]
+
 _STAGE_RANGES = {name: _tprof.range(name) for name in STAGES}
-_EVALUATION = {"validate": ("val_next", "validation_step"), "test": ("test_next", "test_step"),
-               "predict": ("predict_next", "predict_step")}
+_EVALUATION: dict[str, tuple[str | None, str | None]] = {
+    "validate": ("val_next", "validation_step"), "test": ("test_next", "test_step"),
+    "predict": ("predict_next", "predict_step")}
 
 
-def _stage_of(action, fn):
+def _stage_of(action: str, fn: str | None) -> str | None:
     """The stage an action opens in a run of Trainer function fn (fit, validate, ...), or None."""
     strategy = action.startswith("[Strategy]")
     if fn == "fit":
@@ -45,7 +52,7 @@ def _stage_of(action, fn):
         if "validation" in action or action.endswith("val_next"):
             return "validation"
         return None
-    fetch, step = _EVALUATION.get(fn, (None, None))
+    fetch, step = _EVALUATION.get(fn or "", (None, None))
     if fetch and action.endswith(fetch):
         return "dataloader"
     if step and strategy and action.endswith("." + step):
@@ -53,12 +60,12 @@ def _stage_of(action, fn):
     return None
 
 
-def _ends_step(action, fn):
+def _ends_step(action: str, fn: str | None) -> bool:
     """True when stopping this action ends a step."""
     if fn == "fit":
         return action == "run_training_batch"
-    step = _EVALUATION.get(fn, (None, None))[1]
-    return bool(step) and action.startswith("[Strategy]") and action.endswith("." + step)
+    step = _EVALUATION.get(fn or "", (None, None))[1]
+    return step is not None and action.startswith("[Strategy]") and action.endswith("." + step)
 
 
 class _Action:
@@ -66,7 +73,7 @@ class _Action:
 
     __slots__ = ("range", "stage", "ends_step", "epoch")
 
-    def __init__(self, name, fn):
+    def __init__(self, name: str, fn: str | None) -> None:
         self.range = _tprof.range(name)
         stage = _stage_of(name, fn)
         self.stage = _STAGE_RANGES[stage] if stage else None
@@ -79,28 +86,41 @@ class ProfilerLogic:
     Lightning's dirpath and filename (where summary() is also written, as Lightning's profilers
     do). The summary prints Lightning's action table and tprof's step, stage and op tables."""
 
-    def __init__(self, dirpath=None, filename=None, enabled=True, profile_epochs=None,
-                 profile_steps=None, warmup_steps=None, activities=None, record_shapes=None,
-                 with_stack=None, output_dir=None, export_chrome_trace=True, log_top_k_ops=None,
-                 with_modules=True, record_ops=None, **config):
-        super().__init__(dirpath=dirpath, filename=filename)
+    keys: dict[str, Any]
+    given: list[str]
+    with_modules: bool
+    record_ops: bool | None
+    _every_epoch: bool
+
+    def __init__(self, dirpath: str | os.PathLike[str] | None = None,
+                 filename: str | None = None, enabled: bool = True,
+                 profile_epochs: Sequence[int] | None = None, profile_steps: int | None = None,
+                 warmup_steps: int | None = None,
+                 activities: str | Sequence[Any] | None = None,
+                 record_shapes: bool | None = None, with_stack: bool | None = None,
+                 output_dir: str | None = None, export_chrome_trace: bool = True,
+                 log_top_k_ops: int | None = None, with_modules: bool = True,
+                 record_ops: bool | None = None, **config: Any) -> None:
+        # Lightning's Profiler, the next class of LightningProfiler's MRO
+        super().__init__(dirpath=dirpath, filename=filename)  # type: ignore[call-arg]
         _take_keywords(self, enabled, profile_epochs, profile_steps, warmup_steps, activities,
                       record_shapes, with_stack, output_dir, export_chrome_trace, log_top_k_ops,
                       with_modules, record_ops, config)
-        self.session = None  # the tprof.profile of the last run (run_dir, summary())
-        self._actions = {}
-        self._stages = []  # the stage ranges of the open actions that have one, innermost last
-        self._fn = None
+        self.session: _session.Profile | None = None  # the last run's (run_dir, summary())
+        self._actions: dict[str, _Action] = {}
+        # the stage ranges of the open actions that have one, innermost last
+        self._stages: list[_tprof.range] = []
+        self._fn: str | None = None
         self._wall = (0.0, 0.0)
-        self._reports = None
+        self._reports: _EpochReports | None = None
         self._text = ""
-        self._unpatch = _nothing  # undoes _stop_on_exception
+        self._unpatch: Callable[[], None] = _nothing  # undoes _stop_on_exception
         self._on = False  # a session records this run: steps, epochs, reports
 
     # ---- Lightning's Profiler interface ----
 
-    def setup(self, stage, local_rank=None, log_dir=None):
-        super().setup(stage=stage, local_rank=local_rank, log_dir=log_dir)
+    def setup(self, stage: Any, local_rank: int | None = None, log_dir: str | None = None) -> None:
+        super().setup(stage=stage, local_rank=local_rank, log_dir=log_dir)  # type: ignore[misc]
         self._stop_session()
         self._fn = str(getattr(stage, "value", stage))
         self._actions = {}
@@ -108,7 +128,7 @@ class ProfilerLogic:
         module = getattr(self, "_lightning_module", None)
         self._start_session(getattr(module, "trainer", None), module)
 
-    def start(self, action_name):
+    def start(self, action_name: str) -> None:
         action = self._actions.get(action_name) or self._learn(action_name)
         stage = action.stage
         if stage is not None:
@@ -124,7 +144,7 @@ class ProfilerLogic:
         if action.epoch and self._on:
             self._mark_epoch()
 
-    def stop(self, action_name):
+    def stop(self, action_name: str) -> None:
         action = self._actions.get(action_name)
         if action is None:  # a stop without a start: SimpleProfiler raises, tprof never does
             return
@@ -143,29 +163,30 @@ class ProfilerLogic:
         if action.ends_step and self._on:
             tprof.step()
         elif action.epoch and self._on:
+            assert self._reports is not None
             self._reports.report_new()
 
-    def summary(self):
+    def summary(self) -> str:
         self._stop_session()
         return self._text
 
-    def teardown(self, stage):
+    def teardown(self, stage: Any) -> None:
         self._stop_session()
-        super().teardown(stage=stage)
+        super().teardown(stage=stage)  # type: ignore[misc]
 
     # ---- the session ----
 
-    def _learn(self, name):
+    def _learn(self, name: str) -> _Action:
         action = self._actions[name] = _Action(name, self._fn)
         return action
 
-    def _mark_epoch(self):
+    def _mark_epoch(self) -> None:
         trainer = getattr(getattr(self, "_lightning_module", None), "trainer", None)
         epoch = getattr(trainer, "current_epoch", None)
         if isinstance(epoch, int):
             tprof.epoch(epoch)
 
-    def _start_session(self, trainer, module):
+    def _start_session(self, trainer: Any, module: Any) -> None:
         prof = _start_profile(self, trainer, _unproxied(module) if self.with_modules else None)
         if prof is None:
             return
@@ -177,15 +198,16 @@ class ProfilerLogic:
         if trainer is not None:
             self._stop_on_exception(trainer.strategy)
 
-    def _stop_on_exception(self, strategy):
+    def _stop_on_exception(self, strategy: Any) -> None:
         """When fit/validate/test raises, Lightning calls no profiler method, but it calls
         strategy.on_exception: the session stops there (a partial window and the artifacts).
         This wraps the instance's method rather than adding a callback, whose every hook
         Lightning would time as an action of its own."""
         original = strategy.on_exception
 
-        def on_exception(exception):
+        def on_exception(exception: BaseException) -> Any:
             if self._on:
+                assert self.session is not None
                 self.session.save_flight_on_exception()  # the flight recorder's ring, when on
             self._stop_session()
             return original(exception)
@@ -193,10 +215,11 @@ class ProfilerLogic:
         strategy.on_exception = on_exception
         self._unpatch = lambda: setattr(strategy, "on_exception", original)
 
-    def _stop_session(self):
+    def _stop_session(self) -> None:
         """Ends the run's session (once): its files, its summary on stderr, the tables."""
         if not self._on:
             return
+        assert self.session is not None and self._reports is not None
         self._on = False
         self._unpatch()
         self._unpatch = _nothing
@@ -207,12 +230,15 @@ class ProfilerLogic:
         self._reports.report_new()
         self._text = self._tables()
 
-    def _top_k(self):
-        return json.loads(self.session.config.to_json())["top_k"]
+    def _top_k(self) -> int:
+        assert self.session is not None and self.session.config is not None
+        top_k: int = json.loads(self.session.config.to_json())["top_k"]
+        return top_k
 
     # ---- the summary ----
 
-    def _tables(self):
+    def _tables(self) -> str:
+        assert self.session is not None and self.session.run_dir is not None
         run_dir = self.session.run_dir
         parts = [self._action_table(os.path.join(run_dir, "op_stats.csv"))]
         analysis = self.session.summary()  # the run's own analysis, with its stages
@@ -221,7 +247,7 @@ class ProfilerLogic:
         parts.append("tprof run directory: %s" % run_dir)
         return os.linesep.join(parts) + os.linesep
 
-    def _action_table(self, op_stats):
+    def _action_table(self, op_stats: str) -> str:
         """Lightning's action table (SimpleProfiler's extended form) for the actions recorded:
         mean, calls, total, % of the session's wall time."""
         rows = []
@@ -237,7 +263,7 @@ class ProfilerLogic:
         width = max(len(r[0]) for r in table)
         sep = "-" * (width + 70)
 
-        def row(action, mean, calls, total, pct):
+        def row(action: str, mean: str, calls: str, total: str, pct: str) -> str:
             return "|  %-*s  |  %-16s|  %-10s|  %-16s|  %-12s|" % (width, action, mean, calls,
                                                                    total, pct)
 
@@ -250,11 +276,11 @@ class ProfilerLogic:
         return os.linesep.join(lines + [sep])
 
 
-def _nothing():
+def _nothing() -> None:
     pass
 
 
-def _unproxied(module):
+def _unproxied(module: Any) -> Any:
     """The LightningModule behind the weak proxy Lightning gives its profiler."""
     if module is None:
         return None

@@ -5,7 +5,10 @@ reserved and peak-allocated bytes (torch.cuda's caching allocator) as counter ev
 The peak is torch's running maximum (max_memory_allocated); tprof never resets it, so the
 program's own use of the peak statistics is unchanged."""
 import torch
+
 from tprof import _tprof
+
+__all__ = ["CudaMemory"]
 
 
 class CudaMemory:
@@ -13,13 +16,13 @@ class CudaMemory:
 
     name = "cuda_memory"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.cuda = torch.cuda
 
-    def start(self):
+    def start(self) -> None:
         pass
 
-    def step(self):
+    def step(self) -> None:
         cuda = self.cuda
         if not _tprof.is_recording() or not cuda.is_initialized():
             return
@@ -28,5 +31,5 @@ class CudaMemory:
         _tprof.counter("cuda:%d reserved" % d, cuda.memory_reserved(d))
         _tprof.counter("cuda:%d peak allocated" % d, cuda.max_memory_allocated(d))
 
-    def stop(self):
+    def stop(self) -> None:
         self.step()  # the last step before the session ends has its counters too

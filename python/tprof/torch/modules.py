@@ -20,22 +20,30 @@ alone, is filtered while the ranges are on, so the program's output stays its ow
 On torch >= 2.0 the closing hook also runs when forward raises (always_call); on older torch a
 forward that raises leaves its range open until the window closes (flagged truncated).
 """
+from __future__ import annotations
+
 import inspect
 import sys
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import nn
+
 from tprof import _tprof
+
+__all__ = ["ModuleRanges", "watch"]
 
 _module_hooks = nn.modules.module
 _ALWAYS_CALL = "always_call" in inspect.signature(
     _module_hooks.register_module_forward_hook).parameters
-_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+_is_compiling: Callable[[], bool] = (getattr(getattr(torch, "compiler", None), "is_compiling", None)
+                                     or (lambda: False))
 _GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
 
 
-def _dynamo_frames():
+def _dynamo_frames() -> int:
     """How many frames dynamo has compiled in this process (0 before it is imported)."""
     utils = sys.modules.get("torch._dynamo.utils")
     return utils.counters["frames"]["total"] if utils is not None else 0
@@ -48,37 +56,37 @@ class _Hooks:
     then count them, and removing them would recompile that code, so they stay, recording
     nothing, until the process ends (docs/PYTHON.md, "torch.compile")."""
 
-    def __init__(self):
-        self.ranges = {}
-        self.handles = []
-        self.filter = None
+    def __init__(self) -> None:
+        self.ranges: dict[int, _tprof.range] = {}
+        self.handles: list[Any] = []
+        self.filter: Any = None
         self.frames_at_register = 0
 
-    def register(self):
+    def register(self) -> None:
         if self.handles:
             return
         ranges = self  # the hooks read self.ranges at each call: a session swaps it
 
-        def pre(module, args):
+        def pre(module: nn.Module, args: Any) -> None:
             if not _is_compiling():
                 rng = ranges.ranges.get(id(module))
                 if rng is not None:
                     rng.begin()
 
-        def post(module, args, output):
+        def post(module: nn.Module, args: Any, output: Any) -> None:
             if not _is_compiling():
                 rng = ranges.ranges.get(id(module))
                 if rng is not None:
                     rng.end()
 
-        end_kw = {"always_call": True} if _ALWAYS_CALL else {}
+        end_kw: dict[str, Any] = {"always_call": True} if _ALWAYS_CALL else {}
         self.frames_at_register = _dynamo_frames()
         self.handles = [_module_hooks.register_module_forward_pre_hook(pre),
                         _module_hooks.register_module_forward_hook(post, **end_kw)]
         warnings.filterwarnings("ignore", message=_GLOBAL_HOOKS_WARNING, category=UserWarning)
         self.filter = warnings.filters[0]
 
-    def release(self):
+    def release(self) -> None:
         self.ranges = {}
         if _dynamo_frames() != self.frames_at_register:
             return  # compiled code guards on them: they stay, recording nothing
@@ -87,8 +95,9 @@ class _Hooks:
         self.handles = []
         if self.filter is not None:
             try:
-                warnings.filters.remove(self.filter)
-                warnings._filters_mutated()  # as filterwarnings does: caches see the change
+                warnings.filters.remove(self.filter)  # type: ignore[attr-defined]  # a list
+                # as filterwarnings does: caches see the change
+                warnings._filters_mutated()  # type: ignore[attr-defined]
             except (ValueError, AttributeError):
                 pass  # the program reset the filters itself
             self.filter = None
@@ -104,27 +113,27 @@ class ModuleRanges:
 
     name = "with_modules"
 
-    def __init__(self, model, root=None):
+    def __init__(self, model: nn.Module, root: str | None = None) -> None:
         self.model = model
         self.root = root or type(model).__name__
-        self._keep = []
+        self._keep: list[nn.Module] = []
 
-    def start(self):
+    def start(self) -> ModuleRanges:
         self._keep = list(self.model.modules())  # the ids stay theirs while the hooks run
         _hooks.ranges = {id(module): _tprof.range(self.root + "." + path if path else self.root)
                          for path, module in self.model.named_modules()}
         _hooks.register()
         return self
 
-    def step(self):
+    def step(self) -> None:
         pass
 
-    def stop(self):
+    def stop(self) -> None:
         _hooks.release()
         self._keep = []
 
 
-def watch(model, root=None):
+def watch(model: nn.Module, root: str | None = None) -> ModuleRanges:
     """Module ranges for model outside tprof.profile(model=...): returns the part; call its
     stop() to remove the hooks."""
     return ModuleRanges(model, root).start()

@@ -13,13 +13,16 @@ dispatch mode (ops.py) and says so once.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Optional
+from typing import Any
 
 import torch
+
 from tprof import _tprof
 
-_module: Optional[Any] = None
-_why_not: Optional[str] = None
+__all__ = ["MemoryReports", "OpObserver", "available", "why_not"]
+
+_module: Any | None = None
+_why_not: str | None = None
 _loaded = False
 
 

@@ -12,11 +12,16 @@ does), which dynamo ignores: compiled code runs compiled. Ops that dynamo traces
 are not recorded (torch.compiler.is_compiling()); inside compiled code only the aten ops it calls
 through the dispatcher (extern kernels such as addmm) are seen, never its fused kernels.
 """
-from torch.utils._python_dispatch import TorchDispatchMode
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
 from tprof import _tprof
 from tprof.torch import flops as _flops
+
+__all__ = ["OpRecording", "input_dims"]
 
 _Tensor = torch.Tensor
 _is_recording = _tprof.is_recording
@@ -24,7 +29,7 @@ _category = _tprof.category
 _UNKNOWN = object()
 
 
-def input_dims(args, kwargs):
+def input_dims(args: Sequence[Any], kwargs: dict[str, Any]) -> str:
     """Kineto's "Input Dims": a tensor's sizes, a tensor list's sizes each, [] for the rest."""
     dims = []
     for a in (*args, *kwargs.values()):
@@ -39,28 +44,32 @@ def input_dims(args, kwargs):
 
 _is_compiling = torch.compiler.is_compiling
 
+# What _OpMode keeps per op: the overload, its range, its FLOPs function (None: not counted).
+_Op = tuple[Any, _tprof.range, Callable[[Sequence[Any]], int] | None]
 
-class _OpMode(TorchDispatchMode):
+
+class _OpMode(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's, untyped
     @classmethod
-    def is_infra_mode(cls):
+    def is_infra_mode(cls) -> bool:
         return True  # dynamo then leaves compiled code compiled (see the module's doc)
 
-    def __init__(self, record_shapes, with_flops):
-        super().__init__()
+    def __init__(self, record_shapes: bool, with_flops: bool) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
         self.record_shapes = record_shapes
         self.with_flops = with_flops
         # id(op overload) -> (the overload, its range, its FLOPs function or None), or None: not
         # kept. Keyed by id: OpOverload's __hash__ is a Python method, a dict lookup by the
         # overload itself runs it per op. The overload kept in the value keeps its id unique.
-        self.ops = {}
+        self.ops: dict[int, Any] = {}
 
-    def describe(self, func):
+    def describe(self, func: Any) -> _Op | None:
         name = func._schema.name  # "aten::mm", as torch.profiler names the op
         if name.startswith("profiler::"):  # record_function's own ops
             return None
         return func, _tprof.range(name), (_flops.rule(name) if self.with_flops else None)
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(self, func: Any, types: Any, args: Sequence[Any] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
         if kwargs is None:
             kwargs = {}
         if not _is_recording() or _is_compiling():
@@ -92,14 +101,14 @@ class OpRecording:
 
     name = "record_ops"
 
-    def __init__(self, record_shapes=False, with_flops=True):
+    def __init__(self, record_shapes: bool = False, with_flops: bool = True) -> None:
         self.mode = _OpMode(record_shapes, with_flops)
 
-    def start(self):
-        self.mode.__enter__()
+    def start(self) -> None:
+        self.mode.__enter__()  # type: ignore[no-untyped-call]
 
-    def step(self):
+    def step(self) -> None:
         pass
 
-    def stop(self):
-        self.mode.__exit__(None, None, None)
+    def stop(self) -> None:
+        self.mode.__exit__(None, None, None)  # type: ignore[no-untyped-call]

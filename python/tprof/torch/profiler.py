@@ -8,13 +8,18 @@ torch.profiler runs (the `gpu` key; _parts.build sees to it).
 """
 import os
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.profiler import ProfilerAction, ProfilerActivity, profile, schedule
+
 from tprof import _tprof
 
+__all__ = ["TorchProfiler", "torch_schedule"]
 
-def torch_schedule(s):
+
+def torch_schedule(s: dict[str, Any]) -> Callable[[int], ProfilerAction]:
     """torch.profiler's schedule for tprof's step schedule s (Config.schedule()). torch before
     2.5 has no skip_first_wait: there the first cycle's wait is skipped by shifting the step, as
     torch 2.5 does."""
@@ -37,7 +42,7 @@ class TorchProfiler:
 
     name = "torch_profiler"
 
-    def __init__(self, cfg, effective, run_dir):
+    def __init__(self, cfg: _tprof.Config, effective: dict[str, Any], run_dir: str) -> None:
         s = cfg.schedule()
         if s["mode"] == "epochs":
             raise _tprof.ConfigError(
@@ -52,21 +57,23 @@ class TorchProfiler:
                         "with_flops": effective["with_flops"],
                         "with_stack": effective["with_stack"]}
         self.dir = os.path.join(run_dir, "torch")
-        self.traces = []
-        self.prof = None
+        self.traces: list[str] = []
+        self.prof: profile | None = None
 
-    def start(self):
+    def start(self) -> None:
         os.makedirs(self.dir, exist_ok=True)
         self.prof = profile(schedule=self.schedule, on_trace_ready=self._save, **self.options)
         self.prof.start()
 
-    def step(self):
+    def step(self) -> None:
+        assert self.prof is not None
         self.prof.step()
 
-    def stop(self):
+    def stop(self) -> None:
+        assert self.prof is not None
         self.prof.stop()
 
-    def _save(self, prof):
+    def _save(self, prof: profile) -> None:
         path = os.path.join(self.dir, "window_%d.pt.trace.json" % (len(self.traces) + 1))
         prof.export_chrome_trace(path)
         self.traces.append(path)
