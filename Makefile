@@ -7,7 +7,7 @@
 #   make sanitize  run the tests under AddressSanitizer and UndefinedBehaviorSanitizer
 #   make fuzz      run each libFuzzer target for FUZZ_SECONDS
 #   make bench     run the benchmarks (figures go into BENCHMARKS.md by hand)
-#   make lint      clang-tidy, cppcheck and a clang-format check
+#   make lint      clang-tidy, cppcheck and a clang-format check; ruff and mypy --strict
 #   make profile   run the demo training loop (C) profiled: run directories under PROFILE_DIR
 #                  (tprof_runs), each with its traces, summary files and report.html
 #   make profile-train      train the PyTorch example (examples/train_torch.py, CPU, .venv)

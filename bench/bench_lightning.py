@@ -29,8 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
 sys.path.insert(0, os.path.join(BUILD, "python"))
 
-import torch  # noqa: E402
 import lightning.pytorch as pl  # noqa: E402
+import torch  # noqa: E402
 from lightning.pytorch.profilers import PyTorchProfiler, SimpleProfiler  # noqa: E402
 
 import tprof.torch  # noqa: E402
@@ -99,7 +99,8 @@ def fit_seconds(make, data):
 
 
 ACTIONS = ["[LightningModule]Net.on_train_batch_start", "[Callback]Timer.on_train_batch_end",
-           "[Strategy]SingleDeviceStrategy.batch_to_device", "[LightningModule]Net.on_before_backward"]
+           "[Strategy]SingleDeviceStrategy.batch_to_device",
+           "[LightningModule]Net.on_before_backward"]
 
 
 def per_action_ns(profiler, n=50_000):

@@ -7,9 +7,9 @@ alike: unprofiled; torch.profiler(record_shapes, profile_memory); tprof with the
 same options, model= for module ranges); tprof with the observer and no module ranges; tprof
 with the dispatch mode (the observer switched off, as where it cannot load). Each profiler
 records every step in one window; each profiled run starts with 3 untimed steps (its tables and
-buffers filled), so the figures are the steady state of a long window. Printed: the median step time per mode, the time each adds
-to a step, that time per op (ops counted by torch.profiler's key_averages()), and tprof's added
-time as a fraction of torch.profiler's.
+buffers filled), so the figures are the steady state of a long window. Printed: the median step
+time per mode, the time each adds to a step, that time per op (ops counted by torch.profiler's
+key_averages()), and tprof's added time as a fraction of torch.profiler's.
 
 Run with the project's interpreter: .venv/bin/python bench/bench_observer.py build
 """

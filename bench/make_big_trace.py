@@ -144,7 +144,9 @@ def main():
         os.remove(tmp)
         return 0
     os.replace(tmp, a.out)
-    print("%s: %.1f MB, %d events, %d copies of %s" % (a.out, os.path.getsize(a.out) / 1e6, n + len(meta), copy, os.path.basename(a.source)))
+    print("%s: %.1f MB, %d events, %d copies of %s" % (a.out, os.path.getsize(a.out) / 1e6,
+                                                        n + len(meta), copy,
+                                                        os.path.basename(a.source)))
 
 
 if __name__ == "__main__":

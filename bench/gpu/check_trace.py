@@ -41,12 +41,14 @@ def steps_of(events):
         name = e.get("name", "")
         if e.get("ph") == "X" and name.startswith("ProfilerStep#"):
             ts = float(e["ts"])
-            out.append((int(name.split("#")[1]), e.get("pid"), e.get("tid"), ts, ts + float(e["dur"])))
+            out.append((int(name.split("#")[1]), e.get("pid"), e.get("tid"), ts,
+                        ts + float(e["dur"])))
     return sorted(out)
 
 
 def kernels(events):
-    return [e for e in events if e.get("ph") == "X" and str(e.get("cat", "")).lower() in KERNEL_CATS]
+    return [e for e in events
+            if e.get("ph") == "X" and str(e.get("cat", "")).lower() in KERNEL_CATS]
 
 
 def kernels_by_step(events):
@@ -311,7 +313,8 @@ def cmd_find(directory):
 
 def main(argv):
     cmds = {"events": cmd_events, "analyze": cmd_analyze, "compare": cmd_compare,
-            "same_kernels": cmd_same_kernels, "kernel_ops": cmd_kernel_ops, "overhead": cmd_overhead, "find": cmd_find}
+            "same_kernels": cmd_same_kernels, "kernel_ops": cmd_kernel_ops,
+            "overhead": cmd_overhead, "find": cmd_find}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

@@ -8,7 +8,8 @@ Gaussian clusters, with the same stages as record_function ranges.
 With --trace, torch.profiler records ten steps after wait 3 and warmup 2 (one cycle) and writes
 its Kineto trace to FILE; with --tprof, tprof.profile records the same steps (module ranges, GPU
 through tprof's own CUPTI source, gpu: on) into the run directory DIR/torch_mlp; with
---profile-all torch.profiler records every step (for the overhead comparison) and keeps no trace. Prints "train_ms=... steps=... step_ms=...", as the example does."""
+--profile-all torch.profiler records every step (for the overhead comparison) and keeps no trace.
+Prints "train_ms=... steps=... step_ms=...", as the example does."""
 import argparse
 import time
 

@@ -10,9 +10,9 @@ file checks what the advice says."""
 import json
 
 import pytest
+from cli_helpers import FIXTURES, SOURCE, tprof
 
 import tprof_ref
-from cli_helpers import FIXTURES, SOURCE, tprof
 
 ADVICE = SOURCE / "tests" / "fixtures" / "advice"
 KINETO = FIXTURES / "kineto"

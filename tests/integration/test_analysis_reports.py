@@ -62,7 +62,7 @@ def documented_keys():
 
 def test_every_json_key_is_documented(feeds):
     seen = set()
-    for name, (feed, _) in feeds.items():
+    for feed, _ in feeds.values():
         flatten(json.loads(run(feed, "json")), "", seen)
     doc = documented_keys()
     assert seen - doc == set(), "keys in the output but not in docs/ANALYZE_JSON.md"

@@ -1,8 +1,8 @@
-"""`tprof analyze` on every real trace in TPROF_FIXTURES, cross-checked against tests/lib/tprof_ref.py
-(Python's json module and its own arithmetic, sharing nothing with the C code): JSON figures
-(exact for integers and times, 1e-6 relative for percentages), CSV through the csv module,
-Markdown table shape, the text report's key figures, --top, --stage, several inputs as one
-analysis, standard input (plain and gzip), -o, and the progress line on a terminal."""
+"""`tprof analyze` on every real trace in TPROF_FIXTURES, cross-checked against
+tests/lib/tprof_ref.py (Python's json module and its own arithmetic, sharing nothing with the C
+code): JSON figures (exact for integers and times, 1e-6 relative for percentages), CSV through
+the csv module, Markdown table shape, the text report's key figures, --top, --stage, several
+inputs as one analysis, standard input (plain and gzip), -o, and the progress line on a terminal."""
 
 import csv
 import gzip
@@ -15,9 +15,9 @@ import select
 import subprocess
 
 import pytest
+from cli_helpers import ALL, TPROF, TRACES, check_sum, close, ref_sum, tprof
 
 import tprof_ref
-from cli_helpers import (ALL, TPROF, TRACES, check_sum, close, ref_sum, tprof)
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,8 @@ def check_rows(where, want, got, keys):
     assert len(got) == len(want), "%s: %d rows, the reference has %d" % (where, len(got), len(want))
     for i, (w, g) in enumerate(zip(want, got)):
         for k in keys:
-            assert close(w[k], g[k]), "%s[%d].%s: reference %r, tprof %r" % (where, i, k, w[k], g[k])
+            assert close(w[k], g[k]), "%s[%d].%s: reference %r, tprof %r" % (where, i, k, w[k],
+                                                                              g[k])
 
 
 def check_figures(want, got):

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from cli_helpers import BUILD, profiled_run, tprof
 
 FEED_TOOL = BUILD / "tests" / "tp_analyze_feed"

@@ -9,12 +9,13 @@ import json
 import re
 
 import pytest
-
-import tprof_ref
 from cli_helpers import ALL, SOURCE, TRACES, close, error_line, tprof
 
+import tprof_ref
+
 SOURCE_TRACE = next(p for p in TRACES if "nccl_data" in p.name)
-OP, KERNEL = "aten::empty", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
+OP = "aten::empty"
+KERNEL = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
 TIME = re.compile(rb'"(ts|dur)": (-?[0-9]+(?:\.[0-9]+)?)')
 
 
@@ -65,7 +66,8 @@ def test_ops_and_kernels(pair):
         rows = {r["name"]: r for r in got[kind]}
         assert set(rows) == set(wa) | set(wb)
         for name, r in rows.items():
-            status = "changed" if name in wa and name in wb else "added" if name in wb else "removed"
+            status = ("changed" if name in wa and name in wb
+                      else "added" if name in wb else "removed")
             assert r["status"] == status, name
             a_us = wa[name][measure] if name in wa else 0
             b_us = wb[name][measure] if name in wb else 0

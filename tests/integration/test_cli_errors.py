@@ -10,7 +10,6 @@ import re
 import subprocess
 
 import pytest
-
 from cli_helpers import SOURCE, TPROF, TRACES, error_line, tprof
 
 SMALL = next(p for p in TRACES if "mi250" in p.name)  # object form, 66 KB of JSON
@@ -138,7 +137,8 @@ def test_unwritable_output(tmp_path):
     ["analyze"], ["analyze", "--bogus", "x"], ["analyze", "--top"], ["analyze", "--top", "0", "x"],
     ["analyze", "--top", "ten", "x"], ["analyze", "--json", "--csv", "x"],
     ["analyze", "--rank", "-1", "x"], ["analyze", "--json=yes", "x"], ["analyze", "-q", "x"],
-    ["check"], ["check", "--analysis", "--report"], ["check", "--json", "a"], ["compare", "a"], ["nope"],
+    ["check"], ["check", "--analysis", "--report"], ["check", "--json", "a"], ["compare", "a"],
+    ["nope"],
     ["help", "nope"], ["help", "analyze", "check"],
 ])
 def test_usage_errors(args):

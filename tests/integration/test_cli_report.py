@@ -9,9 +9,9 @@ import pathlib
 import re
 
 import pytest
+from cli_helpers import FIXTURES, TRACES, error_line, profiled_run, tprof
 
 import tprof_ref
-from cli_helpers import FIXTURES, TRACES, error_line, profiled_run, tprof
 
 GPU_TRACE = FIXTURES / "kineto" / "gaunernst_bert-small-uncased__1016001.json.gz"
 TOP = "500"  # TP_HTML_TOP_ROWS: the rows the report's analysis keeps
@@ -127,6 +127,7 @@ def test_run_directory_report_and_artifacts(tmp_path):
 
 def test_console_summary_names_the_report(tmp_path):
     import subprocess
+
     from cli_helpers import TRAIN
     p = subprocess.run([str(TRAIN), "--steps", "8", "--epochs", "1", "--profile",
                         "--profiling.output_dir", str(tmp_path), "--profiling.run_id", "s"],

@@ -6,7 +6,6 @@ library wrote at the end of the run; --rank picks one rank of a two-rank run."""
 import json
 
 import pytest
-
 from cli_helpers import ALL, check_sum, profiled_run, ref_sum, tprof
 
 SCHEDULES = {

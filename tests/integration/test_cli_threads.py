@@ -67,6 +67,6 @@ def test_progress_counts_every_part(tmp_path):
     size = path.stat().st_size
     env = dict(os.environ, TPROF_TEST_READ_CUTS="%d,%d" % (size // 3, size * 2 // 3))
     r = tprof("analyze", "--progress", "--threads", 3, "-o", os.devnull, path, rc=0, env=env)
-    shown = [int(l.split("%")[0].rsplit(" ", 1)[-1])
-             for l in r.stderr.decode().splitlines() if l.startswith("tprof: reading")]
+    shown = [int(line.split("%")[0].rsplit(" ", 1)[-1])
+             for line in r.stderr.decode().splitlines() if line.startswith("tprof: reading")]
     assert shown and shown == sorted(shown) and shown[-1] <= 100

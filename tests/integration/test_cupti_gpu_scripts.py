@@ -91,11 +91,13 @@ def test_analyze_check(trace, tmp_path):
     assert rc == 0 and res["status"] == "PASS", out
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({"top_gpu_kernels": [
-        {"name": "gemm", "calls": 2, "total_us": 16.5}, {"name": "relu", "calls": 1, "total_us": 4.5}]}))
+        {"name": "gemm", "calls": 2, "total_us": 16.5},
+        {"name": "relu", "calls": 1, "total_us": 4.5}]}))
     assert check("analyze", trace, wrong)[0] == 1
     unsorted = tmp_path / "unsorted.json"
     unsorted.write_text(json.dumps({"top_gpu_kernels": [
-        {"name": "relu", "calls": 1, "total_us": 4.5}, {"name": "gemm", "calls": 3, "total_us": 16.5}]}))
+        {"name": "relu", "calls": 1, "total_us": 4.5},
+        {"name": "gemm", "calls": 3, "total_us": 16.5}]}))
     assert check("analyze", trace, unsorted)[0] == 1
 
 
@@ -129,7 +131,8 @@ def test_find_and_compare_fixtures(tmp_path):
     assert rc == 0 and res["status"] == "PASS", out
     assert res["torch"]["steps"] == 2  # ProfilerStep#551 and #552
     with gzip.open(src, "rt") as f:
-        steps = [e for e in json.load(f)["traceEvents"] if e.get("name", "").startswith("ProfilerStep#")]
+        steps = [e for e in json.load(f)["traceEvents"]
+                 if e.get("name", "").startswith("ProfilerStep#")]
     assert res["tprof"]["steps"] == len(steps)
 
 
@@ -217,5 +220,6 @@ def test_torch_workload_under_tprof_on_cpu(tmp_path):
 
 
 def test_check_script_parses():
-    p = subprocess.run(["bash", "-n", os.path.join(SCRIPTS, "check.sh")], capture_output=True, text=True)
+    p = subprocess.run(["bash", "-n", os.path.join(SCRIPTS, "check.sh")], capture_output=True,
+                       text=True)
     assert p.returncode == 0, p.stderr

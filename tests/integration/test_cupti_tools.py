@@ -94,7 +94,10 @@ def test_nsight_mirroring(tmp_path, mode, profiler):
            "FAKE_CUDA_LOG": str(cuda_log), "LD_LIBRARY_PATH": FAKE_DRIVER_DIR}
     p = run([os.path.join(TOOLS, "nsight_check"), mode, FAKE_RUNTIME], env=env)
     assert p.returncode == 0, p.stderr
-    read = lambda f: f.read_text().splitlines() if f.exists() else []
+
+    def read(f):
+        return f.read_text().splitlines() if f.exists() else []
+
     want_nvtx = [] if mode == "off" else ["push forward", "push inner", "pop", "pop"]
     assert read(nvtx_log) == want_nvtx
     assert read(cuda_log) == profiler
@@ -143,7 +146,7 @@ def test_occupancy_matches_kineto(fixture):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     got = [int(v) for v in p.stdout.split()]
-    mismatches = [(l, w, g) for l, w, g in zip(lines, want, got) if w != g]
+    mismatches = [(line, w, g) for line, w, g in zip(lines, want, got) if w != g]
     assert len(got) == len(want)
     assert not mismatches, mismatches[:5]
 
@@ -153,7 +156,8 @@ def test_occupancy_matches_kineto(fixture):
 def test_libtprof_links_no_cuda_library():
     lib = os.path.join(BUILD, "lib", "libtprof.so")
     p = subprocess.run(["readelf", "-d", lib], capture_output=True, text=True, check=True)
-    needed = [l.split("[")[1].rstrip("]") for l in p.stdout.splitlines() if "(NEEDED)" in l]
+    needed = [line.split("[")[1].rstrip("]") for line in p.stdout.splitlines()
+              if "(NEEDED)" in line]
     assert needed, p.stdout
     assert not [n for n in needed if n.startswith(("libcupti", "libcuda", "libcudart", "libnv"))]
 

@@ -59,7 +59,7 @@ def test_slow_step_saves_steps_480_to_500(tmp_path):
                           "--profiling.flight_cooldown_steps", 1000)
     assert flight_traces(run_dir) == ["trace_0001_flight_slow_step_steps_480-500.json"]
     path = run_dir / "trace_0001_flight_slow_step_steps_480-500.json"
-    lines = [l for l in p.stderr.splitlines() if "saved steps" in l]
+    lines = [line for line in p.stderr.splitlines() if "saved steps" in line]
     assert len(lines) == 1 and lines[0].startswith("tprof: step 500 took ")
     assert lines[0].endswith("saved steps 480-500 to %s" % os.path.relpath(path, os.getcwd())) \
         or lines[0].endswith(str(path))
@@ -108,7 +108,8 @@ def test_slow_step_saves_steps_480_to_500(tmp_path):
 def test_memory_flat_over_100000_steps(tmp_path):
     p, _ = run_loop(tmp_path, "--steps", 100000, "--spin-us", 0, "--rss-at", "10000,100000",
                     "--open-range", "--profiling.slow_step_factor", 0)
-    rss = dict(map(int, l.split()[1:]) for l in p.stdout.splitlines() if l.startswith("rss "))
+    rss = dict(map(int, line.split()[1:]) for line in p.stdout.splitlines()
+               if line.startswith("rss "))
     # the ring reuses its chunks: 90,000 more steps may not cost a page per few hundred steps
     assert rss[100000] - rss[10000] < 1 << 20, rss
 

@@ -18,8 +18,8 @@ import subprocess
 import urllib.request
 
 import pytest
-
 from cli_helpers import BUILD, SOURCE, tprof
+
 from served import has_serve
 
 TIMEOUT = 300

@@ -8,9 +8,9 @@ import bisect
 import json
 
 import pytest
+from cli_helpers import ALL, TRACES, tprof
 
 import tprof_ref
-from cli_helpers import ALL, TRACES, tprof
 
 
 def is_op(e):

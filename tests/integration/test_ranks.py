@@ -15,9 +15,9 @@ import statistics
 import subprocess
 
 import pytest
-import tprof_ref
-
 from cli_helpers import FIXTURES, SOURCE, TPROF, error_line, tprof
+
+import tprof_ref
 
 RANKS = [FIXTURES / "kineto" / ("sampled_rank-%d.json.gz" % r) for r in (0, 1)]
 DDP = [FIXTURES / "kineto" / name for name in ("worker0_step_12.1694128201545.pt.trace.json.gz",
@@ -155,7 +155,8 @@ def test_spread_and_straggler_agree_with_reference(pair):
     pairs = [(a[0], b[0] + off) for a, b in zip(kernels[0][:n], kernels[1][:n])]
     last1 = sum(b > a for a, b in pairs)
     # the straggler: the rank the other waits for most (from its arrival to the last one's)
-    strag = 1 if sum(b - a for a, b in pairs if b > a) > sum(a - b for a, b in pairs if a > b) else 0
+    later = sum(b - a for a, b in pairs if b > a)
+    strag = 1 if later > sum(a - b for a, b in pairs if a > b) else 0
     st = got["straggler"]
     assert st is not None and st["rank"] == strag and st["collectives"] == n
     assert st["last_share"] == pytest.approx((last1 if strag else n - last1) / n)

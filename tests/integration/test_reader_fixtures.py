@@ -14,6 +14,7 @@ import subprocess
 import zlib
 
 import pytest
+
 import tprof_ref
 
 FIXTURES = os.environ["TPROF_FIXTURES"]
@@ -95,7 +96,8 @@ class Reference:
             ts = scaled(e.get("ts"), 3)
             if ph in ("X", "B"):
                 corr = args.get("correlation")
-                corr = corr if is_num(corr) and isinstance(corr, int) and 0 < corr <= INT64_MAX else 0
+                ok = is_num(corr) and isinstance(corr, int) and 0 < corr <= INT64_MAX
+                corr = corr if ok else 0
                 flops = [("flops", args["flops"])] if is_num(args.get("flops")) else []
                 if not flops and (tprof_ref.shape_flops(name, args) or 0) > 0:  # from shapes
                     flops = [("flops", tprof_ref.shape_flops(name, args))]
@@ -123,10 +125,13 @@ class Reference:
                     continue
                 self.range(bcat, bts, ts - bts, bname, track, corr, flops)
             elif ph in ("i", "I") and name == "[memory]" and ts is not None:
-                self.add("memory", ts, 0, name, track, 0, [(k, args[k]) for k in MEM_KEYS if is_num(args.get(k))])
+                self.add("memory", ts, 0, name, track, 0,
+                         [(k, args[k]) for k in MEM_KEYS if is_num(args.get(k))])
             elif ph == "C" and ts is not None:
-                self.add("counter", ts, 0, name, track, 0, [(k, v) for k, v in args.items() if is_num(v)])
-            elif ph == "M" and name in ("process_name", "thread_name") and isinstance(args.get("name"), str):
+                self.add("counter", ts, 0, name, track, 0,
+                         [(k, v) for k, v in args.items() if is_num(v)])
+            elif (ph == "M" and name in ("process_name", "thread_name")
+                  and isinstance(args.get("name"), str)):
                 if name == "process_name":
                     self.pnames[track[0]] = args["name"]
                 else:
@@ -166,7 +171,8 @@ class Reference:
         s["events"] = len(self.events)
         kinds = {}
         for kind, ts, dur, name, *_ , args in self.events:
-            k = kinds.setdefault(kind, {"count": 0, "dur_ns": 0, "ts_ns": 0, "name_bytes": 0, "args": 0})
+            k = kinds.setdefault(kind, {"count": 0, "dur_ns": 0, "ts_ns": 0, "name_bytes": 0,
+                                        "args": 0})
             k["count"] += 1
             k["dur_ns"] = (k["dur_ns"] + dur) % M64
             k["ts_ns"] = (k["ts_ns"] + ts) % M64
@@ -174,7 +180,8 @@ class Reference:
             k["args"] += len(args)
         s["kinds"] = kinds
         steps = [(dur, int(m.group(1))) for kind, ts, dur, name, *_ in self.events
-                 if kind == "host_range" and (m := STEP.fullmatch(name)) and int(m.group(1)) < 2**63 // 10]
+                 if kind == "host_range" and (m := STEP.fullmatch(name))
+                 and int(m.group(1)) < 2**63 // 10]
         s["steps"] = len(steps)
         s["step_dur_ns"] = sum(d for d, _ in steps) % M64
         s["step_number_sum"] = sum(n for _, n in steps) % M64
@@ -207,9 +214,9 @@ def devices(docs):
                     continue
                 f = {"id": i, "name": "", "total_mem": 0, "major": 0, "minor": 0, "sms": 0}
                 for k, v in d.items():
-                    field = {"id": "id", "totalGlobalMem": "total_mem", "computeMajor": "major", "major": "major",
-                             "computeMinor": "minor", "minor": "minor", "numSms": "sms",
-                             "multiProcessorCount": "sms"}.get(k)
+                    field = {"id": "id", "totalGlobalMem": "total_mem", "computeMajor": "major",
+                             "major": "major", "computeMinor": "minor", "minor": "minor",
+                             "numSms": "sms", "multiProcessorCount": "sms"}.get(k)
                     if field and isinstance(v, int) and not isinstance(v, bool):
                         f[field] = v
                     elif k == "name" and isinstance(v, str):
@@ -292,7 +299,8 @@ def test_errors_name_file_and_offset(tmp_path):
     truncated.write_bytes(gzip.compress(data)[:100000])
     r = subprocess.run([DUMP, str(truncated)], capture_output=True, timeout=60)
     assert r.returncode == 1
-    assert re.fullmatch(r"%s: byte \d+: truncated gzip data\n" % re.escape(str(truncated)), r.stderr.decode())
+    assert re.fullmatch(r"%s: byte \d+: truncated gzip data\n" % re.escape(str(truncated)),
+                        r.stderr.decode())
     r = subprocess.run([DUMP, str(tmp_path / "missing.json")], capture_output=True, timeout=60)
     assert r.returncode == 1 and "missing.json: cannot open: No such file" in r.stderr.decode()
 
@@ -326,8 +334,9 @@ def test_progress_forced_off_a_terminal(tmp_path):
                            capture_output=True, timeout=120)
         assert r.returncode == 0
         lines = r.stderr.decode().splitlines(keepends=True)
-        progress = [l for l in lines if l.startswith("tprof: reading %s: " % path)]
+        progress = [line for line in lines if line.startswith("tprof: reading %s: " % path)]
         assert bool(progress) == shown
-        assert all(re.fullmatch(r"tprof: reading \S+: +\d+% of 110 MB\n", l) for l in progress)
+        assert all(re.fullmatch(r"tprof: reading \S+: +\d+% of 110 MB\n", line)
+                   for line in progress)
         assert "\r" not in r.stderr.decode() and "\033" not in r.stderr.decode()
     path.unlink()

@@ -1,8 +1,9 @@
 """The recorder's step schedule against torch.profiler.schedule itself.
 
-build/tests/test_sched_schedule --actions prints tprof's action for each step; torch's schedule function
-gives its own. torch 1.13 has no skip_first_wait (added in torch 2.5): for those cases the step is
-shifted by `wait` after skip_first, as torch 2.5 does, and torch 1.13's function computes the rest.
+build/tests/test_sched_schedule --actions prints tprof's action for each step; torch's schedule
+function gives its own. torch 1.13 has no skip_first_wait (added in torch 2.5): for those cases
+the step is shifted by `wait` after skip_first, as torch 2.5 does, and torch 1.13's function
+computes the rest.
 """
 import itertools
 import os

@@ -15,7 +15,6 @@ import re
 import shutil
 
 import pytest
-
 from cli_helpers import BUILD, FIXTURES, profiled_run, tprof
 
 CHROMIUM = "/usr/bin/chromium"
@@ -23,9 +22,10 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 if not (os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK)):
     pytest.skip("Debian's chromium and chromium-driver are not installed (make deps installs them)",
                 allow_module_level=True)
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in the venv (make deps)")
-from selenium.webdriver.chrome.service import Service  # noqa: E402
+webdriver = pytest.importorskip("selenium.webdriver",
+                                reason="selenium is not in the venv (make deps)")
 from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 GPU_TRACE = FIXTURES / "kineto" / "gaunernst_bert-small-uncased__1016001.json.gz"
@@ -280,7 +280,9 @@ def test_live_page_fetches_and_follows_the_run(browser, tmp_path):
             if url.path == "/":
                 body, kind = live_page, "text/html; charset=utf-8"
             elif url.path == "/api/runs":
-                body, kind = b'{"runs": [{"name": "grow", "windows": 1, "partial": false}], "left_out": 0}', "application/json"
+                body = (b'{"runs": [{"name": "grow", "windows": 1, "partial": false}], '
+                        b'"left_out": 0}')
+                kind = "application/json"
             elif url.path == "/api/data":
                 state["asked"].append(urllib.parse.parse_qs(url.query).get("run"))
                 body, kind = state["data"], "application/json"
@@ -342,8 +344,8 @@ def test_compare_view(browser, demo_run, gpu_report, tmp_path):
 
 
 def test_ranks_view_renders_the_ranks_key(browser, gpu_report, tmp_path):
-    """The Ranks view shows the "ranks" key of tprof analyze --json in the shape the ranks/report seam
-    gives (branch ranks adds it); here it is written into a report's data by hand."""
+    """The Ranks view shows the "ranks" key of tprof analyze --json in the shape the ranks/report
+    seam gives (branch ranks adds it); here it is written into a report's data by hand."""
     page = gpu_report.read_bytes()
     data = json.loads(DATA_RE.search(page).group(1))
     data["analysis"]["ranks"] = {
@@ -417,7 +419,8 @@ def test_ops_by_input_shape(browser, tmp_path):
     assert len({s for _, s in shown}) > 1  # aten::mm, split by its shapes
     # unticked: the op table by name again
     browser.find_element(By.ID, "ops-by-shape").click()
-    assert table_values(browser, "ops", ["name"])[0] == [analyze(TORCH_TRACE)["top_cpu_ops"][0]["name"]]
+    top_op = analyze(TORCH_TRACE)["top_cpu_ops"][0]["name"]
+    assert table_values(browser, "ops", ["name"])[0] == [top_op]
     assert errors(browser) == []
     # without shapes: no toggle
     plain = tmp_path / "plain.html"

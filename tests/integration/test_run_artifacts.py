@@ -14,8 +14,6 @@ import os
 import resource
 import signal
 import subprocess
-import sys
-import time
 
 import pytest
 
@@ -80,7 +78,8 @@ SCHEDULES = [
 ]
 
 
-@pytest.mark.parametrize("sched", SCHEDULES, ids=lambda s: "-".join(f"{k}{v}" for k, v in s.items()))
+@pytest.mark.parametrize("sched", SCHEDULES,
+                         ids=lambda s: "-".join(f"{k}{v}" for k, v in s.items()))
 def test_recorded_steps_follow_torch_schedule(tmp_path, sched):
     nsteps = 23
     args = [f"--profiling.{k}={v}" for k, v in sched.items()]
@@ -197,7 +196,7 @@ def test_rank_file_names_and_only_rank0_prints(tmp_path):
 
 
 def assert_no_leftovers(directory):
-    for root, _, files in os.walk(directory):
+    for _, _, files in os.walk(directory):
         assert not [f for f in files if ".tmp." in f], files
 
 

@@ -10,18 +10,24 @@ run into the folder) appears on the page within 2 s without a reload. Screenshot
 build/report-screens/served-*.png."""
 
 import os
-import pathlib
 import shutil
 import time
 
 import pytest
-
 from cli_helpers import FIXTURES, profiled_run
-from served import Served, has_serve
-from test_report_browser import (analyze, browser, check_figures, check_sorting,  # noqa: F401
-                                 check_zoom, errors, visit_views)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
+from test_report_browser import (  # noqa: F401
+    analyze,
+    browser,
+    check_figures,
+    check_sorting,
+    check_zoom,
+    errors,
+    visit_views,
+)
+
+from served import Served, has_serve
 
 pytestmark = pytest.mark.skipif(not has_serve(), reason="tprof built without libmicrohttpd")
 
@@ -79,7 +85,8 @@ def test_served_dashboard(browser, runs):  # noqa: F811
         wait(browser, lambda d: steps_shown(d) == str(want["steps"]["count"]), 15)
         # the list: every run, oldest first; the newest (the demo) is open
         assert run_names(browser) == ["gpu", "old", "demo"]
-        assert Select(browser.find_element(By.ID, "run-select")).first_selected_option.text == "demo"
+        select = Select(browser.find_element(By.ID, "run-select"))
+        assert select.first_selected_option.text == "demo"
         assert errors(browser) == []
         check_figures(browser, want)
         visit_views(browser, "served-demo")

@@ -11,9 +11,9 @@ import statistics
 import subprocess
 
 import pytest
-import tprof_ref
-
 from cli_helpers import BUILD, SOURCE, tprof
+
+import tprof_ref
 
 LOOP = BUILD / "tests" / "tp_rank_loop"
 

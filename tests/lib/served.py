@@ -55,10 +55,10 @@ class Served:
             self.proc.send_signal(signal.SIGINT)
             try:
                 _, self.stderr = self.proc.communicate(timeout=20)
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired as e:
                 self.proc.kill()
                 _, self.stderr = self.proc.communicate()
-                raise AssertionError("tprof serve did not stop on SIGINT within 20 s")
+                raise AssertionError("tprof serve did not stop on SIGINT within 20 s") from e
             self.rc = self.proc.returncode
         return self.rc
 

@@ -307,7 +307,7 @@ def load(path):
 
 # ---- the figures -------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _glob_regex(pattern):
     rx = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
     return re.compile(rx, re.IGNORECASE | re.ASCII | re.DOTALL)

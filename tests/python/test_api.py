@@ -8,8 +8,7 @@ import threading
 import pytest
 
 import tprof
-from conftest import inside, ranges, read_json, run_python, run_traces, step_numbers, \
-    trace_events
+from conftest import inside, ranges, read_json, run_python, run_traces, step_numbers, trace_events
 
 
 def only_trace(run_dir):

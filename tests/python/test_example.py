@@ -1,6 +1,5 @@
 """examples/train_torch.py: it trains (the loss falls), and tprof's summary flags its slow data
 loader, the figure checked against tests/lib/tprof_ref.py on the written traces."""
-import json
 import os
 
 import pytest

@@ -11,8 +11,7 @@ pl = pytest.importorskip("lightning.pytorch")
 
 import tprof.torch  # noqa: E402
 from conftest import ranges, read_json, run_traces, step_numbers, trace_events  # noqa: E402
-from test_lightning import (STAGES, Net, assert_stages_partition_steps, loader,  # noqa: E402
-                            stage_names, trainer)
+from test_lightning import STAGES, Net, assert_stages_partition_steps, loader, stage_names, trainer  # noqa: E402
 
 
 def events_of(run_dir):

@@ -15,9 +15,9 @@ from torch.profiler import ProfilerAction, ProfilerActivity  # noqa: E402
 
 import tprof  # noqa: E402
 import tprof.torch  # noqa: E402
-from tprof.torch import observer  # noqa: E402
 import tprof_ref  # noqa: E402
 from conftest import inside, ranges, read_json, run_python, run_traces, step_numbers, trace_events  # noqa
+from tprof.torch import observer  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.environ.get("TPROF_SOURCE_DIR", os.path.join(
     os.path.dirname(__file__), "..", "..")), "examples"))

@@ -125,7 +125,7 @@ def test_collectives_are_ranges_with_seq_and_bytes(job):
     if how == "observer":
         pytest.skip("the observer records torch's own collectives: the next test")
     per_rank = {rank: rank_events(run_dir, rank) for rank in (0, 1)}
-    for rank, events in per_rank.items():
+    for events in per_rank.values():
         coll = collectives(events)
         count = collections.Counter(e["name"] for e in coll)
         # each recorded step: DDP's bucket all-reduce, the explicit all_reduce and broadcast;

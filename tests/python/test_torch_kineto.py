@@ -3,10 +3,10 @@ training loop profiled by torch.profiler with record_shapes, profile_memory, wit
 with_flops; `tprof analyze --json` on its trace must agree with key_averages() op by op (calls
 exactly, self CPU time within 1% or 2 µs, FLOPs exactly), and its top_cpu_ops_by_shape with
 key_averages(group_by_input_shape=True) row by row, its memory peak with a stdlib pass
-over the trace's [memory] events, its python_function rows with the trace. The same checks run on the committed
-fixture tests/fixtures/torch2/ (made by this file: `python3 tests/python/test_torch_kineto.py
---write-fixture tests/fixtures/torch2`), whose key_averages() and key_averages(group_by_input_shape=
-True) were saved in its expected/ subfolder.
+over the trace's [memory] events, its python_function rows with the trace. The same checks run on
+the committed fixture tests/fixtures/torch2/ (made by this file: `python3
+tests/python/test_torch_kineto.py --write-fixture tests/fixtures/torch2`), whose key_averages()
+and key_averages(group_by_input_shape=True) were saved in its expected/ subfolder.
 
 tprof.torch's op FLOPs are checked against torch.profiler(with_flops=True) and
 torch.utils.flop_counter.FlopCounterMode on the same model. Differences of definition are in

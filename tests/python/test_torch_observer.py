@@ -19,8 +19,8 @@ from torch import nn  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import tprof  # noqa: E402
-from tprof.torch import observer  # noqa: E402
 from conftest import run_traces, trace_events  # noqa: E402
+from tprof.torch import observer  # noqa: E402
 
 SOURCE = os.environ.get("TPROF_SOURCE_DIR",
                         os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -151,11 +151,11 @@ def runs(request, tmp_path_factory):
 
 
 def merged_duplicates(events):
-    """Per name, the ranges key_averages() leaves out, and their FLOPs: torch's EventList._remove_dup_nodes
-    merges a range into its parent when the parent has the same name and no other child (an
-    aten::mul of a Python scalar calls aten::mul). tprof's op table counts every range, as the
-    trace holds them (docs/METRICS.md, "torch.profiler's tables"). Computed here from torch's
-    own trace, by the nesting rule of docs/SEMANTICS.md §3."""
+    """Per name, the ranges key_averages() leaves out, and their FLOPs: torch's
+    EventList._remove_dup_nodes merges a range into its parent when the parent has the same name
+    and no other child (an aten::mul of a Python scalar calls aten::mul). tprof's op table counts
+    every range, as the trace holds them (docs/METRICS.md, "torch.profiler's tables"). Computed
+    here from torch's own trace, by the nesting rule of docs/SEMANTICS.md §3."""
     ranges = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") in
                      ("cpu_op", "user_annotation")), key=lambda e: (e["tid"], e["ts"], -e["dur"]))
     children = collections.defaultdict(list)

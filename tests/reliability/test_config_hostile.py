@@ -148,7 +148,8 @@ def test_python_nul_type_and_bytes_paths():
         print(d["output_dir"], d["config"])
     """).splitlines()
     assert out[0] == "ValueError: profiling.run_id (from tprof.Config.set) holds a NUL character"
-    assert out[1] == "ValueError: profiling.output_dir (from tprof.Config.set) holds a NUL character"
+    assert out[1] == ("ValueError: profiling.output_dir (from tprof.Config.set) holds a NUL "
+                      "character")
     assert out[2] == out[1]
     assert out[3].startswith("ValueError: tprof.range: the name 'step\\x00evil' holds a NUL")
     assert out[4].startswith("TypeError: profiling.wait (from tprof.Config.set) must be a bool")

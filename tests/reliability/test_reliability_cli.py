@@ -9,7 +9,6 @@ import shutil
 import time
 
 import pytest
-
 from hostile import FIXTURES, error_line, load, tprof
 
 TRACE = FIXTURES / "torch2" / "cnn_cpu_3steps.pt.trace.json.gz"
@@ -208,6 +207,7 @@ def test_out_of_memory_stops_the_read_at_once(tmp_path):
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (600 << 20, 600 << 20))
     import subprocess
+
     from hostile import BUILD
     start = time.monotonic()
     p = subprocess.run([str(BUILD / "tprof"), "analyze", str(big)],

@@ -5,9 +5,9 @@ time is clipped to the window (docs/METRICS.md) and sums saturate with a warning
 import json
 import math
 
-import tprof_ref
-
 from hostile import tprof
+
+import tprof_ref
 
 
 def trace_file(tmp_path, events):

@@ -6,7 +6,6 @@ import json
 import os
 
 import pytest
-
 from hostile import error_line, load, profiled, tprof, traces
 
 
@@ -88,7 +87,8 @@ def test_empty_traces_stay_valid(tmp_path, text):
 # ---- 11: the same warnings in the text and the JSON report ----
 
 def test_json_report_carries_the_text_reports_warnings(tmp_path):
-    """Before: --json had "warnings": [] where the text listed dropped events and partial windows."""
+    """Before: --json had "warnings": [] where the text listed dropped events and partial
+    windows."""
     t = write(tmp_path / "t.json",
               '{"traceEvents": [{"ph": "X", "name": "x", "ts": 1, "dur": 5, "pid": 1, "tid": 1}],'
               ' "tprof": {"partial": true, "dropped_events": 7}}')

@@ -6,7 +6,6 @@ dropped and counted, and the warning names the nesting."""
 import collections
 
 import pytest
-
 from hostile import load, profiled, traces
 
 LIMIT = 4095

@@ -7,7 +7,6 @@ import signal
 import subprocess
 
 import pytest
-
 from hostile import HOSTILE, TIMEOUT, clean_env, load, profiled, tprof, traces
 
 

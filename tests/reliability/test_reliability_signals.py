@@ -11,7 +11,6 @@ import subprocess
 import time
 
 import pytest
-
 from hostile import HOSTILE, TIMEOUT, clean_env, leftovers, load, tprof, traces
 
 

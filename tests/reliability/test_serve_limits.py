@@ -11,9 +11,9 @@ import shutil
 import time
 
 import pytest
+from test_serve_security import raw, status_of
 
 from served import Served, has_serve
-from test_serve_security import raw, status_of
 
 FIXTURES = __import__("pathlib").Path(os.environ["TPROF_FIXTURES"])
 TRACE = FIXTURES / "torch2" / "cnn_cpu_3steps.pt.trace.json.gz"

@@ -77,7 +77,7 @@ def raw(server, data, timeout=10.0):
                 if not b:
                     break
                 chunks.append(b)
-        except (ConnectionResetError, socket.timeout):
+        except (TimeoutError, ConnectionResetError):
             pass
     return b"".join(chunks)
 
