@@ -22,6 +22,7 @@ from tprof._cupti import pass_wheel_cupti_dirs
 
 __all__ = ["Profile", "config_from_args", "epoch", "flight_save", "profile", "stage", "step"]
 
+
 class _Part(Protocol):
     """A PyTorch part a profile drives (tprof.torch._parts); step() and window_changed() are
     optional."""
