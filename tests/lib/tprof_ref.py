@@ -382,6 +382,31 @@ def walk_tracks(host):
     return parent
 
 
+def merged_into_parent(host, parent):
+    """{index of a range merged into its parent: that parent}, as torch's
+    EventList._remove_dup_nodes does it, literally: until nothing changes, a range whose parent
+    has its name and no other child is removed and its children become the parent's."""
+    children = {}
+    for e in host:
+        p = parent[e.index]
+        if p is not None:
+            children.setdefault(p.index, []).append(e)
+    up = {e.index: parent[e.index] for e in host}
+    merged = {}
+    while True:
+        found = [e for e in host if e.index not in merged and up[e.index] is not None
+                 and not e.step and not up[e.index].step and up[e.index].name == e.name
+                 and len(children.get(up[e.index].index, [])) == 1]
+        if not found:
+            return merged
+        for e in found:
+            p = up[e.index]
+            merged[e.index] = p
+            children[p.index] = children.get(e.index, [])
+            for ch in children[p.index]:
+                up[ch.index] = p
+
+
 def analyze(src, stages=None):
     t = load(src) if isinstance(src, str) else src
     stages = DEFAULT_STAGES if stages is None else stages
@@ -409,15 +434,26 @@ def analyze(src, stages=None):
             r["flops"] += e.args["flops"]
             r["flops_time"] += e.dur
 
-    # The same table by (name, input shapes), when some op recorded shapes.
+    # The same table by (name, input shapes), when some op recorded shapes. A merged range
+    # (torch's tables) is no call: its self time is its parent's, whose row has its name.
     ops, by_shape = {}, {}
     keep_shapes = any(e.shapes is not None for e in host if not e.step)
+    merged = merged_into_parent(host, parent)
     for e in host:
-        if e.step:
+        if e.step or e.index in merged:
             continue
         count(ops, e.name, e)
         if keep_shapes:
             count(by_shape, (e.name, shapes_key(e.shapes)), e)
+    host_at = {e.index: e for e in host}
+    for i, p in merged.items():
+        while p.index in merged:
+            p = merged[p.index]
+        e = host_at[i]
+        own = max(0, e.dur - child_sum.get(e.index, 0))
+        ops[p.name]["self"] += own
+        if keep_shapes:
+            by_shape[(p.name, shapes_key(p.shapes))]["self"] += own
 
     # Launch attribution: device work -> launch (same corr, first host range in file order) ->
     # innermost enclosing op on the launch's thread.
@@ -437,6 +473,8 @@ def analyze(src, stages=None):
         p = parent[ln.index]
         while p is not None and not is_op(p):
             p = parent[p.index]
+        while p is not None and p.index in merged:  # torch lifts its kernels to the parent
+            p = merged[p.index]
         if p is not None:
             for r in [ops[p.name]] + ([by_shape[(p.name, shapes_key(p.shapes))]]
                                       if keep_shapes else []):
@@ -574,7 +612,7 @@ def analyze(src, stages=None):
     lead = [max(0, first_child.get(st.index, st.end) - st.ts) for st in steps]
     step_flops = [0] * len(steps)
     for e in host:
-        if not e.step and "flops" in e.args:
+        if not e.step and e.index not in merged and "flops" in e.args:
             k = bisect.bisect_right(step_starts, e.ts) - 1
             if k >= 0 and e.ts < steps[k].end:
                 step_flops[k] += e.args["flops"]
