@@ -570,7 +570,9 @@ static void put_header(writer *w) {
         tp_buf_putc(&w->out, ']');
     }
     if (m->rank >= 0) {
-        TP_BUF_LIT(&w->out, ",\n\"distributedInfo\":{\"rank\":");
+        /* "rank": N with its space: traceinsight (HTA) finds a file's rank by the pattern
+         * "rank":\s+N, and without it takes every rank's trace for rank 0 */
+        TP_BUF_LIT(&w->out, ",\n\"distributedInfo\":{\"rank\": ");
         tp_buf_i64(&w->out, m->rank);
         TP_BUF_LIT(&w->out, ",\"world_size\":");
         tp_buf_i64(&w->out, m->world_size);

@@ -11,6 +11,7 @@ import glob
 import gzip
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -119,8 +120,14 @@ def test_artifacts_parse_and_agree(tmp_path):
     run_dir = tmp_path / "run"
     names = sorted(os.listdir(run_dir))
     assert names == [".tprof", "config.json", "op_stats.csv", "report.html", "stage_times.json",
-                     "summary.json", "trace_0001_steps_1-4.json", "trace_0002_steps_6-9.json",
-                     "trace_0003_steps_11-12.json"]
+                     "summary.json", "tensorboard", "trace_0001_steps_1-4.json",
+                     "trace_0002_steps_6-9.json", "trace_0003_steps_11-12.json"]
+    # TensorBoard's names for the same traces: relative links, the window's number as the span
+    links = sorted(os.listdir(run_dir / "tensorboard"))
+    assert [re.search(r"\.(\d+)\.pt\.trace\.json$", n).group(1) for n in links] == [
+        "000001", "000002", "000003"]
+    assert [os.readlink(run_dir / "tensorboard" / n) for n in links] == [
+        "../" + n for n in names[-3:]]
     config = load(str(run_dir / "config.json"))
     assert config["wait"] == 1 and config["active"] == 4 and config["profile_memory"] is True
 

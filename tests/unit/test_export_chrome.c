@@ -209,7 +209,7 @@ static void test_every_kind(void **state) {
     /* Top level. */
     assert_true(strncmp(t, "{\"schemaVersion\":1,", 19) == 0);
     assert_null(strstr(t, "\"deviceProperties\""));
-    assert_contains(t, "\"distributedInfo\":{\"rank\":3,\"world_size\":8}");
+    assert_contains(t, "\"distributedInfo\":{\"rank\": 3,\"world_size\":8}");
     assert_contains(t, "\"displayTimeUnit\":\"ms\"");
     assert_contains(t, "\"baseTimeNanoseconds\":1700000000000000000");
     assert_contains(t, "\"traceName\":\"run 1\"");
