@@ -161,7 +161,8 @@ def test_artifacts_parse_and_agree(tmp_path):
     assert forward["total_us"] == pytest.approx(ref_forward, rel=1e-9)
     assert json.dumps(stage_times)  # parsed; its per-step content is checked by tprof check's tests
 
-    # op_stats.csv: one row per range name, calls and totals as the traces say.
+    # op_stats.csv: one row per range name, calls and totals as the traces say (less the copies
+    # of the dataloader ranges for TensorBoard: one per dataloader range, no row of their own)
     with open(run_dir / "op_stats.csv", newline="") as f:
         rows = {row["name"]: row for row in csv.DictReader(f)}
     calls = {}
@@ -169,6 +170,7 @@ def test_artifacts_parse_and_agree(tmp_path):
         for e in load(path)["traceEvents"]:
             if e.get("ph") == "X" and not e["name"].startswith("ProfilerStep#"):
                 calls[e["name"]] = calls.get(e["name"], 0) + 1
+    assert calls.pop(tprof_ref.DATALOADER_TWIN) == calls["dataloader"] > 0
     assert {n: int(r["calls"]) for n, r in rows.items()} == calls
     # batch 8, one load_sample per sample in every step but the tail after the last tprof_step
     loop_steps = [e for e in all_steps if int(e["name"].split("#")[1]) < 12]

@@ -216,9 +216,11 @@ def main():
             if not hasattr(p, "overview"):  # the distributed view of a span, not a worker's
                 distributed.append(p.span)
                 continue
-            rows = p.overview["steps"]["rows"]
+            steps = p.overview["steps"]
+            loading = [c.get("name") for c in steps["columns"]].index("DataLoader")
             profiles.append({"dir": run_dir, "worker": p.worker, "span": p.span,
-                             "steps": [r[0] for r in rows]})
+                             "steps": [r[0] for r in steps["rows"]],
+                             "dataloader_us": sum(r[loading] for r in steps["rows"])})
     print(json.dumps({"dirs": found, "profiles": profiles, "distributed": distributed}))
 
 
@@ -240,11 +242,12 @@ def tensorboard_load(logdir):
 
 def check_tensorboard_sees_the_run(run_dir, ranks):
     """The plugin pointed at the run directory, then at its output_dir, finds one run whose
-    profiles are the run's traces: one per window and rank, with tprof's steps each."""
+    profiles are the run's traces: one per window and rank, with tprof's steps each, and its
+    DataLoader time is tprof's dataloader stage time of that trace (not 0)."""
     traces = run_traces(run_dir)
     assert traces and len(traces) % ranks == 0
-    want = sorted(tuple(str(s["number"]) for s in tprof_analyze(t)["steps"]["list"])
-                  for t in traces)
+    ours = {t: tprof_analyze(t) for t in traces}
+    want = sorted(tuple(str(s["number"]) for s in a["steps"]["list"]) for a in ours.values())
     for logdir in (run_dir, os.path.dirname(run_dir)):
         got = tensorboard_load(logdir)
         assert got["dirs"] == [os.path.join(run_dir, "tensorboard")], got["dirs"]
@@ -254,8 +257,15 @@ def check_tensorboard_sees_the_run(run_dir, ranks):
         spans = {p["span"] for p in profiles}  # a window is the same span on every rank
         assert spans == set(range(1, len(traces) // ranks + 1))
         assert sorted(tuple(p["steps"]) for p in profiles) == want
+        for p in profiles:  # the worker's rank and the span (the window's number): its trace
+            rank = re.search(r"\.rank(\d+)$", p["worker"])
+            mine = [t for t in traces if not rank or ".rank%s." % rank.group(1) in t]
+            (stage,) = [s for s in ours[mine[p["span"] - 1]]["stages"]
+                        if s["stage"] == "dataloader"]
+            assert stage["total_us"] > 0
+            assert p["dataloader_us"] == pytest.approx(stage["total_us"], abs=0.01)
         if ranks > 1:  # the plugin's distributed view: one per window, across the ranks
-            assert sorted(got["distributed"]) == sorted(spans)
+            assert sorted(int(s) for s in got["distributed"]) == sorted(spans)
 
 
 def test_tensorboard_loads_the_c_example_run_as_it_is(tmp_path):
