@@ -55,8 +55,12 @@
 
 /* Event names. */
 #define TP_KINETO_NAMES(X)                                                                         \
-    X(memory, "[memory]")    /* an allocation or free (TP_MEMORY) */                               \
-    X(step, "ProfilerStep#") /* the prefix of a step's range, then its number */
+    X(memory, "[memory]")       /* an allocation or free (TP_MEMORY) */                            \
+    X(step, "ProfilerStep#")    /* the prefix of a step's range, then its number */                \
+    X(dataloader, "dataloader") /* tprof's data-loading range: the dataloader stage's own name */  \
+    /* its copy as TensorBoard's plugin counts data loading (a cpu_op named so): written after     \
+     * each dataloader range (export/chrome.c), left out when a trace is read (trace/event.c) */   \
+    X(dataloader_twin, "enumerate(DataLoader)#dataloader.__next__")
 
 #define TP_KINETO_ARG(id, text)  static const char tp_karg_##id[] = text;
 #define TP_KINETO_CAT(id, text)  static const char tp_kcat_##id[] = text;

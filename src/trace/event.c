@@ -310,12 +310,20 @@ static uint8_t kind_of(tp_evread *er, tp_str cat) {
     return *k;
 }
 
-/* Whether a host range named name is a step (ProfilerStep#<n>). */
-static int is_step(tp_evread *er, tp_str name) {
+enum { NAME_PLAIN = 1, NAME_STEP, NAME_TWIN };
+
+static uint8_t classify_name(const char *name) {
+    if (strcmp(name, tp_kname_dataloader_twin) == 0) return NAME_TWIN;
+    return tp_step_number(name) >= 0 ? NAME_STEP : NAME_PLAIN;
+}
+
+/* What a host range named name is: a step (ProfilerStep#<n>), the copy tprof writes of its
+ * dataloader range for TensorBoard (left out: model/kineto.h), or any other range. */
+static uint8_t name_class(tp_evread *er, tp_str name) {
     uint8_t *s = id_byte(&er->name_step, &er->cap_name_step, name);
-    if (!s) return tp_step_number(tp_model_str(er->m, name)) >= 0;
-    if (!*s) *s = tp_step_number(tp_model_str(er->m, name)) >= 0 ? 2 : 1;
-    return *s == 2;
+    if (!s) return classify_name(tp_model_str(er->m, name));
+    if (!*s) *s = classify_name(tp_model_str(er->m, name));
+    return *s;
 }
 
 /* Counts the event at start as left out for its time. */
@@ -366,11 +374,13 @@ static tp_event *new_event(tp_evread *er, uint32_t track, int kind, int64_t ts, 
 static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_t dur) {
     uint8_t kind = kind_of(er, r->cat);
     if (!kind || kind == KIND_DROP) return;
+    uint8_t name = kind == TP_HOST_RANGE ? name_class(er, r->name) : NAME_PLAIN;
+    if (name == NAME_TWIN) return;
     tp_event *ev = new_event(er, track, kind, r->ts, r->name, r->cat);
     if (!ev) return;
     ev->dur = dur;
     ev->corr = r->corr;
-    if (kind == TP_HOST_RANGE && is_step(er, r->name)) ev->flags |= TP_EVF_STEP;
+    if (name == NAME_STEP) ev->flags |= TP_EVF_STEP;
     add_number_arg(er->m, ev, er->k_flops, &r->flops);
     add_number_arg(er->m, ev, er->k_seq, &r->seq);
     add_number_arg(er->m, ev, er->k_async, &r->async);

@@ -39,7 +39,7 @@ typedef struct tp_evread {
     size_t cap_stacks;
     uint8_t *cat_kind; /* by string id: tp_kind of that category, 0 not yet known */
     size_t cap_cat_kind;
-    uint8_t *name_step; /* by string id: 2 a step's name, 1 not, 0 not yet known */
+    uint8_t *name_step; /* by string id: its name_class (event.c), 0 not yet known */
     size_t cap_name_step;
     tp_names name_cache; /* in front of the model's strings */
     struct tp_pending_name *names;

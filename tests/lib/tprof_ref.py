@@ -41,6 +41,9 @@ from fractions import Fraction
 HOST, KERNEL, MEMCPY, MEMSET, GPU_ANNOTATION, MEMORY, COUNTER = (
     "host", "kernel", "memcpy", "memset", "gpu_annotation", "memory", "counter")
 GPU_WORK = (KERNEL, MEMCPY, MEMSET)
+# the copy tprof writes of each "dataloader" range for TensorBoard's plugin: not an event of the
+# trace for any figure (docs/SEMANTICS.md)
+DATALOADER_TWIN = "enumerate(DataLoader)#dataloader.__next__"
 DEVICE_CATEGORIES = {
     "kernel": KERNEL, "gpu_memcpy": MEMCPY, "memcpy": MEMCPY, "gpu_memset": MEMSET,
     "memset": MEMSET, "gpu_user_annotation": GPU_ANNOTATION,
@@ -217,6 +220,8 @@ def make_range(e, ts, dur):
     cat = e.get("cat") if isinstance(e.get("cat"), str) else ""
     if cat.lower() == "trace":
         return None
+    if e.get("name") == DATALOADER_TWIN and range_kind(cat) == HOST:
+        return None  # tprof's copy of its dataloader range for TensorBoard's plugin
     args = e.get("args") if isinstance(e.get("args"), dict) else {}
     corr = args.get("correlation")
     kept = {}
