@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,16 +404,38 @@ static void subscribe_cause(CUptiResult r, const char *holder, char *cause, size
                  result_str(r));
 }
 
+/* cuptiSubscribe_v2's parameters as CUPTI 13.2 and later declare them: those of the headers tprof
+ * builds against (13.0), then `allowMultipleSubscribers`. With it set, a CUPTI of 13.3 or later
+ * on an r610 or later driver lets tprof record beside another subscriber that allows it too
+ * (Nsight Systems, DCGM, torch.profiler built on such a CUPTI). structSize tells CUPTI which
+ * fields are there. */
+typedef struct subscriber_params {
+    size_t structSize;
+    const char *subscriberName;
+    char *oldSubscriberName;
+    size_t oldSubscriberSize;
+    uint8_t allowMultipleSubscribers;
+} subscriber_params;
+_Static_assert(offsetof(subscriber_params, oldSubscriberSize) ==
+                   offsetof(CUpti_SubscriberParams, oldSubscriberSize),
+               "the first fields are CUPTI's own");
+enum { MULTI_PARAMS_SIZE = offsetof(subscriber_params, allowMultipleSubscribers) + 1 };
+
+/* cuptiSubscribe_v2 asking to share CUPTI where the library exports it; a CUPTI that refuses the
+ * longer struct (one older than the field) is asked again with the fields it knows, and one
+ * without cuptiSubscribe_v2 gets cuptiSubscribe: then another subscriber locks tprof out. */
 static CUptiResult subscribe(char *holder, size_t n) {
     holder[0] = '\0';
     if (!S.api.Subscribe_v2) return S.api.Subscribe(&S.sub, subscriber_cb, NULL);
-    CUpti_SubscriberParams p;
-    memset(&p, 0, sizeof(p));
+    subscriber_params p = {.structSize = MULTI_PARAMS_SIZE,
+                           .subscriberName = "tprof",
+                           .oldSubscriberName = holder,
+                           .oldSubscriberSize = n,
+                           .allowMultipleSubscribers = 1};
+    CUptiResult r = S.api.Subscribe_v2(&S.sub, subscriber_cb, NULL, (CUpti_SubscriberParams *)&p);
+    if (r != CUPTI_ERROR_INVALID_PARAMETER) return r;
     p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-    p.subscriberName = "tprof";
-    p.oldSubscriberName = holder;
-    p.oldSubscriberSize = n;
-    return S.api.Subscribe_v2(&S.sub, subscriber_cb, NULL, &p);
+    return S.api.Subscribe_v2(&S.sub, subscriber_cb, NULL, (CUpti_SubscriberParams *)&p);
 }
 
 /* Subscribes and registers the callbacks. 0, or -1 with cause filled. */
