@@ -45,6 +45,11 @@ static const kind_info window_kinds[] = {
     {"MEMSET", CUPTI_ACTIVITY_KIND_MEMSET, 0},
     {"SYNCHRONIZATION", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0},
 };
+/* With cuda_graphs: graph, on with the window kinds: one record per graph launch, and none for
+ * the kernels, copies and sets inside it (CUPTI traces a graph at one level or the other). */
+static const kind_info graph_kinds[] = {
+    {"GRAPH_TRACE", CUPTI_ACTIVITY_KIND_GRAPH_TRACE, 0},
+};
 /* On from the first window to shutdown: memory totals must see every allocation and free, and
  * contexts are announced once. Both are rare events, so they cost nothing between windows. */
 static const kind_info session_kinds[] = {
@@ -70,6 +75,7 @@ static struct {
     int broken;        /* enabling failed: nothing more is enabled this session (ctl) */
     int devices_known; /* ctl */
     int required;      /* gpu: on (ctl) */
+    int graph_level;   /* cuda_graphs: graph (ctl) */
     CUpti_SubscriberHandle sub;
     /* lock: */
     tp_cupti_conv conv;
@@ -235,6 +241,7 @@ static void start_window_kinds(void) {
         S.held = 1;
     }
     if (enable_kinds(window_kinds, COUNT(window_kinds))) goto broken;
+    if (S.graph_level) enable_kinds(graph_kinds, COUNT(graph_kinds)); /* refused: per node */
     set_driver_launches(1);
     S.enabled = 1;
     return;
@@ -246,6 +253,7 @@ broken:
 
 static void stop_window_kinds(void) {
     set_kinds(window_kinds, COUNT(window_kinds), 0);
+    if (S.graph_level) set_kinds(graph_kinds, COUNT(graph_kinds), 0);
     set_driver_launches(0);
     S.enabled = 0;
 }
@@ -495,6 +503,7 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
     }
     session_clock = o->now_ns ? o->now_ns : monotonic_ns;
     S.required = o->required;
+    S.graph_level = o->graph_level;
     if (start_cupti(cause, sizeof(cause))) {
         warn_unavailable(o->required, cause);
         goto out;

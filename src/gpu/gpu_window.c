@@ -46,7 +46,8 @@ static int is_api(const tp_cupti_rec *r) {
 
 static int is_gpu_work(const tp_cupti_rec *r) {
     return r->kind == TP_CUPTI_KERNEL || r->kind == TP_CUPTI_MEMCPY ||
-           r->kind == TP_CUPTI_MEMCPY_P2P || r->kind == TP_CUPTI_MEMSET;
+           r->kind == TP_CUPTI_MEMCPY_P2P || r->kind == TP_CUPTI_MEMSET ||
+           r->kind == TP_CUPTI_GRAPH;
 }
 
 static int cmp_u32(const void *a, const void *b) {
@@ -74,9 +75,9 @@ static uint32_t *corr_set(const tp_cupti_pending *p,
     return set;
 }
 
-static int is_kernel(const tp_cupti_rec *r, int64_t start, int64_t end) {
+static int is_work(const tp_cupti_rec *r, int64_t start, int64_t end) {
     (void)start, (void)end;
-    return r->kind == TP_CUPTI_KERNEL;
+    return is_gpu_work(r);
 }
 
 static int is_launch_in(const tp_cupti_rec *r, int64_t start, int64_t end) {
@@ -85,15 +86,15 @@ static int is_launch_in(const tp_cupti_rec *r, int64_t start, int64_t end) {
 
 size_t tp_cupti_pending_unfinished(tp_cupti_pending *p, int64_t start, int64_t end) {
     size_t nk, missing = 0;
-    uint32_t *kernels = corr_set(p, is_kernel, 0, 0, &nk);
+    uint32_t *work = corr_set(p, is_work, 0, 0, &nk);
     for (size_t i = 0; i < p->n; i++) {
         const tp_cupti_rec *r = &p->recs[i];
         if (is_launch_in(r, start, end) &&
-            tp_cupti_launches_kernel(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid) &&
-            !has_corr(kernels, nk, r->corr))
+            tp_cupti_launches_work(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid) &&
+            !has_corr(work, nk, r->corr))
             missing++;
     }
-    free(kernels);
+    free(work);
     return missing;
 }
 

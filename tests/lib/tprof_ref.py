@@ -678,7 +678,7 @@ def analyze(src, stages=None):
             if ln is not None and ln.ts > prev.end:
                 k = bisect.bisect_right(sync_ends, prev.end)
                 cat = "sync_us" if k < len(sync_ends) and sync_ends[k] <= ln.ts else "host_us"
-            elif gap < IDLE_LAUNCH_NS:
+            elif gap < IDLE_LAUNCH_NS and not (e.corr and e.corr == prev.corr):
                 cat = "launch_us"
             else:
                 cat = "other_us"

@@ -105,6 +105,7 @@ static int buffer_of(const void *rec) {
     case CUPTI_ACTIVITY_KIND_MEMCPY:
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
     case CUPTI_ACTIVITY_KIND_MEMSET:
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
         return DEVICE_BUF;
     default:
         return HOST_BUF;
@@ -144,8 +145,27 @@ static int take(int i, delivery *out) {
     return 1;
 }
 
+/* The graph a kernel, copy or set ran in (0: none), as each record version places it. */
+static uint32_t graph_of(const void *rec) {
+    switch (((const CUpti_Activity *)rec)->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+        return ((const CUpti_ActivityKernel10 *)rec)->graphId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return ((const CUpti_ActivityMemcpy6 *)rec)->graphId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        return ((const CUpti_ActivityMemcpyPtoP4 *)rec)->graphId;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return ((const CUpti_ActivityMemset4 *)rec)->graphId;
+    default:
+        return 0;
+    }
+}
+
+/* As CUPTI: a graph is traced at one level, its launch (GRAPH_TRACE on) or its nodes. */
 static int produced(const void *rec) {
     CUpti_ActivityKind kind = ((const CUpti_Activity *)rec)->kind;
+    if (graph_of(rec) && kind_on[CUPTI_ACTIVITY_KIND_GRAPH_TRACE]) return 0;
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER) {
         uint32_t cbid = ((const CUpti_ActivityAPI *)rec)->cbid;
         return kind_on[kind] || (cbid < MAX_CBID && driver_api_on[cbid]);
@@ -437,6 +457,7 @@ FAKE_API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid,
         {CUPTI_CB_DOMAIN_RUNTIME_API, 41, "cudaMemcpyAsync_v3020"},
         {CUPTI_CB_DOMAIN_RUNTIME_API, 131, "cudaStreamSynchronize_v3020"},
         {CUPTI_CB_DOMAIN_RUNTIME_API, 20, "cudaMalloc_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, 311, "cudaGraphLaunch_v10000"},
         {CUPTI_CB_DOMAIN_DRIVER_API, 307, "cuLaunchKernel"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
