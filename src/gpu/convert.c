@@ -206,6 +206,16 @@ static int reduce_graph(tp_cupti_conv *c, const CUpti_ActivityGraphTrace2 *g, tp
     return set_times(c, g->start, g->end, r);
 }
 
+/* An op's id tied to a call's correlation id. CUPTI gives it no time: it waits, and leaves,
+ * with the calls of its window (gpu_window.c). */
+static int reduce_external(const CUpti_ActivityExternalCorrelation *x, tp_cupti_rec *r) {
+    r->kind = TP_CUPTI_EXTERNAL;
+    r->corr = x->correlationId;
+    r->ext = x->externalId;
+    r->start = r->end = INT64_MAX;
+    return x->externalId != 0;
+}
+
 static int reduce_api(const tp_cupti_conv *c, const CUpti_ActivityAPI *a, tp_cupti_rec *r) {
     r->kind = a->kind == CUPTI_ACTIVITY_KIND_DRIVER ? TP_CUPTI_DRIVER : TP_CUPTI_RUNTIME;
     r->corr = a->correlationId;
@@ -260,6 +270,8 @@ int tp_cupti_reduce(tp_cupti_conv *c, const CUpti_Activity *raw, tp_cupti_rec *r
         return reduce_p2p(c, (const CUpti_ActivityMemcpyPtoP4 *)raw, r);
     case CUPTI_ACTIVITY_KIND_MEMSET:
         return reduce_memset(c, (const CUpti_ActivityMemset4 *)raw, r);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+        return reduce_external((const CUpti_ActivityExternalCorrelation *)raw, r);
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
         return reduce_graph(c, (const CUpti_ActivityGraphTrace2 *)raw, r);
     case CUPTI_ACTIVITY_KIND_RUNTIME:

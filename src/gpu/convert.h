@@ -39,7 +39,8 @@ typedef enum tp_cupti_kind {
     TP_CUPTI_DRIVER,
     TP_CUPTI_SYNC,
     TP_CUPTI_MEMORY,
-    TP_CUPTI_GRAPH, /* a whole graph launch (cuda_graphs: graph) */
+    TP_CUPTI_GRAPH,    /* a whole graph launch (cuda_graphs: graph) */
+    TP_CUPTI_EXTERNAL, /* an op's external id for a correlation id: no event of its own */
 } tp_cupti_kind;
 
 /* One activity record reduced to what conversion needs. Times are on the session clock. */
@@ -52,6 +53,7 @@ typedef struct tp_cupti_rec {
     uint32_t device, context, stream;
     uint32_t graph_id;   /* GPU work run by a CUDA graph launch: its graph; 0 outside graphs */
     uint64_t graph_node; /* and the node, unique in the process */
+    uint64_t ext;        /* the op's "External id" (EXTERNAL; API and GPU work as emitted), or 0 */
     union {
         struct {
             const char *name; /* demangled, owned by the tp_cupti_conv */
@@ -164,8 +166,10 @@ void tp_cupti_pending_prune(tp_cupti_pending *p, tp_cupti_conv *c, int64_t befor
 /* Launches in [start, end) (kernels, graphs) with no record of their GPU work yet: the GPU may
  * still run it. A graph's first record stands for all of it. */
 size_t tp_cupti_pending_unfinished(tp_cupti_pending *p, int64_t start, int64_t end);
-/* Moves the records of window w into m (times - w->model_offset_ns); keeps later ones. Returns
- * the number of events appended, or -1 when m ran out of memory. */
+/* Moves the records of window w into m (times - w->model_offset_ns); keeps later ones. API
+ * records and GPU work whose correlation id has an external id (an op's, pushed while it ran)
+ * get it as their "External id". External ids of calls not yet in a window wait with them; older
+ * ones are dropped. Returns the number of events appended, or -1 when m ran out of memory. */
 long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
                            const tp_window_info *w);
 

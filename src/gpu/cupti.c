@@ -8,6 +8,7 @@
  * model. Failures warn once and leave tprof CPU-only; nothing here aborts or blocks for long. */
 #include "gpu/cupti.h"
 
+#include "record/session.h"
 #include "util/log.h"
 
 #include "gpu/cupti_api.h"
@@ -50,6 +51,10 @@ static const kind_info window_kinds[] = {
 static const kind_info graph_kinds[] = {
     {"GRAPH_TRACE", CUPTI_ACTIVITY_KIND_GRAPH_TRACE, 0},
 };
+/* On with the window kinds where CUPTI has the push and pop calls: ops' external ids (record/api.c
+ * pushes them while tp_opts.ext_corr is set), each tied to the correlation id of the launches
+ * made under it. Kineto's kind for the ids of torch's ops; tprof's ops are the same. */
+static const CUpti_ExternalCorrelationKind ext_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 /* On from the first window to shutdown: memory totals must see every allocation and free, and
  * contexts are announced once. Both are rare events, so they cost nothing between windows. */
 static const kind_info session_kinds[] = {
@@ -68,14 +73,15 @@ static struct {
     pthread_mutex_t ctl, lock;
     tp_cupti_api api; /* loaded once per process (never unloaded) */
     int loaded;
-    int alive;         /* between create and shutdown (ctl and lock to write, either to read) */
-    int enabled;       /* the window kinds are on (ctl) */
-    int held;          /* the session kinds are on (ctl) */
-    int exiting;       /* exit() began: CUDA may be torn down, so CUPTI is called no more (ctl) */
-    int broken;        /* enabling failed: nothing more is enabled this session (ctl) */
+    int alive;   /* between create and shutdown (ctl and lock to write, either to read) */
+    int enabled; /* the window kinds are on (ctl) */
+    int held;    /* the session kinds are on (ctl) */
+    int exiting; /* exit() began: CUDA may be torn down, so CUPTI is called no more (ctl; atomic) */
+    int broken;  /* enabling failed: nothing more is enabled this session (ctl) */
     int devices_known; /* ctl */
     int required;      /* gpu: on (ctl) */
     int graph_level;   /* cuda_graphs: graph (ctl) */
+    int ext_on;        /* EXTERNAL_CORRELATION is on: ops push ids (ctl) */
     CUpti_SubscriberHandle sub;
     /* lock: */
     tp_cupti_conv conv;
@@ -242,6 +248,9 @@ static void start_window_kinds(void) {
     }
     if (enable_kinds(window_kinds, COUNT(window_kinds))) goto broken;
     if (S.graph_level) enable_kinds(graph_kinds, COUNT(graph_kinds)); /* refused: per node */
+    S.ext_on = S.api.ActivityPushExternalCorrelationId && S.api.ActivityPopExternalCorrelationId &&
+               S.api.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS;
+    tp_session_set_ext_corr(S.ext_on);
     set_driver_launches(1);
     S.enabled = 1;
     return;
@@ -254,8 +263,27 @@ broken:
 static void stop_window_kinds(void) {
     set_kinds(window_kinds, COUNT(window_kinds), 0);
     if (S.graph_level) set_kinds(graph_kinds, COUNT(graph_kinds), 0);
+    if (S.ext_on) {
+        tp_session_set_ext_corr(0); /* ops already pushed still pop theirs */
+        S.api.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+        S.ext_on = 0;
+    }
     set_driver_launches(0);
     S.enabled = 0;
+}
+
+/* record/gpu_calls.h: on the op's thread, without a lock (CUPTI's stack of ids is per thread). The
+ * calls are resolved once per process and never unloaded; after exit() began CUDA may be gone,
+ * and CUPTI is called no more. */
+void tp_gpu_ext_push(uint64_t id) {
+    if (!__atomic_load_n(&S.exiting, __ATOMIC_RELAXED))
+        S.api.ActivityPushExternalCorrelationId(ext_kind, id);
+}
+
+void tp_gpu_ext_pop(void) {
+    uint64_t last;
+    if (!__atomic_load_n(&S.exiting, __ATOMIC_RELAXED))
+        S.api.ActivityPopExternalCorrelationId(ext_kind, &last);
 }
 
 /* ---- the tp_source --------------------------------------------------------------------------- */
@@ -378,7 +406,7 @@ static void cupti_shutdown(void *ctx) {
 static void exit_flush(void) {
     pthread_mutex_lock(&S.ctl);
     if (S.alive && !S.exiting) stop_all();
-    S.exiting = 1;
+    __atomic_store_n(&S.exiting, 1, __ATOMIC_RELAXED); /* read by tp_gpu_ext_push/pop too */
     pthread_mutex_unlock(&S.ctl);
 }
 

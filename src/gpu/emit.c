@@ -49,6 +49,7 @@ enum {
     S_MEMORY_NAME,
     S_GRAPH_ID,
     S_GRAPH_NODE_ID,
+    S_EXTERNAL_ID,
     NSTRINGS
 };
 _Static_assert(NSTRINGS <= TP_CUPTI_NSTRINGS, "tp_cupti_out holds every string");
@@ -89,7 +90,8 @@ static const char *const strings[NSTRINGS] = {"queued",
                                               tp_kcat_cpu_instant_event,
                                               tp_kname_memory,
                                               "graph id",
-                                              "graph node id"};
+                                              "graph node id",
+                                              tp_karg_external_id};
 
 void tp_cupti_out_init(tp_cupti_out *o, tp_model *m) {
     o->m = m;
@@ -134,6 +136,8 @@ static const tp_cupti_dev *find_dev(const tp_cupti_conv *c, uint32_t id) {
     return NULL;
 }
 
+/* A range's event; its first arg, as in Kineto's traces, the "External id" of the op that made
+ * the call (r->ext), when there is one. */
 static tp_event *range_event(tp_cupti_out *o, const tp_cupti_rec *r, int64_t pid, int64_t tid,
                              tp_kind kind, tp_str name, int cat, int64_t off) {
     uint32_t track = tp_model_track(o->m, pid, 0, tid, 0);
@@ -146,7 +150,7 @@ static tp_event *range_event(tp_cupti_out *o, const tp_cupti_rec *r, int64_t pid
     ev->cat = o->s[cat];
     ev->track = track;
     ev->kind = (uint8_t)kind;
-    return ev;
+    return r->ext && put_int(o, ev, S_EXTERNAL_ID, (int64_t)r->ext) ? NULL : ev;
 }
 
 /* device, context, stream: the first args of every GPU-work event. */

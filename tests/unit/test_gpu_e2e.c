@@ -15,6 +15,7 @@
 
 #include "gpu/cupti.h"
 #include "model/model.h"
+#include "record/session.h"
 #include "util/log.h"
 
 #include <cupti.h>
@@ -442,6 +443,58 @@ static void test_graph_level(void **state) {
     tp_model_free(&m);
 }
 
+/* The "External id" of an event: its first arg, as Kineto writes it; -1 when it has none. */
+static int64_t external_id(const tp_model *m, const tp_event *ev) {
+    if (!ev || !ev->nargs) return -1;
+    const tp_arg *a = &m->args[ev->arg0];
+    return strcmp(tp_model_str(m, a->key), "External id") == 0 ? a->v.i : -1;
+}
+
+/* Ops push external ids while a window records (tp_opts.ext_corr, which the recorder's
+ * tp_op_begin reads): CUPTI ties each call made under one to the innermost, and the call and
+ * the GPU work it launched carry it as their first arg. */
+static void test_external_ids(void **state) {
+    (void)state;
+    tp_log_reset();
+    create();
+    assert_int_equal(tp_opts.ext_corr, 0);
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    assert_int_equal(tp_opts.ext_corr, 1);
+    assert_true(fake_kind_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+    static const struct {
+        int push, pop; /* before the call: ids pushed (0: none), ops popped */
+        uint32_t corr; /* the launch's */
+        int64_t want;  /* its External id */
+    } calls[] = {{41, 0, 70, 41}, {0, 1, 71, -1}, {42, 0, 72, 42}, {43, 0, 73, 43}, {0, 1, 74, 42}};
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        for (int j = 0; j < calls[i].pop; j++)
+            tp_gpu_ext_pop();
+        if (calls[i].push) tp_gpu_ext_push((uint64_t)calls[i].push);
+        CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 11000 + 100 * i, calls[i].corr);
+        CUpti_ActivityKernel10 k = kernel(11050 + 100 * i, 11090 + 100 * i, calls[i].corr, "k");
+        assert_true(push(&a, sizeof(a)) && push(&k, sizeof(k)));
+    }
+    tp_gpu_ext_pop();
+    int (*depth)(void);
+    void *sym = fake_sym("fake_cupti_ext_depth");
+    memcpy(&depth, &sym, sizeof(sym));
+    assert_int_equal(depth(), 0); /* every push popped, on this thread */
+    tp_model m;
+    tp_model_init(&m);
+    tp_window_info w = {.name = "w", .start_ns = 11000, .end_ns = 12000, .model_offset_ns = 11000};
+    src.collect(src.ctx, &m, &w);
+    assert_int_equal(m.nevents, 10);
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        assert_int_equal(external_id(&m, find(&m, TP_HOST_RANGE, calls[i].corr)), calls[i].want);
+        assert_int_equal(external_id(&m, find(&m, TP_KERNEL, calls[i].corr)), calls[i].want);
+    }
+    src.on_action(src.ctx, TP_ACTION_NONE);
+    assert_int_equal(tp_opts.ext_corr, 0);
+    assert_false(fake_kind_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+    assert_int_equal(tp_log_count(), 0);
+    tp_model_free(&m);
+}
+
 /* A CUPTI that cannot use the session clock: its own is mapped by the offset at start. */
 static void test_clock_offset_without_callback(void **state) {
     (void)state;
@@ -497,6 +550,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_teardown(test_kernel_never_completes, end_source),
         cmocka_unit_test_teardown(test_graph_nodes, end_source),
         cmocka_unit_test_teardown(test_graph_level, end_source),
+        cmocka_unit_test_teardown(test_external_ids, end_source),
         cmocka_unit_test_teardown(test_clock_offset_without_callback, end_source),
         cmocka_unit_test_teardown(test_no_gpu, end_source),
     };

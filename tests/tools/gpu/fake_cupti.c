@@ -194,16 +194,38 @@ void fake_cupti_start_cuda(void) {
     started = 1;
 }
 
+/* The external ids pushed on this thread (cuptiActivityPushExternalCorrelationId), innermost
+ * last: as CUPTI does, an API record made while one is pushed comes after a record tying its
+ * correlation id to the innermost id, when EXTERNAL_CORRELATION is on. */
+static __thread uint64_t ext_stack[64];
+static __thread int ext_depth;
+
+static delivery append_external(const void *rec) {
+    CUpti_ActivityKind kind = ((const CUpti_Activity *)rec)->kind;
+    if ((kind != CUPTI_ACTIVITY_KIND_RUNTIME && kind != CUPTI_ACTIVITY_KIND_DRIVER) || !ext_depth ||
+        !kind_on[CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION])
+        return (delivery){0};
+    CUpti_ActivityExternalCorrelation x = {.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                           .externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                           .externalId = ext_stack[ext_depth - 1],
+                                           .correlationId =
+                                               ((const CUpti_ActivityAPI *)rec)->correlationId};
+    return append(&x, sizeof(x));
+}
+
 int fake_cupti_push(const void *rec, size_t size) {
     fake_cupti_start_cuda();
     pthread_mutex_lock(&lock);
     int ok = produced(rec);
-    delivery full = {0};
-    if (ok)
+    delivery first = {0}, full = {0};
+    if (ok) {
+        first = append_external(rec);
         full = append(rec, size);
-    else
+    } else {
         disabled_records++;
+    }
     pthread_mutex_unlock(&lock);
+    deliver(first);
     deliver(full);
     return ok;
 }
@@ -343,6 +365,29 @@ FAKE_API CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
     CUptiResult r = enable_result(kind);
     if (r == CUPTI_SUCCESS && kind < MAX_KINDS) kind_on[kind] = 1;
     return r;
+}
+
+FAKE_API CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                            uint64_t id) {
+    check_alive("cuptiActivityPushExternalCorrelationId");
+    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || ext_depth == 64)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    ext_stack[ext_depth++] = id;
+    return CUPTI_SUCCESS;
+}
+
+FAKE_API CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                           uint64_t *last) {
+    check_alive("cuptiActivityPopExternalCorrelationId");
+    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || !ext_depth)
+        return CUPTI_ERROR_QUEUE_EMPTY;
+    *last = ext_stack[--ext_depth];
+    return CUPTI_SUCCESS;
+}
+
+FAKE_API int fake_cupti_ext_depth(void);
+int fake_cupti_ext_depth(void) {
+    return ext_depth;
 }
 
 FAKE_API CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
