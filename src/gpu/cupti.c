@@ -276,13 +276,13 @@ static void stop_window_kinds(void) {
  * calls are resolved once per process and never unloaded; after exit() began CUDA may be gone,
  * and CUPTI is called no more. */
 void tp_gpu_ext_push(uint64_t id) {
-    if (!__atomic_load_n(&S.exiting, __ATOMIC_RELAXED))
+    if (S.api.ActivityPushExternalCorrelationId && !__atomic_load_n(&S.exiting, __ATOMIC_RELAXED))
         S.api.ActivityPushExternalCorrelationId(ext_kind, id);
 }
 
 void tp_gpu_ext_pop(void) {
     uint64_t last;
-    if (!__atomic_load_n(&S.exiting, __ATOMIC_RELAXED))
+    if (S.api.ActivityPopExternalCorrelationId && !__atomic_load_n(&S.exiting, __ATOMIC_RELAXED))
         S.api.ActivityPopExternalCorrelationId(ext_kind, &last);
 }
 
