@@ -119,6 +119,8 @@ static const char *rule(const tp_keydef *k, char *buf, size_t n) {
         return "must be true or false (also 1/0, yes/no, on/off)";
     case TP_T_GPU:
         return "must be auto, on or off";
+    case TP_T_GRAPHS:
+        return "must be node or graph";
     case TP_T_DOUBLE:
         return "must be a decimal number >= 0";
     case TP_T_STR:
@@ -239,6 +241,9 @@ int tp_config_set_value(tprof_config *cfg, const tp_keydef *k, const char *given
         break;
     case TP_T_GPU:
         bad = tp_parse_gpu_mode(value, (int *)f);
+        break;
+    case TP_T_GRAPHS:
+        bad = tp_parse_graphs_mode(value, (int *)f);
         break;
     case TP_T_STR:
     case TP_T_NAME: {
@@ -381,6 +386,9 @@ static void json_value(tp_buf *b, const tprof_config *cfg, const tp_keydef *k) {
         break;
     case TP_T_GPU:
         tp_buf_puts(b, (const char *[]){"\"auto\"", "\"on\"", "\"off\""}[*(const int *)f]);
+        break;
+    case TP_T_GRAPHS:
+        tp_buf_puts(b, (const char *[]){"\"node\"", "\"graph\""}[*(const int *)f]);
         break;
     case TP_T_STR:
     case TP_T_NAME:

@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 enum tp_gpu_mode { TP_GPU_AUTO, TP_GPU_ON, TP_GPU_OFF };
+/* How CUPTI traces CUDA graphs: each node's kernel, copy and set, or one record per launch. */
+enum tp_graphs_mode { TP_GRAPHS_NODE, TP_GRAPHS_GRAPH };
 
 #define TP_CONFIG_ENUM(ID, name, type, min, max, deflt) TP_KEY_##ID,
 enum tp_config_key { TP_CONFIG_KEYS(TP_CONFIG_ENUM) TP_NKEYS };
@@ -47,6 +49,7 @@ struct tprof_config {
     int signals;
     int64_t flush_timeout_ms; /* the most a flush on SIGTERM/SIGINT may take */
     int gpu;                  /* tp_gpu_mode */
+    int cuda_graphs;          /* tp_graphs_mode */
     double peak_tflops;       /* 0: from the device table */
     int nsight;
     char *nsight_output; /* NULL when none */

@@ -30,7 +30,8 @@ enum tp_key_type {
     TP_T_NAME,   /* char *: one plain path component (tp_plain_name, parse.h) */
     TP_T_INTS,   /* int64_t * with its count: the items in [min, max] */
     TP_T_STRS,   /* char ** with its count: stage definitions */
-    TP_T_GPU     /* int: enum tp_gpu_mode */
+    TP_T_GPU,    /* int: enum tp_gpu_mode */
+    TP_T_GRAPHS  /* int: enum tp_graphs_mode */
 };
 
 /* The largest count of steps, epochs or cycles. */
@@ -65,6 +66,7 @@ enum tp_key_type {
     X(SIGNALS, signals, TP_T_BOOL, 0, 0, "true")                                                   \
     X(FLUSH_TIMEOUT_MS, flush_timeout_ms, TP_T_INT, 1, 3600000, "5000")                            \
     X(GPU, gpu, TP_T_GPU, 0, 0, "auto")                                                            \
+    X(CUDA_GRAPHS, cuda_graphs, TP_T_GRAPHS, 0, 0, "node")                                         \
     X(PEAK_TFLOPS, peak_tflops, TP_T_DOUBLE, 0, 0, "0")                                            \
     X(NSIGHT, nsight, TP_T_BOOL, 0, 0, "false")                                                    \
     X(NSIGHT_OUTPUT, nsight_output, TP_T_STR, 0, 0, NULL)                                          \

@@ -26,6 +26,7 @@
     X(flops, "flops")                                                                              \
     X(sequence_number, "Sequence number") /* autograd's link from an op to its backward */         \
     X(fwd_thread_id, "Fwd thread id")                                                              \
+    X(external_id, "External id") /* an op's id, pushed to CUPTI: its launches and GPU work */     \
     X(collective_name, "Collective name")                                                          \
     X(seq, "seq") /* a collective's sequence number and whether it ran async */                    \
     X(async, "async")                                                                              \

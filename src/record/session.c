@@ -25,6 +25,10 @@ void tp_session_set_nsight(int on) {
     TP_STORE_RLX(&tp_opts.nsight, on);
 }
 
+void tp_session_set_ext_corr(int on) {
+    TP_STORE_RLX(&tp_opts.ext_corr, on);
+}
+
 static __thread int lock_held;
 static tp_sink next_sink;
 static int next_sink_set;
@@ -335,7 +339,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
         free_run();
         return -1;
     }
-    tp_opts = (tp_rec_opts){cfg->record_shapes, cfg->profile_memory, cfg->with_flops, 0};
+    tp_opts = (tp_rec_opts){cfg->record_shapes, cfg->profile_memory, cfg->with_flops, 0, 0};
     tp_budget_reset(cfg->max_events);
     if (cfg->profile_memory) tp_mem_start();
     tp_config_schedule(tp_sess.cfg, &tp_sess.sched);

@@ -229,6 +229,10 @@ def make_range(e, ts, dur):
         kept["flops"] = number(args["flops"])
     elif (shape_flops(str(e.get("name", "")), args) or 0) > 0:  # only positive counts kept
         kept["flops"] = shape_flops(str(e.get("name", "")), args)
+    first = next(iter(args), None)  # an "External id" counts as the first arg, as written
+    ext = args.get(first) if first == "External id" else None
+    if isinstance(ext, int) and not isinstance(ext, bool) and ext > 0:
+        kept["External id"] = ext
     dims = args.get("Input Dims")
     return Event(range_kind(cat), str(e.get("name", "")), cat, track_id(e.get("pid", 0)),
                  track_id(e.get("tid", 0)), ts, dur,
@@ -470,6 +474,13 @@ def analyze(src, stages=None):
     def is_op(e):
         return not e.step and not is_runtime(e.cat) and e.cat.lower() != "python_function"
 
+    # ... or, for a launch outside every op on its thread, the op its External id names (not its
+    # own correlation id, which Kineto writes there for such launches)
+    by_external = {}
+    for e in host:
+        if is_op(e) and "External id" in e.args:
+            by_external.setdefault(e.args["External id"], e)
+
     gpu_work = [e for e in events if e.kind in GPU_WORK]
     for k in gpu_work:
         ln = launch.get(k.corr) if k.corr else None
@@ -478,6 +489,9 @@ def analyze(src, stages=None):
         p = parent[ln.index]
         while p is not None and not is_op(p):
             p = parent[p.index]
+        ext = ln.args.get("External id")
+        if p is None and ext is not None and ext != ln.corr:
+            p = by_external.get(ext)
         while p is not None and p.index in merged:  # torch lifts its kernels to the parent
             p = merged[p.index]
         if p is not None:
@@ -721,7 +735,7 @@ def analyze(src, stages=None):
             if ln is not None and ln.ts > prev.end:
                 k = bisect.bisect_right(sync_ends, prev.end)
                 cat = "sync_us" if k < len(sync_ends) and sync_ends[k] <= ln.ts else "host_us"
-            elif gap < IDLE_LAUNCH_NS:
+            elif gap < IDLE_LAUNCH_NS and not (e.corr and e.corr == prev.corr):
                 cat = "launch_us"
             else:
                 cat = "other_us"

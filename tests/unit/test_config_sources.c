@@ -66,7 +66,8 @@ static void test_defaults(void **state) {
         pid_expr, sizeof(pid_expr),
         "re.fullmatch(r\"\\d{8}-\\d{6}-%d\", d[\"run_id\"]) and d[\"enabled\"] is False and "
         "d[\"output_dir\"] == \"tprof_runs\" and d[\"config\"] is None and d[\"epochs\"] == [] and "
-        "d[\"stages\"] == [] and d[\"gpu\"] == \"auto\" and d[\"signals\"] is True and "
+        "d[\"stages\"] == [] and d[\"gpu\"] == \"auto\" and d[\"cuda_graphs\"] == \"node\" and "
+        "d[\"signals\"] is True and "
         "d[\"summary\"] is True and d[\"record_shapes\"] is False and d[\"profile_memory\"] is "
         "False "
         "and d[\"with_flops\"] is True and d[\"gzip\"] is False and d[\"active\"] == 1 and "
@@ -78,7 +79,7 @@ static void test_defaults(void **state) {
         "20 and "
         "d[\"slow_step_factor\"] == 3.0 and d[\"flight_warmup_steps\"] == 50 and "
         "d[\"flight_cooldown_steps\"] == 100 and d[\"flight_max_saves\"] == 10 and "
-        "d[\"flight_signal\"] is False and len(d) == 38",
+        "d[\"flight_signal\"] is False and len(d) == 39",
         (int)getpid());
     assert_int_equal(python_check(json, pid_expr), 0);
     free(json);
@@ -116,6 +117,7 @@ static void test_each_key_from_set(void **state) {
         {"config", "c.yaml"},
         {"signals", "0"},
         {"gpu", "off"},
+        {"cuda_graphs", "Graph"},
         {"profiling.nsight", "1"},
         {"flush_timeout_ms", "250"},
         {"epochs", "[1, 5, 10]"},
@@ -148,7 +150,7 @@ static void test_each_key_from_set(void **state) {
                   "\"gzip\": True, "
                   "\"tensorboard_names\": True, \"max_events\": 1000, \"summary\": False, "
                   "\"top_k\": 25, \"html_report\": False, \"config\": \"c.yaml\", \"signals\": "
-                  "False, \"gpu\": \"off\", "
+                  "False, \"gpu\": \"off\", \"cuda_graphs\": \"graph\", "
                   "\"nsight\": True, \"flush_timeout_ms\": 250, \"with_stack\": True, "
                   "\"with_modules\": False, \"peak_tflops\": 989.5, "
                   "\"nsight_output\": \"prof.nsys-rep\", \"schedule_every_n_steps\": 20, "
@@ -189,6 +191,7 @@ static void test_bad_values(void **state) {
         {"signals", "none", "must be true or false (also 1/0, yes/no, on/off)"},
         {"nsight", "nsys", "must be true or false (also 1/0, yes/no, on/off)"},
         {"gpu", "cuda", "must be auto, on or off"},
+        {"cuda_graphs", "nodes", "must be node or graph"},
         {"output_dir", "", "must not be empty"},
         {"config", "", "must not be empty"},
         {"run_id", "a/b", RUN_ID_RULE},
