@@ -248,6 +248,10 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
         int got = api->op_begin(name, fn.seqNr(), static_cast<int64_t>(fn.forwardThreadId()));
         kept = got != 0;
         pushed = (got & TP_OBSERVER_PUSHED) != 0;
+        if (pushed && fn.isAsync()) { // may end on another thread: CUPTI's stack is per thread
+            api->op_pop();
+            pushed = false;
+        }
         if (kept) {
             annotate_inputs(fn, name);
             if (std::strcmp(name, "record_param_comms") == 0) annotate_collective();
