@@ -26,6 +26,7 @@ from tprof._tprof import (
     thread_name,
     version as __version__,
 )
+from tprof._messages import ConfigWarning
 from tprof._analyze import analyze
 from tprof._session import Profile, config_from_args, epoch, flight_save, profile, stage, step
 
@@ -33,6 +34,7 @@ from tprof._session import Profile, config_from_args, epoch, flight_save, profil
 __all__ = [
     "Config",
     "ConfigError",
+    "ConfigWarning",
     "Profile",
     "analyze",
     "arg",

@@ -225,7 +225,7 @@ class Profile(contextlib.ContextDecorator):
             return cfg, effective, parts
         except (_tprof.ConfigError, TypeError, ValueError) as e:
             self.error = str(e)
-            _keys.note("%s; this run goes on unprofiled" % e)
+            _keys.note("%s; this run goes on unprofiled" % e, must_act=True)
             cfg = _disabled_config()
             return cfg, json.loads(cfg.to_json()), []
 
