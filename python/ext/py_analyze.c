@@ -104,31 +104,35 @@ static int side_of(PyObject *list, side *s) {
     return rc;
 }
 
-/* The job's JSON as a str, or ValueError with the reader's one line ("PATH: byte N: problem"). */
-static PyObject *run(analyze_job *job, PyObject *const lists[], Py_ssize_t top_k) {
+/* The JSON of the analysis of paths a, or of a compared with paths b (not NULL), as a str; a
+ * ValueError with the reader's one line ("PATH: byte N: problem") when a file is unreadable. */
+static PyObject *run(PyObject *a, PyObject *b, Py_ssize_t top_k) {
+    const size_t nsides = b ? 2 : 1;
+    analyze_job job = {.nsides = nsides};
+    PyObject *const lists[2] = {a, b};
     PyObject *result = NULL;
-    tp_buf_init(&job->out);
+    tp_buf_init(&job.out);
     if (top_k < 1) {
         PyErr_SetString(PyExc_ValueError, "top_k must be at least 1");
         goto out;
     }
-    job->top_k = (size_t)top_k;
-    for (size_t i = 0; i < job->nsides; i++)
-        if (side_of(lists[i], &job->sides[i])) goto out;
+    job.top_k = (size_t)top_k;
+    for (size_t i = 0; i < nsides; i++)
+        if (side_of(lists[i], &job.sides[i])) goto out;
     PyThreadState *ts = PyEval_SaveThread();
-    int rc = run_job(job);
+    int rc = run_job(&job);
     PyEval_RestoreThread(ts);
     if (rc)
-        PyErr_SetString(PyExc_ValueError, job->err);
+        PyErr_SetString(PyExc_ValueError, job.err);
     else
-        result = PyUnicode_DecodeUTF8(job->out.data, (Py_ssize_t)job->out.len, "replace");
+        result = PyUnicode_DecodeUTF8(job.out.data, (Py_ssize_t)job.out.len, "replace");
 out:
-    for (size_t s = 0; s < job->nsides; s++) {
-        for (size_t i = 0; job->sides[s].paths && i < job->sides[s].n; i++)
-            free(job->sides[s].paths[i]);
-        free(job->sides[s].paths);
+    for (size_t s = 0; s < nsides; s++) {
+        for (size_t i = 0; job.sides[s].paths && i < job.sides[s].n; i++)
+            free(job.sides[s].paths[i]);
+        free(job.sides[s].paths);
     }
-    tp_buf_free(&job->out);
+    tp_buf_free(&job.out);
     return result;
 }
 
@@ -138,8 +142,7 @@ static PyObject *py_analyze(PyObject *mod, PyObject *args) {
     PyObject *list;
     Py_ssize_t top_k = 10;
     if (!PyArg_ParseTuple(args, "O|n:analyze", &list, &top_k)) return NULL;
-    analyze_job job = {.nsides = 1};
-    return run(&job, (PyObject *const[]){list}, top_k);
+    return run(list, NULL, top_k);
 }
 
 /* compare(paths_a, paths_b, top_k) -> str: `tprof compare --json` of the two sides, each read
@@ -149,8 +152,7 @@ static PyObject *py_compare(PyObject *mod, PyObject *args) {
     PyObject *a, *b;
     Py_ssize_t top_k = 10;
     if (!PyArg_ParseTuple(args, "OO|n:compare", &a, &b, &top_k)) return NULL;
-    analyze_job job = {.nsides = 2};
-    return run(&job, (PyObject *const[]){a, b}, top_k);
+    return run(a, b, top_k);
 }
 
 PyMethodDef tp_py_analyze_methods[] = {

@@ -13,11 +13,13 @@
  * - and what Python cannot take goes to file descriptor 2, as before: a line the handler
  *   refused or raised on, every line while the interpreter finalizes, and the queue's rest at
  *   its end (Py_AtExit). No line is lost, none is written twice.
- * The queue is a lock-free stack taken whole (no lock a fork could leave held). */
+ * The queue is a lock-free stack taken whole (no lock a fork could leave held); a forked child
+ * starts with it empty, as the lines queued belong to the parent, which delivers them. */
 #include "tprof_py.h"
 
 #include "util/msg.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +41,7 @@ static line *queue;       /* newest first; pushed by any thread, taken whole */
 static int closed;        /* the interpreter ended: every line to fd 2 */
 static PyObject *handler; /* handler(kind, text) -> bool; guarded by the GIL */
 static int delivering;    /* a delivery is running (the handler's code may reach another) */
-static int at_exit_set;   /* Py_AtExit registered */
+static int at_exit_set;   /* Py_AtExit and the fork handler registered */
 
 /* Pushes l; 1 when the queue was empty. */
 static int push(line *l) {
@@ -137,6 +139,11 @@ void tp_py_messages_deliver(void) {
     delivering = 0;
 }
 
+/* In a forked child: the parent's lines are the parent's to deliver (their memory is left). */
+static void forget_in_child(void) {
+    __atomic_store_n(&queue, NULL, __ATOMIC_RELAXED);
+}
+
 /* The end of the interpreter: nothing more reaches Python. */
 static void at_exit(void) {
     __atomic_store_n(&closed, 1, __ATOMIC_RELEASE);
@@ -151,7 +158,8 @@ static PyObject *py_set_message_handler(PyObject *mod, PyObject *fn) {
         PyErr_SetString(PyExc_TypeError, "the message handler must be callable or None");
         return NULL;
     }
-    if (!at_exit_set && Py_AtExit(at_exit) == 0) at_exit_set = 1;
+    if (!at_exit_set && Py_AtExit(at_exit) == 0)
+        at_exit_set = pthread_atfork(NULL, NULL, forget_in_child) == 0;
     tp_py_messages_deliver(); /* the lines queued so far go to the handler that was asked for */
     Py_XSETREF(handler, fn == Py_None ? NULL : Py_NewRef(fn));
     tp_msg_set_hook(handler && at_exit_set ? hook : NULL);

@@ -144,7 +144,7 @@ def test_profile_and_analysis_display_the_cli_figures(executed):
         outputs(code[3], "stdout")
     for rec in want["recommendations"]:  # the recommendations, their text escaped
         assert html.escape(rec["message"]) in analysis_html
-    assert want["recommendations"][0]["id"] == "dataloader"
+    assert "dataloader" in [rec["id"] for rec in want["recommendations"]]  # the slow loader
 
 
 def test_comparison_displays_the_cli_figures(executed):
