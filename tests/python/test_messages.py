@@ -134,3 +134,41 @@ def test_c_program_summary_on_stderr(out_dir):
     assert r.returncode == 0, r.stderr
     run_dir = os.path.join(out_dir, "c")
     assert "tprof summary: 1 window of %s\n" % run_dir in r.stderr
+
+
+def test_threads_and_sessions_at_once(out_dir):
+    """Python threads warning (the GIL held) while the main thread starts and stops sessions
+    (lines made under the library's session lock, the GIL released): no deadlock, every line
+    arrives once, in each thread's order."""
+    got = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            got.append(record.getMessage())
+
+    handler = Collect()
+    logger = logging.getLogger("tprof")
+    logger.addHandler(handler)
+
+    def warn(t):
+        for n in range(200):
+            tprof._tprof.warn("thread %d line %d" % (t, n))
+
+    threads = [threading.Thread(target=warn, args=(t,)) for t in range(4)]
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(buf):
+            for t in threads:
+                t.start()
+            for n in range(10):
+                profiled_steps(1, output_dir=out_dir, run_id="r%d" % n)
+            for t in threads:
+                t.join(timeout=120)
+            tprof._tprof.deliver_messages()
+    finally:
+        logger.removeHandler(handler)
+    assert not any(t.is_alive() for t in threads)
+    for t in range(4):
+        mine = [m for m in got if m.startswith("tprof: thread %d " % t)]
+        assert mine == ["tprof: thread %d line %d" % (t, n) for n in range(200)]
+    assert buf.getvalue().count("tprof summary: 1 window of ") == 10
