@@ -15,6 +15,7 @@ thread, and what falls back to file descriptor 2). Each line is shown once:
 """
 import logging
 import sys
+import types
 import warnings
 
 from tprof import _tprof
@@ -31,17 +32,17 @@ class ConfigWarning(UserWarning):
     """A tprof configuration error: the run goes on unprofiled (the message says why)."""
 
 
-def _inside(module):
+def _inside(module: str) -> bool:
     """Whether module is tprof's, Lightning's or contextlib's (not the user's code)."""
     return any(module == name or module.startswith(name + ".") for name in _INSIDE)
 
 
-def _warn(line):
+def _warn(line: str) -> None:
     """line as a ConfigWarning at the user's line that led to it (the first frame outside tprof
     and Lightning), shown each time it is reported: the library says it once per session, and a
     notebook runs the same cell again. A filter turning it into an error cannot raise into the
     training: the line is then written to sys.stderr."""
-    frame = sys._getframe(1)
+    frame: types.FrameType = sys._getframe(1)
     while frame.f_back is not None and _inside(frame.f_globals.get("__name__") or ""):
         frame = frame.f_back
     try:
@@ -51,7 +52,7 @@ def _warn(line):
         sys.stderr.write(line + "\n")
 
 
-def _deliver(kind, text):
+def _deliver(kind: int, text: str) -> bool:
     """Shows the library's text (whole lines) as kind says; False when it could not (the
     extension then writes it to file descriptor 2)."""
     stream = sys.stderr

@@ -283,7 +283,7 @@ class Profile(contextlib.ContextDecorator):
         """The traces torch.profiler saved (torch_profiler=True), oldest first."""
         return [path for part in self._parts for path in getattr(part, "traces", ())]
 
-    def _repr_html_(self):
+    def _repr_html_(self) -> str:
         """A notebook's view: the analysis of the run's traces (tprof.analyze of run_dir), or
         one line saying why there is none yet."""
         from tprof import _analyze, _html  # noqa: PLC0415 (the package imports this module)
