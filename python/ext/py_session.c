@@ -4,7 +4,8 @@
  * Recording never raises into the training loop: a value that cannot be used is reported once
  * through the library's warning ("tprof: ...") and the call does nothing. Only start() checks
  * its configuration and raises tprof.ConfigError. Calls that may wait (start, shutdown, a step
- * that closes a window) release the GIL, so the host's other threads run meanwhile. */
+ * that closes a window) release the GIL, so the host's other threads run meanwhile. A call that
+ * may print hands the library's lines to Python before it returns (done(), py_messages.c). */
 #include "tprof_py.h"
 
 #include "config/config.h"
@@ -15,6 +16,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* None, once the lines this call made are handed to Python. */
+static PyObject *done(void) {
+    tp_py_messages_deliver();
+    return Py_NewRef(Py_None);
+}
 
 /* start(config) -> bool: True when a session started (or the configuration leaves profiling
  * disabled), False when the library declined (a session is already active, the output cannot
@@ -31,6 +38,7 @@ static PyObject *py_start(PyObject *mod, PyObject *arg) {
     PyThreadState *ts = PyEval_SaveThread();
     int rc = tprof_start(cfg);
     PyEval_RestoreThread(ts);
+    tp_py_messages_deliver();
     return PyBool_FromLong(rc == 0);
 }
 
@@ -39,7 +47,7 @@ static PyObject *without_gil(void (*fn)(void)) {
     PyThreadState *ts = PyEval_SaveThread();
     fn();
     PyEval_RestoreThread(ts);
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 static PyObject *py_shutdown(PyObject *mod, PyObject *unused) {
@@ -69,6 +77,7 @@ static PyObject *py_flight_save(PyObject *mod, PyObject *reason) {
     int rc = tprof_flight_save(r);
     PyEval_RestoreThread(ts);
     Py_DECREF(owner);
+    tp_py_messages_deliver();
     return PyBool_FromLong(rc == 0);
 }
 
@@ -101,7 +110,7 @@ static PyObject *py_epoch(PyObject *mod, PyObject *arg) {
         tprof_epoch((int)e);
         PyEval_RestoreThread(ts);
     }
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 static PyObject *py_flops(PyObject *mod, PyObject *arg) {
@@ -113,7 +122,7 @@ static PyObject *py_flops(PyObject *mod, PyObject *arg) {
         ok = 0;
     }
     if (ok) tprof_flops((uint64_t)n);
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 /* The text of a name or value argument, or NULL (the Python error cleared, the problem reported
@@ -139,7 +148,7 @@ static PyObject *with_text(PyObject *arg, const char *fn, void (*use)(const char
         use(text);
         Py_DECREF(owner);
     }
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 /* category(text): the innermost open range's category, e.g. "cpu_op" for recorded aten ops. */
@@ -158,7 +167,7 @@ static PyObject *py_counter(PyObject *mod, PyObject *const *args, Py_ssize_t nar
     if (v == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
         tp_log_warn("tprof.counter: the value is not a number (ignored)");
-        return Py_NewRef(Py_None);
+        return done();
     }
     PyObject *owner;
     const char *name = name_arg(args[0], &owner, "tprof.counter");
@@ -166,7 +175,7 @@ static PyObject *py_counter(PyObject *mod, PyObject *const *args, Py_ssize_t nar
         tprof_counter(name, v);
         Py_DECREF(owner);
     }
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 /* arg(key, value): an int value is kept as a number, anything else as its text. */
@@ -178,7 +187,7 @@ static PyObject *py_arg(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
     }
     PyObject *kown, *vown;
     const char *key = name_arg(args[0], &kown, "tprof.arg");
-    if (!key) return Py_NewRef(Py_None);
+    if (!key) return done();
     int ok = 0;
     long long i = PyLong_Check(args[1]) ? int_arg(args[1], "tprof.arg", &ok) : 0;
     if (ok) {
@@ -191,7 +200,7 @@ static PyObject *py_arg(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
         }
     }
     Py_DECREF(kown);
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 /* shapes(dims_json): the innermost range's "Input Dims" (kept only with record_shapes). */
@@ -209,11 +218,19 @@ static void warn_line(const char *msg) {
     tp_log_warn("%s", msg);
 }
 
-/* warn(message): a problem found by the Python layer, reported as the library reports its own
- * (once, as "tprof: ..." on stderr, and in messages()). */
-static PyObject *py_warn(PyObject *mod, PyObject *arg) {
+static void error_line(const char *msg) {
+    tp_log_error("%s", msg);
+}
+
+/* warn(message, must_act=False): a problem found by the Python layer, reported as the library
+ * reports its own (once, as a "tprof: ..." line, and in messages()); must_act for one the user
+ * must act on (the run goes on unprofiled). */
+static PyObject *py_warn(PyObject *mod, PyObject *args) {
     (void)mod;
-    return with_text(arg, "tprof.warn", warn_line);
+    PyObject *msg;
+    int must_act = 0;
+    if (!PyArg_ParseTuple(args, "O|p:warn", &msg, &must_act)) return NULL;
+    return with_text(msg, "tprof.warn", must_act ? error_line : warn_line);
 }
 
 /* run_dir(): where the running session writes ("" when none): <output_dir>/<run_id>, or the
@@ -306,7 +323,8 @@ PyMethodDef tp_py_session_methods[] = {
     {"shapes", py_shapes, METH_O,
      "The innermost range's input shapes, a JSON array of arrays (needs record_shapes)."},
     {"thread_name", py_thread_name, METH_O, "Names the calling thread's track."},
-    {"warn", py_warn, METH_O, "Reports a problem as the library does (once, on stderr)."},
+    {"warn", py_warn, METH_VARARGS,
+     "warn(message, must_act=False)\n--\n\nReports a problem as the library does (once)."},
     {"is_recording", py_is_recording, METH_NOARGS, "True while the current step is recorded."},
     {"is_active", py_is_active, METH_NOARGS, "True while a session is active."},
     {"run_dir", py_run_dir, METH_NOARGS, "The running session's run directory, '' if none."},

@@ -26,16 +26,21 @@ from tprof._tprof import (
     thread_name,
     version as __version__,
 )
-from tprof._analyze import analyze
+from tprof._messages import ConfigWarning
+from tprof._analyze import Analysis, Comparison, analyze, compare
 from tprof._session import Profile, config_from_args, epoch, flight_save, profile, stage, step
 
 # tprof.range is used as tprof.range: it is left out of `import *`, where it would hide the builtin.
 __all__ = [
+    "Analysis",
+    "Comparison",
     "Config",
     "ConfigError",
+    "ConfigWarning",
     "Profile",
     "analyze",
     "arg",
+    "compare",
     "config_from_args",
     "counter",
     "epoch",

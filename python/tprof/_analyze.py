@@ -1,8 +1,10 @@
-"""tprof.analyze: the C reader and analysis over trace files, as `tprof analyze --json`."""
+"""tprof.analyze and tprof.compare: the C reader and analysis over trace files, as `tprof analyze
+--json` and `tprof compare --json`; in a notebook their results display as tables (_html)."""
 import json
 import os
+from typing import Any, Dict, List, Union
 
-from tprof import _tprof
+from tprof import _html, _tprof
 
 # What the trace writers name their files: tprof's windows, Kineto/TensorBoard's, plain exports.
 _TRACE_SUFFIXES = (".json", ".json.gz")
@@ -20,12 +22,54 @@ def trace_files(path):
             and os.path.isfile(os.path.join(path, name))]
 
 
-def analyze(path, top_k=10):
-    """The analysis of a trace file, or of every trace in a folder read as one run, as a dict with
-    the keys of `tprof analyze --json` (docs/ANALYZE_JSON.md). Any Chrome/Kineto trace works:
-    tprof's own, torch.profiler's, plain or gzip. An unreadable file raises ValueError naming the
-    file, the byte offset and the problem."""
+_Run = Union[str, "os.PathLike[str]", Any]  # a trace file, a folder of traces, a tprof.profile
+
+
+class Analysis(Dict[str, Any]):
+    """tprof.analyze's result: a dict with the keys of `tprof analyze --json`, shown in a
+    notebook as the report's overview, stage and op tables and recommendations."""
+
+    def __init__(self, data: Dict[str, Any], title: str) -> None:
+        super().__init__(data)
+        self._title = title
+
+    def _repr_html_(self) -> str:
+        return _html.analysis(self, self._title)
+
+
+class Comparison(Dict[str, Any]):
+    """tprof.compare's result: a dict with the keys of `tprof compare --json`, shown in a
+    notebook as its step time change and its stage, op and kernel tables."""
+
+    def _repr_html_(self) -> str:
+        return _html.comparison(self)
+
+
+def _files(run: _Run) -> List[str]:
+    """The trace files of a path or of a tprof.profile (its run directory); ValueError when
+    there are none."""
+    path = getattr(run, "run_dir", run)
+    if path is None:
+        raise ValueError("%r wrote no run directory" % (run,))
     files = trace_files(path)
     if not files:
         raise ValueError("%s: no trace files (*.json, *.json.gz) in this folder" % os.fspath(path))
-    return json.loads(_tprof.analyze(files, top_k))
+    return files
+
+
+def analyze(path: _Run, top_k: int = 10) -> Analysis:
+    """The analysis of a trace file, or of every trace in a folder read as one run (a
+    tprof.profile: its run directory), as a dict with the keys of `tprof analyze --json`
+    (docs/ANALYZE_JSON.md); a notebook displays it as tables. Any Chrome/Kineto trace works:
+    tprof's own, torch.profiler's, plain or gzip. An unreadable file raises ValueError naming the
+    file, the byte offset and the problem."""
+    title = "tprof analyze: %s" % os.fspath(getattr(path, "run_dir", None) or path)
+    return Analysis(json.loads(_tprof.analyze(_files(path), top_k)), title)
+
+
+def compare(a: _Run, b: _Run, top_k: int = 10) -> Comparison:
+    """Run a (the baseline) against run b, each a trace file, a folder of traces or a
+    tprof.profile, as a dict with the keys of `tprof compare --json`: the mean step time's
+    change, and per stage, op and kernel the change (docs/SEMANTICS.md §5); a notebook displays
+    it as tables. Errors as for analyze."""
+    return Comparison(json.loads(_tprof.compare(_files(a), _files(b), top_k)))

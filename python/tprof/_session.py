@@ -225,7 +225,7 @@ class Profile(contextlib.ContextDecorator):
             return cfg, effective, parts
         except (_tprof.ConfigError, TypeError, ValueError) as e:
             self.error = str(e)
-            _keys.note("%s; this run goes on unprofiled" % e)
+            _keys.note("%s; this run goes on unprofiled" % e, must_act=True)
             cfg = _disabled_config()
             return cfg, json.loads(cfg.to_json()), []
 
@@ -282,6 +282,17 @@ class Profile(contextlib.ContextDecorator):
     def torch_traces(self):
         """The traces torch.profiler saved (torch_profiler=True), oldest first."""
         return [path for part in self._parts for path in getattr(part, "traces", ())]
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the analysis of the run's traces (tprof.analyze of run_dir), or
+        one line saying why there is none yet."""
+        from tprof import _analyze, _html  # noqa: PLC0415 (the package imports this module)
+
+        if not self.running and self.run_dir and _analyze.trace_files(self.run_dir):
+            return _analyze.analyze(self)._repr_html_()
+        why = ("running" if self.running else self.error or "no trace written"
+               if self.run_dir or self.error else "not started")
+        return _html.note("tprof.profile: %s" % why)
 
     def __repr__(self):
         state = "running" if self.running else "stopped"

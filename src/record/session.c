@@ -296,7 +296,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
         return -1;
     }
     if (tp_config_validate(cfg, err, sizeof(err))) {
-        tp_log_warn("%s", err);
+        tp_log_error("%s", err);
         return -1;
     }
     if (!cfg->enabled) {
@@ -380,7 +380,7 @@ int tprof_init(int *argc, char **argv) {
     }
     int rc = -1;
     if (tp_config_load_sources(cfg, argc, argv)) {
-        tp_log_warn("%s", cfg->err);
+        tp_log_error("%s", cfg->err);
     } else {
         tp_session_lock();
         rc = start_locked(cfg, "tprof_init");

@@ -35,6 +35,7 @@
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/msg.h"
 #include "util/vec.h"
 
 #include <dirent.h>
@@ -264,8 +265,8 @@ static void write_trace(tp_model *m, const tp_window_info *w) {
         art.traces[art.ntraces++] = name;
         if (!art.tensorboard_names) link_for_tensorboard(name);
         if (w->flight_reason) /* the one line an operator needs: what happened, and where */
-            fprintf(stderr, "tprof: %s: saved steps %lld-%lld to %s\n", w->flight_note,
-                    (long long)w->first_step, (long long)w->last_step, path);
+            tp_msg_printf(TP_MSG_OUTPUT, "tprof: %s: saved steps %lld-%lld to %s", w->flight_note,
+                          (long long)w->first_step, (long long)w->last_step, path);
         if (written < m->nevents) {
             tp_log_warn("window %s: profiling.flush_timeout_ms ran out: %zu of %zu events saved "
                         "(%.1f%%); the trace is marked truncated",
@@ -362,8 +363,7 @@ static void print_summary(const tp_analysis *a, const tp_run_info *run, int html
     tp_report_text(&b, a, &o);
     if (art.dir_ok) tp_buf_printf(&b, "Artifacts: %s/\n", run->run_dir);
     if (html) tp_buf_printf(&b, "Report: %s/report%s.html\n", run->run_dir, art.rank_suffix);
-    fwrite(b.data, 1, b.len, stderr);
-    fflush(stderr);
+    tp_msg_write(TP_MSG_OUTPUT, b.data, b.len);
     tp_buf_free(&b);
 }
 

@@ -266,29 +266,29 @@ def test_failure_inside_fit_leaves_a_partial_trace(out_dir, error):
 
 # ---- off, and configuration errors ----
 
-def test_disabled_leaves_nothing(out_dir, capfd):
+def test_disabled_leaves_nothing(out_dir, caplog):
     cb = tprof.torch.Callback(enabled=False, profile_epochs=[0], profile_steps=5,
                               output_dir=out_dir)
     trainer([cb]).fit(Net(), loader(8))
     assert not os.path.exists(out_dir) and not tprof._tprof.is_active()
-    err = [line for line in capfd.readouterr().err.splitlines() if line.startswith("tprof:")]
+    err = [r.getMessage() for r in caplog.records if r.name == "tprof"]  # the "tprof" logger's
     assert err == ["tprof: profiling is off (enabled=False): nothing will be recorded, so "
                    "profile_epochs, profile_steps have no effect"]
 
 
-def test_configuration_error_runs_unprofiled(out_dir, capfd):
+def test_configuration_error_runs_unprofiled(out_dir, caplog):
     cb = tprof.torch.Callback(profile_steps=-1, output_dir=out_dir)
     module = Net()
     trainer([cb], max_epochs=2, limit_val_batches=0).fit(module, loader(4))
     assert module.global_step == 8  # the training ran
     assert not os.path.exists(out_dir)
-    err = [line for line in capfd.readouterr().err.splitlines() if line.startswith("tprof:")]
+    err = [r.getMessage() for r in caplog.records if r.name == "tprof"]
     assert len(err) == 1 and "profiling.epoch_steps" in err[0] and "unprofiled" in err[0]
 
 
 # ---- the use cases' keywords, verbatim ----
 
-def test_callback_keywords_verbatim(out_dir, capfd):
+def test_callback_keywords_verbatim(out_dir, caplog):
     cb = tprof.torch.Callback(enabled=True, profile_epochs=[0], profile_steps=3, warmup_steps=1,
                               activities=["cpu", "cuda"], record_shapes=True, with_stack=False,
                               output_dir=out_dir, export_chrome_trace=False, log_top_k_ops=7)
@@ -297,14 +297,13 @@ def test_callback_keywords_verbatim(out_dir, capfd):
     assert (config["epochs"], config["epoch_steps"], config["warmup"]) == ([0], 3, 1)
     assert (config["record_shapes"], config["top_k"], config["gpu"]) == (True, 7, "auto")
     assert config["output_dir"] == out_dir and list(config["stages"]) == list(STAGES)
-    err = capfd.readouterr().err
-    assert err.count("export_chrome_trace=False") == 1
+    assert caplog.text.count("export_chrome_trace=False") == 1
     cb = tprof.torch.Callback(activities=["cpu"], output_dir=out_dir, summary=False)
     trainer([cb], limit_val_batches=0, max_steps=2).fit(Net(), loader(6))
     assert read_json(os.path.join(cb.profile.run_dir, "config.json"))["gpu"] == "off"
 
 
-def test_decorator_keys_verbatim(out_dir, capfd):
+def test_decorator_keys_verbatim(out_dir, capfd, caplog):
     @tprof.profile(skip_first=1, wait=1, warmup=1, active=2, repeat=1, with_stack=False,
                    with_flops=True, with_modules=True, nsight_enabled=False,
                    nsight_output="prof.nsys-rep", output_dir=out_dir, summary=False,
@@ -320,6 +319,6 @@ def test_decorator_keys_verbatim(out_dir, capfd):
     config = read_json(os.path.join(out_dir, "decorated", "config.json"))
     assert (config["skip_first"], config["wait"], config["warmup"], config["active"],
             config["repeat"], config["nsight"]) == (1, 1, 1, 2, 1, False)
-    err = capfd.readouterr().err
-    assert err.count("nsight_enabled=False (from tprof.profile) is tprof's nsight=False") == 1
-    assert "Traceback" not in err
+    mapped = "nsight_enabled=False (from tprof.profile) is tprof's nsight=False"
+    assert caplog.text.count(mapped) == 1
+    assert "Traceback" not in capfd.readouterr().err

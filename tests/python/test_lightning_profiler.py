@@ -80,7 +80,7 @@ def test_failure_inside_fit_writes_the_run(out_dir):
     assert step_numbers(events_of(run_dir))[:3] == [0, 1, 2]
 
 
-def test_keys_as_the_callback_and_errors(out_dir, capfd):
+def test_keys_as_the_callback_and_errors(out_dir, caplog):
     prof = tprof.torch.LightningProfiler(profile_epochs=[1], profile_steps=3, warmup_steps=1,
                                          activities=["cpu"], output_dir=out_dir, summary=False)
     trainer(profiler=prof, max_epochs=2, limit_val_batches=0).fit(Net(), loader(6))
@@ -89,10 +89,10 @@ def test_keys_as_the_callback_and_errors(out_dir, capfd):
     assert step_numbers(trace_events(trace)) == [7, 8, 9]
     config = read_json(os.path.join(prof.session.run_dir, "config.json"))
     assert config["gpu"] == "off"
-    capfd.readouterr()
+    caplog.clear()
     bad = tprof.torch.LightningProfiler(warmup_steps=-2, output_dir=out_dir + "-bad")
     module = Net()
     trainer(profiler=bad, limit_val_batches=0).fit(module, loader(4))
     assert module.global_step == 4 and not os.path.exists(out_dir + "-bad")
-    err = [line for line in capfd.readouterr().err.splitlines() if line.startswith("tprof:")]
+    err = [r.getMessage() for r in caplog.records if r.name == "tprof"]
     assert len(err) == 1 and "profiling.warmup" in err[0]
