@@ -185,7 +185,10 @@ class Profile(contextlib.ContextDecorator):
     The use cases' spellings are accepted (tprof._keys): nsight_enabled maps to nsight, and
     with_stack, nsight_output, peak_tflops are ignored with one warning on a build without them.
     A run_id this process used before (the default one has a one-second resolution) gets a
-    suffix: -2, -3, ...
+    suffix: -2, -3, ... One rank of several (torchrun, mp.spawn) with the default run_id takes
+    its parent process's, so that the ranks share one run directory; in a torch.multiprocessing
+    spawn worker whose rank is not known yet (a decorator, before init_process_group), the
+    session starts at the first step() (docs/DISTRIBUTED.md).
 
     The PyTorch options (tprof.torch; docs/PYTHON.md): model, an nn.Module whose forward calls
     become ranges named by their path (with_modules); record_ops, a range per op as torch's
