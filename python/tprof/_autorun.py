@@ -230,7 +230,7 @@ def _at_exit():
         if prof is None:
             continue
         prof.stop()
-        if prof.run_dir and prof.run_dir not in dirs:
+        if prof.enabled and prof.run_dir and prof.run_dir not in dirs:
             dirs.append(prof.run_dir)
     if os.environ.get("RANK", "0") in ("", "0"):
         for run_dir in dirs:
