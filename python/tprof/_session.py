@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 from tprof import _keys, _stack, _tprof
 from tprof._cupti import pass_wheel_cupti_dirs
@@ -88,6 +89,71 @@ def say_off(keys, names=None):
                    % (_why_off(keys), ", ".join(unused), "has" if len(unused) == 1 else "have"))
 
 
+_LAUNCHER_SIZES = ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS")
+_LAUNCHER_RANKS = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK")
+
+
+def _several_ranks():
+    """Whether this process is one rank of several: a launcher's world size above 1 (the
+    variables the library reads, src/record/rank.c), or torch.distributed's."""
+    for name in _LAUNCHER_SIZES:
+        value = os.environ.get(name, "")
+        if value.isdigit():
+            return int(value) > 1
+    dist = getattr(sys.modules.get("torch"), "distributed", None)
+    return bool(dist is not None and dist.is_available() and dist.is_initialized()
+                and dist.get_world_size() > 1)
+
+
+def _parent_run_id():
+    """The run_id the parent process would have by default: its start time and its pid
+    (YYYYmmdd-HHMMSS-<ppid>), the same in every child of one launcher (torchrun's agent,
+    mp.spawn's script), other in the next launch. None where /proc cannot say."""
+    ppid = os.getppid()
+    if ppid <= 1:
+        return None
+    try:
+        with open("/proc/%d/stat" % ppid, encoding="ascii", errors="replace") as f:
+            stat = f.read()
+        with open("/proc/stat", encoding="ascii", errors="replace") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        ticks = int(stat[stat.rindex(")") + 2:].split()[19])  # field 22: starttime
+        started = boot + ticks // os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return "%s-%d" % (time.strftime("%Y%m%d-%H%M%S", time.localtime(started)), ppid)
+
+
+def _shared_run_id(cfg, effective):
+    """Ranks share one run directory without the user choosing a run_id: a rank whose run_id
+    is the built-in default (this process's start and pid) takes its parent's, which its
+    sibling ranks take too (docs/DISTRIBUTED.md). Launches across machines still need one."""
+    if cfg.origin("run_id") is not None or not _several_ranks():
+        return
+    shared = _parent_run_id()
+    if shared is not None:
+        effective["run_id"] = shared
+        cfg.set("run_id", shared, "tprof.profile (the ranks' parent process)")
+
+
+def _spawned_rank_unknown():
+    """True in a torch.multiprocessing.spawn worker whose rank nobody has told the library yet:
+    no launcher variable, torch.distributed not initialized (a decorated worker function)."""
+    if any(os.environ.get(name) for name in _LAUNCHER_RANKS):
+        return False
+    dist = getattr(sys.modules.get("torch"), "distributed", None)
+    if dist is None or (dist.is_available() and dist.is_initialized()):
+        return False
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_wrap" and code.co_filename.endswith(
+                os.path.join("torch", "multiprocessing", "spawn.py")):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _fresh_run_id(cfg, effective):
     """The default run_id has a one-second resolution, and a process may profile several times a
     second (a decorated function, tests): a run_id this process used already gets a suffix, so
@@ -119,7 +185,10 @@ class Profile(contextlib.ContextDecorator):
     The use cases' spellings are accepted (tprof._keys): nsight_enabled maps to nsight, and
     with_stack, nsight_output, peak_tflops are ignored with one warning on a build without them.
     A run_id this process used before (the default one has a one-second resolution) gets a
-    suffix: -2, -3, ...
+    suffix: -2, -3, ... One rank of several (torchrun, mp.spawn) with the default run_id takes
+    its parent process's, so that the ranks share one run directory; in a torch.multiprocessing
+    spawn worker whose rank is not known yet (a decorator, before init_process_group), the
+    session starts at the first step() (docs/DISTRIBUTED.md).
 
     The PyTorch options (tprof.torch; docs/PYTHON.md): model, an nn.Module whose forward calls
     become ranges named by their path (with_modules); record_ops, a range per op as torch's
@@ -149,31 +218,48 @@ class Profile(contextlib.ContextDecorator):
         self.error = None  # the configuration error that left the last start unprofiled
         self._flight = False  # the flight recorder is on (docs/FLIGHT.md)
         self._parts = []
+        self._pending = False  # a spawned worker's start, waiting for its rank (start())
 
     # ---- life cycle ----
 
     def start(self):
         global _current
         with _lock:
-            if self.running:
+            if self.running or self._pending:
                 return self
             if _current is not None:
                 _tprof.warn("tprof.profile started while another profile is running "
                             "(ignored): profiles do not nest")
                 return self
-            cfg, effective, parts = self._configure()
-            pass_wheel_cupti_dirs()
-            if not _tprof.start(cfg):
-                return self  # the library said why (on stderr and in tprof.messages())
-            self.config = cfg
-            self.enabled = effective["enabled"]
-            self._flight = effective["flight_recorder"]
-            # the library's: another folder when <output_dir>/<run_id> was not tprof's to use
-            self.run_dir = _tprof.run_dir() or os.path.join(effective["output_dir"],
-                                                            effective["run_id"])
-            self.running = True
-            self._parts = []
-            _current = self
+            if _spawned_rank_unknown():
+                # the rank decides the run directory's file names: the session starts at the
+                # first step, once the worker has joined torch.distributed (docs/DISTRIBUTED.md)
+                self._pending = True
+                _current = self
+                return self
+            parts = self._start_session()
+        self._start_parts(parts)
+        return self
+
+    def _start_session(self):
+        """Starts the library's session (under _lock); the PyTorch parts to start, or []."""
+        global _current
+        cfg, effective, parts = self._configure()
+        pass_wheel_cupti_dirs()
+        if not _tprof.start(cfg):
+            return []  # the library said why (on stderr and in tprof.messages())
+        self.config = cfg
+        self.enabled = effective["enabled"]
+        self._flight = effective["flight_recorder"]
+        # the library's: another folder when <output_dir>/<run_id> was not tprof's to use
+        self.run_dir = _tprof.run_dir() or os.path.join(effective["output_dir"],
+                                                        effective["run_id"])
+        self.running = True
+        self._parts = []
+        _current = self
+        return parts
+
+    def _start_parts(self, parts):
         try:
             for part in parts:
                 part.start()
@@ -181,11 +267,26 @@ class Profile(contextlib.ContextDecorator):
         except BaseException:
             self.stop()
             raise
-        return self
+
+    def _start_pending(self):
+        """The deferred start of a spawned worker's profile (start()); True when a session
+        started, whose first step is the one the worker has just ended."""
+        global _current
+        with _lock:
+            if not self._pending:
+                return False
+            self._pending = False
+            _current = None
+            parts = self._start_session()
+        self._start_parts(parts)
+        return self.running
 
     def stop(self):
         global _current
         with _lock:
+            if self._pending:  # a spawned worker that never stepped recorded nothing
+                self._pending = False
+                _current = None
             if not self.running:
                 return
             try:
@@ -218,6 +319,7 @@ class Profile(contextlib.ContextDecorator):
             effective = json.loads(cfg.to_json())
             if not effective["enabled"]:
                 return cfg, effective, []  # the library says once that the keys record nothing
+            _shared_run_id(cfg, effective)
             _fresh_run_id(cfg, effective)
             parts = self._torch_parts(cfg, effective)
             if effective["with_stack"] and not self._torch_options["torch_profiler"]:
@@ -244,7 +346,10 @@ class Profile(contextlib.ContextDecorator):
 
     def step(self):
         """Ends step k and begins step k+1 (the schedule moves; a window may close)."""
-        if self.running:
+        if self._start_pending():
+            _tprof.step()  # ends step 1, which ran before the rank was known (unrecorded)
+            self._each_part("window_changed")
+        elif self.running:
             self._each_part("step")
             _tprof.step()
             self._each_part("window_changed")  # parts that follow windows (the op observer)
@@ -264,6 +369,7 @@ class Profile(contextlib.ContextDecorator):
 
     def epoch(self, n):
         """Marks the start of epoch n (epoch windows: docs/CONFIG.md)."""
+        self._start_pending()
         if self.running or _current is None:
             _tprof.epoch(n)
             self._each_part("window_changed")

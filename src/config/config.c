@@ -53,6 +53,17 @@ const tp_keydef *tp_config_find_key(const char *name, size_t len) {
     return NULL;
 }
 
+const char *tp_config_key_name(const char *key, size_t len, int *is_bool) {
+    const tp_keydef *k = tp_config_find_key(key, len);
+    if (k && is_bool) *is_bool = k->type == TP_T_BOOL;
+    return k ? k->name : NULL;
+}
+
+const char *tp_config_origin(const tprof_config *cfg, const char *key, size_t len) {
+    const tp_keydef *k = tp_config_find_key(key, len);
+    return k ? cfg->origin[k - tp_config_keys] : NULL;
+}
+
 void tp_config_one_line(char *msg, size_t size) {
     char copy[sizeof(((tprof_config *)0)->err)];
     snprintf(copy, sizeof(copy), "%s", msg);

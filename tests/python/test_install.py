@@ -158,6 +158,11 @@ def check_installed(venv, tmp_path, repaired=False):
                                   str(tmp_path / "missing.json")], capture_output=True, text=True)
         assert bad.returncode == ref_bad.returncode != 0
         assert bad.stderr == ref_bad.stderr
+        # tprof run finds the installed package's bootstrap: the child Python process has
+        # tprof run set up (without torch there is nothing to profile, and nothing is written)
+        r = run(venv, argv + ["run", "--", "python", "-c",
+                              "import sys; print('tprof._autorun' in sys.modules)"], tmp_path)
+        assert r.returncode == 0 and r.stdout == "True\n", r.stdout + r.stderr
 
 
 @pytest.fixture
