@@ -8,7 +8,9 @@ then on_train_batch_end. So the stages switch at the hooks, one open at a time, 
 dataloader (batch end to the next batch start: the fetch), forward (batch start to zero_grad or
 backward), optimizer (zero_grad; on_before_optimizer_step to the optimizer's step-post hook),
 backward (on_before_backward to on_after_backward), validation (the validation loop inside fit).
-Time between stages is "other". With manual optimization the user's training_step runs
+Time between stages is "other". The validation loop is no training step: at its end the step in
+progress begins again (tprof's step_restart), so the loop lies in the trace between two steps,
+never in the step statistics. With manual optimization the user's training_step runs
 forward, manual_backward and opt.step() in any order: after an optimizer step the stage returns
 to forward. Each training batch is one step (ProfilerStep#N ends at on_train_batch_end).
 
@@ -272,6 +274,7 @@ class CallbackLogic:
     def on_validation_end(self, trainer, pl_module):
         if self._active:
             self._switch(None)
+            _tprof.step_restart()  # the loop is no training step: the next one begins now
             self._stage = self._before_validation
             if self._stage is not None:
                 self._stage.begin()
