@@ -70,12 +70,14 @@ int tp_config_apply_list(tprof_config *cfg, const char *key, size_t len, const c
 /* The error for a value no key accepts (a nested YAML value): unknown key or invalid value. */
 int tp_config_reject(tprof_config *cfg, const char *key, size_t len, const char *shown,
                      const char *source);
-/* The checks between keys (both schedules, epoch_steps without epochs, the cycle of
- * schedule_every_n_steps). 0, or -1 with err. */
+/* The checks between keys (both schedules, epoch_steps without epochs). 0, or -1 with err. */
 int tp_config_validate(const tprof_config *cfg, char *err, size_t errlen);
 /* When cfg is disabled but other keys were given: 1 and, in note, the one line that says nothing
  * will be recorded and why; else 0. */
 int tp_config_idle_note(const tprof_config *cfg, char *note, size_t size);
+/* When schedule_every_n_steps cannot hold the wait, warmup and active given: 1 and, in note,
+ * the one line naming them and the closest schedule, the one tp_config_schedule gives; else 0. */
+int tp_config_cycle_note(const tprof_config *cfg, char *note, size_t size);
 tprof_config *tp_config_dup(const tprof_config *cfg);
 /* The schedule cfg describes; s->epochs points into cfg. Expects tp_config_validate passed. */
 void tp_config_schedule(const tprof_config *cfg, tp_schedule *s);

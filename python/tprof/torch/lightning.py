@@ -60,10 +60,14 @@ def profile_keys(enabled=True, profile_epochs=None, profile_steps=None, warmup_s
     keys.update(enabled=enabled, record_shapes=record_shapes, with_stack=with_stack,
                 output_dir=output_dir, top_k=log_top_k_ops)
     every_epoch = False
-    if profile_epochs is not None or profile_steps is not None or warmup_steps is not None:
+    if profile_epochs is not None or profile_steps is not None:
         keys.update(epochs=None if profile_epochs is None else list(profile_epochs),
                     epoch_steps=profile_steps, warmup=warmup_steps)
         every_epoch = profile_epochs is None
+    elif warmup_steps is not None:
+        # without epoch windows, Hydra's alias: the step schedule's warmup (a use case passes
+        # its profiling block, wait_steps and active_steps beside it, as keywords)
+        keys["warmup"] = warmup_steps
     if activities is not None:
         keys["gpu"] = _gpu_from_activities(activities)
     if not export_chrome_trace:
@@ -93,11 +97,24 @@ def take_keywords(target, enabled, profile_epochs, profile_steps, warmup_steps, 
     target.record_ops = record_ops
 
 
+def command_line():
+    """sys.argv when it holds tprof arguments (--profile, --profiler on, profiling.<key>=...,
+    callbacks.profiler.<key>=...: docs/CONFIG.md), else None. They are read, not removed: the
+    program's own parser (Hydra's) has them too."""
+    rest = list(sys.argv)
+    try:
+        _tprof.Config().load_args(rest)
+    except _tprof.ConfigError:
+        return sys.argv  # tprof's, with a bad value: tprof.profile says so in one line
+    return sys.argv if len(rest) < len(sys.argv) else None
+
+
 def start_profile(owner, trainer, model):
     """The started tprof.profile of a fit (the callback) or a run (the profiler), from owner's
-    keywords (take_keywords); None when profiling is off or a configuration error left the run
-    unprofiled (one line said why)."""
-    if not owner.keys["enabled"]:
+    keywords (take_keywords), then the command line's tprof arguments (command_line); None when
+    profiling is off or a configuration error left the run unprofiled (one line said why)."""
+    argv = command_line()
+    if not owner.keys["enabled"] and argv is None:
         _session.say_off(owner.keys, owner.given)
         return None
     keys = dict(owner.keys)
@@ -105,7 +122,7 @@ def start_profile(owner, trainer, model):
         keys["epochs"] = every_epoch_list(trainer)
     if trainer is not None:
         keys = shared_run_id(trainer, keys)
-    prof = tprof.profile(model=model, record_ops=owner.record_ops, **keys).start()
+    prof = tprof.profile(model=model, record_ops=owner.record_ops, argv=argv, **keys).start()
     if not prof.enabled:  # switched off (TPROF_ENABLED=0) or a configuration error
         prof.stop()
         return None
@@ -166,12 +183,14 @@ class CallbackLogic:
     """tprof for a Lightning Trainer's fit.
 
     enabled, profile_epochs (Lightning's 0-based current_epoch), profile_steps (steps recorded per
-    profiled epoch; alone: in every epoch), warmup_steps, activities (["cpu"] or ["cpu", "cuda"]:
+    profiled epoch; alone: in every epoch), warmup_steps (with either, each profiled epoch's
+    warmup; without, the step schedule's, as Hydra's alias), activities (["cpu"] or ["cpu", "cuda"]:
     tprof's gpu key), record_shapes, with_stack, output_dir, export_chrome_trace (traces are
     always written: False is noted and ignored), log_top_k_ops (rows of the tables) are the use
     case's keywords; with_modules=True makes the LightningModule's submodules ranges, record_ops
-    records aten ops; any other keyword is a tprof configuration key. A configuration error is
-    one `tprof:` line and the fit runs unprofiled.
+    records aten ops; any other keyword is a tprof configuration key. The command line's tprof
+    arguments (callbacks.profiler.enabled=true, --profiler on) win over the keywords. A
+    configuration error is one `tprof:` line and the fit runs unprofiled.
     """
 
     def __init__(self, enabled=True, profile_epochs=None, profile_steps=None, warmup_steps=None,
