@@ -7,7 +7,6 @@ import os
 import sys
 
 import pytest
-
 from conftest import read_json, run_traces, step_numbers, trace_events
 from tprof import _tprof
 
@@ -97,18 +96,18 @@ def test_cycle_that_cannot_hold_runs_the_closest_schedule(out_dir, capfd):
     cfg, rest = tprof.config_from_args(
         ["train.py", "profiling.enabled=true", "profiling.wait_steps=1",
          "profiling.warmup_steps=1", "profiling.active_steps=3", "profiling.repeat_cycles=2",
-         "profiling.schedule_every_n_steps=10", "profiling.output_dir=" + out_dir,
+         "profiling.schedule_every_n_steps=10", ("profiling.output_dir=" + out_dir),
          "profiling.summary=false"])
     assert rest == ["train.py"]
     with tprof.profile(cfg) as prof:
         for _ in range(25):
             tprof.step()
     err = [line for line in capfd.readouterr().err.splitlines() if line.startswith("tprof:")]
-    assert err == ["tprof: profiling.schedule_every_n_steps = 10 (from "
-                   "profiling.schedule_every_n_steps) cannot hold wait 1 + warmup 1 + active 3 "
-                   "(from profiling.wait_steps, profiling.warmup_steps, profiling.active_steps): "
-                   "profiling the closest schedule, a cycle of 10 steps with wait 6, warmup 1, "
-                   "active 3"]
+    assert err == [("tprof: profiling.schedule_every_n_steps = 10 (from "
+                    "profiling.schedule_every_n_steps) cannot hold wait 1 + warmup 1 + active 3 "
+                    "(from profiling.wait_steps, profiling.warmup_steps, "
+                    "profiling.active_steps): profiling the closest schedule, a cycle of 10 "
+                    "steps with wait 6, warmup 1, active 3")]
     assert prof.enabled and prof.error is None
     assert recorded_steps(prof.run_dir) == torch_recorded(25, wait=6, warmup=1, active=3,
                                                           repeat=2) == [7, 8, 9, 17, 18, 19]
