@@ -262,6 +262,32 @@ def test_validation_is_its_own_stage_and_no_training_step(out_dir):
     assert sum(s["total_us"] for s in summary["stages"]) <= summary["steps"]["total_us"] * 1.001
 
 
+@pytest.mark.parametrize("kind", ["Callback", "LightningProfiler"])
+def test_last_epoch_block_prints_before_the_summary(out_dir, capfd, kind):
+    """Issue 23: the last epoch's window closed only at shutdown, so its block printed after the
+    run's summary. The end of fit closes it first: epoch 0's block, epoch 1's, then the summary;
+    the window is complete (a whole epoch, not cut by the end of the run)."""
+    integration = getattr(tprof.torch, kind)(profile_epochs=[0, 1], output_dir=out_dir,
+                                             log_top_k_ops=2)
+    if kind == "Callback":
+        trainer([integration], max_epochs=2, limit_val_batches=1).fit(Net(), loader(4),
+                                                                      loader(1))
+        run_dir = integration.profile.run_dir
+    else:
+        trainer(profiler=integration, max_epochs=2, limit_val_batches=1).fit(Net(), loader(4),
+                                                                             loader(1))
+        run_dir = integration.session.run_dir
+    err = capfd.readouterr().err
+    order = [err.find(mark) for mark in ("tprof: epoch 0: ", "tprof: epoch 1: ",
+                                         "tprof summary:")]
+    assert -1 not in order and order == sorted(order), order
+    assert err.count("tprof: epoch 1: ") == 1
+    run = read_json(os.path.join(run_dir, "summary.json"))["run"]
+    assert run["windows"] == 2 and run["partial_windows"] == 0
+    assert [os.path.basename(t) for t in run_traces(run_dir)] == ["trace_0001_epoch_0.json",
+                                                                  "trace_0002_epoch_1.json"]
+
+
 # ---- failures inside fit ----
 
 @pytest.mark.parametrize("error", [RuntimeError("boom"), KeyboardInterrupt()])

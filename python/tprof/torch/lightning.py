@@ -149,6 +149,13 @@ def shared_run_id(trainer, keys):
     return keys
 
 
+def epoch_reports(prof, trainer):
+    """The EpochReports of a started session prof, in the trainer's rank."""
+    config = json.loads(prof.config.to_json())
+    return EpochReports(prof.run_dir, config["top_k"], getattr(trainer, "global_rank", 0),
+                        config["epochs"])
+
+
 class EpochReports:
     """After a profiled epoch, its top ops and bottleneck lines on stderr (rank 0, its own
     traces): each window the run saved (trace_<n>_epoch_<e>[.rank0].json) reported once,
@@ -156,18 +163,52 @@ class EpochReports:
 
     _EPOCH = re.compile(r"trace_\d+_epoch_(\d+)(?:\.rank(\d+))?\.json(?:\.gz)?$")
 
-    def __init__(self, run_dir, top_k, rank):
+    # How long the end of fit waits for the writer thread to write the last windows' traces.
+    _WAIT_S = 5.0
+
+    def __init__(self, run_dir, top_k, rank, epochs):
         self.run_dir = run_dir
         self.top_k = top_k
         self.rank = rank
+        self.epochs = set(epochs)  # the listed epochs (the configuration's)
+        self.marked = set()  # the epochs the session was told of (tprof.epoch)
         self.done = set()
+
+    def mark(self, epoch):
+        """Marks the start of epoch `epoch` in the running session, and remembers it."""
+        self.marked.add(epoch)
+        tprof.epoch(epoch)
+
+    def finish(self):
+        """At the end of fit, before the session stops and prints the run's summary: the last
+        epoch's window is closed (an epoch after every listed one begins), and each profiled
+        epoch's block printed once the writer thread has written its trace, so the blocks come
+        before the summary, in order."""
+        if not self.epochs or not self.marked:
+            return
+        tprof.epoch(max(self.epochs | self.marked) + 1)
+        expected = self.epochs & self.marked
+        deadline = time.monotonic() + self._WAIT_S
+        while self.rank == 0 and self.run_dir and time.monotonic() < deadline:
+            if expected <= {e for e, _ in self._traces()}:
+                break
+            time.sleep(0.01)
+        self.report_new()
+
+    def _traces(self):
+        """[(epoch, path)] of rank 0's epoch traces in the run directory, in window order."""
+        out = []
+        for path in sorted(glob.glob(os.path.join(self.run_dir, "trace_*"))):
+            m = self._EPOCH.search(os.path.basename(path))
+            if m and (m.group(2) or "0") == "0":  # rank 0's own
+                out.append((int(m.group(1)), path))
+        return out
 
     def report_new(self):
         if self.rank != 0 or not self.run_dir:
             return
-        for path in sorted(glob.glob(os.path.join(self.run_dir, "trace_*"))):
-            m = self._EPOCH.search(os.path.basename(path))
-            if not m or path in self.done or (m.group(2) or "0") != "0":  # rank 0's own
+        for epoch, path in self._traces():
+            if path in self.done:
                 continue
             self.done.add(path)
             try:
@@ -175,7 +216,7 @@ class EpochReports:
             except ValueError as e:
                 _keys.note("epoch report: %s" % e)
                 continue
-            print(lightning_report.epoch_report(analysis, int(m.group(1)), self.top_k),
+            print(lightning_report.epoch_report(analysis, epoch, self.top_k),
                   file=sys.stderr, flush=True)
 
 
@@ -235,8 +276,7 @@ class CallbackLogic:
         self._hooks = [opt.register_step_post_hook(self._after_optimizer_step)
                        for opt in getattr(trainer, "optimizers", ())
                        if hasattr(opt, "register_step_post_hook")]
-        top_k = json.loads(prof.config.to_json())["top_k"]
-        self._reports = EpochReports(prof.run_dir, top_k, getattr(trainer, "global_rank", 0))
+        self._reports = epoch_reports(prof, trainer)
 
     def _stop(self):
         if not self._active:
@@ -256,7 +296,7 @@ class CallbackLogic:
 
     def on_train_epoch_start(self, trainer, pl_module):
         if self._active:
-            self.profile.epoch(trainer.current_epoch)
+            self._reports.mark(trainer.current_epoch)
             self._switch("dataloader")
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx, *args):
@@ -304,6 +344,9 @@ class CallbackLogic:
             self._reports.report_new()
 
     def on_train_end(self, trainer, pl_module):
+        if self._active:
+            self._switch(None)
+            self._reports.finish()  # the last epoch's block before the run's summary
         self._stop()
 
     def on_exception(self, trainer, pl_module, exception):

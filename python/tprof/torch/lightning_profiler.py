@@ -25,7 +25,7 @@ import time
 import tprof
 from tprof import _tprof
 from tprof.torch import lightning_report
-from tprof.torch.lightning import (STAGES, EpochReports, lightning_base, start_profile,
+from tprof.torch.lightning import (STAGES, epoch_reports, lightning_base, start_profile,
                                    take_keywords)
 
 _STAGE_RANGES = {name: _tprof.range(name) for name in STAGES}
@@ -172,7 +172,7 @@ class ProfilerLogic:
         trainer = getattr(getattr(self, "_lightning_module", None), "trainer", None)
         epoch = getattr(trainer, "current_epoch", None)
         if isinstance(epoch, int):
-            tprof.epoch(epoch)
+            self._reports.mark(epoch)
             self._recording_changed()
 
     def _recording_changed(self, stopping=False):
@@ -193,8 +193,7 @@ class ProfilerLogic:
         self._recorded = 0.0
         self._recording_since = None
         self._recording_changed()
-        rank = getattr(trainer, "global_rank", 0)
-        self._reports = EpochReports(prof.run_dir, self._top_k(), rank)
+        self._reports = epoch_reports(prof, trainer)
         if trainer is not None:
             self._stop_on_exception(trainer.strategy)
 
@@ -208,14 +207,15 @@ class ProfilerLogic:
         def on_exception(exception):
             if self._on:
                 self.session.save_flight_on_exception()  # the flight recorder's ring, when on
-            self._stop_session()
+            self._stop_session(failed=True)
             return original(exception)
 
         strategy.on_exception = on_exception
         self._unpatch = lambda: setattr(strategy, "on_exception", original)
 
-    def _stop_session(self):
-        """Ends the run's session (once): its files, its summary on stderr, the tables."""
+    def _stop_session(self, failed=False):
+        """Ends the run's session (once): its files, its summary on stderr, the tables. Unless
+        the run failed, the last epoch's block prints first (EpochReports.finish)."""
         if not self._on:
             return
         self._on = False
@@ -224,6 +224,8 @@ class ProfilerLogic:
         while self._stages:
             self._stages.pop().end()
         self._recording_changed(stopping=True)
+        if not failed:
+            self._reports.finish()
         self.session.stop()
         self._reports.report_new()
         self._text = self._tables()
