@@ -28,7 +28,7 @@ import time
 
 import tprof
 from tprof import _keys, _session, _tprof
-from tprof.torch import lightning_report
+from tprof.torch import lightning_metrics, lightning_report
 
 # The stages of tprof's Lightning integrations, as bare names: a range counts for a stage only
 # when it has exactly that name, so Lightning's own action names never count twice.
@@ -173,6 +173,7 @@ class EpochReports:
         self.epochs = set(epochs)  # the listed epochs (the configuration's)
         self.marked = set()  # the epochs the session was told of (tprof.epoch)
         self.done = set()
+        self.analyses = {}  # epoch -> its window's analysis (for the loggers: lightning_metrics)
 
     def mark(self, epoch):
         """Marks the start of epoch `epoch` in the running session, and remembers it."""
@@ -216,8 +217,16 @@ class EpochReports:
             except ValueError as e:
                 _keys.note("epoch report: %s" % e)
                 continue
+            self.analyses[epoch] = analysis
             print(lightning_report.epoch_report(analysis, epoch, self.top_k),
                   file=sys.stderr, flush=True)
+
+    def log_to(self, trainer, after_finalize=False):
+        """After the session stopped: each profiled window's figures to the trainer's loggers
+        (rank 0; lightning_metrics)."""
+        if self.rank == 0 and trainer is not None:
+            lightning_metrics.log_windows(getattr(trainer, "loggers", ()), self.run_dir,
+                                          self.analyses, self.top_k, after_finalize)
 
 
 class CallbackLogic:
@@ -278,7 +287,7 @@ class CallbackLogic:
                        if hasattr(opt, "register_step_post_hook")]
         self._reports = epoch_reports(prof, trainer)
 
-    def _stop(self):
+    def _stop(self, trainer=None):
         if not self._active:
             return
         self._active = False
@@ -288,6 +297,7 @@ class CallbackLogic:
         self._hooks = []
         self.profile.stop()
         self._reports.report_new()
+        self._reports.log_to(trainer)
 
     # ---- Lightning's hooks ----
 
@@ -347,12 +357,12 @@ class CallbackLogic:
         if self._active:
             self._switch(None)
             self._reports.finish()  # the last epoch's block before the run's summary
-        self._stop()
+        self._stop(trainer)
 
     def on_exception(self, trainer, pl_module, exception):
         if self._active:
             self.profile.save_flight_on_exception()  # the flight recorder's ring, when on
-        self._stop()
+        self._stop(trainer)
 
 
 def lightning_base(module, name):

@@ -102,6 +102,7 @@ class ProfilerLogic:
         self._text = ""
         self._unpatch = _nothing  # undoes _stop_on_exception
         self._on = False  # a session records this run: steps, epochs, reports
+        self._trainer = None  # the run's Trainer: its loggers get the windows' figures
 
     # ---- Lightning's Profiler interface ----
 
@@ -194,6 +195,7 @@ class ProfilerLogic:
         self._recording_since = None
         self._recording_changed()
         self._reports = epoch_reports(prof, trainer)
+        self._trainer = trainer
         if trainer is not None:
             self._stop_on_exception(trainer.strategy)
 
@@ -228,6 +230,8 @@ class ProfilerLogic:
             self._reports.finish()
         self.session.stop()
         self._reports.report_new()
+        # Lightning finalized its loggers before it asks for the summary
+        self._reports.log_to(self._trainer, after_finalize=True)
         self._text = self._tables()
 
     def _top_k(self):
