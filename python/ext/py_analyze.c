@@ -5,6 +5,7 @@
 #include "tprof_py.h"
 
 #include "analysis/analysis.h"
+#include "model/stage.h"
 #include "report/report.h"
 #include "trace/reader.h"
 #include "util/buf.h"
@@ -16,6 +17,9 @@ typedef struct analyze_job {
     char **paths;
     size_t n;
     size_t top_k;
+    char **specs; /* the stages as "name" or "name=pattern|pattern", split in place */
+    tp_stage_def *stages;
+    size_t nstages; /* 0: the default stages */
     tp_buf out;
     char err[1024];
 } analyze_job;
@@ -28,7 +32,8 @@ static int out_of_memory(analyze_job *job) {
 /* Every file into one analysis, then its JSON into job->out; -1 with job->err on the first
  * unreadable file or when memory runs out. Runs without the GIL. */
 static int run_analysis(analyze_job *job) {
-    tp_analysis *a = tp_analysis_new(NULL);
+    tp_analysis_opts opts = {.stages = job->stages, .nstages = job->nstages};
+    tp_analysis *a = tp_analysis_new(job->nstages ? &opts : NULL);
     if (!a) return out_of_memory(job);
     int rc = 0;
     for (size_t i = 0; i < job->n && rc == 0; i++) {
@@ -50,11 +55,46 @@ static int run_analysis(analyze_job *job) {
 
 /* analyze(paths, top_k) -> str: the JSON report of the traces, read as one run. An unreadable
  * file raises ValueError with the reader's one line ("PATH: byte N: problem"). */
+/* The stages argument (a list of str, or None: the default stages) into job, parsed as the
+ * stages key is: 0, or -1 with an exception set. */
+static int take_stages(analyze_job *job, PyObject *stages) {
+    if (stages == Py_None) return 0;
+    PyObject *seq = PySequence_Fast(stages, "stages must be a list of str");
+    if (!seq) return -1;
+    size_t n = (size_t)PySequence_Fast_GET_SIZE(seq);
+    job->specs = calloc(n + 1, sizeof(*job->specs));
+    job->stages = calloc(n + 1, sizeof(*job->stages));
+    int rc = job->specs && job->stages ? 0 : (PyErr_NoMemory(), -1);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *spec = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i));
+        if (!spec || !(job->specs[i] = strdup(spec))) {
+            if (spec) PyErr_NoMemory();
+            rc = -1;
+        } else if (tp_stage_parse(job->specs[i], &job->stages[i])) {
+            PyErr_Format(PyExc_ValueError, "stages[%zu]: %.100s is not a stage", i, spec);
+            rc = -1;
+        } else {
+            job->nstages = i + 1;
+        }
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+static void free_stages(analyze_job *job) {
+    for (size_t i = 0; i < job->nstages; i++)
+        free((void *)job->stages[i].patterns);
+    for (size_t i = 0; job->specs && job->specs[i]; i++)
+        free(job->specs[i]);
+    free(job->specs);
+    free(job->stages);
+}
+
 static PyObject *py_analyze(PyObject *mod, PyObject *args) {
     (void)mod;
-    PyObject *list;
+    PyObject *list, *stages = Py_None;
     Py_ssize_t top_k = 10;
-    if (!PyArg_ParseTuple(args, "O|n:analyze", &list, &top_k)) return NULL;
+    if (!PyArg_ParseTuple(args, "O|nO:analyze", &list, &top_k, &stages)) return NULL;
     if (top_k < 1) {
         PyErr_SetString(PyExc_ValueError, "top_k must be at least 1");
         return NULL;
@@ -64,6 +104,7 @@ static PyObject *py_analyze(PyObject *mod, PyObject *args) {
     analyze_job job = {.n = (size_t)PySequence_Fast_GET_SIZE(seq), .top_k = (size_t)top_k};
     tp_buf_init(&job.out);
     PyObject *result = NULL;
+    if (take_stages(&job, stages)) goto out;
     job.paths = calloc(job.n + 1, sizeof(*job.paths));
     if (!job.paths) {
         PyErr_NoMemory();
@@ -90,6 +131,7 @@ out:
     for (size_t i = 0; job.paths && i < job.n; i++)
         free(job.paths[i]);
     free(job.paths);
+    free_stages(&job);
     tp_buf_free(&job.out);
     Py_DECREF(seq);
     return result;
@@ -97,7 +139,8 @@ out:
 
 PyMethodDef tp_py_analyze_methods[] = {
     {"analyze", py_analyze, METH_VARARGS,
-     "analyze(paths, top_k=10) -> str\n--\n\nThe traces' analysis as `tprof analyze --json` "
+     "analyze(paths, top_k=10, stages=None) -> str\n--\n\nThe traces' analysis as `tprof analyze "
+     "--json` "
      "writes it."},
     {NULL, NULL, 0, NULL},
 };

@@ -20,12 +20,14 @@ def trace_files(path):
             and os.path.isfile(os.path.join(path, name))]
 
 
-def analyze(path, top_k=10):
+def analyze(path, top_k=10, stages=None):
     """The analysis of a trace file, or of every trace in a folder read as one run, as a dict with
     the keys of `tprof analyze --json` (docs/ANALYZE_JSON.md). Any Chrome/Kineto trace works:
-    tprof's own, torch.profiler's, plain or gzip. An unreadable file raises ValueError naming the
-    file, the byte offset and the problem."""
+    tprof's own, torch.profiler's, plain or gzip. stages: a list of "name" or
+    "name=pattern|pattern" as the stages key and `tprof analyze --stage` take (None: the default
+    stages). An unreadable file raises ValueError naming the file, the byte offset and the
+    problem."""
     files = trace_files(path)
     if not files:
         raise ValueError("%s: no trace files (*.json, *.json.gz) in this folder" % os.fspath(path))
-    return json.loads(_tprof.analyze(files, top_k))
+    return json.loads(_tprof.analyze(files, top_k, stages))

@@ -282,6 +282,11 @@ def test_last_epoch_block_prints_before_the_summary(out_dir, capfd, kind):
                                          "tprof summary:")]
     assert -1 not in order and order == sorted(order), order
     assert err.count("tprof: epoch 1: ") == 1
+    for epoch in (0, 1):  # analysed with the run's stages: the shares add up to the step
+        line = err.split("tprof: epoch %d: " % epoch)[1].splitlines()[0]
+        shares = [float(part.rsplit(" ", 1)[1].rstrip("%")) for part in line.split("; ")[1]
+                  .split(", ")]
+        assert len(shares) == len(STAGES) + 1 and sum(shares) == pytest.approx(100.0, abs=0.3)
     run = read_json(os.path.join(run_dir, "summary.json"))["run"]
     assert run["windows"] == 2 and run["partial_windows"] == 0
     assert [os.path.basename(t) for t in run_traces(run_dir)] == ["trace_0001_epoch_0.json",
@@ -372,3 +377,21 @@ def test_decorator_keys_verbatim(out_dir, capfd):
     err = capfd.readouterr().err
     assert err.count("nsight_enabled=False (from tprof.profile) is tprof's nsight=False") == 1
     assert "Traceback" not in err
+
+
+def test_analyze_with_the_runs_stages_equals_its_summary(out_dir):
+    """tprof.analyze(path, top_k, stages) with the run's stages gives the run's stage table (one
+    window: the same figures as summary.json); the default stages would not (the optimizer's
+    step encloses forward and backward); a bad stage is a ValueError."""
+    events, summary = fit_whole_run(out_dir, Net(), max_epochs=1, limit_val_batches=0)
+    (trace,) = run_traces(summary["run"]["dir"])
+    mine = tprof.analyze(trace, 5, list(STAGES))
+    assert [(s["stage"], s["count"]) for s in mine["stages"]] == \
+        [(s["stage"], s["count"]) for s in summary["stages"]]
+    for a, b in zip(mine["stages"], summary["stages"]):
+        assert a["total_us"] == pytest.approx(b["total_us"], rel=1e-6, abs=1e-3)
+    default = tprof.analyze(trace, 5)
+    assert sum(s["pct"] for s in mine["stages"]) <= 100.01
+    assert sum(s["pct"] for s in default["stages"]) > 100.01
+    with pytest.raises(ValueError, match="stages"):
+        tprof.analyze(trace, 5, ["=nothing"])

@@ -153,22 +153,24 @@ def epoch_reports(prof, trainer):
     """The EpochReports of a started session prof, in the trainer's rank."""
     config = json.loads(prof.config.to_json())
     return EpochReports(prof.run_dir, config["top_k"], getattr(trainer, "global_rank", 0),
-                        config["epochs"])
+                        config["epochs"], config["stages"])
 
 
 class EpochReports:
     """After a profiled epoch, its top ops and bottleneck lines on stderr (rank 0, its own
     traces): each window the run saved (trace_<n>_epoch_<e>[.rank0].json) reported once,
-    analysed by tprof.analyze (with the analysis's default stages: validation counts as other)."""
+    analysed by tprof.analyze with the run's stages (its summary's, so the shares agree with it
+    and add up to the step)."""
 
     _EPOCH = re.compile(r"trace_\d+_epoch_(\d+)(?:\.rank(\d+))?\.json(?:\.gz)?$")
 
     # How long the end of fit waits for the writer thread to write the last windows' traces.
     _WAIT_S = 5.0
 
-    def __init__(self, run_dir, top_k, rank, epochs):
+    def __init__(self, run_dir, top_k, rank, epochs, stages=None):
         self.run_dir = run_dir
         self.top_k = top_k
+        self.stages = stages or None  # the run's (its summary's); None: the default stages
         self.rank = rank
         self.epochs = set(epochs)  # the listed epochs (the configuration's)
         self.marked = set()  # the epochs the session was told of (tprof.epoch)
@@ -213,7 +215,7 @@ class EpochReports:
                 continue
             self.done.add(path)
             try:
-                analysis = tprof.analyze(path, self.top_k)
+                analysis = tprof.analyze(path, self.top_k, self.stages)
             except ValueError as e:
                 _keys.note("epoch report: %s" % e)
                 continue
