@@ -383,7 +383,7 @@ def test_analyze_with_the_runs_stages_equals_its_summary(out_dir):
     """tprof.analyze(path, top_k, stages) with the run's stages gives the run's stage table (one
     window: the same figures as summary.json); the default stages would not (the optimizer's
     step encloses forward and backward); a bad stage is a ValueError."""
-    events, summary = fit_whole_run(out_dir, Net(), max_epochs=1, limit_val_batches=0)
+    _, summary = fit_whole_run(out_dir, Net(), max_epochs=1, limit_val_batches=0)
     (trace,) = run_traces(summary["run"]["dir"])
     mine = tprof.analyze(trace, 5, list(STAGES))
     assert [(s["stage"], s["count"]) for s in mine["stages"]] == \
