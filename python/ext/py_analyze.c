@@ -7,6 +7,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/compare.h"
+#include "model/stage.h"
 #include "report/report.h"
 #include "trace/reader.h"
 #include "util/buf.h"
@@ -23,6 +24,9 @@ typedef struct analyze_job {
     side sides[2]; /* one for analyze, two (A, B) for compare */
     size_t nsides;
     size_t top_k;
+    char **specs; /* the stages as "name" or "name=pattern|pattern", split in place */
+    tp_stage_def *stages;
+    size_t nstages; /* 0: the default stages */
     tp_buf out;
     char err[1024];
 } analyze_job;
@@ -34,7 +38,8 @@ static void out_of_memory(analyze_job *job) {
 /* A side's files read into one finished analysis; NULL with job->err on the first unreadable
  * file or when memory runs out. Runs without the GIL. */
 static tp_analysis *analysis_of(analyze_job *job, const side *s) {
-    tp_analysis *a = tp_analysis_new(NULL);
+    tp_analysis_opts opts = {.stages = job->stages, .nstages = job->nstages};
+    tp_analysis *a = tp_analysis_new(job->nstages ? &opts : NULL);
     if (!a) {
         out_of_memory(job);
         return NULL;
@@ -104,9 +109,44 @@ static int side_of(PyObject *list, side *s) {
     return rc;
 }
 
+/* The stages argument (a list of str, or None: the default stages) into job, parsed as the
+ * stages key is: 0, or -1 with an exception set. */
+static int take_stages(analyze_job *job, PyObject *stages) {
+    if (stages == Py_None) return 0;
+    PyObject *seq = PySequence_Fast(stages, "stages must be a list of str");
+    if (!seq) return -1;
+    size_t n = (size_t)PySequence_Fast_GET_SIZE(seq);
+    job->specs = calloc(n + 1, sizeof(*job->specs));
+    job->stages = calloc(n + 1, sizeof(*job->stages));
+    int rc = job->specs && job->stages ? 0 : (PyErr_NoMemory(), -1);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *spec = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i));
+        if (!spec || !(job->specs[i] = strdup(spec))) {
+            if (spec) PyErr_NoMemory();
+            rc = -1;
+        } else if (tp_stage_parse(job->specs[i], &job->stages[i])) {
+            PyErr_Format(PyExc_ValueError, "stages[%zu]: %.100s is not a stage", i, spec);
+            rc = -1;
+        } else {
+            job->nstages = i + 1;
+        }
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+static void free_stages(analyze_job *job) {
+    for (size_t i = 0; i < job->nstages; i++)
+        free((void *)job->stages[i].patterns);
+    for (size_t i = 0; job->specs && job->specs[i]; i++)
+        free(job->specs[i]);
+    free(job->specs);
+    free(job->stages);
+}
+
 /* The JSON of the analysis of paths a, or of a compared with paths b (not NULL), as a str; a
  * ValueError with the reader's one line ("PATH: byte N: problem") when a file is unreadable. */
-static PyObject *run(PyObject *a, PyObject *b, Py_ssize_t top_k) {
+static PyObject *run(PyObject *a, PyObject *b, Py_ssize_t top_k, PyObject *stages) {
     const size_t nsides = b ? 2 : 1;
     analyze_job job = {.nsides = nsides};
     PyObject *const lists[2] = {a, b};
@@ -119,6 +159,7 @@ static PyObject *run(PyObject *a, PyObject *b, Py_ssize_t top_k) {
     job.top_k = (size_t)top_k;
     for (size_t i = 0; i < nsides; i++)
         if (side_of(lists[i], &job.sides[i])) goto out;
+    if (take_stages(&job, stages)) goto out;
     PyThreadState *ts = PyEval_SaveThread();
     int rc = run_job(&job);
     PyEval_RestoreThread(ts);
@@ -132,17 +173,18 @@ out:
             free(job.sides[s].paths[i]);
         free(job.sides[s].paths);
     }
+    free_stages(&job);
     tp_buf_free(&job.out);
     return result;
 }
 
-/* analyze(paths, top_k) -> str: the JSON report of the traces, read as one run. */
+/* analyze(paths, top_k, stages) -> str: the JSON report of the traces, read as one run. */
 static PyObject *py_analyze(PyObject *mod, PyObject *args) {
     (void)mod;
-    PyObject *list;
+    PyObject *list, *stages = Py_None;
     Py_ssize_t top_k = 10;
-    if (!PyArg_ParseTuple(args, "O|n:analyze", &list, &top_k)) return NULL;
-    return run(list, NULL, top_k);
+    if (!PyArg_ParseTuple(args, "O|nO:analyze", &list, &top_k, &stages)) return NULL;
+    return run(list, NULL, top_k, stages);
 }
 
 /* compare(paths_a, paths_b, top_k) -> str: `tprof compare --json` of the two sides, each read
@@ -152,13 +194,13 @@ static PyObject *py_compare(PyObject *mod, PyObject *args) {
     PyObject *a, *b;
     Py_ssize_t top_k = 10;
     if (!PyArg_ParseTuple(args, "OO|n:compare", &a, &b, &top_k)) return NULL;
-    return run(a, b, top_k);
+    return run(a, b, top_k, Py_None);
 }
 
 PyMethodDef tp_py_analyze_methods[] = {
     {"analyze", py_analyze, METH_VARARGS,
-     "analyze(paths, top_k=10) -> str\n--\n\nThe traces' analysis as `tprof analyze --json` "
-     "writes it."},
+     "analyze(paths, top_k=10, stages=None) -> str\n--\n\nThe traces' analysis as `tprof analyze "
+     "--json` writes it (stages: the stages key's list, None for the default stages)."},
     {"compare", py_compare, METH_VARARGS,
      "compare(paths_a, paths_b, top_k=10) -> str\n--\n\nTwo runs compared as `tprof compare "
      "--json` writes it."},

@@ -60,6 +60,11 @@ static PyObject *py_step(PyObject *mod, PyObject *unused) {
     return without_gil(tprof_step);
 }
 
+static PyObject *py_step_restart(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    return without_gil(tp_steps_restart);
+}
+
 /* tprof_flight_save: True when the save is asked for, False after the library's one line. A
  * reason that is no str is a TypeError, one with a NUL a ValueError; lone surrogates are
  * replaced (the library then refuses the reason in its line), as in tprof.range. */
@@ -311,6 +316,9 @@ PyMethodDef tp_py_session_methods[] = {
      "declined and said why."},
     {"shutdown", py_shutdown, METH_NOARGS, "Ends the session: the last window, the artifacts."},
     {"step", py_step, METH_NOARGS, "Ends step k and begins step k+1."},
+    {"step_restart", py_step_restart, METH_NOARGS,
+     "The step in progress begins again now: the time since the last step (a validation loop) "
+     "is no step."},
     {"epoch", py_epoch, METH_O, "Marks the start of epoch n."},
     {"flight_save", py_flight_save, METH_O,
      "Saves the flight recorder's ring now (docs/FLIGHT.md); True when asked for."},

@@ -2,7 +2,7 @@
 --json` and `tprof compare --json`; in a notebook their results display as tables (_html)."""
 import json
 import os
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 from tprof import _html, _tprof
 
@@ -57,14 +57,16 @@ def _files(run: _Run) -> List[str]:
     return files
 
 
-def analyze(path: _Run, top_k: int = 10) -> Analysis:
+def analyze(path: _Run, top_k: int = 10, stages: Optional[List[str]] = None) -> Analysis:
     """The analysis of a trace file, or of every trace in a folder read as one run (a
     tprof.profile: its run directory), as a dict with the keys of `tprof analyze --json`
     (docs/ANALYZE_JSON.md); a notebook displays it as tables. Any Chrome/Kineto trace works:
-    tprof's own, torch.profiler's, plain or gzip. An unreadable file raises ValueError naming the
-    file, the byte offset and the problem."""
+    tprof's own, torch.profiler's, plain or gzip. stages: a list of "name" or
+    "name=pattern|pattern" as the stages key and `tprof analyze --stage` take (None: the default
+    stages). An unreadable file raises ValueError naming the file, the byte offset and the
+    problem."""
     title = "tprof analyze: %s" % os.fspath(getattr(path, "run_dir", None) or path)
-    return Analysis(json.loads(_tprof.analyze(_files(path), top_k)), title)
+    return Analysis(json.loads(_tprof.analyze(_files(path), top_k, stages)), title)
 
 
 def compare(a: _Run, b: _Run, top_k: int = 10) -> Comparison:

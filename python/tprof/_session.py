@@ -37,7 +37,7 @@ def config_from_args(argv=None):
     return cfg, argv
 
 
-def _build_config(config, keys):
+def _build_config(config, keys, argv=None):
     """A Config from tprof.profile's arguments (see Profile)."""
     if isinstance(config, _tprof.Config):
         cfg = config.copy()
@@ -59,6 +59,8 @@ def _build_config(config, keys):
             _keys.set_key(cfg, key, value, "tprof.profile")
     if not isinstance(config, _tprof.Config):
         cfg.load_env()
+    if argv is not None:
+        cfg.load_args(list(argv))  # a copy: the caller's list keeps its arguments
     cfg.validate()
     return cfg
 
@@ -172,13 +174,14 @@ class Profile(contextlib.ContextDecorator):
     """A profiling session: a context manager, a decorator, or start()/stop().
 
     tprof.profile(config=None, *, model=None, with_modules=True, record_ops=None,
-                  torch_profiler=False, cuda_memory=None, **keys)
+                  torch_profiler=False, cuda_memory=None, argv=None, **keys)
 
     keys are the library's configuration keys (docs/CONFIG.md: wait=1, active=3, epochs=[1, 5],
     output_dir="runs", ...). Without a tprof.Config, the sources are, later winning: the built-in
     defaults with enabled=True, the YAML file (config as a path, or TPROF_CONFIG), config as a
     dict, keys, then the TPROF_<KEY> variables (so TPROF_ENABLED=0 switches a profiled script
-    off). With a tprof.Config (from config_from_args), that configuration and then keys.
+    off). With a tprof.Config (from config_from_args), that configuration and then keys. argv, a
+    command line (sys.argv), adds its tprof arguments last, without removing them.
     A configuration error never stops the program: start() prints the library's message as one
     `tprof:` line, keeps it in .error, and runs unprofiled (a disabled session). Keys that shape
     the recording, given while profiling is off, print one line saying they record nothing.
@@ -201,12 +204,13 @@ class Profile(contextlib.ContextDecorator):
     """
 
     def __init__(self, config=None, *, model=None, with_modules=True, record_ops=None,
-                 torch_profiler=False, cuda_memory=None, **keys):
+                 torch_profiler=False, cuda_memory=None, argv=None, **keys):
         if model is not None and not callable(getattr(model, "named_modules", None)):
             # a programming error, not a configuration value: it raises, naming the argument
             raise TypeError("tprof.profile(model=...) takes a torch.nn.Module, not %s"
                             % type(model).__name__)
         self._config_arg = config
+        self._argv = argv
         self._keys = _keys.map_keys(keys, "tprof.profile")
         self._torch_options = {"model": model, "with_modules": with_modules,
                                "record_ops": record_ops, "torch_profiler": torch_profiler,
@@ -315,7 +319,7 @@ class Profile(contextlib.ContextDecorator):
         """(config, its effective values, the PyTorch parts). A configuration error is one
         `tprof:` line and a disabled configuration: the training runs on, unprofiled."""
         try:
-            cfg = _build_config(self._config_arg, self._keys)
+            cfg = _build_config(self._config_arg, self._keys, self._argv)
             effective = json.loads(cfg.to_json())
             if not effective["enabled"]:
                 return cfg, effective, []  # the library says once that the keys record nothing

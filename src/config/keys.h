@@ -14,7 +14,8 @@
  * docs/CONFIG.md.
  *
  * TP_CONFIG_ALIASES lists the other names a key answers to (the names of the use cases'
- * configurations: Hydra's *_steps, the decorator's nsight_enabled): X(alias, ID). An alias sets its
+ * configurations: Hydra's *_steps, the decorator's nsight_enabled, the Lightning callback's
+ * keywords, which callbacks.profiler.<key>=<value> overrides name): X(alias, ID). An alias sets its
  * key, with the same rule and origin. */
 #ifndef TP_CONFIG_KEYS_H
 #define TP_CONFIG_KEYS_H
@@ -84,6 +85,9 @@ enum tp_key_type {
     X(warmup_steps, WARMUP)                                                                        \
     X(active_steps, ACTIVE)                                                                        \
     X(repeat_cycles, REPEAT)                                                                       \
+    X(profile_epochs, EPOCHS)                                                                      \
+    X(profile_steps, EPOCH_STEPS)                                                                  \
+    X(log_top_k_ops, TOP_K)                                                                        \
     X(nsight_enabled, NSIGHT)
 
 #endif

@@ -312,6 +312,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     if (tp_sess.rank.distributed && tp_sess.rank.rank != 0)
         snprintf(prefix, sizeof(prefix), "[rank %lld] ", (long long)tp_sess.rank.rank);
     tp_log_set_prefix(prefix);
+    if (tp_config_cycle_note(cfg, err, sizeof(err))) tp_log_warn("%s", err);
     if (prepare_run(cfg)) {
         tp_log_warn("out of memory: profiling is off");
         free_run();

@@ -95,6 +95,9 @@ void tp_steps_note_thread(void);
 /* Why no window completed, for the summary; "" when one did. */
 void tp_steps_no_window_reason(char *buf, size_t n);
 
+/* Takes the lock: the step in progress begins again now (time since the last step is no step). */
+void tp_steps_restart(void);
+
 /* ---- misuse, reported once (session.c) ---- */
 void tp_session_unmatched_end(void);
 /* A tprof call while no session is active: a warning before init and after shutdown. */
