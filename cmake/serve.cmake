@@ -1,11 +1,12 @@
 # serve.cmake - `tprof serve`, the live dashboard: src/serve/ built into the tprof command with
 # libmicrohttpd (Debian libmicrohttpd-dev). Without it the command is built without the server
-# (the verb then says so); the library never links it. -DTPROF_SERVE=OFF leaves it out on purpose,
-# and so does the wheel (TPROF_PYTHON_PACKAGE): its command needs nothing beyond libc and zlib at
-# run time, and libmicrohttpd's archive would bring GnuTLS and more.
+# (the verb then says so); the library never links it. -DTPROF_SERVE=OFF leaves it out on purpose.
+# The wheel's command (TPROF_PYTHON_PACKAGE) links libmicrohttpd as a shared library too: `pip wheel`
+# gives a wheel that needs it installed, and `auditwheel repair` grafts it and what it needs
+# (GnuTLS...) into the wheel, which then runs on any manylinux system (docs/PYTHON.md).
 option(TPROF_SERVE "Build tprof serve (needs libmicrohttpd)" ON)
-if(TARGET tprof_cli AND (NOT TPROF_SERVE OR TPROF_PYTHON_PACKAGE))
-  message(STATUS "tprof: the tprof command is built without `tprof serve` (TPROF_SERVE=OFF or the wheel)")
+if(TARGET tprof_cli AND NOT TPROF_SERVE)
+  message(STATUS "tprof: the tprof command is built without `tprof serve` (TPROF_SERVE=OFF)")
 elseif(TARGET tprof_cli)
   pkg_check_modules(MHD IMPORTED_TARGET libmicrohttpd>=0.9.73)
   if(MHD_FOUND)

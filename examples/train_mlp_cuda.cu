@@ -12,7 +12,10 @@
  * Options as train_mlp's (--steps per epoch, --epochs, --batch, --lr, --log-every, --seed, every
  * tprof option), plus --cuda-events FILE: time every kernel with CUDA events on the same stream
  * and write one JSON line per step, {"step": k, "kernels": n, "kernel_us": t}, k numbered as tprof
- * numbers steps. At the end it prints "train_ms=... steps=... step_ms=...". */
+ * numbers steps; --cuda-graph on: capture forward, backward and the optimizer (a memset and the
+ * 25 kernels) into a CUDA graph once, then replay it each step inside a "graph" range, so each
+ * step makes one cudaGraphLaunch (not with --cuda-events). At the end it prints
+ * "train_ms=... steps=... step_ms=...". */
 #include "mlp_common.h"
 
 #include <cuda_runtime.h>
@@ -116,12 +119,13 @@ typedef struct timing {
 } timing;
 
 static timing T;
+static cudaStream_t stream; /* every copy, set and launch: 0, or the captured stream */
 
 template <typename... P, typename... A>
 static void launch(void (*kernel)(P...), dim3 grid, dim3 block, A... args) {
     int timed = T.out && T.n < MAX_KERNELS_PER_STEP;
     if (timed) CHECK(cudaEventRecord(T.start[T.n]));
-    kernel<<<grid, block>>>(args...);
+    kernel<<<grid, block, 0, stream>>>(args...);
     CHECK(cudaGetLastError());
     if (timed) CHECK(cudaEventRecord(T.stop[T.n]));
     T.n++;
@@ -228,16 +232,69 @@ static void sgd(layer *layers, int nlayers, float lr) {
     }
 }
 
-/* ---- command line: train_mlp's, plus --cuda-events ---------------------------------------- */
+/* The device buffers of one batch. */
+typedef struct buffers {
+    float *x, *h1, *h2, *logits, *d_logits, *d_h2, *d_h1, *stats;
+    int *labels;
+} buffers;
+
+/* Forward, loss, backward and the optimizer: 25 kernels and a memset on `stream`. */
+static void compute(layer *layers, const buffers *b, int n, float lr) {
+    {
+        TPROF_ZONE("forward");
+        linear_forward(&layers[0], b->x, b->h1, n);
+        relu_range("relu1", b->h1, n * HIDDEN1);
+        linear_forward(&layers[1], b->h1, b->h2, n);
+        relu_range("relu2", b->h2, n * HIDDEN2);
+        linear_forward(&layers[2], b->h2, b->logits, n);
+        TPROF_ZONE("cross_entropy");
+        CHECK(cudaMemsetAsync(b->stats, 0, 2 * sizeof(float), stream));
+        launch(softmax_cross_entropy, grid_1d(n), dim3(THREADS), (const float *)b->logits,
+               (const int *)b->labels, b->d_logits, b->stats, n);
+    }
+    {
+        TPROF_ZONE("backward");
+        linear_backward(&layers[2], b->h2, b->d_logits, b->d_h2, n);
+        relu_backward_range("relu2.backward", b->h2, b->d_h2, n * HIDDEN2);
+        linear_backward(&layers[1], b->h1, b->d_h2, b->d_h1, n);
+        relu_backward_range("relu1.backward", b->h1, b->d_h1, n * HIDDEN1);
+        linear_backward(&layers[0], b->x, b->d_h1, NULL, n);
+    }
+    {
+        TPROF_ZONE("optimizer");
+        sgd(layers, 3, lr);
+    }
+}
+
+/* The graph of compute(), captured once on a stream of its own (the legacy default stream
+ * cannot be captured); its ranges are recorded once, at the capture. */
+static cudaGraphExec_t capture(layer *layers, const buffers *b, int n, float lr) {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    compute(layers, b, n, lr);
+    CHECK(cudaStreamEndCapture(stream, &graph));
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CHECK(cudaGraphDestroy(graph));
+    return exec;
+}
+
+/* ---- command line: train_mlp's, plus --cuda-events and --cuda-graph ----------------------- */
 
 static const char usage[] =
     "usage: train_mlp_cuda [--steps N] [--epochs E] [--batch B] [--lr X] [--log-every N]\n"
-    "                      [--seed S] [--cuda-events FILE] [tprof options]\n"
+    "                      [--seed S] [--cuda-events FILE] [--cuda-graph on|off]\n"
+    "                      [tprof options]\n"
     "Trains train_mlp's MLP on a GPU; --steps counts steps per epoch.\n";
 
 static const char *events_path;
+static int use_graph;
 
 static int cuda_option(const char *name, const char *value) {
+    if (strcmp(name, "--cuda-graph") == 0 && (!strcmp(value, "on") || !strcmp(value, "off"))) {
+        use_graph = !strcmp(value, "on");
+        return 1;
+    }
     if (strcmp(name, "--cuda-events") != 0) return 0;
     events_path = value;
     return 1;
@@ -257,6 +314,12 @@ int main(int argc, char **argv) {
         TPROF_SHUTDOWN();
         return 2;
     }
+    if (events_path && use_graph) {
+        fprintf(stderr, "train_mlp_cuda: --cuda-events times launches, which a graph has not\n");
+        TPROF_SHUTDOWN();
+        return 2;
+    }
+    if (use_graph) CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     if (events_path) {
         if (!(T.out = fopen(events_path, "w"))) {
             perror(events_path);
@@ -276,18 +339,18 @@ int main(int argc, char **argv) {
     layer_init(&layers[1], "linear2", "linear2.backward", HIDDEN1, HIDDEN2);
     layer_init(&layers[2], "linear3", "linear3.backward", HIDDEN2, CLASSES);
     int n = (int)o.batch;
-    float *x = device_floats((size_t)n * INPUT), *h1 = device_floats((size_t)n * HIDDEN1);
-    float *h2 = device_floats((size_t)n * HIDDEN2), *logits = device_floats((size_t)n * CLASSES);
-    float *d_logits = device_floats((size_t)n * CLASSES),
-          *d_h2 = device_floats((size_t)n * HIDDEN2);
-    float *d_h1 = device_floats((size_t)n * HIDDEN1), *stats = device_floats(2);
-    int *labels;
-    CHECK(cudaMalloc(&labels, n * sizeof(int)));
+    buffers b;
+    b.x = device_floats((size_t)n * INPUT), b.h1 = device_floats((size_t)n * HIDDEN1);
+    b.h2 = device_floats((size_t)n * HIDDEN2), b.logits = device_floats((size_t)n * CLASSES);
+    b.d_logits = device_floats((size_t)n * CLASSES), b.d_h2 = device_floats((size_t)n * HIDDEN2);
+    b.d_h1 = device_floats((size_t)n * HIDDEN1), b.stats = device_floats(2);
+    CHECK(cudaMalloc(&b.labels, n * sizeof(int)));
     float *host_x, host_stats[2] = {0, 0};
     int *host_labels;
     CHECK(cudaMallocHost(&host_x, (size_t)n * INPUT * sizeof(float)));
     CHECK(cudaMallocHost(&host_labels, n * sizeof(int)));
     CHECK(cudaDeviceSynchronize());
+    cudaGraphExec_t graph = use_graph ? capture(layers, &b, n, o.lr) : NULL;
 
     double t0 = now_ms();
     long global_step = 0;
@@ -298,40 +361,23 @@ int main(int argc, char **argv) {
                 TPROF_ZONE("dataloader");
                 for (int s = 0; s < n; s++)
                     host_labels[s] = load_sample(host_x + (size_t)s * INPUT);
-                CHECK(cudaMemcpyAsync(x, host_x, (size_t)n * INPUT * sizeof(float),
-                                      cudaMemcpyHostToDevice));
-                CHECK(
-                    cudaMemcpyAsync(labels, host_labels, n * sizeof(int), cudaMemcpyHostToDevice));
+                CHECK(cudaMemcpyAsync(b.x, host_x, (size_t)n * INPUT * sizeof(float),
+                                      cudaMemcpyHostToDevice, stream));
+                CHECK(cudaMemcpyAsync(b.labels, host_labels, n * sizeof(int),
+                                      cudaMemcpyHostToDevice, stream));
                 /* the host buffers are refilled next step: wait until the copies read them */
-                CHECK(cudaStreamSynchronize(0));
+                CHECK(cudaStreamSynchronize(stream));
             }
-            {
-                TPROF_ZONE("forward");
-                linear_forward(&layers[0], x, h1, n);
-                relu_range("relu1", h1, n * HIDDEN1);
-                linear_forward(&layers[1], h1, h2, n);
-                relu_range("relu2", h2, n * HIDDEN2);
-                linear_forward(&layers[2], h2, logits, n);
-                TPROF_ZONE("cross_entropy");
-                CHECK(cudaMemsetAsync(stats, 0, 2 * sizeof(float)));
-                launch(softmax_cross_entropy, grid_1d(n), dim3(THREADS), (const float *)logits,
-                       (const int *)labels, d_logits, stats, n);
-            }
-            {
-                TPROF_ZONE("backward");
-                linear_backward(&layers[2], h2, d_logits, d_h2, n);
-                relu_backward_range("relu2.backward", h2, d_h2, n * HIDDEN2);
-                linear_backward(&layers[1], h1, d_h2, d_h1, n);
-                relu_backward_range("relu1.backward", h1, d_h1, n * HIDDEN1);
-                linear_backward(&layers[0], x, d_h1, NULL, n);
-            }
-            {
-                TPROF_ZONE("optimizer");
-                sgd(layers, 3, o.lr);
+            if (graph) {
+                TPROF_ZONE("graph");
+                CHECK(cudaGraphLaunch(graph, stream));
+            } else {
+                compute(layers, &b, n, o.lr);
             }
             timing_step_end(global_step);
             if (step % o.log_every == 0 || step == o.steps - 1) {
-                CHECK(cudaMemcpy(host_stats, stats, sizeof(host_stats), cudaMemcpyDeviceToHost));
+                if (stream) CHECK(cudaStreamSynchronize(stream)); /* not the legacy stream's */
+                CHECK(cudaMemcpy(host_stats, b.stats, sizeof(host_stats), cudaMemcpyDeviceToHost));
                 TPROF_COUNTER("loss", host_stats[0]);
                 printf("epoch %ld step %4ld  loss %.4f  accuracy %5.1f%%\n", epoch, step,
                        host_stats[0], 100.0 * host_stats[1] / n);
@@ -347,10 +393,12 @@ int main(int argc, char **argv) {
     if (T.out) fclose(T.out);
     for (int k = 0; k < 3; k++)
         layer_free(&layers[k]);
-    float *bufs[] = {x, h1, h2, logits, d_logits, d_h2, d_h1, stats};
+    if (graph) CHECK(cudaGraphExecDestroy(graph));
+    if (stream) CHECK(cudaStreamDestroy(stream));
+    float *bufs[] = {b.x, b.h1, b.h2, b.logits, b.d_logits, b.d_h2, b.d_h1, b.stats};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         CHECK(cudaFree(bufs[i]));
-    CHECK(cudaFree(labels));
+    CHECK(cudaFree(b.labels));
     CHECK(cudaFreeHost(host_x));
     CHECK(cudaFreeHost(host_labels));
     TPROF_SHUTDOWN();

@@ -71,10 +71,10 @@ TPROF_API const char *tprof_version(void);
 /* ---- Configuration -------------------------------------------------------------------------
  * One set of keys (docs/CONFIG.md lists them), four sources, later sources win:
  * built-in defaults < YAML file (top-level "profiling:" mapping) < environment (TPROF_<KEY>)
- * < command line (--profile, --profiling.<key> <value>, --profiling.<key>=<value>,
- * profiling.<key>=<value>). Functions returning int give 0 on success and -1 on error; the error
- * (one line naming the key, the value and the source) is then in tprof_config_error(). A NULL
- * cfg gives -1 (or NULL, or "").
+ * < command line (--profile, --profiler on, --profiling.<key> <value>, --profiling.<key>=<value>,
+ * profiling.<key>=<value>, callbacks.profiler.<key>=<value>: docs/CONFIG.md). Functions
+ * returning int give 0 on success and -1 on error; the error (one line naming the key, the value
+ * and the source) is then in tprof_config_error(). A NULL cfg gives -1 (or NULL, or "").
  *
  * A tprof_config is a plain object owned by its creator: use it from one thread at a time. It
  * copies every key and value it is given; tprof_start copies it in turn, so it may be changed or

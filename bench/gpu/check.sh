@@ -225,6 +225,33 @@ for _ in $(seq "$REPS_OVERHEAD"); do
 done
 run_check overhead $CHECK overhead "$OUT/overhead_runs.txt"
 
+say "CUDA graphs (issue 26): the example's graph per node and graph-level, torch.cuda.graphs"
+# analyze_graph NAME TRACE LEVEL [NODES]: tprof analyze of a graph run, then its check
+analyze_graph() {
+  if [ -z "$2" ]; then record "$1" FAIL "\"no trace; see $1.log\""
+  elif timeout 120 "$BUILD/tprof" analyze "$2" --json --top 1000000 > "$OUT/analyze_$1.json" 2> "$OUT/analyze_$1.err"; then
+    run_check "$1" $CHECK graph "$2" "$OUT/analyze_$1.json" "$3" ${4:+"$4"}
+  else
+    cat "$OUT/analyze_$1.err"; record "$1" FAIL '"tprof analyze failed"'
+  fi
+}
+for level in node graph; do
+  timeout 120 "$EXAMPLE" --steps 30 --batch 1024 --cuda-graph on "${WINDOW[@]}" --profiling.gpu on \
+    --profiling.cuda_graphs $level --profiling.output_dir "$OUT/runs" --profiling.run_id "graph_$level" \
+    > "$OUT/graph_$level.log" 2>&1
+  tail -n 1 "$OUT/graph_$level.log"
+  # the example's graph: the loss's memset and its 25 kernels
+  analyze_graph "graph_$level" "$(trace_in "$OUT/runs/graph_$level")" $level 26
+done
+if [ -d "$BUILD/python/tprof" ]; then
+  PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
+    --cuda-graph --tprof "$OUT/torch_graph" > "$OUT/torch_graph.log" 2>&1
+  tail -n 2 "$OUT/torch_graph.log"
+  analyze_graph torch_graph "$(trace_in "$OUT/torch_graph/torch_mlp")" node
+else
+  record torch_graph SKIP '"the Python package was not built (see build.log)"'
+fi
+
 say "Nsight Systems capture range"
 if command -v nsys > /dev/null; then
   rm -rf "$OUT/nsys" && mkdir -p "$OUT/nsys"

@@ -6,6 +6,7 @@
   check_trace.py compare TPROF_TRACE TORCH_TRACE   top kernels and per-step GPU work side by side
   check_trace.py same_kernels TRACE_A TRACE_B   the same program's kernels per step in both
   check_trace.py kernel_ops TRACE_A TRACE_B     the same ops launch the same kernels in both
+  check_trace.py graph TRACE ANALYZE.json LEVEL [NODES]   CUDA graph replays in the steps
   check_trace.py overhead RUNS.txt             step times of unprofiled vs profiled runs
   check_trace.py find DIR                      prints the first trace file under DIR
 
@@ -19,6 +20,8 @@ import sys
 from collections import defaultdict
 
 KERNEL_CATS = {"kernel"}
+WORK_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+GRAPH_LAUNCHES = {"cudaGraphLaunch", "cudaGraphLaunch_ptsz", "cuGraphLaunch"}
 LAUNCH_CATS = {"cuda_runtime", "cuda_driver", "runtime", "driver"}
 
 
@@ -208,9 +211,11 @@ def cmd_same_kernels(trace_a, trace_b):
 
 def kernel_ops(events):
     """Per (op, kernel) name, how many kernels of the trace's steps the op launched: a kernel's
-    launch (same correlation) lies on a thread, inside the innermost cpu_op range there; with
-    Kineto's traces also through its own link (the kernel's External id is its op's), which
-    must agree. Returns (the counts, kernels in steps without an op, disagreements)."""
+    launch (same correlation) lies on a thread, inside the innermost cpu_op range there; and,
+    where the trace's ops carry External ids (Kineto's; tprof's with its CUPTI source and torch's
+    observer, which push them to CUPTI), through that link too (the kernel's External id is its
+    op's), which must agree and leave no kernel out. Returns (the counts, kernels in steps without
+    an op, disagreements, kernels whose External id names no op while ops have ids)."""
     steps = steps_of(events)
     launches, ops_by_thread, by_external = {}, defaultdict(list), {}
     for e in events:
@@ -223,7 +228,7 @@ def kernel_ops(events):
             ops_by_thread[(e.get("pid"), e.get("tid"))].append(e)
             if "External id" in args:
                 by_external[args["External id"]] = e["name"]
-    counts, orphans, disagree = defaultdict(int), 0, 0
+    counts, orphans, disagree, unlinked = defaultdict(int), 0, 0, 0
     for k in kernels(events):
         launch = launches.get(k.get("args", {}).get("correlation"))
         if launch is None:
@@ -240,8 +245,10 @@ def kernel_ops(events):
         ext = k.get("args", {}).get("External id")
         if ext is not None and ext in by_external and by_external[ext] != op:
             disagree += 1
+        elif by_external and ext not in by_external:
+            unlinked += 1
         counts[(op, k["name"])] += 1
-    return dict(counts), orphans, disagree
+    return dict(counts), orphans, disagree, unlinked
 
 
 def cmd_kernel_ops(trace_a, trace_b):
@@ -249,20 +256,65 @@ def cmd_kernel_ops(trace_a, trace_b):
     every kernel of the steps charged to the same op in both, pair by pair, as counts."""
     runs = {}
     for label, path in (("a", trace_a), ("b", trace_b)):
-        counts, orphans, disagree = kernel_ops(load(path))
+        counts, orphans, disagree, unlinked = kernel_ops(load(path))
         runs[label] = counts
         print(f"{label} ({path}): {sum(counts.values())} kernels in steps on {len(counts)} "
-              f"(op, kernel) pairs, {orphans} without an op, {disagree} where Kineto's "
-              f"External id names another op")
-        if not counts or orphans or disagree:
+              f"(op, kernel) pairs, {orphans} without an op, {disagree} whose External id "
+              f"names another op, {unlinked} whose External id names no op")
+        if not counts or orphans or disagree or unlinked:
             return result("FAIL", trace=path, pairs=len(counts), without_op=orphans,
-                          external_id_disagrees=disagree)
+                          external_id_disagrees=disagree, external_id_unlinked=unlinked)
     a, b = runs["a"], runs["b"]
     differ = [(op[:40], k[:40], a.get((op, k), 0), b.get((op, k), 0))
               for op, k in sorted(set(a) | set(b)) if a.get((op, k), 0) != b.get((op, k), 0)]
     for (op, k), n in sorted(a.items(), key=lambda kv: -kv[1])[:5]:
         print(f"  {n:6d}  {op[:40]:40s} {k[:60]}")
     return result("PASS" if not differ else "FAIL", pairs=len(a), differ=differ[:5])
+
+
+def cmd_graph(trace_path, analyze_path, level, nodes=None):
+    """A program replaying one CUDA graph a step (cuda_graphs LEVEL: node or graph): in every
+    step, one graph launch, and the GPU work with its correlation id: per node, its kernels, copies
+    and sets, each with `graph id` (one graph throughout) and a distinct `graph node id`, NODES of
+    them when given, the same count every step; per graph, one `CUDA graph <id>` event. Then
+    `tprof analyze` charges all GPU work to ops (attributed = work, to 0.1%)."""
+    events = load(trace_path)
+    steps = steps_of(events)
+    launches = [e for e in events if e.get("ph") == "X" and e.get("name") in GRAPH_LAUNCHES
+                and str(e.get("cat", "")).lower() in LAUNCH_CATS]
+    work = defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and str(e.get("cat", "")).lower() in WORK_CATS:
+            work[e.get("args", {}).get("correlation")].append(e)
+    per_step, problems, graph_ids = [], [], set()
+    for n, pid, tid, start, end in steps:
+        mine = [e for e in launches if e.get("pid") == pid and e.get("tid") == tid
+                and start <= float(e["ts"]) < end]
+        if len(mine) != 1:
+            problems.append(f"step {n}: {len(mine)} graph launches")
+            continue
+        done = work.get(mine[0].get("args", {}).get("correlation"), [])
+        ids = [e.get("args", {}).get("graph id") for e in done]
+        graph_ids.update(ids)
+        if level == "graph":
+            ok = len(done) == 1 and done[0]["name"] == f"CUDA graph {ids[0]}"
+        else:
+            node_ids = [e.get("args", {}).get("graph node id") for e in done]
+            ok = (done and None not in node_ids and len(set(node_ids)) == len(done)
+                  and (nodes is None or len(done) == int(nodes)))
+        if not ok:
+            problems.append(f"step {n}: {len(done)} records of its graph launch")
+        per_step.append(len(done))
+    with open(analyze_path) as f:
+        gpu = json.load(f)["gpu"]
+    attributed = gpu["attributed_us"] >= 0.999 * gpu["work_us"] > 0
+    print(f"{len(steps)} steps, graph work per step {sorted(set(per_step))}, graph ids "
+          f"{sorted(graph_ids, key=str)}, attributed {gpu['attributed_us']} of {gpu['work_us']} us")
+    ok = (steps and not problems and len(set(per_step)) == 1 and len(graph_ids) == 1
+          and None not in graph_ids and attributed)
+    return result("PASS" if ok else "FAIL", steps=len(steps), work_per_step=sorted(set(per_step)),
+                  graph_ids=len(graph_ids), attributed_us=gpu["attributed_us"],
+                  work_us=gpu["work_us"], problems=problems[:5])
 
 
 def cmd_overhead(runs_path):
@@ -313,7 +365,7 @@ def cmd_find(directory):
 
 def main(argv):
     cmds = {"events": cmd_events, "analyze": cmd_analyze, "compare": cmd_compare,
-            "same_kernels": cmd_same_kernels, "kernel_ops": cmd_kernel_ops,
+            "same_kernels": cmd_same_kernels, "kernel_ops": cmd_kernel_ops, "graph": cmd_graph,
             "overhead": cmd_overhead, "find": cmd_find}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)

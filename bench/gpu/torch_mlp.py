@@ -4,18 +4,47 @@ bench/gpu/check.sh: 64 -> 256 -> 128 -> 10 with ReLU, softmax cross-entropy and 
 Gaussian clusters, with the same stages as record_function ranges.
 
   torch_mlp.py [--steps N] [--batch B] [--trace FILE | --tprof DIR | --profile-all] [--device cpu]
+               [--cuda-graph]
 
 With --trace, torch.profiler records ten steps after wait 3 and warmup 2 (one cycle) and writes
 its Kineto trace to FILE; with --tprof, tprof.profile records the same steps (module ranges, GPU
 through tprof's own CUPTI source, gpu: on) into the run directory DIR/torch_mlp; with
---profile-all torch.profiler records every step (for the overhead comparison) and keeps no trace.
-Prints "train_ms=... steps=... step_ms=...", as the example does."""
+--profile-all torch.profiler records every step (for the overhead comparison) and keeps no trace;
+with --cuda-graph forward, backward and the optimizer are captured once with torch.cuda.graph and
+replayed each step (a "graph replay" range; CUDA only). Prints "train_ms=... steps=...
+step_ms=...", as the example does."""
 import argparse
 import time
 
 import torch
 
 INPUT, HIDDEN1, HIDDEN2, CLASSES = 64, 256, 128, 10
+
+
+def _graphed(load, compute, sync):
+    """A step that copies the batch into static inputs and replays compute, captured once (after
+    a warm-up on a side stream, as torch.cuda.graph requires)."""
+    static_x, static_y = load()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            compute(static_x, static_y)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_loss = compute(static_x, static_y)
+    sync()
+
+    def step():
+        xd, yd = load()
+        static_x.copy_(xd)
+        static_y.copy_(yd)
+        with torch.profiler.record_function("graph replay"):
+            graph.replay()
+        return static_loss
+
+    return step
 
 
 def main():
@@ -27,9 +56,12 @@ def main():
     ap.add_argument("--tprof", metavar="DIR")
     ap.add_argument("--profile-all", action="store_true")
     ap.add_argument("--device", default="cuda", help="cpu runs it where there is no GPU (tests)")
+    ap.add_argument("--cuda-graph", action="store_true")
     a = ap.parse_args()
     dev = torch.device(a.device)
     cuda = dev.type == "cuda"
+    if a.cuda_graph and not cuda:
+        ap.error("--cuda-graph needs a CUDA device")
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     gen = torch.Generator().manual_seed(1)
     centers = torch.randn(CLASSES, INPUT, generator=gen) * 1.5
@@ -41,7 +73,7 @@ def main():
     x_host = torch.empty(a.batch, INPUT, pin_memory=cuda)
     y_host = torch.empty(a.batch, dtype=torch.long, pin_memory=cuda)
 
-    def step():
+    def load():
         with torch.profiler.record_function("dataloader"):
             labels = torch.randint(0, CLASSES, (a.batch,), generator=gen)
             x = centers[labels] + torch.randn(a.batch, INPUT, generator=gen) * 3.5
@@ -50,6 +82,9 @@ def main():
             xd = x_host.to(dev, non_blocking=True)
             yd = y_host.to(dev, non_blocking=True)
             sync()  # the host buffers are refilled next step
+        return xd, yd
+
+    def compute(xd, yd):
         with torch.profiler.record_function("forward"):
             loss = torch.nn.functional.cross_entropy(model(xd), yd)
         with torch.profiler.record_function("backward"):
@@ -59,9 +94,14 @@ def main():
             opt.step()
         return loss
 
+    def step():
+        return compute(*load())
+
     for _ in range(3):  # cuBLAS handles and kernels load outside the timing
         step()
     sync()
+    if a.cuda_graph:
+        step = _graphed(load, compute, sync)
     activities = [torch.profiler.ProfilerActivity.CPU]
     if cuda:
         activities.append(torch.profiler.ProfilerActivity.CUDA)

@@ -15,7 +15,7 @@
 #include <string.h>
 
 static PyMethodDef *const method_groups[] = {tp_py_session_methods, tp_py_analyze_methods,
-                                             tp_py_stack_methods};
+                                             tp_py_stack_methods, tp_py_messages_methods};
 
 static int add_functions(PyObject *m) {
     for (size_t g = 0; g < sizeof(method_groups) / sizeof(method_groups[0]); g++)

@@ -17,6 +17,8 @@ static void end(void) {
     tprof_end();
 }
 
+_Static_assert(TP_OBSERVER_PUSHED == TP_OP_PUSHED, "one flag, two names");
+
 static uint64_t now(void) {
     return tp_clock_ticks();
 }
@@ -33,6 +35,7 @@ static const tp_observer_api api = {
     .size = sizeof(tp_observer_api),
     .op_begin = op_begin,
     .end = end,
+    .op_pop = tp_op_pop,
     .now = now,
     .complete = complete,
     .arg_int = tprof_arg_int,

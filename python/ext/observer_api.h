@@ -13,15 +13,18 @@
 #include <stdint.h>
 
 #define TP_OBSERVER_CAPSULE "tprof._tprof.observer_api"
+#define TP_OBSERVER_PUSHED  2 /* op_begin's result: the op pushed a CUPTI external id */
 
 typedef struct tp_observer_api {
     size_t size; /* sizeof(tp_observer_api) of the extension that filled it */
     /* An op's range on the calling thread ("cpu_op"), named by a copy of name, with, when
      * seq >= 0, Kineto's "Sequence number" and "Fwd thread id" args. Nonzero when the range is
-     * kept (a window records and the budget allows): only then do annotations follow. end
-     * closes the thread's innermost range. */
+     * kept (a window records and the budget allows): only then do annotations follow. With
+     * TP_OBSERVER_PUSHED set in the result, the op's "External id" went to CUPTI, and op_pop
+     * must be called on this thread at its end. end closes the thread's innermost range. */
     int (*op_begin)(const char *name, int64_t seq, int64_t fwd_tid);
     void (*end)(void);
+    void (*op_pop)(void);
     /* The clock's ticks now, and a range that began at begin_ticks written whole now
      * ("user_annotation"): it never sits on the thread's stack of ranges. */
     uint64_t (*now)(void);

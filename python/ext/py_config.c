@@ -263,6 +263,15 @@ static PyObject *config_schedule(tp_py_config *c, PyObject *unused) {
                          (long long)s.epoch_steps);
 }
 
+static PyObject *config_origin(tp_py_config *c, PyObject *arg) {
+    Py_ssize_t len;
+    const char *key = PyUnicode_AsUTF8AndSize(arg, &len);
+    if (!key) return NULL;
+    const char *origin = tp_config_origin(c->cfg, key, (size_t)len);
+    if (!origin) Py_RETURN_NONE;
+    return PyUnicode_FromString(origin);
+}
+
 static PyObject *config_repr(tp_py_config *c) {
     char *json = tprof_config_to_json(c->cfg);
     if (!json) return PyErr_NoMemory();
@@ -296,6 +305,9 @@ static PyMethodDef config_methods[] = {
      "to_json($self)\n--\n\nThe effective configuration as a JSON object (what config.json "
      "holds)."},
     {"copy", (PyCFunction)config_copy, METH_NOARGS, "copy($self)\n--\n\nAn independent copy."},
+    {"origin", (PyCFunction)config_origin, METH_O,
+     "origin($self, key, /)\n--\n\nThe source that set key last (as messages name it), or None "
+     "for the built-in default."},
     {"schedule", (PyCFunction)config_schedule, METH_NOARGS,
      "schedule($self)\n--\n\nThe schedule, by the library's rule: mode ('all', 'steps' or "
      "'epochs') and its numbers."},

@@ -4,7 +4,8 @@
  * Recording never raises into the training loop: a value that cannot be used is reported once
  * through the library's warning ("tprof: ...") and the call does nothing. Only start() checks
  * its configuration and raises tprof.ConfigError. Calls that may wait (start, shutdown, a step
- * that closes a window) release the GIL, so the host's other threads run meanwhile. */
+ * that closes a window) release the GIL, so the host's other threads run meanwhile. A call that
+ * may print hands the library's lines to Python before it returns (done(), py_messages.c). */
 #include "tprof_py.h"
 
 #include "config/config.h"
@@ -15,6 +16,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* None, once the lines this call made are handed to Python. */
+static PyObject *done(void) {
+    tp_py_messages_deliver();
+    return Py_NewRef(Py_None);
+}
 
 /* start(config) -> bool: True when a session started (or the configuration leaves profiling
  * disabled), False when the library declined (a session is already active, the output cannot
@@ -31,6 +38,7 @@ static PyObject *py_start(PyObject *mod, PyObject *arg) {
     PyThreadState *ts = PyEval_SaveThread();
     int rc = tprof_start(cfg);
     PyEval_RestoreThread(ts);
+    tp_py_messages_deliver();
     return PyBool_FromLong(rc == 0);
 }
 
@@ -39,7 +47,7 @@ static PyObject *without_gil(void (*fn)(void)) {
     PyThreadState *ts = PyEval_SaveThread();
     fn();
     PyEval_RestoreThread(ts);
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 static PyObject *py_shutdown(PyObject *mod, PyObject *unused) {
@@ -50,6 +58,11 @@ static PyObject *py_shutdown(PyObject *mod, PyObject *unused) {
 static PyObject *py_step(PyObject *mod, PyObject *unused) {
     (void)mod, (void)unused;
     return without_gil(tprof_step);
+}
+
+static PyObject *py_step_restart(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    return without_gil(tp_steps_restart);
 }
 
 /* tprof_flight_save: True when the save is asked for, False after the library's one line. A
@@ -69,6 +82,7 @@ static PyObject *py_flight_save(PyObject *mod, PyObject *reason) {
     int rc = tprof_flight_save(r);
     PyEval_RestoreThread(ts);
     Py_DECREF(owner);
+    tp_py_messages_deliver();
     return PyBool_FromLong(rc == 0);
 }
 
@@ -101,7 +115,7 @@ static PyObject *py_epoch(PyObject *mod, PyObject *arg) {
         tprof_epoch((int)e);
         PyEval_RestoreThread(ts);
     }
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 static PyObject *py_flops(PyObject *mod, PyObject *arg) {
@@ -113,7 +127,7 @@ static PyObject *py_flops(PyObject *mod, PyObject *arg) {
         ok = 0;
     }
     if (ok) tprof_flops((uint64_t)n);
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 /* The text of a name or value argument, or NULL (the Python error cleared, the problem reported
@@ -139,7 +153,7 @@ static PyObject *with_text(PyObject *arg, const char *fn, void (*use)(const char
         use(text);
         Py_DECREF(owner);
     }
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 /* category(text): the innermost open range's category, e.g. "cpu_op" for recorded aten ops. */
@@ -158,7 +172,7 @@ static PyObject *py_counter(PyObject *mod, PyObject *const *args, Py_ssize_t nar
     if (v == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
         tp_log_warn("tprof.counter: the value is not a number (ignored)");
-        return Py_NewRef(Py_None);
+        return done();
     }
     PyObject *owner;
     const char *name = name_arg(args[0], &owner, "tprof.counter");
@@ -166,7 +180,7 @@ static PyObject *py_counter(PyObject *mod, PyObject *const *args, Py_ssize_t nar
         tprof_counter(name, v);
         Py_DECREF(owner);
     }
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 /* arg(key, value): an int value is kept as a number, anything else as its text. */
@@ -178,7 +192,7 @@ static PyObject *py_arg(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
     }
     PyObject *kown, *vown;
     const char *key = name_arg(args[0], &kown, "tprof.arg");
-    if (!key) return Py_NewRef(Py_None);
+    if (!key) return done();
     int ok = 0;
     long long i = PyLong_Check(args[1]) ? int_arg(args[1], "tprof.arg", &ok) : 0;
     if (ok) {
@@ -191,7 +205,7 @@ static PyObject *py_arg(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
         }
     }
     Py_DECREF(kown);
-    return Py_NewRef(Py_None);
+    return done();
 }
 
 /* shapes(dims_json): the innermost range's "Input Dims" (kept only with record_shapes). */
@@ -209,11 +223,19 @@ static void warn_line(const char *msg) {
     tp_log_warn("%s", msg);
 }
 
-/* warn(message): a problem found by the Python layer, reported as the library reports its own
- * (once, as "tprof: ..." on stderr, and in messages()). */
-static PyObject *py_warn(PyObject *mod, PyObject *arg) {
+static void error_line(const char *msg) {
+    tp_log_error("%s", msg);
+}
+
+/* warn(message, must_act=False): a problem found by the Python layer, reported as the library
+ * reports its own (once, as a "tprof: ..." line, and in messages()); must_act for one the user
+ * must act on (the run goes on unprofiled). */
+static PyObject *py_warn(PyObject *mod, PyObject *args) {
     (void)mod;
-    return with_text(arg, "tprof.warn", warn_line);
+    PyObject *msg;
+    int must_act = 0;
+    if (!PyArg_ParseTuple(args, "O|p:warn", &msg, &must_act)) return NULL;
+    return with_text(msg, "tprof.warn", must_act ? error_line : warn_line);
 }
 
 /* run_dir(): where the running session writes ("" when none): <output_dir>/<run_id>, or the
@@ -295,6 +317,9 @@ PyMethodDef tp_py_session_methods[] = {
     {"shutdown", py_shutdown, METH_NOARGS,
      "shutdown()\n--\n\nEnds the session: the last window, the artifacts."},
     {"step", py_step, METH_NOARGS, "step()\n--\n\nEnds step k and begins step k+1."},
+    {"step_restart", py_step_restart, METH_NOARGS,
+     "step_restart()\n--\n\nThe step in progress begins again now: the time since the last step "
+     "(a validation loop) is no step."},
     {"epoch", py_epoch, METH_O, "epoch(n, /)\n--\n\nMarks the start of epoch n."},
     {"flight_save", py_flight_save, METH_O,
      "flight_save(reason, /)\n--\n\nSaves the flight recorder's ring now (docs/FLIGHT.md); True "
@@ -311,8 +336,8 @@ PyMethodDef tp_py_session_methods[] = {
      "(needs record_shapes)."},
     {"thread_name", py_thread_name, METH_O,
      "thread_name(name, /)\n--\n\nNames the calling thread's track."},
-    {"warn", py_warn, METH_O,
-     "warn(message, /)\n--\n\nReports a problem as the library does (once, on stderr)."},
+    {"warn", py_warn, METH_VARARGS,
+     "warn(message, must_act=False, /)\n--\n\nReports a problem as the library does (once)."},
     {"is_recording", py_is_recording, METH_NOARGS,
      "is_recording()\n--\n\nTrue while the current step is recorded."},
     {"is_active", py_is_active, METH_NOARGS, "is_active()\n--\n\nTrue while a session is active."},

@@ -33,11 +33,17 @@ const char *tp_py_text(PyObject *obj, PyObject **owner);
  * every str the library takes whole goes through it, as tprof.range's name does. */
 const char *tp_py_text_whole(PyObject *obj, PyObject **owner, const char *fn);
 
-/* The module's functions, by area (py_session.c, py_analyze.c, stack.c); each ends with a zeroed
- * entry. */
+/* The module's functions, by area (py_session.c, py_analyze.c, stack.c, py_messages.c); each ends
+ * with a zeroed entry. */
 extern PyMethodDef tp_py_session_methods[];
 extern PyMethodDef tp_py_analyze_methods[];
 extern PyMethodDef tp_py_stack_methods[];
+extern PyMethodDef tp_py_messages_methods[];
+
+/* Hands the library's queued lines to the handler tprof._messages installed (py_messages.c).
+ * Called by the extension's functions that may print, on their way back to Python, so that their
+ * lines arrive before they return; lines of other threads arrive by a pending call. */
+void tp_py_messages_deliver(void);
 
 /* Adds tprof._tprof.observer_api, the capsule torch's C++ observer records through
  * (observer_api.h). 0, or -1 with an error set. */

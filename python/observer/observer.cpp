@@ -219,7 +219,8 @@ struct observed : at::ObserverContext {
     uint64_t thread = at::RecordFunction::currentThreadId();
     uint64_t begin_ticks = 0;
     bool whole = false;
-    bool link = false; /* an autograd evaluate_function range, kept: it takes its node's link */
+    bool link = false;   /* an autograd evaluate_function range, kept: it takes its node's link */
+    bool pushed = false; /* its External id went to CUPTI: popped at its end, on this thread */
 };
 
 /* autograd's "evaluate_function: XBackward0" range has no sequence number of its own; Kineto
@@ -241,10 +242,16 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
         ctx->whole = true;
         return ctx;
     }
-    bool evaluate = false, kept = false;
+    bool evaluate = false, kept = false, pushed = false;
     try {
         const char *name = fn.name();
-        kept = api->op_begin(name, fn.seqNr(), static_cast<int64_t>(fn.forwardThreadId()));
+        int got = api->op_begin(name, fn.seqNr(), static_cast<int64_t>(fn.forwardThreadId()));
+        kept = got != 0;
+        pushed = (got & TP_OBSERVER_PUSHED) != 0;
+        if (pushed && fn.isAsync()) { // may end on another thread: CUPTI's stack is per thread
+            api->op_pop();
+            pushed = false;
+        }
         if (kept) {
             annotate_inputs(fn, name);
             if (std::strcmp(name, "record_param_comms") == 0) annotate_collective();
@@ -259,12 +266,12 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
     } catch (...) {
         api->warn("the op observer failed to describe an op (its range has no args)");
     }
-    if (evaluate && kept) {
+    if ((evaluate && kept) || pushed || fn.threadId() != at::RecordFunction::currentThreadId()) {
         auto ctx = std::make_unique<observed>();
-        ctx->link = true;
+        ctx->link = evaluate && kept;
+        ctx->pushed = pushed;
         return ctx;
     }
-    if (fn.threadId() != at::RecordFunction::currentThreadId()) return std::make_unique<observed>();
     return nullptr;
 }
 
@@ -285,6 +292,7 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *ctx) {
         node_seq = -1;
     }
     api->end();
+    if (o && o->pushed) api->op_pop();
 }
 
 /* ---- memory ---- */

@@ -13,7 +13,8 @@ The recording calls (ranges, steps, counters, FLOPs) are the C library's, throug
 tprof._tprof; this package only adds the session object and, in tprof.torch, PyTorch's pieces.
 Configuration keys and their rules are the library's (docs/CONFIG.md); see docs/PYTHON.md.
 """
-from tprof._analyze import Analysis, analyze
+from tprof._analyze import Analysis, Comparison, analyze, compare
+from tprof._messages import ConfigWarning
 from tprof._session import Profile, config_from_args, epoch, flight_save, profile, stage, step
 from tprof._tprof import (
     Config,
@@ -33,11 +34,14 @@ from tprof._tprof import version as __version__
 __all__ = [
     "__version__",
     "Analysis",
+    "Comparison",
     "Config",
     "ConfigError",
+    "ConfigWarning",
     "Profile",
     "analyze",
     "arg",
+    "compare",
     "config_from_args",
     "counter",
     "epoch",

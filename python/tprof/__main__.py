@@ -5,6 +5,11 @@
 pip installs the program into the environment's scripts directory (a venv's bin/, beside python);
 a build tree has it at build/tprof, next to build/python/tprof/. The first one that exists
 replaces this process (os.execv), so options, output and exit status are the program's.
+
+    python -m tprof run [--KEY VALUE ...] -- python train.py ARGS
+
+`run` is told where this package is (TPROF_PYTHON_PACKAGE: its bootstrap, docs/PYTHON.md) and
+which interpreter runs a COMMAND that is a .py file (TPROF_RUN_PYTHON: this one).
 """
 import os
 import shutil
@@ -34,6 +39,9 @@ def main() -> None:
     if path is None:
         sys.exit("tprof: the tprof program is not installed beside this package "
                  "(pip install tprof puts it in the environment's bin/)")
+    if sys.argv[1:2] == ["run"]:
+        os.environ["TPROF_PYTHON_PACKAGE"] = os.path.dirname(os.path.abspath(__file__))
+        os.environ["TPROF_RUN_PYTHON"] = sys.executable
     os.execv(path, [path] + sys.argv[1:])
 
 

@@ -1,6 +1,7 @@
-"""tprof.analyze: the C reader and analysis over trace files, as `tprof analyze --json`.
+"""tprof.analyze and tprof.compare: the C reader and analysis over trace files, as `tprof analyze
+--json` and `tprof compare --json`; in a notebook their results display as tables (_html).
 
-The result is an Analysis: the dict of that JSON (docs/ANALYZE_JSON.md), whose tables are also
+An analysis is an Analysis: the dict of that JSON (docs/ANALYZE_JSON.md), whose tables are also
 pandas DataFrames (ops(), ops_by_shape(), kernels(), stages(), steps(), memory(), ranks()): one
 row per JSON row, one column per key, the same numbers (null as NaN or None). pandas is optional:
 it is imported by those methods only, and its absence is an ImportError naming it.
@@ -9,14 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
-from tprof import _tprof
+from tprof import _html, _tprof
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Analysis", "analyze"]
+__all__ = ["Analysis", "Comparison", "analyze", "compare"]
 
 # What the trace writers name their files: tprof's windows, Kineto/TensorBoard's, plain exports.
 _TRACE_SUFFIXES = (".json", ".json.gz")
@@ -78,8 +79,17 @@ def _frame(rows: list[dict[str, Any]], table: str) -> pandas.DataFrame:
 
 class Analysis(dict[str, Any]):
     """The analysis of `tprof analyze --json` as a dict (docs/ANALYZE_JSON.md), with its tables
-    as pandas DataFrames. Each method returns a new DataFrame, one row per row of the JSON's
-    list, in the same order; a key holding an object becomes columns "key.member"."""
+    as pandas DataFrames, shown in a notebook as the report's overview, stage and op tables and
+    recommendations (title: the heading there). Each table method returns a new DataFrame, one
+    row per row of the JSON's list, in the same order; a key holding an object becomes columns
+    "key.member"."""
+
+    def __init__(self, data: dict[str, Any], title: str = "tprof analysis") -> None:
+        super().__init__(data)
+        self._title = title
+
+    def _repr_html_(self) -> str:
+        return _html.analysis(self, self._title)
 
     def ops(self) -> pandas.DataFrame:
         """top_cpu_ops: ops by self time, descending (--top rows)."""
@@ -112,6 +122,14 @@ class Analysis(dict[str, Any]):
         return _frame(ranks["per_rank"] if ranks else [], "ranks")
 
 
+class Comparison(dict[str, Any]):
+    """tprof.compare's result: a dict with the keys of `tprof compare --json`, shown in a
+    notebook as its step time change and its stage, op and kernel tables."""
+
+    def _repr_html_(self) -> str:
+        return _html.comparison(self)
+
+
 def _trace_files(path: str | os.PathLike[str]) -> list[str]:
     """The trace files directly in a folder (a run directory), in name order, or [path] for a
     file. Sub-folders are not read: a run's torch.profiler traces (torch/) are another view of
@@ -123,13 +141,36 @@ def _trace_files(path: str | os.PathLike[str]) -> list[str]:
             and os.path.isfile(os.path.join(path, name))]
 
 
-def analyze(path: str | os.PathLike[str], top_k: int = 10) -> Analysis:
-    """The analysis of a trace file, or of every trace in a folder read as one run: an Analysis,
-    the dict with the keys of `tprof analyze --json` (docs/ANALYZE_JSON.md), its tables also as
-    pandas DataFrames. Any Chrome/Kineto trace works: tprof's own, torch.profiler's, plain or
-    gzip. An unreadable file raises ValueError naming the file, the byte offset and the
-    problem."""
+_Run = Union[str, "os.PathLike[str]", Any]  # a trace file, a folder of traces, a tprof.profile
+
+
+def _files(run: _Run) -> list[str]:
+    """The trace files of a path or of a tprof.profile (its run directory); ValueError when
+    there are none."""
+    path = getattr(run, "run_dir", run)
+    if path is None:
+        raise ValueError("%r wrote no run directory" % (run,))
     files = _trace_files(path)
     if not files:
         raise ValueError("%s: no trace files (*.json, *.json.gz) in this folder" % os.fspath(path))
-    return Analysis(json.loads(_tprof.analyze(files, top_k)))
+    return files
+
+
+def analyze(path: _Run, top_k: int = 10, stages: list[str] | None = None) -> Analysis:
+    """The analysis of a trace file, or of every trace in a folder read as one run (a
+    tprof.profile: its run directory): an Analysis, the dict with the keys of `tprof analyze
+    --json` (docs/ANALYZE_JSON.md), its tables also as pandas DataFrames; a notebook displays it
+    as tables. Any Chrome/Kineto trace works: tprof's own, torch.profiler's, plain or gzip.
+    stages: a list of "name" or "name=pattern|pattern" as the stages key and `tprof analyze
+    --stage` take (None: the default stages). An unreadable file raises ValueError naming the
+    file, the byte offset and the problem."""
+    title = "tprof analyze: %s" % os.fspath(getattr(path, "run_dir", None) or path)
+    return Analysis(json.loads(_tprof.analyze(_files(path), top_k, stages)), title)
+
+
+def compare(a: _Run, b: _Run, top_k: int = 10) -> Comparison:
+    """Run a (the baseline) against run b, each a trace file, a folder of traces or a
+    tprof.profile, as a dict with the keys of `tprof compare --json`: the mean step time's
+    change, and per stage, op and kernel the change (docs/SEMANTICS.md §5); a notebook displays
+    it as tables. Errors as for analyze."""
+    return Comparison(json.loads(_tprof.compare(_files(a), _files(b), top_k)))

@@ -27,9 +27,10 @@ OPTIONAL = ("with_stack", "nsight_output", "peak_tflops")
 NOT_SCHEDULE = ("enabled", "output_dir", "run_id", "summary", "config")
 
 
-def note(message: str) -> None:
-    """A one-line note on stderr, reported as the library reports ("tprof: ...", once)."""
-    _tprof.warn(message)
+def note(message: str, must_act: bool = False) -> None:
+    """A one-line note, reported as the library reports ("tprof: ...", once; tprof._messages
+    says where it goes); must_act for one the user must act on (the run goes on unprofiled)."""
+    _tprof.warn(message, must_act)
 
 
 def map_keys(keys: dict[str, Any], source: str) -> dict[str, Any]:

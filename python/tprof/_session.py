@@ -13,11 +13,13 @@ import json
 import os
 import sys
 import threading
+import time
+import types
 from collections.abc import Iterable
 from typing import Any, Literal, Protocol
 
-from tprof import _keys, _stack, _tprof
-from tprof._analyze import Analysis
+from tprof import _html, _keys, _stack, _tprof
+from tprof._analyze import Analysis, _trace_files, analyze
 from tprof._cupti import pass_wheel_cupti_dirs
 
 __all__ = ["Profile", "config_from_args", "epoch", "flight_save", "profile", "stage", "step"]
@@ -55,7 +57,8 @@ def config_from_args(argv: Iterable[str] | None = None) -> tuple[_tprof.Config, 
     return cfg, argv
 
 
-def _build_config(config: Any, keys: dict[str, Any]) -> _tprof.Config:
+def _build_config(config: Any, keys: dict[str, Any],
+                  argv: Iterable[str] | None = None) -> _tprof.Config:
     """A Config from tprof.profile's arguments (see Profile)."""
     if isinstance(config, _tprof.Config):
         cfg = config.copy()
@@ -77,6 +80,8 @@ def _build_config(config: Any, keys: dict[str, Any]) -> _tprof.Config:
             _keys.set_key(cfg, key, value, "tprof.profile")
     if not isinstance(config, _tprof.Config):
         cfg.load_env()
+    if argv is not None:
+        cfg.load_args(list(argv))  # a copy: the caller's list keeps its arguments
     cfg.validate()
     return cfg
 
@@ -107,6 +112,71 @@ def say_off(keys: dict[str, Any], names: Iterable[str] | None = None) -> None:
                    % (_why_off(keys), ", ".join(unused), "has" if len(unused) == 1 else "have"))
 
 
+_LAUNCHER_SIZES = ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS")
+_LAUNCHER_RANKS = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK")
+
+
+def _several_ranks() -> bool:
+    """Whether this process is one rank of several: a launcher's world size above 1 (the
+    variables the library reads, src/record/rank.c), or torch.distributed's."""
+    for name in _LAUNCHER_SIZES:
+        value = os.environ.get(name, "")
+        if value.isdigit():
+            return int(value) > 1
+    dist = getattr(sys.modules.get("torch"), "distributed", None)
+    return bool(dist is not None and dist.is_available() and dist.is_initialized()
+                and dist.get_world_size() > 1)
+
+
+def _parent_run_id() -> str | None:
+    """The run_id the parent process would have by default: its start time and its pid
+    (YYYYmmdd-HHMMSS-<ppid>), the same in every child of one launcher (torchrun's agent,
+    mp.spawn's script), other in the next launch. None where /proc cannot say."""
+    ppid = os.getppid()
+    if ppid <= 1:
+        return None
+    try:
+        with open("/proc/%d/stat" % ppid, encoding="ascii", errors="replace") as f:
+            stat = f.read()
+        with open("/proc/stat", encoding="ascii", errors="replace") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        ticks = int(stat[stat.rindex(")") + 2:].split()[19])  # field 22: starttime
+        started = boot + ticks // os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return "%s-%d" % (time.strftime("%Y%m%d-%H%M%S", time.localtime(started)), ppid)
+
+
+def _shared_run_id(cfg: _tprof.Config, effective: dict[str, Any]) -> None:
+    """Ranks share one run directory without the user choosing a run_id: a rank whose run_id
+    is the built-in default (this process's start and pid) takes its parent's, which its
+    sibling ranks take too (docs/DISTRIBUTED.md). Launches across machines still need one."""
+    if cfg.origin("run_id") is not None or not _several_ranks():
+        return
+    shared = _parent_run_id()
+    if shared is not None:
+        effective["run_id"] = shared
+        cfg.set("run_id", shared, "tprof.profile (the ranks' parent process)")
+
+
+def _spawned_rank_unknown() -> bool:
+    """True in a torch.multiprocessing.spawn worker whose rank nobody has told the library yet:
+    no launcher variable, torch.distributed not initialized (a decorated worker function)."""
+    if any(os.environ.get(name) for name in _LAUNCHER_RANKS):
+        return False
+    dist = getattr(sys.modules.get("torch"), "distributed", None)
+    if dist is None or (dist.is_available() and dist.is_initialized()):
+        return False
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_wrap" and code.co_filename.endswith(
+                os.path.join("torch", "multiprocessing", "spawn.py")):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _fresh_run_id(cfg: _tprof.Config, effective: dict[str, Any]) -> None:
     """The default run_id has a one-second resolution, and a process may profile several times a
     second (a decorated function, tests): a run_id this process used already gets a suffix, so
@@ -125,20 +195,24 @@ class Profile(contextlib.ContextDecorator):
     """A profiling session: a context manager, a decorator, or start()/stop().
 
     tprof.profile(config=None, *, model=None, with_modules=True, record_ops=None,
-                  torch_profiler=False, cuda_memory=None, **keys)
+                  torch_profiler=False, cuda_memory=None, argv=None, **keys)
 
     keys are the library's configuration keys (docs/CONFIG.md: wait=1, active=3, epochs=[1, 5],
     output_dir="runs", ...). Without a tprof.Config, the sources are, later winning: the built-in
     defaults with enabled=True, the YAML file (config as a path, or TPROF_CONFIG), config as a
     dict, keys, then the TPROF_<KEY> variables (so TPROF_ENABLED=0 switches a profiled script
-    off). With a tprof.Config (from config_from_args), that configuration and then keys.
+    off). With a tprof.Config (from config_from_args), that configuration and then keys. argv, a
+    command line (sys.argv), adds its tprof arguments last, without removing them.
     A configuration error never stops the program: start() prints the library's message as one
     `tprof:` line, keeps it in .error, and runs unprofiled (a disabled session). Keys that shape
     the recording, given while profiling is off, print one line saying they record nothing.
     The use cases' spellings are accepted (tprof._keys): nsight_enabled maps to nsight, and
     with_stack, nsight_output, peak_tflops are ignored with one warning on a build without them.
     A run_id this process used before (the default one has a one-second resolution) gets a
-    suffix: -2, -3, ...
+    suffix: -2, -3, ... One rank of several (torchrun, mp.spawn) with the default run_id takes
+    its parent process's, so that the ranks share one run directory; in a torch.multiprocessing
+    spawn worker whose rank is not known yet (a decorator, before init_process_group), the
+    session starts at the first step() (docs/DISTRIBUTED.md).
 
     The PyTorch options (tprof.torch; docs/PYTHON.md): model, an nn.Module whose forward calls
     become ranges named by their path (with_modules); record_ops, a range per op as torch's
@@ -153,12 +227,14 @@ class Profile(contextlib.ContextDecorator):
     def __init__(self, config: _tprof.Config | dict[str, Any] | str | bytes | os.PathLike[str]
                  | None = None, *, model: Any = None, with_modules: bool = True,
                  record_ops: bool | None = None, torch_profiler: bool = False,
-                 cuda_memory: bool | None = None, **keys: Any) -> None:
+                 cuda_memory: bool | None = None, argv: Iterable[str] | None = None,
+                 **keys: Any) -> None:
         if model is not None and not callable(getattr(model, "named_modules", None)):
             # a programming error, not a configuration value: it raises, naming the argument
             raise TypeError("tprof.profile(model=...) takes a torch.nn.Module, not %s"
                             % type(model).__name__)
         self._config_arg = config
+        self._argv = argv
         self._keys = _keys.map_keys(keys, "tprof.profile")
         self._torch_options = {"model": model, "with_modules": with_modules,
                                "record_ops": record_ops, "torch_profiler": torch_profiler,
@@ -170,6 +246,7 @@ class Profile(contextlib.ContextDecorator):
         self.error: str | None = None  # the configuration error that left the last start unprofiled
         self._flight = False  # the flight recorder is on (docs/FLIGHT.md)
         self._parts: list[_Part] = []
+        self._pending = False  # a spawned worker's start, waiting for its rank (start())
 
     # ---- life cycle ----
 
@@ -177,25 +254,42 @@ class Profile(contextlib.ContextDecorator):
         """Starts the session (returns self); see the class."""
         global _current
         with _lock:
-            if self.running:
+            if self.running or self._pending:
                 return self
             if _current is not None:
                 _tprof.warn("tprof.profile started while another profile is running "
                             "(ignored): profiles do not nest")
                 return self
-            cfg, effective, parts = self._configure()
-            pass_wheel_cupti_dirs()
-            if not _tprof.start(cfg):
-                return self  # the library said why (on stderr and in tprof.messages())
-            self.config = cfg
-            self.enabled = effective["enabled"]
-            self._flight = effective["flight_recorder"]
-            # the library's: another folder when <output_dir>/<run_id> was not tprof's to use
-            self.run_dir = _tprof.run_dir() or os.path.join(effective["output_dir"],
-                                                            effective["run_id"])
-            self.running = True
-            self._parts = []
-            _current = self
+            if _spawned_rank_unknown():
+                # the rank decides the run directory's file names: the session starts at the
+                # first step, once the worker has joined torch.distributed (docs/DISTRIBUTED.md)
+                self._pending = True
+                _current = self
+                return self
+            parts = self._start_session()
+        self._start_parts(parts)
+        return self
+
+    def _start_session(self) -> list[_Part]:
+        """Starts the library's session (under _lock); the PyTorch parts to start, or []."""
+        global _current
+        cfg, effective, parts = self._configure()
+        pass_wheel_cupti_dirs()
+        if not _tprof.start(cfg):
+            return []  # the library said why (on stderr and in tprof.messages())
+        self.config = cfg
+        self.enabled = effective["enabled"]
+        self._flight = effective["flight_recorder"]
+        # the library's: another folder when <output_dir>/<run_id> was not tprof's to use
+        self.run_dir = _tprof.run_dir() or os.path.join(effective["output_dir"],
+                                                        effective["run_id"])
+        self.running = True
+        self._parts = []
+        _current = self
+        return parts
+
+    def _start_parts(self, parts: list[_Part]) -> None:
+        """Starts the PyTorch parts (a failing one stops the session and raises)."""
         try:
             for part in parts:
                 part.start()
@@ -203,12 +297,27 @@ class Profile(contextlib.ContextDecorator):
         except BaseException:
             self.stop()
             raise
-        return self
+
+    def _start_pending(self) -> bool:
+        """The deferred start of a spawned worker's profile (start()); True when a session
+        started, whose first step is the one the worker has just ended."""
+        global _current
+        with _lock:
+            if not self._pending:
+                return False
+            self._pending = False
+            _current = None
+            parts = self._start_session()
+        self._start_parts(parts)
+        return self.running
 
     def stop(self) -> None:
         """Ends the session: the last window, the artifacts, the summary."""
         global _current
         with _lock:
+            if self._pending:  # a spawned worker that never stepped recorded nothing
+                self._pending = False
+                _current = None
             if not self.running:
                 return
             try:
@@ -238,10 +347,11 @@ class Profile(contextlib.ContextDecorator):
         """(config, its effective values, the PyTorch parts). A configuration error is one
         `tprof:` line and a disabled configuration: the training runs on, unprofiled."""
         try:
-            cfg = _build_config(self._config_arg, self._keys)
+            cfg = _build_config(self._config_arg, self._keys, self._argv)
             effective = json.loads(cfg.to_json())
             if not effective["enabled"]:
                 return cfg, effective, []  # the library says once that the keys record nothing
+            _shared_run_id(cfg, effective)
             _fresh_run_id(cfg, effective)
             parts = self._torch_parts(cfg, effective)
             if effective["with_stack"] and not self._torch_options["torch_profiler"]:
@@ -249,7 +359,7 @@ class Profile(contextlib.ContextDecorator):
             return cfg, effective, parts
         except (_tprof.ConfigError, TypeError, ValueError) as e:
             self.error = str(e)
-            _keys.note("%s; this run goes on unprofiled" % e)
+            _keys.note("%s; this run goes on unprofiled" % e, must_act=True)
             cfg = _disabled_config()
             return cfg, json.loads(cfg.to_json()), []
 
@@ -269,7 +379,10 @@ class Profile(contextlib.ContextDecorator):
 
     def step(self) -> None:
         """Ends step k and begins step k+1 (the schedule moves; a window may close)."""
-        if self.running:
+        if self._start_pending():
+            _tprof.step()  # ends step 1, which ran before the rank was known (unrecorded)
+            self._each_part("window_changed")
+        elif self.running:
             self._each_part("step")
             _tprof.step()
             self._each_part("window_changed")  # parts that follow windows (the op observer)
@@ -289,6 +402,7 @@ class Profile(contextlib.ContextDecorator):
 
     def epoch(self, n: int) -> None:
         """Marks the start of epoch n (epoch windows: docs/CONFIG.md)."""
+        self._start_pending()
         if self.running or _current is None:
             _tprof.epoch(n)
             self._each_part("window_changed")
@@ -302,12 +416,21 @@ class Profile(contextlib.ContextDecorator):
         if not path or not os.path.exists(path):
             return None
         with open(path, encoding="utf-8") as f:
-            return Analysis(json.load(f))
+            return Analysis(json.load(f), "tprof summary: %s" % self.run_dir)
 
     @property
     def torch_traces(self) -> list[str]:
         """The traces torch.profiler saved (torch_profiler=True), oldest first."""
         return [path for part in self._parts for path in getattr(part, "traces", ())]
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the analysis of the run's traces (tprof.analyze of run_dir), or
+        one line saying why there is none yet."""
+        if not self.running and self.run_dir and _trace_files(self.run_dir):
+            return analyze(self)._repr_html_()
+        why = ("running" if self.running else self.error or "no trace written"
+               if self.run_dir or self.error else "not started")
+        return _html.note("tprof.profile: %s" % why)
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"

@@ -16,6 +16,7 @@
  * depend on where they ran. */
 #include "analysis/internal.h"
 
+#include "model/kineto.h"
 #include "util/vec.h"
 
 #include <assert.h>
@@ -351,7 +352,7 @@ static int walk_threads(tp_walk *s, lists *l) {
             return -1;
         tp_run_free(r);
     }
-    tp_corr_charge(s);
+    if (tp_corr_charge(s)) return -1;
     return tp_stage_count(s) || tp_stage_other(s) ? -1 : 0;
 }
 
@@ -569,6 +570,7 @@ static int pass_scan(pipeline *p) {
     tp_walk *s = &p->s;
     s->slot_of = tp_arena_calloc(&s->keep, s->m->strings.n, sizeof(*s->slot_of));
     s->flops_key = tp_strtab_find(&s->m->strings, "flops", 5);
+    s->ext_key = tp_strtab_find(&s->m->strings, tp_karg_external_id, strlen(tp_karg_external_id));
     tp_shapes_begin(s);
     if (!s->slot_of || note_devices(s->a, s->m)) return -1;
     return alloc_lists(&p->l, s->m->ntracks);

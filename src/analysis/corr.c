@@ -71,7 +71,40 @@ size_t tp_corr_find(const tp_corr_table *t, uint64_t corr, size_t *hint) {
     return pos < t->n && ids[pos].key == corr ? pos : SIZE_MAX;
 }
 
-void tp_corr_charge(tp_walk *s) {
+uint64_t tp_external_id(const tp_walk *s, const tp_event *e) {
+    if (s->ext_key == UINT32_MAX || !e->nargs) return 0;
+    const tp_arg *a = &s->m->args[e->arg0];
+    return a->key == s->ext_key && a->type == TP_ARG_INT && a->v.i > 0 ? (uint64_t)a->v.i : 0;
+}
+
+/* A launch outside every op on its thread takes the op its "External id" names: CUPTI tied the
+ * launch to the op that pushed that id (Kineto's link), wherever the op ran. Kineto writes a
+ * launch made outside any op with its own correlation id as its External id: no op's. */
+static int link_by_external_id(tp_walk *s) {
+    if (!s->next_ops) return 0;
+    if (tp_sort_keyed(&s->order.spare, s->ext_ops, s->next_ops)) return -1;
+    for (size_t k = 0; k < s->corr.n; k++) {
+        tp_corr_use *u = &s->corr.use[k];
+        if (u->op != UINT32_MAX || u->launch == UINT32_MAX) continue;
+        uint64_t id = tp_external_id(s, &s->m->events[u->launch]);
+        if (!id || id == s->corr.ids[k].key) continue;
+        size_t lo = 0, hi = s->next_ops;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->ext_ops[mid].key < id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == s->next_ops || s->ext_ops[lo].key != id) continue;
+        u->op = (uint32_t)(s->ext_ops[lo].val >> 32);
+        u->shaped = (uint32_t)s->ext_ops[lo].val;
+    }
+    return 0;
+}
+
+int tp_corr_charge(tp_walk *s) {
+    if (link_by_external_id(s)) return -1;
     for (size_t k = 0; k < s->corr.n; k++) {
         const tp_corr_use *u = &s->corr.use[k];
         if (u->op == UINT32_MAX) continue;
@@ -86,4 +119,5 @@ void tp_corr_charge(tp_walk *s) {
         }
         s->a->gpu_attributed_ns = tp_add_sat(s->a->gpu_attributed_ns, gpu_ns);
     }
+    return 0;
 }

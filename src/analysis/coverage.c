@@ -27,14 +27,17 @@ static int note_span(tp_walk *s, size_t k, const tp_event *e) {
 }
 
 /* Counts dur, the part of e that is stage st's own, in the stage and in e's step; keeps e's
- * interval for the step's uncovered time. */
+ * interval for the step's uncovered time. With steps, a range starting in none (a validation
+ * loop between training steps, the work before the first) is no part of the step time the
+ * stage table divides by: it does not count, so no share exceeds 100%. */
 static int count_one(tp_walk *s, int st, const tp_event *e, int64_t dur) {
+    ptrdiff_t k = tp_step_at(s, e->ts);
+    if (k < 0 && s->nsteps) return 0;
     tp_stage_row *row = &s->a->stages[st];
     if (TP_GROW(row->durs, row->cap_durs, row->count + 1)) return -1;
     row->durs[row->count++] = dur;
     row->total_ns = tp_add_sat(row->total_ns, dur);
     if (dur > row->max_ns) row->max_ns = dur;
-    ptrdiff_t k = tp_step_at(s, e->ts);
     if (k >= 0) {
         int64_t *cell = &s->step_stage[(size_t)k * s->a->nstages + (size_t)st];
         *cell = tp_add_sat(*cell, dur);

@@ -9,7 +9,8 @@
  *       cudaDeviceSynchronize, a blocking cudaMemcpy, ...) ended: the host had waited for the
  *       GPU to drain, then had to refill it;
  *   - launch: otherwise, when the gap is shorter than TP_IDLE_LAUNCH_NS (30 us, back-to-back launch
- *     overhead);
+ *     overhead) and the two pieces come from different launches (a CUDA graph's nodes share their
+ *     launch's correlation id: the gaps between them are the graph's, not launch overhead);
  *   - other: the rest (waiting on an event of another stream, work with no launch in the trace).
  * host + sync is HTA's "host wait", launch its "kernel wait", other its "other"; a device's
  * figures are the sums over its streams. docs/METRICS.md defines them. */
@@ -60,8 +61,8 @@ static void classify_gaps(tp_walk *s, const tp_keyed *w, size_t n, tp_idle_row *
         if (launch != INT64_MIN && launch > prev_end)
             cell = sync_ended(s->sync_ends, s->nsync_ends, prev_end, launch) ? &row->sync_ns
                                                                              : &row->host_ns;
-        else if (gap < TP_IDLE_LAUNCH_NS)
-            cell = &row->launch_ns;
+        else if (gap < TP_IDLE_LAUNCH_NS && !(e->corr && e->corr == prev->corr))
+            cell = &row->launch_ns; /* one launch's work (a CUDA graph's nodes): no overhead */
         *cell = tp_add_sat(*cell, gap);
         row->idle_ns = tp_add_sat(row->idle_ns, gap);
     }

@@ -147,6 +147,11 @@ typedef struct tp_walk {
     size_t nstats, cap_stats;
 
     tp_str flops_key; /* the model's id of "flops", or UINT32_MAX when no event has one */
+    tp_str ext_key;   /* ... of "External id" */
+    /* ops whose first arg is their "External id" (key: the id; val: stat << 32 | shaped), for
+     * launches with no op around them (nesting.c, corr.c) */
+    tp_keyed *ext_ops;
+    size_t next_ops, cap_ext_ops;
     tp_shape_scan shapes;
     tp_corr_table corr;
 
@@ -228,8 +233,12 @@ int tp_memory_allocs(tp_walk *s, const uint32_t *mem, size_t n);
  * as a tp_time_key, val: the duration), each clipped to the window [lo, hi); sorts work.
  * 0 or -1. */
 int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi, int64_t *busy_ns);
-/* corr.c: charges each id's GPU work to the op noted with its launch during the walks. */
-void tp_corr_charge(tp_walk *s);
+/* corr.c: charges each id's GPU work to the op noted with its launch during the walks; a launch
+ * with no op around it on its thread, to the op its "External id" names (docs/METRICS.md). 0, or
+ * -1 when out of memory. */
+int tp_corr_charge(tp_walk *s);
+/* The "External id" of e when it is its first arg (Kineto and tprof write it first), else 0. */
+uint64_t tp_external_id(const tp_walk *s, const tp_event *e);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
  * into the analysis' memory rows. 0 or -1. */
 int tp_memory_peaks(tp_walk *s, const uint32_t *mem, size_t n);

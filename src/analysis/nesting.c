@@ -4,7 +4,12 @@
  * Ranges arrive sorted by start ascending, then duration descending. Before pushing range c the
  * walk pops the top while c.start >= top.end or c.end > top.end; what remains on top is c's
  * parent (docs/SEMANTICS.md §3). A step (ProfilerStep#n) is a parent like any other range, as in
- * torch, but it has no row in the op table and is never a stage or an op. */
+ * torch, but it has no row in the op table and is never a stage or an op.
+ *
+ * The op table merges as torch's tables do (EventList._remove_dup_nodes): a range whose parent
+ * has its name and no other child is not a call of its own (an aten::mul of a Python scalar
+ * calls aten::mul); it adds no call, time or FLOPs, and its self time and allocations go to the
+ * parent's row as before (the same name), its children becoming the parent's. */
 #include "analysis/internal.h"
 
 #include "model/kineto.h"
@@ -79,6 +84,58 @@ static void note_lead(tp_walk *s, const frame *step, int64_t first_child_ts) {
 
 static int count_stage(tp_walk *s, int st, const tp_event *e, int64_t dur);
 
+/* The merge pass: one open range, with its effective children (those left once the merges below
+ * it are done): how many, and the only one when there is one. */
+typedef struct open_range {
+    uint32_t pos; /* its position in the thread's order */
+    uint32_t only;
+    uint32_t kids;
+    int64_t end;
+} open_range;
+
+/* Closes r: while its only effective child has its name, that child merges into it and the
+ * child's own effective children become r's (torch repeats its pass until nothing merges). */
+static void close_range(const tp_walk *s, const uint32_t *idx, const open_range *r,
+                        uint8_t *merged, uint32_t *kids, uint32_t *only) {
+    const tp_event *e = &s->m->events[idx[r->pos]];
+    uint32_t n = r->kids, child = r->only;
+    while (n == 1 && !(e->flags & TP_EVF_STEP) && s->m->events[idx[child]].name == e->name &&
+           !(s->m->events[idx[child]].flags & TP_EVF_STEP)) {
+        merged[child] = 1;
+        n = kids[child];
+        child = only[child];
+    }
+    kids[r->pos] = n;
+    only[r->pos] = child;
+}
+
+/* merged[i] = 1 for each range of one thread's order that merges into its parent (the file's
+ * head). 0, or -1 when out of memory. */
+static int mark_merged(const tp_walk *s, const uint32_t *idx, size_t n, uint8_t *merged) {
+    uint32_t *kids = malloc(n * sizeof(*kids) + 1), *only = malloc(n * sizeof(*only) + 1);
+    open_range *stack = malloc(n * sizeof(*stack) + 1);
+    size_t depth = 0;
+    if (!kids || !only || !stack) {
+        free(kids), free(only), free(stack);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const tp_event *e = &s->m->events[idx[i]];
+        int64_t end = tp_ev_end(e);
+        while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
+            close_range(s, idx, &stack[--depth], merged, kids, only);
+        if (depth) {
+            stack[depth - 1].kids++;
+            stack[depth - 1].only = (uint32_t)i;
+        }
+        stack[depth++] = (open_range){.pos = (uint32_t)i, .end = end};
+    }
+    while (depth)
+        close_range(s, idx, &stack[--depth], merged, kids, only);
+    free(kids), free(only), free(stack);
+    return 0;
+}
+
 static int pop(tp_walk *s, const frame *f) {
     const tp_event *e = &s->m->events[f->ev];
     if (e->flags & TP_EVF_STEP) {
@@ -131,6 +188,15 @@ static void note_launch(tp_walk *s, uint32_t idx, const tp_event *e, const frame
     s->corr.use[k].launch = idx;
     s->corr.use[k].op = parent && parent->op >= 0 ? stack[parent->op].stat : UINT32_MAX;
     s->corr.use[k].shaped = parent && parent->op >= 0 ? stack[parent->op].shaped : UINT32_MAX;
+}
+
+/* Notes op e under its External id, for launches that name it from outside any op. */
+static int note_ext_op(tp_walk *s, const tp_event *e, const tp_name_stats *ns, uint32_t pair) {
+    uint64_t id = tp_external_id(s, e);
+    if (!id) return 0;
+    if (TP_AGROW(&s->keep, s->ext_ops, s->cap_ext_ops, s->next_ops + 1)) return -1;
+    s->ext_ops[s->next_ops++] = (tp_keyed){id, (uint64_t)(uint32_t)(ns - s->stats) << 32 | pair};
+    return 0;
 }
 
 /* Counts e, a range that is not a step, in its name's row, and in its (name, shapes) pair when
@@ -208,6 +274,8 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
     frame *stack = NULL, *f;
     size_t depth = 0, cap = 0, hint = 0;
     alloc_feed feed = {allocs, bytes, nallocs, 0};
+    uint8_t *merged = calloc(n + 1, 1);
+    if (!merged || mark_merged(s, idx, n, merged)) goto oom;
     for (size_t i = 0; i < n; i++) {
         const tp_event *e = &s->m->events[idx[i]];
         if (i + 8 < n) __builtin_prefetch(&s->m->events[idx[i + 8]]);
@@ -229,13 +297,19 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
         if (!ns) goto oom;
         int32_t op = parent ? parent->op : -1;
         uint32_t pair = UINT32_MAX;
+        if (merged[i]) {
+            assert(parent && parent->stat == (uint32_t)(ns - s->stats));
+            pair = parent->shaped; /* its self time is its parent's, in the parent's pair too */
+        }
         if (!(e->flags & TP_EVF_STEP)) {
-            if (count_op(s, e, ns, &pair)) goto oom;
+            if (!merged[i] && count_op(s, e, ns, &pair)) goto oom;
             cls = cat_class(s, e->cat);
             in_optim = tp_evidence_open(s, e, ns, cls == CAT_OP, in_optim,
                                         op >= 0 ? stack[op].stat : UINT32_MAX);
         }
         if (e->corr) note_launch(s, idx[i], e, parent, stack, &hint);
+        if (cls == CAT_OP && !(e->flags & TP_EVF_STEP) && s->corr.n && note_ext_op(s, e, ns, pair))
+            goto oom;
         if (!(f = push(&stack, &cap, depth))) goto oom;
         parent = depth ? &stack[depth - 1] : NULL; /* the stack may have moved */
         *f = (frame){.ev = idx[i],
@@ -252,8 +326,10 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
     while (depth)
         if (pop(s, &stack[--depth])) goto oom;
     free(stack);
+    free(merged);
     return 0;
 oom:
     free(stack);
+    free(merged);
     return -1;
 }

@@ -29,7 +29,7 @@ typedef struct tp_cli_verb {
 } tp_cli_verb;
 
 extern const tp_cli_verb tp_cli_analyze, tp_cli_compare, tp_cli_check, tp_cli_merge, tp_cli_report,
-    tp_cli_serve;
+    tp_cli_serve, tp_cli_run;
 
 /* ---- messages ---- */
 

@@ -9,7 +9,8 @@
 #include <string.h>
 
 static const tp_cli_verb *const verbs[] = {&tp_cli_analyze, &tp_cli_compare, &tp_cli_check,
-                                           &tp_cli_merge,   &tp_cli_report,  &tp_cli_serve};
+                                           &tp_cli_merge,   &tp_cli_report,  &tp_cli_serve,
+                                           &tp_cli_run};
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
 
 static const tp_cli_verb *find_verb(const char *name) {
@@ -44,7 +45,7 @@ static int help(int argc, char **argv) {
     const tp_cli_verb *v = find_verb(argv[2]);
     if (!v || argc > 3)
         return tp_cli_error(
-            "help: %s; the commands are analyze, compare, check, merge, report, serve",
+            "help: %s; the commands are analyze, compare, check, merge, report, serve, run",
             v ? "give one command" : "unknown command");
     fputs(v->help, stdout);
     return TP_EXIT_OK;
@@ -66,7 +67,7 @@ int main(int argc, char **argv) {
     if (!v) {
         return tp_cli_error(
             "unknown command \"%s\"; the commands are analyze, compare, check, merge, report, "
-            "serve (tprof help)",
+            "serve, run (tprof help)",
             cmd);
     }
     tp_grow_allow_huge_pages(); /* the CLI owns its process (see vec.h) */

@@ -1,5 +1,6 @@
-/* argv.c - the command-line source: --profile, --profiling.<key> <value>,
- * --profiling.<key>=<value> and Hydra's profiling.<key>=<value>.
+/* argv.c - the command-line source: --profile, --profiler on, --profiling.<key> <value>,
+ * --profiling.<key>=<value> and Hydra's profiling.<key>=<value> and
+ * callbacks.profiler.<key>=<value> (docs/CONFIG.md, "The command line").
  *
  * Every tprof argument leaves argv, valid or not, so that the host's own parser never sees it;
  * arguments after "--" are the host's. A boolean key may stand alone as a flag; when the next
@@ -17,17 +18,47 @@ typedef struct tp_cli_arg {
     size_t keylen;
     const char *value;
     int slots;
+    size_t prefix; /* bytes before the key (--profiling., callbacks.profiler.); 0: --profile(r) */
 } tp_cli_arg;
+
+/* --profile and --profiler switch profiling on; a boolean after either (--profiler on, as a
+ * use case writes it) or after '=' is the value. --profiler with any other value is the
+ * program's own option (Lightning scripts have a --profiler simple): it stays in argv. */
+static int enable_arg(int argc, char **argv, int i, tp_cli_arg *out) {
+    const char *a = argv[i], *eq = strchr(a, '=');
+    size_t len = eq ? (size_t)(eq - a) : strlen(a);
+    int b, profiler = len == 10 && memcmp(a, "--profiler", 10) == 0;
+    if (!profiler && !(len == 9 && memcmp(a, "--profile", 9) == 0)) return 0;
+    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+    *out = (tp_cli_arg){"enabled", 7, "true", 1, 0};
+    if (eq)
+        out->value = eq + 1;
+    else if (next && tp_parse_bool(next, &b) == 0) /* 0: a boolean */
+        out->value = next, out->slots = 2;
+    return !profiler || eq || out->slots == 2;
+}
+
+/* The prefix of a tprof argument in Hydra's key=value form: profiling.<key>=<value>, or
+ * callbacks.profiler.<key>=<value> (with Hydra's + or ++), the use cases' callback group, for a
+ * key tprof knows (its other keys, _target_ and the like, are the program's); 0 when none. */
+static size_t hydra_prefix(const char *a) {
+    static const char group[] = "callbacks.profiler.";
+    if (strncmp(a, "profiling.", 10) == 0) return 10;
+    size_t plus = strspn(a, "+");
+    if (plus > 2 || strncmp(a + plus, group, sizeof(group) - 1) != 0) return 0;
+    const char *key = a + plus + sizeof(group) - 1, *eq = strchr(key, '=');
+    if (!eq || !tp_config_find_key(key, (size_t)(eq - key))) return 0;
+    return plus + sizeof(group) - 1;
+}
 
 static int cli_arg(int argc, char **argv, int i, tp_cli_arg *out) {
     const char *a = argv[i];
-    if (strcmp(a, "--profile") == 0) {
-        *out = (tp_cli_arg){"enabled", 7, "true", 1};
-        return 1;
-    }
+    if (enable_arg(argc, argv, i, out)) return 1;
     int dashed = strncmp(a, "--profiling.", 12) == 0;
-    if (!dashed && (strncmp(a, "profiling.", 10) != 0 || !strchr(a, '='))) return 0;
-    out->key = a + (dashed ? 12 : 10);
+    size_t prefix = dashed ? 12 : hydra_prefix(a);
+    if (!prefix || (!dashed && !strchr(a, '='))) return 0;
+    out->key = a + prefix;
+    out->prefix = prefix;
     const char *eq = strchr(out->key, '=');
     out->slots = 1;
     if (eq) {
@@ -52,13 +83,12 @@ static int cli_arg(int argc, char **argv, int i, tp_cli_arg *out) {
 /* The source named in messages: the option without its value (--profiling.wait,
  * profiling.wait), its key capped as values are. */
 static void source_name(const char *arg, const tp_cli_arg *a, char *out, size_t size) {
-    if (strcmp(arg, "--profile") == 0) {
-        snprintf(out, size, "%s", arg);
+    if (!a->prefix) { /* --profile, --profiler: the option without its value */
+        snprintf(out, size, "%.*s", (int)strcspn(arg, "="), arg);
         return;
     }
-    int prefix = strncmp(arg, "--", 2) == 0 ? 12 : 10; /* --profiling. or profiling. */
     size_t keylen = a->keylen > TP_SHOWN_MAX ? TP_SHOWN_MAX : a->keylen;
-    snprintf(out, size, "%.*s%s", prefix + (int)keylen, arg, keylen < a->keylen ? "..." : "");
+    snprintf(out, size, "%.*s%s", (int)(a->prefix + keylen), arg, keylen < a->keylen ? "..." : "");
 }
 
 int tprof_config_load_args(tprof_config *cfg, int *argc, char **argv) {

@@ -53,6 +53,17 @@ const tp_keydef *tp_config_find_key(const char *name, size_t len) {
     return NULL;
 }
 
+const char *tp_config_key_name(const char *key, size_t len, int *is_bool) {
+    const tp_keydef *k = tp_config_find_key(key, len);
+    if (k && is_bool) *is_bool = k->type == TP_T_BOOL;
+    return k ? k->name : NULL;
+}
+
+const char *tp_config_origin(const tprof_config *cfg, const char *key, size_t len) {
+    const tp_keydef *k = tp_config_find_key(key, len);
+    return k ? cfg->origin[k - tp_config_keys] : NULL;
+}
+
 void tp_config_one_line(char *msg, size_t size) {
     char copy[sizeof(((tprof_config *)0)->err)];
     snprintf(copy, sizeof(copy), "%s", msg);
@@ -119,6 +130,8 @@ static const char *rule(const tp_keydef *k, char *buf, size_t n) {
         return "must be true or false (also 1/0, yes/no, on/off)";
     case TP_T_GPU:
         return "must be auto, on or off";
+    case TP_T_GRAPHS:
+        return "must be node or graph";
     case TP_T_DOUBLE:
         return "must be a decimal number >= 0";
     case TP_T_STR:
@@ -239,6 +252,9 @@ int tp_config_set_value(tprof_config *cfg, const tp_keydef *k, const char *given
         break;
     case TP_T_GPU:
         bad = tp_parse_gpu_mode(value, (int *)f);
+        break;
+    case TP_T_GRAPHS:
+        bad = tp_parse_graphs_mode(value, (int *)f);
         break;
     case TP_T_STR:
     case TP_T_NAME: {
@@ -381,6 +397,9 @@ static void json_value(tp_buf *b, const tprof_config *cfg, const tp_keydef *k) {
         break;
     case TP_T_GPU:
         tp_buf_puts(b, (const char *[]){"\"auto\"", "\"on\"", "\"off\""}[*(const int *)f]);
+        break;
+    case TP_T_GRAPHS:
+        tp_buf_puts(b, (const char *[]){"\"node\"", "\"graph\""}[*(const int *)f]);
         break;
     case TP_T_STR:
     case TP_T_NAME:

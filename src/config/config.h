@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 enum tp_gpu_mode { TP_GPU_AUTO, TP_GPU_ON, TP_GPU_OFF };
+/* How CUPTI traces CUDA graphs: each node's kernel, copy and set, or one record per launch. */
+enum tp_graphs_mode { TP_GRAPHS_NODE, TP_GRAPHS_GRAPH };
 
 #define TP_CONFIG_ENUM(ID, name, type, min, max, deflt) TP_KEY_##ID,
 enum tp_config_key { TP_CONFIG_KEYS(TP_CONFIG_ENUM) TP_NKEYS };
@@ -47,6 +49,7 @@ struct tprof_config {
     int signals;
     int64_t flush_timeout_ms; /* the most a flush on SIGTERM/SIGINT may take */
     int gpu;                  /* tp_gpu_mode */
+    int cuda_graphs;          /* tp_graphs_mode */
     double peak_tflops;       /* 0: from the device table */
     int nsight;
     char *nsight_output; /* NULL when none */
@@ -70,12 +73,20 @@ int tp_config_apply_list(tprof_config *cfg, const char *key, size_t len, const c
 /* The error for a value no key accepts (a nested YAML value): unknown key or invalid value. */
 int tp_config_reject(tprof_config *cfg, const char *key, size_t len, const char *shown,
                      const char *source);
-/* The checks between keys (both schedules, epoch_steps without epochs, the cycle of
- * schedule_every_n_steps). 0, or -1 with err. */
+/* The name of the key that key (len bytes: a key's own name or an alias) sets, and in *is_bool
+ * whether its value is a boolean; NULL when key names none (`tprof run` spells it TPROF_<KEY>). */
+const char *tp_config_key_name(const char *key, size_t len, int *is_bool);
+/* The source that set key (len bytes; a name or an alias) last: NULL for the built-in default
+ * (or no such key). tprof.profile gives ranks a shared run_id only in place of the default. */
+const char *tp_config_origin(const tprof_config *cfg, const char *key, size_t len);
+/* The checks between keys (both schedules, epoch_steps without epochs). 0, or -1 with err. */
 int tp_config_validate(const tprof_config *cfg, char *err, size_t errlen);
 /* When cfg is disabled but other keys were given: 1 and, in note, the one line that says nothing
  * will be recorded and why; else 0. */
 int tp_config_idle_note(const tprof_config *cfg, char *note, size_t size);
+/* When schedule_every_n_steps cannot hold the wait, warmup and active given: 1 and, in note,
+ * the one line naming them and the closest schedule, the one tp_config_schedule gives; else 0. */
+int tp_config_cycle_note(const tprof_config *cfg, char *note, size_t size);
 tprof_config *tp_config_dup(const tprof_config *cfg);
 /* The schedule cfg describes; s->epochs points into cfg. Expects tp_config_validate passed. */
 void tp_config_schedule(const tprof_config *cfg, tp_schedule *s);

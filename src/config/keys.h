@@ -14,7 +14,8 @@
  * docs/CONFIG.md.
  *
  * TP_CONFIG_ALIASES lists the other names a key answers to (the names of the use cases'
- * configurations: Hydra's *_steps, the decorator's nsight_enabled): X(alias, ID). An alias sets its
+ * configurations: Hydra's *_steps, the decorator's nsight_enabled, the Lightning callback's
+ * keywords, which callbacks.profiler.<key>=<value> overrides name): X(alias, ID). An alias sets its
  * key, with the same rule and origin. */
 #ifndef TP_CONFIG_KEYS_H
 #define TP_CONFIG_KEYS_H
@@ -30,7 +31,8 @@ enum tp_key_type {
     TP_T_NAME,   /* char *: one plain path component (tp_plain_name, parse.h) */
     TP_T_INTS,   /* int64_t * with its count: the items in [min, max] */
     TP_T_STRS,   /* char ** with its count: stage definitions */
-    TP_T_GPU     /* int: enum tp_gpu_mode */
+    TP_T_GPU,    /* int: enum tp_gpu_mode */
+    TP_T_GRAPHS  /* int: enum tp_graphs_mode */
 };
 
 /* The largest count of steps, epochs or cycles. */
@@ -65,6 +67,7 @@ enum tp_key_type {
     X(SIGNALS, signals, TP_T_BOOL, 0, 0, "true")                                                   \
     X(FLUSH_TIMEOUT_MS, flush_timeout_ms, TP_T_INT, 1, 3600000, "5000")                            \
     X(GPU, gpu, TP_T_GPU, 0, 0, "auto")                                                            \
+    X(CUDA_GRAPHS, cuda_graphs, TP_T_GRAPHS, 0, 0, "node")                                         \
     X(PEAK_TFLOPS, peak_tflops, TP_T_DOUBLE, 0, 0, "0")                                            \
     X(NSIGHT, nsight, TP_T_BOOL, 0, 0, "false")                                                    \
     X(NSIGHT_OUTPUT, nsight_output, TP_T_STR, 0, 0, NULL)                                          \
@@ -82,6 +85,9 @@ enum tp_key_type {
     X(warmup_steps, WARMUP)                                                                        \
     X(active_steps, ACTIVE)                                                                        \
     X(repeat_cycles, REPEAT)                                                                       \
+    X(profile_epochs, EPOCHS)                                                                      \
+    X(profile_steps, EPOCH_STEPS)                                                                  \
+    X(log_top_k_ops, TOP_K)                                                                        \
     X(nsight_enabled, NSIGHT)
 
 #endif

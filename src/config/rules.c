@@ -3,9 +3,11 @@
  *
  * The step schedule is selected by any of its keys, epoch windows by epochs (docs/CONFIG.md,
  * "Which schedule"); schedule_every_n_steps is the Hydra use case's cycle length, the same as
- * wait = N - warmup - active. */
+ * wait = N - warmup - active. A cycle the keys cannot hold is no error: a use case ships it, so
+ * the closest schedule is profiled, with one line saying which. */
 #include "config/table.h"
 
+#include <assert.h>
 #include <stdio.h>
 
 /* The keys that select the step schedule (warmup is shared with epoch windows). */
@@ -23,27 +25,47 @@ static int fail(char *err, size_t errlen) {
     return -1;
 }
 
-/* schedule_every_n_steps N: a cycle of N steps, wait + warmup + active = N. */
-static int check_cycle(const tprof_config *cfg, char *err, size_t errlen) {
-    int64_t n = cfg->schedule_every_n_steps, rest = cfg->warmup + cfg->active;
+/* The cycle schedule_every_n_steps = N asks for, as wait, warmup and active (docs/CONFIG.md,
+ * "A cycle of N steps"): the key left out is computed (wait = N - warmup - active; with wait
+ * given and active not, active = N - wait - warmup). Keys that cannot all hold are fitted to the
+ * closest schedule that keeps the cycle of N: warmup and active as given, as far as they fit in
+ * N, and wait the rest. Returns 1 when the keys given were fitted so, else 0. */
+static int fit_cycle(const tprof_config *cfg, int64_t *wait, int64_t *warmup, int64_t *active) {
+    int64_t n = cfg->schedule_every_n_steps;
+    *wait = cfg->wait, *warmup = cfg->warmup, *active = cfg->active;
     if (!n) return 0;
-    if (cfg->origin[TP_KEY_WAIT] && cfg->wait + rest != n) {
-        snprintf(err, errlen,
-                 "invalid configuration: profiling.schedule_every_n_steps = %lld (from %s) is not "
-                 "wait + warmup + active = %lld (profiling.wait from %s): leave wait out to have "
-                 "it computed",
-                 (long long)n, origin(cfg, TP_KEY_SCHEDULE_EVERY_N_STEPS),
-                 (long long)cfg->wait + (long long)rest, origin(cfg, TP_KEY_WAIT));
-        return fail(err, errlen);
+    int has_wait = cfg->origin[TP_KEY_WAIT] != NULL,
+        has_active = cfg->origin[TP_KEY_ACTIVE] != NULL;
+    if (!has_wait && n - *warmup - *active >= 0) {
+        *wait = n - *warmup - *active;
+        return 0;
     }
-    if (rest > n) {
-        snprintf(err, errlen,
-                 "invalid configuration: profiling.schedule_every_n_steps = %lld (from %s) is "
-                 "shorter than warmup + active = %lld",
-                 (long long)n, origin(cfg, TP_KEY_SCHEDULE_EVERY_N_STEPS), (long long)rest);
-        return fail(err, errlen);
+    if (has_wait && !has_active && n - *wait - *warmup >= 1) {
+        *active = n - *wait - *warmup;
+        return 0;
     }
-    return 0;
+    if (has_wait && *wait + *warmup + *active == n) return 0;
+    if (*warmup > n - 1) *warmup = n - 1;
+    if (*active > n - *warmup) *active = n - *warmup;
+    *wait = n - *warmup - *active;
+    assert(*wait >= 0 && *warmup >= 0 && *active >= 1);
+    return 1;
+}
+
+int tp_config_cycle_note(const tprof_config *cfg, char *note, size_t size) {
+    int64_t wait, warmup, active;
+    if (!fit_cycle(cfg, &wait, &warmup, &active)) return 0;
+    snprintf(note, size,
+             "profiling.schedule_every_n_steps = %lld (from %s) cannot hold wait %lld + warmup "
+             "%lld + active %lld (from %s, %s, %s): profiling the closest schedule, a cycle of "
+             "%lld steps with wait %lld, warmup %lld, active %lld",
+             (long long)cfg->schedule_every_n_steps, origin(cfg, TP_KEY_SCHEDULE_EVERY_N_STEPS),
+             (long long)cfg->wait, (long long)cfg->warmup, (long long)cfg->active,
+             origin(cfg, TP_KEY_WAIT), origin(cfg, TP_KEY_WARMUP), origin(cfg, TP_KEY_ACTIVE),
+             (long long)cfg->schedule_every_n_steps, (long long)wait, (long long)warmup,
+             (long long)active);
+    tp_config_one_line(note, size);
+    return 1;
 }
 
 int tp_config_validate(const tprof_config *cfg, char *err, size_t errlen) {
@@ -63,7 +85,7 @@ int tp_config_validate(const tprof_config *cfg, char *err, size_t errlen) {
                  origin(cfg, TP_KEY_EPOCH_STEPS));
         return fail(err, errlen);
     }
-    return check_cycle(cfg, err, errlen);
+    return 0;
 }
 
 int tp_config_idle_note(const tprof_config *cfg, char *note, size_t size) {
@@ -109,7 +131,6 @@ void tp_config_schedule(const tprof_config *cfg, tp_schedule *s) {
     for (size_t i = 0; i < TP_NSTEP_KEYS; i++)
         if (cfg->origin[step_keys[i]]) s->mode = TP_SCHED_STEPS;
     if (cfg->origin[TP_KEY_WARMUP]) s->mode = TP_SCHED_STEPS; /* epochs win below */
-    if (cfg->schedule_every_n_steps && !cfg->origin[TP_KEY_WAIT])
-        s->wait = cfg->schedule_every_n_steps - cfg->warmup - cfg->active;
+    fit_cycle(cfg, &s->wait, &s->warmup, &s->active);
     if (cfg->nepochs) s->mode = TP_SCHED_EPOCHS;
 }

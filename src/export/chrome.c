@@ -6,6 +6,7 @@
  * asked) in ~1 MB chunks, so memory stays bounded whatever the size of the model. */
 #include "export/chrome.h"
 
+#include "model/kineto.h"
 #include "tprof.h"
 #include "util/buf.h"
 #include "util/fs.h"
@@ -70,7 +71,8 @@ typedef struct writer {
     span *track;
     tp_buf tracks;
     uint8_t *gpu;
-    uint8_t *flow; /* FLOW_* by event; NULL when no event starts or ends a flow */
+    uint8_t *flow;     /* FLOW_* by event; NULL when no event starts or ends a flow */
+    tp_str dataloader; /* the model's id of "dataloader" (UINT32_MAX: none), see put_event */
 } writer;
 
 /* ---- output stream --------------------------------------------------------------------------- */
@@ -393,13 +395,36 @@ static char *put_instant(writer *w, char *p, const tp_event *ev) {
     return p;
 }
 
+/* The copy of a dataloader range that TensorBoard's plugin counts as data loading: it keys on a
+ * cpu_op named enumerate(DataLoader)#<...>.__next__ (torch's own range is a user_annotation
+ * now, which the plugin ignores). Same thread, start and length; readers of tprof's traces
+ * leave it out (model/kineto.h), so every figure is the same with or without it. */
+static char *put_dataloader_twin(writer *w, char *p, const tp_event *ev) {
+    p = put_sep(w, p);
+    p = PUT_LIT(p, "{\"ph\":\"X\",\"cat\":\"");
+    p = PUT_LIT(p, tp_kcat_cpu_op);
+    p = PUT_LIT(p, "\",\"name\":\"");
+    p = PUT_LIT(p, tp_kname_dataloader_twin); /* nothing in it to escape */
+    *p++ = '"';
+    p = put_where(w, p, ev->track, ev->ts);
+    p = PUT_LIT(p, ",\"dur\":");
+    p = tp_fmt_us(p, ev->dur > 0 ? ev->dur : 0);
+    *p++ = '}';
+    return p;
+}
+
 static void put_event(writer *w, const tp_event *ev, size_t index) {
-    if (tp_buf_reserve(&w->out, event_room(w, ev)) || w->strs.failed) return;
+    int twin = ev->kind == TP_HOST_RANGE && ev->name == w->dataloader;
+    size_t room = event_room(w, ev);
+    if (twin)
+        room += EVENT_FIXED_ROOM + track_span(w, ev->track)->len + sizeof(tp_kname_dataloader_twin);
+    if (tp_buf_reserve(&w->out, room) || w->strs.failed) return;
     char *p = put_sep(w, w->out.data + w->out.len);
     if (ev->kind == TP_HOST_RANGE || tp_kind_is_device(ev->kind))
         p = put_range(w, p, ev, index);
     else
         p = put_instant(w, p, ev);
+    if (twin) p = put_dataloader_twin(w, p, ev);
     w->out.len = (size_t)(p - w->out.data);
 }
 
@@ -570,7 +595,9 @@ static void put_header(writer *w) {
         tp_buf_putc(&w->out, ']');
     }
     if (m->rank >= 0) {
-        TP_BUF_LIT(&w->out, ",\n\"distributedInfo\":{\"rank\":");
+        /* "rank": N with its space: traceinsight (HTA) finds a file's rank by the pattern
+         * "rank":\s+N, and without it takes every rank's trace for rank 0 */
+        TP_BUF_LIT(&w->out, ",\n\"distributedInfo\":{\"rank\": ");
         tp_buf_i64(&w->out, m->rank);
         TP_BUF_LIT(&w->out, ",\"world_size\":");
         tp_buf_i64(&w->out, m->world_size);
@@ -643,6 +670,7 @@ static int prepare(writer *w) {
     w->track = calloc(m->ntracks + 1, sizeof(*w->track));
     w->gpu = calloc(m->ntracks + 1, 1);
     w->first_ts = 0;
+    w->dataloader = tp_strtab_find(&m->strings, tp_kname_dataloader, TP_KLEN(tp_kname_dataloader));
     if (!w->str || !w->json_ok || !w->track || !w->gpu) return -1;
     tp_keyed *refs = NULL;
     size_t nrefs = 0, cap = 0;

@@ -49,7 +49,8 @@ void tp_gpu_attach(const tprof_config *cfg) {
     if (cfg->gpu == TP_GPU_OFF) return;
     tp_gpu_opts o = {.required = cfg->gpu == TP_GPU_ON,
                      .extra_dirs = extra_cupti_dirs,
-                     .now_ns = tp_clock_now_ns};
+                     .now_ns = tp_clock_now_ns,
+                     .graph_level = cfg->cuda_graphs == TP_GRAPHS_GRAPH};
     tp_source cupti;
     if (tp_cupti_source_create(&o, &cupti) == 0 && tp_session_add_source(&cupti) != 0)
         cupti.shutdown(cupti.ctx);

@@ -143,6 +143,8 @@ static int reduce_kernel(tp_cupti_conv *c, const CUpti_ActivityKernel10 *k, tp_c
     r->u.k.smem_static = k->staticSharedMemory;
     r->u.k.smem_dynamic = k->dynamicSharedMemory;
     r->u.k.regs = k->registersPerThread;
+    r->graph_id = k->graphId;
+    r->graph_node = k->graphNodeId;
     return set_times(c, k->start, k->end, r);
 }
 
@@ -157,6 +159,8 @@ static int reduce_memcpy(tp_cupti_conv *c, const CUpti_ActivityMemcpy6 *mc, tp_c
     r->context = mc->contextId;
     r->stream = mc->streamId;
     r->u.copy.bytes = mc->bytes;
+    r->graph_id = mc->graphId;
+    r->graph_node = mc->graphNodeId;
     return set_times(c, mc->start, mc->end, r);
 }
 
@@ -170,6 +174,8 @@ static int reduce_p2p(tp_cupti_conv *c, const CUpti_ActivityMemcpyPtoP4 *p, tp_c
     r->u.copy.dst_device = p->dstDeviceId;
     r->u.copy.src_context = p->srcContextId;
     r->u.copy.dst_context = p->dstContextId;
+    r->graph_id = p->graphId; /* after the correlation id, so elsewhere than a memcpy's */
+    r->graph_node = p->graphNodeId;
     return timed;
 }
 
@@ -182,7 +188,32 @@ static int reduce_memset(tp_cupti_conv *c, const CUpti_ActivityMemset4 *ms, tp_c
     r->context = ms->contextId;
     r->stream = ms->streamId;
     r->u.copy.bytes = ms->bytes;
+    r->graph_id = ms->graphId;
+    r->graph_node = ms->graphNodeId;
     return set_times(c, ms->start, ms->end, r);
+}
+
+/* One launch of a graph, traced whole (cuda_graphs: graph): its span on the stream it ran on. A
+ * graph spread over devices says where it began. */
+static int reduce_graph(tp_cupti_conv *c, const CUpti_ActivityGraphTrace2 *g, tp_cupti_rec *r) {
+    learn_context(c, g->contextId, g->deviceId);
+    r->kind = TP_CUPTI_GRAPH;
+    r->corr = g->correlationId;
+    r->device = g->deviceId;
+    r->context = g->contextId;
+    r->stream = g->streamId;
+    r->graph_id = g->graphId;
+    return set_times(c, g->start, g->end, r);
+}
+
+/* An op's id tied to a call's correlation id. CUPTI gives it no time: it waits, and leaves,
+ * with the calls of its window (gpu_window.c). */
+static int reduce_external(const CUpti_ActivityExternalCorrelation *x, tp_cupti_rec *r) {
+    r->kind = TP_CUPTI_EXTERNAL;
+    r->corr = x->correlationId;
+    r->ext = x->externalId;
+    r->start = r->end = INT64_MAX;
+    return x->externalId != 0;
 }
 
 static int reduce_api(const tp_cupti_conv *c, const CUpti_ActivityAPI *a, tp_cupti_rec *r) {
@@ -239,6 +270,10 @@ int tp_cupti_reduce(tp_cupti_conv *c, const CUpti_Activity *raw, tp_cupti_rec *r
         return reduce_p2p(c, (const CUpti_ActivityMemcpyPtoP4 *)raw, r);
     case CUPTI_ACTIVITY_KIND_MEMSET:
         return reduce_memset(c, (const CUpti_ActivityMemset4 *)raw, r);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+        return reduce_external((const CUpti_ActivityExternalCorrelation *)raw, r);
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+        return reduce_graph(c, (const CUpti_ActivityGraphTrace2 *)raw, r);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
         return reduce_api(c, (const CUpti_ActivityAPI *)raw, r);
@@ -287,7 +322,7 @@ const uint32_t tp_cupti_driver_launches[] = {
 const size_t tp_cupti_ndriver_launches =
     sizeof(tp_cupti_driver_launches) / sizeof(tp_cupti_driver_launches[0]);
 
-int tp_cupti_launches_kernel(int driver, uint32_t cbid) {
+int tp_cupti_launches_work(int driver, uint32_t cbid) {
     static const uint32_t runtime[] = {
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
@@ -295,6 +330,8 @@ int tp_cupti_launches_kernel(int driver, uint32_t cbid) {
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
 #if CUPTI_API_VERSION >= 130000
         CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
         CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,

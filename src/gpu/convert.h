@@ -7,7 +7,9 @@
  *
  * Record layouts: only fields whose offsets are the same in every record version since CUDA 11
  * are read (tests/unit/test_gpu_convert.c checks this against the deprecated structs), so
- * records from libcupti 11, 12 and 13 convert alike through the CUDA 13 structs. */
+ * records from libcupti 11, 12 and 13 convert alike through the CUDA 13 structs. The graph
+ * fields (graphId, graphNodeId) are read too: graphId came in CUDA 11.1's records, so a CUDA 11.0
+ * CUPTI's graph ids are not to be trusted. */
 #ifndef TP_GPU_CONVERT_H
 #define TP_GPU_CONVERT_H
 
@@ -37,6 +39,8 @@ typedef enum tp_cupti_kind {
     TP_CUPTI_DRIVER,
     TP_CUPTI_SYNC,
     TP_CUPTI_MEMORY,
+    TP_CUPTI_GRAPH,    /* a whole graph launch (cuda_graphs: graph) */
+    TP_CUPTI_EXTERNAL, /* an op's external id for a correlation id: no event of its own */
 } tp_cupti_kind;
 
 /* One activity record reduced to what conversion needs. Times are on the session clock. */
@@ -47,6 +51,9 @@ typedef struct tp_cupti_rec {
     uint8_t sub;  /* memcpy: copy kind; memset: memory kind; sync: type; memory: operation */
     uint8_t src_kind, dst_kind; /* memcpy memory kinds; memory: memory kind in src_kind */
     uint32_t device, context, stream;
+    uint32_t graph_id;   /* GPU work run by a CUDA graph launch: its graph; 0 outside graphs */
+    uint64_t graph_node; /* and the node, unique in the process */
+    uint64_t ext;        /* the op's "External id" (EXTERNAL; API and GPU work as emitted), or 0 */
     union {
         struct {
             const char *name; /* demangled, owned by the tp_cupti_conv */
@@ -120,8 +127,9 @@ int tp_cupti_convert(tp_cupti_conv *c, tp_model *m, const CUpti_Activity *raw, i
 
 /* The name an API record shows: CUPTI's name without its version suffix ("cudaLaunchKernel"). */
 const char *tp_cupti_api_shown(tp_cupti_conv *c, int driver, uint32_t cbid);
-/* 1 for API functions that launch kernels (each launch yields at least one kernel record). */
-int tp_cupti_launches_kernel(int driver, uint32_t cbid);
+/* 1 for API functions that launch kernels or graphs (each launch yields at least one record of
+ * GPU work with its correlation id: a kernel, or a graph's kernel, copy, set or graph record). */
+int tp_cupti_launches_work(int driver, uint32_t cbid);
 /* The driver's kernel-launch functions (cbids), which the source traces one by one. */
 extern const uint32_t tp_cupti_driver_launches[];
 extern const size_t tp_cupti_ndriver_launches;
@@ -155,10 +163,13 @@ void tp_cupti_pending_add(tp_cupti_pending *p, const tp_cupti_rec *r);
  * are dropped, memory ones applied to the device totals first. GPU work launched inside the
  * ring starts after its launch, so it is never among them. */
 void tp_cupti_pending_prune(tp_cupti_pending *p, tp_cupti_conv *c, int64_t before);
-/* Kernel launches in [start, end) whose kernels have no record yet: the GPU may still run them. */
+/* Launches in [start, end) (kernels, graphs) with no record of their GPU work yet: the GPU may
+ * still run it. A graph's first record stands for all of it. */
 size_t tp_cupti_pending_unfinished(tp_cupti_pending *p, int64_t start, int64_t end);
-/* Moves the records of window w into m (times - w->model_offset_ns); keeps later ones. Returns
- * the number of events appended, or -1 when m ran out of memory. */
+/* Moves the records of window w into m (times - w->model_offset_ns); keeps later ones. API
+ * records and GPU work whose correlation id has an external id (an op's, pushed while it ran)
+ * get it as their "External id". External ids of calls not yet in a window wait with them; older
+ * ones are dropped. Returns the number of events appended, or -1 when m ran out of memory. */
 long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
                            const tp_window_info *w);
 

@@ -8,6 +8,7 @@
  * model. Failures warn once and leave tprof CPU-only; nothing here aborts or blocks for long. */
 #include "gpu/cupti.h"
 
+#include "record/session.h"
 #include "util/log.h"
 
 #include "gpu/cupti_api.h"
@@ -15,6 +16,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,15 @@ static const kind_info window_kinds[] = {
     {"MEMSET", CUPTI_ACTIVITY_KIND_MEMSET, 0},
     {"SYNCHRONIZATION", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0},
 };
+/* With cuda_graphs: graph, on with the window kinds: one record per graph launch, and none for
+ * the kernels, copies and sets inside it (CUPTI traces a graph at one level or the other). */
+static const kind_info graph_kinds[] = {
+    {"GRAPH_TRACE", CUPTI_ACTIVITY_KIND_GRAPH_TRACE, 0},
+};
+/* On with the window kinds where CUPTI has the push and pop calls: ops' external ids (record/api.c
+ * pushes them while tp_opts.ext_corr is set), each tied to the correlation id of the launches
+ * made under it. Kineto's kind for the ids of torch's ops; tprof's ops are the same. */
+static const CUpti_ExternalCorrelationKind ext_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 /* On from the first window to shutdown: memory totals must see every allocation and free, and
  * contexts are announced once. Both are rare events, so they cost nothing between windows. */
 static const kind_info session_kinds[] = {
@@ -62,13 +73,15 @@ static struct {
     pthread_mutex_t ctl, lock;
     tp_cupti_api api; /* loaded once per process (never unloaded) */
     int loaded;
-    int alive;         /* between create and shutdown (ctl and lock to write, either to read) */
-    int enabled;       /* the window kinds are on (ctl) */
-    int held;          /* the session kinds are on (ctl) */
-    int exiting;       /* exit() began: CUDA may be torn down, so CUPTI is called no more (ctl) */
-    int broken;        /* enabling failed: nothing more is enabled this session (ctl) */
+    int alive;   /* between create and shutdown (ctl and lock to write, either to read) */
+    int enabled; /* the window kinds are on (ctl) */
+    int held;    /* the session kinds are on (ctl) */
+    int exiting; /* exit() began: CUDA may be torn down, so CUPTI is called no more (ctl; atomic) */
+    int broken;  /* enabling failed: nothing more is enabled this session (ctl) */
     int devices_known; /* ctl */
     int required;      /* gpu: on (ctl) */
+    int graph_level;   /* cuda_graphs: graph (ctl) */
+    int ext_on;        /* EXTERNAL_CORRELATION is on: ops push ids (ctl) */
     CUpti_SubscriberHandle sub;
     /* lock: */
     tp_cupti_conv conv;
@@ -234,6 +247,10 @@ static void start_window_kinds(void) {
         S.held = 1;
     }
     if (enable_kinds(window_kinds, COUNT(window_kinds))) goto broken;
+    if (S.graph_level) enable_kinds(graph_kinds, COUNT(graph_kinds)); /* refused: per node */
+    S.ext_on = S.api.ActivityPushExternalCorrelationId && S.api.ActivityPopExternalCorrelationId &&
+               S.api.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS;
+    tp_session_set_ext_corr(S.ext_on);
     set_driver_launches(1);
     S.enabled = 1;
     return;
@@ -245,8 +262,28 @@ broken:
 
 static void stop_window_kinds(void) {
     set_kinds(window_kinds, COUNT(window_kinds), 0);
+    if (S.graph_level) set_kinds(graph_kinds, COUNT(graph_kinds), 0);
+    if (S.ext_on) {
+        tp_session_set_ext_corr(0); /* ops already pushed still pop theirs */
+        S.api.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+        S.ext_on = 0;
+    }
     set_driver_launches(0);
     S.enabled = 0;
+}
+
+/* record/gpu_calls.h: on the op's thread, without a lock (CUPTI's stack of ids is per thread). The
+ * calls are resolved once per process and never unloaded; after exit() began CUDA may be gone,
+ * and CUPTI is called no more. */
+void tp_gpu_ext_push(uint64_t id) {
+    if (S.api.ActivityPushExternalCorrelationId && !__atomic_load_n(&S.exiting, __ATOMIC_RELAXED))
+        S.api.ActivityPushExternalCorrelationId(ext_kind, id);
+}
+
+void tp_gpu_ext_pop(void) {
+    uint64_t last;
+    if (S.api.ActivityPopExternalCorrelationId && !__atomic_load_n(&S.exiting, __ATOMIC_RELAXED))
+        S.api.ActivityPopExternalCorrelationId(ext_kind, &last);
 }
 
 /* ---- the tp_source --------------------------------------------------------------------------- */
@@ -369,7 +406,7 @@ static void cupti_shutdown(void *ctx) {
 static void exit_flush(void) {
     pthread_mutex_lock(&S.ctl);
     if (S.alive && !S.exiting) stop_all();
-    S.exiting = 1;
+    __atomic_store_n(&S.exiting, 1, __ATOMIC_RELAXED); /* read by tp_gpu_ext_push/pop too */
     pthread_mutex_unlock(&S.ctl);
 }
 
@@ -403,16 +440,38 @@ static void subscribe_cause(CUptiResult r, const char *holder, char *cause, size
                  result_str(r));
 }
 
+/* cuptiSubscribe_v2's parameters as CUPTI 13.2 and later declare them: those of the headers tprof
+ * builds against (13.0), then `allowMultipleSubscribers`. With it set, a CUPTI of 13.3 or later
+ * on an r610 or later driver lets tprof record beside another subscriber that allows it too
+ * (Nsight Systems, DCGM, torch.profiler built on such a CUPTI). structSize tells CUPTI which
+ * fields are there. */
+typedef struct subscriber_params {
+    size_t structSize;
+    const char *subscriberName;
+    char *oldSubscriberName;
+    size_t oldSubscriberSize;
+    uint8_t allowMultipleSubscribers;
+} subscriber_params;
+_Static_assert(offsetof(subscriber_params, oldSubscriberSize) ==
+                   offsetof(CUpti_SubscriberParams, oldSubscriberSize),
+               "the first fields are CUPTI's own");
+enum { MULTI_PARAMS_SIZE = offsetof(subscriber_params, allowMultipleSubscribers) + 1 };
+
+/* cuptiSubscribe_v2 asking to share CUPTI where the library exports it; a CUPTI that refuses the
+ * longer struct (one older than the field) is asked again with the fields it knows, and one
+ * without cuptiSubscribe_v2 gets cuptiSubscribe: then another subscriber locks tprof out. */
 static CUptiResult subscribe(char *holder, size_t n) {
     holder[0] = '\0';
     if (!S.api.Subscribe_v2) return S.api.Subscribe(&S.sub, subscriber_cb, NULL);
-    CUpti_SubscriberParams p;
-    memset(&p, 0, sizeof(p));
+    subscriber_params p = {.structSize = MULTI_PARAMS_SIZE,
+                           .subscriberName = "tprof",
+                           .oldSubscriberName = holder,
+                           .oldSubscriberSize = n,
+                           .allowMultipleSubscribers = 1};
+    CUptiResult r = S.api.Subscribe_v2(&S.sub, subscriber_cb, NULL, (CUpti_SubscriberParams *)&p);
+    if (r != CUPTI_ERROR_INVALID_PARAMETER) return r;
     p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-    p.subscriberName = "tprof";
-    p.oldSubscriberName = holder;
-    p.oldSubscriberSize = n;
-    return S.api.Subscribe_v2(&S.sub, subscriber_cb, NULL, &p);
+    return S.api.Subscribe_v2(&S.sub, subscriber_cb, NULL, (CUpti_SubscriberParams *)&p);
 }
 
 /* Subscribes and registers the callbacks. 0, or -1 with cause filled. */
@@ -472,6 +531,7 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
     }
     session_clock = o->now_ns ? o->now_ns : monotonic_ns;
     S.required = o->required;
+    S.graph_level = o->graph_level;
     if (start_cupti(cause, sizeof(cause))) {
         warn_unavailable(o->required, cause);
         goto out;

@@ -15,6 +15,7 @@ typedef struct tp_gpu_opts {
     const char *library;           /* explicit libcupti path or NULL */
     const char *const *extra_dirs; /* more folders to search, NULL-terminated, or NULL */
     int64_t (*now_ns)(void);       /* the session clock */
+    int graph_level;               /* cuda_graphs: graph (one record per graph launch) */
 } tp_gpu_opts;
 
 /* Loads and initialises CUPTI and fills *src (see src/record/source.h). 0, or -1 after one warning

@@ -33,6 +33,10 @@ typedef struct tp_cupti_api {
                                    const char **name);               /* opt. */
     CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType type); /* opt. */
     CUptiResult (*GetTimestamp)(uint64_t *ts);                       /* opt. */
+    CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind kind,
+                                                     uint64_t id); /* optional */
+    CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind kind,
+                                                    uint64_t *last); /* optional */
 } tp_cupti_api;
 
 typedef enum tp_cupti_load_status {

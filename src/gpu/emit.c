@@ -47,6 +47,9 @@ enum {
     S_CAT_SYNC,
     S_CAT_INSTANT,
     S_MEMORY_NAME,
+    S_GRAPH_ID,
+    S_GRAPH_NODE_ID,
+    S_EXTERNAL_ID,
     NSTRINGS
 };
 _Static_assert(NSTRINGS <= TP_CUPTI_NSTRINGS, "tp_cupti_out holds every string");
@@ -85,7 +88,10 @@ static const char *const strings[NSTRINGS] = {"queued",
                                               tp_kcat_cuda_driver,
                                               "cuda_sync",
                                               tp_kcat_cpu_instant_event,
-                                              tp_kname_memory};
+                                              tp_kname_memory,
+                                              "graph id",
+                                              "graph node id",
+                                              tp_karg_external_id};
 
 void tp_cupti_out_init(tp_cupti_out *o, tp_model *m) {
     o->m = m;
@@ -130,6 +136,8 @@ static const tp_cupti_dev *find_dev(const tp_cupti_conv *c, uint32_t id) {
     return NULL;
 }
 
+/* A range's event; its first arg, as in Kineto's traces, the "External id" of the op that made
+ * the call (r->ext), when there is one. */
 static tp_event *range_event(tp_cupti_out *o, const tp_cupti_rec *r, int64_t pid, int64_t tid,
                              tp_kind kind, tp_str name, int cat, int64_t off) {
     uint32_t track = tp_model_track(o->m, pid, 0, tid, 0);
@@ -142,7 +150,7 @@ static tp_event *range_event(tp_cupti_out *o, const tp_cupti_rec *r, int64_t pid
     ev->cat = o->s[cat];
     ev->track = track;
     ev->kind = (uint8_t)kind;
-    return ev;
+    return r->ext && put_int(o, ev, S_EXTERNAL_ID, (int64_t)r->ext) ? NULL : ev;
 }
 
 /* device, context, stream: the first args of every GPU-work event. */
@@ -157,6 +165,14 @@ static int transfer_args(tp_cupti_out *o, tp_event *ev, const tp_cupti_rec *r) {
     if (ev->dur > 0)
         rc |= put_double(o, ev, S_BANDWIDTH, (double)r->u.copy.bytes / (double)ev->dur);
     return rc;
+}
+
+/* Work a graph launch ran: its graph and node, after Kineto's args (the launch is the
+ * cudaGraphLaunch its correlation id names, as for any kernel). */
+static int graph_args(tp_cupti_out *o, tp_event *ev, const tp_cupti_rec *r) {
+    if (!r->graph_id) return 0;
+    return put_int(o, ev, S_GRAPH_ID, r->graph_id) |
+           put_int(o, ev, S_GRAPH_NODE_ID, (int64_t)r->graph_node);
 }
 
 static int dims_arg(tp_cupti_out *o, tp_event *ev, int key, const int32_t v[3]) {
@@ -185,7 +201,7 @@ static int emit_kernel(tp_cupti_conv *c, tp_cupti_out *o, const tp_cupti_rec *r,
     rc |= dims_arg(o, ev, S_GRID, g) | dims_arg(o, ev, S_BLOCK, b);
     int occ = tp_cupti_occupancy_pct(d, r->u.k.regs, smem, threads, blocks_per_sm);
     if (occ >= 0) rc |= put_int(o, ev, S_OCCUPANCY, occ);
-    return rc ? -1 : 0;
+    return rc | graph_args(o, ev, r) ? -1 : 0;
 }
 
 static int emit_copy(tp_cupti_out *o, const tp_cupti_rec *r, int64_t off) {
@@ -213,7 +229,17 @@ static int emit_copy(tp_cupti_out *o, const tp_cupti_rec *r, int64_t off) {
              put_int(o, ev, S_STREAM, r->stream);
     else
         rc = place_args(o, ev, r);
-    return rc | transfer_args(o, ev, r) ? -1 : 0;
+    return rc | transfer_args(o, ev, r) | graph_args(o, ev, r) ? -1 : 0;
+}
+
+/* A graph launch traced whole: one span on its stream, a kernel for every figure (GPU busy, the
+ * kernel table, its launch's op), named after its graph. */
+static int emit_graph(tp_cupti_out *o, const tp_cupti_rec *r, int64_t off) {
+    char text[48];
+    snprintf(text, sizeof(text), "CUDA graph %u", r->graph_id);
+    tp_str name = tp_model_intern_cstr(o->m, text);
+    tp_event *ev = range_event(o, r, r->device, r->stream, TP_KERNEL, name, S_CAT_KERNEL, off);
+    return ev && !(place_args(o, ev, r) | put_int(o, ev, S_GRAPH_ID, r->graph_id)) ? 0 : -1;
 }
 
 static int emit_api(tp_cupti_conv *c, tp_cupti_out *o, const tp_cupti_rec *r, int64_t off) {
@@ -272,6 +298,8 @@ int tp_cupti_emit(tp_cupti_conv *c, tp_cupti_out *o, const tp_cupti_rec *r, int6
         return emit_sync(o, r, offset_ns);
     case TP_CUPTI_MEMORY:
         return emit_memory(c, o, r, offset_ns);
+    case TP_CUPTI_GRAPH:
+        return emit_graph(o, r, offset_ns);
     default:
         return 0;
     }

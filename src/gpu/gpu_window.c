@@ -28,6 +28,26 @@ void tp_cupti_pending_add(tp_cupti_pending *p, const tp_cupti_rec *r) {
     p->recs[p->n++] = *r;
 }
 
+/* The smallest correlation id among records other than external ids (UINT32_MAX when none). */
+static uint32_t min_call_corr(const tp_cupti_pending *p) {
+    uint32_t min = UINT32_MAX;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->recs[i].kind != TP_CUPTI_EXTERNAL && p->recs[i].corr && p->recs[i].corr < min)
+            min = p->recs[i].corr;
+    return min;
+}
+
+/* Drops the external ids of calls older than every call still pending (CUPTI numbers calls in
+ * order): their calls are gone. */
+static void drop_old_external(tp_cupti_pending *p) {
+    uint32_t min = min_call_corr(p);
+    size_t kept = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->recs[i].kind != TP_CUPTI_EXTERNAL || p->recs[i].corr >= min)
+            p->recs[kept++] = p->recs[i];
+    p->n = kept;
+}
+
 void tp_cupti_pending_prune(tp_cupti_pending *p, tp_cupti_conv *c, int64_t before) {
     size_t kept = 0;
     for (size_t i = 0; i < p->n; i++) {
@@ -38,6 +58,7 @@ void tp_cupti_pending_prune(tp_cupti_pending *p, tp_cupti_conv *c, int64_t befor
             tp_cupti_memory_apply(c, r);
     }
     p->n = kept;
+    drop_old_external(p);
 }
 
 static int is_api(const tp_cupti_rec *r) {
@@ -46,7 +67,8 @@ static int is_api(const tp_cupti_rec *r) {
 
 static int is_gpu_work(const tp_cupti_rec *r) {
     return r->kind == TP_CUPTI_KERNEL || r->kind == TP_CUPTI_MEMCPY ||
-           r->kind == TP_CUPTI_MEMCPY_P2P || r->kind == TP_CUPTI_MEMSET;
+           r->kind == TP_CUPTI_MEMCPY_P2P || r->kind == TP_CUPTI_MEMSET ||
+           r->kind == TP_CUPTI_GRAPH;
 }
 
 static int cmp_u32(const void *a, const void *b) {
@@ -74,9 +96,9 @@ static uint32_t *corr_set(const tp_cupti_pending *p,
     return set;
 }
 
-static int is_kernel(const tp_cupti_rec *r, int64_t start, int64_t end) {
+static int is_work(const tp_cupti_rec *r, int64_t start, int64_t end) {
     (void)start, (void)end;
-    return r->kind == TP_CUPTI_KERNEL;
+    return is_gpu_work(r);
 }
 
 static int is_launch_in(const tp_cupti_rec *r, int64_t start, int64_t end) {
@@ -85,15 +107,15 @@ static int is_launch_in(const tp_cupti_rec *r, int64_t start, int64_t end) {
 
 size_t tp_cupti_pending_unfinished(tp_cupti_pending *p, int64_t start, int64_t end) {
     size_t nk, missing = 0;
-    uint32_t *kernels = corr_set(p, is_kernel, 0, 0, &nk);
+    uint32_t *work = corr_set(p, is_work, 0, 0, &nk);
     for (size_t i = 0; i < p->n; i++) {
         const tp_cupti_rec *r = &p->recs[i];
         if (is_launch_in(r, start, end) &&
-            tp_cupti_launches_kernel(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid) &&
-            !has_corr(kernels, nk, r->corr))
+            tp_cupti_launches_work(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid) &&
+            !has_corr(work, nk, r->corr))
             missing++;
     }
-    free(kernels);
+    free(work);
     return missing;
 }
 
@@ -115,9 +137,47 @@ static enum placement place(const tp_cupti_rec *r, const tp_window_info *w,
     return r->kind == TP_CUPTI_MEMORY ? APPLY : DROP;
 }
 
+typedef struct ext_pair {
+    uint32_t corr;
+    uint64_t ext;
+} ext_pair;
+
+static int cmp_ext(const void *a, const void *b) {
+    uint32_t x = ((const ext_pair *)a)->corr, y = ((const ext_pair *)b)->corr;
+    return (x > y) - (x < y);
+}
+
+/* The external ids pending, by correlation id (NULL when none, or out of memory: the events
+ * then lack the arg, nothing else). They sort after every call (start INT64_MAX). */
+static ext_pair *external_ids(const tp_cupti_pending *p, size_t *n) {
+    size_t first = p->n;
+    while (first > 0 && p->recs[first - 1].kind == TP_CUPTI_EXTERNAL)
+        first--;
+    *n = p->n - first;
+    ext_pair *pairs = *n ? malloc(*n * sizeof(*pairs)) : NULL;
+    if (!pairs) return *n = 0, NULL;
+    for (size_t i = 0; i < *n; i++)
+        pairs[i] = (ext_pair){p->recs[first + i].corr, p->recs[first + i].ext};
+    qsort(pairs, *n, sizeof(*pairs), cmp_ext);
+    return pairs;
+}
+
+/* r with the external id of its correlation id, for API records and GPU work. */
+static tp_cupti_rec with_external(const tp_cupti_rec *r, const ext_pair *pairs, size_t n) {
+    tp_cupti_rec out = *r;
+    ext_pair key = {.corr = r->corr};
+    const ext_pair *hit = n && r->corr && (is_api(r) || is_gpu_work(r))
+                              ? bsearch(&key, pairs, n, sizeof(*pairs), cmp_ext)
+                              : NULL;
+    if (hit) out.ext = hit->ext;
+    return out;
+}
+
 long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
                            const tp_window_info *w) {
     if (p->n) qsort(p->recs, p->n, sizeof(*p->recs), cmp_rec);
+    size_t npairs;
+    ext_pair *pairs = external_ids(p, &npairs);
     size_t nlaunches;
     uint32_t *launches = corr_set(p, is_launch_in, w->start_ns, w->end_ns, &nlaunches);
     size_t kept = 0;
@@ -127,16 +187,22 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
     tp_cupti_out_init(&out, m);
     for (size_t i = 0; i < p->n; i++) {
         const tp_cupti_rec *r = &p->recs[i];
+        if (r->kind == TP_CUPTI_EXTERNAL) { /* kept below while a call of theirs may come */
+            p->recs[kept++] = *r;
+            continue;
+        }
         switch (place(r, w, launches, nlaunches)) {
         case KEEP:
             p->recs[kept++] = *r;
             break;
-        case EMIT:
-            if (!failed && tp_cupti_emit(c, &out, r, w->model_offset_ns) == 0)
+        case EMIT: {
+            tp_cupti_rec e = with_external(r, pairs, npairs);
+            if (!failed && tp_cupti_emit(c, &out, &e, w->model_offset_ns) == 0)
                 appended++;
             else
                 failed = 1;
             break;
+        }
         case APPLY:
             tp_cupti_memory_apply(c, r);
             break;
@@ -145,6 +211,8 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
         }
     }
     p->n = kept;
+    drop_old_external(p);
     free(launches);
+    free(pairs);
     return failed ? -1 : appended;
 }

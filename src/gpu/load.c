@@ -43,6 +43,8 @@ static int resolve(tp_cupti_api *a, char *why, size_t n) {
         {"cuptiGetCallbackName", &a->GetCallbackName, 0},
         {"cuptiSetThreadIdType", &a->SetThreadIdType, 0},
         {"cuptiGetTimestamp", &a->GetTimestamp, 0},
+        {"cuptiActivityPushExternalCorrelationId", &a->ActivityPushExternalCorrelationId, 0},
+        {"cuptiActivityPopExternalCorrelationId", &a->ActivityPopExternalCorrelationId, 0},
     };
     for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
         if (tp_dlsym_fn(a->handle, syms[i].name, syms[i].fn) && syms[i].required) {

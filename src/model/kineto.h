@@ -26,6 +26,7 @@
     X(flops, "flops")                                                                              \
     X(sequence_number, "Sequence number") /* autograd's link from an op to its backward */         \
     X(fwd_thread_id, "Fwd thread id")                                                              \
+    X(external_id, "External id") /* an op's id, pushed to CUPTI: its launches and GPU work */     \
     X(collective_name, "Collective name")                                                          \
     X(seq, "seq") /* a collective's sequence number and whether it ran async */                    \
     X(async, "async")                                                                              \
@@ -55,8 +56,12 @@
 
 /* Event names. */
 #define TP_KINETO_NAMES(X)                                                                         \
-    X(memory, "[memory]")    /* an allocation or free (TP_MEMORY) */                               \
-    X(step, "ProfilerStep#") /* the prefix of a step's range, then its number */
+    X(memory, "[memory]")       /* an allocation or free (TP_MEMORY) */                            \
+    X(step, "ProfilerStep#")    /* the prefix of a step's range, then its number */                \
+    X(dataloader, "dataloader") /* tprof's data-loading range: the dataloader stage's own name */  \
+    /* its copy as TensorBoard's plugin counts data loading (a cpu_op named so): written after     \
+     * each dataloader range (export/chrome.c), left out when a trace is read (trace/event.c) */   \
+    X(dataloader_twin, "enumerate(DataLoader)#dataloader.__next__")
 
 #define TP_KINETO_ARG(id, text)  static const char tp_karg_##id[] = text;
 #define TP_KINETO_CAT(id, text)  static const char tp_kcat_##id[] = text;

@@ -4,6 +4,7 @@
 #include "tprof.h"
 
 #include "model/kineto.h"
+#include "record/gpu_calls.h"
 #include "record/memory.h"
 #include "record/record.h"
 #include "record/session.h"
@@ -70,22 +71,38 @@ void tp_range_arg_json(const char *key, const char *json) {
     tp_publish(t, 1);
 }
 
+/* External ids of ops, unique in the process (Kineto's are too); 0 means none. */
+static uint64_t next_external_id;
+
 int tp_op_begin(const char *name, int64_t seq, int64_t fwd_tid) {
     tprof_begin_copy_(name);
     tp_tls *t = &tp_tls_cur;
-    uint32_t k = seq >= 0 ? 3 : 1;
+    int ext = TP_LOAD_RLX(&tp_opts.ext_corr);
+    uint32_t k = 1 + (uint32_t)ext + (seq >= 0 ? 2 : 0);
     tp_rec *r = t->owed ? tp_room(t, k) : NULL;
     if (!r) return 0;
     r[0].a = 0;
     r[0].b = tp_rec_word(TP_REC_CATEGORY, (uintptr_t)tp_kcat_cpu_op);
+    uint64_t id = 0;
+    if (ext) {
+        id = __atomic_add_fetch(&next_external_id, 1, __ATOMIC_RELAXED);
+        r[1].a = id;
+        r[1].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)tp_karg_external_id);
+    }
     if (seq >= 0) {
-        r[1].a = (uint64_t)seq;
-        r[1].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)tp_karg_sequence_number);
-        r[2].a = (uint64_t)fwd_tid;
-        r[2].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)tp_karg_fwd_thread_id);
+        r[1 + ext].a = (uint64_t)seq;
+        r[1 + ext].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)tp_karg_sequence_number);
+        r[2 + ext].a = (uint64_t)fwd_tid;
+        r[2 + ext].b = tp_rec_word(TP_REC_ARG_INT, (uintptr_t)tp_karg_fwd_thread_id);
     }
     tp_publish(t, k);
-    return 1;
+    if (!ext) return 1;
+    tp_gpu_ext_push(id);
+    return 1 | TP_OP_PUSHED;
+}
+
+void tp_op_pop(void) {
+    tp_gpu_ext_pop();
 }
 
 void tp_range_complete(const char *name, uint64_t begin_ticks) {

@@ -11,6 +11,7 @@
 #include "record/record.h"
 #include "record/session.h"
 #include "util/log.h"
+#include "util/msg.h"
 #include "util/vec.h"
 
 #include <assert.h>
@@ -262,8 +263,8 @@ int tprof_flight_save(const char *reason) {
                     "true turns it on); nothing saved",
                     reason);
     } else if (!admit(tp_sess.sm.step, why, sizeof(why))) {
-        fprintf(stderr, "tprof: tprof_flight_save(\"%s\") at step %lld not saved: %s\n", reason,
-                (long long)tp_sess.sm.step, why);
+        tp_msg_printf(TP_MSG_WARNING, "tprof: tprof_flight_save(\"%s\") at step %lld not saved: %s",
+                      reason, (long long)tp_sess.sm.step, why);
     } else {
         /* The ring as it is now, the running step cut here: the caller's thread only copies
          * the steps' spans; the writer converts. */
@@ -291,8 +292,8 @@ void tp_flight_serve(void) {
             snprintf(note, sizeof(note), "SIGUSR1 at step %lld", (long long)tp_sess.sm.step);
             push_save(ring_window("signal", tp_sess.sm.step, note, tp_clock_ticks(), 1));
         } else {
-            fprintf(stderr, "tprof: SIGUSR1 at step %lld not saved: %s\n",
-                    (long long)tp_sess.sm.step, why);
+            tp_msg_printf(TP_MSG_WARNING, "tprof: SIGUSR1 at step %lld not saved: %s",
+                          (long long)tp_sess.sm.step, why);
         }
     }
     tp_session_unlock();

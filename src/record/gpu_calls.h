@@ -12,6 +12,8 @@
 
 #include "tprof.h"
 
+#include <stdint.h>
+
 /* Joins the GPU sources the configuration asks for (`gpu`, `nsight`) to the session that just
  * started; call without the session's lock (tp_session_add_source takes it). Failures warn and
  * leave the session CPU-only. */
@@ -25,5 +27,11 @@ void tp_gpu_set_extra_dirs(const char *const *dirs);
  * closes it. The recorder calls them only while tp_opts.nsight is set. */
 void tp_nvtx_push(const char *name);
 void tp_nvtx_pop(void);
+
+/* An op's external correlation id pushed to CUPTI on the calling thread, so the launches it makes
+ * (and their GPU work) carry it; and popped at the op's end, on the same thread. The recorder
+ * pushes only while tp_opts.ext_corr is set. */
+void tp_gpu_ext_push(uint64_t id);
+void tp_gpu_ext_pop(void);
 
 #endif

@@ -197,8 +197,14 @@ void tp_range_arg_json(const char *key, const char *json);
  * then its category, Kineto's "cpu_op", and, when seq >= 0, the integer args "Sequence number"
  * and "Fwd thread id", written in one reservation with category and keys as pointers. Returns
  * 1 when the range is kept, so that its annotations may follow; 0 when not (no window records,
- * the thread is dropping). Call only in an active session. */
+ * the thread is dropping). While CUPTI records external correlation ids (tp_opts.ext_corr), a
+ * kept op also gets a process-unique "External id", its first arg as in Kineto's traces, pushed
+ * to CUPTI: then 1 | TP_OP_PUSHED, and the caller must call tp_op_pop on this thread at the op's
+ * end. Call only in an active session. */
+#define TP_OP_PUSHED 2
 int tp_op_begin(const char *name, int64_t seq, int64_t fwd_tid);
+/* Pops the external correlation id of an op begun with TP_OP_PUSHED (on the same thread). */
+void tp_op_pop(void);
 /* A range that began at begin_ticks (tp_clock_ticks) and ends now, written whole now (name
  * copied; the default category, "user_annotation"): it never sits on the thread's stack, so
  * ranges that begin and end meanwhile, in any order, are not closed by it (torch's

@@ -25,6 +25,10 @@ void tp_session_set_nsight(int on) {
     TP_STORE_RLX(&tp_opts.nsight, on);
 }
 
+void tp_session_set_ext_corr(int on) {
+    TP_STORE_RLX(&tp_opts.ext_corr, on);
+}
+
 static __thread int lock_held;
 static tp_sink next_sink;
 static int next_sink_set;
@@ -292,7 +296,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
         return -1;
     }
     if (tp_config_validate(cfg, err, sizeof(err))) {
-        tp_log_warn("%s", err);
+        tp_log_error("%s", err);
         return -1;
     }
     if (!cfg->enabled) {
@@ -308,6 +312,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     if (tp_sess.rank.distributed && tp_sess.rank.rank != 0)
         snprintf(prefix, sizeof(prefix), "[rank %lld] ", (long long)tp_sess.rank.rank);
     tp_log_set_prefix(prefix);
+    if (tp_config_cycle_note(cfg, err, sizeof(err))) tp_log_warn("%s", err);
     if (prepare_run(cfg)) {
         tp_log_warn("out of memory: profiling is off");
         free_run();
@@ -335,7 +340,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
         free_run();
         return -1;
     }
-    tp_opts = (tp_rec_opts){cfg->record_shapes, cfg->profile_memory, cfg->with_flops, 0};
+    tp_opts = (tp_rec_opts){cfg->record_shapes, cfg->profile_memory, cfg->with_flops, 0, 0};
     tp_budget_reset(cfg->max_events);
     if (cfg->profile_memory) tp_mem_start();
     tp_config_schedule(tp_sess.cfg, &tp_sess.sched);
@@ -376,7 +381,7 @@ int tprof_init(int *argc, char **argv) {
     }
     int rc = -1;
     if (tp_config_load_sources(cfg, argc, argv)) {
-        tp_log_warn("%s", cfg->err);
+        tp_log_error("%s", cfg->err);
     } else {
         tp_session_lock();
         rc = start_locked(cfg, "tprof_init");

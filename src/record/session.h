@@ -29,7 +29,8 @@ typedef enum tp_session_state {
 /* Options the annotation calls read without the lock (set before tprof_active_ turns on). */
 typedef struct tp_rec_opts {
     int shapes, memory, flops;
-    int nsight; /* mirror ranges to NVTX (tp_session_set_nsight) */
+    int nsight;   /* mirror ranges to NVTX (tp_session_set_nsight) */
+    int ext_corr; /* ops push CUPTI external correlation ids (tp_session_set_ext_corr) */
 } tp_rec_opts;
 extern tp_rec_opts tp_opts;
 
@@ -38,6 +39,9 @@ extern tp_rec_opts tp_opts;
  * reads without the lock (relaxed): one file says when and how those fields change, and the GPU
  * layer above depends on a call, not on the layout of the recorder's options. */
 void tp_session_set_nsight(int on);
+/* Turns on or off the external correlation ids tp_op_begin pushes to CUPTI: the CUPTI source
+ * calls it as its window kinds go on and off, when CUPTI records them. */
+void tp_session_set_ext_corr(int on);
 
 typedef struct tp_session {
     pthread_mutex_t lock;
@@ -90,6 +94,9 @@ void tp_steps_end(uint64_t now, int partial);
 void tp_steps_note_thread(void);
 /* Why no window completed, for the summary; "" when one did. */
 void tp_steps_no_window_reason(char *buf, size_t n);
+
+/* Takes the lock: the step in progress begins again now (time since the last step is no step). */
+void tp_steps_restart(void);
 
 /* ---- misuse, reported once (session.c) ---- */
 void tp_session_unmatched_end(void);

@@ -160,6 +160,18 @@ void tprof_step(void) {
     tp_session_unlock();
 }
 
+/* The step in progress begins again now: the time since the last tprof_step (a validation loop
+ * between two training batches) belongs to no step, so that it never counts as training. The
+ * schedule does not move; records made meanwhile stay in the window, outside every step. */
+void tp_steps_restart(void) {
+    if (!tp_api_enter("tprof.step_restart")) return;
+    uint64_t now = tp_clock_ticks();
+    tp_session_lock();
+    if (tp_sess.state == TP_SESSION_ACTIVE && is_stepper("tprof.step_restart"))
+        tp_sess.step_start = now;
+    tp_session_unlock();
+}
+
 void tprof_epoch(int epoch) {
     if (!tp_api_enter("tprof_epoch")) return;
     uint64_t now = tp_clock_ticks();

@@ -8,6 +8,14 @@
  * name carries ".rank<N>". An output directory that cannot be written costs the files, never the
  * summary: the windows are still analysed.
  *
+ * TensorBoard's PyTorch profiler plugin lists only files named <worker>.<span>.pt.trace.json, and
+ * traceinsight (HTA) takes every *.json of the folder it is given for a trace. So each trace also
+ * gets a relative symbolic link tensorboard/<worker><rank>.<seq>.pt.trace.json[.gz] -> ../<trace>:
+ * TensorBoard pointed at the run directory (or at output_dir) finds every window of every rank
+ * (the same seq is the same window on every rank: the plugin's span), while tprof's own names,
+ * which tprof analyze, check and serve read at the top level only, stay as they are. With
+ * tensorboard_names the traces themselves carry the plugin's names and no link is made.
+ *
  * A run directory never mixes two runs: a run_id used again first removes the earlier run's
  * files of this rank (with one rank, or on rank 0, also those of ranks the run does not have),
  * so that `tprof analyze` of the directory reads exactly one run.
@@ -27,12 +35,15 @@
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/msg.h"
 #include "util/vec.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +54,7 @@ typedef struct artifacts {
     const char *config_json; /* the session's, valid until finish */
     int dir_ok;              /* run_dir exists: files are written */
     int gzip, tensorboard_names;
+    int link_warned;      /* a TensorBoard link could not be made (warned once) */
     char rank_suffix[32]; /* ".rank<N>" with several ranks, else "" */
     char worker[128];     /* TensorBoard's worker name: <host>_<pid> */
     size_t seq;           /* windows written so far */
@@ -69,6 +81,17 @@ static char *run_path(const char *stem, const char *ext) {
     size_t n = strlen(art.run_dir) + strlen(stem) + strlen(art.rank_suffix) + strlen(ext) + 2;
     char *p = malloc(n);
     if (p) snprintf(p, n, "%s/%s%s%s", art.run_dir, stem, art.rank_suffix, ext);
+    return p;
+}
+
+/* The folder of the TensorBoard links, in the run directory. */
+#define TB_LINK_DIR "tensorboard"
+
+/* <run_dir>/<name>, or NULL when out of memory. */
+static char *run_path_plain(const char *name) {
+    size_t n = strlen(art.run_dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", art.run_dir, name);
     return p;
 }
 
@@ -105,20 +128,32 @@ static int earlier_runs_file(const char *name, const tp_run_info *run) {
     return run->rank == 0 && (rank < 0 || rank >= run->world_size);
 }
 
-static void clear_earlier_run(const tp_run_info *run) {
-    DIR *dh = opendir(art.run_dir);
-    if (!dh) return;
+/* Removes the earlier run's files of dir (in tensorboard/, only the links tprof made there); how
+ * many. */
+static size_t clear_folder(const char *dir, const tp_run_info *run, int links_only) {
+    DIR *dh = opendir(dir);
+    if (!dh) return 0;
     size_t removed = 0;
     for (struct dirent *de; (de = readdir(dh));) {
         if (!earlier_runs_file(de->d_name, run)) continue;
-        size_t n = strlen(art.run_dir) + strlen(de->d_name) + 2;
+        size_t n = strlen(dir) + strlen(de->d_name) + 2;
         char *path = malloc(n);
         if (!path) break;
-        snprintf(path, n, "%s/%s", art.run_dir, de->d_name);
-        removed += unlink(path) == 0;
+        snprintf(path, n, "%s/%s", dir, de->d_name);
+        struct stat st;
+        if (!links_only || (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
+            removed += unlink(path) == 0;
         free(path);
     }
     closedir(dh);
+    return removed;
+}
+
+static void clear_earlier_run(const tp_run_info *run) {
+    size_t removed = clear_folder(art.run_dir, run, 0);
+    char *links = run_path_plain(TB_LINK_DIR);
+    if (links) removed += clear_folder(links, run, 1);
+    free(links);
     if (removed)
         tp_log_warn("%s held %zu file%s of an earlier run with this run_id: removed, so that "
                     "the directory holds this run only",
@@ -183,6 +218,28 @@ static char *trace_name(const tp_window_info *w) {
     return strdup(name);
 }
 
+/* tensorboard/<worker><rank>.<seq>.pt.trace.json[.gz] -> ../<name>, the trace just written (see
+ * the head of this file). The seq is zero-padded because the plugin orders spans as strings. A
+ * link that cannot be made costs TensorBoard that window, nothing else: one warning per run. */
+static void link_for_tensorboard(const char *name) {
+    static const char *const exts[] = {".json", ".json.gz"};
+    char link[512], target[512];
+    char *dir = run_path_plain(TB_LINK_DIR);
+    if (!dir) return;
+    snprintf(link, sizeof(link), "%s/%s%s.%06zu.pt.trace%s", dir, art.worker, art.rank_suffix,
+             art.seq, exts[art.gzip != 0]);
+    snprintf(target, sizeof(target), "../%s", name);
+    struct stat st; /* a real folder: a link planted in its place is not followed */
+    int ok = (mkdir(dir, 0777) == 0 || errno == EEXIST) && lstat(dir, &st) == 0 &&
+             (S_ISDIR(st.st_mode) || (errno = ENOTDIR, 0)) && symlink(target, link) == 0;
+    if (!ok && !art.link_warned) {
+        art.link_warned = 1;
+        tp_log_warn("%s: cannot link the traces for TensorBoard: %s", tp_log_name(dir),
+                    strerror(errno));
+    }
+    free(dir);
+}
+
 /* Writes m's trace. A signal's flush may run out of time (w->deadline_ns): the trace then holds
  * the events written before it, and so does m afterwards, so that the summary files describe
  * exactly what the trace holds. */
@@ -206,9 +263,10 @@ static void write_trace(tp_model *m, const tp_window_info *w) {
                         .events_written = &written};
     if (tp_chrome_write_file(m, path, &o, err, sizeof(err)) == 0) {
         art.traces[art.ntraces++] = name;
+        if (!art.tensorboard_names) link_for_tensorboard(name);
         if (w->flight_reason) /* the one line an operator needs: what happened, and where */
-            fprintf(stderr, "tprof: %s: saved steps %lld-%lld to %s\n", w->flight_note,
-                    (long long)w->first_step, (long long)w->last_step, path);
+            tp_msg_printf(TP_MSG_OUTPUT, "tprof: %s: saved steps %lld-%lld to %s", w->flight_note,
+                          (long long)w->first_step, (long long)w->last_step, path);
         if (written < m->nevents) {
             tp_log_warn("window %s: profiling.flush_timeout_ms ran out: %zu of %zu events saved "
                         "(%.1f%%); the trace is marked truncated",
@@ -305,8 +363,7 @@ static void print_summary(const tp_analysis *a, const tp_run_info *run, int html
     tp_report_text(&b, a, &o);
     if (art.dir_ok) tp_buf_printf(&b, "Artifacts: %s/\n", run->run_dir);
     if (html) tp_buf_printf(&b, "Report: %s/report%s.html\n", run->run_dir, art.rank_suffix);
-    fwrite(b.data, 1, b.len, stderr);
-    fflush(stderr);
+    tp_msg_write(TP_MSG_OUTPUT, b.data, b.len);
     tp_buf_free(&b);
 }
 

@@ -31,6 +31,7 @@ typedef struct open_range {
     uint64_t corr;
     num_arg flops;
     num_arg seq, async; /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
+    num_arg ext;        /* "External id": kept on host ranges, their first arg */
     tp_str coll_name;
     tp_str dims; /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
 } open_range;
@@ -52,6 +53,7 @@ void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
     er->sc = sc;
     er->k_flops = tp_model_intern_cstr(m, tp_karg_flops);
     er->k_seq = tp_model_intern_cstr(m, tp_karg_seq);
+    er->k_ext = tp_model_intern_cstr(m, tp_karg_external_id);
     er->k_async = tp_model_intern_cstr(m, tp_karg_async);
     er->k_coll_name = tp_model_intern_cstr(m, tp_karg_collective_name);
     for (int i = 0; i < TP_NMEM; i++)
@@ -310,12 +312,20 @@ static uint8_t kind_of(tp_evread *er, tp_str cat) {
     return *k;
 }
 
-/* Whether a host range named name is a step (ProfilerStep#<n>). */
-static int is_step(tp_evread *er, tp_str name) {
+enum { NAME_PLAIN = 1, NAME_STEP, NAME_TWIN };
+
+static uint8_t classify_name(const char *name) {
+    if (strcmp(name, tp_kname_dataloader_twin) == 0) return NAME_TWIN;
+    return tp_step_number(name) >= 0 ? NAME_STEP : NAME_PLAIN;
+}
+
+/* What a host range named name is: a step (ProfilerStep#<n>), the copy tprof writes of its
+ * dataloader range for TensorBoard (left out: model/kineto.h), or any other range. */
+static uint8_t name_class(tp_evread *er, tp_str name) {
     uint8_t *s = id_byte(&er->name_step, &er->cap_name_step, name);
-    if (!s) return tp_step_number(tp_model_str(er->m, name)) >= 0;
-    if (!*s) *s = tp_step_number(tp_model_str(er->m, name)) >= 0 ? 2 : 1;
-    return *s == 2;
+    if (!s) return classify_name(tp_model_str(er->m, name));
+    if (!*s) *s = classify_name(tp_model_str(er->m, name));
+    return *s;
 }
 
 /* Counts the event at start as left out for its time. */
@@ -366,11 +376,15 @@ static tp_event *new_event(tp_evread *er, uint32_t track, int kind, int64_t ts, 
 static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_t dur) {
     uint8_t kind = kind_of(er, r->cat);
     if (!kind || kind == KIND_DROP) return;
+    uint8_t name = kind == TP_HOST_RANGE ? name_class(er, r->name) : NAME_PLAIN;
+    if (name == NAME_TWIN) return;
     tp_event *ev = new_event(er, track, kind, r->ts, r->name, r->cat);
     if (!ev) return;
     ev->dur = dur;
     ev->corr = r->corr;
-    if (kind == TP_HOST_RANGE && is_step(er, r->name)) ev->flags |= TP_EVF_STEP;
+    if (name == NAME_STEP) ev->flags |= TP_EVF_STEP;
+    if (kind == TP_HOST_RANGE && r->ext.type == TP_ARG_INT) /* first, as written */
+        add_number_arg(er->m, ev, er->k_ext, &r->ext);
     add_number_arg(er->m, ev, er->k_flops, &r->flops);
     add_number_arg(er->m, ev, er->k_seq, &r->seq);
     add_number_arg(er->m, ev, er->k_async, &r->async);
@@ -423,6 +437,7 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_ra
     if (r->flops.type < 0) r->flops = flops_from_shapes(er, f, r->name);
     r->seq = number_arg(er, tp_ev_num(f, TP_S_SEQ));
     r->async = number_arg(er, tp_ev_num(f, TP_S_ASYNC));
+    r->ext = number_arg(er, tp_ev_num(f, TP_S_EXT));
     r->coll_name = intern(er, tp_ev_str(f, TP_S_COLL_NAME));
     r->dims = dims_of(er, f);
     return 1;

@@ -39,7 +39,7 @@ typedef struct tp_evread {
     size_t cap_stacks;
     uint8_t *cat_kind; /* by string id: tp_kind of that category, 0 not yet known */
     size_t cap_cat_kind;
-    uint8_t *name_step; /* by string id: 2 a step's name, 1 not, 0 not yet known */
+    uint8_t *name_step; /* by string id: its name_class (event.c), 0 not yet known */
     size_t cap_name_step;
     tp_names name_cache; /* in front of the model's strings */
     struct tp_pending_name *names;
@@ -48,6 +48,7 @@ typedef struct tp_evread {
     size_t ncargs, cap_cargs;
     tp_str k_flops, k_mem[5];           /* interned arg keys */
     tp_str k_seq, k_async, k_coll_name; /* a collective's args (analysis/ranks.h) */
+    tp_str k_ext;                       /* "External id" */
     tp_str k_dims; /* "Input Dims", interned with the first op that has shapes (else 0: a model
                       without shapes holds no such key, which the analysis relies on) */
     /* The last few (pid, tid) as written, and their tracks: events mostly come from a few

@@ -33,6 +33,7 @@ enum tp_slot {
     TP_S_SEQ, /* a collective's "seq", "async" and "Collective name" (analysis/ranks.h) */
     TP_S_ASYNC,
     TP_S_COLL_NAME,
+    TP_S_EXT, /* "External id": an op's, and its launches' (analysis/corr.c) */
     TP_S_META_NAME,
     TP_S_MEM,
     TP_NSLOTS = TP_S_MEM + 5,
@@ -166,6 +167,7 @@ static inline int tp_ev_arg(int want, const char *k, size_t n) {
         if (TP_KIS(k, n, tp_karg_seq)) return TP_S_SEQ;
         if (TP_KIS(k, n, tp_karg_async)) return TP_S_ASYNC;
         if (TP_KIS(k, n, tp_karg_collective_name)) return TP_S_COLL_NAME;
+        if (TP_KIS(k, n, tp_karg_external_id)) return TP_S_EXT;
         break;
     case TP_W_MEMORY:
         for (int i = 0; i < TP_NMEM; i++)

@@ -2,6 +2,7 @@
 #include "util/log.h"
 
 #include "util/buf.h"
+#include "util/msg.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -51,14 +52,14 @@ void tp_log_escape(char *dst, size_t cap, const char *src) {
     dst[n] = '\0';
 }
 
-void tp_log_warn(const char *fmt, ...) {
-    char raw[TP_LOG_LINE], line[TP_LOG_LINE];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(raw, sizeof(raw), fmt, ap);
-    va_end(ap);
+/* Records raw (escaped) and prints it as kind, once per distinct message. The line is written
+ * after the lock is released: a host's hook (util/msg.h) may take its time. */
+static void log_line(tp_msg_kind kind, const char *raw) {
+    char line[TP_LOG_LINE];
     tp_log_escape(line, sizeof(line), raw);
 
+    char out[TP_LOG_LINE + sizeof(log_prefix) + 16];
+    int print = 0;
     pthread_mutex_lock(&log_lock);
     int seen = 0;
     for (size_t i = 0; i < log_n && !seen; i++)
@@ -67,9 +68,29 @@ void tp_log_warn(const char *fmt, ...) {
         snprintf(log_latest, sizeof(log_latest), "%s", line);
         char *copy = log_n < TP_LOG_MAX ? strdup(line) : NULL;
         if (copy) log_msgs[log_n++] = copy;
-        if (!log_quiet) fprintf(stderr, "tprof: %s%s\n", log_prefix, line);
+        print = !log_quiet;
+        if (print) snprintf(out, sizeof(out), "tprof: %s%s", log_prefix, line);
     }
     pthread_mutex_unlock(&log_lock);
+    if (print) tp_msg_printf(kind, "%s", out);
+}
+
+void tp_log_warn(const char *fmt, ...) {
+    char raw[TP_LOG_LINE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    va_end(ap);
+    log_line(TP_MSG_WARNING, raw);
+}
+
+void tp_log_error(const char *fmt, ...) {
+    char raw[TP_LOG_LINE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    va_end(ap);
+    log_line(TP_MSG_ERROR, raw);
 }
 
 void tp_log_set_prefix(const char *prefix) {

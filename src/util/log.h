@@ -1,4 +1,5 @@
-/* log.h - how tprof reports problems: one "tprof: <what>" line on stderr per distinct message.
+/* log.h - how tprof reports problems: one "tprof: <what>" line per distinct message, on stderr
+ * or where the host's hook takes it (util/msg.h).
  *
  * Messages are also kept (up to a bound) so that summary.json can list them and
  * tprof_last_error() can return the latest. Safe from any thread; not from signal handlers. */
@@ -9,6 +10,9 @@
 
 /* Prints "tprof: " + prefix + message once per distinct message and records it. */
 void tp_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a problem the user must act on (the run goes on unprofiled): a host may show it
+ * more loudly (the Python extension: a warning of Python's warnings module). */
+void tp_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Text put after "tprof: " on every line, e.g. "[rank 3] "; "" by default. Copied. */
 void tp_log_set_prefix(const char *prefix);
 /* 1 to stop printing (messages are still recorded), 0 to print again. */

@@ -193,9 +193,34 @@ def test_kernel_ops_check():
     kineto = os.path.join(H200, "torch_mlp.torch_profiler.pt.trace.json.gz")
     rc, res, out = check("kernel_ops", kineto, kineto)
     assert rc == 0 and res["pairs"] >= 5 and not res["differ"], out
-    assert "0 without an op, 0 where Kineto's External id names another op" in out
+    assert "0 without an op, 0 whose External id names another op, 0 whose External id names " \
+        "no op" in out
     rc, res, _ = check("kernel_ops", os.path.join(H200, "torch_mlp.tprof.json.gz"), kineto)
     assert rc == 1 and res["without_op"] == 170
+
+
+def _ext_trace(path, kernel_ext):
+    """A step with one op (External id 1) launching one kernel whose External id is kernel_ext."""
+    ev = [{"ph": "X", "pid": 1, "tid": 1, "name": "ProfilerStep#3", "cat": "user_annotation",
+           "ts": 0, "dur": 100},
+          {"ph": "X", "pid": 1, "tid": 1, "name": "aten::mm", "cat": "cpu_op", "ts": 10,
+           "dur": 20, "args": {"External id": 1}},
+          {"ph": "X", "pid": 1, "tid": 1, "name": "cudaLaunchKernel", "cat": "cuda_runtime",
+           "ts": 12, "dur": 2, "args": {"External id": 1, "correlation": 7}},
+          {"ph": "X", "pid": 0, "tid": 7, "name": "gemm", "cat": "kernel", "ts": 40, "dur": 5,
+           "args": {"External id": kernel_ext, "correlation": 7}}]
+    path.write_text(json.dumps({"traceEvents": ev}))
+    return path
+
+
+def test_kernel_ops_external_ids(tmp_path):
+    """Where ops carry External ids (tprof's trace with its CUPTI source and torch's observer),
+    a kernel whose External id names another op, or none, fails the check."""
+    good = _ext_trace(tmp_path / "good.json", 1)
+    rc, res, out = check("kernel_ops", good, good)
+    assert rc == 0 and res["pairs"] == 1, out
+    rc, res, out = check("kernel_ops", _ext_trace(tmp_path / "none.json", 99), good)
+    assert rc == 1 and res["external_id_unlinked"] == 1, out
 
 
 def test_torch_workload_under_tprof_on_cpu(tmp_path):
@@ -223,3 +248,44 @@ def test_check_script_parses():
     p = subprocess.run(["bash", "-n", os.path.join(SCRIPTS, "check.sh")], capture_output=True,
                        text=True)
     assert p.returncode == 0, p.stderr
+
+
+def _graph_trace(path, level, drop_node_id=False):
+    """Three steps, each copying its batch and replaying one CUDA graph (three nodes, or one
+    graph-level event), as check.sh's graph runs write them."""
+    host = {"ph": "X", "pid": 1, "tid": 1}
+    ev = []
+    for step in range(3):
+        t0, corr = 1000 * step, 100 + step
+        ev += [dict(host, name=f"ProfilerStep#{step + 7}", cat="user_annotation", ts=t0, dur=900),
+               dict(host, name="graph", cat="user_annotation", ts=t0 + 100, dur=50),
+               dict(host, name="cudaGraphLaunch", cat="cuda_runtime", ts=t0 + 110, dur=20,
+                    args={"cbid": 311, "correlation": corr})]
+        gpu = {"ph": "X", "pid": 0, "tid": 13, "args": {"correlation": corr, "graph id": 4}}
+        if level == "graph":
+            ev.append(dict(gpu, name="CUDA graph 4", cat="kernel", ts=t0 + 200, dur=300))
+            continue
+        for i, cat in enumerate(("gpu_memset", "kernel", "kernel")):
+            args = dict(gpu["args"], **{"graph node id": 50 + i})
+            if drop_node_id and step == 1 and i == 2:
+                del args["graph node id"]
+            ev.append(dict(gpu, name=f"node{i}", cat=cat, ts=t0 + 200 + 50 * i, dur=40, args=args))
+    path.write_text(json.dumps({"traceEvents": ev}))
+    return path
+
+
+@pytest.mark.parametrize("level", ["node", "graph"])
+def test_graph_check(tmp_path, level):
+    """check.sh's CUDA graph check on traces built here: one graph launch a step, its work with
+    its graph and node ids, all charged to the range around the launch by `tprof analyze`."""
+    trace = _graph_trace(tmp_path / "g.json", level)
+    analysis = tmp_path / "a.json"
+    analysis.write_text(json.dumps(tprof_analyze(str(trace))))
+    nodes = ["3"] if level == "node" else []
+    rc, res, out = check("graph", trace, analysis, level, *nodes)
+    assert rc == 0 and res["steps"] == 3 and res["work_per_step"] == [3 if level == "node" else 1]
+    if level == "node":
+        assert check("graph", trace, analysis, level, "4")[0] == 1  # the example's count differs
+        bad = _graph_trace(tmp_path / "bad.json", level, drop_node_id=True)
+        rc, res, out = check("graph", bad, analysis, level)
+        assert rc == 1 and res["problems"] == ["step 8: 3 records of its graph launch"], out

@@ -108,6 +108,10 @@ class Reference:
                 # record_shapes: the op table by input shape (src/analysis/shapes.c)
                 if isinstance(args.get("Input Dims"), list):
                     flops.append(("Input Dims", args["Input Dims"]))
+                # an op's and a launch's External id, on host ranges (src/analysis/corr.c)
+                ext = args.get("External id")
+                if isinstance(ext, int) and not isinstance(ext, bool):
+                    flops.append(("External id", ext))
                 if ts is None:
                     continue
                 if ph == "B":
@@ -139,6 +143,8 @@ class Reference:
 
     def range(self, cat, ts, dur, name, track, corr, flops):
         kind = KINDS.get(cat.lower(), "host_range")
+        if kind != "host_range":
+            flops = [a for a in flops if a[0] != "External id"]
         if kind:
             self.add(kind, ts, dur, name, track, corr, flops)
 

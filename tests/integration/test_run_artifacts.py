@@ -11,6 +11,7 @@ import glob
 import gzip
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -118,8 +119,14 @@ def test_artifacts_parse_and_agree(tmp_path):
     run_dir = tmp_path / "run"
     names = sorted(os.listdir(run_dir))
     assert names == [".tprof", "config.json", "op_stats.csv", "report.html", "stage_times.json",
-                     "summary.json", "trace_0001_steps_1-4.json", "trace_0002_steps_6-9.json",
-                     "trace_0003_steps_11-12.json"]
+                     "summary.json", "tensorboard", "trace_0001_steps_1-4.json",
+                     "trace_0002_steps_6-9.json", "trace_0003_steps_11-12.json"]
+    # TensorBoard's names for the same traces: relative links, the window's number as the span
+    links = sorted(os.listdir(run_dir / "tensorboard"))
+    assert [re.search(r"\.(\d+)\.pt\.trace\.json$", n).group(1) for n in links] == [
+        "000001", "000002", "000003"]
+    assert [os.readlink(run_dir / "tensorboard" / n) for n in links] == [
+        "../" + n for n in names[-3:]]
     config = load(str(run_dir / "config.json"))
     assert config["wait"] == 1 and config["active"] == 4 and config["profile_memory"] is True
 
@@ -153,7 +160,8 @@ def test_artifacts_parse_and_agree(tmp_path):
     assert forward["total_us"] == pytest.approx(ref_forward, rel=1e-9)
     assert json.dumps(stage_times)  # parsed; its per-step content is checked by tprof check's tests
 
-    # op_stats.csv: one row per range name, calls and totals as the traces say.
+    # op_stats.csv: one row per range name, calls and totals as the traces say (less the copies
+    # of the dataloader ranges for TensorBoard: one per dataloader range, no row of their own)
     with open(run_dir / "op_stats.csv", newline="") as f:
         rows = {row["name"]: row for row in csv.DictReader(f)}
     calls = {}
@@ -161,6 +169,7 @@ def test_artifacts_parse_and_agree(tmp_path):
         for e in load(path)["traceEvents"]:
             if e.get("ph") == "X" and not e["name"].startswith("ProfilerStep#"):
                 calls[e["name"]] = calls.get(e["name"], 0) + 1
+    assert calls.pop(tprof_ref.DATALOADER_TWIN) == calls["dataloader"] > 0
     assert {n: int(r["calls"]) for n, r in rows.items()} == calls
     # batch 8, one load_sample per sample in every step but the tail after the last tprof_step
     loop_steps = [e for e in all_steps if int(e["name"].split("#")[1]) < 12]

@@ -41,6 +41,9 @@ from fractions import Fraction
 HOST, KERNEL, MEMCPY, MEMSET, GPU_ANNOTATION, MEMORY, COUNTER = (
     "host", "kernel", "memcpy", "memset", "gpu_annotation", "memory", "counter")
 GPU_WORK = (KERNEL, MEMCPY, MEMSET)
+# the copy tprof writes of each "dataloader" range for TensorBoard's plugin: not an event of the
+# trace for any figure (docs/SEMANTICS.md)
+DATALOADER_TWIN = "enumerate(DataLoader)#dataloader.__next__"
 DEVICE_CATEGORIES = {
     "kernel": KERNEL, "gpu_memcpy": MEMCPY, "memcpy": MEMCPY, "gpu_memset": MEMSET,
     "memset": MEMSET, "gpu_user_annotation": GPU_ANNOTATION,
@@ -217,6 +220,8 @@ def make_range(e, ts, dur):
     cat = e.get("cat") if isinstance(e.get("cat"), str) else ""
     if cat.lower() == "trace":
         return None
+    if e.get("name") == DATALOADER_TWIN and range_kind(cat) == HOST:
+        return None  # tprof's copy of its dataloader range for TensorBoard's plugin
     args = e.get("args") if isinstance(e.get("args"), dict) else {}
     corr = args.get("correlation")
     kept = {}
@@ -224,6 +229,10 @@ def make_range(e, ts, dur):
         kept["flops"] = number(args["flops"])
     elif (shape_flops(str(e.get("name", "")), args) or 0) > 0:  # only positive counts kept
         kept["flops"] = shape_flops(str(e.get("name", "")), args)
+    first = next(iter(args), None)  # an "External id" counts as the first arg, as written
+    ext = args.get(first) if first == "External id" else None
+    if isinstance(ext, int) and not isinstance(ext, bool) and ext > 0:
+        kept["External id"] = ext
     dims = args.get("Input Dims")
     return Event(range_kind(cat), str(e.get("name", "")), cat, track_id(e.get("pid", 0)),
                  track_id(e.get("tid", 0)), ts, dur,
@@ -382,6 +391,31 @@ def walk_tracks(host):
     return parent
 
 
+def merged_into_parent(host, parent):
+    """{index of a range merged into its parent: that parent}, as torch's
+    EventList._remove_dup_nodes does it, literally: until nothing changes, a range whose parent
+    has its name and no other child is removed and its children become the parent's."""
+    children = {}
+    for e in host:
+        p = parent[e.index]
+        if p is not None:
+            children.setdefault(p.index, []).append(e)
+    up = {e.index: parent[e.index] for e in host}
+    merged = {}
+    while True:
+        found = [e for e in host if e.index not in merged and up[e.index] is not None
+                 and not e.step and not up[e.index].step and up[e.index].name == e.name
+                 and len(children.get(up[e.index].index, [])) == 1]
+        if not found:
+            return merged
+        for e in found:
+            p = up[e.index]
+            merged[e.index] = p
+            children[p.index] = children.get(e.index, [])
+            for ch in children[p.index]:
+                up[ch.index] = p
+
+
 def analyze(src, stages=None):
     t = load(src) if isinstance(src, str) else src
     stages = DEFAULT_STAGES if stages is None else stages
@@ -409,15 +443,26 @@ def analyze(src, stages=None):
             r["flops"] += e.args["flops"]
             r["flops_time"] += e.dur
 
-    # The same table by (name, input shapes), when some op recorded shapes.
+    # The same table by (name, input shapes), when some op recorded shapes. A merged range
+    # (torch's tables) is no call: its self time is its parent's, whose row has its name.
     ops, by_shape = {}, {}
     keep_shapes = any(e.shapes is not None for e in host if not e.step)
+    merged = merged_into_parent(host, parent)
     for e in host:
-        if e.step:
+        if e.step or e.index in merged:
             continue
         count(ops, e.name, e)
         if keep_shapes:
             count(by_shape, (e.name, shapes_key(e.shapes)), e)
+    host_at = {e.index: e for e in host}
+    for i, p in merged.items():
+        while p.index in merged:
+            p = merged[p.index]
+        e = host_at[i]
+        own = max(0, e.dur - child_sum.get(e.index, 0))
+        ops[p.name]["self"] += own
+        if keep_shapes:
+            by_shape[(p.name, shapes_key(p.shapes))]["self"] += own
 
     # Launch attribution: device work -> launch (same corr, first host range in file order) ->
     # innermost enclosing op on the launch's thread.
@@ -429,6 +474,13 @@ def analyze(src, stages=None):
     def is_op(e):
         return not e.step and not is_runtime(e.cat) and e.cat.lower() != "python_function"
 
+    # ... or, for a launch outside every op on its thread, the op its External id names (not its
+    # own correlation id, which Kineto writes there for such launches)
+    by_external = {}
+    for e in host:
+        if is_op(e) and "External id" in e.args:
+            by_external.setdefault(e.args["External id"], e)
+
     gpu_work = [e for e in events if e.kind in GPU_WORK]
     for k in gpu_work:
         ln = launch.get(k.corr) if k.corr else None
@@ -437,6 +489,11 @@ def analyze(src, stages=None):
         p = parent[ln.index]
         while p is not None and not is_op(p):
             p = parent[p.index]
+        ext = ln.args.get("External id")
+        if p is None and ext is not None and ext != ln.corr:
+            p = by_external.get(ext)
+        while p is not None and p.index in merged:  # torch lifts its kernels to the parent
+            p = merged[p.index]
         if p is not None:
             for r in [ops[p.name]] + ([by_shape[(p.name, shapes_key(p.shapes))]]
                                       if keep_shapes else []):
@@ -574,7 +631,7 @@ def analyze(src, stages=None):
     lead = [max(0, first_child.get(st.index, st.end) - st.ts) for st in steps]
     step_flops = [0] * len(steps)
     for e in host:
-        if not e.step and "flops" in e.args:
+        if not e.step and e.index not in merged and "flops" in e.args:
             k = bisect.bisect_right(step_starts, e.ts) - 1
             if k >= 0 and e.ts < steps[k].end:
                 step_flops[k] += e.args["flops"]
@@ -678,7 +735,7 @@ def analyze(src, stages=None):
             if ln is not None and ln.ts > prev.end:
                 k = bisect.bisect_right(sync_ends, prev.end)
                 cat = "sync_us" if k < len(sync_ends) and sync_ends[k] <= ln.ts else "host_us"
-            elif gap < IDLE_LAUNCH_NS:
+            elif gap < IDLE_LAUNCH_NS and not (e.corr and e.corr == prev.corr):
                 cat = "launch_us"
             else:
                 cat = "other_us"

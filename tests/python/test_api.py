@@ -122,20 +122,26 @@ def test_is_recording_follows_torch_schedule(out_dir):
 
 # ---- configuration ----
 
-def test_bad_values_warn_and_run_unprofiled(out_dir, tmp_path, monkeypatch, capfd):
+def test_bad_values_warn_and_run_unprofiled(out_dir, tmp_path, monkeypatch, capfd, caplog):
     """A configuration error never stops training: one `tprof:` line with the library's message
-    (the form of docs/CONFIG.md), then the run goes on with profiling off."""
+    (the form of docs/CONFIG.md), as a tprof.ConfigWarning at the caller's line and an ERROR of
+    the "tprof" logger, then the run goes on with profiling off."""
     def start_fails(prof, message):
         capfd.readouterr()
-        prof.start()
+        caplog.clear()
+        with pytest.warns(tprof.ConfigWarning) as warned:
+            prof.start()
         try:
             assert prof.running and not prof.enabled and not tprof.is_recording()
             prof.step()  # the training goes on: no misuse reported, nothing recorded
         finally:
             prof.stop()
         assert re.fullmatch(message, prof.error), prof.error
-        err = capfd.readouterr().err.splitlines()
-        assert err == ["tprof: %s; this run goes on unprofiled" % prof.error]
+        line = "tprof: %s; this run goes on unprofiled" % prof.error
+        assert [(str(w.message), w.filename) for w in warned] == [(line, __file__)]
+        assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == \
+            [("tprof", "ERROR", line)]
+        assert "tprof:" not in capfd.readouterr().err  # not also on file descriptor 2
 
     start_fails(tprof.profile(wait=-1, output_dir=out_dir),
                 re.escape('invalid value "-1" for profiling.wait (from tprof.profile): '

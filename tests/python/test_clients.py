@@ -13,6 +13,8 @@ import gzip
 import json
 import logging
 import os
+import re
+import shutil
 import subprocess
 from decimal import Decimal
 
@@ -22,7 +24,7 @@ torch = pytest.importorskip("torch")
 
 import tprof  # noqa: E402
 import tprof.torch  # noqa: E402
-from conftest import ranges  # noqa: E402
+from conftest import PYTHON, free_port, ranges, run_traces  # noqa: E402
 
 FIXTURES = os.path.join(os.environ.get("TPROF_FIXTURES", ""), "kineto")
 TPROF = os.path.join(os.environ.get("TPROF_BUILD_DIR", "."), "tprof")
@@ -116,15 +118,16 @@ def test_tensorboard_plugin_loads_a_tprof_run(tprof_run, tmp_path, caplog):
 
 # ---- traceinsight (Holistic Trace Analysis) ----
 
-def hta_analysis(folder):
-    """HTA's analysis of the traces in folder, with ns-resolution times kept (by default HTA
-    rounds each event's start up and end down to whole µs: pytorch/pytorch#122425)."""
+def hta_analysis(folder, **kw):
+    """HTA's analysis of the traces in folder (kw: TraceAnalysis's options), with ns-resolution
+    times kept (by default HTA rounds each event's start up and end down to whole µs:
+    pytorch/pytorch#122425)."""
     pytest.importorskip("hta", reason="traceinsight (package hta) is not installed")
     from hta.configs.env_options import HTAEnvOptions
     from hta.trace_analysis import TraceAnalysis
 
     HTAEnvOptions.instance().set_disable_ns_rounding(True)
-    return TraceAnalysis(trace_dir=folder)
+    return TraceAnalysis(trace_dir=folder, **kw)
 
 
 def hta_steps(analysis):
@@ -191,3 +194,167 @@ def test_traceinsight_kernel_breakdown_and_steps_agree(tmp_path, name):
     assert len(got) == len(steps)
     for g, o in zip(got, steps):
         assert g == pytest.approx(o, rel=0.01)
+
+
+# ---- a run directory as it is, written with default settings ----
+
+TB_LOADER = r'''
+import json, sys, types
+from torch_tb_profiler import io
+from torch_tb_profiler.plugin import TorchProfilerPlugin
+from torch_tb_profiler.profiler.loader import RunLoader
+
+
+def main():
+    logdir = sys.argv[1]
+    # the plugin's own discovery (TorchProfilerPlugin._get_run_dirs reads self.logdir alone)
+    found = list(TorchProfilerPlugin._get_run_dirs(types.SimpleNamespace(logdir=logdir)))
+    profiles, distributed = [], []
+    for run_dir in found:
+        run = RunLoader(run_dir, run_dir, io.Cache()).load()
+        for p in run.get_profiles():
+            if not hasattr(p, "overview"):  # the distributed view of a span, not a worker's
+                distributed.append(p.span)
+                continue
+            steps = p.overview["steps"]
+            loading = [c.get("name") for c in steps["columns"]].index("DataLoader")
+            profiles.append({"dir": run_dir, "worker": p.worker, "span": p.span,
+                             "steps": [r[0] for r in steps["rows"]],
+                             "dataloader_us": sum(r[loading] for r in steps["rows"])})
+    print(json.dumps({"dirs": found, "profiles": profiles, "distributed": distributed}))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def tensorboard_load(logdir):
+    """What TensorBoard's plugin, pointed at logdir, loads: the folders it takes for runs and
+    each worker profile's (worker, span, step names), through its RunLoader."""
+    pytest.importorskip("torch_tb_profiler", reason="torch-tb-profiler is not installed")
+    env = dict(os.environ, TORCH_PROFILER_START_METHOD="fork")
+    r = subprocess.run([PYTHON, "-c", TB_LOADER, logdir], capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return json.loads(r.stdout)
+
+
+def check_tensorboard_sees_the_run(run_dir, ranks):
+    """The plugin pointed at the run directory, then at its output_dir, finds one run whose
+    profiles are the run's traces: one per window and rank, with tprof's steps each, and its
+    DataLoader time is tprof's dataloader stage time of that trace (not 0)."""
+    traces = run_traces(run_dir)
+    assert traces and len(traces) % ranks == 0
+    ours = {t: tprof_analyze(t) for t in traces}
+    want = sorted(tuple(str(s["number"]) for s in a["steps"]["list"]) for a in ours.values())
+    for logdir in (run_dir, os.path.dirname(run_dir)):
+        got = tensorboard_load(logdir)
+        assert got["dirs"] == [os.path.join(run_dir, "tensorboard")], got["dirs"]
+        profiles = got["profiles"]
+        assert len(profiles) == len(traces)
+        assert len({p["worker"] for p in profiles}) == ranks
+        spans = {p["span"] for p in profiles}  # a window is the same span on every rank
+        assert spans == set(range(1, len(traces) // ranks + 1))
+        assert sorted(tuple(p["steps"]) for p in profiles) == want
+        for p in profiles:  # the worker's rank and the span (the window's number): its trace
+            rank = re.search(r"\.rank(\d+)$", p["worker"])
+            mine = [t for t in traces if not rank or ".rank%s." % rank.group(1) in t]
+            (stage,) = [s for s in ours[mine[p["span"] - 1]]["stages"]
+                        if s["stage"] == "dataloader"]
+            assert stage["total_us"] > 0
+            assert p["dataloader_us"] == pytest.approx(stage["total_us"], abs=0.01)
+        if ranks > 1:  # the plugin's distributed view: one per window, across the ranks
+            assert sorted(int(s) for s in got["distributed"]) == sorted(spans)
+
+
+def test_tensorboard_loads_the_c_example_run_as_it_is(tmp_path):
+    example = os.path.join(os.environ.get("TPROF_BUILD_DIR", "."), "examples", "train_mlp")
+    out = tmp_path / "runs"
+    r = subprocess.run([example, "--steps", "30", "--profile", "--profiling.output_dir", str(out),
+                        "--profiling.run_id", "c", "--profiling.active", "5",
+                        "--profiling.repeat", "3"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert len(run_traces(str(out / "c"))) == 3
+    check_tensorboard_sees_the_run(str(out / "c"), 1)
+
+
+def test_tensorboard_loads_a_torch_run_as_it_is(tmp_path):
+    torch.set_num_threads(1)
+    model = torch.nn.Linear(8, 3)
+    with tprof.profile(model=model, output_dir=str(tmp_path / "runs"), run_id="py",
+                       summary=False, wait=1, active=3, repeat=2) as prof:
+        for x in tprof.torch.dataloader([torch.randn(4, 8) for _ in range(9)]):
+            model(x).sum().backward()
+            prof.step()
+    assert len(run_traces(prof.run_dir)) == 2
+    check_tensorboard_sees_the_run(prof.run_dir, 1)
+
+
+RANKS_JOB = r'''
+import os, sys
+import torch, torch.distributed as dist, torch.multiprocessing as mp
+import tprof, tprof.torch
+
+
+def worker(rank, out, port):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 3))
+    data = [torch.randn(4, 8) for _ in range(7)]
+    with tprof.profile(model=model, output_dir=out, run_id="ddp", summary=False, wait=1,
+                       active=3, repeat=2) as prof:
+        for x in tprof.torch.dataloader(data):
+            model(x).sum().backward()
+            dist.barrier()
+            prof.step()
+    dist.destroy_process_group()
+    os._exit(0)  # torch 2.13's gloo teardown can deadlock (tests/python/test_torch_distributed.py)
+
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(sys.argv[1], sys.argv[2]), nprocs=2)
+'''
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    """A 2-rank gloo run (torch.multiprocessing.spawn), 2 windows per rank: its run directory."""
+    if not torch.distributed.is_available():
+        pytest.skip("this torch has no torch.distributed")
+    tmp = tmp_path_factory.mktemp("ranks")
+    script = tmp / "job.py"
+    script.write_text(RANKS_JOB)
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    env["OMP_NUM_THREADS"] = "1"
+    r = subprocess.run([PYTHON, str(script), str(tmp / "runs"), free_port()], env=env,
+                       capture_output=True, text=True, timeout=400)
+    assert r.returncode == 0, r.stderr[-4000:]
+    run_dir = str(tmp / "runs" / "ddp")
+    assert len(run_traces(run_dir)) == 4
+    return run_dir
+
+
+def test_tensorboard_loads_two_ranks_as_they_are(two_ranks):
+    check_tensorboard_sees_the_run(two_ranks, 2)
+
+
+def test_traceinsight_tells_the_ranks_apart(two_ranks, tmp_path):
+    """HTA finds a file's rank by the pattern "rank":\\s+N in its text; tprof's distributedInfo
+    matches it, so one window's traces of both ranks load as ranks 0 and 1, each with the steps
+    tprof finds in it."""
+    folder = tmp_path / "window1"
+    folder.mkdir()
+    for t in run_traces(two_ranks):
+        if os.path.basename(t).startswith("trace_0001_"):
+            shutil.copy(t, folder)
+    analysis = hta_analysis(str(folder), include_last_profiler_step=True)
+    assert sorted(analysis.t.get_ranks()) == [0, 1]
+    names = analysis.t.symbol_table.get_sym_table()
+    is_step = [n.startswith("ProfilerStep#") for n in names]
+    for t in sorted(folder.iterdir()):
+        rank = int(re.search(r"\.rank(\d+)\.", t.name).group(1))
+        trace = analysis.t.get_trace(rank)
+        steps = trace[trace["name"].map(is_step.__getitem__)]
+        ours = [s["dur_us"] for s in tprof_analyze(str(t))["steps"]["list"]]
+        assert sorted(float(d) for d in steps["dur"]) == pytest.approx(sorted(ours), rel=0.01)

@@ -30,7 +30,7 @@ def test_flight_save_from_python(out_dir):
     assert step_numbers(doc["traceEvents"]) == list(range(7, 13))
 
 
-def test_flight_save_refusals(out_dir, capfd):
+def test_flight_save_refusals(out_dir, caplog):
     assert tprof.flight_save("x") is False  # no session
     with tprof.profile(output_dir=out_dir, summary=False):
         assert tprof.flight_save("x") is False  # the recorder is off
@@ -38,8 +38,7 @@ def test_flight_save_refusals(out_dir, capfd):
         assert tprof.flight_save("../etc") is False
         with pytest.raises(TypeError):
             tprof.flight_save(3)
-    err = capfd.readouterr().err
-    assert "the flight recorder is off" in err and "the reason must be" in err
+    assert "the flight recorder is off" in caplog.text and "the reason must be" in caplog.text
 
 
 def test_exception_in_profile_saves_the_ring(out_dir):

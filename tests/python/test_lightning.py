@@ -90,10 +90,18 @@ def steps_with_stages(events):
 
 def assert_stages_partition_steps(events):
     """Every stage range lies inside one ProfilerStep, the stages of a step do not overlap, and
-    their sum plus "other" is the step (other >= 0)."""
+    their sum plus "other" is the step (other >= 0). The validation loop inside fit is no
+    training step: its ranges, and the stage it cut short (ended as it began), lie between
+    steps, and no step holds any of them."""
     per_step = steps_with_stages(events)
     stage_ranges = [e for e in ranges(events) if e["name"] in STAGES]
-    assert sum(len(s) for _, s in per_step.values()) == len(stage_ranges)  # none outside a step
+    held = {id(e) for _, s in per_step.values() for e in s}
+    outside = [e for e in stage_ranges if id(e) not in held]
+    validation = [e for e in stage_ranges if e["name"] == "validation"]
+    assert all(id(v) not in held for v in validation)
+    for e in outside:
+        assert e["name"] == "validation" or any(
+            0 <= v["ts"] - (e["ts"] + e["dur"]) < 200 for v in validation), e
     for n, (step, stages) in per_step.items():
         for a, b in zip(stages, stages[1:]):
             assert a["ts"] + a["dur"] <= b["ts"] + 0.002, (n, a["name"], b["name"])
@@ -225,18 +233,64 @@ def test_stages_manual_optimization_two_optimizers(out_dir):
                                                "optimizer", "forward"], n
 
 
-def test_validation_is_its_own_stage(out_dir):
+def test_validation_is_its_own_stage_and_no_training_step(out_dir):
+    """Issue 23: the validation loop inside fit was counted as one long training step (the
+    tail step held it alone). It lies between steps now: no ProfilerStep overlaps it, every
+    step holds a training batch, and the summary's stage shares stay within the steps."""
     events, summary = fit_whole_run(out_dir, Net(), max_epochs=2, limit_val_batches=2)
     assert_stages_partition_steps(events)
     xs = ranges(events)
     validation = [e for e in xs if e["name"] == "validation"]
     assert len(validation) == 2  # one validation loop per epoch
     loading = [e for e in xs if e["name"] == "dataloader"]
-    for v in validation:  # validation never counted as loading: no overlap
-        assert not any(d["ts"] < v["ts"] + v["dur"] and v["ts"] < d["ts"] + d["dur"]
-                       for d in loading)
+    steps = [e for e in xs if e["name"].startswith("ProfilerStep#")]
+
+    def overlap(a, b):
+        return a["ts"] < b["ts"] + b["dur"] and b["ts"] < a["ts"] + a["dur"]
+
+    for v in validation:  # validation never counted as loading, nor as a step
+        assert not any(overlap(d, v) for d in loading)
+        assert not any(overlap(st, v) for st in steps)
+    forward = [e for e in xs if e["name"] == "forward"]
+    per_step = steps_with_stages(events)
+    last = max(per_step)  # the tail: from the last batch's end to the end of fit
+    assert all(any(inside(f, per_step[n][0]) for f in forward) for n in per_step if n != last)
+    assert summary["steps"]["count"] == len(steps)
+    assert summary["steps"]["total_us"] == pytest.approx(sum(e["dur"] for e in steps), rel=1e-3)
     got = {s["stage"]: s for s in summary["stages"]}
-    assert got["validation"]["count"] == 2 and got["validation"]["total_us"] > 0
+    assert got["validation"]["count"] == 0 and got["validation"]["total_us"] == 0
+    assert sum(s["total_us"] for s in summary["stages"]) <= summary["steps"]["total_us"] * 1.001
+
+
+@pytest.mark.parametrize("kind", ["Callback", "LightningProfiler"])
+def test_last_epoch_block_prints_before_the_summary(out_dir, capfd, kind):
+    """Issue 23: the last epoch's window closed only at shutdown, so its block printed after the
+    run's summary. The end of fit closes it first: epoch 0's block, epoch 1's, then the summary;
+    the window is complete (a whole epoch, not cut by the end of the run)."""
+    integration = getattr(tprof.torch, kind)(profile_epochs=[0, 1], output_dir=out_dir,
+                                             log_top_k_ops=2)
+    if kind == "Callback":
+        trainer([integration], max_epochs=2, limit_val_batches=1).fit(Net(), loader(4),
+                                                                      loader(1))
+        run_dir = integration.profile.run_dir
+    else:
+        trainer(profiler=integration, max_epochs=2, limit_val_batches=1).fit(Net(), loader(4),
+                                                                             loader(1))
+        run_dir = integration.session.run_dir
+    err = capfd.readouterr().err
+    order = [err.find(mark) for mark in ("tprof: epoch 0: ", "tprof: epoch 1: ",
+                                         "tprof summary:")]
+    assert -1 not in order and order == sorted(order), order
+    assert err.count("tprof: epoch 1: ") == 1
+    for epoch in (0, 1):  # analysed with the run's stages: the shares add up to the step
+        line = err.split("tprof: epoch %d: " % epoch)[1].splitlines()[0]
+        shares = [float(part.rsplit(" ", 1)[1].rstrip("%")) for part in line.split("; ")[1]
+                  .split(", ")]
+        assert len(shares) == len(STAGES) + 1 and sum(shares) == pytest.approx(100.0, abs=0.3)
+    run = read_json(os.path.join(run_dir, "summary.json"))["run"]
+    assert run["windows"] == 2 and run["partial_windows"] == 0
+    assert [os.path.basename(t) for t in run_traces(run_dir)] == ["trace_0001_epoch_0.json",
+                                                                  "trace_0002_epoch_1.json"]
 
 
 # ---- failures inside fit ----
@@ -266,29 +320,29 @@ def test_failure_inside_fit_leaves_a_partial_trace(out_dir, error):
 
 # ---- off, and configuration errors ----
 
-def test_disabled_leaves_nothing(out_dir, capfd):
+def test_disabled_leaves_nothing(out_dir, caplog):
     cb = tprof.torch.Callback(enabled=False, profile_epochs=[0], profile_steps=5,
                               output_dir=out_dir)
     trainer([cb]).fit(Net(), loader(8))
     assert not os.path.exists(out_dir) and not tprof._tprof.is_active()
-    err = [line for line in capfd.readouterr().err.splitlines() if line.startswith("tprof:")]
+    err = [r.getMessage() for r in caplog.records if r.name == "tprof"]  # the "tprof" logger's
     assert err == ["tprof: profiling is off (enabled=False): nothing will be recorded, so "
                    "profile_epochs, profile_steps have no effect"]
 
 
-def test_configuration_error_runs_unprofiled(out_dir, capfd):
+def test_configuration_error_runs_unprofiled(out_dir, caplog):
     cb = tprof.torch.Callback(profile_steps=-1, output_dir=out_dir)
     module = Net()
     trainer([cb], max_epochs=2, limit_val_batches=0).fit(module, loader(4))
     assert module.global_step == 8  # the training ran
     assert not os.path.exists(out_dir)
-    err = [line for line in capfd.readouterr().err.splitlines() if line.startswith("tprof:")]
+    err = [r.getMessage() for r in caplog.records if r.name == "tprof"]
     assert len(err) == 1 and "profiling.epoch_steps" in err[0] and "unprofiled" in err[0]
 
 
 # ---- the use cases' keywords, verbatim ----
 
-def test_callback_keywords_verbatim(out_dir, capfd):
+def test_callback_keywords_verbatim(out_dir, caplog):
     cb = tprof.torch.Callback(enabled=True, profile_epochs=[0], profile_steps=3, warmup_steps=1,
                               activities=["cpu", "cuda"], record_shapes=True, with_stack=False,
                               output_dir=out_dir, export_chrome_trace=False, log_top_k_ops=7)
@@ -297,14 +351,13 @@ def test_callback_keywords_verbatim(out_dir, capfd):
     assert (config["epochs"], config["epoch_steps"], config["warmup"]) == ([0], 3, 1)
     assert (config["record_shapes"], config["top_k"], config["gpu"]) == (True, 7, "auto")
     assert config["output_dir"] == out_dir and list(config["stages"]) == list(STAGES)
-    err = capfd.readouterr().err
-    assert err.count("export_chrome_trace=False") == 1
+    assert caplog.text.count("export_chrome_trace=False") == 1
     cb = tprof.torch.Callback(activities=["cpu"], output_dir=out_dir, summary=False)
     trainer([cb], limit_val_batches=0, max_steps=2).fit(Net(), loader(6))
     assert read_json(os.path.join(cb.profile.run_dir, "config.json"))["gpu"] == "off"
 
 
-def test_decorator_keys_verbatim(out_dir, capfd):
+def test_decorator_keys_verbatim(out_dir, capfd, caplog):
     @tprof.profile(skip_first=1, wait=1, warmup=1, active=2, repeat=1, with_stack=False,
                    with_flops=True, with_modules=True, nsight_enabled=False,
                    nsight_output="prof.nsys-rep", output_dir=out_dir, summary=False,
@@ -320,6 +373,22 @@ def test_decorator_keys_verbatim(out_dir, capfd):
     config = read_json(os.path.join(out_dir, "decorated", "config.json"))
     assert (config["skip_first"], config["wait"], config["warmup"], config["active"],
             config["repeat"], config["nsight"]) == (1, 1, 1, 2, 1, False)
-    err = capfd.readouterr().err
-    assert err.count("nsight_enabled=False (from tprof.profile) is tprof's nsight=False") == 1
-    assert "Traceback" not in err
+    mapped = "nsight_enabled=False (from tprof.profile) is tprof's nsight=False"
+    assert caplog.text.count(mapped) == 1
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_analyze_with_the_runs_stages_equals_its_summary(out_dir):
+    """tprof.analyze(path, top_k, stages) with the run's stages gives the run's stage table (one
+    window: the same figures as summary.json; the default stages count torch's Optimizer.step,
+    which encloses forward and backward, as well); a bad stage is a ValueError."""
+    _, summary = fit_whole_run(out_dir, Net(), max_epochs=1, limit_val_batches=0)
+    (trace,) = run_traces(summary["run"]["dir"])
+    mine = tprof.analyze(trace, 5, list(STAGES))
+    assert [(s["stage"], s["count"]) for s in mine["stages"]] == \
+        [(s["stage"], s["count"]) for s in summary["stages"]]
+    for a, b in zip(mine["stages"], summary["stages"]):
+        assert a["total_us"] == pytest.approx(b["total_us"], rel=1e-6, abs=1e-3)
+    assert sum(s["pct"] for s in mine["stages"]) <= 100.01
+    with pytest.raises(ValueError, match="stages"):
+        tprof.analyze(trace, 5, ["=nothing"])

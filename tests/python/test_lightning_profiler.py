@@ -51,7 +51,21 @@ def test_fit_actions_stages_and_summary(out_dir, caplog):
                   "Top 5 ops by self time"):
         assert table in summary, table
     stage_totals = {s["stage"]: s["total_us"] for s in prof.session.summary()["stages"]}
-    assert list(stage_totals) == list(STAGES) and stage_totals["validation"] > 0
+    # validation inside fit is no training step: its ranges lie between steps (issue 23)
+    assert list(stage_totals) == list(STAGES) and stage_totals["validation"] == 0
+    pcts = [float(line.strip("|").split("|")[4]) for line in summary.splitlines()
+            if line.startswith("|  [") or line.startswith("|  run_")]
+    assert pcts and max(pcts) <= 100.5  # against the recorded window, which holds every action
+
+
+def action_rows(summary):
+    """{action: (calls, total s, %)} of the summary's action table."""
+    rows = {}
+    for line in summary.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0] not in ("Action", "Total"):
+            rows[cells[0]] = (int(cells[2]), float(cells[3]), float(cells[4]))
+    return rows
 
 
 @pytest.mark.parametrize("fn,step", [("validate", "validation_step"), ("test", "test_step")])
@@ -79,7 +93,7 @@ def test_failure_inside_fit_writes_the_run(out_dir):
     assert step_numbers(events_of(run_dir))[:3] == [0, 1, 2]
 
 
-def test_keys_as_the_callback_and_errors(out_dir, capfd):
+def test_keys_as_the_callback_and_errors(out_dir, caplog):
     prof = tprof.torch.LightningProfiler(profile_epochs=[1], profile_steps=3, warmup_steps=1,
                                          activities=["cpu"], output_dir=out_dir, summary=False)
     trainer(profiler=prof, max_epochs=2, limit_val_batches=0).fit(Net(), loader(6))
@@ -88,10 +102,36 @@ def test_keys_as_the_callback_and_errors(out_dir, capfd):
     assert step_numbers(trace_events(trace)) == [7, 8, 9]
     config = read_json(os.path.join(prof.session.run_dir, "config.json"))
     assert config["gpu"] == "off"
-    capfd.readouterr()
+    # issue 23: with a schedule, every action the window timed is in the table (the epoch's
+    # own range included), each as a share of the recorded window, not of the whole run
+    events = trace_events(trace)
+    rows = action_rows(prof.summary())
+    timed = {e["name"] for e in ranges(events) if e["name"].startswith(("[", "run_"))}
+    assert set(rows) == timed
+    steps = sum(e["dur"] for e in ranges(events) if e["name"].startswith("ProfilerStep#")) / 1e6
+    total = float([line for line in prof.summary().splitlines()
+                   if line.startswith("|  Total")][0].strip("|").split("|")[3])
+    assert steps * 0.999 <= total < steps + 0.5  # the window: its 3 steps and the epoch's start
+    calls, seconds, pct = rows["run_training_batch"]
+    assert calls == 3 and pct == pytest.approx(100.0 * seconds / total, rel=1e-3)
+    caplog.clear()
     bad = tprof.torch.LightningProfiler(warmup_steps=-2, output_dir=out_dir + "-bad")
     module = Net()
     trainer(profiler=bad, limit_val_batches=0).fit(module, loader(4))
     assert module.global_step == 4 and not os.path.exists(out_dir + "-bad")
-    err = [line for line in capfd.readouterr().err.splitlines() if line.startswith("tprof:")]
+    err = [r.getMessage() for r in caplog.records if r.name == "tprof"]
     assert len(err) == 1 and "profiling.warmup" in err[0]
+
+
+def test_scheduled_epoch_keeps_its_epoch_action(out_dir):
+    """Issue 23: the epoch's window opens before Lightning's run_training_epoch range begins, so
+    the table keeps it (a window opened after warmup steps starts inside the epoch: the epoch's
+    range began before it and no window holds it)."""
+    prof = tprof.torch.LightningProfiler(profile_epochs=[1], output_dir=out_dir, summary=False)
+    trainer(profiler=prof, max_epochs=2, limit_val_batches=0).fit(Net(), loader(4))
+    (trace,) = run_traces(prof.session.run_dir)
+    epochs = [e for e in ranges(trace_events(trace)) if e["name"] == "run_training_epoch"]
+    rows = action_rows(prof.summary())
+    assert len(epochs) == 1 and rows["run_training_epoch"][0] == 1
+    assert rows["run_training_epoch"][1] == pytest.approx(epochs[0]["dur"] / 1e6, rel=1e-3)
+    assert rows["run_training_epoch"][2] <= 100.5

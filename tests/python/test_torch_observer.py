@@ -151,11 +151,11 @@ def runs(request, tmp_path_factory):
 
 
 def merged_duplicates(events):
-    """Per name, the ranges key_averages() leaves out, and their FLOPs: torch's
-    EventList._remove_dup_nodes merges a range into its parent when the parent has the same name
-    and no other child (an aten::mul of a Python scalar calls aten::mul). tprof's op table counts
-    every range, as the trace holds them (docs/METRICS.md, "torch.profiler's tables"). Computed
-    here from torch's own trace, by the nesting rule of docs/SEMANTICS.md §3."""
+    """Per name, the ranges key_averages() leaves out: torch's EventList._remove_dup_nodes merges
+    a range into its parent when the parent has the same name and no other child (an aten::mul of
+    a Python scalar calls aten::mul), and so does tprof's op table (docs/METRICS.md,
+    "torch.profiler's tables"). Computed here from a trace by the nesting rule of
+    docs/SEMANTICS.md §3."""
     ranges = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") in
                      ("cpu_op", "user_annotation")), key=lambda e: (e["tid"], e["ts"], -e["dur"]))
     children = collections.defaultdict(list)
@@ -169,26 +169,21 @@ def merged_duplicates(events):
         if stack:
             children[id(stack[-1])].append(e)
         stack.append(e)
-    dups, flops = collections.Counter(), collections.Counter()
-    for e in ranges:
-        kids = children[id(e)]
-        if len(kids) == 1 and kids[0]["name"] == e["name"]:
-            dups[e["name"]] += 1
-            flops[e["name"]] += kids[0].get("args", {}).get("flops", 0)
-    return dups, flops
+    return collections.Counter(e["name"] for e in ranges if len(children[id(e)]) == 1
+                               and children[id(e)][0]["name"] == e["name"])
 
 
 def test_op_table_equals_key_averages(runs):
     name, (averages, torch_events, _), run_dir, events = runs
     rows = {r["name"]: r for r in analyze(run_dir)["top_cpu_ops"]}
     assert set(rows) == set(averages), name
-    dups, _ = merged_duplicates(torch_events)
-    tprof_dups, dup_flops = merged_duplicates(events)
-    assert dups == tprof_dups, name
+    assert merged_duplicates(torch_events) == merged_duplicates(events), name
     for op, (count, flops) in averages.items():
-        assert rows[op]["calls"] == count + dups[op], (name, op)
-        assert (rows[op]["flops"] or 0) == flops + dup_flops[op], (name, op)
+        assert rows[op]["calls"] == count, (name, op)
+        assert (rows[op]["flops"] or 0) == flops, (name, op)
     assert sum(f for _, f in averages.values()) > 0  # some FLOPs were compared
+    if name == "transformer":  # the merge was exercised: aten::mul of a Python scalar
+        assert merged_duplicates(events)["aten::mul"] > 0
     if name == "cnn":
         assert "Scale" in rows and "ScaleBackward" in rows  # the custom autograd.Function
 

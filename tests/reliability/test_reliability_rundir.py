@@ -3,6 +3,7 @@
 of its rank (docs/RELIABILITY.md), so a run directory holds one run and analyze reads exactly it."""
 
 import json
+import os
 import signal
 import subprocess
 
@@ -27,7 +28,11 @@ def test_reused_run_id_leaves_one_run_in_the_directory(tmp_path):
     assert "file" in p.stderr and "earlier run" in p.stderr
     names = sorted(f.name for f in run.iterdir())
     assert names == [".tprof", "config.json", "notes.txt", "op_stats.csv", "report.html",
-                     "stage_times.json", "summary.json", "trace_0001_steps_1-1.json.gz"], names
+                     "stage_times.json", "summary.json", "tensorboard",
+                     "trace_0001_steps_1-1.json.gz"], names
+    # the earlier run's TensorBoard links went with its traces: one link, to this run's trace
+    links = list((run / "tensorboard").iterdir())
+    assert [os.readlink(p) for p in links] == ["../trace_0001_steps_1-1.json.gz"], links
     assert load(run / "config.json")["gzip"] is True
     summary = load(run / "summary.json")
     steps, paths = analyzed_steps(run)
@@ -45,7 +50,9 @@ def test_ranks_replace_only_their_own_files(tmp_path):
                  "--profiling.active", "2", env=clean_env(RANK=str(rank), WORLD_SIZE="2"))
     names = sorted(f.name for f in run.iterdir())
     assert names[0] == ".tprof"  # the marker: tprof made the folder (run/claim.h)
-    assert not [n for n in names[1:] if ".rank" not in n], names  # the one-rank run is gone
+    assert not [n for n in names[1:] if ".rank" not in n and n != "tensorboard"], names
+    # the one-rank run is gone, its TensorBoard links too
+    assert all(".rank" in p.name for p in (run / "tensorboard").iterdir())
     for rank in (0, 1):  # and neither rank removed the other's files
         assert "summary.rank%d.json" % rank in names
         assert [n for n in names if n.startswith("trace_") and ".rank%d." % rank in n]

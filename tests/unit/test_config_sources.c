@@ -66,7 +66,8 @@ static void test_defaults(void **state) {
         pid_expr, sizeof(pid_expr),
         "re.fullmatch(r\"\\d{8}-\\d{6}-%d\", d[\"run_id\"]) and d[\"enabled\"] is False and "
         "d[\"output_dir\"] == \"tprof_runs\" and d[\"config\"] is None and d[\"epochs\"] == [] and "
-        "d[\"stages\"] == [] and d[\"gpu\"] == \"auto\" and d[\"signals\"] is True and "
+        "d[\"stages\"] == [] and d[\"gpu\"] == \"auto\" and d[\"cuda_graphs\"] == \"node\" and "
+        "d[\"signals\"] is True and "
         "d[\"summary\"] is True and d[\"record_shapes\"] is False and d[\"profile_memory\"] is "
         "False "
         "and d[\"with_flops\"] is True and d[\"gzip\"] is False and d[\"active\"] == 1 and "
@@ -78,7 +79,7 @@ static void test_defaults(void **state) {
         "20 and "
         "d[\"slow_step_factor\"] == 3.0 and d[\"flight_warmup_steps\"] == 50 and "
         "d[\"flight_cooldown_steps\"] == 100 and d[\"flight_max_saves\"] == 10 and "
-        "d[\"flight_signal\"] is False and len(d) == 38",
+        "d[\"flight_signal\"] is False and len(d) == 39",
         (int)getpid());
     assert_int_equal(python_check(json, pid_expr), 0);
     free(json);
@@ -116,6 +117,7 @@ static void test_each_key_from_set(void **state) {
         {"config", "c.yaml"},
         {"signals", "0"},
         {"gpu", "off"},
+        {"cuda_graphs", "Graph"},
         {"profiling.nsight", "1"},
         {"flush_timeout_ms", "250"},
         {"epochs", "[1, 5, 10]"},
@@ -148,7 +150,7 @@ static void test_each_key_from_set(void **state) {
                   "\"gzip\": True, "
                   "\"tensorboard_names\": True, \"max_events\": 1000, \"summary\": False, "
                   "\"top_k\": 25, \"html_report\": False, \"config\": \"c.yaml\", \"signals\": "
-                  "False, \"gpu\": \"off\", "
+                  "False, \"gpu\": \"off\", \"cuda_graphs\": \"graph\", "
                   "\"nsight\": True, \"flush_timeout_ms\": 250, \"with_stack\": True, "
                   "\"with_modules\": False, \"peak_tflops\": 989.5, "
                   "\"nsight_output\": \"prof.nsys-rep\", \"schedule_every_n_steps\": 20, "
@@ -189,6 +191,7 @@ static void test_bad_values(void **state) {
         {"signals", "none", "must be true or false (also 1/0, yes/no, on/off)"},
         {"nsight", "nsys", "must be true or false (also 1/0, yes/no, on/off)"},
         {"gpu", "cuda", "must be auto, on or off"},
+        {"cuda_graphs", "nodes", "must be node or graph"},
         {"output_dir", "", "must not be empty"},
         {"config", "", "must not be empty"},
         {"run_id", "a/b", RUN_ID_RULE},
@@ -610,11 +613,21 @@ static void test_hydra_overrides(void **state) {
     assert_int_equal(c->repeat, 4);
     assert_string_equal(c->origin[TP_KEY_WAIT], "profiling.wait_steps");
     char err[512];
-    /* wait 1 + warmup 2 + active 3 is not a cycle of 10 */
-    assert_int_equal(tp_config_validate(c, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "profiling.schedule_every_n_steps = 10 (from "
-                                "profiling.schedule_every_n_steps) is not wait + warmup + "
-                                "active = 6"));
+    tp_schedule s;
+    /* wait 1 + warmup 2 + active 3 is not a cycle of 10: no error (issue 23), the closest
+     * schedule, which keeps the cycle, warmup and active, and one line naming it */
+    assert_int_equal(tp_config_validate(c, err, sizeof(err)), 0);
+    assert_int_equal(tp_config_cycle_note(c, err, sizeof(err)), 1);
+    assert_string_equal(err, "profiling.schedule_every_n_steps = 10 (from "
+                             "profiling.schedule_every_n_steps) cannot hold wait 1 + warmup 2 + "
+                             "active 3 (from profiling.wait_steps, profiling.warmup_steps, "
+                             "profiling.active_steps): profiling the closest schedule, a cycle of "
+                             "10 steps with wait 5, warmup 2, active 3");
+    tp_config_schedule(c, &s);
+    assert_int_equal(s.mode, TP_SCHED_STEPS);
+    assert_int_equal(s.wait, 5);
+    assert_int_equal(s.warmup, 2);
+    assert_int_equal(s.active, 3);
     tprof_config_free(c);
     /* Without wait, the cycle of N steps gives it: wait = N - warmup - active. */
     char *argv2[] = {"train.py", "profiling.warmup_steps=2", "profiling.active_steps=3",
@@ -623,14 +636,124 @@ static void test_hydra_overrides(void **state) {
     c = tprof_config_new();
     assert_int_equal(tprof_config_load_args(c, &argc, argv2), 0);
     assert_int_equal(tp_config_validate(c, err, sizeof(err)), 0);
-    tp_schedule s;
+    assert_int_equal(tp_config_cycle_note(c, err, sizeof(err)), 0);
     tp_config_schedule(c, &s);
     assert_int_equal(s.mode, TP_SCHED_STEPS);
     assert_int_equal(s.wait, 5);
     assert_int_equal(s.warmup + s.active + s.wait, 10);
+    /* warmup 2 + active 3 do not fit in 4: warmup kept, active the rest, wait 0 */
     assert_int_equal(tprof_config_set(c, "schedule_every_n_steps", "4"), 0);
-    assert_int_equal(tp_config_validate(c, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "is shorter than warmup + active = 5"));
+    assert_int_equal(tp_config_validate(c, err, sizeof(err)), 0);
+    assert_int_equal(tp_config_cycle_note(c, err, sizeof(err)), 1);
+    tp_config_schedule(c, &s);
+    assert_int_equal(s.wait, 0);
+    assert_int_equal(s.warmup, 2);
+    assert_int_equal(s.active, 2);
+    /* a cycle of 1: one active step, nothing else */
+    assert_int_equal(tprof_config_set(c, "schedule_every_n_steps", "1"), 0);
+    tp_config_schedule(c, &s);
+    assert_int_equal(s.wait + s.warmup, 0);
+    assert_int_equal(s.active, 1);
+    tprof_config_free(c);
+}
+
+/* schedule_every_n_steps=50 with wait_steps=1 alone, exactly as the use case writes it (issue
+ * 23): active is the rest of the cycle, with no note; with wait too long, the closest. */
+static void test_cycle_with_wait_only(void **state) {
+    (void)state;
+    char *argv[] = {"train.py", "profiling.schedule_every_n_steps=50", "profiling.wait_steps=1",
+                    NULL};
+    int argc = 3;
+    tprof_config *c = tprof_config_new();
+    assert_int_equal(tprof_config_load_args(c, &argc, argv), 0);
+    char note[512];
+    tp_schedule s;
+    assert_int_equal(tp_config_validate(c, note, sizeof(note)), 0);
+    assert_int_equal(tp_config_cycle_note(c, note, sizeof(note)), 0);
+    tp_config_schedule(c, &s);
+    assert_int_equal(s.mode, TP_SCHED_STEPS);
+    assert_int_equal(s.wait, 1);
+    assert_int_equal(s.warmup, 0);
+    assert_int_equal(s.active, 49);
+    /* schedule_every_n_steps 50, wait 1, warmup 1: active 48, every 50 steps */
+    assert_int_equal(tprof_config_set(c, "warmup", "1"), 0);
+    tp_config_schedule(c, &s);
+    assert_int_equal(s.active, 48);
+    assert_int_equal(tp_schedule_action(&s, 0), TP_ACTION_NONE);
+    assert_int_equal(tp_schedule_action(&s, 1), TP_ACTION_WARMUP);
+    assert_int_equal(tp_schedule_action(&s, 49), TP_ACTION_RECORD_AND_SAVE);
+    assert_int_equal(tp_schedule_action(&s, 50), TP_ACTION_NONE);
+    /* wait 60 leaves no step to record in 50: the closest keeps the cycle, one active step */
+    assert_int_equal(tprof_config_set(c, "wait", "60"), 0);
+    assert_int_equal(tp_config_cycle_note(c, note, sizeof(note)), 1);
+    assert_non_null(strstr(note, "a cycle of 50 steps with wait 48, warmup 1, active 1"));
+    tprof_config_free(c);
+}
+
+/* --profiler on (another use case's flag), --profile off, --profiler=off; --profiler with a
+ * value of the program's own stays in argv (issue 23). */
+static void test_profiler_flag(void **state) {
+    (void)state;
+    char *argv[] = {"train.py", "--profiler", "on", "--epochs", "3", NULL};
+    int argc = 5;
+    tprof_config *c = tprof_config_new();
+    assert_int_equal(tprof_config_load_args(c, &argc, argv), 0);
+    assert_int_equal(c->enabled, 1);
+    assert_string_equal(c->origin[TP_KEY_ENABLED], "--profiler");
+    assert_int_equal(argc, 3);
+    assert_string_equal(argv[1], "--epochs");
+    char *argv2[] = {"train.py", "--profiler=off", "--profiler", "simple", NULL};
+    argc = 4;
+    assert_int_equal(tprof_config_load_args(c, &argc, argv2), 0);
+    assert_int_equal(c->enabled, 0);
+    assert_int_equal(argc, 3); /* --profiler simple: the program's own option */
+    assert_string_equal(argv2[1], "--profiler");
+    assert_string_equal(argv2[2], "simple");
+    char *argv3[] = {"train.py", "--profile", "off", "--profile", "data", NULL};
+    argc = 5;
+    assert_int_equal(tprof_config_load_args(c, &argc, argv3), 0);
+    assert_int_equal(c->enabled, 1); /* the last wins: --profile alone, "data" the program's */
+    assert_int_equal(argc, 2);
+    assert_string_equal(argv3[1], "data");
+    char *argv4[] = {"train.py", "--profiler=maybe", NULL};
+    argc = 2;
+    assert_int_equal(tprof_config_load_args(c, &argc, argv4), -1);
+    assert_string_equal(tprof_config_error(c),
+                        "invalid value \"maybe\" for profiling.enabled (from --profiler): must be "
+                        "true or false (also 1/0, yes/no, on/off)");
+    tprof_config_free(c);
+}
+
+/* callbacks.profiler.<key>=<value>: the use case's Hydra override of its callback group,
+ * without instantiate (issue 23); the group's keys tprof does not know stay the program's. */
+static void test_callbacks_profiler_overrides(void **state) {
+    (void)state;
+    char *argv[] = {"train.py",
+                    "callbacks.profiler.enabled=true",
+                    "+callbacks.profiler.profile_epochs=[1,3]",
+                    "++callbacks.profiler.log_top_k_ops=5",
+                    "callbacks.profiler._target_=tprof.torch.Callback",
+                    "callbacks.profiler.activities=[cpu]",
+                    "callbacks.other.enabled=true",
+                    "+++callbacks.profiler.enabled=false",
+                    NULL};
+    int argc = 8;
+    tprof_config *c = tprof_config_new();
+    assert_int_equal(tprof_config_load_args(c, &argc, argv), 0);
+    assert_int_equal(c->enabled, 1);
+    assert_int_equal(c->nepochs, 2);
+    assert_int_equal(c->epochs[1], 3);
+    assert_int_equal(c->top_k, 5);
+    assert_string_equal(c->origin[TP_KEY_TOP_K], "++callbacks.profiler.log_top_k_ops");
+    assert_int_equal(argc, 5);
+    assert_string_equal(argv[1], "callbacks.profiler._target_=tprof.torch.Callback");
+    assert_string_equal(argv[2], "callbacks.profiler.activities=[cpu]");
+    assert_string_equal(argv[3], "callbacks.other.enabled=true");
+    assert_string_equal(argv[4], "+++callbacks.profiler.enabled=false");
+    char *bad[] = {"train.py", "callbacks.profiler.wait=-1", NULL};
+    argc = 2;
+    assert_int_equal(tprof_config_load_args(c, &argc, bad), -1);
+    assert_non_null(strstr(tprof_config_error(c), "(from callbacks.profiler.wait)"));
     tprof_config_free(c);
 }
 
@@ -914,6 +1037,9 @@ int main(void) {
         cmocka_unit_test_teardown(test_echo_capped, teardown),
         cmocka_unit_test_teardown(test_config_not_regular, teardown),
         cmocka_unit_test_teardown(test_yaml_depth, teardown),
+        cmocka_unit_test_teardown(test_cycle_with_wait_only, teardown),
+        cmocka_unit_test_teardown(test_profiler_flag, teardown),
+        cmocka_unit_test_teardown(test_callbacks_profiler_overrides, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,7 +209,7 @@ static void test_every_kind(void **state) {
     /* Top level. */
     assert_true(strncmp(t, "{\"schemaVersion\":1,", 19) == 0);
     assert_null(strstr(t, "\"deviceProperties\""));
-    assert_contains(t, "\"distributedInfo\":{\"rank\":3,\"world_size\":8}");
+    assert_contains(t, "\"distributedInfo\":{\"rank\": 3,\"world_size\":8}");
     assert_contains(t, "\"displayTimeUnit\":\"ms\"");
     assert_contains(t, "\"baseTimeNanoseconds\":1700000000000000000");
     assert_contains(t, "\"traceName\":\"run 1\"");
@@ -279,6 +279,36 @@ static void test_own_process_name(void **state) {
     snprintf(want, sizeof(want), "\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"test_export_chrome\"}}",
              (int)getpid());
     assert_contains(t, want);
+    free(t);
+    tp_model_free(&m);
+}
+
+/* Each range named "dataloader" is followed by its copy for TensorBoard's plugin: a cpu_op named
+ * enumerate(DataLoader)#dataloader.__next__ with the same pid, tid, ts and dur; no other range
+ * gets one. */
+static void test_dataloader_twin(void **state) {
+    (void)state;
+    tp_model m;
+    tp_model_init(&m);
+    uint32_t tr = tp_model_track(&m, 7, 9, 1, 0);
+    add_event(&m, TP_HOST_RANGE, tr, "user_annotation", "dataloader", 1500, 2250);
+    add_event(&m, TP_HOST_RANGE, tr, "user_annotation", "dataloader2", 5000, 10);
+    add_event(&m, TP_HOST_RANGE, tr, "cpu_op", "aten::mm", 6000, 10);
+    char *t = write_to_string(&m, NULL, NULL);
+    assert_int_equal(count_of(t, "enumerate(DataLoader)"), 1);
+    /* the range's line, then the twin's with the same ,"pid":..,"tid":..,"ts":..,"dur":.. */
+    const char *range = strstr(t, "\"name\":\"dataloader\",\"pid\":");
+    assert_non_null(range);
+    const char *where = strchr(range + 1, ',');
+    const char *end = strstr(where, "}");
+    assert_non_null(end);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "},\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"enumerate(DataLoader)#dataloader."
+             "__next__\"%.*s}",
+             (int)(end - where), where);
+    assert_memory_equal(end, want, strlen(want));
+    assert_non_null(strstr(where, ",\"ts\":1.5,\"dur\":2.25}")); /* by hand: 1500 ns, 2250 ns */
     free(t);
     tp_model_free(&m);
 }
@@ -702,6 +732,7 @@ int main(void) {
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_empty_model),
         cmocka_unit_test(test_own_process_name),
+        cmocka_unit_test(test_dataloader_twin),
         cmocka_unit_test(test_devices_and_run_facts),
         cmocka_unit_test(test_timestamps_exact),
         cmocka_unit_test(test_chunks_and_gzip),

@@ -197,6 +197,25 @@ static void test_fields_read_have_stable_offsets(void **state) {
     SAME(old, CUpti_ActivityMemory4, deviceId)
     MEMORY(CUpti_ActivityMemory2);
     MEMORY(CUpti_ActivityMemory3);
+    /* the graph fields, since the records that brought graphId (CUDA 11.1) */
+#define GRAPH(old, cur)                                                                            \
+    SAME(old, cur, graphId);                                                                       \
+    SAME(old, cur, graphNodeId)
+    GRAPH(CUpti_ActivityKernel6, CUpti_ActivityKernel10);
+    GRAPH(CUpti_ActivityKernel7, CUpti_ActivityKernel10);
+    GRAPH(CUpti_ActivityKernel8, CUpti_ActivityKernel10);
+    GRAPH(CUpti_ActivityKernel9, CUpti_ActivityKernel10);
+    GRAPH(CUpti_ActivityMemcpy4, CUpti_ActivityMemcpy6);
+    GRAPH(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6);
+    GRAPH(CUpti_ActivityMemset3, CUpti_ActivityMemset4);
+    GRAPH(CUpti_ActivityMemcpyPtoP3, CUpti_ActivityMemcpyPtoP4);
+    SAME(CUpti_ActivityGraphTrace, CUpti_ActivityGraphTrace2, correlationId);
+    SAME(CUpti_ActivityGraphTrace, CUpti_ActivityGraphTrace2, start);
+    SAME(CUpti_ActivityGraphTrace, CUpti_ActivityGraphTrace2, end);
+    SAME(CUpti_ActivityGraphTrace, CUpti_ActivityGraphTrace2, deviceId);
+    SAME(CUpti_ActivityGraphTrace, CUpti_ActivityGraphTrace2, graphId);
+    SAME(CUpti_ActivityGraphTrace, CUpti_ActivityGraphTrace2, contextId);
+    SAME(CUpti_ActivityGraphTrace, CUpti_ActivityGraphTrace2, streamId);
     SAME(CUpti_ActivityContext, CUpti_ActivityContext3, contextId);
     SAME(CUpti_ActivityContext, CUpti_ActivityContext3, deviceId);
 }
@@ -316,6 +335,75 @@ static void test_kernel_without_device_or_demangler(void **state) {
 }
 
 /* ---- copies and sets ---- */
+
+static double arg_or(const tp_model *m, const tp_event *ev, const char *key) {
+    double v = -1;
+    return tp_event_arg_number(m, ev, key, &v) == 0 ? v : -1;
+}
+
+/* Work run by a graph launch carries its graph and node after Kineto's args (a peer-to-peer
+ * copy has them elsewhere than a memcpy); outside graphs, no graph args. A graph traced whole is
+ * one kernel-like event. */
+static void test_graph_records(void **state) {
+    (void)state;
+    tp_cupti_conv c;
+    tp_cupti_conv_init(&c);
+    tp_model m;
+    tp_model_init(&m);
+    CUpti_ActivityKernel10 k = {.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                .start = 1000,
+                                .end = 1100,
+                                .gridX = 1,
+                                .gridY = 1,
+                                .gridZ = 1,
+                                .blockX = 32,
+                                .blockY = 1,
+                                .blockZ = 1,
+                                .correlationId = 5,
+                                .name = "node",
+                                .graphNodeId = 0x100000007ull,
+                                .graphId = 9};
+    assert_int_equal(tp_cupti_convert(&c, &m, (CUpti_Activity *)&k, 0), 1);
+    CUpti_ActivityMemcpyPtoP4 p2p = {.kind = CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                     .bytes = 10,
+                                     .start = 1200,
+                                     .end = 1300,
+                                     .correlationId = 5,
+                                     .graphNodeId = 8,
+                                     .graphId = 9};
+    assert_int_equal(tp_cupti_convert(&c, &m, (CUpti_Activity *)&p2p, 0), 1);
+    k.graphId = 0, k.graphNodeId = 0, k.correlationId = 6;
+    assert_int_equal(tp_cupti_convert(&c, &m, (CUpti_Activity *)&k, 0), 1);
+    CUpti_ActivityGraphTrace2 g = {.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE,
+                                   .correlationId = 7,
+                                   .start = 2000,
+                                   .end = 2600,
+                                   .deviceId = 1,
+                                   .graphId = 9,
+                                   .contextId = 2,
+                                   .streamId = 13};
+    assert_int_equal(tp_cupti_convert(&c, &m, (CUpti_Activity *)&g, 500), 1);
+    assert_int_equal(m.nevents, 4);
+    const tp_event *e = &m.events[0];
+    assert_true(arg_or(&m, e, "graph id") == 9);
+    assert_true(arg_or(&m, e, "graph node id") == (double)0x100000007ull);
+    assert_string_equal(tp_model_str(&m, m.args[e->arg0 + e->nargs - 1].key), "graph node id");
+    e = &m.events[1];
+    assert_true(arg_or(&m, e, "graph id") == 9 && arg_or(&m, e, "graph node id") == 8);
+    e = &m.events[2];
+    assert_true(arg_or(&m, e, "graph id") == -1 && arg_or(&m, e, "graph node id") == -1);
+    e = &m.events[3];
+    assert_int_equal(e->kind, TP_KERNEL);
+    assert_string_equal(tp_model_str(&m, e->name), "CUDA graph 9");
+    assert_int_equal(e->corr, 7);
+    assert_int_equal(e->ts, 1500);
+    assert_int_equal(e->dur, 600);
+    assert_int_equal(m.tracks[e->track].pid, 1);
+    assert_int_equal(m.tracks[e->track].tid, 13);
+    assert_true(arg_or(&m, e, "graph id") == 9 && arg_or(&m, e, "context") == 2);
+    tp_model_free(&m);
+    tp_cupti_conv_free(&c);
+}
 
 static void test_memcpy_memset_p2p(void **state) {
     (void)state;
@@ -596,10 +684,11 @@ static void test_other_kinds_and_devices(void **state) {
     assert_int_equal(m.devices[0].total_mem, 85018279936u);
     assert_int_equal(m.devices[0].compute_major, 9);
     assert_int_equal(m.devices[0].num_sms, 132);
-    assert_true(tp_cupti_launches_kernel(0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
-    assert_true(tp_cupti_launches_kernel(1, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
-    assert_false(tp_cupti_launches_kernel(0, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
-    assert_false(tp_cupti_launches_kernel(1, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+    assert_true(tp_cupti_launches_work(0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+    assert_true(tp_cupti_launches_work(1, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+    assert_true(tp_cupti_launches_work(0, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000));
+    assert_false(tp_cupti_launches_work(0, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
+    assert_false(tp_cupti_launches_work(1, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
     tp_model_free(&m);
     tp_cupti_conv_free(&c);
 }
@@ -754,6 +843,7 @@ int main(void) {
         cmocka_unit_test(test_occupancy_matches_kineto),
         cmocka_unit_test(test_kernel_without_device_or_demangler),
         cmocka_unit_test(test_memcpy_memset_p2p),
+        cmocka_unit_test(test_graph_records),
         cmocka_unit_test(test_api_records),
         cmocka_unit_test(test_synchronization),
         cmocka_unit_test(test_memory_totals),

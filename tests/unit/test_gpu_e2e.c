@@ -15,6 +15,7 @@
 
 #include "gpu/cupti.h"
 #include "model/model.h"
+#include "record/session.h"
 #include "util/log.h"
 
 #include <cupti.h>
@@ -333,6 +334,167 @@ static void test_kernel_never_completes(void **state) {
     tp_model_free(&m);
 }
 
+static CUpti_ActivityKernel10 node_kernel(uint64_t start, uint32_t corr, uint32_t graph,
+                                          uint64_t node) {
+    CUpti_ActivityKernel10 k = kernel(start, start + 50, corr, "_Z4nodev");
+    k.graphId = graph;
+    k.graphNodeId = node;
+    return k;
+}
+
+static double arg_of(const tp_model *m, const tp_event *ev, const char *key) {
+    double v = -1;
+    assert_int_equal(tp_event_arg_number(m, ev, key, &v), 0);
+    return v;
+}
+
+/* cuda_graphs: node. A graph launch runs its nodes under the launch's correlation id: each
+ * kernel, copy and set becomes an event with its graph and node, and collect waits for a graph
+ * launched in the window as for a kernel (its nodes here complete only after two flushes). */
+static void test_graph_nodes(void **state) {
+    (void)state;
+    tp_log_reset();
+    create();
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    CUpti_ActivityAPI launch = api(CUPTI_ACTIVITY_KIND_RUNTIME, 311, 8000, 50);
+    CUpti_ActivityKernel10 k1 = node_kernel(8100, 50, 3, 101), k2 = node_kernel(8200, 50, 3, 103);
+    CUpti_ActivityMemset4 ms = {.kind = CUPTI_ACTIVITY_KIND_MEMSET,
+                                .bytes = 64,
+                                .start = 8160,
+                                .end = 8170,
+                                .contextId = 1,
+                                .streamId = 7,
+                                .correlationId = 50,
+                                .memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                                .graphNodeId = 102,
+                                .graphId = 3};
+    assert_true(push(&launch, sizeof(launch)));
+    assert_true(push_late(&k1, sizeof(k1), 2) && push_late(&ms, sizeof(ms), 2) &&
+                push_late(&k2, sizeof(k2), 2));
+    tp_model m;
+    tp_model_init(&m);
+    tp_window_info w = {.name = "w", .start_ns = 8000, .end_ns = 9000, .model_offset_ns = 8000};
+    src.collect(src.ctx, &m, &w);
+    assert_int_equal(count(&m, TP_KERNEL), 2);
+    assert_int_equal(count(&m, TP_MEMSET), 1);
+    const tp_event *ev = find(&m, TP_HOST_RANGE, 50);
+    assert_non_null(ev);
+    assert_string_equal(tp_model_str(&m, ev->name), "cudaGraphLaunch");
+    uint64_t nodes = 0;
+    for (size_t i = 0; i < m.nevents; i++) {
+        ev = &m.events[i];
+        if (ev->kind == TP_HOST_RANGE) continue;
+        assert_int_equal(ev->corr, 50);
+        assert_true(arg_of(&m, ev, "graph id") == 3);
+        nodes += (uint64_t)arg_of(&m, ev, "graph node id");
+    }
+    assert_int_equal(nodes, 101 + 102 + 103);
+    assert_int_equal(tp_log_count(), 0);
+    tp_model_free(&m);
+}
+
+static int fake_kind_enabled(int kind) {
+    int (*fn)(int);
+    void *sym = fake_sym("fake_cupti_kind_enabled");
+    memcpy(&fn, &sym, sizeof(sym));
+    return fn(kind);
+}
+
+/* cuda_graphs: graph. CUPTI's graph-level trace is on while windows record; a graph launch is
+ * one record (its nodes yield none) and one kernel-like event, named after its graph, under the
+ * launch's correlation id. */
+static void test_graph_level(void **state) {
+    (void)state;
+    tp_log_reset();
+    tp_gpu_opts o = {.required = 1, .now_ns = test_clock, .graph_level = 1};
+    assert_int_equal(tp_cupti_source_create(&o, &src), 0);
+    assert_false(fake_kind_enabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    assert_true(fake_kind_enabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+    CUpti_ActivityAPI launch = api(CUPTI_ACTIVITY_KIND_RUNTIME, 311, 9100, 60);
+    CUpti_ActivityKernel10 k = node_kernel(9200, 60, 4, 201);
+    CUpti_ActivityGraphTrace2 g = {.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE,
+                                   .correlationId = 60,
+                                   .start = 9200,
+                                   .end = 9500,
+                                   .deviceId = 0,
+                                   .graphId = 4,
+                                   .contextId = 1,
+                                   .streamId = 7};
+    assert_true(push(&launch, sizeof(launch)));
+    assert_false(push(&k, sizeof(k))); /* traced at the graph's level only */
+    assert_true(push(&g, sizeof(g)));
+    tp_model m;
+    tp_model_init(&m);
+    tp_window_info w = {.name = "w", .start_ns = 9000, .end_ns = 10000, .model_offset_ns = 9000};
+    src.collect(src.ctx, &m, &w);
+    assert_int_equal(m.nevents, 2);
+    const tp_event *ev = find(&m, TP_KERNEL, 60);
+    assert_non_null(ev);
+    assert_string_equal(tp_model_str(&m, ev->name), "CUDA graph 4");
+    assert_string_equal(tp_model_str(&m, ev->cat), "kernel");
+    assert_int_equal(ev->ts, 200);
+    assert_int_equal(ev->dur, 300);
+    assert_true(arg_of(&m, ev, "graph id") == 4);
+    assert_true(arg_of(&m, ev, "stream") == 7);
+    src.on_action(src.ctx, TP_ACTION_NONE);
+    assert_false(fake_kind_enabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+    assert_int_equal(tp_log_count(), 0);
+    tp_model_free(&m);
+}
+
+/* The "External id" of an event: its first arg, as Kineto writes it; -1 when it has none. */
+static int64_t external_id(const tp_model *m, const tp_event *ev) {
+    if (!ev || !ev->nargs) return -1;
+    const tp_arg *a = &m->args[ev->arg0];
+    return strcmp(tp_model_str(m, a->key), "External id") == 0 ? a->v.i : -1;
+}
+
+/* Ops push external ids while a window records (tp_opts.ext_corr, which the recorder's
+ * tp_op_begin reads): CUPTI ties each call made under one to the innermost, and the call and
+ * the GPU work it launched carry it as their first arg. */
+static void test_external_ids(void **state) {
+    (void)state;
+    tp_log_reset();
+    create();
+    assert_int_equal(tp_opts.ext_corr, 0);
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    assert_int_equal(tp_opts.ext_corr, 1);
+    assert_true(fake_kind_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+    static const struct {
+        int push, pop; /* before the call: ids pushed (0: none), ops popped */
+        uint32_t corr; /* the launch's */
+        int64_t want;  /* its External id */
+    } calls[] = {{41, 0, 70, 41}, {0, 1, 71, -1}, {42, 0, 72, 42}, {43, 0, 73, 43}, {0, 1, 74, 42}};
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        for (int j = 0; j < calls[i].pop; j++)
+            tp_gpu_ext_pop();
+        if (calls[i].push) tp_gpu_ext_push((uint64_t)calls[i].push);
+        CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 11000 + 100 * i, calls[i].corr);
+        CUpti_ActivityKernel10 k = kernel(11050 + 100 * i, 11090 + 100 * i, calls[i].corr, "k");
+        assert_true(push(&a, sizeof(a)) && push(&k, sizeof(k)));
+    }
+    tp_gpu_ext_pop();
+    int (*depth)(void);
+    void *sym = fake_sym("fake_cupti_ext_depth");
+    memcpy(&depth, &sym, sizeof(sym));
+    assert_int_equal(depth(), 0); /* every push popped, on this thread */
+    tp_model m;
+    tp_model_init(&m);
+    tp_window_info w = {.name = "w", .start_ns = 11000, .end_ns = 12000, .model_offset_ns = 11000};
+    src.collect(src.ctx, &m, &w);
+    assert_int_equal(m.nevents, 10);
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        assert_int_equal(external_id(&m, find(&m, TP_HOST_RANGE, calls[i].corr)), calls[i].want);
+        assert_int_equal(external_id(&m, find(&m, TP_KERNEL, calls[i].corr)), calls[i].want);
+    }
+    src.on_action(src.ctx, TP_ACTION_NONE);
+    assert_int_equal(tp_opts.ext_corr, 0);
+    assert_false(fake_kind_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+    assert_int_equal(tp_log_count(), 0);
+    tp_model_free(&m);
+}
+
 /* A CUPTI that cannot use the session clock: its own is mapped by the offset at start. */
 static void test_clock_offset_without_callback(void **state) {
     (void)state;
@@ -386,6 +548,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test_teardown(test_back_to_back_windows, end_source),
         cmocka_unit_test_teardown(test_flight_ring, end_source),
         cmocka_unit_test_teardown(test_kernel_never_completes, end_source),
+        cmocka_unit_test_teardown(test_graph_nodes, end_source),
+        cmocka_unit_test_teardown(test_graph_level, end_source),
+        cmocka_unit_test_teardown(test_external_ids, end_source),
         cmocka_unit_test_teardown(test_clock_offset_without_callback, end_source),
         cmocka_unit_test_teardown(test_no_gpu, end_source),
     };

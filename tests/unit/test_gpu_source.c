@@ -78,6 +78,8 @@ static int fake_int(const char *name, int arg) {
     return fn ? fn(arg) : -1;
 }
 
+static void expect_line(const report *r, const char *line);
+
 typedef struct create_args {
     const char *library;
     int required;
@@ -170,6 +172,82 @@ static void test_another_subscriber(void **state) {
     expect_one_warning(&r, (const char *[]){"another profiler holds CUPTI (Nsight Systems, Nsight "
                                             "Compute, torch.profiler or similar)",
                                             NULL});
+}
+
+/* Another tool subscribed first (sharing CUPTI or not), then tprof creates its source. */
+typedef struct beside_args {
+    const char *library;
+    const char *env;
+    int other_shares;
+} beside_args;
+
+static void create_beside(FILE *out, const void *arg) {
+    const beside_args *a = arg;
+    if (a->env) putenv((char *)a->env);
+    void *h = dlopen(a->library, RTLD_NOW | RTLD_LOCAL);
+    int (*other)(const char *, int) = NULL;
+    void *sym = h ? dlsym(h, "fake_cupti_other_subscriber") : NULL;
+    memcpy(&other, &sym, sizeof(sym));
+    fprintf(out, "other=%d\n", other ? other("Nsight Systems", a->other_shares) : -1);
+    tp_gpu_opts o = {.required = 1, .library = a->library};
+    fprintf(out, "rc=%d\n", tp_cupti_source_create(&o, &src));
+    int (*count)(void) = NULL;
+    sym = h ? dlsym(h, "fake_cupti_nsubscribers") : NULL;
+    memcpy(&count, &sym, sizeof(sym));
+    fprintf(out, "subscribers=%d\n", count ? count() : -1);
+    if (h) dlclose(h);
+}
+
+/* cuptiSubscribe_v2 asking to share: beside a subscriber that shares too, both record, where
+ * CUPTI supports it (FAKE_CUPTI_MULTI); elsewhere the single warning naming the holder. */
+static void test_beside_another_subscriber(void **state) {
+    (void)state;
+    report r;
+    beside_args a = {.library = TPROF_FAKE_CUPTI, .env = "FAKE_CUPTI_MULTI=1", .other_shares = 1};
+    in_child(create_beside, &a, &r);
+    assert_int_equal(r.status, 0);
+    expect_line(&r, "other=0\n");
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.nwarn, 0);
+    expect_line(&r, "subscribers=2\n");
+
+    a.other_shares = 0; /* an older tool took CUPTI for itself */
+    in_child(create_beside, &a, &r);
+    expect_one_warning(&r, (const char *[]){"another profiler holds CUPTI (CUPTI for Nsight "
+                                            "Systems): cuptiSubscribe returned "
+                                            "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED",
+                                            NULL});
+    a.other_shares = 1; /* a CUPTI before 13.3: sharing unknown, and this one refuses the
+                           longer struct: asked again with the old one, it names the holder */
+    a.env = "FAKE_CUPTI_STRICT_SIZE=1";
+    in_child(create_beside, &a, &r);
+    expect_one_warning(&r, (const char *[]){"another profiler holds CUPTI (CUPTI for Nsight "
+                                            "Systems)",
+                                            NULL});
+    report alone; /* alone, the same CUPTI is asked again and records */
+    create_args c = {
+        .library = TPROF_FAKE_CUPTI, .required = 1, .env = {"FAKE_CUPTI_STRICT_SIZE=1"}};
+    in_child(create_only, &c, &alone);
+    assert_int_equal(alone.rc, 0);
+    assert_int_equal(alone.nwarn, 0);
+}
+
+/* A CUPTI without cuptiSubscribe_v2: cuptiSubscribe, alone it records; beside another
+ * subscriber the single warning, which cannot name the holder. */
+static void test_without_subscribe_v2(void **state) {
+    (void)state;
+    report r;
+    create_args c = {.library = TPROF_FAKE_CUPTI_V1, .required = 1};
+    in_child(create_only, &c, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.nwarn, 0);
+    beside_args a = {
+        .library = TPROF_FAKE_CUPTI_V1, .env = "FAKE_CUPTI_MULTI=1", .other_shares = 1};
+    in_child(create_beside, &a, &r);
+    expect_one_warning(&r, (const char *[]){"another profiler holds CUPTI (Nsight Systems, Nsight "
+                                            "Compute, torch.profiler or similar)",
+                                            NULL});
+    expect_line(&r, "subscribers=1\n");
 }
 
 static void test_subscribe_fails_without_driver(void **state) {
@@ -286,6 +364,8 @@ int main(void) {
         cmocka_unit_test(test_not_cupti),
         cmocka_unit_test(test_real_library_without_driver),
         cmocka_unit_test(test_another_subscriber),
+        cmocka_unit_test(test_beside_another_subscriber),
+        cmocka_unit_test(test_without_subscribe_v2),
         cmocka_unit_test(test_subscribe_fails_without_driver),
         cmocka_unit_test(test_kinds_follow_the_schedule),
         cmocka_unit_test(test_enable_refused),

@@ -11,6 +11,7 @@
 
 #include "record/clock.h"
 #include "record/record.h"
+#include "record/session.h"
 #include "tprof.h"
 #include "util/log.h"
 
@@ -101,6 +102,35 @@ static void test_no_schedule_is_one_window(void **state) {
     assert_int_equal(cap.run.windows, 1);
     assert_ptr_equal(cap.run.no_window_reason, cap.reason);
     assert_string_equal(cap.reason, "");
+    cap_reset();
+}
+
+/* tp_steps_restart (the Lightning integrations, after a validation loop): the step in progress
+ * begins again, so the loop lies in the window between two steps, in none of them; the schedule
+ * does not move (issue 23). */
+static void test_step_restart(void **state) {
+    (void)state;
+    assert_int_equal(start_with(NULL), 0);
+    { TPROF_ZONE("train"); }
+    tprof_step();
+    {
+        TPROF_ZONE("validation");
+        usleep(2000);
+    }
+    tp_steps_restart();
+    { TPROF_ZONE("train"); }
+    tprof_step();
+    tprof_shutdown();
+    assert_int_equal(cap.n, 1);
+    tp_model *m = cap.models[0];
+    char steps[128];
+    step_list(m, steps, sizeof(steps));
+    assert_string_equal(steps, "0 1 2");
+    const tp_event *v = find_named(m, "validation"), *s1 = find_named(m, "ProfilerStep#1");
+    const tp_event *s0 = find_named(m, "ProfilerStep#0");
+    assert_true(s0->ts + s0->dur <= v->ts); /* step 0 ended before it */
+    assert_true(s1->ts >= v->ts + v->dur);  /* step 1 begins after it */
+    assert_int_equal(count_named(m, "train"), 2);
     cap_reset();
 }
 
@@ -626,6 +656,7 @@ static void test_rank_prefix(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_step_restart),
         cmocka_unit_test(test_no_schedule_is_one_window),
         cmocka_unit_test(test_schedule_example),
         cmocka_unit_test(test_args_counters_memory),

@@ -628,9 +628,34 @@ static void test_files_append_and_align(void **state) {
     tp_model_free(&m);
 }
 
+/* The copy tprof writes of each dataloader range for TensorBoard (export/chrome.c) is no event
+ * of the model, as a host range of any category or as a B/E pair; the same name as a GPU
+ * annotation, or a name that only starts the same, is one. */
+static void test_dataloader_twin_left_out(void **state) {
+    (void)state;
+    tp_model m;
+    const char *json =
+        "[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"dataloader\",\"ts\":1,\"dur\":2},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"enumerate(DataLoader)#dataloader.__next__\","
+        "\"ts\":1,\"dur\":2},"
+        "{\"ph\":\"B\",\"name\":\"enumerate(DataLoader)#dataloader.__next__\",\"ts\":4},"
+        "{\"ph\":\"E\",\"ts\":5},"
+        "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\","
+        "\"name\":\"enumerate(DataLoader)#dataloader.__next__\",\"ts\":1,\"dur\":2},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\","
+        "\"name\":\"enumerate(DataLoader)#dataloader.__next__x\",\"ts\":1,\"dur\":2}]";
+    assert_int_equal(read_json(&m, json), 0);
+    assert_int_equal(m.nevents, 3);
+    assert_string_equal(name_of(&m, &m.events[0]), "dataloader");
+    assert_int_equal(m.events[1].kind, TP_GPU_ANNOTATION);
+    assert_string_equal(name_of(&m, &m.events[2]), "enumerate(DataLoader)#dataloader.__next__x");
+    tp_model_free(&m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_number_formats),
+        cmocka_unit_test(test_dataloader_twin_left_out),
         cmocka_unit_test(test_out_of_range_times_are_left_out),
         cmocka_unit_test(test_args_numbers),
         cmocka_unit_test(test_string_escapes),

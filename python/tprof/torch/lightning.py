@@ -8,7 +8,9 @@ then on_train_batch_end. So the stages switch at the hooks, one open at a time, 
 dataloader (batch end to the next batch start: the fetch), forward (batch start to zero_grad or
 backward), optimizer (zero_grad; on_before_optimizer_step to the optimizer's step-post hook),
 backward (on_before_backward to on_after_backward), validation (the validation loop inside fit).
-Time between stages is "other". With manual optimization the user's training_step runs
+Time between stages is "other". The validation loop is no training step: at its end the step in
+progress begins again (tprof's step_restart), so the loop lies in the trace between two steps,
+never in the step statistics. With manual optimization the user's training_step runs
 forward, manual_backward and opt.step() in any order: after an optimizer step the stage returns
 to forward. Each training batch is one step (ProfilerStep#N ends at on_train_batch_end).
 
@@ -29,7 +31,7 @@ from typing import Any, Protocol
 
 import tprof
 from tprof import _keys, _session, _tprof
-from tprof.torch import lightning_report
+from tprof.torch import lightning_metrics, lightning_report
 
 __all__ = ["STAGES", "CallbackLogic"]
 
@@ -67,10 +69,14 @@ def _profile_keys(enabled: bool = True, profile_epochs: Iterable[int] | None = N
     keys.update(enabled=enabled, record_shapes=record_shapes, with_stack=with_stack,
                 output_dir=output_dir, top_k=log_top_k_ops)
     every_epoch = False
-    if profile_epochs is not None or profile_steps is not None or warmup_steps is not None:
+    if profile_epochs is not None or profile_steps is not None:
         keys.update(epochs=None if profile_epochs is None else list(profile_epochs),
                     epoch_steps=profile_steps, warmup=warmup_steps)
         every_epoch = profile_epochs is None
+    elif warmup_steps is not None:
+        # without epoch windows, Hydra's alias: the step schedule's warmup (a use case passes
+        # its profiling block, wait_steps and active_steps beside it, as keywords)
+        keys["warmup"] = warmup_steps
     if activities is not None:
         keys["gpu"] = _gpu_from_activities(activities)
     if not export_chrome_trace:
@@ -113,11 +119,24 @@ def _take_keywords(target: _Owner, enabled: bool, profile_epochs: Iterable[int] 
     target.record_ops = record_ops
 
 
+def _command_line() -> list[str] | None:
+    """sys.argv when it holds tprof arguments (--profile, --profiler on, profiling.<key>=...,
+    callbacks.profiler.<key>=...: docs/CONFIG.md), else None. They are read, not removed: the
+    program's own parser (Hydra's) has them too."""
+    rest = list(sys.argv)
+    try:
+        _tprof.Config().load_args(rest)
+    except _tprof.ConfigError:
+        return sys.argv  # tprof's, with a bad value: tprof.profile says so in one line
+    return sys.argv if len(rest) < len(sys.argv) else None
+
+
 def _start_profile(owner: _Owner, trainer: Any, model: Any) -> _session.Profile | None:
     """The started tprof.profile of a fit (the callback) or a run (the profiler), from owner's
-    keywords (_take_keywords); None when profiling is off or a configuration error left the run
-    unprofiled (one line said why)."""
-    if not owner.keys["enabled"]:
+    keywords (_take_keywords), then the command line's tprof arguments (_command_line); None when
+    profiling is off or a configuration error left the run unprofiled (one line said why)."""
+    argv = _command_line()
+    if not owner.keys["enabled"] and argv is None:
         _session.say_off(owner.keys, owner.given)
         return None
     keys = dict(owner.keys)
@@ -125,7 +144,7 @@ def _start_profile(owner: _Owner, trainer: Any, model: Any) -> _session.Profile 
         keys["epochs"] = _every_epoch_list(trainer)
     if trainer is not None:
         keys = _shared_run_id(trainer, keys)
-    prof = tprof.profile(model=model, record_ops=owner.record_ops, **keys).start()
+    prof = tprof.profile(model=model, record_ops=owner.record_ops, argv=argv, **keys).start()
     if not prof.enabled:  # switched off (TPROF_ENABLED=0) or a configuration error
         prof.stop()
         return None
@@ -152,46 +171,104 @@ def _shared_run_id(trainer: Any, keys: dict[str, Any]) -> dict[str, Any]:
     return keys
 
 
+def _epoch_reports(prof: _session.Profile, trainer: Any) -> _EpochReports:
+    """The _EpochReports of a started session prof, in the trainer's rank."""
+    assert prof.config is not None
+    config = json.loads(prof.config.to_json())
+    return _EpochReports(prof.run_dir, config["top_k"], getattr(trainer, "global_rank", 0),
+                        config["epochs"], config["stages"])
+
+
 class _EpochReports:
     """After a profiled epoch, its top ops and bottleneck lines on stderr (rank 0, its own
     traces): each window the run saved (trace_<n>_epoch_<e>[.rank0].json) reported once,
-    analysed by tprof.analyze (with the analysis's default stages: validation counts as other)."""
+    analysed by tprof.analyze with the run's stages (its summary's, so the shares agree with it
+    and add up to the step)."""
 
     _EPOCH = re.compile(r"trace_\d+_epoch_(\d+)(?:\.rank(\d+))?\.json(?:\.gz)?$")
 
-    def __init__(self, run_dir: str | None, top_k: int, rank: int) -> None:
+    # How long the end of fit waits for the writer thread to write the last windows' traces.
+    _WAIT_S = 5.0
+
+    def __init__(self, run_dir: str | None, top_k: int, rank: int, epochs: Iterable[int],
+                 stages: list[str] | None = None) -> None:
         self.run_dir = run_dir
         self.top_k = top_k
+        self.stages = stages or None  # the run's (its summary's); None: the default stages
         self.rank = rank
+        self.epochs = set(epochs)  # the listed epochs (the configuration's)
+        self.marked: set[int] = set()  # the epochs the session was told of (tprof.epoch)
         self.done: set[str] = set()
+        # epoch -> its window's analysis (for the loggers: lightning_metrics)
+        self.analyses: dict[int, Any] = {}
+
+    def mark(self, epoch: int) -> None:
+        """Marks the start of epoch `epoch` in the running session, and remembers it."""
+        self.marked.add(epoch)
+        tprof.epoch(epoch)
+
+    def finish(self) -> None:
+        """At the end of fit, before the session stops and prints the run's summary: the last
+        epoch's window is closed (an epoch after every listed one begins), and each profiled
+        epoch's block printed once the writer thread has written its trace, so the blocks come
+        before the summary, in order."""
+        if not self.epochs or not self.marked:
+            return
+        tprof.epoch(max(self.epochs | self.marked) + 1)
+        expected = self.epochs & self.marked
+        deadline = time.monotonic() + self._WAIT_S
+        while self.rank == 0 and self.run_dir and time.monotonic() < deadline:
+            if expected <= {e for e, _ in self._traces()}:
+                break
+            time.sleep(0.01)
+        self.report_new()
+
+    def _traces(self) -> list[tuple[int, str]]:
+        """[(epoch, path)] of rank 0's epoch traces in the run directory, in window order."""
+        assert self.run_dir is not None
+        out = []
+        for path in sorted(glob.glob(os.path.join(self.run_dir, "trace_*"))):
+            m = self._EPOCH.search(os.path.basename(path))
+            if m and (m.group(2) or "0") == "0":  # rank 0's own
+                out.append((int(m.group(1)), path))
+        return out
 
     def report_new(self) -> None:
         if self.rank != 0 or not self.run_dir:
             return
-        for path in sorted(glob.glob(os.path.join(self.run_dir, "trace_*"))):
-            m = self._EPOCH.search(os.path.basename(path))
-            if not m or path in self.done or (m.group(2) or "0") != "0":  # rank 0's own
+        for epoch, path in self._traces():
+            if path in self.done:
                 continue
             self.done.add(path)
             try:
-                analysis = tprof.analyze(path, self.top_k)
+                analysis = tprof.analyze(path, self.top_k, self.stages)
             except ValueError as e:
                 _keys.note("epoch report: %s" % e)
                 continue
-            print(lightning_report.epoch_report(analysis, int(m.group(1)), self.top_k),
+            self.analyses[epoch] = analysis
+            print(lightning_report.epoch_report(analysis, epoch, self.top_k),
                   file=sys.stderr, flush=True)
+
+    def log_to(self, trainer: Any, after_finalize: bool = False) -> None:
+        """After the session stopped: each profiled window's figures to the trainer's loggers
+        (rank 0; lightning_metrics)."""
+        if self.rank == 0 and trainer is not None:
+            lightning_metrics.log_windows(getattr(trainer, "loggers", ()), self.run_dir,
+                                          self.analyses, self.top_k, after_finalize)
 
 
 class CallbackLogic:
     """tprof for a Lightning Trainer's fit.
 
     enabled, profile_epochs (Lightning's 0-based current_epoch), profile_steps (steps recorded per
-    profiled epoch; alone: in every epoch), warmup_steps, activities (["cpu"] or ["cpu", "cuda"]:
+    profiled epoch; alone: in every epoch), warmup_steps (with either, each profiled epoch's
+    warmup; without, the step schedule's, as Hydra's alias), activities (["cpu"] or ["cpu", "cuda"]:
     tprof's gpu key), record_shapes, with_stack, output_dir, export_chrome_trace (traces are
     always written: False is noted and ignored), log_top_k_ops (rows of the tables) are the use
     case's keywords; with_modules=True makes the LightningModule's submodules ranges, record_ops
-    records aten ops; any other keyword is a tprof configuration key. A configuration error is
-    one `tprof:` line and the fit runs unprofiled.
+    records aten ops; any other keyword is a tprof configuration key. The command line's tprof
+    arguments (callbacks.profiler.enabled=true, --profiler on) win over the keywords. A
+    configuration error is one `tprof:` line and the fit runs unprofiled.
     """
 
     keys: dict[str, Any]
@@ -245,11 +322,9 @@ class CallbackLogic:
         self._hooks = [opt.register_step_post_hook(self._after_optimizer_step)
                        for opt in getattr(trainer, "optimizers", ())
                        if hasattr(opt, "register_step_post_hook")]
-        assert prof.config is not None
-        top_k = json.loads(prof.config.to_json())["top_k"]
-        self._reports = _EpochReports(prof.run_dir, top_k, getattr(trainer, "global_rank", 0))
+        self._reports = _epoch_reports(prof, trainer)
 
-    def _stop(self) -> None:
+    def _stop(self, trainer: Any = None) -> None:
         if not self._active:
             return
         assert self.profile is not None and self._reports is not None
@@ -260,6 +335,7 @@ class CallbackLogic:
         self._hooks = []
         self.profile.stop()
         self._reports.report_new()
+        self._reports.log_to(trainer)
 
     # ---- Lightning's hooks ----
 
@@ -268,8 +344,8 @@ class CallbackLogic:
 
     def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
         if self._active:
-            assert self.profile is not None
-            self.profile.epoch(trainer.current_epoch)
+            assert self._reports is not None
+            self._reports.mark(trainer.current_epoch)
             self._switch("dataloader")
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int,
@@ -310,6 +386,7 @@ class CallbackLogic:
     def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
         if self._active:
             self._switch(None)
+            _tprof.step_restart()  # the loop is no training step: the next one begins now
             self._stage = self._before_validation
             if self._stage is not None:
                 self._stage.begin()
@@ -321,10 +398,14 @@ class CallbackLogic:
             self._reports.report_new()
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
-        self._stop()
+        if self._active:
+            self._switch(None)
+            assert self._reports is not None
+            self._reports.finish()  # the last epoch's block before the run's summary
+        self._stop(trainer)
 
     def on_exception(self, trainer: Any, pl_module: Any, exception: BaseException) -> None:
         if self._active:
             assert self.profile is not None
             self.profile.save_flight_on_exception()  # the flight recorder's ring, when on
-        self._stop()
+        self._stop(trainer)

@@ -12,8 +12,11 @@ inside their own range. With automatic optimization the optimizer's step enclose
 and backward (Lightning runs them in its closure): a stage inside another suspends the outer one,
 so the stage ranges never overlap and the optimizer stage is the step's own time (zero_grad, the
 update). Steps end when run_training_batch stops (fit) or a validation/test/predict step ends
-(validate, test, predict). summary() gives Lightning's action table, as SimpleProfiler prints it,
-from the run's op_stats.csv, and tprof's step, stage and op tables.
+(validate, test, predict). The validation loop inside fit is no training step: when a validation
+action stops, the step in progress begins again (tprof's step_restart), so the loop's time lies
+in the trace between two steps and never in the step statistics. summary() gives Lightning's
+action table, as SimpleProfiler prints it, from the run's op_stats.csv, and tprof's step, stage
+and op tables.
 """
 from __future__ import annotations
 
@@ -27,7 +30,13 @@ from typing import Any
 import tprof
 from tprof import _session, _tprof
 from tprof.torch import lightning_report
-from tprof.torch.lightning import STAGES, _EpochReports, _start_profile, _take_keywords
+from tprof.torch.lightning import (
+    STAGES,
+    _epoch_reports,
+    _EpochReports,
+    _start_profile,
+    _take_keywords,
+)
 
 __all__ = ["ProfilerLogic"]
 
@@ -71,13 +80,15 @@ def _ends_step(action: str, fn: str | None) -> bool:
 class _Action:
     """What start/stop do for one action name, learnt on its first start."""
 
-    __slots__ = ("range", "stage", "ends_step", "epoch")
+    __slots__ = ("ends_step", "epoch", "range", "restarts_step", "stage")
 
     def __init__(self, name: str, fn: str | None) -> None:
         self.range = _tprof.range(name)
         stage = _stage_of(name, fn)
         self.stage = _STAGE_RANGES[stage] if stage else None
         self.ends_step = _ends_step(name, fn)
+        # validation inside fit is no training step: the step in progress begins after it
+        self.restarts_step = fn == "fit" and stage == "validation"
         self.epoch = fn == "fit" and name == "run_training_epoch"
 
 
@@ -111,11 +122,13 @@ class ProfilerLogic:
         # the stage ranges of the open actions that have one, innermost last
         self._stages: list[_tprof.range] = []
         self._fn: str | None = None
-        self._wall = (0.0, 0.0)
+        self._recorded = 0.0  # seconds the session's windows recorded (the action table's 100%)
+        self._recording_since: float | None = None
         self._reports: _EpochReports | None = None
         self._text = ""
         self._unpatch: Callable[[], None] = _nothing  # undoes _stop_on_exception
         self._on = False  # a session records this run: steps, epochs, reports
+        self._trainer: Any = None  # the run's Trainer: its loggers get the windows' figures
 
     # ---- Lightning's Profiler interface ----
 
@@ -138,11 +151,11 @@ class ProfilerLogic:
                 stage = None
             elif outer is not None:
                 outer.end()  # suspended: tprof's end closes the innermost open range
+        if action.epoch and self._on:
+            self._mark_epoch()  # first: the epoch's window opens, then its range begins in it
         action.range.begin()
         if stage is not None:
             stage.begin()
-        if action.epoch and self._on:
-            self._mark_epoch()
 
     def stop(self, action_name: str) -> None:
         action = self._actions.get(action_name)
@@ -162,6 +175,9 @@ class ProfilerLogic:
             outer.begin()  # the enclosing action's stage resumes
         if action.ends_step and self._on:
             tprof.step()
+            self._recording_changed()
+        elif action.restarts_step and self._on:
+            _tprof.step_restart()
         elif action.epoch and self._on:
             assert self._reports is not None
             self._reports.report_new()
@@ -184,7 +200,18 @@ class ProfilerLogic:
         trainer = getattr(getattr(self, "_lightning_module", None), "trainer", None)
         epoch = getattr(trainer, "current_epoch", None)
         if isinstance(epoch, int):
-            tprof.epoch(epoch)
+            assert self._reports is not None
+            self._reports.mark(epoch)
+            self._recording_changed()
+
+    def _recording_changed(self, stopping: bool = False) -> None:
+        """After the schedule moved (a step, an epoch, the end): adds the time the step before
+        recorded to _recorded, the recorded windows' wall time the action table divides by."""
+        now = time.perf_counter()
+        if self._recording_since is not None:
+            self._recorded += now - self._recording_since
+        recording = not stopping and _tprof.is_recording()
+        self._recording_since = now if recording else None
 
     def _start_session(self, trainer: Any, module: Any) -> None:
         prof = _start_profile(self, trainer, _unproxied(module) if self.with_modules else None)
@@ -192,9 +219,11 @@ class ProfilerLogic:
             return
         self.session = prof
         self._on = True
-        self._wall = (time.perf_counter(), 0.0)
-        rank = getattr(trainer, "global_rank", 0)
-        self._reports = _EpochReports(prof.run_dir, self._top_k(), rank)
+        self._recorded = 0.0
+        self._recording_since = None
+        self._recording_changed()
+        self._reports = _epoch_reports(prof, trainer)
+        self._trainer = trainer
         if trainer is not None:
             self._stop_on_exception(trainer.strategy)
 
@@ -209,14 +238,15 @@ class ProfilerLogic:
             if self._on:
                 assert self.session is not None
                 self.session.save_flight_on_exception()  # the flight recorder's ring, when on
-            self._stop_session()
+            self._stop_session(failed=True)
             return original(exception)
 
         strategy.on_exception = on_exception
         self._unpatch = lambda: setattr(strategy, "on_exception", original)
 
-    def _stop_session(self) -> None:
-        """Ends the run's session (once): its files, its summary on stderr, the tables."""
+    def _stop_session(self, failed: bool = False) -> None:
+        """Ends the run's session (once): its files, its summary on stderr, the tables. Unless
+        the run failed, the last epoch's block prints first (_EpochReports.finish)."""
         if not self._on:
             return
         assert self.session is not None and self._reports is not None
@@ -225,9 +255,13 @@ class ProfilerLogic:
         self._unpatch = _nothing
         while self._stages:
             self._stages.pop().end()
-        self._wall = (self._wall[0], time.perf_counter())
+        self._recording_changed(stopping=True)
+        if not failed:
+            self._reports.finish()
         self.session.stop()
         self._reports.report_new()
+        # Lightning finalized its loggers before it asks for the summary
+        self._reports.log_to(self._trainer, after_finalize=True)
         self._text = self._tables()
 
     def _top_k(self) -> int:
@@ -249,12 +283,13 @@ class ProfilerLogic:
 
     def _action_table(self, op_stats: str) -> str:
         """Lightning's action table (SimpleProfiler's extended form) for the actions recorded:
-        mean, calls, total, % of the session's wall time."""
+        mean, calls, total, % of the recorded windows' wall time (with a schedule, the time
+        outside the windows recorded no action, so it is no part of the 100%)."""
         rows = []
         if os.path.exists(op_stats):
             with open(op_stats, newline="", encoding="utf-8") as f:
                 rows = [r for r in csv.DictReader(f) if r["name"] in self._actions]
-        wall = max(self._wall[1] - self._wall[0], 1e-9)
+        wall = max(self._recorded, 1e-9)
         table = sorted(((r["name"], float(r["mean_us"]) / 1e6, int(r["calls"]),
                          float(r["total_us"]) / 1e6) for r in rows), key=lambda r: -r[3])
         stage = "%s " % self._fn.upper() if self._fn else ""

@@ -8,6 +8,9 @@
  * and a default flush holds that buffer back while a record in it is incomplete. Tests steer it
  * through environment variables (read at each call) and the fake_cupti_* functions:
  *   FAKE_CUPTI_SUBSCRIBE=<code>      cuptiSubscribe returns it (39: FAKE_CUPTI_HOLDER holds CUPTI)
+ *   FAKE_CUPTI_MULTI=1               cuptiSubscribe_v2 knows allowMultipleSubscribers (13.3, r610)
+ *   FAKE_CUPTI_STRICT_SIZE=1         without MULTI, cuptiSubscribe_v2 refuses a longer struct
+ * Built twice: with cuptiSubscribe_v2, and without it (FAKE_NO_SUBSCRIBE_V2: an older CUPTI)
  *   FAKE_CUPTI_ENABLE_FAIL=<kind>:<code>[,...]   cuptiActivityEnable(kind) returns code
  *   FAKE_CUPTI_NO_TS_CALLBACK=1      no timestamp callback; cuptiGetTimestamp returns 5000
  *   FAKE_CUPTI_TEARDOWN=1            "CUDA starts" at the first activity (push) or at
@@ -17,6 +20,7 @@
 #include <cupti.h>
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +105,7 @@ static int buffer_of(const void *rec) {
     case CUPTI_ACTIVITY_KIND_MEMCPY:
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
     case CUPTI_ACTIVITY_KIND_MEMSET:
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
         return DEVICE_BUF;
     default:
         return HOST_BUF;
@@ -140,8 +145,27 @@ static int take(int i, delivery *out) {
     return 1;
 }
 
+/* The graph a kernel, copy or set ran in (0: none), as each record version places it. */
+static uint32_t graph_of(const void *rec) {
+    switch (((const CUpti_Activity *)rec)->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+        return ((const CUpti_ActivityKernel10 *)rec)->graphId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return ((const CUpti_ActivityMemcpy6 *)rec)->graphId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        return ((const CUpti_ActivityMemcpyPtoP4 *)rec)->graphId;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return ((const CUpti_ActivityMemset4 *)rec)->graphId;
+    default:
+        return 0;
+    }
+}
+
+/* As CUPTI: a graph is traced at one level, its launch (GRAPH_TRACE on) or its nodes. */
 static int produced(const void *rec) {
     CUpti_ActivityKind kind = ((const CUpti_Activity *)rec)->kind;
+    if (graph_of(rec) && kind_on[CUPTI_ACTIVITY_KIND_GRAPH_TRACE]) return 0;
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER) {
         uint32_t cbid = ((const CUpti_ActivityAPI *)rec)->cbid;
         return kind_on[kind] || (cbid < MAX_CBID && driver_api_on[cbid]);
@@ -160,6 +184,8 @@ FAKE_API int fake_cupti_driver_api_enabled(uint32_t cbid);
 FAKE_API int fake_cupti_subscribed(void);
 FAKE_API void fake_cupti_drop(size_t n);
 FAKE_API size_t fake_cupti_disabled_records(void);
+FAKE_API int fake_cupti_other_subscriber(const char *name, int shares);
+FAKE_API int fake_cupti_nsubscribers(void);
 
 /* Activity happened: a record of an enabled kind lands in the current buffer. 1 if recorded. */
 void fake_cupti_start_cuda(void) {
@@ -168,16 +194,38 @@ void fake_cupti_start_cuda(void) {
     started = 1;
 }
 
+/* The external ids pushed on this thread (cuptiActivityPushExternalCorrelationId), innermost
+ * last: as CUPTI does, an API record made while one is pushed comes after a record tying its
+ * correlation id to the innermost id, when EXTERNAL_CORRELATION is on. */
+static __thread uint64_t ext_stack[64];
+static __thread int ext_depth;
+
+static delivery append_external(const void *rec) {
+    CUpti_ActivityKind kind = ((const CUpti_Activity *)rec)->kind;
+    if ((kind != CUPTI_ACTIVITY_KIND_RUNTIME && kind != CUPTI_ACTIVITY_KIND_DRIVER) || !ext_depth ||
+        !kind_on[CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION])
+        return (delivery){0};
+    CUpti_ActivityExternalCorrelation x = {.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                           .externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                           .externalId = ext_stack[ext_depth - 1],
+                                           .correlationId =
+                                               ((const CUpti_ActivityAPI *)rec)->correlationId};
+    return append(&x, sizeof(x));
+}
+
 int fake_cupti_push(const void *rec, size_t size) {
     fake_cupti_start_cuda();
     pthread_mutex_lock(&lock);
     int ok = produced(rec);
-    delivery full = {0};
-    if (ok)
+    delivery first = {0}, full = {0};
+    if (ok) {
+        first = append_external(rec);
         full = append(rec, size);
-    else
+    } else {
         disabled_records++;
+    }
     pthread_mutex_unlock(&lock);
+    deliver(first);
     deliver(full);
     return ok;
 }
@@ -222,9 +270,29 @@ FAKE_API CUptiResult cuptiGetVersion(uint32_t *v) {
     return CUPTI_SUCCESS;
 }
 
-static CUptiResult subscribe_result(void) {
+/* Subscribers: tprof's, and others a test adds (fake_cupti_other_subscriber) as Nsight would. A
+ * subscriber that asked for sharing (cuptiSubscribe_v2 with allowMultipleSubscribers, which this
+ * fake knows under FAKE_CUPTI_MULTI=1: CUPTI 13.3 on an r610 driver) coexists with others that
+ * did; any other finds CUPTI held. */
+typedef struct fake_sub {
+    char name[64];
+    int shares;
+} fake_sub;
+static fake_sub subs[4];
+static int nsubs;
+
+static CUptiResult add_subscriber(const char *name, int shares, char *holder, size_t n) {
     CUptiResult r = (CUptiResult)env_int("FAKE_CUPTI_SUBSCRIBE", CUPTI_SUCCESS);
-    if (r == CUPTI_SUCCESS) subscribed = 1;
+    for (int i = 0; r == CUPTI_SUCCESS && i < nsubs; i++)
+        if (!shares || !subs[i].shares) r = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    const char *forced = getenv("FAKE_CUPTI_HOLDER");
+    const char *who = forced ? forced : nsubs ? subs[0].name : NULL;
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && holder && n && who)
+        snprintf(holder, n, "%s", who);
+    if (r != CUPTI_SUCCESS || nsubs == 4) return r;
+    snprintf(subs[nsubs].name, sizeof(subs[nsubs].name), "CUPTI for %s", name ? name : "?");
+    subs[nsubs++].shares = shares;
+    if (name && strcmp(name, "tprof") == 0) subscribed = 1;
     return r;
 }
 
@@ -232,24 +300,50 @@ FAKE_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFun
     (void)cb, (void)u;
     check_alive("cuptiSubscribe");
     *s = (CUpti_SubscriberHandle)&subscribed;
-    return subscribe_result();
+    return add_subscriber("tprof", 0, NULL, 0);
 }
+
+#ifndef FAKE_NO_SUBSCRIBE_V2
+/* The fields after oldSubscriberSize, as CUPTI 13.2 and later have them. A CUPTI that does not
+ * know them (FAKE_CUPTI_MULTI unset) reads the struct only as far as it knows, or, under
+ * FAKE_CUPTI_STRICT_SIZE=1, refuses a longer one. */
+typedef struct params_13_2 {
+    CUpti_SubscriberParams base;
+    uint8_t allowMultipleSubscribers;
+} params_13_2;
 
 FAKE_API CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *u,
                                        CUpti_SubscriberParams *p) {
     (void)cb, (void)u;
     check_alive("cuptiSubscribe_v2");
+    if (p && p->structSize < CUpti_SubscriberParams_STRUCT_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    int knows_multi = env_int("FAKE_CUPTI_MULTI", 0);
+    if (p && p->structSize > CUpti_SubscriberParams_STRUCT_SIZE && !knows_multi &&
+        env_int("FAKE_CUPTI_STRICT_SIZE", 0))
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    int shares = knows_multi && p &&
+                 p->structSize >= offsetof(params_13_2, allowMultipleSubscribers) + 1 &&
+                 ((params_13_2 *)p)->allowMultipleSubscribers;
     *s = (CUpti_SubscriberHandle)&subscribed;
-    CUptiResult r = subscribe_result();
-    const char *holder = getenv("FAKE_CUPTI_HOLDER");
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && p && p->oldSubscriberName && holder)
-        snprintf(p->oldSubscriberName, p->oldSubscriberSize, "%s", holder);
-    return r;
+    return add_subscriber(p ? p->subscriberName : NULL, shares, p ? p->oldSubscriberName : NULL,
+                          p ? p->oldSubscriberSize : 0);
+}
+#endif
+
+/* Another tool subscribes first, sharing CUPTI (1) or not (0). Its result code. */
+FAKE_API int fake_cupti_other_subscriber(const char *name, int shares) {
+    return (int)add_subscriber(name, shares, NULL, 0);
+}
+FAKE_API int fake_cupti_nsubscribers(void) {
+    return nsubs;
 }
 
 FAKE_API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s) {
     (void)s;
     check_alive("cuptiUnsubscribe");
+    for (int i = 0; i < nsubs; i++)
+        if (strcmp(subs[i].name, "CUPTI for tprof") == 0) subs[i] = subs[--nsubs];
     subscribed = 0;
     return CUPTI_SUCCESS;
 }
@@ -271,6 +365,29 @@ FAKE_API CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
     CUptiResult r = enable_result(kind);
     if (r == CUPTI_SUCCESS && kind < MAX_KINDS) kind_on[kind] = 1;
     return r;
+}
+
+FAKE_API CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                            uint64_t id) {
+    check_alive("cuptiActivityPushExternalCorrelationId");
+    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || ext_depth == 64)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    ext_stack[ext_depth++] = id;
+    return CUPTI_SUCCESS;
+}
+
+FAKE_API CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                           uint64_t *last) {
+    check_alive("cuptiActivityPopExternalCorrelationId");
+    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || !ext_depth)
+        return CUPTI_ERROR_QUEUE_EMPTY;
+    *last = ext_stack[--ext_depth];
+    return CUPTI_SUCCESS;
+}
+
+FAKE_API int fake_cupti_ext_depth(void);
+int fake_cupti_ext_depth(void) {
+    return ext_depth;
 }
 
 FAKE_API CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
@@ -385,6 +502,7 @@ FAKE_API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid,
         {CUPTI_CB_DOMAIN_RUNTIME_API, 41, "cudaMemcpyAsync_v3020"},
         {CUPTI_CB_DOMAIN_RUNTIME_API, 131, "cudaStreamSynchronize_v3020"},
         {CUPTI_CB_DOMAIN_RUNTIME_API, 20, "cudaMalloc_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, 311, "cudaGraphLaunch_v10000"},
         {CUPTI_CB_DOMAIN_DRIVER_API, 307, "cuLaunchKernel"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -1,0 +1,234 @@
+"""`tprof run`: training scripts tprof never saw, profiled without a change to them. Each script
+is run twice, plainly and under `tprof run`: its stdout and exit status must be the same, its
+stderr the same plus tprof's lines; the run directory it names passes `tprof check`, and its
+steps are the script's optimizer steps (counted by the script itself), each holding one
+optimizer range and its batch's dataloader range (traces read with Python's json module)."""
+import os
+import re
+import subprocess
+import textwrap
+
+import pytest
+
+pytest.importorskip("torch")
+
+from conftest import PYTHON, ranges, run_traces, step_numbers, trace_events  # noqa: E402
+
+TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
+
+PLAIN = """
+import os, sys
+import torch
+from torch import nn
+
+print("argv", sys.argv[1:], __name__, os.path.basename(__file__))
+torch.manual_seed(0)
+data = torch.utils.data.TensorDataset(torch.randn(40, 8), torch.randint(0, 3, (40,)))
+loader = torch.utils.data.DataLoader(data, batch_size=4, num_workers=int(sys.argv[1]))
+model = nn.Linear(8, 3)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+steps = 0
+for epoch in range(2):
+    for i, (x, y) in enumerate(loader):
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        steps += 1
+        if steps == int(sys.argv[2]):
+            raise RuntimeError("diverged at step %d" % steps)
+print("optimizer steps", steps, "loss %.6f" % loss.item())
+"""
+
+LIGHTNING = """
+import sys
+import torch
+import lightning.pytorch as pl
+
+torch.set_num_threads(1)
+
+
+class Net(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(8, 3)
+
+    def training_step(self, batch, i):
+        x, y = batch
+        return torch.nn.functional.cross_entropy(self.layer(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    data = [(torch.randn(8), i % 3) for i in range(24)]
+    callbacks = []
+    trainer = pl.Trainer(accelerator="cpu", devices=1, max_epochs=2, callbacks=callbacks,
+                         logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                         enable_model_summary=False)
+    trainer.fit(Net(), torch.utils.data.DataLoader(data, batch_size=4))
+    print("callbacks passed", len(callbacks), "global steps", trainer.global_step)
+"""
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def run(cmd, tmp_path, env=None):
+    full = dict(os.environ, OMP_NUM_THREADS="1")
+    full.update(env or {})
+    return subprocess.run(cmd, env=full, capture_output=True, text=True, timeout=400,
+                          cwd=str(tmp_path))
+
+
+def profiled(tmp_path, cmd, *options, env=None):
+    """The command under tprof run with its own output_dir: (process, run directory named)."""
+    out = str(tmp_path / "runs")
+    p = run([TPROF, "run", "--output_dir", out, *options, "--", *cmd], tmp_path, env)
+    named = re.findall(r"^tprof: run directory: (.*)$", p.stderr, re.M)
+    return p, named
+
+
+def tprof_lines_removed(stderr):
+    """stderr without tprof's summary block and lines (what the script itself wrote)."""
+    start = stderr.find("tprof summary:")
+    return stderr[:start] if start >= 0 else stderr
+
+
+def check_run_dir(run_dir):
+    p = subprocess.run([TPROF, "check", run_dir], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def steps_and_stages(run_dir):
+    """{step number: (its optimizer ranges, its dataloader ranges)} over the run's traces."""
+    found = {}
+    for trace in run_traces(run_dir):
+        events = ranges(trace_events(trace))
+        steps = [e for e in events if e["name"].startswith("ProfilerStep#")]
+        for step in steps:
+            n = int(step["name"].split("#")[1])
+            within = [e for e in events if e["ts"] >= step["ts"]
+                      and e["ts"] + e["dur"] <= step["ts"] + step["dur"] + 0.002]
+            found[n] = (sum(e["name"] == "optimizer" for e in within),
+                        sum(e["name"] == "dataloader" for e in within))
+    return found
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["in_process", "two_workers"])
+def test_plain_loop(tmp_path, workers):
+    script = write(tmp_path, "train.py", PLAIN)
+    cmd = [PYTHON, script, str(workers), "0"]
+    plain = run(cmd, tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    p, named = profiled(tmp_path, cmd)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == plain.stdout  # argv, __name__, __file__, the losses: the script's own
+    assert "argv ['%d', '0'] __main__ train.py" % workers in p.stdout
+    assert "optimizer steps 20" in p.stdout
+    assert tprof_lines_removed(p.stderr) == plain.stderr
+    # one run directory (the DataLoader workers wrote none), named at the end
+    runs = os.listdir(tmp_path / "runs")
+    assert len(runs) == 1 and named == [str(tmp_path / "runs" / runs[0])]
+    assert p.stderr.rstrip().endswith(named[0])
+    files = os.listdir(named[0])
+    assert not [f for f in files if ".rank" in f or f.endswith(".pt.trace.json")], files
+    check_run_dir(named[0])
+    found = steps_and_stages(named[0])
+    # steps 0..19 end at the 20 optimizer steps, each with its batch's fetch (step 10 also
+    # with the first epoch's last, empty fetch); step 20 is what follows the last optimizer
+    # step (the loader's end, the last print), saved as a partial window
+    assert sorted(found) == list(range(21))
+    assert [found[n] for n in range(21)] == [(1, 1)] * 10 + [(1, 2)] + [(1, 1)] * 9 + [(0, 1)]
+    summary = subprocess.run([TPROF, "analyze", "--json", named[0]], capture_output=True,
+                             text=True, timeout=120)
+    assert summary.returncode == 0 and '"count": 21' in summary.stdout
+
+
+def test_a_failing_script_keeps_its_traceback_and_exit_status(tmp_path):
+    script = write(tmp_path, "train.py", PLAIN)
+    cmd = [PYTHON, script, "0", "7"]
+    plain = run(cmd, tmp_path)
+    assert plain.returncode == 1 and "RuntimeError: diverged at step 7" in plain.stderr
+    p, named = profiled(tmp_path, cmd, "--active=3")
+    assert p.returncode == 1
+    assert p.stdout == plain.stdout
+    # the traceback is the script's (paths and lines), tprof's summary follows it
+    assert p.stderr.startswith(plain.stderr)
+    assert len(named) == 1
+    check_run_dir(named[0])
+    found = steps_and_stages(named[0])
+    assert sorted(found) == list(range(8))  # 7 optimizer steps, then the failing step's rest
+    assert [found[n] for n in range(8)] == [(1, 1)] * 7 + [(0, 0)]
+    # --active=3 reached the profiled process (TPROF_ACTIVE): windows of 3 steps
+    assert [step_numbers(trace_events(t)) for t in run_traces(named[0])] == [
+        [0, 1, 2], [3, 4, 5], [6, 7]]
+
+
+def test_module_form_and_python_m_tprof(tmp_path):
+    """`-m package.module` runs as Python runs it; `python -m tprof run train.py` takes this
+    interpreter for a .py command; tprof is found through the bootstrap alone (no PYTHONPATH)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    write(pkg, "train.py", PLAIN)
+    cmd = [PYTHON, "-m", "pkg.train", "0", "0"]
+    plain = run(cmd, tmp_path)
+    p, named = profiled(tmp_path, cmd)
+    assert p.returncode == 0 and p.stdout == plain.stdout, p.stderr
+    assert "argv ['0', '0'] __main__ train.py" in p.stdout and len(named) == 1
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.path.join(os.environ["TPROF_BUILD_DIR"], "python")
+    q = subprocess.run([PYTHON, "-m", "tprof", "run", "--output_dir", "runs2", "--",
+                        "pkg/train.py", "0", "0"], env=env, capture_output=True, text=True,
+                       timeout=400, cwd=str(tmp_path))
+    assert q.returncode == 0 and q.stdout == plain.stdout, q.stderr
+    assert len(os.listdir(tmp_path / "runs2")) == 1
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([TPROF, "run", "--output_dir", "runs3", "--", PYTHON, "-c",
+                        ("import sys; print(any('_bootstrap' in p for p in sys.path), "
+                         "'tprof' in sys.modules)")],
+                       env=bare, capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    # the bootstrap loaded tprof from the folder around it, and left sys.path as it was
+    assert r.stdout.strip() == "False True"
+    assert not (tmp_path / "runs3").exists()  # no step: no run directory
+
+
+def test_lightning_fit(tmp_path):
+    pytest.importorskip("lightning.pytorch")
+    script = write(tmp_path, "fit.py", LIGHTNING)
+    cmd = [PYTHON, script]
+    p, named = profiled(tmp_path, cmd)
+    assert p.returncode == 0, p.stderr[-3000:]
+    # the script's list is not touched; 6 batches x 2 epochs
+    assert "callbacks passed 0 global steps 12" in p.stdout
+    assert len(named) == 1
+    check_run_dir(named[0])
+    steps = sorted(n for t in run_traces(named[0]) for n in step_numbers(trace_events(t)))
+    # one step per training batch (the callback's), then the fit's end until on_train_end
+    assert steps == list(range(13))
+    names = {e["name"] for t in run_traces(named[0]) for e in ranges(trace_events(t))}
+    assert {"forward", "backward", "optimizer", "dataloader"} <= names
+
+
+def test_bad_options(tmp_path):
+    cmd = ["--", PYTHON, "-c", "pass"]
+    for args, message in [(["--active", "x", *cmd], "active"),
+                          (["--no_such_key", "1", *cmd], "no_such_key"),
+                          (["-x", *cmd], "-x"), ([], "no command")]:
+        p = subprocess.run([TPROF, "run", *args], capture_output=True, text=True)
+        assert p.returncode == 2 and message in p.stderr, p.stderr
+        assert p.stderr.count("\n") == 1, p.stderr
+    p = subprocess.run([TPROF, "run", "--", str(tmp_path / "missing")], capture_output=True,
+                       text=True)
+    assert p.returncode == 127 and "missing" in p.stderr
+    p = subprocess.run([TPROF, "run", "--", PYTHON, "-c", "import sys; sys.exit(3)"],
+                       capture_output=True, text=True)
+    assert p.returncode == 3 and p.stdout == p.stderr == ""
