@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 enum tp_gpu_mode { TP_GPU_AUTO, TP_GPU_ON, TP_GPU_OFF };
+/* The `clock` key (keys.h's TP_CONFIG_CHOICES, same order; record/clock.h). */
+enum tp_clock_mode { TP_CLOCK_AUTO, TP_CLOCK_TSC, TP_CLOCK_MONOTONIC };
 
 #define TP_CONFIG_ENUM(ID, name, type, min, max, deflt) TP_KEY_##ID,
 enum tp_config_key { TP_CONFIG_KEYS(TP_CONFIG_ENUM) TP_NKEYS };
@@ -50,6 +52,7 @@ struct tprof_config {
     double peak_tflops;       /* 0: from the device table */
     int nsight;
     char *nsight_output; /* NULL when none */
+    int clock;           /* tp_clock_mode */
     /* the flight recorder (docs/FLIGHT.md) */
     int flight_recorder, flight_signal; /* flight_signal: SIGUSR1 saves the ring */
     int64_t flight_steps;               /* steps kept before the current one */

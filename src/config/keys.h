@@ -30,8 +30,17 @@ enum tp_key_type {
     TP_T_NAME,   /* char *: one plain path component (tp_plain_name, parse.h) */
     TP_T_INTS,   /* int64_t * with its count: the items in [min, max] */
     TP_T_STRS,   /* char ** with its count: stage definitions */
-    TP_T_GPU     /* int: enum tp_gpu_mode */
+    TP_T_GPU,    /* int: enum tp_gpu_mode */
+    TP_T_CHOICE  /* int: the index of one of its names, TP_CONFIG_CHOICES[min] */
 };
+
+/* The names a TP_T_CHOICE key takes, one list per key, its index the key's min; the field holds
+ * the index of the name given (config.h's enum for the key spells them in the same order). */
+#define TP_CHOICES_CLOCK 0
+#define TP_CONFIG_CHOICES                                                                          \
+    {                                                                                              \
+        { "auto", "tsc", "monotonic", NULL }                                                       \
+    }
 
 /* The largest count of steps, epochs or cycles. */
 #define TP_MAX_COUNT INT64_C(1000000000)
@@ -68,6 +77,7 @@ enum tp_key_type {
     X(PEAK_TFLOPS, peak_tflops, TP_T_DOUBLE, 0, 0, "0")                                            \
     X(NSIGHT, nsight, TP_T_BOOL, 0, 0, "false")                                                    \
     X(NSIGHT_OUTPUT, nsight_output, TP_T_STR, 0, 0, NULL)                                          \
+    X(CLOCK, clock, TP_T_CHOICE, TP_CHOICES_CLOCK, 0, "auto")                                      \
     /* the flight recorder (docs/FLIGHT.md) */                                                     \
     X(FLIGHT_RECORDER, flight_recorder, TP_T_BOOL, 0, 0, "false")                                  \
     X(FLIGHT_STEPS, flight_steps, TP_T_INT, 1, 100000, "20")                                       \

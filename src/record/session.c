@@ -302,7 +302,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     }
     tp_log_reset();
     pthread_once(&fork_once, register_fork);
-    tp_clock_init();
+    tp_clock_setup(cfg->clock);
     tp_rank_detect(&tp_sess.rank);
     char prefix[32] = "";
     if (tp_sess.rank.distributed && tp_sess.rank.rank != 0)
