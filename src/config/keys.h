@@ -36,10 +36,13 @@ enum tp_key_type {
 
 /* The names a TP_T_CHOICE key takes, one list per key, its index the key's min; the field holds
  * the index of the name given (config.h's enum for the key spells them in the same order). */
-#define TP_CHOICES_CLOCK 0
+#define TP_CHOICES_CLOCK        0
+#define TP_CHOICES_TRACE_FORMAT 1
 #define TP_CONFIG_CHOICES                                                                          \
     {                                                                                              \
-        { "auto", "tsc", "monotonic", NULL }                                                       \
+        {"auto", "tsc", "monotonic", NULL}, {                                                      \
+            "json", "perfetto", NULL, NULL                                                         \
+        }                                                                                          \
     }
 
 /* The largest count of steps, epochs or cycles. */
@@ -65,6 +68,7 @@ enum tp_key_type {
     X(WITH_MODULES, with_modules, TP_T_BOOL, 0, 0, "true")                                         \
     X(STAGES, stages, TP_T_STRS, 0, 0, "")                                                         \
     X(GZIP, gzip, TP_T_BOOL, 0, 0, "false")                                                        \
+    X(TRACE_FORMAT, trace_format, TP_T_CHOICE, TP_CHOICES_TRACE_FORMAT, 0, "json")                 \
     X(TENSORBOARD_NAMES, tensorboard_names, TP_T_BOOL, 0, 0, "false")                              \
     X(MAX_EVENTS, max_events, TP_T_INT, 16, INT64_C(1) << 40, "4194304")                           \
     X(SUMMARY, summary, TP_T_BOOL, 0, 0, "true")                                                   \

@@ -202,6 +202,7 @@ static void fill_run_info(tp_run_info *run) {
                          .rank = tp_sess.rank.rank,
                          .world_size = tp_sess.rank.world_size,
                          .gzip = cfg->gzip,
+                         .trace_format = cfg->trace_format,
                          .tensorboard_names = cfg->tensorboard_names,
                          .print_summary = cfg->summary && tp_sess.rank.rank == 0,
                          .top_k = (size_t)cfg->top_k,

@@ -18,7 +18,9 @@
  * that none of those includes another above it. */
 #include "record/sink.h"
 
+#include "config/config.h"
 #include "export/chrome.h"
+#include "export/perfetto.h"
 #include "report/html.h"
 #include "report/jsonw.h"
 #include "report/report.h"
@@ -43,6 +45,7 @@ typedef struct artifacts {
     const char *config_json; /* the session's, valid until finish */
     int dir_ok;              /* run_dir exists: files are written */
     int gzip, tensorboard_names;
+    int perfetto;         /* trace_format: perfetto (gzip applies to JSON only) */
     char rank_suffix[32]; /* ".rank<N>" with several ranks, else "" */
     char worker[128];     /* TensorBoard's worker name: <host>_<pid> */
     size_t seq;           /* windows written so far */
@@ -131,6 +134,7 @@ static int art_start(void *ctx, const tp_run_info *run) {
     tp_series_init(&art.series);
     art.config_json = run->config_json;
     art.gzip = run->gzip;
+    art.perfetto = run->trace_format == TP_TRACE_PERFETTO;
     art.tensorboard_names = run->tensorboard_names;
     art.html_report = run->html_report;
     if (run->world_size > 1)
@@ -168,10 +172,10 @@ static int art_start(void *ctx, const tp_run_info *run) {
 }
 
 /* The trace's file name: trace_<seq>_<window><rank>.json[.gz] (names sort in window order), or
- * TensorBoard's <worker>.<time_ns>.pt.trace.json[.gz]. */
+ * TensorBoard's <worker>.<time_ns>.pt.trace.json[.gz]; .pftrace for Perfetto's format. */
 static char *trace_name(const tp_window_info *w) {
     char name[512];
-    const char *ext = art.gzip ? ".json.gz" : ".json";
+    const char *ext = art.perfetto ? ".pftrace" : art.gzip ? ".json.gz" : ".json";
     if (art.tensorboard_names) {
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
@@ -204,7 +208,9 @@ static void write_trace(tp_model *m, const tp_window_info *w) {
                         .window = w->name,
                         .deadline_ns = w->deadline_ns,
                         .events_written = &written};
-    if (tp_chrome_write_file(m, path, &o, err, sizeof(err)) == 0) {
+    int rc = art.perfetto ? tp_perfetto_write_file(m, path, &o, err, sizeof(err))
+                          : tp_chrome_write_file(m, path, &o, err, sizeof(err));
+    if (rc == 0) {
         art.traces[art.ntraces++] = name;
         if (w->flight_reason) /* the one line an operator needs: what happened, and where */
             fprintf(stderr, "tprof: %s: saved steps %lld-%lld to %s\n", w->flight_note,
