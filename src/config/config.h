@@ -44,6 +44,7 @@ struct tprof_config {
     size_t nstages;
     int gzip, tensorboard_names;
     int trace_format; /* tp_trace_format */
+    int clock;        /* tp_clock_mode */
     int64_t max_events;
     int summary;
     int html_report; /* report.html in the run directory at shutdown */
@@ -55,7 +56,6 @@ struct tprof_config {
     double peak_tflops;       /* 0: from the device table */
     int nsight;
     char *nsight_output; /* NULL when none */
-    int clock;           /* tp_clock_mode */
     /* the flight recorder (docs/FLIGHT.md) */
     int flight_recorder, flight_signal; /* flight_signal: SIGUSR1 saves the ring */
     int64_t flight_steps;               /* steps kept before the current one */

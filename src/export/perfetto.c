@@ -428,7 +428,7 @@ static void put_counter(pw *w, const tp_event *ev) {
     size_t n = ev->arg0 <= m->nargs ? m->nargs - ev->arg0 : 0;
     if (n > ev->nargs) n = ev->nargs;
     const tp_arg *a = m->args + ev->arg0;
-    uint64_t uuids[2][64], first_uuid = 0;
+    uint64_t uuids[2][64] = {{0}}, first_uuid = 0;
     size_t nu[2] = {0, 0}, first = n;
     for (size_t i = 0; i < n; i++) {
         if (a[i].type != TP_ARG_INT && a[i].type != TP_ARG_DOUBLE) continue;

@@ -105,7 +105,7 @@ static int bad(rd *r, const char *what) {
 }
 
 static tp_str intern(rd *r, const tp_pb_field *f) {
-    if (memchr(f->data, '\0', f->len)) return (tp_str)bad(r, "a string holds a NUL byte"), 0;
+    if (memchr(f->data, '\0', f->len)) return bad(r, "a string holds a NUL byte"), 0;
     return tp_model_intern(r->m, (const char *)f->data, f->len);
 }
 
@@ -222,11 +222,11 @@ static void id_of(rd *r, tp_str text, int64_t *num, tp_str *str) {
  * and counter tracks are their parent's; a named track (description) carries its own id. */
 static uint32_t resolve(rd *r, desc *d, int depth) {
     if (d->track) return d->track - 1;
-    if (depth > 2) return (uint32_t)bad(r, "a track nested too deep"), UINT32_MAX;
+    if (depth > 2) return bad(r, "a track nested too deep"), UINT32_MAX;
     desc *p = d->has_parent ? desc_of(r, d->parent) : NULL;
     uint32_t t;
     if (!d->is_thread && !d->description) {
-        if (!p || p->is_process) return (uint32_t)bad(r, "an event on a process track"), UINT32_MAX;
+        if (!p || p->is_process) return bad(r, "an event on a process track"), UINT32_MAX;
         t = resolve(r, p, depth + 1);
     } else {
         int64_t pid = 0, tid = d->tid;
@@ -237,12 +237,11 @@ static uint32_t resolve(rd *r, desc *d, int depth) {
             id_of(r, p->description, &pid, &pid_str),
                 pname = p->name != p->description ? p->name : 0;
         else
-            return (uint32_t)bad(r, "a thread track without its process"), UINT32_MAX;
+            return bad(r, "a thread track without its process"), UINT32_MAX;
         if (!d->is_thread) id_of(r, d->description, &tid, &tid_str);
-        if (d->is_thread && d->pid != pid)
-            return (uint32_t)bad(r, "a thread of another process"), UINT32_MAX;
+        if (d->is_thread && d->pid != pid) return bad(r, "a thread of another process"), UINT32_MAX;
         t = tp_model_track(r->m, pid, pid_str, tid, tid_str);
-        if (t == UINT32_MAX) return (uint32_t)bad(r, "out of memory"), UINT32_MAX;
+        if (t == UINT32_MAX) return bad(r, "out of memory"), UINT32_MAX;
         tp_track *tr = &r->m->tracks[t];
         if (pname) tr->process_name = pname;
         tp_str tname = d->is_thread ? d->thread_name : d->name != d->description ? d->name : 0;
