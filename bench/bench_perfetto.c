@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
     static const char *const names[FORMATS] = {"JSON", "gzip JSON", "Perfetto"};
     static const char *const files[FORMATS] = {"t.json", "t.json.gz", "t.pftrace"};
     char paths[FORMATS][600];
-    double size[FORMATS], wr[FORMATS], rd[FORMATS], v[MAX_RUNS];
+    double size[FORMATS], wr[FORMATS], rd[FORMATS], v[MAX_RUNS] = {0};
     for (int f = 0; f < FORMATS; f++) {
         snprintf(paths[f], sizeof(paths[f]), "%s/%s", dir, files[f]);
         for (int r = 0; r < runs; r++) {
