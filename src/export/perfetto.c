@@ -17,7 +17,6 @@
 #include "util/pb.h"
 #include "util/vec.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,14 +90,9 @@ enum {
 #define PROCESS_UUID(i) (UINT64_C(1) << 63 | (uint64_t)(i))
 #define COUNTER_UUID(i) (UINT64_C(1) << 62 | (uint64_t)(i))
 
-/* An open range of a lane: its end and its event. */
-typedef struct open_range {
-    int64_t end;
-    size_t ev;
-} open_range;
-
+/* A lane of a track: the ranges begun on it and not yet ended. */
 typedef struct lane {
-    open_range *open;
+    int64_t *open; /* the ends of its open ranges, innermost last */
     size_t n, cap;
 } lane;
 
@@ -475,14 +469,12 @@ static int64_t end_of(const tp_event *ev) {
     return ev->ts + (ev->dur > 0 ? ev->dur : 0);
 }
 
-static const tp_model *sort_model;
-static uint32_t sort_ntracks;
-
-static int cmp_slices(const void *pa, const void *pb) {
-    const tp_event *a = &sort_model->events[*(const size_t *)pa],
-                   *b = &sort_model->events[*(const size_t *)pb];
-    uint32_t ta = a->track < sort_ntracks ? a->track : sort_ntracks,
-             tb = b->track < sort_ntracks ? b->track : sort_ntracks;
+/* qsort_r's order of ranges (indices into the model ctx): by track, start, outer first. */
+static int cmp_slices(const void *pa, const void *pb, void *ctx) {
+    const tp_model *m = ctx;
+    const tp_event *a = &m->events[*(const size_t *)pa], *b = &m->events[*(const size_t *)pb];
+    uint32_t nt = (uint32_t)m->ntracks;
+    uint32_t ta = a->track < nt ? a->track : nt, tb = b->track < nt ? b->track : nt;
     if (ta != tb) return ta < tb ? -1 : 1;
     if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
     if (end_of(a) != end_of(b)) return end_of(a) > end_of(b) ? -1 : 1; /* the outer first */
@@ -492,9 +484,9 @@ static int cmp_slices(const void *pa, const void *pb) {
 /* Ends every range of lane l that ended by ts (all of them when ts is INT64_MAX). */
 static void close_until(pw *w, uint32_t track, uint32_t l, int64_t ts) {
     lane *ln = &w->lanes[l];
-    while (ln->n && ln->open[ln->n - 1].end <= ts) {
+    while (ln->n && ln->open[ln->n - 1] <= ts) {
         ln->n--;
-        put_end(w, ln->open[ln->n].end, (uint64_t)l << 32 | (track + 1));
+        put_end(w, ln->open[ln->n], (uint64_t)l << 32 | (track + 1));
     }
 }
 
@@ -504,7 +496,7 @@ static uint32_t lane_for(pw *w, uint32_t track, const tp_event *ev) {
     for (; l < w->nl; l++) {
         close_until(w, track, l, ev->ts);
         lane *ln = &w->lanes[l];
-        if (!ln->n || ln->open[ln->n - 1].end >= end_of(ev)) return l;
+        if (!ln->n || ln->open[ln->n - 1] >= end_of(ev)) return l;
     }
     if (w->nl == w->nalloc) { /* lanes are kept, with their room, for the next tracks */
         if (TP_GROW(w->lanes, w->capl, w->nalloc + 1)) return UINT32_MAX;
@@ -541,9 +533,7 @@ static void put_events(pw *w) {
     }
     for (size_t i = 0; i < m->nevents; i++)
         if (is_slice(&m->events[i])) order[ns++] = i;
-    sort_model = m;
-    sort_ntracks = (uint32_t)m->ntracks;
-    qsort(order, ns, sizeof(*order), cmp_slices);
+    qsort_r(order, ns, sizeof(*order), cmp_slices, (void *)m);
     uint32_t cur = UINT32_MAX;
     for (size_t k = 0; k < ns && !w->failed; k++) {
         if (k % DEADLINE_EVERY == 0 && past(w->o->deadline_ns)) break;
@@ -557,7 +547,7 @@ static void put_events(pw *w) {
             w->failed = 1;
             break;
         }
-        ln->open[ln->n++] = (open_range){end_of(ev), order[k]};
+        ln->open[ln->n++] = end_of(ev);
         put_begin(w, ev, (uint64_t)l << 32 | (t + 1));
         w->nwritten++;
         hand_on(w, 0);
