@@ -523,17 +523,26 @@ static int past(const int64_t *deadline) {
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec >= deadline_ns;
 }
 
-/* Every range, track by track in time order; then every other event in the model's order. */
+size_t tp_perfetto_order(const tp_model *m, size_t *order) {
+    size_t ns = 0, k;
+    for (size_t i = 0; i < m->nevents; i++)
+        if (is_slice(&m->events[i])) order[ns++] = i;
+    qsort_r(order, ns, sizeof(*order), cmp_slices, (void *)m);
+    k = ns;
+    for (size_t i = 0; i < m->nevents; i++)
+        if (!is_slice(&m->events[i])) order[k++] = i;
+    return ns;
+}
+
+/* The events in tp_perfetto_order's order, until the deadline if any. */
 static void put_events(pw *w) {
     const tp_model *m = w->m;
-    size_t *order = malloc((m->nevents ? m->nevents : 1) * sizeof(*order)), ns = 0;
+    size_t *order = malloc((m->nevents ? m->nevents : 1) * sizeof(*order));
     if (!order) {
         w->failed = 1;
         return;
     }
-    for (size_t i = 0; i < m->nevents; i++)
-        if (is_slice(&m->events[i])) order[ns++] = i;
-    qsort_r(order, ns, sizeof(*order), cmp_slices, (void *)m);
+    size_t ns = tp_perfetto_order(m, order);
     uint32_t cur = UINT32_MAX;
     for (size_t k = 0; k < ns && !w->failed; k++) {
         if (k % DEADLINE_EVERY == 0 && past(w->o->deadline_ns)) break;
@@ -553,11 +562,9 @@ static void put_events(pw *w) {
         hand_on(w, 0);
     }
     if (cur != UINT32_MAX) finish_track(w, cur);
-    free(order);
-    for (size_t i = 0; i < m->nevents && !w->failed; i++) {
-        if (i % DEADLINE_EVERY == 0 && past(w->o->deadline_ns)) break;
-        const tp_event *ev = &m->events[i];
-        if (is_slice(ev)) continue;
+    for (size_t k = ns; k < m->nevents && w->nwritten == k && !w->failed; k++) {
+        if ((k - ns) % DEADLINE_EVERY == 0 && past(w->o->deadline_ns)) break;
+        const tp_event *ev = &m->events[order[k]];
         if (ev->kind == TP_COUNTER)
             put_counter(w, ev);
         else
@@ -565,6 +572,7 @@ static void put_events(pw *w) {
         w->nwritten++;
         hand_on(w, 0);
     }
+    free(order);
 }
 
 /* ---- the document ------------------------------------------------------------------------- */

@@ -37,6 +37,12 @@
 int tp_perfetto_write(const tp_model *m, const tp_chrome_opts *o,
                       int (*write)(void *ctx, const void *data, size_t len), void *ctx);
 
+/* The order the events of m are written in (indices into m->events, all of them): the ranges,
+ * track by track in time order, then every other event in the model's. Returns how many of them
+ * are ranges. A trace cut short by its deadline (o->deadline_ns) holds the first
+ * *o->events_written events of this order, which the caller keeps to describe what it holds. */
+size_t tp_perfetto_order(const tp_model *m, size_t *order);
+
 /* The trace of m as the file at path, written atomically (temporary name, then rename). 0, or -1
  * with err = one line naming the path and the reason; nothing is left behind on failure. */
 int tp_perfetto_write_file(const tp_model *m, const char *path, const tp_chrome_opts *o, char *err,

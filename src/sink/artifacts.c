@@ -187,6 +187,30 @@ static char *trace_name(const tp_window_info *w) {
     return strdup(name);
 }
 
+/* After a trace cut short: m keeps the events it holds, the first `written` of the JSON writer's
+ * order (the model's) or of the Perfetto writer's (tp_perfetto_order), so that the summary files
+ * describe exactly the trace. */
+static void keep_written(tp_model *m, size_t written) {
+    size_t *order = art.perfetto ? malloc((m->nevents ? m->nevents : 1) * sizeof(*order)) : NULL;
+    uint8_t *keep = order ? calloc(m->nevents ? m->nevents : 1, 1) : NULL;
+    if (art.perfetto && !keep)
+        tp_log_warn("out of memory: the summary may count events the trace lacks");
+    if (!keep) {
+        m->nevents = written;
+        free(order);
+        return;
+    }
+    tp_perfetto_order(m, order);
+    for (size_t k = 0; k < written; k++)
+        keep[order[k]] = 1;
+    size_t j = 0;
+    for (size_t i = 0; i < m->nevents; i++)
+        if (keep[i]) m->events[j++] = m->events[i];
+    m->nevents = j;
+    free(order);
+    free(keep);
+}
+
 /* Writes m's trace. A signal's flush may run out of time (w->deadline_ns): the trace then holds
  * the events written before it, and so does m afterwards, so that the summary files describe
  * exactly what the trace holds. */
@@ -219,7 +243,7 @@ static void write_trace(tp_model *m, const tp_window_info *w) {
             tp_log_warn("window %s: profiling.flush_timeout_ms ran out: %zu of %zu events saved "
                         "(%.1f%%); the trace is marked truncated",
                         w->name, written, m->nevents, 100.0 * (double)written / (double)m->nevents);
-            m->nevents = written;
+            keep_written(m, written);
         }
     } else {
         tp_log_warn("%s", err);

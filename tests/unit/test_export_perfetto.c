@@ -145,6 +145,47 @@ static void test_overlaps_and_counters(void **state) {
     tp_model_free(&b);
 }
 
+/* The writing order: every range first, by track and time (the outer first), then the other
+ * events in the model's order; a deadline already past writes none of them and says so in the
+ * header's tprof object, which the reader turns back into an empty window. */
+static void test_order_and_deadline(void **state) {
+    (void)state;
+    tp_model m;
+    tp_model_init(&m);
+    uint32_t t0 = tp_model_track(&m, 1, 0, 1, 0), t1 = tp_model_track(&m, 1, 0, 2, 0);
+    static const struct {
+        int64_t ts, dur;
+        int kind, track;
+    } ev[] = {{5, 1, TP_HOST_RANGE, 1},  {3, 0, TP_INSTANT, 0}, {2, 9, TP_HOST_RANGE, 0},
+              {2, 10, TP_HOST_RANGE, 0}, {1, 1, TP_KERNEL, 1},  {4, 0, TP_COUNTER, 1}};
+    for (size_t i = 0; i < 6; i++) {
+        tp_event *e = tp_model_add_event(&m);
+        e->ts = ev[i].ts, e->dur = ev[i].dur, e->kind = (uint8_t)ev[i].kind;
+        e->track = ev[i].track ? t1 : t0;
+        e->name = tp_model_intern_cstr(&m, "x");
+    }
+    size_t order[6];
+    assert_int_equal(tp_perfetto_order(&m, order), 4);
+    static const size_t want[6] = {3, 2, 4, 0, 1, 5};
+    assert_memory_equal(order, want, sizeof(want));
+    int64_t past = 1;
+    size_t written = 99;
+    tp_chrome_opts o = {.deadline_ns = &past, .events_written = &written};
+    tp_buf out;
+    tp_buf_init(&out);
+    assert_int_equal(tp_perfetto_write(&m, &o, to_buf, &out), 0);
+    assert_int_equal(written, 0);
+    assert_non_null(memmem(out.data, out.len, "\"truncated\":true,\"events_written\":0", 35));
+    tp_model b;
+    tp_model_init(&b);
+    char err[256];
+    if (tp_trace_read_mem(out.data, out.len, "t", &b, err, sizeof(err))) fail_msg("%s", err);
+    assert_int_equal(b.nevents, 0);
+    tp_buf_free(&out);
+    tp_model_free(&m);
+    tp_model_free(&b);
+}
+
 /* Malformed input stops the read with one line naming the input and the packet. */
 static void test_malformed(void **state) {
     (void)state;
@@ -179,6 +220,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_round_trip),
         cmocka_unit_test(test_overlaps_and_counters),
+        cmocka_unit_test(test_order_and_deadline),
         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
