@@ -4,8 +4,9 @@ import os
 
 from tprof import _tprof
 
-# What the trace writers name their files: tprof's windows, Kineto/TensorBoard's, plain exports.
-_TRACE_SUFFIXES = (".json", ".json.gz")
+# What the trace writers name their files: tprof's windows (JSON or Perfetto), Kineto/TensorBoard's,
+# plain exports.
+_TRACE_SUFFIXES = (".json", ".json.gz", ".pftrace")
 _NOT_TRACES = ("config.json", "summary.json", "stage_times.json")
 
 
@@ -23,9 +24,10 @@ def trace_files(path):
 def analyze(path, top_k=10):
     """The analysis of a trace file, or of every trace in a folder read as one run, as a dict with
     the keys of `tprof analyze --json` (docs/ANALYZE_JSON.md). Any Chrome/Kineto trace works:
-    tprof's own, torch.profiler's, plain or gzip. An unreadable file raises ValueError naming the
+    tprof's own (also as .pftrace), torch.profiler's, plain or gzip. An unreadable file raises ValueError naming the
     file, the byte offset and the problem."""
     files = trace_files(path)
     if not files:
-        raise ValueError("%s: no trace files (*.json, *.json.gz) in this folder" % os.fspath(path))
+        raise ValueError(f"{os.fspath(path)}: no trace files (*.json, *.json.gz, *.pftrace) in "
+                         "this folder")
     return json.loads(_tprof.analyze(files, top_k))
