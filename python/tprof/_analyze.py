@@ -6,8 +6,9 @@ from typing import Any, Dict, List, Optional, Union
 
 from tprof import _html, _tprof
 
-# What the trace writers name their files: tprof's windows, Kineto/TensorBoard's, plain exports.
-_TRACE_SUFFIXES = (".json", ".json.gz")
+# What the trace writers name their files: tprof's windows (JSON or Perfetto), Kineto/TensorBoard's,
+# plain exports.
+_TRACE_SUFFIXES = (".json", ".json.gz", ".pftrace")
 _NOT_TRACES = ("config.json", "summary.json", "stage_times.json")
 
 
@@ -53,7 +54,8 @@ def _files(run: _Run) -> List[str]:
         raise ValueError("%r wrote no run directory" % (run,))
     files = trace_files(path)
     if not files:
-        raise ValueError("%s: no trace files (*.json, *.json.gz) in this folder" % os.fspath(path))
+        raise ValueError("%s: no trace files (*.json, *.json.gz, *.pftrace) in this folder"
+                         % os.fspath(path))
     return files
 
 
@@ -61,7 +63,7 @@ def analyze(path: _Run, top_k: int = 10, stages: Optional[List[str]] = None) -> 
     """The analysis of a trace file, or of every trace in a folder read as one run (a
     tprof.profile: its run directory), as a dict with the keys of `tprof analyze --json`
     (docs/ANALYZE_JSON.md); a notebook displays it as tables. Any Chrome/Kineto trace works:
-    tprof's own, torch.profiler's, plain or gzip. stages: a list of "name" or
+    tprof's own (also as .pftrace), torch.profiler's, plain or gzip. stages: a list of "name" or
     "name=pattern|pattern" as the stages key and `tprof analyze --stage` take (None: the default
     stages). An unreadable file raises ValueError naming the file, the byte offset and the
     problem."""
