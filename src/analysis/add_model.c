@@ -16,6 +16,8 @@
  * depend on where they ran. */
 #include "analysis/internal.h"
 
+#include "model/kineto.h"
+
 #include "util/vec.h"
 
 #include <assert.h>
@@ -389,6 +391,7 @@ void tp_op_row_add(tp_op_row *r, const tp_name_stats *ns) {
     r->sync_calls += ns->sync_calls;
     r->alloc_bytes = tp_add_sat(r->alloc_bytes, ns->alloc_bytes);
     r->allocs += ns->allocs;
+    r->fp32_calls += ns->fp32_calls;
 }
 
 static int merge_names(tp_walk *s) {
@@ -569,6 +572,8 @@ static int pass_scan(pipeline *p) {
     tp_walk *s = &p->s;
     s->slot_of = tp_arena_calloc(&s->keep, s->m->strings.n, sizeof(*s->slot_of));
     s->flops_key = tp_strtab_find(&s->m->strings, "flops", 5);
+    s->itype_key = tp_strtab_find(&s->m->strings, tp_karg_input_type, strlen(tp_karg_input_type));
+    s->setup_key = tp_strtab_find(&s->m->strings, tp_karg_setup, strlen(tp_karg_setup));
     tp_shapes_begin(s);
     if (!s->slot_of || note_devices(s->a, s->m)) return -1;
     return alloc_lists(&p->l, s->m->ntracks);

@@ -35,6 +35,14 @@ tp_analysis *tp_analysis_new(const tp_analysis_opts *opts) {
     a->priv = calloc(1, sizeof(*a->priv));
     a->gpu_utilization_pct = -1;
     a->dataloader_pct = -1;
+    a->setup = (tp_setup){.cpu_count = -1,
+                          .num_workers = -1,
+                          .pin_memory = -1,
+                          .persistent_workers = -1,
+                          .batch_size = -1,
+                          .prefetch_factor = -1,
+                          .foreach = -1,
+                          .fused = -1};
     a->other.pct = -1;
     a->mfu_pct = -1;
     a->achieved_flops_per_s = -1;

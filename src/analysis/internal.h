@@ -61,6 +61,8 @@ enum {
     TP_NAME_OPTIM_STEP = 2, /* Optimizer.step#... */
     TP_NAME_MULTI_TENSOR = 4, /* an op over many tensors at once: _foreach_ and _fused_ ops */
     TP_NAME_PAGEABLE_H2D = 8, /* a copy named "Memcpy HtoD (Pageable -> Device)" */
+    TP_NAME_GC = 16,          /* "gc": a Python garbage collection (tprof.torch) */
+    TP_NAME_MATRIX = 32,      /* a matrix op whose dtype matters: aten::mm, addmm, bmm, conv */
     TP_NAME_KNOWN = 128       /* the flags were computed */
 };
 /* evidence.c: the TP_NAME_* flags of a name. */
@@ -84,6 +86,7 @@ typedef struct tp_name_stats {
     int64_t ktotal_ns, kmin_ns, kmax_ns;
     int64_t alloc_bytes; /* allocations whose innermost enclosing op this is (nesting.c) */
     uint64_t allocs;
+    uint64_t fp32_calls; /* TP_NAME_MATRIX calls whose "Input type" starts with "float" */
 } tp_name_stats;
 
 /* The correlation ids of one model's GPU work, sorted and unique (corr.c). A host range finds
@@ -147,6 +150,7 @@ typedef struct tp_walk {
     size_t nstats, cap_stats;
 
     tp_str flops_key; /* the model's id of "flops", or UINT32_MAX when no event has one */
+    tp_str itype_key, setup_key; /* of "Input type" and "tprof.setup", likewise */
     tp_shape_scan shapes;
     tp_corr_table corr;
 
@@ -241,6 +245,12 @@ ptrdiff_t tp_step_at(const tp_walk *s, int64_t t);
  * descendants are inside an Optimizer.step. */
 int tp_evidence_open(tp_walk *s, const tp_event *e, tp_name_stats *ns, int is_op, int in_optim,
                      uint32_t op_stat);
+/* evidence.c: one call of an op (counted in its row): its dtype, for a matrix op. */
+void tp_evidence_call(tp_walk *s, const tp_event *e, tp_name_stats *ns);
+/* evidence.c: the "key=value;..." pairs of a "tprof.setup" arg into su (known keys only). */
+void tp_setup_parse(tp_setup *su, const char *text);
+/* opkind.c: what usually helps an op of this name's kind (a sentence without a final stop). */
+const char *tp_op_kind_hint(const char *name);
 /* evidence.c: the self time of a python_function range, when it lies inside a step. */
 void tp_evidence_python(tp_walk *s, const tp_event *e, int64_t self_ns);
 /* idle.c: every stream's work in start order, worked out apart from the walks (it does not need

@@ -95,8 +95,8 @@ typedef struct open_range {
 
 /* Closes r: while its only effective child has its name, that child merges into it and the
  * child's own effective children become r's (torch repeats its pass until nothing merges). */
-static void close_range(const tp_walk *s, const uint32_t *idx, const open_range *r,
-                        uint8_t *merged, uint32_t *kids, uint32_t *only) {
+static void close_range(const tp_walk *s, const uint32_t *idx, const open_range *r, uint8_t *merged,
+                        uint32_t *kids, uint32_t *only) {
     const tp_event *e = &s->m->events[idx[r->pos]];
     uint32_t n = r->kids, child = r->only;
     while (n == 1 && !(e->flags & TP_EVF_STEP) && s->m->events[idx[child]].name == e->name &&
@@ -196,6 +196,7 @@ static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *
     int64_t dur = tp_ev_dur(e);
     double flops = count_flops(s, e);
     tp_stats_call(ns, dur, flops);
+    tp_evidence_call(s, e, ns);
     *pair = UINT32_MAX;
     return s->shapes.dims_key == UINT32_MAX ? 0 : tp_shapes_count(s, e, dur, flops, pair);
 }
