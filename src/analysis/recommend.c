@@ -439,15 +439,17 @@ static void unstable(reco_list *l) {
 
 /* An op that may dominate the step: not a range the other rules explain (the loader's iterator,
  * the optimizer's step, validation, a range named as its stage, a collective), no Python frame
- * or framework wrapper (Lightning's [pl] actions), no runtime call (the sync and launch rules). */
+ * or framework wrapper (Lightning's [pl] actions), no runtime call (the sync and launch rules),
+ * no garbage collection (unstable_steps names it). */
 static int dominant_candidate(const tp_analysis *a, const char *name) {
     static const char *const explained[] = {"dataloader", "optimizer", "validation"};
     int st = tp_stage_of(a, name);
     for (size_t i = 0; st >= 0 && i < sizeof(explained) / sizeof(explained[0]); i++)
         if (strcmp(a->stages[st].name, explained[i]) == 0) return 0;
     if (st >= 0 && tp_glob_match(a->stages[st].name, name)) return 0;
-    static const char *const others[] = {"*.py(*", "<built-in*", "cuda*", "hip*",
-                                         "*nccl*", "c10d::*",    "[pl]*", "record_param_comms"};
+    static const char *const others[] = {"*.py(*",  "<built-in*", "cuda*",
+                                         "gc",      "hip*",       "*nccl*",
+                                         "c10d::*", "[pl]*",      "record_param_comms"};
     for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
         if (tp_glob_match(others[i], name)) return 0;
     return 1;

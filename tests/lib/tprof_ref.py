@@ -73,7 +73,7 @@ UNSTABLE_RATIO = 2.0
 UNSTABLE_MIN_STEPS = 5
 DOMINANT_PCT = 30.0
 # Ranges the dominant-op rule leaves to other rules (recommend.c's dominant_candidate).
-DOMINANT_SKIP = ["*.py(*", "<built-in*", "cuda*", "hip*", "*nccl*", "c10d::*", "[pl]*",
+DOMINANT_SKIP = ["*.py(*", "<built-in*", "cuda*", "gc", "hip*", "*nccl*", "c10d::*", "[pl]*",
                  "record_param_comms"]
 DOMINANT_EXPLAINED_STAGES = ("dataloader", "optimizer", "validation")
 # Matrix ops whose dtype the fp32 rule reads from "Input type" (evidence.c).
