@@ -38,6 +38,8 @@ typedef struct tp_op_row {
     char *shapes; /* rows of ops_by_shape: the input shapes as torch.profiler's
                      key_averages(group_by_input_shape=True) keys them ("[[6, 3], []]"), "" for
                      ranges that recorded none; NULL in ops */
+    char *dtypes; /* rows of ops_by_shape: the "Input type" array of the first call that had
+                     one (["float", "c10::BFloat16", ...], as JSON), NULL when none did */
     uint64_t calls;
     int64_t total_ns, self_ns, min_ns, max_ns;
     double self_pct;       /* self / sum of self over all rows (set by finish) */

@@ -5,6 +5,8 @@
  * tprof.torch records ("tprof.setup" args). docs/METRICS.md (Recommendations) defines each. */
 #include "analysis/internal.h"
 
+#include "model/kineto.h"
+
 #include "util/vec.h"
 
 #include <stddef.h>
@@ -25,6 +27,7 @@ unsigned tp_name_flags(const char *name) {
     if (strncmp(name, "Optimizer.step#", 15) == 0) f |= TP_NAME_OPTIM_STEP;
     if (strstr(name, "_foreach_") || strstr(name, "_fused_")) f |= TP_NAME_MULTI_TENSOR;
     if (strcmp(name, "gc") == 0) f |= TP_NAME_GC;
+    if (strcmp(name, tp_karg_setup) == 0) f |= TP_NAME_SETUP;
     static const char *const matrix[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
                                          "aten::*convolution*"};
     for (size_t i = 0; i < sizeof(matrix) / sizeof(matrix[0]); i++)
@@ -94,7 +97,6 @@ static int first_is_float(const char *json) {
 }
 
 void tp_evidence_call(tp_walk *s, const tp_event *e, tp_name_stats *ns) {
-    if (!(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
     if (!(ns->what & TP_NAME_MATRIX) || s->itype_key == UINT32_MAX || !e->nargs) return;
     const tp_arg *t = tp_event_arg(s->m, e, s->itype_key);
     if (t && t->type == TP_ARG_JSON && first_is_float(tp_model_str(s->m, t->v.s))) ns->fp32_calls++;
@@ -115,7 +117,7 @@ int tp_evidence_open(tp_walk *s, const tp_event *e, tp_name_stats *ns, int is_op
         if (dur > a->gc_max_ns) a->gc_max_ns = dur;
     }
     if (in_optim) {
-        a->optim_ops += is_op != 0;
+        a->optim_ops += is_op && !(ns->what & TP_NAME_SETUP);
         a->optim_multi_ops += (ns->what & TP_NAME_MULTI_TENSOR) != 0;
     } else if (ns->what & TP_NAME_OPTIM_STEP) {
         a->optim_steps++;

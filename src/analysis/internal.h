@@ -63,6 +63,7 @@ enum {
     TP_NAME_PAGEABLE_H2D = 8, /* a copy named "Memcpy HtoD (Pageable -> Device)" */
     TP_NAME_GC = 16,          /* "gc": a Python garbage collection (tprof.torch) */
     TP_NAME_MATRIX = 32,      /* a matrix op whose dtype matters: aten::mm, addmm, bmm, conv */
+    TP_NAME_SETUP = 64,       /* "tprof.setup": the run's setup, metadata and no op */
     TP_NAME_KNOWN = 128       /* the flags were computed */
 };
 /* evidence.c: the TP_NAME_* flags of a name. */
@@ -128,7 +129,9 @@ typedef struct tp_shape_scan {
     tp_str dims_key;      /* the model's id of "Input Dims", or UINT32_MAX */
     tp_name_stats *stats; /* per pair; .name is the op's name */
     tp_str *shapes;       /* parallel to stats: the pair's shapes */
-    size_t n, cap_stats, cap_shapes;
+    tp_str *itypes;       /* parallel to stats: its first call's "Input type", or TP_STR_EMPTY */
+    tp_str itype_key;     /* the model's id of "Input type", or UINT32_MAX */
+    size_t n, cap_stats, cap_shapes, cap_itypes;
     tp_hashtab index; /* (name, shapes) -> pair + 1 */
 } tp_shape_scan;
 

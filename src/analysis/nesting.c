@@ -193,11 +193,13 @@ static void note_launch(tp_walk *s, uint32_t idx, const tp_event *e, const frame
 /* Counts e, a range that is not a step, in its name's row, and in its (name, shapes) pair when
  * the model keeps shapes (*pair, else UINT32_MAX). 0, or -1 when out of memory. */
 static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair) {
+    if (!(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
+    *pair = UINT32_MAX;
+    if (ns->what & TP_NAME_SETUP) return 0; /* metadata (tprof.torch's setup), no row */
     int64_t dur = tp_ev_dur(e);
     double flops = count_flops(s, e);
     tp_stats_call(ns, dur, flops);
     tp_evidence_call(s, e, ns);
-    *pair = UINT32_MAX;
     return s->shapes.dims_key == UINT32_MAX ? 0 : tp_shapes_count(s, e, dur, flops, pair);
 }
 

@@ -76,6 +76,8 @@ DOMINANT_PCT = 30.0
 DOMINANT_SKIP = ["*.py(*", "<built-in*", "cuda*", "gc", "hip*", "*nccl*", "c10d::*", "[pl]*",
                  "record_param_comms"]
 DOMINANT_EXPLAINED_STAGES = ("dataloader", "optimizer", "validation")
+# tprof.torch's record of the run's setup (python/tprof/torch/setup.py): metadata, no op row.
+SETUP_NAME = "tprof.setup"
 # Matrix ops whose dtype the fp32 rule reads from "Input type" (evidence.c).
 MATRIX_OPS = ["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::*convolution*"]
 PYTHON_PCT = 10.0
@@ -460,7 +462,7 @@ def analyze(src, stages=None):
     keep_shapes = any(e.shapes is not None for e in host if not e.step)
     merged = merged_into_parent(host, parent)
     for e in host:
-        if e.step or e.index in merged:
+        if e.step or e.index in merged or e.name == SETUP_NAME:  # the setup is no op
             continue
         count(ops, e.name, e)
         if keep_shapes:
@@ -812,7 +814,8 @@ def analyze(src, stages=None):
 
     optim = [e for e in host if not e.step and e.name.startswith("Optimizer.step#")
              and not under_optim(e)]
-    inside = [e for e in host if not e.step and is_op(e) and under_optim(e)]
+    inside = [e for e in host if not e.step and is_op(e) and under_optim(e)
+              and e.name != SETUP_NAME]
     if optim and not any("_foreach_" in e.name or "_fused_" in e.name for e in inside):
         optim_ns = sum(e.dur for e in optim)
         if len(inside) / len(optim) >= OPTIM_OPS and beyond(step_pct(optim_ns), OPTIM_PCT):

@@ -84,15 +84,19 @@ def loader_setup(loader: Any) -> Optional[Dict[str, Any]]:
             "cpu_count": cpu_count()}
 
 
+# Where torch's optimizers default to their foreach implementation (torch.optim.optimizer's
+# _default_to_fused_or_foreach, which is not called here: with_stack would record its frames).
+_FOREACH_DEVICES = ("cuda", "xpu")
+
+
 def _optimizer_setup(opt: torch.optim.Optimizer) -> Dict[str, Any]:
     params = [p for group in opt.param_groups for p in group["params"]]
     fused, foreach = opt.defaults.get("fused"), opt.defaults.get("foreach")
-    if not fused and foreach is None:
-        try:  # torch's own choice when neither is given (foreach on CUDA tensors)
-            from torch.optim.optimizer import _default_to_fused_or_foreach
-            _, foreach = _default_to_fused_or_foreach(params, False, False)
-        except Exception:  # a torch without it: unknown
-            foreach = None
+    if not fused and foreach is None and not opt.defaults.get("differentiable"):
+        # torch's default when neither is given: foreach when every parameter is a plain
+        # tensor on a device with foreach kernels
+        foreach = bool(params) and all(type(p) in (torch.Tensor, torch.nn.Parameter)
+                                       and p.device.type in _FOREACH_DEVICES for p in params)
     values: Dict[str, Any] = {"optimizer": type(opt).__name__, "foreach": foreach,
                               "fused": bool(fused)}
     values.update(_params_setup(params))
@@ -100,13 +104,17 @@ def _optimizer_setup(opt: torch.optim.Optimizer) -> Dict[str, Any]:
 
 
 class SetupRecord:
-    """The profile part that records the setup: the process's at each window's start, each
-    optimizer's in its first step of a window."""
+    """The profile part that records the setup: the process's at the end of each window's first
+    step (a range at its start would shorten the step's lead, the loader's time in a plain
+    loop), each optimizer's in its first step of a window. The model's parameters are read
+    when the part is made, before the session starts: with_stack records no frame of it."""
 
     name = "setup"
 
     def __init__(self, model: Optional[torch.nn.Module] = None) -> None:
-        self.model = model
+        self.values: Dict[str, Any] = {"cpu_count": cpu_count()}
+        if model is not None:
+            self.values.update(_params_setup(model.parameters()))
         self.window_said = False
         self.optimizers_said: set = set()
         self.handle: Any = None
@@ -117,23 +125,17 @@ class SetupRecord:
             self.handle = register_optimizer_step_pre_hook(self._optimizer_step)
         except ImportError:
             self.handle = None
-        self.window_changed()
 
     def step(self) -> None:
-        pass
+        """Before the library's step: the last moment of a recorded step."""
+        if _tprof.is_recording() and not self.window_said:
+            self.window_said = True
+            record_setup(self.values)
 
     def window_changed(self) -> None:
         if not _tprof.is_recording():
             self.window_said = False
             self.optimizers_said.clear()
-            return
-        if self.window_said:
-            return
-        self.window_said = True
-        values: Dict[str, Any] = {"cpu_count": cpu_count()}
-        if self.model is not None:
-            values.update(_params_setup(self.model.parameters()))
-        record_setup(values)
 
     def _optimizer_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         """torch's global pre-hook: reads the optimizer, returns None (its step is unchanged)."""
@@ -147,6 +149,7 @@ class SetupRecord:
         return None
 
     def stop(self) -> None:
+        self.step()  # a window that ends with the session has its setup too
         if self.handle is not None:
             self.handle.remove()
             self.handle = None
