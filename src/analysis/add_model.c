@@ -405,6 +405,9 @@ static int merge_names(tp_walk *s) {
                 tp_row_for(&pv->ops_ix, (void **)&a->ops, &a->nops, &a->cap_ops, sizeof(*r), name);
             if (!r) return -1;
             tp_op_row_add(r, ns);
+            if (!r->module && ns->module != TP_STR_EMPTY &&
+                !(r->module = strdup(tp_model_str(s->m, ns->module))))
+                return -1;
             a->flops = tp_add_flops(a->flops, ns->flops);
             a->flops_time_ns = tp_add_sat(a->flops_time_ns, ns->flops_time_ns);
         }

@@ -90,8 +90,10 @@ void tp_analysis_free(tp_analysis *a) {
     free(a->steps);
     free(a->steps_by_dur);
     tp_flight_rows_free(a);
-    for (size_t i = 0; i < a->nops; i++)
+    for (size_t i = 0; i < a->nops; i++) {
         free(a->ops[i].name);
+        free(a->ops[i].module);
+    }
     free(a->ops);
     free(a->ops_by_gpu);
     free(a->ops_by_alloc);

@@ -28,6 +28,7 @@ unsigned tp_name_flags(const char *name) {
     if (strstr(name, "_foreach_") || strstr(name, "_fused_")) f |= TP_NAME_MULTI_TENSOR;
     if (strcmp(name, "gc") == 0) f |= TP_NAME_GC;
     if (strcmp(name, tp_karg_setup) == 0) f |= TP_NAME_SETUP;
+    if (strncmp(name, "nn.Module: ", 11) == 0) f |= TP_NAME_MODULE;
     static const char *const matrix[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
                                          "aten::*convolution*"};
     for (size_t i = 0; i < sizeof(matrix) / sizeof(matrix[0]); i++)

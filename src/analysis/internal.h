@@ -64,6 +64,7 @@ enum {
     TP_NAME_GC = 16,          /* "gc": a Python garbage collection (tprof.torch) */
     TP_NAME_MATRIX = 32,      /* a matrix op whose dtype matters: aten::mm, addmm, bmm, conv */
     TP_NAME_SETUP = 64,       /* "tprof.setup": the run's setup, metadata and no op */
+    TP_NAME_MODULE = 256,     /* "nn.Module: ...": a module's forward (Kineto's with_modules) */
     TP_NAME_KNOWN = 128       /* the flags were computed */
 };
 /* evidence.c: the TP_NAME_* flags of a name. */
@@ -88,6 +89,7 @@ typedef struct tp_name_stats {
     int64_t alloc_bytes; /* allocations whose innermost enclosing op this is (nesting.c) */
     uint64_t allocs;
     uint64_t fp32_calls; /* TP_NAME_MATRIX calls whose "Input type" starts with "float" */
+    tp_str module;       /* the module range around its longest call, TP_STR_EMPTY none */
 } tp_name_stats;
 
 /* The correlation ids of one model's GPU work, sorted and unique (corr.c). A host range finds

@@ -40,6 +40,7 @@ typedef struct frame {
     int stage;
     int64_t carved;
     int in_explicit;
+    tp_str module; /* the innermost enclosing module range ("nn.Module: ..."), TP_STR_EMPTY none */
 } frame;
 
 enum { CAT_OP = 0, CAT_RUNTIME = 1, CAT_PYTHON = 2 };
@@ -191,12 +192,15 @@ static void note_launch(tp_walk *s, uint32_t idx, const tp_event *e, const frame
 }
 
 /* Counts e, a range that is not a step, in its name's row, and in its (name, shapes) pair when
- * the model keeps shapes (*pair, else UINT32_MAX). 0, or -1 when out of memory. */
-static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair) {
+ * the model keeps shapes (*pair, else UINT32_MAX); module: the module range around it, if any.
+ * 0, or -1 when out of memory. */
+static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair,
+                    tp_str module) {
     if (!(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
     *pair = UINT32_MAX;
     if (ns->what & TP_NAME_SETUP) return 0; /* metadata (tprof.torch's setup), no row */
     int64_t dur = tp_ev_dur(e);
+    if (module != TP_STR_EMPTY && dur > ns->max_ns) ns->module = module; /* its longest call's */
     double flops = count_flops(s, e);
     tp_stats_call(ns, dur, flops);
     tp_evidence_call(s, e, ns);
@@ -296,7 +300,8 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
             pair = parent->shaped; /* its self time is its parent's, in the parent's pair too */
         }
         if (!(e->flags & TP_EVF_STEP)) {
-            if (!merged[i] && count_op(s, e, ns, &pair)) goto oom;
+            if (!merged[i] && count_op(s, e, ns, &pair, parent ? parent->module : TP_STR_EMPTY))
+                goto oom;
             cls = cat_class(s, e->cat);
             in_optim = tp_evidence_open(s, e, ns, cls == CAT_OP, in_optim,
                                         op >= 0 ? stack[op].stat : UINT32_MAX);
@@ -310,7 +315,10 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
                      .op = cls == CAT_OP && !(e->flags & TP_EVF_STEP) ? (int32_t)depth : op,
                      .end = end,
                      .cls = cls,
-                     .in_optim = in_optim};
+                     .in_optim = in_optim,
+                     .module = (ns->what & TP_NAME_MODULE) ? e->name
+                               : parent                    ? parent->module
+                                                           : TP_STR_EMPTY};
         place_stage(s, e, ns, parent, stack, depth, f);
         depth++;
     }

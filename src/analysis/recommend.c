@@ -470,9 +470,10 @@ static void dominant_op(reco_list *l, const tp_op_row *cpu_bound_op) {
     double pct = step_pct(a, best);
     if (!top || top == cpu_bound_op || !(pct > TP_RECO_DOMINANT_PCT)) return;
     add(l, "dominant_op", best / 2,
-        "One op dominates: %.60s takes %.1f%% of step time %s (%.1f ms over %llu calls, %.2f ms "
-        "a call); %s.",
-        top->name, pct, a->gpu_devices ? "in its GPU kernels" : "in itself", ms(best),
+        "One op dominates: %.60s%s%.60s%s takes %.1f%% of step time %s (%.1f ms over %llu calls, "
+        "%.2f ms a call); %s.",
+        top->name, top->module ? " (in " : "", top->module ? top->module : "",
+        top->module ? ")" : "", pct, a->gpu_devices ? "in its GPU kernels" : "in itself", ms(best),
         (unsigned long long)top->calls, ms(best) / (double)top->calls, tp_op_kind_hint(top->name));
 }
 
@@ -488,10 +489,11 @@ static const tp_op_row *cpu_bound(reco_list *l) {
     if (a->setup.cpu_count > 0)
         snprintf(cpus, sizeof(cpus), "the %lld CPUs", (long long)a->setup.cpu_count);
     add(l, "cpu_op_bound", top->self_ns / 2,
-        "CPU-only run: %.60s takes %.1f%% of step time in itself (%.1f ms over %llu calls); "
-        "check torch.get_num_threads() equals %s (torch.set_num_threads, OMP_NUM_THREADS); "
-        "for this op: %s; or move the model to a GPU.",
-        top->name, pct, ms(top->self_ns), (unsigned long long)top->calls, cpus,
+        "CPU-only run: %.60s%s%.60s%s takes %.1f%% of step time in itself (%.1f ms over %llu "
+        "calls); check torch.get_num_threads() equals %s (torch.set_num_threads, "
+        "OMP_NUM_THREADS); for this op: %s; or move the model to a GPU.",
+        top->name, top->module ? " (in " : "", top->module ? top->module : "",
+        top->module ? ")" : "", pct, ms(top->self_ns), (unsigned long long)top->calls, cpus,
         tp_op_kind_hint(top->name));
     return top;
 }

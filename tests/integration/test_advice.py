@@ -191,7 +191,13 @@ def test_dominant_op_names_the_op_and_what_helps():
                and "nn_n_tilesize256" in e["name"])
     steps = sum(e["dur"] for e in doc["traceEvents"] if e["name"].startswith("ProfilerStep#"))
     msg = reco("setup_dominant_bmm.json.gz", "dominant_op")["message"]
-    assert "aten::bmm takes %.1f%% of step time in its GPU kernels" % (100 * kern / steps) in msg
+    # the module range around it, from the trace's nn.Module range enclosing its calls
+    mod = named(doc, "nn.Module: MultiheadAttention_0")
+    bmm = named(doc, "aten::bmm")
+    assert all(any(m["ts"] <= b["ts"] and b["ts"] + b["dur"] <= m["ts"] + m["dur"] for m in mod)
+               for b in bmm)
+    assert "aten::bmm (in nn.Module: MultiheadAttention_0) takes %.1f%% of step time in its " \
+        "GPU kernels" % (100 * kern / steps) in msg
     assert "matrix product" in msg and "bf16" in msg
 
 
