@@ -10,6 +10,7 @@ from tprof.torch import observer
 from tprof.torch.modules import ModuleRanges
 from tprof.torch.ops import OpRecording
 from tprof.torch.profiler import TorchProfiler
+from tprof.torch.setup import GcRanges, SetupRecord
 
 
 def _torch_profiler_running():
@@ -65,7 +66,8 @@ def _op_parts(opts, effective):
 def build(cfg, effective, opts):
     """The parts for opts (tprof.profile's PyTorch options); may turn cfg's gpu off."""
     _one_cupti_subscriber(cfg, effective, opts["torch_profiler"])
-    parts = []
+    # the setup the recommendations read, and garbage collections, in every window
+    parts = [SetupRecord(opts["model"]), GcRanges()]
     if opts["model"] is not None and opts["with_modules"]:
         parts.append(ModuleRanges(opts["model"]))
     op_parts = _op_parts(opts, effective)

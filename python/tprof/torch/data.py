@@ -1,6 +1,9 @@
 """The data-loading stage: each next() of a loader timed as a range (default "dataloader", the
-name the summary's dataloader stage and its recommendation look for)."""
+name the summary's dataloader stage and its recommendation look for). A torch DataLoader's
+settings (num_workers, pin_memory, ...) are recorded in the first fetch of each window, for the
+recommendation (setup.py)."""
 from tprof import _tprof
+from tprof.torch.setup import loader_setup, record_setup
 
 
 class dataloader:
@@ -14,8 +17,15 @@ class dataloader:
     def __iter__(self):
         rng = self.range
         it = None
+        said = False  # the loader's setup was recorded in this window
         while True:
             rng.begin()
+            recording = _tprof.is_recording()
+            if recording and not said:
+                setup = loader_setup(self.loader)
+                if setup is not None:
+                    record_setup(setup)
+            said = recording
             try:
                 if it is None:  # a DataLoader starts its workers here: part of the first fetch
                     it = iter(self.loader)
