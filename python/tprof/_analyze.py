@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Analysis", "Comparison", "analyze", "compare"]
 
-# What the trace writers name their files: tprof's windows, Kineto/TensorBoard's, plain exports.
-_TRACE_SUFFIXES = (".json", ".json.gz")
+# What the trace writers name their files: tprof's windows (JSON or Perfetto), Kineto/TensorBoard's,
+# plain exports.
+_TRACE_SUFFIXES = (".json", ".json.gz", ".pftrace")
 _NOT_TRACES = ("config.json", "summary.json", "stage_times.json")
 
 # The columns of each table when it has no row (docs/ANALYZE_JSON.md); a table with rows takes
@@ -29,7 +30,7 @@ _OP_COLUMNS = ["name", "calls", "total_us", "self_us", "self_pct", "mean_us", "m
                "flops", "gpu_us", "kernels"]
 _COLUMNS = {
     "ops": _OP_COLUMNS,
-    "ops_by_shape": _OP_COLUMNS[:3] + ["input_shapes"] + _OP_COLUMNS[3:],
+    "ops_by_shape": _OP_COLUMNS[:3] + ["input_shapes", "input_types"] + _OP_COLUMNS[3:],
     "kernels": ["name", "calls", "total_us", "pct", "mean_us", "min_us", "max_us"],
     "stages": ["stage", "count", "total_us", "mean_us", "min_us", "p50_us", "p95_us", "max_us",
                "pct"],
@@ -152,7 +153,8 @@ def _files(run: _Run) -> list[str]:
         raise ValueError("%r wrote no run directory" % (run,))
     files = _trace_files(path)
     if not files:
-        raise ValueError("%s: no trace files (*.json, *.json.gz) in this folder" % os.fspath(path))
+        raise ValueError("%s: no trace files (*.json, *.json.gz, *.pftrace) in this folder"
+                         % os.fspath(path))
     return files
 
 
@@ -160,10 +162,10 @@ def analyze(path: _Run, top_k: int = 10, stages: list[str] | None = None) -> Ana
     """The analysis of a trace file, or of every trace in a folder read as one run (a
     tprof.profile: its run directory): an Analysis, the dict with the keys of `tprof analyze
     --json` (docs/ANALYZE_JSON.md), its tables also as pandas DataFrames; a notebook displays it
-    as tables. Any Chrome/Kineto trace works: tprof's own, torch.profiler's, plain or gzip.
-    stages: a list of "name" or "name=pattern|pattern" as the stages key and `tprof analyze
-    --stage` take (None: the default stages). An unreadable file raises ValueError naming the
-    file, the byte offset and the problem."""
+    as tables. Any Chrome/Kineto trace works: tprof's own (also as .pftrace), torch.profiler's,
+    plain or gzip. stages: a list of "name" or "name=pattern|pattern" as the stages key and
+    `tprof analyze --stage` take (None: the default stages). An unreadable file raises ValueError
+    naming the file, the byte offset and the problem."""
     title = "tprof analyze: %s" % os.fspath(getattr(path, "run_dir", None) or path)
     return Analysis(json.loads(_tprof.analyze(_files(path), top_k, stages)), title)
 

@@ -390,6 +390,7 @@ void tp_op_row_add(tp_op_row *r, const tp_name_stats *ns) {
     r->sync_calls += ns->sync_calls;
     r->alloc_bytes = tp_add_sat(r->alloc_bytes, ns->alloc_bytes);
     r->allocs += ns->allocs;
+    r->fp32_calls += ns->fp32_calls;
 }
 
 static int merge_names(tp_walk *s) {
@@ -403,6 +404,9 @@ static int merge_names(tp_walk *s) {
                 tp_row_for(&pv->ops_ix, (void **)&a->ops, &a->nops, &a->cap_ops, sizeof(*r), name);
             if (!r) return -1;
             tp_op_row_add(r, ns);
+            if (!r->module && ns->module != TP_STR_EMPTY &&
+                !(r->module = strdup(tp_model_str(s->m, ns->module))))
+                return -1;
             a->flops = tp_add_flops(a->flops, ns->flops);
             a->flops_time_ns = tp_add_sat(a->flops_time_ns, ns->flops_time_ns);
         }
@@ -571,6 +575,8 @@ static int pass_scan(pipeline *p) {
     s->slot_of = tp_arena_calloc(&s->keep, s->m->strings.n, sizeof(*s->slot_of));
     s->flops_key = tp_strtab_find(&s->m->strings, "flops", 5);
     s->ext_key = tp_strtab_find(&s->m->strings, tp_karg_external_id, strlen(tp_karg_external_id));
+    s->itype_key = tp_strtab_find(&s->m->strings, tp_karg_input_type, strlen(tp_karg_input_type));
+    s->setup_key = tp_strtab_find(&s->m->strings, tp_karg_setup, strlen(tp_karg_setup));
     tp_shapes_begin(s);
     if (!s->slot_of || note_devices(s->a, s->m)) return -1;
     return alloc_lists(&p->l, s->m->ntracks);

@@ -35,6 +35,14 @@ tp_analysis *tp_analysis_new(const tp_analysis_opts *opts) {
     a->priv = calloc(1, sizeof(*a->priv));
     a->gpu_utilization_pct = -1;
     a->dataloader_pct = -1;
+    a->setup = (tp_setup){.cpu_count = -1,
+                          .num_workers = -1,
+                          .pin_memory = -1,
+                          .persistent_workers = -1,
+                          .batch_size = -1,
+                          .prefetch_factor = -1,
+                          .foreach = -1,
+                          .fused = -1};
     a->other.pct = -1;
     a->mfu_pct = -1;
     a->achieved_flops_per_s = -1;
@@ -82,8 +90,10 @@ void tp_analysis_free(tp_analysis *a) {
     free(a->steps);
     free(a->steps_by_dur);
     tp_flight_rows_free(a);
-    for (size_t i = 0; i < a->nops; i++)
+    for (size_t i = 0; i < a->nops; i++) {
         free(a->ops[i].name);
+        free(a->ops[i].module);
+    }
     free(a->ops);
     free(a->ops_by_gpu);
     free(a->ops_by_alloc);

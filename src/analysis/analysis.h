@@ -38,6 +38,8 @@ typedef struct tp_op_row {
     char *shapes; /* rows of ops_by_shape: the input shapes as torch.profiler's
                      key_averages(group_by_input_shape=True) keys them ("[[6, 3], []]"), "" for
                      ranges that recorded none; NULL in ops */
+    char *dtypes; /* rows of ops_by_shape: the "Input type" array of the first call that had
+                     one (["float", "c10::BFloat16", ...], as JSON), NULL when none did */
     uint64_t calls;
     int64_t total_ns, self_ns, min_ns, max_ns;
     double self_pct;       /* self / sum of self over all rows (set by finish) */
@@ -51,6 +53,9 @@ typedef struct tp_op_row {
     int64_t alloc_bytes; /* Σ Bytes of the allocations ([memory], Bytes > 0) it is the innermost
                             op of, on the allocating thread (torch's self memory) */
     uint64_t allocs;     /* their count */
+    uint64_t fp32_calls; /* calls whose "Input type" starts with "float" (matrix ops only) */
+    char *module;        /* ops: the module range ("nn.Module: ...") around its longest call in the
+                            first input that had one; NULL none (and in ops_by_shape) */
 } tp_op_row;
 
 typedef struct tp_kernel_row {
@@ -131,6 +136,19 @@ typedef struct tp_reco {
                           sorted by it, largest first */
 } tp_reco;
 
+/* The run's setup as tprof.torch records it: "tprof.setup" args of "key=value;..." pairs
+ * (python/tprof/torch/setup.py, docs/METRICS.md). A foreign trace has none: every integer is
+ * then -1 and every string "", and the recommendations fall back to generic wording. */
+typedef struct tp_setup {
+    int64_t cpu_count;   /* CPUs the process may run on (os.sched_getaffinity) */
+    int64_t num_workers; /* the DataLoader's, with pin_memory, persistent_workers (0/1), */
+    int64_t pin_memory, persistent_workers, batch_size, prefetch_factor; /* batch_size */
+    int64_t foreach, fused; /* the optimizer's, as it will run: 0/1 */
+    char optimizer[32];     /* its class name */
+    char param_dtype[24];   /* the model's parameters' dtype ("float32", "mixed") */
+    char device[16];        /* where the parameters are ("cpu", "cuda") */
+} tp_setup;
+
 typedef struct tp_analysis {
     /* inputs */
     size_t ninputs;
@@ -207,6 +225,10 @@ typedef struct tp_analysis {
     uint64_t optim_multi_ops; /* of which _foreach_ / _fused_ ops */
     int64_t python_self_ns;   /* self time of python_function ranges starting in steps */
     uint64_t python_ranges;
+    int64_t gc_ns; /* Python garbage collections ("gc" ranges) inside steps */
+    uint64_t gc_calls;
+    int64_t gc_max_ns; /* the longest of them */
+    tp_setup setup;
     tp_idle_row *idle; /* per device, in order of appearance */
     size_t nidle, cap_idle;
     int gpu_compute_major; /* the highest compute capability among the devices, 0 unknown */
@@ -243,6 +265,9 @@ typedef struct tp_analysis {
 #define TP_RECO_OTHER_PCT          30.0  /* step time in no stage, % */
 #define TP_RECO_OVERLAP_PCT        50.0  /* a rank's comm/compute overlap below this ... */
 #define TP_RECO_OVERLAP_COMM_PCT   5.0   /* ... with communication at least this % of its steps */
+#define TP_RECO_UNSTABLE_RATIO     2.0   /* step p95 / p50 above this ... */
+#define TP_RECO_UNSTABLE_MIN_STEPS 5     /* ... over at least this many steps */
+#define TP_RECO_DOMINANT_PCT       30.0  /* one op's self (CPU) or GPU time, % of step time */
 #define TP_RECO_SHOWN              3     /* recommendations the text report prints */
 #define TP_IDLE_LAUNCH_NS                                                                          \
     30000 /* a gap below this is launch overhead: HTA's default 30, in                             \

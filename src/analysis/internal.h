@@ -61,6 +61,10 @@ enum {
     TP_NAME_OPTIM_STEP = 2, /* Optimizer.step#... */
     TP_NAME_MULTI_TENSOR = 4, /* an op over many tensors at once: _foreach_ and _fused_ ops */
     TP_NAME_PAGEABLE_H2D = 8, /* a copy named "Memcpy HtoD (Pageable -> Device)" */
+    TP_NAME_GC = 16,          /* "gc": a Python garbage collection (tprof.torch) */
+    TP_NAME_MATRIX = 32,      /* a matrix op whose dtype matters: aten::mm, addmm, bmm, conv */
+    TP_NAME_SETUP = 64,       /* "tprof.setup": the run's setup, metadata and no op */
+    TP_NAME_MODULE = 256,     /* "nn.Module: ...": a module's forward (Kineto's with_modules) */
     TP_NAME_KNOWN = 128       /* the flags were computed */
 };
 /* evidence.c: the TP_NAME_* flags of a name. */
@@ -84,6 +88,8 @@ typedef struct tp_name_stats {
     int64_t ktotal_ns, kmin_ns, kmax_ns;
     int64_t alloc_bytes; /* allocations whose innermost enclosing op this is (nesting.c) */
     uint64_t allocs;
+    uint64_t fp32_calls; /* TP_NAME_MATRIX calls whose "Input type" starts with "float" */
+    tp_str module;       /* the module range around its longest call, TP_STR_EMPTY none */
 } tp_name_stats;
 
 /* The correlation ids of one model's GPU work, sorted and unique (corr.c). A host range finds
@@ -125,7 +131,9 @@ typedef struct tp_shape_scan {
     tp_str dims_key;      /* the model's id of "Input Dims", or UINT32_MAX */
     tp_name_stats *stats; /* per pair; .name is the op's name */
     tp_str *shapes;       /* parallel to stats: the pair's shapes */
-    size_t n, cap_stats, cap_shapes;
+    tp_str *itypes;       /* parallel to stats: its first call's "Input type", or TP_STR_EMPTY */
+    tp_str itype_key;     /* the model's id of "Input type", or UINT32_MAX */
+    size_t n, cap_stats, cap_shapes, cap_itypes;
     tp_hashtab index; /* (name, shapes) -> pair + 1 */
 } tp_shape_scan;
 
@@ -152,6 +160,7 @@ typedef struct tp_walk {
      * launches with no op around them (nesting.c, corr.c) */
     tp_keyed *ext_ops;
     size_t next_ops, cap_ext_ops;
+    tp_str itype_key, setup_key; /* of "Input type" and "tprof.setup", likewise */
     tp_shape_scan shapes;
     tp_corr_table corr;
 
@@ -250,6 +259,12 @@ ptrdiff_t tp_step_at(const tp_walk *s, int64_t t);
  * descendants are inside an Optimizer.step. */
 int tp_evidence_open(tp_walk *s, const tp_event *e, tp_name_stats *ns, int is_op, int in_optim,
                      uint32_t op_stat);
+/* evidence.c: one call of an op (counted in its row): its dtype, for a matrix op. */
+void tp_evidence_call(tp_walk *s, const tp_event *e, tp_name_stats *ns);
+/* evidence.c: the "key=value;..." pairs of a "tprof.setup" arg into su (known keys only). */
+void tp_setup_parse(tp_setup *su, const char *text);
+/* opkind.c: what usually helps an op of this name's kind (a sentence without a final stop). */
+const char *tp_op_kind_hint(const char *name);
 /* evidence.c: the self time of a python_function range, when it lies inside a step. */
 void tp_evidence_python(tp_walk *s, const tp_event *e, int64_t self_ns);
 /* idle.c: every stream's work in start order, worked out apart from the walks (it does not need

@@ -40,6 +40,7 @@ typedef struct frame {
     int stage;
     int64_t carved;
     int in_explicit;
+    tp_str module; /* the innermost enclosing module range ("nn.Module: ..."), TP_STR_EMPTY none */
 } frame;
 
 enum { CAT_OP = 0, CAT_RUNTIME = 1, CAT_PYTHON = 2 };
@@ -95,8 +96,8 @@ typedef struct open_range {
 
 /* Closes r: while its only effective child has its name, that child merges into it and the
  * child's own effective children become r's (torch repeats its pass until nothing merges). */
-static void close_range(const tp_walk *s, const uint32_t *idx, const open_range *r,
-                        uint8_t *merged, uint32_t *kids, uint32_t *only) {
+static void close_range(const tp_walk *s, const uint32_t *idx, const open_range *r, uint8_t *merged,
+                        uint32_t *kids, uint32_t *only) {
     const tp_event *e = &s->m->events[idx[r->pos]];
     uint32_t n = r->kids, child = r->only;
     while (n == 1 && !(e->flags & TP_EVF_STEP) && s->m->events[idx[child]].name == e->name &&
@@ -200,12 +201,18 @@ static int note_ext_op(tp_walk *s, const tp_event *e, const tp_name_stats *ns, u
 }
 
 /* Counts e, a range that is not a step, in its name's row, and in its (name, shapes) pair when
- * the model keeps shapes (*pair, else UINT32_MAX). 0, or -1 when out of memory. */
-static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair) {
+ * the model keeps shapes (*pair, else UINT32_MAX); module: the module range around it, if any.
+ * 0, or -1 when out of memory. */
+static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair,
+                    tp_str module) {
+    if (!(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
+    *pair = UINT32_MAX;
+    if (ns->what & TP_NAME_SETUP) return 0; /* metadata (tprof.torch's setup), no row */
     int64_t dur = tp_ev_dur(e);
+    if (module != TP_STR_EMPTY && dur > ns->max_ns) ns->module = module; /* its longest call's */
     double flops = count_flops(s, e);
     tp_stats_call(ns, dur, flops);
-    *pair = UINT32_MAX;
+    tp_evidence_call(s, e, ns);
     return s->shapes.dims_key == UINT32_MAX ? 0 : tp_shapes_count(s, e, dur, flops, pair);
 }
 
@@ -302,7 +309,8 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
             pair = parent->shaped; /* its self time is its parent's, in the parent's pair too */
         }
         if (!(e->flags & TP_EVF_STEP)) {
-            if (!merged[i] && count_op(s, e, ns, &pair)) goto oom;
+            if (!merged[i] && count_op(s, e, ns, &pair, parent ? parent->module : TP_STR_EMPTY))
+                goto oom;
             cls = cat_class(s, e->cat);
             in_optim = tp_evidence_open(s, e, ns, cls == CAT_OP, in_optim,
                                         op >= 0 ? stack[op].stat : UINT32_MAX);
@@ -318,7 +326,10 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
                      .op = cls == CAT_OP && !(e->flags & TP_EVF_STEP) ? (int32_t)depth : op,
                      .end = end,
                      .cls = cls,
-                     .in_optim = in_optim};
+                     .in_optim = in_optim,
+                     .module = (ns->what & TP_NAME_MODULE) ? e->name
+                               : parent                    ? parent->module
+                                                           : TP_STR_EMPTY};
         place_stage(s, e, ns, parent, stack, depth, f);
         depth++;
     }

@@ -61,6 +61,47 @@ static const tp_op_row *op_named(const tp_analysis *a, const char *pattern) {
     return NULL;
 }
 
+/* What to change in the DataLoader, from the setup tprof.torch recorded (tp_setup; -1 unknown):
+ * its workers against the CPUs, then pinning and persistence. ns is the loading time; the
+ * estimate assumes loading time shrinks in proportion to the workers added. */
+static void loader_action(const tp_analysis *a, int64_t ns, char *out, size_t size) {
+    const tp_setup *su = &a->setup;
+    int64_t w = su->num_workers, cpus = su->cpu_count;
+    int n = 0;
+    if (w >= 0 && cpus > 0 && w >= cpus)
+        n = snprintf(out, size,
+                     "the DataLoader's %lld workers already use all %lld CPUs, so more workers "
+                     "will not help: the CPU is the limit. Make each batch cheaper to load "
+                     "(decode and augment once and cache, lighter transforms, augment on the "
+                     "GPU, pre-processed shards) or run on a machine with more CPUs",
+                     (long long)w, (long long)cpus);
+    else if (w >= 0 && cpus > 0) {
+        int64_t target = cpus > 1 && w < cpus - 1 ? cpus - 1 : cpus;
+        double kept = (double)(w > 0 ? w : 1) / (double)target;
+        n = snprintf(out, size,
+                     "raise DataLoader(num_workers=%lld) to num_workers=%lld (this machine has "
+                     "%lld CPUs): loading in %lld workers could save about %.1f ms of the %.1f ms",
+                     (long long)w, (long long)target, (long long)cpus, (long long)target,
+                     ms(ns) * (1.0 - kept), ms(ns));
+    } else if (w >= 0)
+        n = snprintf(out, size,
+                     "DataLoader(num_workers=%lld): raise it up to the CPUs the process may use "
+                     "(len(os.sched_getaffinity(0))); when it is there already, the CPU is the "
+                     "limit: make __getitem__ cheaper (decode and augment once, cache)",
+                     (long long)w);
+    else
+        n = snprintf(out, size,
+                     "load batches in parallel workers (DataLoader num_workers up to the CPUs "
+                     "the process may use; when it is there already, the CPU is the limit), and "
+                     "make __getitem__ cheaper (decode and augment once, cache)");
+    if (n < 0 || (size_t)n >= size) return;
+    if (su->pin_memory == 0 && strcmp(su->device, "cuda") == 0)
+        n += snprintf(out + n, size - (size_t)n, "; pin_memory=True");
+    if (n >= 0 && (size_t)n < size && su->persistent_workers == 0 && w > 0)
+        snprintf(out + n, size - (size_t)n,
+                 "; persistent_workers=True (workers now restart every epoch)");
+}
+
 /* Loading batches: the dataloader stage, or, when no range marks the loader, the lead of each
  * step (what `for batch in loader` spends before the step's first range). The iterator's name
  * tells a loader running in the training process (num_workers=0). */
@@ -76,18 +117,18 @@ static void dataloader(reco_list *l) {
                                 : "No range marks the data loader, but the start of each step "
                                   "before its first range (where `for batch in loader` fetches) "
                                   "takes";
-    if (op_named(a, "*_SingleProcessDataLoaderIter*"))
+    char action[400];
+    loader_action(a, ns, action, sizeof(action));
+    if (op_named(a, "*_SingleProcessDataLoaderIter*") && a->setup.num_workers < 0)
         add(l, "dataloader", ns,
             "%s %.1f%% of step time (%.1f ms of %.1f ms), and the DataLoader loads in the "
             "training process (_SingleProcessDataLoaderIter: num_workers=0); set "
-            "DataLoader(num_workers=4 or more, pin_memory=True, persistent_workers=True).",
+            "DataLoader(num_workers=N) with N up to the CPUs the process may use, "
+            "pin_memory=True, persistent_workers=True.",
             what, pct, ms(ns), ms(a->steps_total_ns));
     else
-        add(l, "dataloader", ns,
-            "%s %.1f%% of step time (%.1f ms of %.1f ms); load batches in parallel workers "
-            "(DataLoader num_workers > 0, more of them if already set, prefetch_factor), pin "
-            "memory, and make __getitem__ cheaper (decode and augment once, cache).",
-            what, pct, ms(ns), ms(a->steps_total_ns));
+        add(l, "dataloader", ns, "%s %.1f%% of step time (%.1f ms of %.1f ms); %s.", what, pct,
+            ms(ns), ms(a->steps_total_ns), action);
 }
 
 /* The mean idle time of one device: what the step could lose if the GPU were never starved. */
@@ -158,6 +199,18 @@ static void nccl(reco_list *l) {
             pct, ms(ns), ms(a->steps_total_ns));
 }
 
+/* The Python call that usually stands behind an op that synchronizes. */
+static const char *sync_source(const char *op) {
+    if (tp_glob_match("*item*", op) || tp_glob_match("*_local_scalar_dense*", op))
+        return "tensor.item() (or float(t), int(t), a tensor in an if)";
+    if (tp_glob_match("aten::to", op) || tp_glob_match("*copy*", op))
+        return ".cpu() / .to(\"cpu\") / .numpy() / .tolist()";
+    if (tp_glob_match("*nonzero*", op) || tp_glob_match("*masked_select*", op))
+        return "boolean-mask indexing or nonzero() (their output size needs the GPU's answer)";
+    if (tp_glob_match("*is_nonzero*", op)) return "a tensor used as a bool (if t:, while t:)";
+    return NULL;
+}
+
 static void sync(reco_list *l) {
     const tp_analysis *a = l->a;
     double pct = step_pct(a, a->sync_ns);
@@ -166,12 +219,17 @@ static void sync(reco_list *l) {
     for (size_t i = 0; i < a->nops; i++)
         if (a->ops[i].sync_ns > 0 && (!caller || a->ops[i].sync_ns > caller->sync_ns))
             caller = &a->ops[i];
+    const char *src = caller ? sync_source(caller->name) : NULL;
     add(l, "sync", a->sync_ns,
         "The host waits for the GPU %llu times inside steps, %.1f%% of step time (%.1f ms), "
-        "most from %.60s (%llu calls, %.1f ms); drop .item(), .cpu(), print(tensor) and "
-        "torch.cuda.synchronize() from the step, or defer them to every N steps.",
+        "most from %.60s (%llu calls, %.1f ms%s%s); %s",
         (unsigned long long)a->sync_calls, pct, ms(a->sync_ns), caller ? caller->name : "?",
-        caller ? (unsigned long long)caller->sync_calls : 0ULL, caller ? ms(caller->sync_ns) : 0.0);
+        caller ? (unsigned long long)caller->sync_calls : 0ULL, caller ? ms(caller->sync_ns) : 0.0,
+        src ? ": " : "", src ? src : "",
+        src ? "keep the value on the GPU (accumulate losses and metrics as tensors) and read it "
+              "every N steps, or after the step; up to that time per step could go."
+            : "drop .item(), .cpu(), print(tensor) and torch.cuda.synchronize() from the "
+              "step, or defer them to every N steps.");
 }
 
 static void pageable(reco_list *l) {
@@ -210,6 +268,42 @@ static int compute_major(const tp_analysis *a) {
     return best;
 }
 
+/* The GPU time of matrix ops whose first input is fp32 ("Input type", Kineto's record_shapes
+ * and tprof's observer): each op row's GPU time in proportion to its fp32 calls. */
+static int64_t fp32_op_ns(const tp_analysis *a, const char **top) {
+    int64_t ns = 0, best = 0;
+    for (size_t i = 0; i < a->nops; i++) {
+        const tp_op_row *r = &a->ops[i];
+        if (!r->fp32_calls || !r->calls) continue;
+        int64_t part = (int64_t)((double)r->gpu_ns * (double)r->fp32_calls / (double)r->calls);
+        ns = tp_add_sat(ns, part);
+        if (part > best) best = part, *top = r->name;
+    }
+    return ns;
+}
+
+/* The op-level view of fp32 matrix work: on a GPU with TF32 and bf16 tensor cores (compute
+ * capability 8 and up: A100, H100, H200), matrix ops fed fp32 tensors. */
+static void fp32_ops(reco_list *l, int major) {
+    const tp_analysis *a = l->a;
+    const char *top = NULL;
+    int64_t ns = fp32_op_ns(a, &top);
+    double pct = 100.0 * (double)ns / (double)a->kernel_total_ns;
+    int amd = a->gpu_name &&
+              (tp_glob_match("*AMD*", a->gpu_name) || tp_glob_match("*Radeon*", a->gpu_name) ||
+               tp_glob_match("*Instinct*", a->gpu_name));
+    if (major < 8 || amd || !(pct > TP_RECO_FP32_PCT)) return; /* ROCm: gfx9 is no Ampere */
+    add(l, "fp32_matmul", ns / 2,
+        "Matrix ops on fp32 inputs (Input type float) take %.1f%% of kernel time (%.1f ms; the "
+        "most: %.60s) on %s (compute capability %d, tensor cores for TF32 and bf16)%s%s; train "
+        "under torch.autocast(\"cuda\", dtype=torch.bfloat16), or allow TF32 "
+        "(torch.set_float32_matmul_precision(\"high\"), i.e. "
+        "torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.allow_tf32 = "
+        "True): up to half that time could go.",
+        pct, ms(ns), top, a->gpu_name ? a->gpu_name : "a GPU", major,
+        a->setup.param_dtype[0] ? ", parameters in " : "", a->setup.param_dtype);
+}
+
 static void fp32_gemm(reco_list *l) {
     const tp_analysis *a = l->a;
     int major = compute_major(a);
@@ -222,7 +316,10 @@ static void fp32_gemm(reco_list *l) {
             if (!top) top = a->kernels[i].name; /* kernels are sorted by time */
         }
     double pct = 100.0 * (double)ns / (double)a->kernel_total_ns;
-    if (!(pct > TP_RECO_FP32_PCT)) return;
+    if (!(pct > TP_RECO_FP32_PCT)) {
+        fp32_ops(l, major); /* kernels named without sgemm (sm90_xmma_gemm_f32f32...) */
+        return;
+    }
     add(l, "fp32_matmul", ns / 2,
         "FP32 matrix kernels run on CUDA cores for %.1f%% of kernel time (%.1f ms; the most: "
         "%.60s) on a GPU with tensor cores (compute capability %d); %s",
@@ -239,27 +336,166 @@ static void optimizer(reco_list *l) {
     if (!a->optim_steps || a->optim_multi_ops) return;
     double per_step = (double)a->optim_ops / (double)a->optim_steps, pct = step_pct(a, a->optim_ns);
     if (per_step < TP_RECO_OPTIM_OPS || !(pct > TP_RECO_OPTIM_PCT)) return;
+    const tp_setup *su = &a->setup;
+    char was[96] = "";
+    if (su->optimizer[0])
+        snprintf(was, sizeof(was), " (%s with foreach=%s, fused=%s)", su->optimizer,
+                 su->foreach == 1 ? "True" : "False", su->fused == 1 ? "True" : "False");
+    int cuda = strcmp(su->device, "cuda") == 0;
     add(l, "optimizer_foreach", a->optim_ns / 2,
         "Optimizer.step runs %.0f ops per step, none of them _foreach_ or _fused_, and takes "
-        "%.1f%% of step time (%.1f ms): the optimizer updates one parameter at a time; pass "
-        "foreach=True, or fused=True (Adam, AdamW, SGD), to the optimizer.",
-        per_step, pct, ms(a->optim_ns));
+        "%.1f%% of step time (%.1f ms): the optimizer%s updates one parameter at a time; %s: "
+        "about half of that time could go.",
+        per_step, pct, ms(a->optim_ns), was,
+        cuda               ? "pass fused=True (Adam, AdamW, SGD on CUDA), else foreach=True"
+        : su->optimizer[0] ? "pass foreach=True (one op for all parameters; fused=True needs "
+                             "CUDA for most optimizers)"
+                           : "pass foreach=True, or fused=True (Adam, AdamW, SGD), to the "
+                             "optimizer");
+}
+
+static int cmp_i64(const void *pa, const void *pb) {
+    int64_t x = *(const int64_t *)pa, y = *(const int64_t *)pb;
+    return (x > y) - (x < y);
+}
+
+/* The median of the per-step values v[k * stride], k < n (n > 0); v's values are copied. */
+static int64_t median_of(const int64_t *v, size_t n, size_t stride, int64_t *tmp) {
+    for (size_t k = 0; k < n; k++)
+        tmp[k] = v[k * stride];
+    qsort(tmp, n, sizeof(*tmp), cmp_i64);
+    return tmp[(n - 1) / 2];
+}
+
+/* What made the slowest step slow: the stage (or "other") whose time in it exceeds its median
+ * over the steps by the most. */
+static void unstable_cause(const tp_analysis *a, char *out, size_t size) {
+    const tp_step_row *slow = &a->steps[a->steps_by_dur[0]];
+    int64_t *vals = malloc(a->nsteps * sizeof(*vals)), *tmp = malloc(a->nsteps * sizeof(*tmp));
+    *out = '\0';
+    if (!vals || !tmp) goto done;
+    int64_t best = 0, best_med = 0, best_val = 0;
+    const char *name = NULL;
+    for (size_t st = 0; st <= a->nstages; st++) {
+        for (size_t k = 0; k < a->nsteps; k++)
+            vals[k] = st < a->nstages ? a->steps[k].stage_ns[st] : a->steps[k].other_ns;
+        int64_t med = median_of(vals, a->nsteps, 1, tmp);
+        int64_t val = st < a->nstages ? slow->stage_ns[st] : slow->other_ns;
+        if (val - med > best) {
+            best = val - med, best_med = med, best_val = val;
+            name = st < a->nstages ? a->stages[st].name : "other (no stage)";
+        }
+    }
+    if (name)
+        snprintf(out, size,
+                 "; in the slowest (%s, %.1f ms) most of the extra time is in %s "
+                 "(%.1f ms against a median %.1f ms)",
+                 slow->name, ms(slow->dur_ns), name, ms(best_val), ms(best_med));
+done:
+    free(vals);
+    free(tmp);
+}
+
+/* What to do about unstable steps, from their cause. */
+static const char *unstable_action(const char *cause, int gc, int has_loader) {
+    if (gc) return ".";
+    if (has_loader && strstr(cause, "in dataloader"))
+        return "; the loader stalls: persistent_workers=True, a larger prefetch_factor, data "
+               "on local disk.";
+    if (strstr(cause, "in validation"))
+        return "; validation runs inside those steps: run it less often (Lightning's "
+               "val_check_interval, check_val_every_n_epoch) or on a smaller set.";
+    return "; look at the slowest steps (tprof analyze lists them): a checkpoint, logging, a "
+           "recompilation, or another process on the machine.";
+}
+
+/* Unstable steps: the p95 step well above the median. The saving is the time steps spend above
+ * the median; the cause, the stage that grew in the slowest step, and Python's garbage
+ * collections when tprof.torch recorded them ("gc" ranges). */
+static void unstable(reco_list *l) {
+    const tp_analysis *a = l->a;
+    if (a->nsteps < TP_RECO_UNSTABLE_MIN_STEPS || a->steps_p50_ns <= 0) return;
+    double ratio = (double)a->steps_p95_ns / (double)a->steps_p50_ns;
+    if (!(ratio > TP_RECO_UNSTABLE_RATIO)) return;
+    int64_t over = 0;
+    for (size_t k = 0; k < a->nsteps; k++)
+        if (a->steps[k].dur_ns > a->steps_p50_ns)
+            over = tp_add_sat(over, a->steps[k].dur_ns - a->steps_p50_ns);
+    char cause[320], gc[400] = "";
+    unstable_cause(a, cause, sizeof(cause));
+    const tp_stage_row *dl = stage_named(a, "dataloader");
+    if (a->gc_calls)
+        snprintf(gc, sizeof(gc),
+                 "; Python's garbage collector ran %llu times inside steps (%.1f ms, the longest "
+                 "%.1f ms): call gc.freeze() once the model and data are built, or gc.disable() "
+                 "and gc.collect() every N steps",
+                 (unsigned long long)a->gc_calls, ms(a->gc_ns), ms(a->gc_max_ns));
+    add(l, "unstable_steps", over,
+        "Steps are unstable: the p95 step takes %.1f ms, %.1fx the median %.1f ms over %zu steps "
+        "(%.1f ms in all above the median)%s%s%s",
+        ms(a->steps_p95_ns), ratio, ms(a->steps_p50_ns), a->nsteps, ms(over), cause, gc,
+        unstable_action(cause, gc[0] != 0, dl != NULL));
+}
+
+/* An op that may dominate the step: not a range the other rules explain (the loader's iterator,
+ * the optimizer's step, validation, a range named as its stage, a collective), no Python frame
+ * or framework wrapper (Lightning's [pl] actions), no runtime call (the sync and launch rules),
+ * no garbage collection (unstable_steps names it). */
+static int dominant_candidate(const tp_analysis *a, const char *name) {
+    static const char *const explained[] = {"dataloader", "optimizer", "validation"};
+    int st = tp_stage_of(a, name);
+    for (size_t i = 0; st >= 0 && i < sizeof(explained) / sizeof(explained[0]); i++)
+        if (strcmp(a->stages[st].name, explained[i]) == 0) return 0;
+    if (st >= 0 && tp_glob_match(a->stages[st].name, name)) return 0;
+    static const char *const others[] = {"*.py(*",  "<built-in*", "cuda*",
+                                         "gc",      "hip*",       "*nccl*",
+                                         "c10d::*", "[pl]*",      "record_param_comms"};
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+        if (tp_glob_match(others[i], name)) return 0;
+    return 1;
+}
+
+/* One op taking most of the step: its self time on a CPU-only run, its kernels' time where
+ * there is GPU work. The CPU-only aten op is cpu_op_bound's (with the threads to check). */
+static void dominant_op(reco_list *l, const tp_op_row *cpu_bound_op) {
+    const tp_analysis *a = l->a;
+    if (!a->nsteps) return;
+    const tp_op_row *top = NULL;
+    int64_t best = 0;
+    for (size_t i = 0; i < a->nops; i++) {
+        const tp_op_row *r = &a->ops[i];
+        int64_t v = a->gpu_devices ? r->gpu_ns : r->self_ns;
+        if (v > best && dominant_candidate(a, r->name)) best = v, top = r;
+    }
+    double pct = step_pct(a, best);
+    if (!top || top == cpu_bound_op || !(pct > TP_RECO_DOMINANT_PCT)) return;
+    add(l, "dominant_op", best / 2,
+        "One op dominates: %.60s%s%.60s%s takes %.1f%% of step time %s (%.1f ms over %llu calls, "
+        "%.2f ms a call); %s.",
+        top->name, top->module ? " (in " : "", top->module ? top->module : "",
+        top->module ? ")" : "", pct, a->gpu_devices ? "in its GPU kernels" : "in itself", ms(best),
+        (unsigned long long)top->calls, ms(best) / (double)top->calls, tp_op_kind_hint(top->name));
 }
 
 /* A CPU-only run: the aten op with the most self time, when it dominates the step. */
-static void cpu_bound(reco_list *l) {
+static const tp_op_row *cpu_bound(reco_list *l) {
     const tp_analysis *a = l->a;
-    if (a->gpu_devices || !a->nsteps) return;
+    if (a->gpu_devices || !a->nsteps) return NULL;
     const tp_op_row *top = op_named(a, "aten::*"); /* ops are sorted by self time */
-    if (!top) return;
+    if (!top) return NULL;
     double pct = step_pct(a, top->self_ns);
-    if (pct > TP_RECO_CPU_OP_PCT)
-        add(l, "cpu_op_bound", top->self_ns / 2,
-            "CPU-only run: %.60s takes %.1f%% of step time in itself (%.1f ms over %llu calls); "
-            "check torch.get_num_threads() equals the physical cores (torch.set_num_threads, "
-            "OMP_NUM_THREADS), try torch.compile or bf16 autocast on CPUs that support it, or "
-            "move the model to a GPU.",
-            top->name, pct, ms(top->self_ns), (unsigned long long)top->calls);
+    if (!(pct > TP_RECO_CPU_OP_PCT)) return NULL;
+    char cpus[64] = "the physical cores";
+    if (a->setup.cpu_count > 0)
+        snprintf(cpus, sizeof(cpus), "the %lld CPUs", (long long)a->setup.cpu_count);
+    add(l, "cpu_op_bound", top->self_ns / 2,
+        "CPU-only run: %.60s%s%.60s%s takes %.1f%% of step time in itself (%.1f ms over %llu "
+        "calls); check torch.get_num_threads() equals %s (torch.set_num_threads, "
+        "OMP_NUM_THREADS); for this op: %s; or move the model to a GPU.",
+        top->name, top->module ? " (in " : "", top->module ? top->module : "",
+        top->module ? ")" : "", pct, ms(top->self_ns), (unsigned long long)top->calls, cpus,
+        tp_op_kind_hint(top->name));
+    return top;
 }
 
 static void python(reco_list *l) {
@@ -383,7 +619,8 @@ void tp_recommend(tp_analysis *a) {
     pageable(&l);
     fp32_gemm(&l);
     optimizer(&l);
-    cpu_bound(&l);
+    dominant_op(&l, cpu_bound(&l));
+    unstable(&l);
     python(&l);
     other(&l);
     straggler(&l);

@@ -22,8 +22,10 @@
 #include <string.h>
 
 void tp_shapes_begin(tp_walk *s) {
-    s->shapes = (tp_shape_scan){.dims_key = tp_strtab_find(&s->m->strings, tp_karg_input_dims,
-                                                           TP_KLEN(tp_karg_input_dims))};
+    s->shapes = (tp_shape_scan){
+        .dims_key = tp_strtab_find(&s->m->strings, tp_karg_input_dims, TP_KLEN(tp_karg_input_dims)),
+        .itype_key =
+            tp_strtab_find(&s->m->strings, tp_karg_input_type, TP_KLEN(tp_karg_input_type))};
 }
 
 static uint64_t pair_key(tp_str name, tp_str shapes) {
@@ -45,10 +47,12 @@ static uint32_t pair_of(tp_shape_scan *sh, tp_str name, tp_str shapes) {
     uint32_t ref = tp_hashtab_ref(&sh->index, i);
     if (ref) return ref - 1;
     if (sh->n >= UINT32_MAX - 1 || TP_GROW(sh->stats, sh->cap_stats, sh->n + 1) ||
-        TP_GROW(sh->shapes, sh->cap_shapes, sh->n + 1))
+        TP_GROW(sh->shapes, sh->cap_shapes, sh->n + 1) ||
+        TP_GROW(sh->itypes, sh->cap_itypes, sh->n + 1))
         return UINT32_MAX;
     sh->stats[sh->n] = (tp_name_stats){.name = name};
     sh->shapes[sh->n] = shapes;
+    sh->itypes[sh->n] = TP_STR_EMPTY;
     tp_hashtab_put(&sh->index, i, h, (uint32_t)(sh->n + 1));
     return (uint32_t)sh->n++;
 }
@@ -61,6 +65,10 @@ int tp_shapes_count(tp_walk *s, const tp_event *e, int64_t dur, double flops, ui
     tp_str name = e->name < s->m->strings.n ? e->name : TP_STR_EMPTY;
     if ((*pair = pair_of(sh, name, shapes)) == UINT32_MAX) return -1;
     tp_stats_call(&sh->stats[*pair], dur, flops);
+    if (sh->itypes[*pair] == TP_STR_EMPTY && sh->itype_key != UINT32_MAX && e->nargs) {
+        const tp_arg *t = tp_event_arg(s->m, e, sh->itype_key);
+        if (t && t->type == TP_ARG_JSON) sh->itypes[*pair] = t->v.s;
+    }
     return 0;
 }
 
@@ -122,6 +130,9 @@ int tp_shapes_merge(tp_walk *s) {
         tp_buf_puts(&key, tp_model_str(s->m, ns->name));
         tp_buf_putc(&key, '\0');
         tp_op_row *r = key.failed ? NULL : row_of(s->a, &key, shapes_len);
+        if (r && !r->dtypes && sh->itypes[i] != TP_STR_EMPTY &&
+            !(r->dtypes = strdup(tp_model_str(s->m, sh->itypes[i]))))
+            r = NULL;
         if (r)
             tp_op_row_add(r, ns);
         else
@@ -134,6 +145,7 @@ int tp_shapes_merge(tp_walk *s) {
 void tp_shapes_free(tp_shape_scan *sh) {
     free(sh->stats);
     free(sh->shapes);
+    free(sh->itypes);
     tp_hashtab_free(&sh->index);
     *sh = (tp_shape_scan){0};
 }
@@ -166,6 +178,7 @@ void tp_shapes_rows_free(tp_analysis *a) {
     for (size_t i = 0; i < a->nops_by_shape; i++) {
         free(a->ops_by_shape[i].name);
         free(a->ops_by_shape[i].shapes);
+        free(a->ops_by_shape[i].dtypes);
         if (a->priv) free(a->priv->shape_keys[i]);
     }
     free(a->ops_by_shape);

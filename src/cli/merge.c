@@ -37,7 +37,7 @@ static const char help[] =
     "trace's absolute time, refined so that the same blocking collective ends at the same\n"
     "instant on every rank. The offsets used are printed on stderr and kept in the trace.\n"
     "\n"
-    "INPUT is a trace (.json or .json.gz; tprof's or Kineto's) or a run directory (its traces);\n"
+    "INPUT is a trace (.json, .json.gz, tprof's .pftrace; or Kineto's) or a run directory;\n"
     "each is read twice (collectives, then events, written rank by rank), so not stdin or a pipe.\n"
     "A trace's rank is \".rank<N>\" in its file name, else its distributedInfo, else its\n"
     "position among the inputs.\n"
@@ -128,7 +128,8 @@ static int gather(merge_job *j, const char *input) {
             rc = add_trace_ref(j, d.files[i].path, d.files[i].rank);
     tp_run_dir_free(&d);
     if (rc == 0 && j->ntraces == before)
-        rc = FAIL("%s: no trace files in this directory (*.json, *.json.gz)", tp_log_name(input));
+        rc = FAIL("%s: no trace files in this directory (*.json, *.json.gz, *.pftrace)",
+                  tp_log_name(input));
     return rc;
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +22,9 @@
     {#name, type, offsetof(struct tprof_config, name), min, max, deflt},
 const tp_keydef tp_config_keys[TP_NKEYS] = {TP_CONFIG_KEYS(TP_CONFIG_ROW)};
 #undef TP_CONFIG_ROW
+
+/* Room for the longest list of names and its NULL. */
+static const char *const choices[][4] = TP_CONFIG_CHOICES;
 
 typedef struct tp_alias {
     const char *name;
@@ -130,8 +134,12 @@ static const char *rule(const tp_keydef *k, char *buf, size_t n) {
         return "must be true or false (also 1/0, yes/no, on/off)";
     case TP_T_GPU:
         return "must be auto, on or off";
-    case TP_T_GRAPHS:
-        return "must be node or graph";
+    case TP_T_CHOICE: {
+        size_t o = (size_t)snprintf(buf, n, "must be one of");
+        for (int i = 0; choices[k->min][i] && o < n; i++)
+            o += (size_t)snprintf(buf + o, n - o, "%s %s", i ? "," : "", choices[k->min][i]);
+        return buf;
+    }
     case TP_T_DOUBLE:
         return "must be a decimal number >= 0";
     case TP_T_STR:
@@ -253,8 +261,10 @@ int tp_config_set_value(tprof_config *cfg, const tp_keydef *k, const char *given
     case TP_T_GPU:
         bad = tp_parse_gpu_mode(value, (int *)f);
         break;
-    case TP_T_GRAPHS:
-        bad = tp_parse_graphs_mode(value, (int *)f);
+    case TP_T_CHOICE:
+        bad = 1;
+        for (int i = 0; bad && choices[k->min][i]; i++)
+            if (strcasecmp(value, choices[k->min][i]) == 0) *(int *)f = i, bad = 0;
         break;
     case TP_T_STR:
     case TP_T_NAME: {
@@ -398,8 +408,8 @@ static void json_value(tp_buf *b, const tprof_config *cfg, const tp_keydef *k) {
     case TP_T_GPU:
         tp_buf_puts(b, (const char *[]){"\"auto\"", "\"on\"", "\"off\""}[*(const int *)f]);
         break;
-    case TP_T_GRAPHS:
-        tp_buf_puts(b, (const char *[]){"\"node\"", "\"graph\""}[*(const int *)f]);
+    case TP_T_CHOICE:
+        tp_buf_json_cstr(b, choices[k->min][*(const int *)f]);
         break;
     case TP_T_STR:
     case TP_T_NAME:

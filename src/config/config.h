@@ -17,8 +17,13 @@
 #include <stdint.h>
 
 enum tp_gpu_mode { TP_GPU_AUTO, TP_GPU_ON, TP_GPU_OFF };
-/* How CUPTI traces CUDA graphs: each node's kernel, copy and set, or one record per launch. */
+/* The `cuda_graphs` key (the same list's order): how CUPTI traces CUDA graphs, each node's
+ * kernel, copy and set, or one record per launch. */
 enum tp_graphs_mode { TP_GRAPHS_NODE, TP_GRAPHS_GRAPH };
+/* The `clock` key (keys.h's TP_CONFIG_CHOICES, same order; record/clock.h). */
+enum tp_clock_mode { TP_CLOCK_AUTO, TP_CLOCK_TSC, TP_CLOCK_MONOTONIC };
+/* The `trace_format` key (the same list's order). */
+enum tp_trace_format { TP_TRACE_JSON, TP_TRACE_PERFETTO };
 
 #define TP_CONFIG_ENUM(ID, name, type, min, max, deflt) TP_KEY_##ID,
 enum tp_config_key { TP_CONFIG_KEYS(TP_CONFIG_ENUM) TP_NKEYS };
@@ -41,6 +46,8 @@ struct tprof_config {
     char **stages;    /* "name" or "name=pattern|pattern" */
     size_t nstages;
     int gzip, tensorboard_names;
+    int trace_format; /* tp_trace_format */
+    int clock;        /* tp_clock_mode */
     int64_t max_events;
     int summary;
     int html_report; /* report.html in the run directory at shutdown */

@@ -32,8 +32,20 @@ enum tp_key_type {
     TP_T_INTS,   /* int64_t * with its count: the items in [min, max] */
     TP_T_STRS,   /* char ** with its count: stage definitions */
     TP_T_GPU,    /* int: enum tp_gpu_mode */
-    TP_T_GRAPHS  /* int: enum tp_graphs_mode */
+    TP_T_CHOICE  /* int: the index of one of its names, TP_CONFIG_CHOICES[min] */
 };
+
+/* The names a TP_T_CHOICE key takes, one list per key, its index the key's min; the field holds
+ * the index of the name given (config.h's enum for the key spells them in the same order). */
+#define TP_CHOICES_CLOCK        0
+#define TP_CHOICES_TRACE_FORMAT 1
+#define TP_CHOICES_CUDA_GRAPHS  2
+#define TP_CONFIG_CHOICES                                                                          \
+    {                                                                                              \
+        {"auto", "tsc", "monotonic", NULL}, {"json", "perfetto", NULL, NULL}, {                    \
+            "node", "graph", NULL, NULL                                                            \
+        }                                                                                          \
+    }
 
 /* The largest count of steps, epochs or cycles. */
 #define TP_MAX_COUNT INT64_C(1000000000)
@@ -58,6 +70,7 @@ enum tp_key_type {
     X(WITH_MODULES, with_modules, TP_T_BOOL, 0, 0, "true")                                         \
     X(STAGES, stages, TP_T_STRS, 0, 0, "")                                                         \
     X(GZIP, gzip, TP_T_BOOL, 0, 0, "false")                                                        \
+    X(TRACE_FORMAT, trace_format, TP_T_CHOICE, TP_CHOICES_TRACE_FORMAT, 0, "json")                 \
     X(TENSORBOARD_NAMES, tensorboard_names, TP_T_BOOL, 0, 0, "false")                              \
     X(MAX_EVENTS, max_events, TP_T_INT, 16, INT64_C(1) << 40, "4194304")                           \
     X(SUMMARY, summary, TP_T_BOOL, 0, 0, "true")                                                   \
@@ -67,10 +80,11 @@ enum tp_key_type {
     X(SIGNALS, signals, TP_T_BOOL, 0, 0, "true")                                                   \
     X(FLUSH_TIMEOUT_MS, flush_timeout_ms, TP_T_INT, 1, 3600000, "5000")                            \
     X(GPU, gpu, TP_T_GPU, 0, 0, "auto")                                                            \
-    X(CUDA_GRAPHS, cuda_graphs, TP_T_GRAPHS, 0, 0, "node")                                         \
+    X(CUDA_GRAPHS, cuda_graphs, TP_T_CHOICE, TP_CHOICES_CUDA_GRAPHS, 0, "node")                                         \
     X(PEAK_TFLOPS, peak_tflops, TP_T_DOUBLE, 0, 0, "0")                                            \
     X(NSIGHT, nsight, TP_T_BOOL, 0, 0, "false")                                                    \
     X(NSIGHT_OUTPUT, nsight_output, TP_T_STR, 0, 0, NULL)                                          \
+    X(CLOCK, clock, TP_T_CHOICE, TP_CHOICES_CLOCK, 0, "auto")                                      \
     /* the flight recorder (docs/FLIGHT.md) */                                                     \
     X(FLIGHT_RECORDER, flight_recorder, TP_T_BOOL, 0, 0, "false")                                  \
     X(FLIGHT_STEPS, flight_steps, TP_T_INT, 1, 100000, "20")                                       \

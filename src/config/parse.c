@@ -62,12 +62,6 @@ int tp_parse_gpu_mode(const char *s, int *mode) {
     return 0;
 }
 
-int tp_parse_graphs_mode(const char *s, int *mode) {
-    if (strcasecmp(s, "node") == 0) return *mode = TP_GRAPHS_NODE, 0;
-    if (strcasecmp(s, "graph") == 0) return *mode = TP_GRAPHS_GRAPH, 0;
-    return -1;
-}
-
 int tp_plain_name(const char *s) {
     if (!*s || strcmp(s, ".") == 0 || strcmp(s, "..") == 0) return 0;
     if (strnlen(s, TP_NAME_MAX + 1) > TP_NAME_MAX) return 0;

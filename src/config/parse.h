@@ -19,8 +19,6 @@ int tp_parse_bool(const char *s, int *out);
 int tp_parse_decimal(const char *s, double *out);
 /* auto, on or off (any case), or a boolean (on/off); 0 or -1. */
 int tp_parse_gpu_mode(const char *s, int *mode);
-/* node or graph (any case): enum tp_graphs_mode; 0 or -1. */
-int tp_parse_graphs_mode(const char *s, int *mode);
 /* The longest plain name: a file name may have 255 bytes (NAME_MAX), and the run directory's
  * name gets a "-<n>" or ".tmp.<random>" suffix (run/claim.h). */
 #define TP_NAME_MAX 200

@@ -269,8 +269,9 @@ static size_t arg_room(writer *w, const tp_arg *a) {
 static size_t event_room(writer *w, const tp_event *ev) {
     size_t room = EVENT_FIXED_ROOM + 2 * track_span(w, ev->track)->len + str_span(w, ev->cat)->len +
                   str_span(w, ev->name)->len;
-    const tp_arg *a = w->m->args + ev->arg0;
-    for (size_t i = 0, n = event_nargs(w->m, ev); i < n; i++)
+    size_t n = event_nargs(w->m, ev);
+    const tp_arg *a = n ? w->m->args + ev->arg0 : NULL; /* a model may have no args at all */
+    for (size_t i = 0; i < n; i++)
         room += arg_room(w, &a[i]);
     return room;
 }
@@ -328,7 +329,7 @@ static char *put_args(writer *w, char *p, const tp_event *ev) {
     int truncated = (ev->flags & TP_EVF_TRUNCATED) != 0;
     if (!n && !ev->corr && !truncated) return p;
     p = PUT_LIT(p, ",\"args\":{");
-    const tp_arg *a = w->m->args + ev->arg0;
+    const tp_arg *a = n ? w->m->args + ev->arg0 : NULL;
     for (size_t i = 0; i < n; i++) {
         if (i) *p++ = ',';
         p = put_str(w, p, a[i].key);

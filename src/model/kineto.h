@@ -22,7 +22,8 @@
     X(correlation, "correlation")         /* a launch and its GPU work: event.corr, not an arg */  \
     X(input_dims, "Input Dims")           /* an op's input shapes: a JSON array */                 \
     X(concrete_inputs, "Concrete Inputs") /* scalar inputs, for FLOPs by formula */                \
-    X(input_type, "Input type")                                                                    \
+    X(input_type, "Input type")           /* an op's input dtypes: a JSON array ("float", ...) */  \
+    X(setup, "tprof.setup") /* the run's setup, "key=value;..." (python/tprof/torch/setup.py) */   \
     X(flops, "flops")                                                                              \
     X(sequence_number, "Sequence number") /* autograd's link from an op to its backward */         \
     X(fwd_thread_id, "Fwd thread id")                                                              \

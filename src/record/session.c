@@ -206,6 +206,7 @@ static void fill_run_info(tp_run_info *run) {
                          .rank = tp_sess.rank.rank,
                          .world_size = tp_sess.rank.world_size,
                          .gzip = cfg->gzip,
+                         .trace_format = cfg->trace_format,
                          .tensorboard_names = cfg->tensorboard_names,
                          .print_summary = cfg->summary && tp_sess.rank.rank == 0,
                          .top_k = (size_t)cfg->top_k,
@@ -306,7 +307,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     }
     tp_log_reset();
     pthread_once(&fork_once, register_fork);
-    tp_clock_init();
+    tp_clock_setup(cfg->clock);
     tp_rank_detect(&tp_sess.rank);
     char prefix[32] = "";
     if (tp_sess.rank.distributed && tp_sess.rank.rank != 0)

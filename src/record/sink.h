@@ -19,6 +19,7 @@ typedef struct tp_run_info {
     const char *config_json;  /* the effective configuration, a JSON object */
     int64_t rank, world_size; /* world_size 1 when not distributed */
     int gzip;                 /* traces as .json.gz */
+    int trace_format;         /* tp_trace_format (config/config.h) */
     int tensorboard_names;    /* <worker>.<time_ns>.pt.trace.json names */
     int print_summary;        /* this process prints the console summary (rank 0, summary on) */
     size_t top_k;

@@ -40,6 +40,7 @@ static void open_window(uint64_t now) {
         return;
     }
     w->start_ticks = now;
+    tp_clock_anchor_now(&w->opened);
     w->first_step = tp_sess.sm.step;
     w->flight_step = -1;
     tp_sess.open = w;
@@ -94,7 +95,7 @@ static void close_window(uint64_t now, int partial, int64_t last_step) {
                  (long long)last_step);
     w->step_tid = tp_sess.step_tid;
     memcpy(w->step_thread, tp_sess.step_name, sizeof(w->step_thread));
-    tp_clock_calibrate(&w->cal);
+    tp_clock_calibrate_span(&w->cal, &w->opened);
     tp_sess.windows++;
     tp_sess.partial_windows += partial != 0;
     tp_writer_push(&tp_sess.writer, w);

@@ -32,7 +32,8 @@ typedef struct tp_window {
     int64_t flight_step;    /* a flight save: the triggering step, marked in the trace */
     char flight_reason[40]; /* a flight save's reason ("" for other windows) */
     char flight_note[200];  /* its stderr line's start: "step 500 took 31.2 ms, ..." */
-    tp_clock_cal cal;       /* taken as the window closed */
+    tp_clock_anchor opened; /* both clocks as the window opened */
+    tp_clock_cal cal;       /* taken as the window closed: the line from opened to then */
     struct tp_window *next; /* the writer's queue */
 } tp_window;
 

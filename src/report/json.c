@@ -10,6 +10,8 @@
 #include "report/jsonw.h"
 #include "report/ranks.h"
 
+#include "util/jsonvalid.h"
+
 static void stage_row(tp_jw *w, const char *key, const tp_stage_row *r) {
     int any = r->count > 0;
     tp_jw_object(w, key);
@@ -115,11 +117,15 @@ static void row_spread(tp_jw *w, uint64_t calls, int64_t total_ns, int64_t min_n
     tp_jw_us(w, tp_col_max, max_ns);
 }
 
-/* A row of top_cpu_ops, or of top_cpu_ops_by_shape (with its input_shapes). */
+/* A row of top_cpu_ops, or of top_cpu_ops_by_shape (with its input_shapes and input_types). */
 static void op_row(tp_jw *w, const tp_op_row *r) {
     tp_jw_object(w, NULL);
     row_head(w, r->name, r->calls, r->total_ns);
     if (r->shapes) tp_jw_str(w, "input_shapes", r->shapes);
+    if (r->shapes && r->dtypes && tp_json_valid(r->dtypes, strlen(r->dtypes)))
+        tp_jw_raw(w, "input_types", r->dtypes, strlen(r->dtypes)); /* a JSON array as read */
+    else if (r->shapes)
+        tp_jw_null(w, "input_types");
     tp_jw_us(w, tp_col_self, r->self_ns);
     tp_jw_double(w, tp_col_self_pct, r->self_pct);
     row_spread(w, r->calls, r->total_ns, r->min_ns, r->max_ns);

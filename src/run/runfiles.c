@@ -62,7 +62,9 @@ int tp_run_file_kind(const char *name, int64_t *rank) {
         if (mid == 0) return k;
         if ((*rank = rank_part(name + stem, mid)) >= 0) return k;
     }
-    if (!ends_with(name, len, ".json") && !ends_with(name, len, ".json.gz")) return -1;
+    if (!ends_with(name, len, ".json") && !ends_with(name, len, ".json.gz") &&
+        !ends_with(name, len, ".pftrace"))
+        return -1;
     *rank = trace_rank(name);
     return TP_RUN_TRACE;
 }

@@ -26,7 +26,9 @@
  * that none of those includes another above it. */
 #include "record/sink.h"
 
+#include "config/config.h"
 #include "export/chrome.h"
+#include "export/perfetto.h"
 #include "report/html.h"
 #include "report/jsonw.h"
 #include "report/report.h"
@@ -55,6 +57,7 @@ typedef struct artifacts {
     int dir_ok;              /* run_dir exists: files are written */
     int gzip, tensorboard_names;
     int link_warned;      /* a TensorBoard link could not be made (warned once) */
+    int perfetto;         /* trace_format: perfetto (gzip applies to JSON only) */
     char rank_suffix[32]; /* ".rank<N>" with several ranks, else "" */
     char worker[128];     /* TensorBoard's worker name: <host>_<pid> */
     size_t seq;           /* windows written so far */
@@ -166,6 +169,7 @@ static int art_start(void *ctx, const tp_run_info *run) {
     tp_series_init(&art.series);
     art.config_json = run->config_json;
     art.gzip = run->gzip;
+    art.perfetto = run->trace_format == TP_TRACE_PERFETTO;
     art.tensorboard_names = run->tensorboard_names;
     art.html_report = run->html_report;
     if (run->world_size > 1)
@@ -203,10 +207,10 @@ static int art_start(void *ctx, const tp_run_info *run) {
 }
 
 /* The trace's file name: trace_<seq>_<window><rank>.json[.gz] (names sort in window order), or
- * TensorBoard's <worker>.<time_ns>.pt.trace.json[.gz]. */
+ * TensorBoard's <worker>.<time_ns>.pt.trace.json[.gz]; .pftrace for Perfetto's format. */
 static char *trace_name(const tp_window_info *w) {
     char name[512];
-    const char *ext = art.gzip ? ".json.gz" : ".json";
+    const char *ext = art.perfetto ? ".pftrace" : art.gzip ? ".json.gz" : ".json";
     if (art.tensorboard_names) {
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
@@ -240,6 +244,30 @@ static void link_for_tensorboard(const char *name) {
     free(dir);
 }
 
+/* After a trace cut short: m keeps the events it holds, the first `written` of the JSON writer's
+ * order (the model's) or of the Perfetto writer's (tp_perfetto_order), so that the summary files
+ * describe exactly the trace. */
+static void keep_written(tp_model *m, size_t written) {
+    size_t *order = art.perfetto ? malloc((m->nevents ? m->nevents : 1) * sizeof(*order)) : NULL;
+    uint8_t *keep = order ? calloc(m->nevents ? m->nevents : 1, 1) : NULL;
+    if (art.perfetto && !keep)
+        tp_log_warn("out of memory: the summary may count events the trace lacks");
+    if (!keep) {
+        m->nevents = written;
+        free(order);
+        return;
+    }
+    tp_perfetto_order(m, order);
+    for (size_t k = 0; k < written; k++)
+        keep[order[k]] = 1;
+    size_t j = 0;
+    for (size_t i = 0; i < m->nevents; i++)
+        if (keep[i]) m->events[j++] = m->events[i];
+    m->nevents = j;
+    free(order);
+    free(keep);
+}
+
 /* Writes m's trace. A signal's flush may run out of time (w->deadline_ns): the trace then holds
  * the events written before it, and so does m afterwards, so that the summary files describe
  * exactly what the trace holds. */
@@ -261,9 +289,11 @@ static void write_trace(tp_model *m, const tp_window_info *w) {
                         .window = w->name,
                         .deadline_ns = w->deadline_ns,
                         .events_written = &written};
-    if (tp_chrome_write_file(m, path, &o, err, sizeof(err)) == 0) {
+    int rc = art.perfetto ? tp_perfetto_write_file(m, path, &o, err, sizeof(err))
+                          : tp_chrome_write_file(m, path, &o, err, sizeof(err));
+    if (rc == 0) {
         art.traces[art.ntraces++] = name;
-        if (!art.tensorboard_names) link_for_tensorboard(name);
+        if (!art.tensorboard_names && !art.perfetto) link_for_tensorboard(name); /* JSON only */
         if (w->flight_reason) /* the one line an operator needs: what happened, and where */
             tp_msg_printf(TP_MSG_OUTPUT, "tprof: %s: saved steps %lld-%lld to %s", w->flight_note,
                           (long long)w->first_step, (long long)w->last_step, path);
@@ -271,7 +301,7 @@ static void write_trace(tp_model *m, const tp_window_info *w) {
             tp_log_warn("window %s: profiling.flush_timeout_ms ran out: %zu of %zu events saved "
                         "(%.1f%%); the trace is marked truncated",
                         w->name, written, m->nevents, 100.0 * (double)written / (double)m->nevents);
-            m->nevents = written;
+            keep_written(m, written);
         }
     } else {
         tp_log_warn("%s", err);

@@ -33,7 +33,9 @@ typedef struct open_range {
     num_arg seq, async; /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
     num_arg ext;        /* "External id": kept on host ranges, their first arg */
     tp_str coll_name;
-    tp_str dims; /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
+    tp_str dims;  /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
+    tp_str itype; /* "Input type" likewise */
+    tp_str setup; /* "tprof.setup", TP_STR_EMPTY when absent */
 } open_range;
 
 struct tp_range_stack {
@@ -114,7 +116,7 @@ static int args_value(tp_evread *er, tp_evfields *f, int want) {
         size_t n;
         const char *k = tp_scan_text(sc, &key, &n);
         int slot = tp_ev_arg(want, k, n);
-        if (slot == TP_S_DIMS || slot == TP_S_CONCRETE)
+        if (tp_slot_keeps_array(slot))
             rc = lex_array(sc, tp_ev_slot(f, slot));
         else if (slot < TP_NSLOTS)
             rc = lex_value(sc, tp_ev_slot(f, slot));
@@ -395,13 +397,23 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
             er->k_dims = tp_model_intern_cstr(er->m, tp_karg_input_dims);
         tp_model_add_arg(er->m, ev, er->k_dims, TP_ARG_JSON, &r->dims);
     }
+    if (r->itype != TP_STR_EMPTY) {
+        if (er->k_itype == TP_STR_EMPTY)
+            er->k_itype = tp_model_intern_cstr(er->m, tp_karg_input_type);
+        tp_model_add_arg(er->m, ev, er->k_itype, TP_ARG_JSON, &r->itype);
+    }
+    if (r->setup != TP_STR_EMPTY) {
+        if (er->k_setup == TP_STR_EMPTY) er->k_setup = tp_model_intern_cstr(er->m, tp_karg_setup);
+        tp_model_add_arg(er->m, ev, er->k_setup, TP_ARG_STR, &r->setup);
+    }
 }
 
-/* An op's input shapes (record_shapes), kept for the op table by shape (analysis/shapes.c):
- * the array's text interned as written; none when absent, not an array, or holding a raw NUL
- * (which the array's scan let through inside a string). */
-static tp_str dims_of(tp_evread *er, tp_evfields *f) {
-    const tp_jval *dims = tp_ev_val(f, TP_S_DIMS);
+/* An op's input shapes (record_shapes), kept for the op table by shape (analysis/shapes.c),
+ * or its input dtypes (slot TP_S_ITYPE): the array's text interned as written; none when
+ * absent, not an array, or holding a raw NUL (which the array's scan let through inside a
+ * string). */
+static tp_str array_of(tp_evread *er, tp_evfields *f, int slot) {
+    const tp_jval *dims = tp_ev_val(f, slot);
     if (__builtin_expect(!dims, 1) || dims->kind != TP_J_ARRAY) return TP_STR_EMPTY;
     if (memchr(dims->s.s, '\0', dims->s.len)) return TP_STR_EMPTY;
     return tp_model_intern(er->m, dims->s.s, dims->s.len);
@@ -439,7 +451,9 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_ra
     r->async = number_arg(er, tp_ev_num(f, TP_S_ASYNC));
     r->ext = number_arg(er, tp_ev_num(f, TP_S_EXT));
     r->coll_name = intern(er, tp_ev_str(f, TP_S_COLL_NAME));
-    r->dims = dims_of(er, f);
+    r->dims = array_of(er, f, TP_S_DIMS);
+    r->itype = array_of(er, f, TP_S_ITYPE);
+    r->setup = intern(er, tp_ev_str(f, TP_S_SETUP));
     return 1;
 }
 

@@ -193,7 +193,7 @@ HOT int member_value(fast *fs, int what, const tp_jstr *key, const char *v, cons
             e = e ? e + 1 : NULL;
             if (what < TP_NSLOTS) {
                 tp_jval *out = tp_ev_slot(fs->f, what);
-                int keep = *v == '[' && e && (what == TP_S_DIMS || what == TP_S_CONCRETE);
+                int keep = *v == '[' && e && tp_slot_keeps_array(what);
                 out->kind = keep ? TP_J_ARRAY : TP_J_OTHER;
                 if (keep) out->s = (tp_jstr){v, (uint32_t)(e - v), 0};
             }

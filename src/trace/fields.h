@@ -34,6 +34,8 @@ enum tp_slot {
     TP_S_ASYNC,
     TP_S_COLL_NAME,
     TP_S_EXT, /* "External id": an op's, and its launches' (analysis/corr.c) */
+    TP_S_ITYPE, /* "Input type": a raw JSON array, kept as the op's dtypes */
+    TP_S_SETUP, /* "tprof.setup": the run's setup as tprof.torch records it (a string) */
     TP_S_META_NAME,
     TP_S_MEM,
     TP_NSLOTS = TP_S_MEM + 5,
@@ -82,6 +84,11 @@ static inline void tp_evfields_clear(tp_evfields *f) {
     f->want = TP_W_NONE;
     f->ph_unused = f->args_read = 0;
     f->args = NULL;
+}
+
+/* Whether a slot keeps an array's raw text (the others skip arrays). */
+static inline int tp_slot_keeps_array(int slot) {
+    return slot == TP_S_DIMS || slot == TP_S_CONCRETE || slot == TP_S_ITYPE;
 }
 
 /* The slot a value is lexed into. */
@@ -168,6 +175,8 @@ static inline int tp_ev_arg(int want, const char *k, size_t n) {
         if (TP_KIS(k, n, tp_karg_async)) return TP_S_ASYNC;
         if (TP_KIS(k, n, tp_karg_collective_name)) return TP_S_COLL_NAME;
         if (TP_KIS(k, n, tp_karg_external_id)) return TP_S_EXT;
+        if (TP_KIS(k, n, tp_karg_input_type)) return TP_S_ITYPE;
+        if (TP_KIS(k, n, tp_karg_setup)) return TP_S_SETUP;
         break;
     case TP_W_MEMORY:
         for (int i = 0; i < TP_NMEM; i++)

@@ -26,8 +26,10 @@
 #include "trace/event.h"
 #include "trace/input.h"
 #include "trace/part.h"
+#include "trace/perfetto_read.h"
 #include "trace/parts.h"
 #include "trace/scan.h"
+#include "util/buf.h"
 #include "util/log.h"
 #include "util/vec.h"
 
@@ -627,6 +629,35 @@ static int read_input(tp_input *in, const char *name, tp_model *m, const tp_read
     return rc;
 }
 
+/* 1 when the file at path begins as a Perfetto protobuf trace (standard input is JSON). */
+static int is_perfetto(const char *path) {
+    unsigned char head[16];
+    FILE *f = strcmp(path, "-") == 0 ? NULL : fopen(path, "rbe");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof(head), f);
+    fclose(f);
+    return tp_perfetto_sniff(head, n);
+}
+
+/* A Perfetto trace is read whole (it is compact), then as perfetto_read.h says. */
+static int read_perfetto(tp_input *in, const char *name, tp_model *m, const tp_read_opts *o,
+                         char *err, size_t errlen) {
+    tp_buf b;
+    tp_buf_init(&b);
+    ptrdiff_t got = 1;
+    while (got > 0 && !tp_buf_reserve(&b, TP_READ_BUF)) {
+        got = tp_input_read(in, b.data + b.len, TP_READ_BUF);
+        if (got > 0) b.len += (size_t)got;
+    }
+    int rc = -1;
+    if (got < 0 || b.failed)
+        snprintf(err, errlen, "%s: %s", name, b.failed ? "out of memory" : tp_input_error(in));
+    else
+        rc = tp_perfetto_read_mem(b.data, b.len, name, m, o, err, errlen);
+    tp_buf_free(&b);
+    return rc;
+}
+
 int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, char *err,
                        size_t errlen) {
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : o && o->name ? o->name : path;
@@ -635,6 +666,11 @@ int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, cha
     if (!in) {
         if (err && errlen) snprintf(err, errlen, "%s: %s", name, why);
         return -1;
+    }
+    if (is_perfetto(path)) {
+        int rc = read_perfetto(in, name, m, o, err, errlen);
+        tp_input_close(in);
+        return rc;
     }
     tp_split_src src = {.path = path, .cap = TP_READ_BUF};
     int rc = tp_parts_read(&src, in, name, m, o, err, errlen);
@@ -651,6 +687,8 @@ static size_t mem_cap(size_t len) {
 int tp_trace_read_mem_opts(const void *data, size_t len, const char *name, tp_model *m,
                            const tp_read_opts *o, char *err, size_t errlen) {
     if (!name) name = "<memory>";
+    if (tp_perfetto_sniff(data, len < 16 ? len : 16))
+        return tp_perfetto_read_mem(data, len, name, m, o, err, errlen);
     tp_input *in = tp_input_mem(data, len);
     if (!in) {
         if (err && errlen) snprintf(err, errlen, "%s: out of memory", name);

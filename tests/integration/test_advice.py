@@ -8,6 +8,7 @@ compares every figure and each recommendation's id and saving with tests/lib/tpr
 file checks what the advice says."""
 
 import json
+import pathlib
 
 import pytest
 from cli_helpers import FIXTURES, SOURCE, tprof
@@ -51,7 +52,15 @@ CASES = [
     ("other", "lightning_fit.json.gz", "torch_dataloader_bound.json.gz"),
     ("nccl", "sampled_rank-0.json.gz", "gaunernst_bert-small-uncased__1016001.json.gz"),
     ("gpu_idle", "gaunernst_bert-small-uncased__1016001.json.gz", "torch_compute_bound.json.gz"),
-    ("sync", None, "gpu_metrics_input.json"),  # no real trace waits > 5%: test_analysis.c
+    ("sync", "setup_sync_item.json.gz", "gpu_metrics_input.json"),
+    # the rules of the setup_* traces (make_setup_traces.py; the README says what each shows)
+    ("unstable_steps", "setup_unstable_gc.json.gz", "mlp_cpu_300steps.json.gz"),
+    ("dominant_op", "setup_dominant_bmm.json.gz", "torch_dataloader_bound.json.gz"),
+    ("launch_bound", "setup_launch_bound.json.gz",
+     "gaunernst_bert-small-uncased__1016001.json.gz"),
+    ("fp32_matmul", "setup_fp32_h100.json.gz", "setup_dominant_bmm.json.gz"),
+    ("optimizer_foreach", "setup_optimizer_loop.json.gz", "setup_sync_item.json.gz"),
+    ("dataloader", "setup_loader_saturated.json.gz", "setup_unstable_gc.json.gz"),
 ]
 
 
@@ -96,6 +105,135 @@ def test_plain_torch_profiler_loop_gets_the_loading_advice():
     dl = [s for s in r["stages"] if s["stage"] == "dataloader"][0]
     assert dl["pct"] > 90
     assert r["recommendations"][0]["id"] == "dataloader"
+
+
+def trace_doc(name):
+    """A fixture's JSON as Python's json module reads it (the independent side)."""
+    import gzip
+    with gzip.open(ADVICE / name) as f:
+        return json.load(f)
+
+
+def named(doc, name):
+    return [e for e in doc["traceEvents"] if e.get("name") == name]
+
+
+def test_loader_workers_saturated_vs_too_few():
+    """The issue's case: num_workers=2 on a 2-CPU machine must not say "more workers"; with 8
+    CPUs the advice is to raise it, to a number."""
+    sat = reco("setup_loader_saturated.json.gz", "dataloader")["message"]
+    few = reco("setup_loader_few.json.gz", "dataloader")["message"]
+    assert "CPU is the limit" in sat and "2 workers already use all 2 CPUs" in sat
+    assert "raise" not in sat and "more of them" not in sat
+    assert "raise DataLoader(num_workers=2) to num_workers=7" in few and "8 CPUs" in few
+    assert "persistent_workers=True" in sat and "persistent_workers=True" in few
+    # the same figure either way: the loader's share of the steps, from the trace itself
+    doc = trace_doc("setup_loader_few.json.gz")
+    share = 100 * sum(e["dur"] for e in named(doc, "dataloader")) / sum(
+        e["dur"] for e in doc["traceEvents"] if e["name"].startswith("ProfilerStep#"))
+    assert "%.1f%% of step time" % share in few and "%.1f%% of step time" % share in sat
+
+
+def test_loader_without_setup_stays_generic():
+    """A foreign trace holds no setup: no number of workers is made up, and "more workers" is
+    not said without the CPU count."""
+    msg = reco("torch_dataloader_workers.json.gz", "dataloader")["message"]
+    assert "more of them if already set" not in msg and "CPU is the limit" in msg
+    assert "raise DataLoader" not in msg
+
+
+def test_unstable_steps_name_gc():
+    """An epoch whose p95 step is 20x its median: the rule fires (the issue's "Bottlenecks:
+    none" case) and names the garbage collections the trace holds."""
+    r = report("setup_unstable_gc.json.gz")
+    p50, p95 = r["steps"]["p50_us"], r["steps"]["p95_us"]
+    assert p95 / p50 > 20
+    msg = reco("setup_unstable_gc.json.gz", "unstable_steps")["message"]
+    assert "%.1fx the median" % (p95 / p50) in msg
+    gcs = named(trace_doc("setup_unstable_gc.json.gz"), "gc")
+    assert "garbage collector ran %d times" % len(gcs) in msg and "gc.freeze()" in msg
+    over = sum(s["dur_us"] - p50 for s in r["steps"]["list"] if s["dur_us"] > p50)
+    assert reco("setup_unstable_gc.json.gz", "unstable_steps")["saving_us"] == \
+        pytest.approx(over, abs=1e-3)
+    from tprof.torch.lightning_report import _bottleneck_lines
+    assert not any("none" in line for line in _bottleneck_lines(r))
+
+
+def test_unstable_steps_name_the_stage_that_grew():
+    """Lightning's fit: the slow step holds the validation; the advice says so."""
+    msg = reco("lightning_fit.json.gz", "unstable_steps")["message"]
+    assert "in validation" in msg and "val_check_interval" in msg
+
+
+def test_sync_names_the_python_call():
+    """cudaStreamSynchronize under aten::item -> aten::_local_scalar_dense: the advice names
+    .item() and the time, which the trace's runtime calls add up to."""
+    r = reco("setup_sync_item.json.gz", "sync")
+    assert "aten::_local_scalar_dense" in r["message"] and "tensor.item()" in r["message"]
+    syncs = named(trace_doc("setup_sync_item.json.gz"), "cudaStreamSynchronize")
+    assert "waits for the GPU %d times" % len(syncs) in r["message"]
+    assert r["saving_us"] == pytest.approx(sum(e["dur"] for e in syncs))  # not the async copy
+
+
+def test_optimizer_advice_reads_its_setup():
+    """Adam(foreach=False) on CUDA: the recorded setup says so, the advice says fused=True."""
+    msg = reco("setup_optimizer_loop.json.gz", "optimizer_foreach")["message"]
+    assert "Adam with foreach=False, fused=False" in msg and "pass fused=True" in msg
+    generic = reco("torch_sync_foreach.json.gz", "optimizer_foreach")["message"]
+    assert "foreach=True" in generic and "Adam with" not in generic
+
+
+def test_dominant_op_names_the_op_and_what_helps():
+    """aten::bmm's kernels take 60% of each step: named, with the matrix-product advice; the
+    share is the trace's own bmm kernel time over its step time."""
+    doc = trace_doc("setup_dominant_bmm.json.gz")
+    kern = sum(e["dur"] for e in doc["traceEvents"] if e.get("cat") == "kernel"
+               and "nn_n_tilesize256" in e["name"])
+    steps = sum(e["dur"] for e in doc["traceEvents"] if e["name"].startswith("ProfilerStep#"))
+    msg = reco("setup_dominant_bmm.json.gz", "dominant_op")["message"]
+    # the module range around it, from the trace's nn.Module range enclosing its calls
+    mod = named(doc, "nn.Module: MultiheadAttention_0")
+    bmm = named(doc, "aten::bmm")
+    assert all(any(m["ts"] <= b["ts"] and b["ts"] + b["dur"] <= m["ts"] + m["dur"] for m in mod)
+               for b in bmm)
+    assert "aten::bmm (in nn.Module: MultiheadAttention_0) takes %.1f%% of step time in its " \
+        "GPU kernels" % (100 * kern / steps) in msg
+    assert "matrix product" in msg and "bf16" in msg
+
+
+def test_fp32_matmul_from_input_types_on_h100():
+    """cuBLAS's fp32 kernels on an H100 are named sm90_xmma_gemm_f32f32... (no sgemm): the
+    ops' Input type says fp32; bf16 ops on the same GPU (BERT) stay quiet."""
+    msg = reco("setup_fp32_h100.json.gz", "fp32_matmul")["message"]
+    assert "Input type float" in msg and "NVIDIA H100" in msg and "aten::addmm" in msg
+    assert "set_float32_matmul_precision" in msg and "bfloat16" in msg
+    assert reco("gaunernst_bert-small-uncased__1016001.json.gz", "fp32_matmul") is None
+    # ROCm's gfx9 is no compute capability 9: no tensor-core advice for an MI250
+    assert reco("mi250_minitoy_train_ROCm6_2_kineto.json.gz", "fp32_matmul") is None
+
+
+def test_demo_names_its_dominant_op(tmp_path):
+    """The C demo (make demo): one range takes about half of every step; the report says which
+    instead of "no rule fired"."""
+    import os
+    import subprocess
+    exe = pathlib.Path(os.environ["TPROF_BUILD_DIR"]) / "examples" / "train_mlp"
+    if not exe.exists():
+        pytest.skip("examples not built")
+    subprocess.run([str(exe), "--steps", "30", "--profile", "--profiling.run_id=demo",
+                    "--profiling.output_dir=%s" % tmp_path, "--profiling.wait=2",
+                    "--profiling.active=20", "--profiling.summary=false"],
+                   check=True, capture_output=True)
+    r = analyse(tmp_path / "demo")
+    top = max((o for o in r["top_cpu_ops"]), key=lambda o: o["self_us"])
+    found = reco_in(r, "dominant_op")
+    assert found is not None and top["name"] in found["message"], r["recommendations"]
+    assert "%.1f%% of step time" % (100 * top["self_us"] / r["steps"]["total_us"]) in \
+        found["message"]
+
+
+def reco_in(r, rid):
+    return next((x for x in r["recommendations"] if x["id"] == rid), None)
 
 
 def test_fp32_action_follows_the_architecture():

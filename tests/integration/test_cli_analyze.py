@@ -336,3 +336,28 @@ def test_ops_by_shape_groups_as_torch_keys(tmp_path):
     order = [(-r["self_us"], r["name"], r["input_shapes"]) for r in got["top_cpu_ops_by_shape"]]
     assert order == sorted(order)
     assert len(analyze_json(path, "--top", "2")["top_cpu_ops_by_shape"]) == 2
+
+
+def test_by_shape_rows_carry_their_dtypes():
+    """Kineto's Input type is kept and shown beside the shapes: each row's input_types is the
+    Input type of a call with its (name, shapes), from the trace read by Python's json module;
+    the BERT trace's matrix ops ran in bf16 on its H100."""
+    path = os.path.join(os.environ["TPROF_FIXTURES"], "kineto",
+                        "gaunernst_bert-small-uncased__1016001.json.gz")
+    with gzip.open(path) as f:
+        events = json.load(f)["traceEvents"]
+    seen = {}
+    for e in events:
+        a = e.get("args", {})
+        if e.get("ph") == "X" and "Input Dims" in a and "Input type" in a:
+            seen.setdefault((e["name"], tprof_ref.shapes_key(a["Input Dims"])), []).append(
+                a["Input type"])
+    rows = analyze_json(path, "--top", "100000")["top_cpu_ops_by_shape"]
+    typed = [r for r in rows if r["input_types"] is not None]
+    assert len(typed) == len(seen) and len(typed) > 10
+    for r in typed:
+        assert r["input_types"] in seen[(r["name"], r["input_shapes"])], r
+    addmm = [r for r in typed if r["name"] == "aten::addmm"]
+    assert addmm and all(r["input_types"][:3] == ["c10::BFloat16"] * 3 for r in addmm)
+    assert all(r["input_types"] is None for r in rows if (r["name"], r["input_shapes"])
+               not in seen)

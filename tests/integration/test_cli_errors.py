@@ -115,7 +115,8 @@ def test_no_traces_and_missing_files(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     (tmp_path / "config.json").write_text("{}")
     line = error_line(tprof("analyze", tmp_path, rc=2))
-    assert line == "tprof: %s: no trace files in this directory (*.json, *.json.gz)" % tmp_path
+    assert line == ("tprof: %s: no trace files in this directory (*.json, *.json.gz, *.pftrace)"
+                    % tmp_path)
     line = error_line(tprof("analyze", tmp_path / "missing.json", rc=2))
     assert line == "tprof: %s: cannot open: No such file or directory" % (tmp_path / "missing.json")
     # one bad input among good ones fails the whole analysis

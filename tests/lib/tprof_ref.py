@@ -21,7 +21,7 @@ newline and carriage return as \\\\, \\t, \\n, \\r.
     path <path of the trace>
     base <base_ns>
     input <events> <bytes>
-    device <id> <total_mem>
+    device <id> <total_mem> <compute_major> <name>
     ev <kind> <flags> <pid> <tid> <ts_ns> <dur_ns> <corr> <cat> <name>
     arg <key> <i|d|j> <value>      (an arg of the event of the previous ev line; j: JSON text)
 kind is host, kernel, memcpy, memset, gpu_annotation, memory or counter; flags is 1 for a step,
@@ -72,6 +72,17 @@ FP32_PCT = 10.0
 OPTIM_OPS = 20.0
 OPTIM_PCT = 5.0
 CPU_OP_PCT = 25.0
+UNSTABLE_RATIO = 2.0
+UNSTABLE_MIN_STEPS = 5
+DOMINANT_PCT = 30.0
+# Ranges the dominant-op rule leaves to other rules (recommend.c's dominant_candidate).
+DOMINANT_SKIP = ["*.py(*", "<built-in*", "cuda*", "gc", "hip*", "*nccl*", "c10d::*", "[pl]*",
+                 "record_param_comms"]
+DOMINANT_EXPLAINED_STAGES = ("dataloader", "optimizer", "validation")
+# tprof.torch's record of the run's setup (python/tprof/torch/setup.py): metadata, no op row.
+SETUP_NAME = "tprof.setup"
+# Matrix ops whose dtype the fp32 rule reads from "Input type" (evidence.c).
+MATRIX_OPS = ["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::*convolution*"]
 PYTHON_PCT = 10.0
 OTHER_PCT = 30.0
 IDLE_LAUNCH_NS = 30000
@@ -112,6 +123,8 @@ class Trace:
         self.input_bytes = 0
         self.devices = {}  # device id -> totalGlobalMem
         self.compute_major = 0  # the highest computeMajor of deviceProperties
+        self.device_info = {}  # device id -> (computeMajor, name)
+        self.gpu_name = None  # the first device's name
 
 
 # ---- reading -----------------------------------------------------------------------------------
@@ -234,6 +247,8 @@ def make_range(e, ts, dur):
     if isinstance(ext, int) and not isinstance(ext, bool) and ext > 0:
         kept["External id"] = ext
     dims = args.get("Input Dims")
+    if isinstance(args.get("Input type"), list):
+        kept["Input type"] = args["Input type"]
     return Event(range_kind(cat), str(e.get("name", "")), cat, track_id(e.get("pid", 0)),
                  track_id(e.get("tid", 0)), ts, dur,
                  corr if isinstance(corr, int) and not isinstance(corr, bool) else 0, kept,
@@ -278,6 +293,10 @@ def load(path):
                 major = d.get("computeMajor", d.get("major"))
                 if isinstance(major, int):
                     t.compute_major = max(t.compute_major, major)
+                name = d.get("name") if isinstance(d.get("name"), str) else ""
+                t.device_info[d["id"]] = (major if isinstance(major, int) else 0, name)
+                if t.gpu_name is None and name:
+                    t.gpu_name = name
     t.input_events = len(events)
     open_ranges = {}
     for e in events:
@@ -442,6 +461,9 @@ def analyze(src, stages=None):
         if "flops" in e.args:
             r["flops"] += e.args["flops"]
             r["flops_time"] += e.dur
+        itype = e.args.get("Input type")
+        if itype and itype[0] == "float" and any(glob_match(p, e.name) for p in MATRIX_OPS):
+            r["fp32"] = r.get("fp32", 0) + 1
 
     # The same table by (name, input shapes), when some op recorded shapes. A merged range
     # (torch's tables) is no call: its self time is its parent's, whose row has its name.
@@ -449,7 +471,7 @@ def analyze(src, stages=None):
     keep_shapes = any(e.shapes is not None for e in host if not e.step)
     merged = merged_into_parent(host, parent)
     for e in host:
-        if e.step or e.index in merged:
+        if e.step or e.index in merged or e.name == SETUP_NAME:  # the setup is no op
             continue
         count(ops, e.name, e)
         if keep_shapes:
@@ -793,6 +815,13 @@ def analyze(src, stages=None):
                and not any(x in r["name"].lower() for x in ("tensorop", "xmma", "tf32")))
     if major >= 7 and ktotal > 0 and 100.0 * fp32 / ktotal > FP32_PCT:
         recos.append(("fp32_matmul", fp32 // 2))
+    elif major >= 8 and ktotal > 0 and not any(
+            glob_match(p, t.gpu_name or "") for p in ("*AMD*", "*Radeon*", "*Instinct*")):
+        # the op-level view: matrix ops fed fp32 tensors, their GPU time by their fp32 share
+        fp32_ops = sum(int(r["gpu"] * r["fp32"] / r["calls"]) for r in ops.values()
+                       if r.get("fp32") and r["calls"])
+        if 100.0 * fp32_ops / ktotal > FP32_PCT:
+            recos.append(("fp32_matmul", fp32_ops // 2))
 
     def under_optim(e):
         p = parent[e.index]
@@ -804,16 +833,39 @@ def analyze(src, stages=None):
 
     optim = [e for e in host if not e.step and e.name.startswith("Optimizer.step#")
              and not under_optim(e)]
-    inside = [e for e in host if not e.step and is_op(e) and under_optim(e)]
+    inside = [e for e in host if not e.step and is_op(e) and under_optim(e)
+              and e.name != SETUP_NAME]
     if optim and not any("_foreach_" in e.name or "_fused_" in e.name for e in inside):
         optim_ns = sum(e.dur for e in optim)
         if len(inside) / len(optim) >= OPTIM_OPS and beyond(step_pct(optim_ns), OPTIM_PCT):
             recos.append(("optimizer_foreach", optim_ns // 2))
     top_aten = [r for r in op_rows if r["name"].startswith("aten::")]
+    cpu_bound_op = None
     if not per_dev and steps and top_aten:
         top_self = ops[top_aten[0]["name"]]["self"]
         if beyond(step_pct(top_self), CPU_OP_PCT):
             recos.append(("cpu_op_bound", top_self // 2))
+            cpu_bound_op = top_aten[0]["name"]
+
+    def dominant_candidate(name):
+        si = stage_of(name)
+        if si >= 0 and (stages[si][0] in DOMINANT_EXPLAINED_STAGES
+                        or glob_match(stages[si][0], name)):
+            return False
+        return not any(glob_match(p, name) for p in DOMINANT_SKIP)
+
+    best, top = 0, None
+    for row in op_rows:
+        v = ops[row["name"]]["gpu" if per_dev else "self"]
+        if v > best and dominant_candidate(row["name"]):
+            best, top = v, row["name"]
+    if steps and top is not None and top != cpu_bound_op and beyond(step_pct(best),
+                                                                     DOMINANT_PCT):
+        recos.append(("dominant_op", best // 2))
+    if len(step_durs) >= UNSTABLE_MIN_STEPS:
+        p50 = percentile(step_durs, 50)
+        if p50 > 0 and percentile(step_durs, 95) / p50 > UNSTABLE_RATIO:
+            recos.append(("unstable_steps", sum(d - p50 for d in step_durs if d > p50)))
     py = 0
     for e in host:
         if e.cat.lower() == "python_function" and not e.step:
@@ -877,13 +929,16 @@ def feed(t):
     out = ["path\t" + _esc(t.path), "base\t%d" % t.base_ns,
            "input\t%d\t%d" % (t.input_events, t.input_bytes)]
     for did, mem in sorted(t.devices.items()):
-        out.append("device\t%d\t%d" % (did, mem))
+        major, name = t.device_info.get(did, (0, ""))
+        out.append("device\t%d\t%d\t%d\t%s" % (did, mem, major, _esc(name)))
     for e in t.events:
         out.append("ev\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s" % (
             e.kind, 1 if e.step else 0, _id(e.pid), _id(e.tid), e.ts, e.dur, e.corr,
             _esc(e.cat), _esc(e.name)))
         for k, v in e.args.items():
-            if isinstance(v, int):
+            if isinstance(v, list):
+                out.append("arg\t%s\tj\t%s" % (_esc(k), _esc(json.dumps(v, separators=(",", ":")))))
+            elif isinstance(v, int):
                 out.append("arg\t%s\ti\t%d" % (_esc(k), v))
             else:
                 out.append("arg\t%s\td\t%r" % (_esc(k), v))

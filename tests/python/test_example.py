@@ -28,7 +28,10 @@ def test_example_flags_the_slow_loader(out_dir):
     assert "[dataloader] (could save up to " in r.stderr and ") Data loading takes" in r.stderr
     run_dir = os.path.join(out_dir, "demo")
     summary = read_json(os.path.join(run_dir, "summary.json"))
-    assert [x["id"] for x in summary["recommendations"]] == ["dataloader"]
+    # data loading leads (the most time to save); what else fires depends on the machine's speed
+    # (the optimizer's share of a step, near its 5% threshold, crosses it on a loaded machine)
+    ids = [x["id"] for x in summary["recommendations"]]
+    assert ids and ids[0] == "dataloader", ids
     ref = tprof_ref.analyze(run_traces(run_dir)[0])  # one window: steps 2-7
     assert summary["dataloader_pct"] == pytest.approx(ref["dataloader_pct"], abs=1e-6)
     assert ref["dataloader_pct"] > 5.0

@@ -130,10 +130,14 @@ static const char *parse_line(tp_model *m, char *line, char **path) {
         m->input_bytes = (uint64_t)b;
         return NULL;
     }
-    if (strcmp(f[0], "device") == 0 && n == 3 && !parse_i64(f[1], &a) && !parse_i64(f[2], &b)) {
+    int64_t major = 0;
+    if (strcmp(f[0], "device") == 0 && n == 5 && !parse_i64(f[1], &a) && !parse_i64(f[2], &b) &&
+        !parse_i64(f[3], &major)) {
         tp_device *d = tp_model_device(m, a);
         if (!d) return "out of memory";
         d->total_mem = (uint64_t)b;
+        d->compute_major = (int)major;
+        d->name = tp_model_intern_cstr(m, unescape(f[4]));
         return NULL;
     }
     return "unknown or malformed record";

@@ -79,7 +79,8 @@ static void test_defaults(void **state) {
         "20 and "
         "d[\"slow_step_factor\"] == 3.0 and d[\"flight_warmup_steps\"] == 50 and "
         "d[\"flight_cooldown_steps\"] == 100 and d[\"flight_max_saves\"] == 10 and "
-        "d[\"flight_signal\"] is False and len(d) == 39",
+        "d[\"flight_signal\"] is False and d[\"clock\"] == \"auto\" and d[\"trace_format\"] == "
+        "\"json\" and len(d) == 41",
         (int)getpid());
     assert_int_equal(python_check(json, pid_expr), 0);
     free(json);
@@ -127,6 +128,8 @@ static void test_each_key_from_set(void **state) {
         {"with_modules", "False"},
         {"peak_tflops", "989.5"},
         {"nsight_output", "prof.nsys-rep"},
+        {"clock", "Monotonic"},
+        {"trace_format", "Perfetto"},
         {"schedule_every_n_steps", "20"},
         {"flight_recorder", "on"},
         {"flight_steps", "5"},
@@ -153,7 +156,9 @@ static void test_each_key_from_set(void **state) {
                   "False, \"gpu\": \"off\", \"cuda_graphs\": \"graph\", "
                   "\"nsight\": True, \"flush_timeout_ms\": 250, \"with_stack\": True, "
                   "\"with_modules\": False, \"peak_tflops\": 989.5, "
-                  "\"nsight_output\": \"prof.nsys-rep\", \"schedule_every_n_steps\": 20, "
+                  "\"nsight_output\": \"prof.nsys-rep\", \"clock\": \"monotonic\", "
+                  "\"trace_format\": \"perfetto\", "
+                  "\"schedule_every_n_steps\": 20, "
                   "\"flight_recorder\": True, \"flight_steps\": 5, \"slow_step_factor\": 2.5, "
                   "\"flight_warmup_steps\": 7, \"flight_cooldown_steps\": 8, "
                   "\"flight_max_saves\": 2, \"flight_signal\": True}"),
@@ -191,7 +196,10 @@ static void test_bad_values(void **state) {
         {"signals", "none", "must be true or false (also 1/0, yes/no, on/off)"},
         {"nsight", "nsys", "must be true or false (also 1/0, yes/no, on/off)"},
         {"gpu", "cuda", "must be auto, on or off"},
-        {"cuda_graphs", "nodes", "must be node or graph"},
+        {"cuda_graphs", "nodes", "must be one of node, graph"},
+        {"clock", "rdtsc", "must be one of auto, tsc, monotonic"},
+        {"clock", "", "must be one of auto, tsc, monotonic"},
+        {"trace_format", "protobuf", "must be one of json, perfetto"},
         {"output_dir", "", "must not be empty"},
         {"config", "", "must not be empty"},
         {"run_id", "a/b", RUN_ID_RULE},

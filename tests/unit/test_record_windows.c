@@ -559,6 +559,29 @@ static void test_sources_follow_the_schedule(void **state) {
     cap_reset();
 }
 
+/* Under either clock (the counter where this machine allows it, and clock_gettime) a range's
+ * duration is what CLOCK_MONOTONIC measured around and inside it, within a microsecond. */
+static void test_clock_sources_agree(void **state) {
+    (void)state;
+    static const char *const kv[2][3] = {{"clock", "auto", NULL}, {"clock", "monotonic", NULL}};
+    struct timespec ms20 = {0, 20000000};
+    for (int c = 0; c < 2; c++) {
+        assert_int_equal(start_with(kv[c]), 0);
+        int64_t outer0 = tp_clock_now_ns();
+        tprof_begin("timed");
+        int64_t inner0 = tp_clock_now_ns();
+        nanosleep(&ms20, NULL);
+        int64_t inner1 = tp_clock_now_ns();
+        tprof_end();
+        int64_t outer1 = tp_clock_now_ns();
+        tprof_shutdown();
+        const tp_event *r = find_named(cap.models[0], "timed");
+        assert_non_null(r);
+        assert_true(r->dur >= inner1 - inner0 - 1000 && r->dur <= outer1 - outer0 + 1000);
+        cap_reset();
+    }
+}
+
 /* base_ns is the wall clock of the session's origin; rank facts come from the environment. */
 static void test_run_facts(void **state) {
     (void)state;
@@ -673,6 +696,7 @@ int main(void) {
         cmocka_unit_test(test_partial_at_shutdown),
         cmocka_unit_test(test_no_window_reason),
         cmocka_unit_test(test_sources_follow_the_schedule),
+        cmocka_unit_test(test_clock_sources_agree),
         cmocka_unit_test(test_run_facts),
         cmocka_unit_test(test_rank_prefix),
     };

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "trace/perfetto_read.h"
 #include "trace/reader.h"
 #include "util/log.h"
 
@@ -606,7 +607,9 @@ static void test_hostile_inputs(void **state) {
             junk[i] = (char)(rand() % 256);
         tp_model_init(&m);
         int rc = tp_trace_read_mem(junk, len, "junk", &m, err, sizeof(err));
-        assert_true(rc == 0 || strncmp(err, "junk: byte ", 11) == 0);
+        /* bytes that begin as a Perfetto trace go to its reader, whose errors name a packet */
+        int pf = tp_perfetto_sniff((const unsigned char *)junk, len < 16 ? len : 16);
+        assert_true(rc == 0 || strncmp(err, pf ? "junk: " : "junk: byte ", pf ? 6 : 11) == 0);
         tp_model_free(&m);
     }
 }

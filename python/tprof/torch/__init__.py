@@ -11,6 +11,9 @@
   (observer.py; the dispatch mode of ops.py where it cannot load), FLOPs and shapes;
 - torch_profiler=True: torch.profiler on the same schedule, its traces read by tprof.analyze;
 - cuda_memory: allocated / reserved / peak counters at each recorded step;
+- always: the run's setup for the recommendations (CPUs, the DataLoader's and the optimizer's
+  settings, the parameters' dtype) as "tprof.setup" ranges, Python's garbage collections as "gc"
+  ranges (setup.py);
 - Callback: a PyTorch Lightning callback, LightningProfiler: Trainer(profiler=...)
   (lightning_classes.py; ImportError naming Lightning when it is not installed).
 

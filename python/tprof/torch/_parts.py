@@ -11,6 +11,7 @@ from tprof.torch.memory import CudaMemory
 from tprof.torch.modules import ModuleRanges
 from tprof.torch.ops import OpRecording
 from tprof.torch.profiler import TorchProfiler
+from tprof.torch.setup import GcRanges, SetupRecord
 
 
 def _torch_profiler_running() -> bool:
@@ -67,7 +68,8 @@ def _op_parts(opts: dict[str, Any], effective: dict[str, Any]) -> list[Any]:
 def build(cfg: _tprof.Config, effective: dict[str, Any], opts: dict[str, Any]) -> list[Any]:
     """The parts for opts (tprof.profile's PyTorch options); may turn cfg's gpu off."""
     _one_cupti_subscriber(cfg, effective, opts["torch_profiler"])
-    parts: list[Any] = []
+    # the setup the recommendations read, and garbage collections, in every window
+    parts: list[Any] = [SetupRecord(opts["model"]), GcRanges()]
     if opts["model"] is not None and opts["with_modules"]:
         parts.append(ModuleRanges(opts["model"]))
     op_parts = _op_parts(opts, effective)

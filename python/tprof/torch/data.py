@@ -1,9 +1,12 @@
 """The data-loading stage: each next() of a loader timed as a range (default "dataloader", the
-name the summary's dataloader stage and its recommendation look for)."""
+name the summary's dataloader stage and its recommendation look for). A torch DataLoader's
+settings (num_workers, pin_memory, ...) are recorded in the first fetch of each window, for the
+recommendation (setup.py)."""
 from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from tprof import _tprof
+from tprof.torch.setup import loader_setup, record_setup
 
 __all__ = ["dataloader"]
 
@@ -21,8 +24,15 @@ class dataloader(Generic[_T]):
     def __iter__(self) -> Iterator[_T]:
         rng = self.range
         it: Iterator[_T] | None = None
+        said = False  # the loader's setup was recorded in this window
         while True:
             rng.begin()
+            recording = _tprof.is_recording()
+            if recording and not said:
+                setup = loader_setup(self.loader)
+                if setup is not None:
+                    record_setup(setup)
+            said = recording
             try:
                 if it is None:  # a DataLoader starts its workers here: part of the first fetch
                     it = iter(self.loader)

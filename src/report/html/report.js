@@ -40,7 +40,9 @@
   }
   var formats = { us: fmtUs, bytes: fmtBytes, pct: fmtPct, num: fmtNum,
                   text: function (s) { return s === null || s === undefined ? '' : String(s); },
-                  shapes: function (s) { return s ? s : '(none recorded)'; } };
+                  shapes: function (s) { return s ? s : '(none recorded)'; },
+                  /* an op's input dtypes (Kineto's Input type): the tensors' ones, in order */
+                  dtypes: function (t) { return t ? t.filter(Boolean).join(', ') : ''; } };
 
   /* ---- DOM helpers ---- */
 
@@ -195,7 +197,7 @@
     var a = d.analysis;
     document.querySelectorAll('.top-rows').forEach(function (n) { n.textContent = d.top_rows; });
     /* grouped by input shape (top_cpu_ops_by_shape, present when the input recorded shapes):
-     * the same table with the shapes after the name */
+     * the same table with the shapes after the name, and the first call's dtypes last */
     var byShape = a.top_cpu_ops_by_shape || [], toggle = $('ops-by-shape');
     $('ops-shape-toggle').hidden = !byShape.length;
     if (!byShape.length) toggle.checked = false;
@@ -210,7 +212,8 @@
         { key: 'max_us', label: 'max', format: 'us' }, { key: 'flops', label: 'FLOPs', format: 'num' },
         { key: 'gpu_us', label: 'GPU time launched', format: 'us' },
         { key: 'kernels', label: 'kernels', format: 'num' }
-      ]), shaped ? byShape : a.top_cpu_ops, { filter: true, empty: 'no ops in this input' });
+      ]).concat(shaped ? [{ key: 'input_types', label: 'input dtypes', format: 'dtypes', cls: 'shapes' }] : []),
+      shaped ? byShape : a.top_cpu_ops, { filter: true, empty: 'no ops in this input' });
     }
     toggle.onchange = opsTable; /* one handler however often the view is rendered (tprof serve) */
     opsTable();

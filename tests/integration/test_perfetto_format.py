@@ -1,0 +1,154 @@
+"""`trace_format: perfetto`: the example training loop's traces in Perfetto's protobuf format.
+
+The files are decoded with the Perfetto project's own definitions (perfetto_trace_pb2 of the
+`perfetto` package from PyPI, requirements-dev.txt), not with tprof's reader: every packet parses,
+every slice begins and ends on its track in nesting order, interned names resolve, and the ops'
+calls and times in that decoding are those of op_stats.csv, which the library computed from the
+window in memory. `tprof analyze`, `check`, `report` and `merge` read the files; the analysis of a
+.pftrace equals the run's summary.json and the analysis of its JSON (written by `tprof merge`),
+and tprof_ref (the independent Python reference) agrees on that JSON. SIGTERM mid-window leaves a
+valid partial .pftrace that summary.json describes."""
+
+import collections
+import csv
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+from cli_helpers import ALL, TRAIN, check_sum, profiled_run, ref_sum, tprof
+
+pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pftrace")
+    return profiled_run(out, "run", "--profiling.trace_format", "perfetto",
+                        "--profiling.profile_memory", "true", "--profiling.active", "6")
+
+
+def pftraces(run_dir):
+    return sorted(run_dir.glob("trace_*.pftrace"))
+
+
+def decode(path):
+    """The slices of a trace as Perfetto's definitions read it: (name, category, ts, dur), and
+    the counter values and instants seen."""
+    trace = pb.Trace()
+    trace.ParseFromString(path.read_bytes())
+    names, cats = {}, {}
+    stacks = collections.defaultdict(list)
+    described = set()
+    slices, counters, instants = [], 0, 0
+    for p in trace.packet:
+        assert p.trusted_packet_sequence_id == 1
+        if p.sequence_flags & 1:  # SEQ_INCREMENTAL_STATE_CLEARED
+            names.clear(), cats.clear()
+        for e in p.interned_data.event_names:
+            names[e.iid] = e.name
+        for e in p.interned_data.event_categories:
+            cats[e.iid] = e.name
+        if p.HasField("track_descriptor"):
+            assert p.track_descriptor.uuid not in described
+            described.add(p.track_descriptor.uuid)
+        if not p.HasField("track_event"):
+            continue
+        te = p.track_event
+        assert te.track_uuid in described
+        if te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+            stacks[te.track_uuid].append((names[te.name_iid],
+                                          [cats[c] for c in te.category_iids], p.timestamp))
+        elif te.type == pb.TrackEvent.TYPE_SLICE_END:
+            name, cat, ts = stacks[te.track_uuid].pop()
+            assert p.timestamp >= ts
+            slices.append((name, cat, ts, p.timestamp - ts))
+        elif te.type == pb.TrackEvent.TYPE_COUNTER:
+            counters += 1
+        else:
+            instants += 1
+    assert not any(stacks.values()), "slices begun and never ended"
+    header = [m for p in trace.packet for m in p.chrome_events.metadata]
+    assert [m.name for m in header] == ["tprof_header"]
+    return slices, counters, instants, json.loads(header[0].json_value)
+
+
+def test_decoded_by_perfettos_definitions(run):
+    paths = pftraces(run)
+    assert len(paths) == 3  # steps 0-5, 6-11 and the partial 12-12
+    calls, total = collections.Counter(), collections.Counter()
+    counters = instants = 0
+    for path in paths:
+        slices, c, i, header = decode(path)
+        counters, instants = counters + c, instants + i
+        assert header["tprof"]["window"].startswith("steps_")
+        assert header["traceEvents"] == []
+        for name, _, _, dur in slices:
+            calls[name] += 1
+            total[name] += dur
+    assert counters > 0 and instants > 0  # profile_memory: the memory counter and its events
+    with open(run / "op_stats.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows
+    for row in rows:
+        assert calls[row["name"]] == int(row["calls"]), row["name"]
+        # the file holds ns; op_stats.csv µs with 3 decimals
+        assert total[row["name"]] == round(float(row["total_us"]) * 1000), row["name"]
+
+
+def test_commands_read_it(run, tmp_path):
+    assert tprof("check", run, rc=0).stdout.decode().startswith(f"{run}: ok: 3 traces")
+    got = json.loads(tprof("analyze", "--json", "--top", ALL, run, rc=0).stdout)
+    summary = json.loads((run / "summary.json").read_text())
+    for k in ("count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "list"):
+        assert got["steps"][k] == summary["steps"][k], k
+    assert got["stages"] == summary["stages"]
+    # the same window as JSON, through tprof merge: the same analysis, and tprof_ref's figures
+    for path in pftraces(run):
+        as_json = tmp_path / (path.stem + ".json")
+        tprof("merge", path, "-o", as_json, rc=0)
+        a = json.loads(tprof("analyze", "--json", "--top", ALL, path, rc=0).stdout)
+        b = json.loads(tprof("analyze", "--json", "--top", ALL, as_json, rc=0).stdout)
+        check_sum(ref_sum([as_json]), a)
+        # merge writes a tprof object of its own, without the window's partial mark
+        for k in ("input", "windows", "warnings"):
+            del a[k], b[k]
+        assert a == b
+    tprof("report", run, "-o", tmp_path / "r.html", rc=0)
+    assert (tmp_path / "r.html").stat().st_size > 0
+
+
+def test_bad_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.pftrace"
+    bad.write_bytes(b"\x0a\x06\x5a\x04\x48\x02\x58\x01")  # an END on an undescribed track
+    p = tprof("analyze", bad, rc=2)
+    text = p.stderr.decode()
+    assert text.count("\n") == 1 and "bad.pftrace: packet 1: " in text
+
+
+def test_sigterm_mid_window(tmp_path):
+    """A signal's flush writes the open window as a valid partial .pftrace, and the run's
+    summary describes what it holds."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TPROF_")}
+    proc = subprocess.Popen(
+        [str(TRAIN), "--steps", "100000", "--batch", "8", "--log-every", "1", "--profile",
+         "--profiling.output_dir", str(tmp_path), "--profiling.run_id", "run",
+         "--profiling.trace_format=perfetto", "--profiling.active=100000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    seen = 0
+    while seen < 20:  # well inside the window
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        seen += "step" in line
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM
+    [path] = pftraces(tmp_path / "run")
+    slices, _, _, header = decode(path)
+    assert header["tprof"]["partial"] is True
+    steps = sorted(int(n.split("#")[1]) for n, _, _, _ in slices if n.startswith("ProfilerStep#"))
+    assert steps == list(range(len(steps))) and len(steps) >= 19
+    got = json.loads(tprof("analyze", "--json", path, rc=0).stdout)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert got["steps"]["count"] == summary["steps"]["count"] == len(steps)
