@@ -8,7 +8,8 @@
  * on PYTHONPATH make every Python process of the command set tprof run up as it starts (that
  * folder's sitecustomize; python/tprof/_autorun.py does the rest). The folder is found through
  * TPROF_PYTHON_PACKAGE (which `python -m tprof` sets to its package), else beside this program:
- * a build tree's python/tprof, or the site-packages/tprof of the environment it is installed in. */
+ * a build tree's python/tprof, the site-packages/tprof beside a repaired wheel's tprof.scripts/,
+ * or the site-packages/tprof of the environment it is installed in. */
 #include "cli/cli.h"
 
 #include "config/config.h"
@@ -103,6 +104,8 @@ static char *bootstrap_dir(void) {
     exe[n] = '\0';
     *strrchr(exe, '/') = '\0';
     char *dir = bootstrap_in(exe, "/python/tprof/_bootstrap");
+    if (!dir) /* a wheel repaired by auditwheel: the program is in site-packages/tprof.scripts/ */
+        dir = bootstrap_in(exe, "/../tprof/_bootstrap");
     if (dir) return dir;
     char pattern[PATH_MAX + 64];
     snprintf(pattern, sizeof(pattern), "%s/../lib/python3*/site-packages/tprof/_bootstrap", exe);
