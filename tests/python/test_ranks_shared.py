@@ -58,7 +58,7 @@ for (x,) in torch.utils.data.DataLoader(data, batch_size=4):
     opt.step()
     opt.zero_grad()
 dist.barrier()
-os.write(1, b"rank %d done\n" % dist.get_rank())  # one write: the ranks share stdout
+os.write(1, b"rank %d done\\n" % dist.get_rank())  # one write: the ranks share stdout
 dist.destroy_process_group()
 """
 
