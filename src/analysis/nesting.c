@@ -304,10 +304,9 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
         if (!ns) goto oom;
         int32_t op = parent ? parent->op : -1;
         uint32_t pair = UINT32_MAX;
-        if (merged[i]) {
-            assert(parent && parent->stat == (uint32_t)(ns - s->stats));
-            pair = parent->shaped; /* its self time is its parent's, in the parent's pair too */
-        }
+        assert(!merged[i] || (parent && parent->stat == (uint32_t)(ns - s->stats)));
+        if (merged[i] && parent) /* its self time is its parent's, in the parent's pair too */
+            pair = parent->shaped;
         if (!(e->flags & TP_EVF_STEP)) {
             if (!merged[i] && count_op(s, e, ns, &pair, parent ? parent->module : TP_STR_EMPTY))
                 goto oom;

@@ -45,6 +45,7 @@ if __name__ == "__main__":
 """
 
 TORCHRUN_PLAIN = """
+import os
 import torch, torch.distributed as dist
 from torch import nn
 
@@ -57,7 +58,7 @@ for (x,) in torch.utils.data.DataLoader(data, batch_size=4):
     opt.step()
     opt.zero_grad()
 dist.barrier()
-print("rank", dist.get_rank(), "done")
+os.write(1, b"rank %d done\\n" % dist.get_rank())  # one write: the ranks share stdout
 dist.destroy_process_group()
 """
 
