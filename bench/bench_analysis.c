@@ -14,6 +14,7 @@
  *
  * usage: bench_analysis [events (default 3000000)] [repetitions (default 5)]
  *        bench_analysis --file TRACE [repetitions (default 5)] */
+#include "bench.h"
 #include "analysis/analysis.h"
 #include "model/model.h"
 #include "trace/reader.h"
@@ -170,22 +171,6 @@ static void build(tp_model *m, size_t target) {
     }
 }
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return v[n / 2];
-}
-
 static int cmp_ts(const void *pa, const void *pb) {
     const tp_event *a = pa, *b = pb;
     return (a->ts > b->ts) - (a->ts < b->ts);
@@ -199,7 +184,7 @@ static int cmp_end(const void *pa, const void *pb) {
 
 /* Seconds for new + add_model + finish + free. */
 static double time_analysis(const tp_model *m, uint64_t *check) {
-    double t0 = now();
+    double t0 = bench_now_s(CLOCK_PROCESS_CPUTIME_ID);
     tp_analysis *a = tp_analysis_new(NULL);
     if (!a || tp_analysis_add_model(a, m, "bench")) {
         fprintf(stderr, "bench_analysis: analysis failed\n");
@@ -208,14 +193,14 @@ static double time_analysis(const tp_model *m, uint64_t *check) {
     tp_analysis_finish(a);
     *check = a->kernel_count + a->nops + (uint64_t)a->gpu_attributed_ns;
     tp_analysis_free(a);
-    return now() - t0;
+    return bench_now_s(CLOCK_PROCESS_CPUTIME_ID) - t0;
 }
 
 static double time_qsort(const tp_model *m, tp_event *scratch) {
     memcpy(scratch, m->events, m->nevents * sizeof(*scratch));
-    double t0 = now();
+    double t0 = bench_now_s(CLOCK_PROCESS_CPUTIME_ID);
     qsort(scratch, m->nevents, sizeof(*scratch), cmp_ts);
-    return now() - t0;
+    return bench_now_s(CLOCK_PROCESS_CPUTIME_ID) - t0;
 }
 
 /* kB of a VmRSS / VmHWM line of /proc/self/status; -1 when unknown. */
@@ -263,7 +248,7 @@ static int bench_file(const char *path, int reps) {
         if (check != first_check) fprintf(stderr, "bench_analysis: results differ by run!\n");
         tq[r] = time_qsort(&m, scratch);
     }
-    double a = median(ta, reps), q = median(tq, reps);
+    double a = bench_median(ta, reps), q = bench_median(tq, reps);
     printf("bench_analysis: %s: %zu events, %u strings, %zu tracks, median of %d\n", path,
            m.nevents, m.strings.n, m.ntracks, reps);
     /* on a shared machine the fastest run is the one least disturbed (ta is sorted now) */
@@ -321,7 +306,7 @@ int main(int argc, char **argv) {
         }
         if (o == 0) first_check = check;
         if (check != first_check) fprintf(stderr, "bench_analysis: results differ by order!\n");
-        double a = median(ta, reps), q = median(tq, reps);
+        double a = bench_median(ta, reps), q = bench_median(tq, reps);
         printf("%-12s %12.1f %10.2f %16.1f %22.2f\n", orders[o], a * 1e3,
                (double)m.nevents / a / 1e6, q * 1e3, a / q);
     }

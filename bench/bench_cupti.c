@@ -12,6 +12,7 @@
 
 #ifdef TPROF_HAVE_CUPTI_HEADERS
 
+#include "bench.h"
 #include "gpu/convert.h"
 
 #include <stdlib.h>
@@ -35,12 +36,6 @@ static const char *const kernel_names[] = {"_Z4gemmILb0ELb1EEvPKfS1_Pfiii",
                                            "_Z10sgd_updatePfPKffi",
                                            "_Z4gemmILb1ELb0EEvPKfS1_Pfiii",
                                            "_Z21softmax_cross_entropyPKfPKiPfS3_i"};
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* One record of the stream: i-th, time t (ns). */
 static void make_record(size_t i, uint64_t t, raw_record *r) {
@@ -129,16 +124,6 @@ static void baseline(const tp_cupti_rec *recs, size_t n, tp_model *m) {
 
 enum { ROUNDS = 5 };
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v) {
-    qsort(v, ROUNDS, sizeof(*v), cmp_double);
-    return v[ROUNDS / 2];
-}
-
 /* An A100, so that kernels carry their occupancy args. */
 static tp_cupti_dev *a100(void) {
     tp_cupti_dev *dev = calloc(1, sizeof(*dev));
@@ -161,24 +146,24 @@ static int round_once(const raw_record *raw, tp_cupti_rec *reduced, size_t n, do
     tp_cupti_conv_set_devices(&c, dev, 1);
     tp_cupti_pending p;
     tp_cupti_pending_init(&p, n);
-    double t0 = now_s();
+    double t0 = bench_now_s(CLOCK_MONOTONIC);
     for (size_t i = 0; i < n; i++)
         if (tp_cupti_reduce(&c, &raw[i].any, &reduced[i])) tp_cupti_pending_add(&p, &reduced[i]);
-    *t_reduce = now_s() - t0;
+    *t_reduce = bench_now_s(CLOCK_MONOTONIC) - t0;
 
     tp_model m;
     tp_model_init(&m);
     tp_window_info w = {.name = "bench", .start_ns = 0, .end_ns = INT64_MAX / 2};
-    t0 = now_s();
+    t0 = bench_now_s(CLOCK_MONOTONIC);
     *events = tp_cupti_pending_take(&p, &c, &m, &w);
-    *t_take = now_s() - t0;
+    *t_take = bench_now_s(CLOCK_MONOTONIC) - t0;
     size_t nargs = m.nargs;
     tp_model_free(&m);
 
     tp_model_init(&m);
-    t0 = now_s();
+    t0 = bench_now_s(CLOCK_MONOTONIC);
     baseline(reduced, n, &m);
-    *t_base = now_s() - t0;
+    *t_base = bench_now_s(CLOCK_MONOTONIC) - t0;
     int same = m.nevents == (size_t)*events && m.nargs == nargs;
     tp_model_free(&m);
     tp_cupti_pending_free(&p);
@@ -203,7 +188,8 @@ int main(int argc, char **argv) {
         free(reduced);
         return 1;
     }
-    double reduce = median(t_reduce), take = median(t_take), base = median(t_base);
+    double reduce = bench_median(t_reduce, ROUNDS), take = bench_median(t_take, ROUNDS),
+           base = bench_median(t_base, ROUNDS);
     printf("records %zu -> events %ld, median of %d rounds\n", n, events, ROUNDS);
     printf("reduce (CUPTI thread)      %7.1f ns/record\n", reduce * 1e9 / n);
     printf("take (writer thread)       %7.1f ns/record\n", take * 1e9 / n);

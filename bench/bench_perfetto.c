@@ -6,6 +6,7 @@
  * Usage: bench_perfetto TRACE [RUNS]: TRACE (any trace tprof reads; bench/make_big_trace.py
  * makes a large one) is read once into the model that is written three ways into a temporary
  * folder; each figure is the median of RUNS (default 3). */
+#include "bench.h"
 #include "analysis/analysis.h"
 #include "export/chrome.h"
 #include "export/perfetto.h"
@@ -21,22 +22,6 @@
 
 enum { FORMATS = 3, MAX_RUNS = 15 };
 
-static double now_s(clockid_t clk) {
-    struct timespec ts;
-    clock_gettime(clk, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return v[n / 2];
-}
-
 static int write_format(const tp_model *m, int f, const char *path, char *err, size_t n) {
     tp_chrome_opts o = {.gzip = f == 1};
     return f == 2 ? tp_perfetto_write_file(m, path, &o, err, n)
@@ -49,7 +34,7 @@ static double analyse(const char *path) {
     tp_model m;
     tp_model_init(&m);
     tp_read_opts o = {.threads = 1};
-    double t0 = now_s(CLOCK_MONOTONIC);
+    double t0 = bench_now_s(CLOCK_MONOTONIC);
     if (tp_trace_read_file(path, &m, &o, err, sizeof(err))) {
         fprintf(stderr, "bench_perfetto: %s\n", err);
         exit(1);
@@ -57,7 +42,7 @@ static double analyse(const char *path) {
     tp_analysis *a = tp_analysis_new(NULL);
     if (!a || tp_analysis_add_model(a, &m, path)) exit(1);
     tp_analysis_finish(a);
-    double s = now_s(CLOCK_MONOTONIC) - t0;
+    double s = bench_now_s(CLOCK_MONOTONIC) - t0;
     tp_analysis_free(a);
     tp_model_free(&m);
     return s;
@@ -85,21 +70,21 @@ int main(int argc, char **argv) {
     for (int f = 0; f < FORMATS; f++) {
         snprintf(paths[f], sizeof(paths[f]), "%s/%s", dir, files[f]);
         for (int r = 0; r < runs; r++) {
-            double t0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+            double t0 = bench_now_s(CLOCK_PROCESS_CPUTIME_ID);
             if (write_format(&m, f, paths[f], err, sizeof(err))) {
                 fprintf(stderr, "bench_perfetto: %s\n", err);
                 return 1;
             }
-            v[r] = now_s(CLOCK_PROCESS_CPUTIME_ID) - t0;
+            v[r] = bench_now_s(CLOCK_PROCESS_CPUTIME_ID) - t0;
         }
-        wr[f] = median(v, runs);
+        wr[f] = bench_median(v, runs);
         struct stat st;
         size[f] = stat(paths[f], &st) ? 0 : (double)st.st_size;
     }
     for (int f = 0; f < FORMATS; f++) {
         for (int r = 0; r < runs; r++)
             v[r] = analyse(paths[f]);
-        rd[f] = median(v, runs);
+        rd[f] = bench_median(v, runs);
     }
     printf("bench_perfetto: %s, %zu events; median of %d runs (write: CPU time; read + analysis: "
            "wall time, one thread)\n",

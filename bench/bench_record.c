@@ -11,6 +11,7 @@
  *              machine's core count does not show as waiting
  *   convert    the writer thread's conversion of the recorded window into a model
  * Usage: bench_record [N]  (default 1000000); BENCH_VERBOSE=1 also prints every run. */
+#include "bench.h"
 #include "config/config.h"
 #include "record/clock.h"
 #include "tprof.h"
@@ -27,63 +28,47 @@ enum { REPS = 7, THREADS = 4 };
 static long iters = 1000000;
 static int counter; /* `clock: auto` reads the counter on this machine */
 
-static double now_s(clockid_t clk) {
-    struct timespec ts;
-    clock_gettime(clk, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return v[n / 2];
-}
-
 /* ---- the loops; each returns ns per iteration, timed on clk ---- */
 
 static double loop_empty(clockid_t clk, long n) {
-    double t0 = now_s(clk);
+    double t0 = bench_now_s(clk);
     for (long i = 0; i < n; i++)
         __asm__ volatile("" ::: "memory");
-    return (now_s(clk) - t0) * 1e9 / (double)n;
+    return (bench_now_s(clk) - t0) * 1e9 / (double)n;
 }
 
 /* The raw counter read, whatever the session's source (rdtsc, cntvct_el0). */
 static double loop_counter(clockid_t clk, long n) {
     uint64_t sum = 0;
-    double t0 = now_s(clk);
+    double t0 = bench_now_s(clk);
     for (long i = 0; i < n; i++) {
         sum += tp_clock_inline_ticks();
         __asm__ volatile("" ::: "memory");
     }
-    double ns = (now_s(clk) - t0) * 1e9 / (double)n;
+    double ns = (bench_now_s(clk) - t0) * 1e9 / (double)n;
     if (sum == 42) puts(""); /* keep the reads */
     return ns;
 }
 
 static double loop_gettime(clockid_t clk, long n) {
     uint64_t sum = 0;
-    double t0 = now_s(clk);
+    double t0 = bench_now_s(clk);
     for (long i = 0; i < n; i++) {
         sum += tp_clock_ticks_mono();
         __asm__ volatile("" ::: "memory");
     }
-    double ns = (now_s(clk) - t0) * 1e9 / (double)n;
+    double ns = (bench_now_s(clk) - t0) * 1e9 / (double)n;
     if (sum == 42) puts(""); /* keep the reads */
     return ns;
 }
 
 static double loop_ranges(clockid_t clk, long n) {
-    double t0 = now_s(clk);
+    double t0 = bench_now_s(clk);
     for (long i = 0; i < n; i++) {
         tprof_begin("bench");
         tprof_end();
     }
-    return (now_s(clk) - t0) * 1e9 / (double)n;
+    return (bench_now_s(clk) - t0) * 1e9 / (double)n;
 }
 
 /* ---- sessions ---- */
@@ -142,9 +127,9 @@ static void run_cases(double *out) {
     tprof_shutdown();
     start(NULL, NULL);
     out[RECORDING] = loop_ranges(cpu, iters);
-    double t0 = now_s(CLOCK_MONOTONIC);
+    double t0 = bench_now_s(CLOCK_MONOTONIC);
     tprof_shutdown(); /* waits for the writer thread to turn the window into a model */
-    out[CONVERT] = (now_s(CLOCK_MONOTONIC) - t0) * 1e9 / (double)iters;
+    out[CONVERT] = (bench_now_s(CLOCK_MONOTONIC) - t0) * 1e9 / (double)iters;
     start(NULL, NULL);
     out[THREADS4] = threads_run();
     tprof_shutdown();
@@ -166,7 +151,7 @@ int main(int argc, char **argv) {
                     one[RECORDING]);
     }
     for (int c = 0; c < NCASES; c++)
-        med[c] = median(runs[c], REPS);
+        med[c] = bench_median(runs[c], REPS);
     double empty = med[EMPTY], cnt = med[COUNTER], cgt = med[GETTIME], idle = med[IDLE] - empty;
     double between = med[BETWEEN] - empty, rec = med[RECORDING] - empty,
            mono = med[MONOTONIC] - empty, rec4 = med[THREADS4] - empty;

@@ -692,8 +692,7 @@ static int prepare(writer *w) {
     return out_of_memory(w) ? -1 : 0;
 }
 
-/* 1 once the deadline (if any) has passed. */
-static int past(const int64_t *deadline) {
+int tp_chrome_past_deadline(const int64_t *deadline) {
     int64_t deadline_ns = deadline ? __atomic_load_n(deadline, __ATOMIC_ACQUIRE) : 0;
     if (!deadline_ns) return 0;
     struct timespec now;
@@ -721,7 +720,7 @@ static int write_segment(writer *w, const tp_model *m) {
     if (prepare(w) || put_metadata(w)) w->stop = 1;
     size_t i = 0;
     for (; i < m->nevents && !w->stop; i++) {
-        if (i % DEADLINE_EVERY == 0 && past(w->o->deadline_ns)) break;
+        if (i % DEADLINE_EVERY == 0 && tp_chrome_past_deadline(w->o->deadline_ns)) break;
         put_event(w, &m->events[i], i);
         maybe_flush(w);
     }

@@ -43,6 +43,10 @@ typedef struct tp_chrome_opts {
 int tp_chrome_write(const tp_model *m, const tp_chrome_opts *o,
                     int (*write)(void *ctx, const void *data, size_t len), void *ctx);
 
+/* 1 once the deadline that deadline_ns points to (tp_chrome_opts.deadline_ns; none when NULL or
+ * 0) has passed: the check of this writer and of export/perfetto.c's, between two events. */
+int tp_chrome_past_deadline(const int64_t *deadline_ns);
+
 /* The trace of m as the file at path, written atomically (tp_ofile: temporary name, then
  * rename); the directory must exist. 0, or -1 with err = one line naming the path and the
  * reason; nothing is left behind on failure. */

@@ -10,6 +10,7 @@
  * ranges, once those that ended are closed, all contain it. Lane 0 is the track itself. */
 #include "export/perfetto.h"
 
+#include "export/perfetto_proto.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -21,69 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum {
     CHUNK = 1 << 20, /* the output is handed on once it holds this much */
     SEQ = 1,         /* the one trusted_packet_sequence_id */
     DEADLINE_EVERY = 4096,
-};
-
-/* Perfetto's field numbers (protos/perfetto/trace/...). */
-enum {
-    TRACE_PACKET = 1,
-    PK_CHROME_EVENTS = 5, /* TracePacket */
-    PK_TIMESTAMP = 8,
-    PK_SEQ_ID = 10,
-    PK_TRACK_EVENT = 11,
-    PK_INTERNED = 12,
-    PK_SEQ_FLAGS = 13,
-    PK_TRACK_DESC = 60,
-    SEQ_CLEARED = 1, /* sequence_flags */
-    SEQ_NEEDS_STATE = 2,
-    CEB_METADATA = 2, /* ChromeEventBundle */
-    CM_NAME = 1,      /* ChromeMetadata */
-    CM_JSON = 5,
-    TD_UUID = 1, /* TrackDescriptor */
-    TD_NAME = 2,
-    TD_PROCESS = 3,
-    TD_THREAD = 4,
-    TD_PARENT = 5,
-    TD_COUNTER = 8,
-    TD_DESCRIPTION = 14,
-    PD_PID = 1, /* ProcessDescriptor */
-    PD_NAME = 6,
-    THD_PID = 1, /* ThreadDescriptor */
-    THD_TID = 2,
-    THD_NAME = 5,
-    TE_CATEGORY_IIDS = 3, /* TrackEvent */
-    TE_ANNOTATIONS = 4,
-    TE_TYPE = 9,
-    TE_NAME_IID = 10,
-    TE_TRACK = 11,
-    TE_EXTRA_COUNTER_VALUES = 12,
-    TE_COUNTER_VALUE = 30,
-    TE_EXTRA_COUNTER_TRACKS = 31,
-    TE_DOUBLE_COUNTER_VALUE = 44,
-    TE_EXTRA_DOUBLE_COUNTER_TRACKS = 45,
-    TE_EXTRA_DOUBLE_COUNTER_VALUES = 46,
-    TE_FLOW_IDS = 47,
-    TYPE_BEGIN = 1,
-    TYPE_END = 2,
-    TYPE_INSTANT = 3,
-    TYPE_COUNTER = 4,
-    ID_CATEGORIES = 1, /* InternedData, and the iid and name of each entry */
-    ID_NAMES = 2,
-    ID_ARG_NAMES = 3,
-    IE_IID = 1,
-    IE_NAME = 2,
-    DA_NAME_IID = 1, /* DebugAnnotation */
-    DA_BOOL = 2,
-    DA_UINT = 3,
-    DA_INT = 4,
-    DA_DOUBLE = 5,
-    DA_STRING = 6,
-    DA_JSON = 9,
 };
 
 /* uuids: a track's lane L is (L << 32 | track + 1); processes and counters have high bits. */
@@ -515,14 +458,6 @@ static void finish_track(pw *w, uint32_t track) {
         close_until(w, track, l, INT64_MAX);
 }
 
-static int past(const int64_t *deadline) {
-    int64_t deadline_ns = deadline ? __atomic_load_n(deadline, __ATOMIC_ACQUIRE) : 0;
-    if (!deadline_ns) return 0;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec >= deadline_ns;
-}
-
 size_t tp_perfetto_order(const tp_model *m, size_t *order) {
     size_t ns = 0, k;
     for (size_t i = 0; i < m->nevents; i++)
@@ -545,7 +480,7 @@ static void put_events(pw *w) {
     size_t ns = tp_perfetto_order(m, order);
     uint32_t cur = UINT32_MAX;
     for (size_t k = 0; k < ns && !w->failed; k++) {
-        if (k % DEADLINE_EVERY == 0 && past(w->o->deadline_ns)) break;
+        if (k % DEADLINE_EVERY == 0 && tp_chrome_past_deadline(w->o->deadline_ns)) break;
         const tp_event *ev = &m->events[order[k]];
         uint32_t t = event_track(w, ev);
         if (t != cur && cur != UINT32_MAX) finish_track(w, cur), w->nl = 0;
@@ -563,7 +498,7 @@ static void put_events(pw *w) {
     }
     if (cur != UINT32_MAX) finish_track(w, cur);
     for (size_t k = ns; k < m->nevents && w->nwritten == k && !w->failed; k++) {
-        if ((k - ns) % DEADLINE_EVERY == 0 && past(w->o->deadline_ns)) break;
+        if ((k - ns) % DEADLINE_EVERY == 0 && tp_chrome_past_deadline(w->o->deadline_ns)) break;
         const tp_event *ev = &m->events[order[k]];
         if (ev->kind == TP_COUNTER)
             put_counter(w, ev);

@@ -141,15 +141,12 @@ static const tp_cupti_dev *find_dev(const tp_cupti_conv *c, uint32_t id) {
 static tp_event *range_event(tp_cupti_out *o, const tp_cupti_rec *r, int64_t pid, int64_t tid,
                              tp_kind kind, tp_str name, int cat, int64_t off) {
     uint32_t track = tp_model_track(o->m, pid, 0, tid, 0);
-    tp_event *ev = track == UINT32_MAX ? NULL : tp_model_add_event(o->m);
+    tp_event *ev = track == UINT32_MAX
+                       ? NULL
+                       : tp_model_new_event(o->m, track, kind, r->start - off, name, o->s[cat]);
     if (!ev) return NULL;
-    ev->ts = r->start - off;
     ev->dur = r->end - r->start;
     ev->corr = r->corr;
-    ev->name = name;
-    ev->cat = o->s[cat];
-    ev->track = track;
-    ev->kind = (uint8_t)kind;
     return r->ext && put_int(o, ev, S_EXTERNAL_ID, (int64_t)r->ext) ? NULL : ev;
 }
 

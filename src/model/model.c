@@ -70,6 +70,18 @@ tp_event *tp_model_add_event(tp_model *m) {
     return ev;
 }
 
+tp_event *tp_model_new_event(tp_model *m, uint32_t track, int kind, int64_t ts, tp_str name,
+                             tp_str cat) {
+    tp_event *ev = tp_model_add_event(m);
+    if (!ev) return NULL;
+    ev->ts = ts;
+    ev->name = name;
+    ev->cat = cat;
+    ev->track = track;
+    ev->kind = (uint8_t)kind;
+    return ev;
+}
+
 int tp_model_add_arg(tp_model *m, tp_event *ev, tp_str key, tp_arg_type type, const void *value) {
     if (m->nevents == 0 || ev != &m->events[m->nevents - 1] || ev->nargs == UINT16_MAX ||
         m->nargs >= UINT32_MAX || TP_GROW(m->args, m->cap_args, m->nargs + 1)) {

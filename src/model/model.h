@@ -133,6 +133,10 @@ uint32_t tp_model_track(tp_model *m, int64_t pid, tp_str pid_str, int64_t tid, t
 /* A new zeroed event at the end of events (NULL when out of memory; m->failed is set). The pointer
  * is valid until the next tp_model_add_event. */
 tp_event *tp_model_add_event(tp_model *m);
+/* tp_model_add_event with what every producer sets first: the event's track, kind (tp_kind),
+ * start ts, name and category (TP_STR_EMPTY: none). */
+tp_event *tp_model_new_event(tp_model *m, uint32_t track, int kind, int64_t ts, tp_str name,
+                             tp_str cat);
 
 /* Appends an arg to ev, which must be the event added last (args stay contiguous). 0 or -1. */
 int tp_model_add_arg(tp_model *m, tp_event *ev, tp_str key, tp_arg_type type, const void *value);

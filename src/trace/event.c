@@ -365,14 +365,7 @@ static void add_number_arg(tp_model *m, tp_event *ev, tp_str key, const num_arg 
 
 static tp_event *new_event(tp_evread *er, uint32_t track, int kind, int64_t ts, tp_str name,
                            tp_str cat) {
-    tp_event *ev = track == UINT32_MAX ? NULL : tp_model_add_event(er->m);
-    if (!ev) return NULL;
-    ev->ts = ts;
-    ev->name = name;
-    ev->cat = cat;
-    ev->track = track;
-    ev->kind = (uint8_t)kind;
-    return ev;
+    return track == UINT32_MAX ? NULL : tp_model_new_event(er->m, track, kind, ts, name, cat);
 }
 
 static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_t dur) {

@@ -10,6 +10,7 @@
 
 #include "export/chrome.h"
 #include "export/perfetto.h"
+#include "export/perfetto_proto.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/hashtab.h"
@@ -22,55 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The field numbers export/perfetto.c writes (Perfetto's protos/perfetto/trace). */
 enum {
-    TRACE_PACKET = 1,
-    PK_CHROME_EVENTS = 5,
-    PK_TIMESTAMP = 8,
-    PK_TRACK_EVENT = 11,
-    PK_INTERNED = 12,
-    PK_SEQ_FLAGS = 13,
-    PK_TRACK_DESC = 60,
-    SEQ_CLEARED = 1,
-    CEB_METADATA = 2,
-    CM_NAME = 1,
-    CM_JSON = 5,
-    TD_UUID = 1,
-    TD_NAME = 2,
-    TD_PROCESS = 3,
-    TD_THREAD = 4,
-    TD_PARENT = 5,
-    TD_COUNTER = 8,
-    TD_DESCRIPTION = 14,
-    PD_PID = 1,
-    PD_NAME = 6,
-    THD_PID = 1,
-    THD_TID = 2,
-    THD_NAME = 5,
-    TE_CATEGORY_IIDS = 3,
-    TE_ANNOTATIONS = 4,
-    TE_TYPE = 9,
-    TE_NAME_IID = 10,
-    TE_TRACK = 11,
-    TE_EXTRA_COUNTER_VALUES = 12,
-    TE_COUNTER_VALUE = 30,
-    TE_EXTRA_COUNTER_TRACKS = 31,
-    TE_DOUBLE_COUNTER_VALUE = 44,
-    TE_EXTRA_DOUBLE_COUNTER_TRACKS = 45,
-    TE_EXTRA_DOUBLE_COUNTER_VALUES = 46,
-    TYPE_BEGIN = 1,
-    TYPE_END = 2,
-    TYPE_INSTANT = 3,
-    TYPE_COUNTER = 4,
-    IE_IID = 1,
-    IE_NAME = 2,
-    DA_NAME_IID = 1,
-    DA_BOOL = 2,
-    DA_UINT = 3,
-    DA_INT = 4,
-    DA_DOUBLE = 5,
-    DA_STRING = 6,
-    DA_JSON = 9,
     MAX_IID = 1 << 24,   /* interned ids past this are refused (the tables are arrays) */
     MAX_EXTRA = 1 << 10, /* extra counter values per event */
 };
@@ -325,13 +278,8 @@ static tp_event *new_event(rd *r, const te_fields *t, uint32_t track, int kind, 
     if (!t->has_name || iid_get(r, 1, t->name_iid, &name))
         return bad(r, "an event without a name"), NULL;
     if (t->has_cat && iid_get(r, 0, t->cat_iid, &cat)) return NULL;
-    tp_event *ev = tp_model_add_event(r->m);
+    tp_event *ev = tp_model_new_event(r->m, track, kind, ts, name, cat);
     if (!ev) return bad(r, "out of memory"), NULL;
-    ev->ts = ts;
-    ev->name = name;
-    ev->cat = cat;
-    ev->track = track;
-    ev->kind = (uint8_t)kind;
     return ev;
 }
 

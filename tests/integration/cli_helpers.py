@@ -5,6 +5,7 @@ figures over several traces (the independent value of one analysis of several in
 import math
 import os
 import pathlib
+import signal
 import subprocess
 
 import tprof_ref
@@ -59,6 +60,27 @@ def profiled_run(out_dir, run_id, *options, env=None, steps=12):
     p = subprocess.run(args, capture_output=True, timeout=TIMEOUT, env=full_env)
     assert p.returncode == 0, p.stderr.decode(errors="replace")
     return pathlib.Path(out_dir) / run_id
+
+
+def sigterm_mid_window(out_dir, *options):
+    """Runs the example profiled into out_dir/run, its window open for the whole run, and stops
+    it with SIGTERM after its 20th step (well inside the window): tprof's flush must write the
+    window, then the signal's default action end the process. Returns out_dir/run."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TPROF_")}
+    proc = subprocess.Popen(
+        [str(TRAIN), "--steps", "100000", "--batch", "8", "--log-every", "1", "--profile",
+         "--profiling.output_dir", str(out_dir), "--profiling.run_id", "run",
+         "--profiling.active=100000"] + list(options),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    seen = 0
+    while seen < 20:
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        seen += "step" in line
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM
+    return pathlib.Path(out_dir) / "run"
 
 
 def ref_sum(paths):

@@ -12,12 +12,9 @@ valid partial .pftrace that summary.json describes."""
 import collections
 import csv
 import json
-import os
-import signal
-import subprocess
 
 import pytest
-from cli_helpers import ALL, TRAIN, check_sum, profiled_run, ref_sum, tprof
+from cli_helpers import ALL, check_sum, profiled_run, ref_sum, sigterm_mid_window, tprof
 
 pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
 
@@ -130,25 +127,12 @@ def test_bad_file_is_one_line(tmp_path):
 def test_sigterm_mid_window(tmp_path):
     """A signal's flush writes the open window as a valid partial .pftrace, and the run's
     summary describes what it holds."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TPROF_")}
-    proc = subprocess.Popen(
-        [str(TRAIN), "--steps", "100000", "--batch", "8", "--log-every", "1", "--profile",
-         "--profiling.output_dir", str(tmp_path), "--profiling.run_id", "run",
-         "--profiling.trace_format=perfetto", "--profiling.active=100000"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    seen = 0
-    while seen < 20:  # well inside the window
-        line = proc.stdout.readline()
-        assert line, proc.stderr.read()
-        seen += "step" in line
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGTERM
-    [path] = pftraces(tmp_path / "run")
+    run_dir = sigterm_mid_window(tmp_path, "--profiling.trace_format=perfetto")
+    [path] = pftraces(run_dir)
     slices, _, _, header = decode(path)
     assert header["tprof"]["partial"] is True
     steps = sorted(int(n.split("#")[1]) for n, _, _, _ in slices if n.startswith("ProfilerStep#"))
     assert steps == list(range(len(steps))) and len(steps) >= 19
     got = json.loads(tprof("analyze", "--json", path, rc=0).stdout)
-    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    summary = json.loads((run_dir / "summary.json").read_text())
     assert got["steps"]["count"] == summary["steps"]["count"] == len(steps)

@@ -19,6 +19,7 @@ import subprocess
 import pytest
 
 import tprof_ref
+from cli_helpers import sigterm_mid_window
 
 BUILD = os.environ["TPROF_BUILD_DIR"]
 EXAMPLE = os.path.join(BUILD, "examples", "train_mlp")
@@ -237,21 +238,8 @@ def test_full_disk_leaves_nothing_half_written(tmp_path):
 
 
 def test_sigterm_mid_window_writes_a_valid_partial_trace(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TPROF_")}
-    proc = subprocess.Popen(
-        [EXAMPLE, "--steps", "100000", "--batch", "8", "--log-every", "1", "--profile",
-         "--profiling.output_dir", str(tmp_path), "--profiling.run_id", "run",
-         "--profiling.wait=2", "--profiling.active=100000"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    seen = 0
-    while seen < 20:  # well inside the window
-        line = proc.stdout.readline()
-        assert line, proc.stderr.read()
-        seen += "step" in line
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGTERM  # the default action ran after the flush
-    [path] = traces(tmp_path / "run")
+    run_dir = sigterm_mid_window(tmp_path, "--profiling.wait=2")
+    [path] = traces(run_dir)
     t = load(path)
     assert t["tprof"]["partial"] is True
     steps = step_numbers(t)

@@ -12,30 +12,9 @@ pytest.importorskip("torch")
 pytest.importorskip("lightning.pytorch")
 
 from conftest import PYTHON, run_traces, step_numbers, trace_events  # noqa: E402
+from lightning_jobs import lightning_script
 
-SCRIPT = """
-import sys
-import torch
-import lightning.pytorch as pl
-import tprof.torch
-
-torch.set_num_threads(1)
-
-
-class Net(pl.LightningModule):
-    def __init__(self):
-        super().__init__()
-        self.layer = torch.nn.Linear(8, 3)
-
-    def training_step(self, batch, i):
-        x, y = batch
-        return torch.nn.functional.cross_entropy(self.layer(x), y)
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.01)
-
-
-if __name__ == "__main__":
+SCRIPT = lightning_script("""
     data = [(torch.randn(8), i % 3) for i in range(64)]
     cb = tprof.torch.Callback(profile_epochs=[1], profile_steps=4, warmup_steps=1,
                               output_dir=sys.argv[1], log_top_k_ops=3)
@@ -43,7 +22,7 @@ if __name__ == "__main__":
                          callbacks=[cb], logger=False, enable_checkpointing=False,
                          enable_progress_bar=False, enable_model_summary=False)
     trainer.fit(Net(), torch.utils.data.DataLoader(data, batch_size=4))
-"""
+""", imports="import tprof.torch")
 
 
 def test_ddp_two_ranks_one_run_directory(tmp_path):

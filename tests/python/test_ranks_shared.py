@@ -14,6 +14,7 @@ if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
 from conftest import PYTHON, free_port, run_traces, step_numbers, trace_events  # noqa: E402
+from lightning_jobs import lightning_script
 
 TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
 
@@ -70,33 +71,13 @@ TORCHRUN = (TORCHRUN_PLAIN.replace("from torch import nn",
             .replace("    opt.zero_grad()", "    opt.zero_grad()\n    prof.step()")
             .replace("dist.barrier()", "prof.stop()\ndist.barrier()"))
 
-LIGHTNING_DDP = """
-import torch
-import lightning.pytorch as pl
-
-torch.set_num_threads(1)
-
-
-class Net(pl.LightningModule):
-    def __init__(self):
-        super().__init__()
-        self.layer = torch.nn.Linear(8, 3)
-
-    def training_step(self, batch, i):
-        x, y = batch
-        return torch.nn.functional.cross_entropy(self.layer(x), y)
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.01)
-
-
-if __name__ == "__main__":
+LIGHTNING_DDP = lightning_script("""
     data = [(torch.randn(8), i % 3) for i in range(32)]
     trainer = pl.Trainer(accelerator="cpu", devices=2, strategy="ddp", max_epochs=1,
                          logger=False, enable_checkpointing=False, enable_progress_bar=False,
                          enable_model_summary=False)
     trainer.fit(Net(), torch.utils.data.DataLoader(data, batch_size=4))
-"""
+""")
 
 
 def launch(tmp_path, script, cmd):

@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("torch")
 
 from conftest import PYTHON, ranges, run_traces, step_numbers, trace_events  # noqa: E402
+from lightning_jobs import lightning_script
 
 TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
 
@@ -40,28 +41,7 @@ for epoch in range(2):
 print("optimizer steps", steps, "loss %.6f" % loss.item())
 """
 
-LIGHTNING = """
-import sys
-import torch
-import lightning.pytorch as pl
-
-torch.set_num_threads(1)
-
-
-class Net(pl.LightningModule):
-    def __init__(self):
-        super().__init__()
-        self.layer = torch.nn.Linear(8, 3)
-
-    def training_step(self, batch, i):
-        x, y = batch
-        return torch.nn.functional.cross_entropy(self.layer(x), y)
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.01)
-
-
-if __name__ == "__main__":
+LIGHTNING = lightning_script("""
     torch.manual_seed(0)
     data = [(torch.randn(8), i % 3) for i in range(24)]
     callbacks = []
@@ -70,7 +50,7 @@ if __name__ == "__main__":
                          enable_model_summary=False)
     trainer.fit(Net(), torch.utils.data.DataLoader(data, batch_size=4))
     print("callbacks passed", len(callbacks), "global steps", trainer.global_step)
-"""
+""")
 
 
 def write(tmp_path, name, text):
