@@ -17,9 +17,9 @@ import signal
 import subprocess
 
 import pytest
+from cli_helpers import sigterm_mid_window
 
 import tprof_ref
-from cli_helpers import sigterm_mid_window
 
 BUILD = os.environ["TPROF_BUILD_DIR"]
 EXAMPLE = os.path.join(BUILD, "examples", "train_mlp")

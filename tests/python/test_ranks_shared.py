@@ -14,7 +14,7 @@ if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
 from conftest import PYTHON, free_port, run_traces, step_numbers, trace_events  # noqa: E402
-from lightning_jobs import lightning_script
+from lightning_jobs import lightning_script  # noqa: E402
 
 TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
 
