@@ -80,7 +80,7 @@ enum tp_key_type {
     X(SIGNALS, signals, TP_T_BOOL, 0, 0, "true")                                                   \
     X(FLUSH_TIMEOUT_MS, flush_timeout_ms, TP_T_INT, 1, 3600000, "5000")                            \
     X(GPU, gpu, TP_T_GPU, 0, 0, "auto")                                                            \
-    X(CUDA_GRAPHS, cuda_graphs, TP_T_CHOICE, TP_CHOICES_CUDA_GRAPHS, 0, "node")                                         \
+    X(CUDA_GRAPHS, cuda_graphs, TP_T_CHOICE, TP_CHOICES_CUDA_GRAPHS, 0, "node")                    \
     X(PEAK_TFLOPS, peak_tflops, TP_T_DOUBLE, 0, 0, "0")                                            \
     X(NSIGHT, nsight, TP_T_BOOL, 0, 0, "false")                                                    \
     X(NSIGHT_OUTPUT, nsight_output, TP_T_STR, 0, 0, NULL)                                          \

@@ -140,7 +140,8 @@ static int add_input(tp_analysis *a, const char *input, const tp_inputs_opts *r,
     tp_run_dir_free(&d);
     if (rc >= 0 && !traces) {
         snprintf(seen->err, seen->errlen,
-                 "%s: no trace files in this directory (*.json, *.json.gz, *.pftrace)", tp_log_name(input));
+                 "%s: no trace files in this directory (*.json, *.json.gz, *.pftrace)",
+                 tp_log_name(input));
         return -1;
     }
     return rc < 0 ? -1 : 0;

@@ -33,7 +33,7 @@ enum tp_slot {
     TP_S_SEQ, /* a collective's "seq", "async" and "Collective name" (analysis/ranks.h) */
     TP_S_ASYNC,
     TP_S_COLL_NAME,
-    TP_S_EXT, /* "External id": an op's, and its launches' (analysis/corr.c) */
+    TP_S_EXT,   /* "External id": an op's, and its launches' (analysis/corr.c) */
     TP_S_ITYPE, /* "Input type": a raw JSON array, kept as the op's dtypes */
     TP_S_SETUP, /* "tprof.setup": the run's setup as tprof.torch records it (a string) */
     TP_S_META_NAME,
