@@ -108,6 +108,11 @@ class Reference:
                 # record_shapes: the op table by input shape (src/analysis/shapes.c)
                 if isinstance(args.get("Input Dims"), list):
                     flops.append(("Input Dims", args["Input Dims"]))
+                # the ops' dtypes, and tprof.torch's record of the run's setup (the advice)
+                if isinstance(args.get("Input type"), list):
+                    flops.append(("Input type", args["Input type"]))
+                if isinstance(args.get("tprof.setup"), str) and args["tprof.setup"]:
+                    flops.append(("tprof.setup", args["tprof.setup"]))
                 # an op's and a launch's External id, on host ranges (src/analysis/corr.c)
                 ext = args.get("External id")
                 if isinstance(ext, int) and not isinstance(ext, bool):
