@@ -114,13 +114,10 @@ static void close_range(const tp_walk *s, const uint32_t *idx, const open_range 
  * head). 0, or -1 when out of memory. */
 static int mark_merged(const tp_walk *s, const uint32_t *idx, size_t n, uint8_t *merged) {
     uint32_t *kids = malloc(n * sizeof(*kids) + 1), *only = malloc(n * sizeof(*only) + 1);
-    open_range *stack = malloc(n * sizeof(*stack) + 1);
-    size_t depth = 0;
-    if (!kids || !only || !stack) {
-        free(kids), free(only), free(stack);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
+    open_range *stack = NULL;
+    size_t depth = 0, cap = 0;
+    int rc = kids && only ? 0 : -1;
+    for (size_t i = 0; i < n && rc == 0; i++) {
         const tp_event *e = &s->m->events[idx[i]];
         int64_t end = tp_ev_end(e);
         while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
@@ -129,12 +126,15 @@ static int mark_merged(const tp_walk *s, const uint32_t *idx, size_t n, uint8_t 
             stack[depth - 1].kids++;
             stack[depth - 1].only = (uint32_t)i;
         }
-        stack[depth++] = (open_range){.pos = (uint32_t)i, .end = end};
+        if (depth == cap && tp_grow((void **)&stack, &cap, depth + 1, sizeof(*stack)))
+            rc = -1;
+        else
+            stack[depth++] = (open_range){.pos = (uint32_t)i, .end = end};
     }
-    while (depth)
+    while (rc == 0 && depth)
         close_range(s, idx, &stack[--depth], merged, kids, only);
     free(kids), free(only), free(stack);
-    return 0;
+    return rc;
 }
 
 static int pop(tp_walk *s, const frame *f) {
