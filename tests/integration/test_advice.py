@@ -8,6 +8,7 @@ compares every figure and each recommendation's id and saving with tests/lib/tpr
 file checks what the advice says."""
 
 import json
+import os
 import pathlib
 
 import pytest
@@ -155,7 +156,14 @@ def test_unstable_steps_name_gc():
     over = sum(s["dur_us"] - p50 for s in r["steps"]["list"] if s["dur_us"] > p50)
     assert reco("setup_unstable_gc.json.gz", "unstable_steps")["saving_us"] == \
         pytest.approx(over, abs=1e-3)
+
+
+@pytest.mark.skipif(os.environ.get("TPROF_SANITIZE") == "1",
+                    reason="imports the tprof extension, built with ASan in this build")
+def test_unstable_steps_are_a_bottleneck_in_lightnings_report():
+    """The same epoch in the Lightning integrations' text: a bottleneck, never "none"."""
     from tprof.torch.lightning_report import _bottleneck_lines
+    r = report("setup_unstable_gc.json.gz")
     assert not any("none" in line for line in _bottleneck_lines(r))
 
 
