@@ -85,6 +85,12 @@ static void note_lead(tp_walk *s, const frame *step, int64_t first_child_ts) {
 
 static int count_stage(tp_walk *s, int st, const tp_event *e, int64_t dur);
 
+/* Whether a range from start to end is outside an open range ending at open_end: the rule of
+ * this file's head, by which the walks pop. */
+static inline int outside(int64_t start, int64_t end, int64_t open_end) {
+    return start >= open_end || end > open_end;
+}
+
 /* The merge pass: one open range, with its effective children (those left once the merges below
  * it are done): how many, and the only one when there is one. */
 typedef struct open_range {
@@ -120,7 +126,7 @@ static int mark_merged(const tp_walk *s, const uint32_t *idx, size_t n, uint8_t 
     for (size_t i = 0; i < n && rc == 0; i++) {
         const tp_event *e = &s->m->events[idx[i]];
         int64_t end = tp_ev_end(e);
-        while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
+        while (depth && outside(e->ts, end, stack[depth - 1].end))
             close_range(s, idx, &stack[--depth], merged, kids, only);
         if (depth) {
             stack[depth - 1].kids++;
@@ -288,7 +294,7 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
         if (i + 8 < n) __builtin_prefetch(&s->m->events[idx[i + 8]]);
         int64_t end = tp_ev_end(e);
         charge_allocs(s, stack, depth, &feed, e->ts);
-        while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
+        while (depth && outside(e->ts, end, stack[depth - 1].end))
             if (pop(s, &stack[--depth])) goto oom;
         frame *parent = depth ? &stack[depth - 1] : NULL;
         if (parent) {

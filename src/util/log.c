@@ -75,22 +75,26 @@ static void log_line(tp_msg_kind kind, const char *raw) {
     if (print) tp_msg_printf(kind, "%s", out);
 }
 
-void tp_log_warn(const char *fmt, ...) {
+/* log_line of the formatted message. */
+__attribute__((format(printf, 2, 0))) static void log_vline(tp_msg_kind kind, const char *fmt,
+                                                            va_list ap) {
     char raw[TP_LOG_LINE];
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    log_line(kind, raw);
+}
+
+void tp_log_warn(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof(raw), fmt, ap);
+    log_vline(TP_MSG_WARNING, fmt, ap);
     va_end(ap);
-    log_line(TP_MSG_WARNING, raw);
 }
 
 void tp_log_error(const char *fmt, ...) {
-    char raw[TP_LOG_LINE];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof(raw), fmt, ap);
+    log_vline(TP_MSG_ERROR, fmt, ap);
     va_end(ap);
-    log_line(TP_MSG_ERROR, raw);
 }
 
 void tp_log_set_prefix(const char *prefix) {
