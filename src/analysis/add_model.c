@@ -574,7 +574,6 @@ static int pass_scan(pipeline *p) {
     tp_walk *s = &p->s;
     s->slot_of = tp_arena_calloc(&s->keep, s->m->strings.n, sizeof(*s->slot_of));
     s->flops_key = tp_strtab_find(&s->m->strings, "flops", 5);
-    s->ext_key = tp_strtab_find(&s->m->strings, tp_karg_external_id, strlen(tp_karg_external_id));
     s->itype_key = tp_strtab_find(&s->m->strings, tp_karg_input_type, strlen(tp_karg_input_type));
     s->setup_key = tp_strtab_find(&s->m->strings, tp_karg_setup, strlen(tp_karg_setup));
     tp_shapes_begin(s);

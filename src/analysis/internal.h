@@ -155,11 +155,6 @@ typedef struct tp_walk {
     size_t nstats, cap_stats;
 
     tp_str flops_key; /* the model's id of "flops", or UINT32_MAX when no event has one */
-    tp_str ext_key;   /* ... of "External id" */
-    /* ops whose first arg is their "External id" (key: the id; val: stat << 32 | shaped), for
-     * launches with no op around them (nesting.c, corr.c) */
-    tp_keyed *ext_ops;
-    size_t next_ops, cap_ext_ops;
     tp_str itype_key, setup_key; /* of "Input type" and "tprof.setup", likewise */
     tp_shape_scan shapes;
     tp_corr_table corr;
@@ -200,6 +195,9 @@ typedef struct tp_walk {
 
 /* The stats of name, created on first use; NULL when out of memory. */
 tp_name_stats *tp_walk_name(tp_walk *s, tp_str name);
+/* nesting.c: whether e is an op, a range a launch can be charged to: a host range that is no
+ * step, runtime or driver call, python_function, or setup record. */
+int tp_walk_is_op(tp_walk *s, const tp_event *e);
 
 /* Counts one call of an op lasting dur in ns, with flops FLOPs (NaN: it carries none). */
 static inline void tp_stats_call(tp_name_stats *ns, int64_t dur, double flops) {
@@ -223,6 +221,8 @@ void tp_shapes_begin(tp_walk *s);
 /* shapes.c: counts e (an op lasting dur with flops, as tp_stats_call) in its (name, shapes)
  * pair, whose index goes into *pair. 0, or -1 when out of memory. */
 int tp_shapes_count(tp_walk *s, const tp_event *e, int64_t dur, double flops, uint32_t *pair);
+/* shapes.c: the pair op e was counted in, UINT32_MAX when none. */
+uint32_t tp_shapes_find(const tp_walk *s, const tp_event *e);
 /* shapes.c: the model's pairs added to the analysis' ops_by_shape rows, then freed. 0 or -1. */
 int tp_shapes_merge(tp_walk *s);
 void tp_shapes_free(tp_shape_scan *sh);
@@ -246,8 +246,6 @@ int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi, 
  * with no op around it on its thread, to the op its "External id" names (docs/METRICS.md). 0, or
  * -1 when out of memory. */
 int tp_corr_charge(tp_walk *s);
-/* The "External id" of e when it is its first arg (Kineto and tprof write it first), else 0. */
-uint64_t tp_external_id(const tp_walk *s, const tp_event *e);
 /* memory.c: the peak per (Device Type, Device Id) of the [memory] events mem[0..n), merged
  * into the analysis' memory rows. 0 or -1. */
 int tp_memory_peaks(tp_walk *s, const uint32_t *mem, size_t n);

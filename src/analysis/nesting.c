@@ -59,6 +59,14 @@ static int cat_class(tp_walk *s, tp_str cat) {
     return cls;
 }
 
+int tp_walk_is_op(tp_walk *s, const tp_event *e) {
+    if (e->kind != TP_HOST_RANGE || (e->flags & TP_EVF_STEP) || cat_class(s, e->cat) != CAT_OP)
+        return 0;
+    tp_name_stats *ns = tp_walk_name(s, e->name);
+    if (ns && !(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
+    return ns && !(ns->what & TP_NAME_SETUP);
+}
+
 /* The last step starting at or before t, when t is before its end. */
 ptrdiff_t tp_step_at(const tp_walk *s, int64_t t) {
     size_t lo = 0, hi = s->nsteps;
@@ -197,15 +205,6 @@ static void note_launch(tp_walk *s, uint32_t idx, const tp_event *e, const frame
     s->corr.use[k].shaped = parent && parent->op >= 0 ? stack[parent->op].shaped : UINT32_MAX;
 }
 
-/* Notes op e under its External id, for launches that name it from outside any op. */
-static int note_ext_op(tp_walk *s, const tp_event *e, const tp_name_stats *ns, uint32_t pair) {
-    uint64_t id = tp_external_id(s, e);
-    if (!id) return 0;
-    if (TP_AGROW(&s->keep, s->ext_ops, s->cap_ext_ops, s->next_ops + 1)) return -1;
-    s->ext_ops[s->next_ops++] = (tp_keyed){id, (uint64_t)(uint32_t)(ns - s->stats) << 32 | pair};
-    return 0;
-}
-
 /* Counts e, a range that is not a step, in its name's row, and in its (name, shapes) pair when
  * the model keeps shapes (*pair, else UINT32_MAX); module: the module range around it, if any.
  * 0, or -1 when out of memory. */
@@ -321,8 +320,6 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
                                         op >= 0 ? stack[op].stat : UINT32_MAX);
         }
         if (e->corr) note_launch(s, idx[i], e, parent, stack, &hint);
-        if (cls == CAT_OP && !(e->flags & TP_EVF_STEP) && s->corr.n && note_ext_op(s, e, ns, pair))
-            goto oom;
         if (!(f = push(&stack, &cap, depth))) goto oom;
         parent = depth ? &stack[depth - 1] : NULL; /* the stack may have moved */
         *f = (frame){.ev = idx[i],

@@ -38,6 +38,22 @@ static int pair_eq(const void *ctx, const tp_hslot *slot, const void *key) {
            *(const uint64_t *)key;
 }
 
+/* The (name, shapes) key of op e. */
+static uint64_t key_of(const tp_walk *s, const tp_event *e) {
+    const tp_arg *dims = e->nargs ? tp_event_arg(s->m, e, s->shapes.dims_key) : NULL;
+    tp_str shapes = dims && dims->type == TP_ARG_JSON ? dims->v.s : TP_STR_EMPTY;
+    return pair_key(e->name < s->m->strings.n ? e->name : TP_STR_EMPTY, shapes);
+}
+
+uint32_t tp_shapes_find(const tp_walk *s, const tp_event *e) {
+    const tp_shape_scan *sh = &s->shapes;
+    if (sh->dims_key == UINT32_MAX || !sh->index.nslots) return UINT32_MAX;
+    uint64_t key = key_of(s, e);
+    size_t i = tp_hashtab_find(&sh->index, (uint32_t)tp_hash_mix(key), pair_eq, sh, &key);
+    uint32_t ref = tp_hashtab_ref(&sh->index, i);
+    return ref ? ref - 1 : UINT32_MAX;
+}
+
 /* The index of the pair (name, shapes), added if new; UINT32_MAX when out of memory. */
 static uint32_t pair_of(tp_shape_scan *sh, tp_str name, tp_str shapes) {
     uint64_t key = pair_key(name, shapes);
@@ -60,10 +76,8 @@ static uint32_t pair_of(tp_shape_scan *sh, tp_str name, tp_str shapes) {
 int tp_shapes_count(tp_walk *s, const tp_event *e, int64_t dur, double flops, uint32_t *pair) {
     tp_shape_scan *sh = &s->shapes;
     assert(sh->dims_key != UINT32_MAX);
-    const tp_arg *dims = e->nargs ? tp_event_arg(s->m, e, sh->dims_key) : NULL;
-    tp_str shapes = dims && dims->type == TP_ARG_JSON ? dims->v.s : TP_STR_EMPTY;
-    tp_str name = e->name < s->m->strings.n ? e->name : TP_STR_EMPTY;
-    if ((*pair = pair_of(sh, name, shapes)) == UINT32_MAX) return -1;
+    uint64_t key = key_of(s, e);
+    if ((*pair = pair_of(sh, (tp_str)(key >> 32), (tp_str)key)) == UINT32_MAX) return -1;
     tp_stats_call(&sh->stats[*pair], dur, flops);
     if (sh->itypes[*pair] == TP_STR_EMPTY && sh->itype_key != UINT32_MAX && e->nargs) {
         const tp_arg *t = tp_event_arg(s->m, e, sh->itype_key);

@@ -273,6 +273,7 @@ static size_t event_room(writer *w, const tp_event *ev) {
     const tp_arg *a = n ? w->m->args + ev->arg0 : NULL; /* a model may have no args at all */
     for (size_t i = 0; i < n; i++)
         room += arg_room(w, &a[i]);
+    if (ev->ext) room += sizeof("\"External id\":,") + TP_FMT_NUM_MAX;
     return room;
 }
 
@@ -322,13 +323,18 @@ static char *put_arg_value(writer *w, char *p, const tp_arg *a) {
     }
 }
 
-/* ,"args":{...} from the model's args plus the correlation id and the truncation mark; nothing
- * when all are absent. */
+/* ,"args":{...} from the External id (first, as Kineto writes it), the model's args, the
+ * correlation id and the truncation mark; nothing when all are absent. */
 static char *put_args(writer *w, char *p, const tp_event *ev) {
     size_t n = event_nargs(w->m, ev);
     int truncated = (ev->flags & TP_EVF_TRUNCATED) != 0;
-    if (!n && !ev->corr && !truncated) return p;
+    if (!n && !ev->corr && !ev->ext && !truncated) return p;
     p = PUT_LIT(p, ",\"args\":{");
+    if (ev->ext) {
+        p = PUT_LIT(p, "\"External id\":");
+        p = tp_fmt_u64(p, ev->ext);
+        if (n || ev->corr || truncated) *p++ = ',';
+    }
     const tp_arg *a = n ? w->m->args + ev->arg0 : NULL;
     for (size_t i = 0; i < n; i++) {
         if (i) *p++ = ',';

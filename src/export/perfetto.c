@@ -56,7 +56,7 @@ typedef struct pw {
     size_t nwritten;   /* events written */
     uint32_t *iid[3];  /* by string id: its iid as a category, a name, an arg key (0: none yet) */
     uint32_t next[3];  /* the next iid of each */
-    int marked[2];     /* mark_keys interned */
+    int marked[3];     /* mark_keys interned */
     size_t ntracks;    /* the model's, plus one for events whose track is out of range */
     uint32_t *process; /* by track: the index of its process */
     uint32_t *nlanes;  /* by track: lanes described so far (lane 0 always is) */
@@ -260,9 +260,11 @@ static void put_args(pw *w, const tp_event *ev) {
     }
 }
 
-/* The arg keys Chrome's writer adds (its put_args), which the model does not hold: iids 1 and 2
- * of debug_annotation_names, interned at first use. */
-static const char *const mark_keys[] = {"correlation", "tprof truncated"};
+/* The arg keys Chrome's writer adds (its put_args) from the event's fields, which the model does
+ * not hold as args: iids 1 to 3 of debug_annotation_names, interned at first use. */
+static const char *const mark_keys[] = {"correlation", "tprof truncated", "External id"};
+_Static_assert(sizeof(mark_keys) / sizeof(mark_keys[0]) == sizeof(((pw *)0)->marked) / sizeof(int),
+               "one interned flag per mark");
 
 static size_t mark_open(pw *w, uint32_t k) {
     if (!w->marked[k]) {
@@ -278,6 +280,11 @@ static size_t mark_open(pw *w, uint32_t k) {
 }
 
 static void put_marks(pw *w, const tp_event *ev) {
+    if (ev->ext) {
+        size_t d = mark_open(w, 2);
+        tp_pb_uint(&w->out, DA_UINT, ev->ext);
+        tp_pb_close(&w->out, d);
+    }
     if (ev->corr) {
         size_t d = mark_open(w, 0);
         tp_pb_uint(&w->out, DA_UINT, ev->corr);
@@ -577,7 +584,7 @@ int tp_perfetto_write(const tp_model *m, const tp_chrome_opts *o,
     size_t nstr = m->strings.n ? m->strings.n : 1;
     for (int i = 0; i < 3; i++)
         w.iid[i] = calloc(nstr, sizeof(*w.iid[i]));
-    w.next[ID_ARG_NAMES - 1] = 2; /* after the marks' */
+    w.next[ID_ARG_NAMES - 1] = 3; /* after the marks' */
     if (!w.iid[0] || !w.iid[1] || !w.iid[2] || put_tracks(&w)) w.failed = 1;
     if (!w.failed) put_events(&w);
     if (!w.failed) put_header(&w);

@@ -49,7 +49,6 @@ enum {
     S_MEMORY_NAME,
     S_GRAPH_ID,
     S_GRAPH_NODE_ID,
-    S_EXTERNAL_ID,
     NSTRINGS
 };
 _Static_assert(NSTRINGS <= TP_CUPTI_NSTRINGS, "tp_cupti_out holds every string");
@@ -90,8 +89,7 @@ static const char *const strings[NSTRINGS] = {"queued",
                                               tp_kcat_cpu_instant_event,
                                               tp_kname_memory,
                                               "graph id",
-                                              "graph node id",
-                                              tp_karg_external_id};
+                                              "graph node id"};
 
 void tp_cupti_out_init(tp_cupti_out *o, tp_model *m) {
     o->m = m;
@@ -136,8 +134,8 @@ static const tp_cupti_dev *find_dev(const tp_cupti_conv *c, uint32_t id) {
     return NULL;
 }
 
-/* A range's event; its first arg, as in Kineto's traces, the "External id" of the op that made
- * the call (r->ext), when there is one. */
+/* A range's event, with the "External id" of the op that made the call (r->ext), when there
+ * is one. */
 static tp_event *range_event(tp_cupti_out *o, const tp_cupti_rec *r, int64_t pid, int64_t tid,
                              tp_kind kind, tp_str name, int cat, int64_t off) {
     uint32_t track = tp_model_track(o->m, pid, 0, tid, 0);
@@ -147,7 +145,8 @@ static tp_event *range_event(tp_cupti_out *o, const tp_cupti_rec *r, int64_t pid
     if (!ev) return NULL;
     ev->dur = r->end - r->start;
     ev->corr = r->corr;
-    return r->ext && put_int(o, ev, S_EXTERNAL_ID, (int64_t)r->ext) ? NULL : ev;
+    ev->ext = r->ext <= UINT32_MAX ? (uint32_t)r->ext : 0;
+    return ev;
 }
 
 /* device, context, stream: the first args of every GPU-work event. */

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An event is 48 bytes: a model of 10 M events is 480 MB (docs/ARCHITECTURE.md's budgets). */
+_Static_assert(sizeof(tp_event) == 48, "tp_event grew");
+
 void tp_model_init(tp_model *m) {
     memset(m, 0, sizeof(*m));
     tp_strtab_init(&m->strings);

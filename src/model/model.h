@@ -58,7 +58,16 @@ typedef struct tp_event {
     uint16_t nargs;
     uint8_t kind;  /* tp_kind */
     uint8_t flags; /* tp_event_flag bits */
+    /* "External id": the op's id (Kineto's, or the one tprof pushed to CUPTI) on an op, and on
+     * the launches and GPU work CUPTI tied to it; 0 = none, or an id past 32 bits. A field, not
+     * an arg: every op of a Kineto trace has one, and it fills the struct's tail padding. */
+    uint32_t ext;
 } tp_event;
+
+/* The External id as the model keeps it: 0 (none) unless in [1, UINT32_MAX]. */
+static inline uint32_t tp_ext_id(int64_t id) {
+    return id > 0 && id <= (int64_t)UINT32_MAX ? (uint32_t)id : 0;
+}
 
 typedef enum tp_arg_type {
     TP_ARG_INT,

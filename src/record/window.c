@@ -110,6 +110,10 @@ static void close_range(convert *cv, int64_t end, uint32_t track, int truncated)
         if (truncated) ev->flags |= TP_EVF_TRUNCATED;
         for (size_t i = r->arg0; i < cv->npending; i++) {
             const pending_arg *a = &cv->pending[i];
+            if (a->type == TP_ARG_INT && strcmp(a->key, tp_karg_external_id) == 0) {
+                ev->ext = tp_ext_id(a->i); /* a field of the event (tp_event.ext) */
+                continue;
+            }
             tp_str key = name_id(cv, a->key);
             if (a->type == TP_ARG_INT) {
                 tp_model_add_arg(cv->m, ev, key, TP_ARG_INT, &a->i);

@@ -31,7 +31,7 @@ typedef struct open_range {
     uint64_t corr;
     num_arg flops;
     num_arg seq, async; /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
-    num_arg ext;        /* "External id": kept on host ranges, their first arg */
+    uint32_t ext;       /* "External id" (tp_event.ext) */
     tp_str coll_name;
     tp_str dims;  /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
     tp_str itype; /* "Input type" likewise */
@@ -55,7 +55,6 @@ void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc) {
     er->sc = sc;
     er->k_flops = tp_model_intern_cstr(m, tp_karg_flops);
     er->k_seq = tp_model_intern_cstr(m, tp_karg_seq);
-    er->k_ext = tp_model_intern_cstr(m, tp_karg_external_id);
     er->k_async = tp_model_intern_cstr(m, tp_karg_async);
     er->k_coll_name = tp_model_intern_cstr(m, tp_karg_collective_name);
     for (int i = 0; i < TP_NMEM; i++)
@@ -377,9 +376,8 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     if (!ev) return;
     ev->dur = dur;
     ev->corr = r->corr;
+    ev->ext = r->ext;
     if (name == NAME_STEP) ev->flags |= TP_EVF_STEP;
-    if (kind == TP_HOST_RANGE && r->ext.type == TP_ARG_INT) /* first, as written */
-        add_number_arg(er->m, ev, er->k_ext, &r->ext);
     add_number_arg(er->m, ev, er->k_flops, &r->flops);
     add_number_arg(er->m, ev, er->k_seq, &r->seq);
     add_number_arg(er->m, ev, er->k_async, &r->async);
@@ -442,7 +440,7 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_ra
     if (r->flops.type < 0) r->flops = flops_from_shapes(er, f, r->name);
     r->seq = number_arg(er, tp_ev_num(f, TP_S_SEQ));
     r->async = number_arg(er, tp_ev_num(f, TP_S_ASYNC));
-    r->ext = number_arg(er, tp_ev_num(f, TP_S_EXT));
+    r->ext = integer(er, tp_ev_val(f, TP_S_EXT), &id) ? tp_ext_id(id) : 0;
     r->coll_name = intern(er, tp_ev_str(f, TP_S_COLL_NAME));
     r->dims = array_of(er, f, TP_S_DIMS);
     r->itype = array_of(er, f, TP_S_ITYPE);

@@ -11,6 +11,7 @@
 #include "export/chrome.h"
 #include "export/perfetto.h"
 #include "export/perfetto_proto.h"
+#include "model/kineto.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/hashtab.h"
@@ -229,8 +230,8 @@ static void scalars(tp_pb_in in, te_fields *t) {
     }
 }
 
-/* One debug annotation as an arg of ev (the event added last), or as its correlation id or
- * truncation mark, as chrome.c wrote them. */
+/* One debug annotation as an arg of ev (the event added last), or as its correlation id,
+ * External id or truncation mark, as chrome.c wrote them. */
 static int annotation(rd *r, tp_event *ev, tp_pb_in in) {
     tp_pb_field f, v = {0};
     tp_str key = (tp_str)-1;
@@ -245,6 +246,10 @@ static int annotation(rd *r, tp_event *ev, tp_pb_in in) {
     const char *k = tp_model_str(r->m, key);
     if (v.num == DA_UINT && strcmp(k, "correlation") == 0) {
         ev->corr = v.u;
+        return 0;
+    }
+    if ((v.num == DA_UINT || v.num == DA_INT) && strcmp(k, tp_karg_external_id) == 0) {
+        ev->ext = tp_ext_id((int64_t)v.u); /* tp_event.ext, as export/perfetto.c wrote it */
         return 0;
     }
     if (v.num == DA_BOOL && strcmp(k, "tprof truncated") == 0) {

@@ -113,9 +113,10 @@ class Reference:
                     flops.append(("Input type", args["Input type"]))
                 if isinstance(args.get("tprof.setup"), str) and args["tprof.setup"]:
                     flops.append(("tprof.setup", args["tprof.setup"]))
-                # an op's and a launch's External id, on host ranges (src/analysis/corr.c)
+                # the External id of an op, a launch or GPU work: the event's field (tp_event.ext),
+                # kept when it fits 32 bits (src/analysis/corr.c)
                 ext = args.get("External id")
-                if isinstance(ext, int) and not isinstance(ext, bool):
+                if isinstance(ext, int) and not isinstance(ext, bool) and 0 < ext < 2**32:
                     flops.append(("External id", ext))
                 if ts is None:
                     continue
@@ -148,8 +149,6 @@ class Reference:
 
     def range(self, cat, ts, dur, name, track, corr, flops):
         kind = KINDS.get(cat.lower(), "host_range")
-        if kind != "host_range":
-            flops = [a for a in flops if a[0] != "External id"]
         if kind:
             self.add(kind, ts, dur, name, track, corr, flops)
 
@@ -188,7 +187,7 @@ class Reference:
             k["dur_ns"] = (k["dur_ns"] + dur) % M64
             k["ts_ns"] = (k["ts_ns"] + ts) % M64
             k["name_bytes"] += c_len(name)
-            k["args"] += len(args)
+            k["args"] += sum(key != "External id" for key, _ in args)
         s["kinds"] = kinds
         steps = [(dur, int(m.group(1))) for kind, ts, dur, name, *_ in self.events
                  if kind == "host_range" and (m := STEP.fullmatch(name))
@@ -198,9 +197,13 @@ class Reference:
         s["step_number_sum"] = sum(n for _, n in steps) % M64
         corrs = [e[5] for e in self.events if e[5]]
         s["corr_events"], s["corr_sum"] = len(corrs), sum(corrs) % M64
+        exts = [v for e in self.events for key, v in e[6] if key == "External id"]
+        s["ext_events"], s["ext_sum"] = len(exts), sum(exts) % M64
         sums = {}
         for e in self.events:
             for key, v in e[6]:
+                if key == "External id":
+                    continue
                 c = sums.setdefault(key, {"count": 0, "sum": 0.0})
                 c["count"] += 1
                 c["sum"] += num_value(v)

@@ -84,7 +84,7 @@ static void kinds(tp_buf *b, const tp_model *m) {
 }
 
 static void steps_and_links(tp_buf *b, const tp_model *m) {
-    uint64_t steps = 0, step_dur = 0, step_sum = 0, corr = 0, corr_sum = 0;
+    uint64_t steps = 0, step_dur = 0, step_sum = 0, corr = 0, corr_sum = 0, ext = 0, ext_sum = 0;
     for (size_t i = 0; i < m->nevents; i++) {
         const tp_event *ev = &m->events[i];
         if (ev->flags & TP_EVF_STEP) {
@@ -94,12 +94,16 @@ static void steps_and_links(tp_buf *b, const tp_model *m) {
         }
         corr += ev->corr != 0;
         corr_sum += ev->corr;
+        ext += ev->ext != 0;
+        ext_sum += ev->ext;
     }
     put_u64(b, "steps", steps);
     put_u64(b, "step_dur_ns", step_dur);
     put_u64(b, "step_number_sum", step_sum);
     put_u64(b, "corr_events", corr);
     put_u64(b, "corr_sum", corr_sum);
+    put_u64(b, "ext_events", ext);
+    put_u64(b, "ext_sum", ext_sum);
 }
 
 /* Per arg key over memory, counter and range events: count and sum of the numeric values. */
