@@ -37,8 +37,14 @@ static void rank_figures(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
 static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
     tp_jw_object(w, NULL);
     rank_figures(w, r, row);
+    /* per step, as the text's stage table and the report's chart show it; null without steps */
+    tp_jw_object(w, "stages_per_step_ns");
+    for (size_t st = 0; st < r->nstage_names; st++)
+        i64_opt(w, r->stage_names[st], row->steps ? row->stage_ns[st] / (int64_t)row->steps : -1);
+    tp_jw_end_object(w);
     tp_jw_u64(w, "collectives", row->colls.n);
     tp_jw_i64(w, "clock_offset_ns", row->clock_offset_ns);
+    tp_jw_i64(w, "collective_wait_ns", row->coll_wait_ns);
     tp_jw_end_object(w);
 }
 
