@@ -99,6 +99,14 @@ def test_report_of_two_runs_holds_both(runs, tmp_path):
     assert "compare" not in traces and traces["analysis"] == analyze_all(*SIDES.values())
     p = tprof("report", "--compare", "--together", a, b, "-o", tmp_path / "x.html", rc=2)
     assert b"exclude each other" in p.stderr and not (tmp_path / "x.html").exists()
+    # a side that cannot be read: one line naming its file, exit 2, no page
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "trace_0001.json").write_text('{"foo": 1}')
+    p = tprof("report", a, bad, "-o", tmp_path / "x.html", rc=2)
+    lines = p.stderr.decode().splitlines()
+    assert len(lines) == 1 and "trace_0001.json" in lines[0] and "not a valid trace" in lines[0]
+    assert not (tmp_path / "x.html").exists()
 
 
 def _report(tmp_path, name, *args):
@@ -186,6 +194,28 @@ def test_collective_wait_matches_reference(pair):
     want = [sum(max(s) - s[k] for s in starts) for k in (0, 1)]
     assert [r["collective_wait_ns"] for r in got] == want
     assert max(want) > 0
+
+
+def test_collective_wait_of_three_ranks(tmp_path):
+    """Three ranks' traces with numbered collectives (tprof's `<backend>:<collective>` ranges with
+    `seq`, ending together on every rank, so no clock moves): each rank's wait is, at each
+    collective, the last arrival less its own, summed; worked out by hand."""
+    starts = [(100, 300, 200), (2000, 2100, 2600), (5000, 5700, 5100)]  # us, ranks 0, 1, 2
+    ends = [1000, 3000, 6000]
+    paths = []
+    for rank in range(3):
+        evs = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0,
+                "dur": 8000, "pid": 1, "tid": 1}]
+        evs += [{"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce",
+                 "ts": st[rank], "dur": end - st[rank], "pid": 1, "tid": 1, "args": {"seq": i}}
+                for i, (st, end) in enumerate(zip(starts, ends))]
+        path = tmp_path / ("trace.rank%d.json" % rank)
+        path.write_text(json.dumps({"traceEvents": evs}))
+        paths.append(path)
+    got = analyze_all(*paths)["ranks"]
+    # 0: 200 + 600 + 700; 1: 0 + 500 + 0; 2: 100 + 0 + 600 (microseconds)
+    assert [r["collective_wait_ns"] for r in got["per_rank"]] == [1500000, 500000, 700000]
+    assert [r["clock_offset_ns"] for r in got["per_rank"]] == [0, 0, 0]
 
 
 def rank_chart(driver, canvas):
