@@ -196,6 +196,17 @@ def test_collective_wait_matches_reference(pair):
     assert max(want) > 0
 
 
+def test_text_report_shows_collective_wait():
+    """The text report's rank table has each rank's collective wait, as the JSON has it."""
+    out = tprof("analyze", *PAIRS["nccl"], rc=0).stdout.decode().splitlines()
+    rows = analyze_all(*PAIRS["nccl"])["ranks"]["per_rank"]
+    head = out.index(next(line for line in out if line.strip().startswith("rank  steps")))
+    assert out[head].endswith("collective wait")
+    for k, r in enumerate(rows):
+        assert r["collective_wait_ns"] >= 1000000  # shown in ms
+        assert out[head + 1 + k].endswith("%.3f ms" % (r["collective_wait_ns"] / 1e6))
+
+
 def test_collective_wait_of_three_ranks(tmp_path):
     """Three ranks' traces with numbered collectives (tprof's `<backend>:<collective>` ranges with
     `seq`, ending together on every rank, so no clock moves): each rank's wait is, at each
