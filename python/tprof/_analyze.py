@@ -38,7 +38,7 @@ _COLUMNS = {
     "memory": ["device_type", "device_id", "peak_bytes", "peak_ts_us", "capacity_bytes",
                "capacity_pct"],
     "ranks": ["rank", "steps", "step_mean_ns", "step_p95_ns", "compute_ns", "communication_ns",
-              "idle_ns", "overlap_pct", "collectives", "clock_offset_ns"],
+              "idle_ns", "overlap_pct", "collectives", "clock_offset_ns", "collective_wait_ns"],
 }
 
 
@@ -117,8 +117,8 @@ class Analysis(dict[str, Any]):
         return _frame(self["memory"], "memory")
 
     def ranks(self) -> pandas.DataFrame:
-        """ranks.per_rank: one row per rank (times in ns, stage times as "stages_ns.<name>");
-        empty for a single rank."""
+        """ranks.per_rank: one row per rank (times in ns, stage times as "stages_ns.<name>" and
+        per step as "stages_per_step_ns.<name>"); empty for a single rank."""
         ranks = self.get("ranks")
         return _frame(ranks["per_rank"] if ranks else [], "ranks")
 

@@ -71,6 +71,9 @@ typedef struct tp_rank_row {
      * rests on, 0 when none matched (the offset is then 0) */
     int64_t clock_offset_ns;
     size_t offset_collectives;
+    /* straggler.c: at the collectives matched on every rank, the sum of this rank's waits from
+     * its arrival (start) to the last rank's arrival */
+    int64_t coll_wait_ns;
 } tp_rank_row;
 
 typedef struct tp_spread_row {

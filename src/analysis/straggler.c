@@ -151,11 +151,13 @@ static void measure(tp_ranks *r, size_t s, int64_t *starts, int64_t *scratch) {
 }
 
 /* The waiting the last rank of one collective causes: the others' time from their arrival to
- * its arrival. */
-static int64_t caused_wait(const int64_t *starts, size_t n, size_t last) {
+ * its arrival, each also added to that rank's own wait (its row's coll_wait_ns). */
+static int64_t caused_wait(tp_ranks *r, const int64_t *starts, size_t last) {
     int64_t w = 0;
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < r->n; k++) {
         w = tp_add_sat(w, starts[last] - starts[k]);
+        r->rows[k].coll_wait_ns = tp_add_sat(r->rows[k].coll_wait_ns, starts[last] - starts[k]);
+    }
     return w;
 }
 
@@ -169,11 +171,13 @@ int tp_ranks_straggler(tp_ranks *r) {
     int64_t *scratch = malloc(2 * r->n * sizeof(*scratch));
     int rc = last && caused && starts && scratch ? 0 : -1;
     int64_t all_caused = 0;
+    for (size_t k = 0; k < r->n; k++)
+        r->rows[k].coll_wait_ns = 0;
     for (size_t i = 0; rc == 0 && i < r->rows[0].colls.n; i++) {
         if (!starts_of(r, i, starts)) continue;
         r->matched++;
         size_t k = latest(starts, r->n);
-        int64_t w = caused_wait(starts, r->n, k);
+        int64_t w = caused_wait(r, starts, k);
         last[k]++;
         caused[k] = tp_add_sat(caused[k], w);
         all_caused = tp_add_sat(all_caused, w);

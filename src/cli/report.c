@@ -1,9 +1,11 @@
 /* report.c - `tprof report`: one self-contained HTML file of the analysis of traces or run
  * directories (docs/REPORT.md), the same page `tprof serve` shows and the library writes into
- * each run directory. */
+ * each run directory. Two run directories are two runs (the ranks of one job share one run
+ * directory), so `tprof report A B` compares them, as `--compare A B` does for any two inputs. */
 #include "cli/cli.h"
 
 #include "report/html.h"
+#include "run/rundir.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 static const char help[] =
     "usage: tprof report [options] INPUT... [-o FILE]\n"
+    "       tprof report RUN_A RUN_B [-o FILE]\n"
     "       tprof report --compare A B [-o FILE]\n"
     "\n"
     "Writes one HTML file that opens from disk in any current browser, with no network and\n"
@@ -21,12 +24,14 @@ static const char help[] =
     "\n"
     "INPUT is what tprof analyze reads: traces (.json, .json.gz, .pftrace), run directories, - "
     "for\n"
-    "standard input; several inputs are analysed together, as one run.\n"
+    "standard input; several inputs are analysed together, as one run, except two run\n"
+    "directories: two runs, compared (A the baseline, B the candidate), both in the page.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE    the HTML file (default report.html; - for standard output)\n"
     "  --compare            two inputs A and B: the report of A with the Compare view, what\n"
-    "                       tprof compare A B computes\n"
+    "                       tprof compare A B computes, and B's views (the A/B switch)\n"
+    "  --together           two run directories analysed together as one run, not compared\n"
     "  --title TEXT         the page's title (default: the first input)\n"
     "  --stage NAME=PAT|PAT a stage and its name patterns (as tprof analyze)\n"
     "  --rank N             only the traces of rank N\n"
@@ -42,14 +47,15 @@ static const char help[] =
 static const tp_cli_opt opts[] = {
     {"output", 'o', 1},    {"compare", 0, 0},    {"title", 0, 1},       {"stage", 0, 1},
     {"rank", 0, 1},        {"progress", 0, 0},   {"no-progress", 0, 0}, {"help", 'h', 0},
-    {"peak-tflops", 0, 1}, {"max-memory", 0, 1},
+    {"peak-tflops", 0, 1}, {"max-memory", 0, 1}, {"together", 0, 0},
 };
-enum { OPT_COMPARE = 1, OPT_TITLE = 2 };
+enum { OPT_COMPARE = 1, OPT_TITLE = 2, OPT_TOGETHER = 10 };
 
 typedef struct report_args {
     tp_cli_shared shared;
     tp_run_html_opts html;
     size_t ninputs;
+    int together;
 } report_args;
 
 /* 0 with the inputs gathered in argv (in place), 1 after --help, -1 after a usage error. */
@@ -64,6 +70,8 @@ static int parse(int argc, char **argv, report_args *x) {
             x->html.compare = 1;
         } else if (k == OPT_TITLE) {
             x->html.title = p.value;
+        } else if (k == OPT_TOGETHER) {
+            x->together = 1;
         } else {
             int rc = tp_cli_shared_option(&p, &x->shared);
             if (rc == TP_CLI_HELP) {
@@ -81,6 +89,13 @@ static int parse(int argc, char **argv, report_args *x) {
         tp_cli_usage("report", "--compare takes two inputs, A and B (%zu given)", x->ninputs);
         return -1;
     }
+    if (x->html.compare && x->together) {
+        tp_cli_usage("report", "--compare and --together exclude each other");
+        return -1;
+    }
+    /* two runs: one job's ranks share a run directory, so two directories are two jobs */
+    if (x->ninputs == 2 && !x->together && tp_run_is_dir(argv[1]) && tp_run_is_dir(argv[2]))
+        x->html.compare = 1;
     return 0;
 }
 

@@ -194,6 +194,11 @@ static void data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x,
         doc.len = 0;
         tp_report_json(&doc, x->other, &o);
         raw_member(&w, "analysis_b", &doc);
+        if (x->series_b) {
+            tp_jw_key(&w, "series_b");
+            tp_series_json(out, x->series_b, b->name);
+            tp_jw_end_raw(&w);
+        }
         doc.len = 0;
         tp_report_compare_json(&doc, x->compare, &o);
         raw_member(&w, "compare", &doc);

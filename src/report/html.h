@@ -48,6 +48,7 @@ typedef struct tp_html_extras {
     const char *run_dir;        /* its files become "artifacts" ... */
     const char *artifacts_href; /* ... linked as <href><name> ("" beside them; NULL: "") */
     tp_series *series;          /* the timeline and memory curve (tp_series_json's) */
+    tp_series *series_b;        /* with compare: side B's ("series_b") */
     const tp_analysis *other;   /* with compare: side B's analysis ("analysis_b") */
     const tp_compare *compare;  /* `tprof compare A B` of analysis (A) and other (B) */
 } tp_html_extras;

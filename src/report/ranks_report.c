@@ -37,8 +37,14 @@ static void rank_figures(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
 static void rank_row_json(tp_jw *w, const tp_ranks *r, const tp_rank_row *row) {
     tp_jw_object(w, NULL);
     rank_figures(w, r, row);
+    /* per step, as the text's stage table and the report's chart show it; null without steps */
+    tp_jw_object(w, "stages_per_step_ns");
+    for (size_t st = 0; st < r->nstage_names; st++)
+        i64_opt(w, r->stage_names[st], row->steps ? row->stage_ns[st] / (int64_t)row->steps : -1);
+    tp_jw_end_object(w);
     tp_jw_u64(w, "collectives", row->colls.n);
     tp_jw_i64(w, "clock_offset_ns", row->clock_offset_ns);
+    tp_jw_i64(w, "collective_wait_ns", row->coll_wait_ns);
     tp_jw_end_object(w);
 }
 
@@ -203,11 +209,13 @@ void tp_report_rank_summary_json(tp_jw *w, const tp_analysis *a, const tp_report
 }
 
 static void rank_table(tp_doc *d, const tp_ranks *r) {
-    static const char *const head[] = {"rank",    "steps",         "mean", "p95",
-                                       "compute", "communication", "idle", "overlap"};
-    static const unsigned flags[] = {TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
-                                     TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
-    tp_doc_table(d, 8, head, flags);
+    static const char *const head[] = {"rank", "steps",   "mean",
+                                       "p95",  "compute", "communication",
+                                       "idle", "overlap", "collective wait"};
+    static const unsigned flags[] = {TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
+                                     TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT,
+                                     TP_COL_RIGHT, TP_COL_RIGHT, TP_COL_RIGHT};
+    tp_doc_table(d, 9, head, flags);
     for (size_t k = 0; k < r->n; k++) {
         const tp_rank_row *row = &r->rows[k];
         tp_doc_cell(d, "%lld", (long long)row->rank);
@@ -218,6 +226,7 @@ static void rank_table(tp_doc *d, const tp_ranks *r) {
         tp_doc_cell(d, "%s", tp_fmt_dur(row->communication_ns).s);
         tp_doc_cell(d, "%s", row->gpu ? tp_fmt_dur(row->idle_ns).s : "n/a");
         tp_doc_cell(d, "%s", tp_fmt_pct(row->overlap_pct).s);
+        tp_doc_cell(d, "%s", r->matched ? tp_fmt_dur(row->coll_wait_ns).s : "n/a");
     }
 }
 

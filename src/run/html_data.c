@@ -26,13 +26,11 @@ int tp_run_html_analyse(tp_run_html *r, char *const *inputs, size_t n, const tp_
                         char *err, size_t errlen) {
     *r = (tp_run_html){.inputs = inputs, .n = n};
     tp_series_init(&r->series);
+    tp_series_init(&r->series_b);
     r->a = analyse(inputs, o->compare ? 1 : n, o->read, &r->series, err, errlen);
     if (!r->a) return -1;
     if (!o->compare) return 0;
-    tp_series ignored; /* side B's timeline is not drawn */
-    tp_series_init(&ignored);
-    r->b = analyse(inputs + 1, 1, o->read, &ignored, err, errlen);
-    tp_series_free(&ignored);
+    r->b = analyse(inputs + 1, 1, o->read, &r->series_b, err, errlen);
     r->c = r->b ? tp_compare_new(r->a, r->b) : NULL;
     if (r->b && !r->c) snprintf(err, errlen, "out of memory");
     return r->c ? 0 : -1;
@@ -43,6 +41,7 @@ void tp_run_html_free(tp_run_html *r) {
     tp_analysis_free(r->b);
     tp_analysis_free(r->a);
     tp_series_free(&r->series);
+    tp_series_free(&r->series_b);
     *r = (tp_run_html){0};
 }
 
@@ -52,19 +51,20 @@ int tp_run_html_render(tp_buf *out, tp_run_html *r, const tp_run_html_opts *o) {
                         .run_dir = one_dir ? r->inputs[0] : NULL,
                         .artifacts_href = o->artifacts_href,
                         .series = &r->series,
+                        .series_b = r->b ? &r->series_b : NULL,
                         .other = r->b,
                         .compare = r->c};
     tp_html_data_of(out, r->a, &x);
     return out->failed ? -1 : 0;
 }
 
-int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, uint64_t max_memory,
-                 char *err, size_t errlen) {
+int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, int compare,
+                 uint64_t max_memory, char *err, size_t errlen) {
     tp_inputs_opts read;
     tp_inputs_opts_init(&read);
     read.max_memory = max_memory;
     read.progress = TP_INPUTS_PROGRESS_OFF;
-    tp_run_html_opts o = {.read = &read};
+    tp_run_html_opts o = {.read = &read, .compare = compare};
     tp_run_html r;
     char raw[1024], line[1024];
     int rc = tp_run_html_analyse(&r, (char *const *)inputs, n_inputs, &o, raw, sizeof(raw));

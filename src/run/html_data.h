@@ -24,13 +24,13 @@ typedef struct tp_run_html_opts {
 } tp_run_html_opts;
 
 /* What the page shows, read from the inputs: their analysis with its timeline and memory curve,
- * and with compare side B's analysis and the comparison. */
+ * and with compare side B's analysis, its timeline and memory curve, and the comparison. */
 typedef struct tp_run_html {
     char *const *inputs;
     size_t n;
     tp_analysis *a, *b;
     tp_compare *c;
-    tp_series series;
+    tp_series series, series_b;
 } tp_run_html;
 
 /* Reads the inputs into r (with compare, n is 2): 0, or -1 with the error in err. Free r with
@@ -42,9 +42,11 @@ void tp_run_html_free(tp_run_html *r);
 int tp_run_html_render(tp_buf *out, tp_run_html *r, const tp_run_html_opts *o);
 
 /* The report data for the inputs, their analysis taking at most max_memory
- * (tp_read_opts.max_memory; 0: no limit). Appends the JSON object to `out`; on bad input, or past
- * max_memory, returns -1 with one line in err (control bytes escaped, as the command prints it). */
-int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, uint64_t max_memory,
-                 char *err, size_t errlen);
+ * (tp_read_opts.max_memory; 0: no limit); with compare, inputs are A and B (n_inputs 2), each
+ * analysed apart, and the data is that of `tprof report --compare A B`. Appends the JSON object to
+ * `out`; on bad input, or past max_memory, returns -1 with one line in err (control bytes
+ * escaped, as the command prints it). */
+int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, int compare,
+                 uint64_t max_memory, char *err, size_t errlen);
 
 #endif

@@ -1,7 +1,7 @@
 /* cache.h - the report data of each run, computed once per change of the run.
  *
- * The dashboard polls api/data about every second; analysing a run costs far more than
- * scanning it, so the data (or the error line) is kept per run name with the change key it was
+ * The dashboard polls api/data (or api/compare) about every second; analysing a run costs far more
+ * than scanning it, so the data (or the error line) is kept per run name with the change key it was
  * computed for (serve/runs.h), and computed again only when the key moved. Entries are shared
  * with the responses being sent (reference counted), the total size is bounded (the least
  * recently used entries go first) and every call is safe from any server thread. */
@@ -27,10 +27,12 @@ typedef struct tp_serve_blob {
 tp_serve_cache *tp_serve_cache_new(size_t max_bytes, uint64_t max_memory);
 void tp_serve_cache_free(tp_serve_cache *c);
 
-/* The data of run `name` (the run directory `path`) for change key `key`: the cached blob, or
- * one computed now by tp_html_data. NULL only when memory ran out. */
-tp_serve_blob *tp_serve_cache_get(tp_serve_cache *c, const char *name, const char *path,
-                                  uint64_t key);
+/* The data of run `name` (the run directory paths[0], npaths 1), or of the comparison of two runs
+ * (paths[0] against paths[1], npaths 2: `tprof report --compare`'s data; `name` then names the
+ * pair, "A/B", which no run name can be), for change key `key`: the cached blob, or one computed
+ * now by tp_html_data. NULL only when memory ran out. */
+tp_serve_blob *tp_serve_cache_get(tp_serve_cache *c, const char *name, const char *const *paths,
+                                  size_t npaths, uint64_t key);
 /* Drops the caller's reference (NULL is ignored). */
 void tp_serve_blob_release(tp_serve_blob *b);
 

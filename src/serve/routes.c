@@ -3,9 +3,11 @@
  *   GET /                       the dashboard page (the report's template, no data embedded)
  *   GET /api/runs               the runs of the folder (serve/runs.h), oldest first
  *   GET /api/data?run=NAME      the report data of a run (serve/cache.h); ETag = its change key
+ *   GET /api/compare?a=A&b=B    the report data of run A compared with run B (both checked as
+ *                               api/data's run); ETag = a key of both change keys
  *   GET /runs/NAME/FILE         a file of a run, read-only (serve/confine.h)
  *
- * HEAD is GET without the body; any other method gets 405. The request path and the run name
+ * HEAD is GET without the body; any other method gets 405. The request path and every run name
  * arrive undecoded and go through serve/path.c before anything is opened: a bad one gets 400,
  * a name that is no file below the folder (a link, a directory, a FIFO) 404. */
 #include "serve/server.h"
@@ -93,20 +95,42 @@ static void release_cb(void *blob) {
     tp_serve_blob_release(blob);
 }
 
-static enum MHD_Result answer_data(tp_server *s, struct MHD_Connection *conn) {
-    const char *raw = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "run");
-    if (!raw) return answer_text(conn, MHD_HTTP_BAD_REQUEST, "api/data needs ?run=NAME");
-    char name[TP_SERVE_NAME_MAX + 1];
-    const char *why;
-    if (tp_serve_name_decode(raw, strlen(raw), name, sizeof(name), &why))
-        return answer_text(conn, MHD_HTTP_BAD_REQUEST, why);
-    tp_serve_run run;
-    if (tp_serve_run_scan(s->root_fd, name, &run))
-        return answer_text(conn, MHD_HTTP_NOT_FOUND, "no such run");
-    if (run.has_link)
-        return answer_text(conn, MHD_HTTP_FORBIDDEN, "the run holds a symbolic link: not analysed");
+/* The run named by query argument `arg`, decoded and checked (serve/path.c) and scanned into
+ * *run; NULL, or the status to answer with its reason in why (a 400, 404 or 403). */
+static unsigned named_run(tp_server *s, struct MHD_Connection *conn, const char *arg,
+                          char name[TP_SERVE_NAME_MAX + 1], tp_serve_run *run, const char **why) {
+    const char *raw = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, arg);
+    if (!raw) {
+        *why = "missing";
+        return MHD_HTTP_BAD_REQUEST;
+    }
+    if (tp_serve_name_decode(raw, strlen(raw), name, TP_SERVE_NAME_MAX + 1, why))
+        return MHD_HTTP_BAD_REQUEST;
+    if (tp_serve_run_scan(s->root_fd, name, run)) {
+        *why = "no such run";
+        return MHD_HTTP_NOT_FOUND;
+    }
+    if (run->has_link) {
+        *why = "the run holds a symbolic link: not analysed";
+        return MHD_HTTP_FORBIDDEN;
+    }
+    return 0;
+}
+
+/* "<dir>/<name>" (name checked by named_run), or NULL when out of memory. */
+static char *run_path(const tp_server *s, const char *name) {
+    size_t plen = strlen(s->dir) + strlen(name) + 2;
+    char *path = malloc(plen);
+    if (path) snprintf(path, plen, "%s/%s", s->dir, name);
+    return path;
+}
+
+/* The cached (or computed) report data of the runs at paths for change key `key`, as the
+ * answer: ETag the key, 304 when the client has it, 422 for a run that cannot be analysed. */
+static enum MHD_Result answer_blob(tp_server *s, struct MHD_Connection *conn, const char *name,
+                                   const char *const *paths, size_t npaths, uint64_t key) {
     char etag[40];
-    snprintf(etag, sizeof(etag), "\"%016" PRIx64 "\"", run.key);
+    snprintf(etag, sizeof(etag), "\"%016" PRIx64 "\"", key);
     const char *since = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
     if (since && strcmp(since, etag) == 0) {
         struct MHD_Response *r =
@@ -114,12 +138,7 @@ static enum MHD_Result answer_data(tp_server *s, struct MHD_Connection *conn) {
         if (r) MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
         return queue(conn, MHD_HTTP_NOT_MODIFIED, r, NULL);
     }
-    size_t plen = strlen(s->dir) + strlen(name) + 2;
-    char *path = malloc(plen);
-    if (!path) return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-    snprintf(path, plen, "%s/%s", s->dir, name);
-    tp_serve_blob *blob = tp_serve_cache_get(s->cache, name, path, run.key);
-    free(path);
+    tp_serve_blob *blob = tp_serve_cache_get(s->cache, name, paths, npaths, key);
     if (!blob) return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
     struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
         blob->len, blob->data, release_cb, blob);
@@ -131,6 +150,52 @@ static enum MHD_Result answer_data(tp_server *s, struct MHD_Connection *conn) {
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     unsigned status = blob->ok ? MHD_HTTP_OK : HTTP_UNPROCESSABLE;
     return queue(conn, status, r, "application/json");
+}
+
+static enum MHD_Result answer_data(tp_server *s, struct MHD_Connection *conn) {
+    char name[TP_SERVE_NAME_MAX + 1];
+    tp_serve_run run;
+    const char *why;
+    unsigned status = named_run(s, conn, "run", name, &run, &why);
+    if (status == MHD_HTTP_BAD_REQUEST && strcmp(why, "missing") == 0)
+        why = "api/data needs ?run=NAME";
+    if (status) return answer_text(conn, status, why);
+    char *path = run_path(s, name);
+    if (!path) return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+    const char *paths[1] = {path};
+    enum MHD_Result ret = answer_blob(s, conn, name, paths, 1, run.key);
+    free(path);
+    return ret;
+}
+
+/* api/compare?a=A&b=B: the report data of run A compared with run B (both checked as api/data
+ * checks its run), cached under "A/B" with a key that moves when either run changes. */
+static enum MHD_Result answer_compare(tp_server *s, struct MHD_Connection *conn) {
+    char names[2][TP_SERVE_NAME_MAX + 1], why_line[128];
+    tp_serve_run runs[2];
+    static const char *const args[2] = {"a", "b"};
+    for (int i = 0; i < 2; i++) {
+        const char *why;
+        unsigned status = named_run(s, conn, args[i], names[i], &runs[i], &why);
+        if (status == MHD_HTTP_BAD_REQUEST && strcmp(why, "missing") == 0)
+            why = "api/compare needs ?a=RUN&b=RUN";
+        if (!status) continue;
+        snprintf(why_line, sizeof(why_line), "%s: %s", args[i], why);
+        return answer_text(conn, status, why_line);
+    }
+    char pair[2 * TP_SERVE_NAME_MAX + 2];
+    snprintf(pair, sizeof(pair), "%s/%s", names[0], names[1]);
+    char *paths[2] = {run_path(s, names[0]), run_path(s, names[1])};
+    enum MHD_Result ret;
+    if (!paths[0] || !paths[1]) {
+        ret = answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+    } else {
+        /* either run's change moves the pair's key; a and b swapped give another key */
+        uint64_t key = runs[0].key * 0x9e3779b97f4a7c15u ^ (runs[1].key + 0x632be59bd9b4e019u);
+        ret = answer_blob(s, conn, pair, (const char *const *)paths, 2, key);
+    }
+    free(paths[0]), free(paths[1]);
+    return ret;
 }
 
 /* The media type of a run file, by its name's ending. */
@@ -275,6 +340,7 @@ enum MHD_Result tp_serve_handle(void *cls, struct MHD_Connection *conn, const ch
     if (strcmp(p.seg[0], "api") == 0 && p.n == 2) {
         if (strcmp(p.seg[1], "runs") == 0) return answer_runs(s, conn);
         if (strcmp(p.seg[1], "data") == 0) return answer_data(s, conn);
+        if (strcmp(p.seg[1], "compare") == 0) return answer_compare(s, conn);
     }
     if (strcmp(p.seg[0], "runs") == 0 && p.n >= 3) return answer_file(s, conn, p.seg + 1, p.n - 1);
     return answer_text(conn, MHD_HTTP_NOT_FOUND, "not found");

@@ -185,7 +185,7 @@ def documented():
 
 def flatten(v, prefix, out):
     if isinstance(v, dict):
-        if prefix.endswith("stages_ns"):  # stage name -> time: the stage names vary
+        if prefix.endswith(("stages_ns", "stages_per_step_ns")):  # stage name -> time: names vary
             out.add(prefix)
             return
         if prefix:

@@ -116,7 +116,8 @@ def test_tables_have_rows_where_the_traces_do():
         for f in frames:
             if not len(f):  # an empty table's columns: the (stage-free) columns of its rows
                 assert list(f.columns) == [c for c in full[0].columns
-                                           if not c.startswith(("stages.", "stages_ns."))], table
+                                           if not c.startswith(("stages.", "stages_ns.",
+                                                                "stages_per_step_ns."))], table
     ranks = analyses["ranks"].ranks()
     assert ranks["rank"].tolist() == [0, 1]
     assert "stages_ns.forward" in ranks.columns and ranks["stages_ns.forward"].gt(0).all()

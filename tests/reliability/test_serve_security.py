@@ -169,6 +169,42 @@ def test_bad_run_names_are_refused(server, run):
     assert SECRET.encode() not in body
 
 
+BAD_RUNS = ["..", "%2e%2e", "%2E.", "/etc", "%2fetc", "run1%2f..", "run1/..", ".hidden", "",
+            "a%00b", "%zz", "..%5c.."]
+
+
+@pytest.mark.parametrize("run", BAD_RUNS)
+@pytest.mark.parametrize("side", ["a", "b"])
+def test_compare_checks_both_run_names(server, run, side):
+    """api/compare takes two run names: each is checked as api/data's run, whichever side holds
+    the bad one, and the answer names that side."""
+    query = {"a": "run1", "b": "run1"}
+    query[side] = run
+    status, _, body = server.get("/api/compare?a=%s&b=%s" % (query["a"], query["b"]))
+    assert status in (400, 404), (side, run, body)
+    assert body.startswith(b"%d %s: " % (status, side.encode())), body
+    assert SECRET.encode() not in body
+
+
+def test_compare_refuses_links_and_missing_names(server):
+    for query in ["a=run1&b=run2", "a=run2&b=run1"]:  # run2 holds a link to the secret
+        status, _, body = server.get("/api/compare?" + query)
+        assert status == 403 and SECRET.encode() not in body, query
+    for query in ["a=linkrun&b=run1", "a=run1&b=linkrun"]:  # a link to a folder outside
+        status, _, body = server.get("/api/compare?" + query)
+        assert status == 404 and SECRET.encode() not in body, query
+    for query in ["", "?a=run1", "?b=run1", "?run=run1"]:
+        status, _, body = server.get("/api/compare" + query)
+        assert status == 400 and b"api/compare needs ?a=RUN&b=RUN" in body, query
+    # a good pair: the comparison of the run with itself, cached by both runs' change keys
+    status, headers, body = server.get("/api/compare?a=run1&b=run1")
+    assert status == 200 and json.loads(body)["compare"]["step_change_pct"] == 0
+    status, _, body = server.get("/api/compare?a=run1&b=run1", {"If-None-Match": headers["ETag"]})
+    assert status == 304 and body == b""
+    assert headers["ETag"] != server.get("/api/data?run=run1")[1]["ETag"]
+    assert_still_serving(server)
+
+
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE",
                                     "CONNECT", "PROPFIND"])
 def test_only_get_and_head(server, method):
@@ -212,6 +248,8 @@ MALFORMED = [
     b"\r\n\r\n\r\n\r\n", b"GET / HTTP/1.1\nHost: localhost\n\n",
     b"GET /api/data?run=%00 HTTP/1.1\r\nHost: localhost\r\n\r\n",
     b"GET /api/data?run=run1&run=..&run HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    b"GET /api/compare?a=run1&b=%00 HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    b"GET /api/compare?a=run1&b=run1&b=..&a HTTP/1.1\r\nHost: localhost\r\n\r\n",
 ]
 
 

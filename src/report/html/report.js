@@ -9,6 +9,7 @@
   'use strict';
 
   var data = null;        /* the report data shown */
+  var side = 'a';         /* with a comparison: whose views are shown, A's or B's */
   var view = 'overview';  /* the active view */
   var rendered = {};      /* views rendered for the current data */
   var charts = {};        /* Chart.js instances by canvas id */
@@ -100,7 +101,7 @@
       }
       clear(tbody);
       shown.forEach(function (r) {
-        tbody.appendChild(el('tr', {}, columns.map(function (c) {
+        tbody.appendChild(el('tr', opts.rowClass ? { 'class': opts.rowClass(r) } : {}, columns.map(function (c) {
           var v = r[c.key];
           var td = el('td', c.cls ? { 'class': c.cls, text: formats[c.format || 'text'](v) }
                                    : { text: formats[c.format || 'text'](v) });
@@ -408,23 +409,28 @@
       box.appendChild(empty('One rank (or ranks analysed together): no per-rank figures in this input.'));
       return;
     }
+    var strag = r.straggler ? r.straggler.rank : null;
     box.appendChild(el('div', { 'class': 'cards' }, [card('fig-ranks', 'ranks', r.count, 'num'),
-      card('fig-straggler', 'straggler rank', r.straggler ? r.straggler.rank : null, 'text')]));
-    box.appendChild(el('h2', { text: 'Per rank' }));
+      card('fig-straggler', 'straggler rank', strag, 'text')]));
+    if (r.straggler) box.appendChild(el('p', { 'class': 'straggler-note', id: 'straggler-message', text: r.straggler.message }));
     var stageNames = {};
     r.per_rank.forEach(function (p) { Object.keys(p.stages_ns || {}).forEach(function (k) { stageNames[k] = 1; }); });
+    rankCharts(box, r, Object.keys(stageNames), strag);
+    box.appendChild(el('h2', { text: 'Per rank' }));
     var cols = [{ key: 'rank', label: 'rank' }, { key: 'steps', label: 'steps', format: 'num' },
                 { key: 'step_mean_us', label: 'mean step', format: 'us' },
                 { key: 'step_p95_us', label: 'p95 step', format: 'us' },
                 { key: 'compute_us', label: 'compute', format: 'us' },
                 { key: 'communication_us', label: 'communication', format: 'us' },
-                { key: 'idle_us', label: 'idle', format: 'us' }];
+                { key: 'idle_us', label: 'idle', format: 'us' },
+                { key: 'collective_wait_us', label: 'collective wait', format: 'us' }];
     Object.keys(stageNames).forEach(function (k) { cols.push({ key: 'stage:' + k, label: k, format: 'us' }); });
     /* the key's times are nanoseconds: shown in the page's microsecond formatting */
     var rows = r.per_rank.map(function (p) {
       var row = { rank: p.rank, steps: p.steps, step_mean_us: p.step_mean_ns / 1e3,
                   step_p95_us: p.step_p95_ns / 1e3, compute_us: p.compute_ns / 1e3,
-                  communication_us: p.communication_ns / 1e3, idle_us: p.idle_ns / 1e3 };
+                  communication_us: p.communication_ns / 1e3, idle_us: p.idle_ns / 1e3,
+                  collective_wait_us: p.collective_wait_ns === undefined ? null : p.collective_wait_ns / 1e3 };
       Object.keys(stageNames).forEach(function (k) {
         row['stage:' + k] = p.stages_ns && k in p.stages_ns ? p.stages_ns[k] / 1e3 : null; });
       return row;
@@ -442,7 +448,7 @@
     }
     var tbox = el('div');
     box.appendChild(tbox);
-    table(tbox, 'ranks-table', cols, rows);
+    table(tbox, 'ranks-table', cols, rows, { rowClass: function (x) { return x.rank === strag ? 'straggler' : ''; } });
     if (r.step_spread && r.step_spread.length) {
       box.appendChild(el('h2', { text: 'Step time spread across ranks' }));
       if (r.step_spread.length >= d.list_max)
@@ -457,10 +463,50 @@
     }
   }
 
+  /* The ranks side by side: each rank's step as a bar stacked by stage (stages_per_step_ns, whose
+   * sum is its mean step), and its waiting at collectives (collective_wait_ns); the straggler's
+   * bars are outlined and its label says so. */
+  function rankCharts(box, r, stageNames, strag) {
+    var labels = r.per_rank.map(function (p) { return 'rank ' + p.rank + (p.rank === strag ? ' (straggler)' : ''); });
+    var edge = function (color) {
+      return { backgroundColor: color, borderWidth: r.per_rank.map(function (p) { return p.rank === strag ? 3 : 0; }),
+               borderColor: '#dc2626' };
+    };
+    box.appendChild(el('h2', { text: 'Step time per rank, by stage' }));
+    box.appendChild(el('div', { 'class': 'chart' }, [el('canvas', { id: 'chart-ranks' })]));
+    chart('chart-ranks', {
+      type: 'bar',
+      data: { labels: labels, datasets: stageNames.map(function (n, i) {
+        return Object.assign({ label: n, data: r.per_rank.map(function (p) {
+          var v = (p.stages_per_step_ns || {})[n];
+          return v === null || v === undefined ? null : v / 1e6; }) },
+          edge(n === 'other' ? '#cbd5e1' : palette[i % palette.length]));
+      }) },
+      options: { scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: 'ms per step' } } },
+                 plugins: { tooltip: { callbacks: { label: function (c) {
+                   return c.dataset.label + ': ' + fmtUs(c.raw * 1e3); } } } } }
+    });
+    box.appendChild(el('h2', { text: 'Waiting at collectives per rank' }));
+    box.appendChild(el('p', { 'class': 'note', text: 'At each collective matched on every rank, the time from this ' +
+      'rank\'s arrival to the last rank\'s, summed (docs/DISTRIBUTED.md). ' +
+      (r.straggler ? '' : 'No straggler: no rank causes most of the waiting, or it is under 2% of step time.') }));
+    box.appendChild(el('div', { 'class': 'chart small' }, [el('canvas', { id: 'chart-rank-wait' })]));
+    chart('chart-rank-wait', {
+      type: 'bar',
+      data: { labels: labels, datasets: [Object.assign({ label: 'collective wait', data: r.per_rank.map(function (p) {
+        return p.collective_wait_ns === undefined ? null : p.collective_wait_ns / 1e6; }) }, edge('#0891b2'))] },
+      options: { scales: { y: { title: { display: true, text: 'ms' } } },
+                 plugins: { tooltip: { callbacks: { label: function (c) { return fmtUs(c.raw * 1e3); } } } } }
+    });
+  }
+
+  /* The comparison (`tprof compare --json`): each table's regressions first (largest increase
+   * of B over A at the top, improvements last), rows coloured by the change's sign. */
   function compare(d) {
     var box = clear($('compare')), c = d.compare;
     if (!c) {
-      box.appendChild(empty('No comparison: tprof report --compare A B makes one.'));
+      box.appendChild(empty(live.run ? 'No comparison: pick a run in "compare with" above.' :
+        'No comparison: tprof report RUN_A RUN_B (or --compare A B) makes one.'));
       return;
     }
     box.appendChild(el('div', { 'class': 'cards' }, [
@@ -473,11 +519,15 @@
               { key: 'delta_us', label: 'B - A', format: 'us' }, { key: 'delta_pct', label: 'change', format: 'pct' },
               { key: 'a_calls', label: 'A calls', format: 'num' }, { key: 'b_calls', label: 'B calls', format: 'num' }];
     };
-    [['stages', 'stage'], ['ops', 'op'], ['kernels', 'kernel']].forEach(function (p) {
-      box.appendChild(el('h2', { text: p[0].charAt(0).toUpperCase() + p[0].slice(1) + ' that changed most' }));
+    var sign = function (r) { return r.delta_us > 0 ? 'regression' : r.delta_us < 0 ? 'improvement' : ''; };
+    [['stages', 'stage', 'Stages (time per step)'], ['ops', 'op', 'Ops (self time)'],
+     ['kernels', 'kernel', 'Kernels (total time)']].forEach(function (p) {
+      var rows = c[p[0]].slice().sort(function (x, y) {
+        return y.delta_us - x.delta_us || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0); });
+      box.appendChild(el('h2', { text: p[2] + ', regressions first' }));
       var t = el('div');
       box.appendChild(t);
-      table(t, 'cmp-' + p[0], cols(p[1]), c[p[0]], { filter: p[0] !== 'stages' });
+      table(t, 'cmp-' + p[0], cols(p[1]), rows, { filter: p[0] !== 'stages', rowClass: sign });
     });
   }
 
@@ -502,10 +552,18 @@
   var views = { overview: overview, operators: operators, kernels: kernels, memory: memory,
                 timeline: timeline, ranks: ranks, compare: compare, artifacts: artifacts };
 
+  /* What the views render: the data, or with a comparison and side B picked, B's analysis and
+   * timeline in A's place (the report of `tprof report A B` holds both). */
+  function shown() {
+    if (side !== 'b' || !data.analysis_b) return data;
+    return Object.assign({}, data, { analysis: data.analysis_b, series: data.series_b,
+                                     artifacts: undefined, title: data.compare.b.path });
+  }
+
   function renderView() {
     if (!data || rendered[view]) return;
     rendered[view] = true;
-    views[view](data);
+    views[view](shown());
   }
 
   function show(name) {
@@ -522,6 +580,14 @@
   function setData(d) {
     data = d;
     rendered = {};
+    var sel = $('side-select');
+    $('side-picker').hidden = !(d.analysis_b && d.compare);
+    if ($('side-picker').hidden) side = 'a';
+    else {
+      sel.options[0].textContent = 'A: ' + d.compare.a.path;
+      sel.options[1].textContent = 'B: ' + d.compare.b.path;
+      sel.value = side;
+    }
     $('title').textContent = d.title || '';
     document.title = 'tprof: ' + (d.title || 'report');
     renderView();
@@ -529,13 +595,23 @@
 
   /* ---- the live dashboard (tprof serve): runs listed, the chosen run's data polled ---- */
 
-  var live = { run: null, text: null };
+  var live = { run: null, against: '', text: null };
 
   function fetchJson(url) {
     return fetch(url, { cache: 'no-store' }).then(function (r) {
       if (!r.ok) throw new Error(url + ': HTTP ' + r.status);
       return r.text();
     });
+  }
+
+  /* Fills a menu with names (and a first empty choice when none is given), keeping its choice. */
+  function fillMenu(sel, names, none, keep) {
+    var want = (none !== null ? [''] : []).concat(names);
+    var current = Array.prototype.map.call(sel.options, function (o) { return o.value; });
+    if (current.join('\n') === want.join('\n')) return;
+    clear(sel);
+    want.forEach(function (n) { sel.appendChild(el('option', { value: n, text: n || none })); });
+    if (want.indexOf(keep) >= 0) sel.value = keep;
   }
 
   function pollRuns() {
@@ -545,21 +621,21 @@
       var sel = $('run-select');
       sel.title = leftOut ? leftOut + ' older folders not listed' : '';
       var names = runs.map(function (r) { return typeof r === 'string' ? r : r.name; });
-      var current = Array.prototype.map.call(sel.options, function (o) { return o.value; });
-      if (current.join('\n') !== names.join('\n')) {
-        clear(sel);
-        names.forEach(function (n) { sel.appendChild(el('option', { value: n, text: n })); });
-        if (live.run && names.indexOf(live.run) >= 0) sel.value = live.run;
-      }
+      fillMenu(sel, names, null, live.run);
+      fillMenu($('compare-select'), names, '(none)', live.against);
       if (!live.run && names.length) live.run = names[names.length - 1], sel.value = live.run;
     });
   }
 
+  /* The chosen run's data, or with a run to compare with, the pair's (api/compare: the data of
+   * `tprof report --compare RUN OTHER`). */
   function pollData() {
     if (!live.run) return Promise.resolve();
-    var run = live.run;
-    return fetchJson('api/data?run=' + encodeURIComponent(run)).then(function (text) {
-      if (run !== live.run || text === live.text) return;
+    var run = live.run, against = live.against;
+    var url = against ? 'api/compare?a=' + encodeURIComponent(run) + '&b=' + encodeURIComponent(against)
+                      : 'api/data?run=' + encodeURIComponent(run);
+    return fetchJson(url).then(function (text) {
+      if (run !== live.run || against !== live.against || text === live.text) return;
       live.text = text;
       setData(JSON.parse(text));
       $('live-state').textContent = 'updated ' + new Date().toLocaleTimeString();
@@ -568,8 +644,14 @@
 
   function startLive() {
     $('run-picker').hidden = false;
+    $('compare-picker').hidden = false;
     $('run-select').addEventListener('change', function () {
       live.run = this.value; live.text = null; pollData();
+    });
+    $('compare-select').addEventListener('change', function () {
+      live.against = this.value; live.text = null; side = 'a';
+      if (live.against) show('compare');
+      pollData();
     });
     var tick = function () {
       pollRuns().then(pollData).catch(function (e) { $('live-state').textContent = String(e.message || e); })
@@ -583,6 +665,8 @@
       b.addEventListener('click', function () { show(b.getAttribute('data-view')); });
     });
     timelineEvents();
+    $('side-select').addEventListener('change', function () {
+      side = this.value; rendered = {}; renderView(); });
     window.addEventListener('resize', function () { if (view === 'timeline' && data) timelineDraw(); });
     var embedded = $('tprof-data');
     if (embedded) setData(JSON.parse(embedded.textContent));
