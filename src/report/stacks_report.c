@@ -18,13 +18,19 @@
 /* Callers a JSON row lists, and callers a text line names. */
 enum { JSON_CALLERS = 5, TEXT_CALLERS = 2 };
 
-/* The frames of node, outermost first, into a new array of *depth entries; NULL when out of
- * memory. */
+/* The frames of node, outermost first, into a new array of *depth entries; NULL (and depth 0)
+ * when out of memory. */
 static uint32_t *path_of(const tp_stacks *st, uint32_t node, size_t *depth) {
-    size_t k = *depth = tp_stacks_depth(st, node);
-    uint32_t *path = malloc((k + 1) * sizeof(*path));
-    for (uint32_t n = node; path && n != TP_STACK_NONE; n = st->nodes[n].parent)
-        path[--k] = n;
+    size_t cap = tp_stacks_depth(st, node), k = 0;
+    uint32_t *path = malloc((cap + 1) * sizeof(*path));
+    for (uint32_t n = node; path && n != TP_STACK_NONE && k < cap; n = st->nodes[n].parent)
+        path[k++] = n; /* innermost first, reversed below */
+    for (size_t i = 0; i < k / 2; i++) {
+        uint32_t t = path[i];
+        path[i] = path[k - 1 - i];
+        path[k - 1 - i] = t;
+    }
+    *depth = k;
     return path;
 }
 
@@ -47,7 +53,8 @@ static void put_folded(tp_buf *b, const tp_stacks *st, uint32_t node) {
 
 /* One folded line before it is printed: its stack's text, its self time. */
 typedef struct folded_line {
-    const char *s;
+    size_t off;    /* of the text in the scratch buffer, while it grows */
+    const char *s; /* ... and the text, once it stops moving */
     size_t len;
     int64_t ns;
 } folded_line;
@@ -69,16 +76,15 @@ void tp_report_folded(tp_buf *out, const tp_analysis *a) {
         if (st->nodes[i].self_ns <= 0) continue;
         size_t off = text.len;
         put_folded(&text, st, i);
-        lines[n++] =
-            (folded_line){(const char *)(uintptr_t)off, text.len - off, st->nodes[i].self_ns};
+        lines[n++] = (folded_line){off, NULL, text.len - off, st->nodes[i].self_ns};
     }
     if (!lines || text.failed) {
         out->failed = 1;
         n = 0;
     }
-    for (size_t i = 0; i < n; i++) /* offsets become pointers once the text stops moving */
-        lines[i].s = text.data + (uintptr_t)lines[i].s;
-    qsort(lines, n, sizeof(*lines), cmp_lines);
+    for (size_t i = 0; i < n; i++)
+        lines[i].s = text.data + lines[i].off;
+    if (n) qsort(lines, n, sizeof(*lines), cmp_lines);
     for (size_t i = 0, j; i < n; i = j) {
         int64_t ns = 0;
         for (j = i; j < n && cmp_lines(&lines[i], &lines[j]) == 0; j++)
