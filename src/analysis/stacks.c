@@ -114,6 +114,14 @@ int tp_stacks_finish(tp_stacks *st) {
         order[i] = keys[i].idx;
     free(keys);
     st->norder = st->ncallers;
+    st->total_ns = 0;
+    for (size_t i = 0; i < st->nnodes; i++)
+        st->nodes[i].total_ns = st->nodes[i].self_ns;
+    for (size_t i = st->nnodes; i-- > 0;) { /* parents come first: totals from the leaves up */
+        tp_stack_node *n = &st->nodes[i];
+        int64_t *up = n->parent != TP_STACK_NONE ? &st->nodes[n->parent].total_ns : &st->total_ns;
+        *up = tp_add_sat(*up, n->total_ns);
+    }
     return 0;
 }
 

@@ -26,10 +26,11 @@
 #define TP_STACK_NONE UINT32_MAX /* no node: not under a python_function range */
 
 typedef struct tp_stack_node {
-    uint32_t parent; /* TP_STACK_NONE for an outermost frame */
-    tp_str name;     /* in tp_stacks.names */
-    uint32_t python; /* 1: a python_function range; 0: a range among Python frames */
-    int64_t self_ns; /* Σ self time of the ranges with exactly this path */
+    uint32_t parent;  /* TP_STACK_NONE for an outermost frame */
+    tp_str name;      /* in tp_stacks.names */
+    uint32_t python;  /* 1: a python_function range; 0: a range among Python frames */
+    int64_t self_ns;  /* Σ self time of the ranges with exactly this path */
+    int64_t total_ns; /* self_ns and its descendants' (set by tp_stacks_finish) */
 } tp_stack_node;
 
 typedef struct tp_stack_caller {
@@ -50,6 +51,7 @@ typedef struct tp_stacks {
     tp_hashtab callers_ix; /* (name, node, kernel) -> caller + 1 */
     uint32_t *order;       /* set by tp_stacks_finish: callers by (kernel, name), most time first */
     size_t norder;
+    int64_t total_ns; /* Σ total_ns of the outermost frames (set by tp_stacks_finish) */
 } tp_stacks;
 
 /* A new empty tree; NULL when out of memory. */
@@ -61,7 +63,8 @@ uint32_t tp_stacks_node(tp_stacks *st, uint32_t parent, tp_str name, int python)
 /* Adds one call of name (an op, or a kernel's GPU work) lasting ns to its row under caller.
  * 0, or -1 when out of memory. */
 int tp_stacks_call(tp_stacks *st, tp_str name, int kernel, uint32_t caller, int64_t ns);
-/* Sorts the callers for tp_stacks_callers (idempotent: models may be added after). 0 or -1. */
+/* Sorts the callers for tp_stacks_callers and sums the nodes' totals (idempotent: models may be
+ * added after). 0 or -1. */
 int tp_stacks_finish(tp_stacks *st);
 /* The callers of the op (kernel 0) or kernel (1) named name, most time first, after
  * tp_stacks_finish: *n of them (0 and NULL when none). Entries of st->order. */

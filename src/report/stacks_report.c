@@ -246,3 +246,51 @@ void tp_report_stacks_text(tp_doc *d, const tp_analysis *a, const tp_report_opts
         if (n) text_line(d, st, a->kernels[i].name, a->kernels[i].total_ns, callers, n);
     }
 }
+
+/* The flame graph's node order: most total time first, then the older node, so that a parent
+ * (whose total holds its children's) always comes before its children. */
+typedef struct flame_key {
+    int64_t total;
+    uint32_t node;
+} flame_key;
+
+static int cmp_flame(const void *pa, const void *pb) {
+    const flame_key *a = pa, *b = pb;
+    if (a->total != b->total) return a->total > b->total ? -1 : 1;
+    return (a->node > b->node) - (a->node < b->node);
+}
+
+void tp_report_flame_json(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
+    const tp_stacks *st = a->stacks;
+    if (!st || !st->nnodes) return;
+    size_t n = st->nnodes, keep = tp_report_list(o, n);
+    flame_key *k = malloc(n * sizeof(*k));
+    uint32_t *at = malloc(n * sizeof(*at)); /* node -> its row, UINT32_MAX when left out */
+    if (!k || !at) {
+        free(k), free(at);
+        w->b->failed = 1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        k[i] = (flame_key){st->nodes[i].total_ns, (uint32_t)i};
+    qsort(k, n, sizeof(*k), cmp_flame);
+    for (size_t i = 0; i < n; i++)
+        at[k[i].node] = i < keep ? (uint32_t)i : UINT32_MAX;
+    tp_jw_object(w, "flame");
+    tp_jw_i64(w, "total_ns", st->total_ns);
+    tp_jw_u64(w, "nodes_total", n);
+    tp_jw_array(w, "nodes");
+    for (size_t i = 0; i < keep; i++) {
+        const tp_stack_node *node = &st->nodes[k[i].node];
+        tp_jw_array(w, NULL);
+        tp_jw_i64(w, NULL, node->parent == TP_STACK_NONE ? -1 : (int64_t)at[node->parent]);
+        tp_jw_str(w, NULL, tp_strtab_get(&st->names, node->name));
+        tp_jw_i64(w, NULL, node->total_ns);
+        tp_jw_i64(w, NULL, node->self_ns);
+        tp_jw_i64(w, NULL, node->python);
+        tp_jw_end_array(w);
+    }
+    tp_jw_end_array(w);
+    tp_jw_end_object(w);
+    free(k), free(at);
+}
