@@ -6,10 +6,10 @@ import json
 import math
 
 import pytest
+from cli_helpers import ALL, FIXTURES, TRACES, tprof
 
 import stacks_ref
 import tprof_ref
-from cli_helpers import ALL, FIXTURES, TRACES, tprof
 
 # the real traces with python_function ranges: a CPU CNN (torch 2.13), BERT on an H100 (kernels
 # launched under Python frames), a small CPU MLP
@@ -111,7 +111,8 @@ def test_cnn_addmm_is_called_from_the_training_step():
         "(nn.Module: Conv2d_0)" in text
 
 
-@pytest.mark.parametrize("name", ["kineto/nccl_data.json.gz", "torch-legacy/mlp_cpu_300steps.json.gz"])
+@pytest.mark.parametrize("name", ["kineto/nccl_data.json.gz",
+                                  "torch-legacy/mlp_cpu_300steps.json.gz"])
 def test_traces_without_stacks_have_none(name):
     path = FIXTURES / name
     assert tprof("analyze", "--folded", path, rc=0).stdout == b""

@@ -8,12 +8,14 @@ import json
 import re
 
 import pytest
-from selenium.webdriver.common.by import By
-from test_report_browser import SCREENS, browser, errors  # noqa: F401 (the fixture)
+from cli_helpers import FIXTURES, tprof
 
 import stacks_ref
 import tprof_ref
-from cli_helpers import FIXTURES, tprof
+
+pytest.importorskip("selenium.webdriver", reason="selenium is not in the venv (make deps)")
+from selenium.webdriver.common.by import By  # noqa: E402
+from test_report_browser import SCREENS, browser, errors  # noqa: E402, F401 (the fixture)
 
 DATA_RE = re.compile(rb'<script id="tprof-data" type="application/json">(.*?)</script>', re.S)
 TRACES = ["torch2/cnn_cpu_3steps.pt.trace.json.gz",
@@ -56,7 +58,7 @@ def test_flame_graph_equals_reference(browser, tmp_path, name):  # noqa: F811
     width = browser.execute_script("return document.getElementById('flame').clientWidth")
     drawn = frames(browser)
     assert len(drawn) >= 20
-    for node, total, left, w in drawn:
+    for node, total, _left, w in drawn:
         assert total == nodes[node][2]
         assert w == pytest.approx(width * total / flame["total_ns"], abs=1.5)
     # the frames narrower than a pixel (at the width they were drawn for) are the ones left out
