@@ -119,6 +119,7 @@ static void json_row(tp_jw *w, const tp_stacks *st, const char *name, int64_t to
         const tp_stack_caller *c = &st->callers[callers[i]];
         size_t depth;
         uint32_t *path = path_of(st, c->node, &depth);
+        if (!path) w->b->failed = 1;
         tp_jw_object(w, NULL);
         tp_jw_array(w, "stack");
         for (size_t k = 0; path && k < depth; k++)
@@ -201,7 +202,10 @@ static int cmp_shown_time(const void *pa, const void *pb) {
 static void text_line(tp_doc *d, const tp_stacks *st, const char *name, int64_t total_ns,
                       const uint32_t *callers, size_t n) {
     shown *g = malloc(n * sizeof(*g));
-    if (!g) return;
+    if (!g) {
+        d->text.failed = 1; /* the document's failure, rendered as the output's */
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         const tp_stack_caller *c = &st->callers[callers[i]];
         g[i] = (shown){program_frame(st, c->node), module_frame(st, c->node), c->ns};
@@ -227,7 +231,10 @@ static void text_line(tp_doc *d, const tp_stacks *st, const char *name, int64_t 
     }
     if (groups > TEXT_CALLERS) tp_buf_printf(&line, " (%zu callers)", groups);
     tp_buf_putc(&line, '\0');
-    if (!line.failed) tp_doc_line(d, "%s: %s", name, line.data);
+    if (line.failed)
+        d->text.failed = 1;
+    else
+        tp_doc_line(d, "%s: %s", name, line.data);
     tp_buf_free(&line);
     free(g);
 }
