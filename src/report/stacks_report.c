@@ -135,23 +135,30 @@ static void json_row(tp_jw *w, const tp_stacks *st, const char *name, int64_t to
     tp_jw_end_object(w);
 }
 
+/* The top ops by self time (kernel 0) or kernels by total time (1), as the tables show them:
+ * row i's name and total. */
+static size_t top_rows(const tp_analysis *a, const tp_report_opts *o, int kernel) {
+    return tp_report_rows(o, kernel ? a->nkernels : a->nops);
+}
+static const char *row_name(const tp_analysis *a, int kernel, size_t i) {
+    return kernel ? a->kernels[i].name : a->ops[i].name;
+}
+static int64_t row_total(const tp_analysis *a, int kernel, size_t i) {
+    return kernel ? a->kernels[i].total_ns : a->ops[i].total_ns;
+}
+
 void tp_report_stacks_json(tp_jw *w, const tp_analysis *a, const tp_report_opts *o) {
     const tp_stacks *st = a->stacks;
     if (!st) return;
-    size_t n;
     tp_jw_object(w, "call_stacks");
-    tp_jw_array(w, "ops");
-    for (size_t i = 0; i < tp_report_rows(o, a->nops); i++) {
-        const uint32_t *callers = tp_stacks_callers(st, a->ops[i].name, 0, &n);
-        if (n) json_row(w, st, a->ops[i].name, a->ops[i].total_ns, callers, n);
+    for (int kernel = 0; kernel < 2; kernel++) {
+        tp_jw_array(w, kernel ? "kernels" : "ops");
+        for (size_t i = 0, n; i < top_rows(a, o, kernel); i++) {
+            const uint32_t *callers = tp_stacks_callers(st, row_name(a, kernel, i), kernel, &n);
+            if (n) json_row(w, st, row_name(a, kernel, i), row_total(a, kernel, i), callers, n);
+        }
+        tp_jw_end_array(w);
     }
-    tp_jw_end_array(w);
-    tp_jw_array(w, "kernels");
-    for (size_t i = 0; i < tp_report_rows(o, a->nkernels); i++) {
-        const uint32_t *callers = tp_stacks_callers(st, a->kernels[i].name, 1, &n);
-        if (n) json_row(w, st, a->kernels[i].name, a->kernels[i].total_ns, callers, n);
-    }
-    tp_jw_end_array(w);
     tp_jw_end_object(w);
 }
 
@@ -239,19 +246,27 @@ static void text_line(tp_doc *d, const tp_stacks *st, const char *name, int64_t 
     free(g);
 }
 
+/* The text lines of the top ops and kernels that have callers into d; with d NULL, their
+ * count alone. */
+static size_t text_lines(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
+    size_t lines = 0;
+    for (int kernel = 0; kernel < 2; kernel++) {
+        for (size_t i = 0, n; i < top_rows(a, o, kernel); i++) {
+            const uint32_t *callers =
+                tp_stacks_callers(a->stacks, row_name(a, kernel, i), kernel, &n);
+            if (n && d)
+                text_line(d, a->stacks, row_name(a, kernel, i), row_total(a, kernel, i), callers,
+                          n);
+            lines += n != 0;
+        }
+    }
+    return lines;
+}
+
 void tp_report_stacks_text(tp_doc *d, const tp_analysis *a, const tp_report_opts *o) {
-    const tp_stacks *st = a->stacks;
-    if (!st || !st->ncallers) return;
+    if (!a->stacks || !text_lines(NULL, a, o)) return;
     tp_doc_heading(d, "Call stacks (the Python frames that called the top ops and kernels)");
-    size_t n;
-    for (size_t i = 0; i < tp_report_rows(o, a->nops); i++) {
-        const uint32_t *callers = tp_stacks_callers(st, a->ops[i].name, 0, &n);
-        if (n) text_line(d, st, a->ops[i].name, a->ops[i].total_ns, callers, n);
-    }
-    for (size_t i = 0; i < tp_report_rows(o, a->nkernels); i++) {
-        const uint32_t *callers = tp_stacks_callers(st, a->kernels[i].name, 1, &n);
-        if (n) text_line(d, st, a->kernels[i].name, a->kernels[i].total_ns, callers, n);
-    }
+    text_lines(d, a, o);
 }
 
 /* The flame graph's node order: most total time first, then the older node, so that a parent
