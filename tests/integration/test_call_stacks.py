@@ -123,3 +123,39 @@ def test_traces_without_stacks_have_none(name):
 def test_folded_refuses_another_format():
     p = tprof("analyze", "--folded", "--json", TRACES[0], rc=2)
     assert b"--folded" in p.stderr and len(p.stderr.splitlines()) == 1
+
+
+def test_folded_edge_cases(tmp_path):
+    """A hand-written trace: a frame named with ';' and a newline, an op merged into its parent
+    of the same name, a step inside a Python frame (transparent), an op outside every Python
+    frame (no stack), a kernel launched under a frame. Against the reference and by hand."""
+    def x(name, cat, ts, dur, tid=1, **args):
+        return {"ph": "X", "name": name, "cat": cat, "pid": 1, "tid": tid, "ts": ts, "dur": dur,
+                "args": args}
+    events = [
+        x("main.py(1): <module>", "python_function", 0, 1000),
+        x("ProfilerStep#1", "user_annotation", 10, 900),
+        x("main.py(5): a;b\nc", "python_function", 20, 500),
+        x("aten::mul", "cpu_op", 30, 300),
+        x("aten::mul", "cpu_op", 40, 200),  # its parent's only child, same name: merged
+        x("cudaLaunchKernel", "cuda_runtime", 600, 50, correlation=7),
+        x("aten::add", "cpu_op", 2000, 100),  # outside every Python frame
+        {"ph": "X", "name": "gemm", "cat": "kernel", "pid": 0, "tid": 7, "ts": 700, "dur": 40,
+         "args": {"correlation": 7, "device": 0, "stream": 7}},
+    ]
+    path = tmp_path / "edge.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    got = stacks_ref.parse_folded(tprof("analyze", "--folded", path, rc=0).stdout.decode())
+    want = {"main.py(1): <module>": 1000 - 500 - 50,  # the step's self time is its parent's
+            "main.py(1): <module>;main.py(5): a:b c": 200,
+            "main.py(1): <module>;main.py(5): a:b c;aten::mul": 300,  # with its merged child
+            "main.py(1): <module>;cudaLaunchKernel": 50}
+    assert got == want == stacks_ref.folded_lines(stacks_ref.compute(tprof_ref.load(str(path))))
+    cs = json.loads(tprof("analyze", "--json", path, rc=0).stdout)["call_stacks"]
+    mul = [r for r in cs["ops"] if r["name"] == "aten::mul"][0]
+    assert (mul["stacks"], mul["callers"][0]["calls"], mul["callers"][0]["time_us"]) == (1, 1, 300)
+    assert mul["callers"][0]["stack"] == ["main.py(1): <module>", "main.py(5): a;b\nc"]
+    assert "aten::add" not in [r["name"] for r in cs["ops"]]
+    assert cs["kernels"] == [{"name": "gemm", "total_us": 40, "python_pct": 100.0, "stacks": 1,
+                              "callers": [{"stack": ["main.py(1): <module>"], "calls": 1,
+                                           "time_us": 40, "pct": 100.0}]}]
