@@ -352,7 +352,7 @@ static int walk_threads(tp_walk *s, lists *l) {
             return -1;
         tp_run_free(r);
     }
-    if (tp_corr_charge(s)) return -1;
+    if (tp_corr_charge(s) || tp_stacks_kernels(s, l->work, l->nwork)) return -1;
     return tp_stage_count(s) || tp_stage_other(s) ? -1 : 0;
 }
 

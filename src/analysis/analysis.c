@@ -110,6 +110,7 @@ void tp_analysis_free(tp_analysis *a) {
     free(a->stages);
     free(a->other.name);
     free(a->gpu_name);
+    tp_stacks_free(a->stacks);
     free(a->idle);
     free(a->other.durs);
     free(a->memory);

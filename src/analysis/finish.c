@@ -209,4 +209,5 @@ void tp_analysis_finish(tp_analysis *a) {
     tp_mfu(a);
     tp_ranks_finish(a);
     tp_recommend(a);
+    if (a->stacks && tp_stacks_finish(a->stacks)) a->failed = 1;
 }

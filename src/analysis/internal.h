@@ -11,6 +11,7 @@
 #include "analysis/analysis.h"
 #include "analysis/names.h"
 #include "analysis/order.h"
+#include "analysis/stacks.h"
 
 #include "util/arena.h"
 
@@ -101,6 +102,7 @@ typedef struct tp_corr_use {
     uint32_t launch; /* event index of the first host range with this id, or UINT32_MAX */
     uint32_t op;     /* that range's innermost op (a stats index), or UINT32_MAX for none */
     uint32_t shaped; /* ... and its (name, shapes) pair (tp_shape_scan), or UINT32_MAX */
+    uint32_t py;     /* that range's innermost python_function node (stacks.h), or TP_STACK_NONE */
 } tp_corr_use;
 
 typedef struct tp_corr_table {
@@ -188,6 +190,10 @@ typedef struct tp_walk {
     int64_t *flight_self;
     size_t cap_flight_self;
 
+    /* stacks.c: per string id of the model, its id in the analysis' stack tree + 1 (0: not
+     * mapped yet); NULL until the first python_function range */
+    uint32_t *stack_name;
+
     /* categories classified so far (a small direct-mapped cache: traces hold few) */
     tp_str cat_id[64];
     uint8_t cat_class[64];
@@ -265,6 +271,15 @@ void tp_setup_parse(tp_setup *su, const char *text);
 const char *tp_op_kind_hint(const char *name);
 /* evidence.c: the self time of a python_function range, when it lies inside a step. */
 void tp_evidence_python(tp_walk *s, const tp_event *e, int64_t self_ns);
+/* stacks.c: the node of a range named name (a model id; python: a python_function range) under
+ * parent (TP_STACK_NONE: an outermost frame); TP_STACK_NONE when out of memory. */
+uint32_t tp_stacks_walk_node(tp_walk *s, uint32_t parent, tp_str name, int python);
+/* stacks.c: one call of name (a model id: an op, or a kernel's GPU work) lasting ns under the
+ * caller node (not TP_STACK_NONE). 0 or -1. */
+int tp_stacks_walk_call(tp_walk *s, tp_str name, int kernel, uint32_t caller, int64_t ns);
+/* stacks.c: each kernel among work[0..n) (event indices) charged to the Python stack of its
+ * launch (tp_corr_use.py), after the walks. 0 or -1. */
+int tp_stacks_kernels(tp_walk *s, const uint32_t *work, size_t n);
 /* idle.c: every stream's work in start order, worked out apart from the walks (it does not need
  * their launches, and add_model.c runs it on a second thread meanwhile): work[start[t] ..
  * start[t + 1]) is track t's, key its start (tp_time_key), val its event index. */

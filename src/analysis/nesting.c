@@ -41,6 +41,8 @@ typedef struct frame {
     int64_t carved;
     int in_explicit;
     tp_str module; /* the innermost enclosing module range ("nn.Module: ..."), TP_STR_EMPTY none */
+    uint32_t node; /* its call stack (stacks.h), TP_STACK_NONE when under no Python frame */
+    uint32_t py;   /* the innermost python_function node among it and its ancestors, or NONE */
 } frame;
 
 enum { CAT_OP = 0, CAT_RUNTIME = 1, CAT_PYTHON = 2 };
@@ -153,6 +155,11 @@ static int mark_merged(const tp_walk *s, const uint32_t *idx, size_t n, uint8_t 
 
 static int pop(tp_walk *s, const frame *f) {
     const tp_event *e = &s->m->events[f->ev];
+    int64_t self = tp_ev_dur(e) - f->children;
+    if (f->node != TP_STACK_NONE && self > 0) { /* a step's too: it is its parent's frame */
+        tp_stack_node *n = &s->a->stacks->nodes[f->node];
+        n->self_ns = tp_add_sat(n->self_ns, self);
+    }
     if (e->flags & TP_EVF_STEP) {
         if (!f->has_child) note_lead(s, f, 0);
         return 0;
@@ -161,7 +168,6 @@ static int pop(tp_walk *s, const frame *f) {
         int64_t own = tp_ev_dur(e) - f->carved;
         if (count_stage(s, f->stage, e, own > 0 ? own : 0)) return -1;
     }
-    int64_t self = tp_ev_dur(e) - f->children;
     if (self > 0) s->stats[f->stat].self_ns = tp_add_sat(s->stats[f->stat].self_ns, self);
     if (self > 0 && f->shaped != UINT32_MAX) {
         tp_name_stats *pair = &s->shapes.stats[f->shaped];
@@ -203,6 +209,24 @@ static void note_launch(tp_walk *s, uint32_t idx, const tp_event *e, const frame
     s->corr.use[k].launch = idx;
     s->corr.use[k].op = parent && parent->op >= 0 ? stack[parent->op].stat : UINT32_MAX;
     s->corr.use[k].shaped = parent && parent->op >= 0 ? stack[parent->op].shaped : UINT32_MAX;
+    s->corr.use[k].py = parent ? parent->py : TP_STACK_NONE;
+}
+
+/* The call stack of e (cls: its category class; merged: it merges into parent) into f->node and
+ * f->py, and its call under its Python caller (stacks.h). A range outside every Python frame
+ * costs one comparison. 0, or -1 when out of memory. */
+static int place_stack(tp_walk *s, const tp_event *e, const tp_name_stats *ns, int cls, int merged,
+                       const frame *parent, frame *f) {
+    f->node = parent ? parent->node : TP_STACK_NONE;
+    f->py = parent ? parent->py : TP_STACK_NONE;
+    if ((e->flags & TP_EVF_STEP) || merged || (cls != CAT_PYTHON && f->node == TP_STACK_NONE))
+        return 0; /* steps and merged ranges are their parent's frame */
+    if (f->py != TP_STACK_NONE && !(ns->what & TP_NAME_SETUP) &&
+        tp_stacks_walk_call(s, e->name, 0, f->py, tp_ev_dur(e)))
+        return -1;
+    f->node = tp_stacks_walk_node(s, f->node, e->name, cls == CAT_PYTHON);
+    if (cls == CAT_PYTHON) f->py = f->node;
+    return f->node == TP_STACK_NONE ? -1 : 0;
 }
 
 /* Counts e, a range that is not a step, in its name's row, and in its (name, shapes) pair when
@@ -333,6 +357,7 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
                                : parent                    ? parent->module
                                                            : TP_STR_EMPTY};
         place_stage(s, e, ns, parent, stack, depth, f);
+        if (place_stack(s, e, ns, cls, merged[i], parent, f)) goto oom;
         depth++;
     }
     charge_allocs(s, stack, depth, &feed, INT64_MAX);

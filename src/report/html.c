@@ -9,6 +9,7 @@
 #include "report/html_assets.h"
 #include "report/jsonw.h"
 #include "report/report.h"
+#include "report/stacks_report.h"
 
 #include <assert.h>
 #include <dirent.h>
@@ -186,6 +187,7 @@ static void data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x,
         tp_series_json(out, x->series, b->name);
         tp_jw_end_raw(&w);
     }
+    tp_report_flame_json(&w, a, &o);
     if (x->run_dir) {
         tp_jw_str(&w, "artifacts_href", x->artifacts_href ? x->artifacts_href : "");
         artifacts(&w, x->run_dir, b->list);

@@ -9,6 +9,7 @@
 #include "report/columns.h"
 #include "report/jsonw.h"
 #include "report/ranks.h"
+#include "report/stacks_report.h"
 
 #include "util/jsonvalid.h"
 
@@ -305,6 +306,7 @@ void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) 
     tp_jw_double_opt(&w, "dataloader_pct", a->dataloader_pct);
     memory_and_flops(&w, a, o);
     tp_report_ranks_json(&w, a, o);
+    tp_report_stacks_json(&w, a, o);
     tp_report_rank_summary_json(&w, a, o);
     tp_jw_array(&w, "warnings");
     for (size_t i = 0; i < tp_report_list(o, a->nwarnings); i++)

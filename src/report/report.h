@@ -47,6 +47,9 @@ void tp_report_markdown(tp_buf *out, const tp_analysis *a, const tp_report_opts 
 /* One CSV table: kind,name,calls,total_us,self_us,mean_us,min_us,max_us,pct,flops with kind
  * op, kernel or stage (top_k rows of each). */
 void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
+/* Folded stacks of the Python time (`tprof analyze --folded`, report/stacks_report.c): one line
+ * "frame;frame;... microseconds" per stack; nothing when no input had python_function ranges. */
+void tp_report_folded(tp_buf *out, const tp_analysis *a);
 
 /* Run artifacts. op_stats.csv: every op, name,calls,total_us,self_us,mean_us,min_us,max_us,flops.
  * stage_times.json: per stage count/total/mean/p50/p95/max/pct and per step the stage times. */

@@ -9,6 +9,7 @@
 #include "report/doc.h"
 #include "report/format.h"
 #include "report/ranks.h"
+#include "report/stacks_report.h"
 
 #include <stdio.h>
 
@@ -323,6 +324,7 @@ static void build(tp_doc *d, const void *arg) {
         ops(d, a, o);
         kernels(d, a, o);
         launched(d, a, o);
+        tp_report_stacks_text(d, a, o);
         gpu(d, a);
         memory(d, a);
         flops(d, a);

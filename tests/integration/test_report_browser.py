@@ -30,7 +30,8 @@ from selenium.webdriver.common.by import By  # noqa: E402
 
 GPU_TRACE = FIXTURES / "kineto" / "gaunernst_bert-small-uncased__1016001.json.gz"
 DATA_RE = re.compile(rb'<script id="tprof-data" type="application/json">(.*?)</script>', re.S)
-VIEWS = ["overview", "operators", "kernels", "memory", "timeline", "ranks", "compare", "artifacts"]
+VIEWS = ["overview", "operators", "kernels", "memory", "timeline", "stacks", "ranks", "compare",
+         "artifacts"]
 SCREENS = BUILD / "report-screens"
 
 

@@ -551,6 +551,11 @@
 
   var views = { overview: overview, operators: operators, kernels: kernels, memory: memory,
                 timeline: timeline, ranks: ranks, compare: compare, artifacts: artifacts };
+  /* views of their own files, embedded before this one (stacks.js), called with the helpers */
+  var helpers = { $: $, el: el, clear: clear, empty: empty, table: table, fmtUs: fmtUs, fmtPct: fmtPct };
+  Object.keys(window.tprofViews || {}).forEach(function (k) {
+    views[k] = function (d) { window.tprofViews[k](d, helpers); };
+  });
 
   /* What the views render: the data, or with a comparison and side B picked, B's analysis and
    * timeline in A's place (the report of `tprof report A B` holds both). */
