@@ -415,9 +415,9 @@ static tp_str array_of(tp_evread *er, tp_evfields *f, int slot) {
     return tp_model_intern(er->m, dims->s.s, dims->s.len);
 }
 
-/* An op's FLOPs by its input shapes (trace/flops.h): torch.profiler's (fcm 0) for an op whose
- * trace has none, or FlopCounterMode's (fcm 1); an int arg when the formula gives a positive
- * count, else none. */
+/* An op's FLOPs by its input shapes (trace/flops.h) where its trace has none: torch.profiler's
+ * (fcm 0) or FlopCounterMode's (fcm 1); an int arg when the formula gives a positive count, else
+ * none. */
 static num_arg flops_from_shapes(tp_evread *er, tp_evfields *f, tp_str name, int fcm) {
     num_arg a = {.type = -1};
     const tp_jval *dims = tp_ev_val(f, TP_S_DIMS), *conc = tp_ev_val(f, TP_S_CONCRETE);
@@ -446,7 +446,8 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_ra
     r->corr = integer(er, tp_ev_val(f, TP_S_CORR), &id) && id > 0 ? (uint64_t)id : 0;
     r->flops = number_arg(er, tp_ev_num(f, TP_S_FLOPS));
     if (r->flops.type < 0) r->flops = flops_from_shapes(er, f, r->name, 0);
-    r->fcm = flops_from_shapes(er, f, r->name, 1);
+    r->fcm = number_arg(er, tp_ev_num(f, TP_S_FLOPS_FCM));
+    if (r->fcm.type < 0) r->fcm = flops_from_shapes(er, f, r->name, 1);
     r->seq = number_arg(er, tp_ev_num(f, TP_S_SEQ));
     r->async = number_arg(er, tp_ev_num(f, TP_S_ASYNC));
     r->ext = integer(er, tp_ev_val(f, TP_S_EXT), &id) ? tp_ext_id(id) : 0;

@@ -182,6 +182,23 @@ def test_kineto_trace_equals_flop_counter_mode(name, tmp_path):
         assert op not in per_op
 
 
+def test_a_written_count_is_kept(tmp_path):
+    """A trace tprof wrote (`tprof merge` of the CNN's Kineto trace) carries each op's
+    flops_fcm arg, but no "Concrete Inputs" (the model keeps none): read back, the args are the
+    count, the same as from the shapes."""
+    step = make("cnn")
+    total, per_op = flop_counter_mode(step)
+    path, merged = str(tmp_path / "trace.json"), str(tmp_path / "merged.json")
+    kineto_trace(step, path)
+    subprocess.run([tprof_cli(), "merge", path, "-o", merged], capture_output=True, check=True)
+    with open(merged, encoding="utf-8") as f:
+        ops = [e for e in json.load(f)["traceEvents"] if e.get("name") == "aten::convolution"]
+    assert ops and all("flops_fcm" in e["args"] and "Concrete Inputs" not in e["args"]
+                       for e in ops)
+    j = analyze(merged)
+    assert j["flops_fcm"]["total"] == total and per_op_fcm(j) == per_op
+
+
 @needs_observer
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_own_recording_equals_flop_counter_mode(name, tmp_path):
