@@ -122,7 +122,8 @@ def check_figures(driver, want):
     peaks = [m["peak_bytes"] for m in want["memory"]]
     v, _ = figure(driver, "fig-mem-peak")
     assert (int(v) if v else None) == (max(peaks) if peaks else None)
-    for fig, pct in (("fig-mfu", want["mfu"]["pct"]), ("fig-mfu-fcm", want["flops_fcm"]["mfu_pct"])):
+    for fig, pct in (("fig-mfu", want["mfu"]["pct"]),
+                     ("fig-mfu-fcm", want["flops_fcm"]["mfu_pct"])):
         v, t = figure(driver, fig)
         assert (float(v) if v else None) == pct and (t == "n/a") == (pct is None)
 
