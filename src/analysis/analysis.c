@@ -46,6 +46,8 @@ tp_analysis *tp_analysis_new(const tp_analysis_opts *opts) {
     a->other.pct = -1;
     a->mfu_pct = -1;
     a->achieved_flops_per_s = -1;
+    a->fcm_mfu_pct = -1;
+    a->achieved_fcm_flops_per_s = -1;
     a->opt_peak_tflops = opts && opts->peak_tflops > 0 ? opts->peak_tflops : 0;
     if (a->priv) a->priv->per_rank = opts ? opts->per_rank : TP_PER_RANK_OFF;
     if (a->priv) a->priv->one_thread = opts && opts->threads == 1;

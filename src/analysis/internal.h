@@ -66,6 +66,7 @@ enum {
     TP_NAME_MATRIX = 32,      /* a matrix op whose dtype matters: aten::mm, addmm, bmm, conv */
     TP_NAME_SETUP = 64,       /* "tprof.setup": the run's setup, metadata and no op */
     TP_NAME_MODULE = 256,     /* "nn.Module: ...": a module's forward (Kineto's with_modules) */
+    TP_NAME_FCM = 512,        /* an op FlopCounterMode counts (trace/flops.h) */
     TP_NAME_KNOWN = 128       /* the flags were computed */
 };
 /* evidence.c: the TP_NAME_* flags of a name. */
@@ -83,6 +84,7 @@ typedef struct tp_name_stats {
     int64_t total_ns, self_ns, min_ns, max_ns;
     double flops;
     int64_t flops_time_ns;
+    double fcm_flops; /* FlopCounterMode's FLOPs of its outermost calls (nesting.c) */
     int64_t gpu_ns;
     uint64_t kernels;
     uint64_t kcalls;
@@ -157,6 +159,8 @@ typedef struct tp_walk {
     size_t nstats, cap_stats;
 
     tp_str flops_key; /* the model's id of "flops", or UINT32_MAX when no event has one */
+    tp_str fcm_key;   /* ... of "flops_fcm" */
+    tp_str conc_key;  /* ... of "Concrete Inputs" */
     tp_str itype_key, setup_key; /* of "Input type" and "tprof.setup", likewise */
     tp_shape_scan shapes;
     tp_corr_table corr;
@@ -167,6 +171,7 @@ typedef struct tp_walk {
     int64_t *step_stage;
     int64_t *step_lead, *step_other; /* per step: tp_step_row.lead_ns and other_ns */
     double *step_flops;              /* per step: tp_step_row.flops */
+    double *step_fcm_flops;          /* per step: tp_step_row.fcm_flops */
     tp_stage_cand *cands;            /* stage ranges found by the walks */
     size_t ncands, cap_cands;
     /* every counted stage range clipped to its step: {start as a time key, duration} */

@@ -10,6 +10,16 @@
 #include "analysis/compare.h"
 #include "util/buf.h"
 
+/* What each FLOP figure counts (docs/METRICS.md, "FLOPs by two conventions"), said next to it
+ * in JSON and text. */
+#define TP_FLOPS_NOTE                                                                              \
+    "torch.profiler's (with_flops, key_averages()): forward aten::conv2d, mm, addmm, bmm, "        \
+    "baddbmm, mul, add; no backward convolution"
+#define TP_FLOPS_FCM_NOTE                                                                          \
+    "FlopCounterMode's (torch.utils.flop_counter): forward and backward aten::convolution, "       \
+    "convolution_backward, mm, addmm, bmm, baddbmm, scaled dot-product attention; no "             \
+    "elementwise ops"
+
 typedef struct tp_report_opts {
     size_t top_k;           /* rows per table; 0 means 10 */
     const char *title;      /* first line of text/markdown reports; NULL for a default */

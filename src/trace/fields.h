@@ -28,7 +28,8 @@ enum tp_slot {
     TP_S_TID,
     TP_S_CORR,
     TP_S_FLOPS,
-    TP_S_DIMS, /* "Input Dims" and "Concrete Inputs": raw JSON arrays, for trace/flops.c */
+    TP_S_FLOPS_FCM, /* "flops_fcm": FlopCounterMode's, as tprof writes it (trace/flops.h) */
+    TP_S_DIMS,      /* "Input Dims" and "Concrete Inputs": raw JSON arrays, for trace/flops.c */
     TP_S_CONCRETE,
     TP_S_SEQ, /* a collective's "seq", "async" and "Collective name" (analysis/ranks.h) */
     TP_S_ASYNC,
@@ -169,6 +170,7 @@ static inline int tp_ev_arg(int want, const char *k, size_t n) {
     case TP_W_RANGE:
         if (TP_KIS(k, n, tp_karg_correlation)) return TP_S_CORR;
         if (TP_KIS(k, n, tp_karg_flops)) return TP_S_FLOPS;
+        if (TP_KIS(k, n, tp_karg_flops_fcm)) return TP_S_FLOPS_FCM;
         if (TP_KIS(k, n, tp_karg_input_dims)) return TP_S_DIMS;
         if (TP_KIS(k, n, tp_karg_concrete_inputs)) return TP_S_CONCRETE;
         if (TP_KIS(k, n, tp_karg_seq)) return TP_S_SEQ;

@@ -123,6 +123,10 @@ def check_figures(driver, want):
     peaks = [m["peak_bytes"] for m in want["memory"]]
     v, _ = figure(driver, "fig-mem-peak")
     assert (int(v) if v else None) == (max(peaks) if peaks else None)
+    for fig, pct in (("fig-mfu", want["mfu"]["pct"]),
+                     ("fig-mfu-fcm", want["flops_fcm"]["mfu_pct"])):
+        v, t = figure(driver, fig)
+        assert (float(v) if v else None) == pct and (t == "n/a") == (pct is None)
 
 
 def table_values(driver, table_id, keys):
@@ -399,9 +403,10 @@ def test_ops_by_input_shape(browser, tmp_path):
     assert not browser.find_elements(By.ID, "ops-shape")
     browser.find_element(By.ID, "ops-by-shape").click()
     keys = ["name", "input_shapes", "calls", "self_us", "total_us", "mean_us", "max_us",
-            "flops", "gpu_us", "kernels"]
+            "flops", "flops_fcm", "gpu_us", "kernels"]
     got = table_values(browser, "ops-shape", keys)
     assert got == [[as_shown(r[k]) for k in keys] for r in want]
+    assert any(r["flops_fcm"] for r in want)  # both conventions' FLOPs, each in its column
     # torch's top row (ProfilerStep* is a step, not an op, in tprof)
     with gzip.open(TORCH_BY_SHAPE, "rt", encoding="utf-8") as f:
         torch_rows = [r for r in json.load(f) if r["key"] != "ProfilerStep*"]

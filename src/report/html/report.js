@@ -148,7 +148,9 @@
     figs.appendChild(card('fig-gpu-util', 'GPU utilization', a.gpu.utilization_pct, 'pct'));
     figs.appendChild(card('fig-mem-peak', 'memory peak', memoryPeak(a), 'bytes'));
     figs.appendChild(card('fig-flops', 'FLOP rate (FLOP/s)', a.flops.per_second, 'num'));
-    figs.appendChild(card('fig-mfu', 'MFU', a.mfu.pct, 'pct'));
+    figs.appendChild(card('fig-mfu', 'MFU (torch.profiler FLOPs)', a.mfu.pct, 'pct'));
+    figs.appendChild(card('fig-mfu-fcm', 'MFU (FlopCounterMode FLOPs: fwd + bwd)',
+                          a.flops_fcm.mfu_pct, 'pct'));
     figs.appendChild(card('fig-dataloader', 'dataloader share', a.dataloader_pct, 'pct'));
     figs.appendChild(card('fig-top-op', 'top op (self)', op ? op.name : null, 'text'));
     figs.appendChild(card('fig-top-op-self', 'its self time', op ? op.self_us : null, 'us'));
@@ -210,7 +212,9 @@
         { key: 'calls', label: 'calls', format: 'num' },
         { key: 'self_us', label: 'self', format: 'us' }, { key: 'self_pct', label: 'self %', format: 'pct' },
         { key: 'total_us', label: 'total', format: 'us' }, { key: 'mean_us', label: 'mean', format: 'us' },
-        { key: 'max_us', label: 'max', format: 'us' }, { key: 'flops', label: 'FLOPs', format: 'num' },
+        { key: 'max_us', label: 'max', format: 'us' },
+        { key: 'flops', label: 'FLOPs (torch.profiler)', format: 'num' },
+        { key: 'flops_fcm', label: 'FLOPs fwd + bwd (FlopCounterMode)', format: 'num' },
         { key: 'gpu_us', label: 'GPU time launched', format: 'us' },
         { key: 'kernels', label: 'kernels', format: 'num' }
       ]).concat(shaped ? [{ key: 'input_types', label: 'input dtypes', format: 'dtypes', cls: 'shapes' }] : []),
