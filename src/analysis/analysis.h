@@ -240,7 +240,8 @@ typedef struct tp_analysis {
     struct tp_ranks *ranks;
     /* TP_PER_RANK_SELF: this one rank summarised (one row, no spread, no straggler) */
     struct tp_ranks *rank_summary;
-    tp_flight_row *flights; /* one per flight recorder's trace among the inputs */
+    struct tp_modules *modules; /* the module tree (modules.h); NULL when no input had modules */
+    tp_flight_row *flights;     /* one per flight recorder's trace among the inputs */
     size_t nflights, cap_flights;
     /* private accumulation state */
     struct tp_analysis_priv *priv;

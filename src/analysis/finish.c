@@ -5,6 +5,7 @@
  * finish and finish called again. Ties in every ordering are broken by name (or start time),
  * so reports are deterministic. */
 #include "analysis/internal.h"
+#include "analysis/modules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,7 @@ void tp_analysis_finish(tp_analysis *a) {
     if (a->flops_per_s > DBL_MAX) a->flops_per_s = DBL_MAX;
     warn_saturated(a);
     tp_mfu(a);
+    tp_modules_finish(a->modules);
     tp_ranks_finish(a);
     tp_recommend(a);
 }
