@@ -501,6 +501,11 @@
 
   var views = { overview: overview, operators: operators, kernels: kernels, memory: memory,
                 timeline: timeline, ranks: ranks, compare: compare, artifacts: artifacts };
+  /* views of their own files (modules.js), handed the helpers they share with this one */
+  var helpers = { $: $, el: el, clear: clear, empty: empty, formats: formats };
+  Object.keys(window.tprofViews || {}).forEach(function (k) {
+    views[k] = function (d) { window.tprofViews[k](d, helpers); };
+  });
 
   function renderView() {
     if (!data || rendered[view]) return;
