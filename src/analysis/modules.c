@@ -405,50 +405,29 @@ int tp_modules_link(tp_walk *s, int ok) {
 
 /* ---- the whole analysis ---- */
 
-/* Children after their parent, in order of appearance: rows are appended after their parent,
- * so a counting pass per parent and a stack give the depth-first order in O(n). */
+/* The rows depth first, children in order of appearance, into t->order and each row's pos. A
+ * row comes after its parent (row_for creates a parent first), so one backward pass sums the
+ * subtrees' sizes and one forward pass places each row: a root after the roots before it and
+ * their subtrees, a child after its parent and its earlier siblings' subtrees. O(n). */
 static int depth_first(tp_modules *t) {
-    size_t *first = malloc((t->n + 1) * sizeof(size_t)),
-           *next = malloc((t->n + 1) * sizeof(size_t));
-    size_t *last = malloc((t->n + 1) * sizeof(size_t)),
-           *stack = malloc((t->n + 1) * sizeof(size_t));
+    size_t *size = malloc((t->n + 1) * sizeof(size_t)), *next = malloc((t->n + 1) * sizeof(size_t));
     free(t->order);
-    t->order = malloc((t->n + 1) * sizeof(size_t));
-    int rc = first && next && last && stack && t->order ? 0 : -1;
-    if (rc == 0) {
-        size_t roots = SIZE_MAX, roots_last = SIZE_MAX, depth = 0, k = 0;
-        for (size_t i = 0; i < t->n; i++)
-            first[i] = next[i] = last[i] = SIZE_MAX;
-        for (size_t i = 0; i < t->n; i++) { /* children lists in row order */
-            size_t p = t->rows[i].parent;
-            size_t *head = p == SIZE_MAX ? &roots : &first[p],
-                   *tail = p == SIZE_MAX ? &roots_last : &last[p];
-            if (*head == SIZE_MAX)
-                *head = i;
-            else
-                next[*tail] = i;
-            *tail = i;
-        }
-        for (size_t r = roots; r != SIZE_MAX; r = next[r]) {
-            stack[depth++] = r;
-            while (depth) {
-                size_t i = stack[--depth];
-                t->rows[i].pos = k;
-                t->order[k++] = i;
-                size_t nkids = 0;
-                for (size_t c = first[i]; c != SIZE_MAX; c = next[c])
-                    stack[depth + nkids++] = c;
-                for (size_t a = 0, b = nkids; a + 1 < b; a++, b--) { /* first child on top */
-                    size_t x = stack[depth + a];
-                    stack[depth + a] = stack[depth + b - 1];
-                    stack[depth + b - 1] = x;
-                }
-                depth += nkids;
-            }
-        }
-        assert(k == t->n);
+    t->order = calloc(t->n + 1, sizeof(size_t));
+    int rc = size && next && t->order ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < t->n; i++)
+        size[i] = 1;
+    for (size_t i = t->n; rc == 0 && i-- > 0;) {
+        assert(t->rows[i].parent == SIZE_MAX || t->rows[i].parent < i);
+        if (t->rows[i].parent != SIZE_MAX) size[t->rows[i].parent] += size[i];
     }
-    free(first), free(next), free(last), free(stack);
+    for (size_t i = 0, roots = 0; rc == 0 && i < t->n; i++) {
+        size_t p = t->rows[i].parent, *at = p == SIZE_MAX ? &roots : &next[p];
+        t->rows[i].pos = *at;
+        *at += size[i];
+        next[i] = t->rows[i].pos + 1;
+        t->order[t->rows[i].pos] = i;
+    }
+    free(size), free(next);
     return rc;
 }
 
