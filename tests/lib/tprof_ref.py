@@ -976,7 +976,7 @@ def modules(src):
                 op = ops_between[-1] if ops_between else None
         info[e.index] = (bwd, path, op)
 
-    nodes, op_rows = {}, {}
+    nodes = {}
 
     def node(path):
         return nodes.setdefault(path, {"calls": 0, "forward": 0, "forward_self": 0,
