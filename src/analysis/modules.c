@@ -2,12 +2,16 @@
  * walked once more, with torch's nesting rule (nesting.c), for the models that have module
  * ranges at all; the rest cost one look at their string table.
  *
- * Which ranges are modules is decided per name, once, from the string table: Kineto's
- * "nn.Module: X" names, and tprof.torch's paths: a name "P.c" whose prefix P is itself a
- * string of the model makes both module names (the root "Net" is known by its children
- * "Net.x"; a model without submodules therefore has no tree). A tprof path counts only on a
- * user_annotation range, as tprof.torch records them (python_function ranges of with_stack are
- * named "file.py(12): f", with dots of their own).
+ * Which ranges are modules: Kineto's "nn.Module: X" names, decided per name once from the
+ * string table; and tprof.torch's paths, user_annotation ranges (as tprof.torch records them;
+ * python_function ranges of with_stack are named "file.py(12): f", with dots of their own). A
+ * path is a name "P.c" whose prefix P is a string of the model too (the string table says which
+ * names may be paths), confirmed on each thread before its walk: a range "P.c" inside a range
+ * named P makes both names modules on that thread (a module shared by two parents runs under
+ * its one path, inside the other parent: still inside the root). The root "Net"
+ * is thus known by its children "Net.x" (a model without submodules has no tree), and ranges
+ * that merely share a prefix ("linear3" and "linear3.backward", one after the other) are not
+ * modules.
  *
  * The walk keeps, per open range, the innermost module around it (its node), the outermost op
  * directly under that module, and the backward node it is inside. A range that is a module
@@ -38,10 +42,11 @@ enum { PREFIX_LEN = sizeof(module_prefix) - 1 };
 /* Per string of the model: what it says as a name or a category. */
 enum {
     S_KINETO_MODULE = 1, /* "nn.Module: X" */
-    S_PATH_MODULE = 2,   /* a tprof.torch module path (the file's head) */
+    S_PATH_MODULE = 2,   /* may be a tprof.torch module path (confirmed per thread) */
     S_CAT_KNOWN = 4,     /* the category bits below were computed */
     S_CAT_NOT_OP = 8,    /* a category of Python frames or runtime calls: not an op */
-    S_CAT_USER = 16      /* user_annotation */
+    S_CAT_USER = 16,     /* user_annotation */
+    S_PATH_PARENT = 32   /* the prefix P of some name "P.c" */
 };
 
 typedef struct bwd_node {
@@ -59,8 +64,10 @@ typedef struct launch {
 struct tp_module_scan {
     uint8_t *what;                   /* per string: S_* */
     uint32_t *cache_row, *cache_par; /* per name: the node last found for it (+1), its parent */
-    tp_str seq_key, fwd_key;         /* "Sequence number", "Fwd thread id"; UINT32_MAX none */
-    tp_keyed *fwd;                   /* key: a forward op's sequence number, val: its node */
+    uint32_t *confirmed;     /* per name: the thread (walk) on which it is a path, +1; NULL none */
+    uint32_t thread;         /* the walks begun, the current one's number + 1 */
+    tp_str seq_key, fwd_key; /* "Sequence number", "Fwd thread id"; UINT32_MAX none */
+    tp_keyed *fwd;           /* key: a forward op's sequence number, val: its node */
     size_t nfwd, cap_fwd;
     bwd_node *bwd;
     size_t nbwd, cap_bwd;
@@ -173,10 +180,12 @@ static uint32_t node_of(tp_walk *s, uint32_t parent, tp_str name) {
 
 /* ---- one model ---- */
 
-/* Marks the module names of the model's strings; the number found. */
-static size_t mark_names(const tp_model *m, uint8_t *what) {
+/* Marks the module names of the model's strings, and the names that may be paths (*paths of
+ * them); the number of both. */
+static size_t mark_names(const tp_model *m, uint8_t *what, size_t *paths) {
     const tp_strtab *st = &m->strings;
     size_t found = 0;
+    *paths = 0;
     for (tp_str id = 1; id < st->n; id++) {
         const char *t = tp_strtab_get(st, id);
         size_t len = tp_strtab_len(st, id);
@@ -192,8 +201,9 @@ static size_t mark_names(const tp_model *m, uint8_t *what) {
         tp_str parent = tp_strtab_find(st, t, dot - 1);
         if (parent == UINT32_MAX || parent == TP_STR_EMPTY) continue;
         what[id] |= S_PATH_MODULE;
-        what[parent] |= S_PATH_MODULE;
+        what[parent] |= S_PATH_MODULE | S_PATH_PARENT;
         found++;
+        ++*paths;
     }
     return found;
 }
@@ -202,8 +212,9 @@ int tp_modules_begin(tp_walk *s) {
     s->mods = NULL;
     size_t n = s->m->strings.n;
     uint8_t *what = tp_arena_calloc(&s->keep, n + 1, 1);
+    size_t paths;
     if (!what) return -1;
-    if (!mark_names(s->m, what)) return 0;
+    if (!mark_names(s->m, what, &paths)) return 0;
     if (!s->a->modules && !(s->a->modules = calloc(1, sizeof(*s->a->modules)))) return -1;
     struct tp_module_scan *ms = tp_arena_calloc(&s->keep, 1, sizeof(*ms));
     if (!ms) return -1;
@@ -211,6 +222,7 @@ int tp_modules_begin(tp_walk *s) {
     ms->cache_row = tp_arena_calloc(&s->keep, n + 1, sizeof(uint32_t));
     ms->cache_par = tp_arena_alloc(&s->keep, n + 1, sizeof(uint32_t));
     if (!ms->cache_row || !ms->cache_par) return -1;
+    if (paths && !(ms->confirmed = tp_arena_calloc(&s->keep, n + 1, sizeof(uint32_t)))) return -1;
     ms->seq_key =
         tp_strtab_find(&s->m->strings, tp_karg_sequence_number, TP_KLEN(tp_karg_sequence_number));
     ms->fwd_key =
@@ -238,7 +250,47 @@ static uint8_t cat_bits(tp_walk *s, tp_str cat) {
 static int is_module(tp_walk *s, const tp_event *e) {
     uint8_t w = s->mods->what[e->name];
     if (w & S_KINETO_MODULE) return 1;
-    return (w & S_PATH_MODULE) && (cat_bits(s, e->cat) & S_CAT_USER);
+    return (w & S_PATH_MODULE) && s->mods->confirmed[e->name] == s->mods->thread &&
+           (cat_bits(s, e->cat) & S_CAT_USER);
+}
+
+/* Whether name "P.c" has the prefix P named parent (its last dot after P). */
+static int path_child(const tp_model *m, tp_str parent, tp_str name) {
+    size_t lp = tp_strtab_len(&m->strings, parent), ln = tp_strtab_len(&m->strings, name);
+    const char *p = tp_model_str(m, parent), *c = tp_model_str(m, name);
+    return ln > lp + 1 && c[lp] == '.' && memcmp(c, p, lp) == 0 &&
+           !memchr(c + lp + 1, '.', ln - lp - 1);
+}
+
+/* The paths of this thread (the file's head): its candidate ranges alone, nested by the same
+ * rule as the walk. 0, or -1 when out of memory. */
+static int confirm_paths(tp_walk *s, const uint32_t *idx, size_t n) {
+    struct tp_module_scan *ms = s->mods;
+    struct cand {
+        int64_t end;
+        tp_str name;
+    } *stack = NULL;
+    size_t depth = 0, cap = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const tp_event *e = &s->m->events[idx[i]];
+        if (!(ms->what[e->name] & S_PATH_MODULE) || !(cat_bits(s, e->cat) & S_CAT_USER)) continue;
+        int64_t end = tp_ev_end(e);
+        while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
+            depth--;
+        for (size_t k = depth; k-- > 0;) /* an enclosing range named P */
+            if ((ms->what[stack[k].name] & S_PATH_PARENT) &&
+                path_child(s->m, stack[k].name, e->name)) {
+                ms->confirmed[e->name] = ms->confirmed[stack[k].name] = ms->thread;
+                break;
+            }
+        if (TP_GROW(stack, cap, depth + 1))
+            rc = -1;
+        else
+            stack[depth++] = (struct cand){end, e->name};
+    }
+    free(stack);
+    return rc;
 }
 
 /* The integer arg key of e, or -1 when absent or not an integer. */
@@ -318,6 +370,8 @@ static int open_range(tp_walk *s, uint32_t ev, const tp_event *e, mframe *f) {
 
 int tp_modules_walk(tp_walk *s, const uint32_t *idx, size_t n) {
     if (!s->mods) return 0;
+    s->mods->thread++;
+    if (s->mods->confirmed && confirm_paths(s, idx, n)) return -1;
     mframe *stack = NULL;
     size_t depth = 0, cap = 0;
     int rc = 0;

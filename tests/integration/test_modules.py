@@ -96,7 +96,10 @@ def test_kineto_backward_joins_its_module():
 
 
 def test_tprof_module_paths_with_kernels():
-    """tprof's own trace on an H200 (module paths, no ops recorded): GPU time per module."""
+    """tprof's own trace on an H200 (module paths, no ops recorded): GPU time per module. The C
+    example's trace names ranges "linear3" and "linear3.backward", one after the other: no
+    module paths (a path "P.c" is one only inside a range named P)."""
+    assert "modules" not in analyze(FIXTURES / "gpu-h200" / "train_mlp_cuda.tprof.json.gz")
     path = FIXTURES / "gpu-h200" / "torch_mlp.tprof.json.gz"
     got = analyze(path)
     nodes = by_path(got["modules"])

@@ -518,3 +518,27 @@ def test_modules_view(browser, trace, tmp_path):
     assert not any(under(rid, roots[0]) for rid in shown())
     assert errors(browser) == []
 
+
+
+def test_modules_view_in_the_dashboard(browser, tmp_path):
+    """tprof serve's live page has the same Modules view: a run whose trace has module ranges
+    shows its tree, row for row tprof analyze --json's."""
+    import time
+
+    from served import Served, has_serve
+    if not has_serve():
+        pytest.skip("this tprof was built without libmicrohttpd (no tprof serve)")
+    trace = MODULE_TRACES[0]
+    (tmp_path / "runs" / "cnn").mkdir(parents=True)
+    shutil.copy(trace, tmp_path / "runs" / "cnn" / "trace_0001.json.gz")
+    want = analyze(trace)["modules"]
+    with Served(tmp_path / "runs") as s:
+        browser.get(s.url + "#modules")
+        for _ in range(100):
+            if browser.find_elements(By.CSS_SELECTOR, "#modules-table tbody tr"):
+                break
+            time.sleep(0.1)
+        got = table_values(browser, "modules-table", ["calls", "forward_us", "backward_us"])
+        assert got == [e[2] for e in module_rows(want, ["calls", "forward_us", "backward_us"])]
+        assert errors(browser) == []
+        browser.save_screenshot(str(SCREENS / "served-modules.png"))

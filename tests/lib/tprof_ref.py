@@ -934,18 +934,30 @@ def modules(src):
     host = [e for e in t.events if e.kind == HOST]
     parent = walk_tracks(host)
     names = {e.name for e in host}
-    paths = set()  # tprof.torch's module paths: "P.c" where P is a name too, and that P
-    for name in names:
+
+    def head_of(name):  # P of a name "P.c" whose P is a name too, else None
         head, dot, tail = name.rpartition(".")
-        if dot and head and tail and " " not in name and head in names:
-            paths.update((name, head))
+        return head if dot and head and tail and " " not in name and head in names else None
+
+    # tprof.torch's module paths, per thread: a range "P.c" inside a range named P (both
+    # user_annotation ranges) makes both paths
+    candidates = {n for n in names if head_of(n)} | {head_of(n) for n in names if head_of(n)}
+    paths = {}
+    for e in host:
+        if e.cat != "user_annotation" or e.name not in candidates or not head_of(e.name):
+            continue
+        p = parent[e.index]
+        while p is not None and not (p.cat == "user_annotation" and p.name == head_of(e.name)):
+            p = parent[p.index]
+        if p is not None:
+            paths.setdefault((e.pid, e.tid), set()).update((e.name, p.name))
 
     def module_name(e):
         if e.step:
             return False
         if e.name.startswith(MODULE_PREFIX) and len(e.name) > len(MODULE_PREFIX):
             return True
-        return e.cat == "user_annotation" and e.name in paths
+        return e.cat == "user_annotation" and e.name in paths.get((e.pid, e.tid), ())
 
     def is_op(e):
         return not e.step and not is_runtime(e.cat) and e.cat.lower() != "python_function"
