@@ -250,7 +250,8 @@ static uint8_t cat_bits(tp_walk *s, tp_str cat) {
 static int is_module(tp_walk *s, const tp_event *e) {
     uint8_t w = s->mods->what[e->name];
     if (w & S_KINETO_MODULE) return 1;
-    return (w & S_PATH_MODULE) && s->mods->confirmed[e->name] == s->mods->thread &&
+    const uint32_t *confirmed = s->mods->confirmed; /* set when some name has S_PATH_MODULE */
+    return (w & S_PATH_MODULE) && confirmed && confirmed[e->name] == s->mods->thread &&
            (cat_bits(s, e->cat) & S_CAT_USER);
 }
 

@@ -392,7 +392,8 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
             er->k_fwd_tid = tp_model_intern_cstr(er->m, tp_karg_fwd_thread_id);
         }
         add_number_arg(er->m, ev, er->k_seqnr, &r->seqnr);
-        add_number_arg(er->m, ev, er->k_fwd_tid, &r->fwd_tid);
+        int zero = r->fwd_tid.type == TP_ARG_INT ? r->fwd_tid.v.i == 0 : r->fwd_tid.v.d == 0;
+        if (!zero) add_number_arg(er->m, ev, er->k_fwd_tid, &r->fwd_tid); /* 0: as absent */
     }
     if (r->dims != TP_STR_EMPTY) {
         if (er->k_dims == TP_STR_EMPTY)
