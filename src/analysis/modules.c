@@ -90,55 +90,51 @@ typedef struct mframe {
 
 /* ---- the tree's rows, in the analysis ---- */
 
-/* The key text "<a>\x1f<b><name>" in a fresh string; NULL out of memory. */
-static char *make_key(size_t a, int b, const char *name) {
+/* The row keyed "<a>\x1f<b><name>" of a table whose rows begin with their key, created zeroed
+ * if new (tp_row_for); its index, or NONE when out of memory. */
+static uint32_t keyed_row(tp_name_index *ix, void **rows, size_t *n, size_t *cap, size_t elem,
+                          size_t a, int b, const char *name) {
     size_t len = strlen(name) + 48;
-    char *k = malloc(len);
-    if (k) snprintf(k, len, "%zu\x1f%d%s", a, b, name);
-    return k;
+    char *key = malloc(len);
+    if (!key || *n >= NONE - 1) {
+        free(key);
+        return NONE;
+    }
+    snprintf(key, len, "%zu\x1f%d%s", a, b, name);
+    char *row = tp_row_for(ix, rows, n, cap, elem, key);
+    free(key);
+    return row ? (uint32_t)((size_t)(row - (char *)*rows) / elem) : NONE;
+}
+
+/* The name in a key "<a>\x1f<b><name>". */
+static const char *key_name(const char *key) {
+    return strchr(key, '\x1f') + 2;
 }
 
 /* The row of (parent, name), created when new; NONE when out of memory. */
 static uint32_t row_for(tp_modules *t, uint32_t parent, const char *name) {
-    size_t par = parent == NONE ? SIZE_MAX : parent;
-    char *key = make_key(par, 0, name);
-    if (!key) return NONE;
-    uint32_t r = tp_name_index_get(&t->ix, key);
-    if (r != UINT32_MAX) {
-        free(key);
-        return r;
+    size_t par = parent == NONE ? SIZE_MAX : parent, had = t->n;
+    uint32_t r =
+        keyed_row(&t->ix, (void **)&t->rows, &t->n, &t->cap, sizeof(*t->rows), par, 0, name);
+    if (r != NONE && t->n > had) {
+        t->rows[r].name = key_name(t->rows[r].key);
+        t->rows[r].parent = par;
+        t->rows[r].depth = par == SIZE_MAX ? 0 : t->rows[par].depth + 1;
     }
-    char *copy = strdup(name);
-    if (!copy || t->n >= NONE - 1 || TP_GROW(t->rows, t->cap, t->n + 1) ||
-        TP_GROW(t->keys, t->cap_keys, t->n + 1) || tp_name_index_put(&t->ix, key, (uint32_t)t->n)) {
-        free(copy), free(key);
-        return NONE;
-    }
-    t->keys[t->n] = key;
-    t->rows[t->n] = (tp_module_row){
-        .name = copy, .parent = par, .depth = par == SIZE_MAX ? 0 : t->rows[par].depth + 1};
-    return (uint32_t)t->n++;
+    return r;
 }
 
 /* The op row (row, backward, name), created when new; NONE when out of memory. */
 static uint32_t op_row_for(tp_modules *t, uint32_t row, int backward, const char *name) {
-    char *key = make_key(row, backward, name);
-    if (!key) return NONE;
-    uint32_t r = tp_name_index_get(&t->ops_ix, key);
-    if (r != UINT32_MAX) {
-        free(key);
-        return r;
+    size_t had = t->nops;
+    uint32_t r = keyed_row(&t->ops_ix, (void **)&t->ops, &t->nops, &t->cap_ops, sizeof(*t->ops),
+                           row, backward, name);
+    if (r != NONE && t->nops > had) {
+        t->ops[r].name = key_name(t->ops[r].key);
+        t->ops[r].module = row;
+        t->ops[r].backward = backward;
     }
-    char *copy = strdup(name);
-    if (!copy || t->nops >= NONE - 1 || TP_GROW(t->ops, t->cap_ops, t->nops + 1) ||
-        TP_GROW(t->op_keys, t->cap_op_keys, t->nops + 1) ||
-        tp_name_index_put(&t->ops_ix, key, (uint32_t)t->nops)) {
-        free(copy), free(key);
-        return NONE;
-    }
-    t->op_keys[t->nops] = key;
-    t->ops[t->nops] = (tp_module_op){.name = copy, .module = row, .backward = backward};
-    return (uint32_t)t->nops++;
+    return r;
 }
 
 static int op_slot_eq(const void *ctx, const tp_hslot *s, const void *key) {
@@ -542,10 +538,10 @@ void tp_modules_finish(tp_modules *t) {
 void tp_modules_free(tp_modules *t) {
     if (!t) return;
     for (size_t i = 0; i < t->n; i++)
-        free(t->rows[i].name), free(t->keys[i]);
+        free(t->rows[i].key);
     for (size_t i = 0; i < t->nops; i++)
-        free(t->ops[i].name), free(t->op_keys[i]);
-    free(t->rows), free(t->keys), free(t->ops), free(t->op_keys);
+        free(t->ops[i].key);
+    free(t->rows), free(t->ops);
     free(t->order), free(t->ops_order);
     tp_name_index_free(&t->ix);
     tp_name_index_free(&t->ops_ix);

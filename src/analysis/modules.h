@@ -18,9 +18,10 @@
 /* An op directly inside a module's forward (the outermost op below it, no module between), or a
  * backward node (its outermost linked range) attributed to the module. */
 typedef struct tp_module_op {
-    char *name;
-    size_t module; /* its row in tp_modules.rows */
-    int backward;  /* 1: a backward node; 0: a forward op */
+    char *key;        /* "<module>\x1f<backward><name>", its key (modules.c) */
+    const char *name; /* in key */
+    size_t module;    /* its row in tp_modules.rows */
+    int backward;     /* 1: a backward node; 0: a forward op */
     uint64_t calls;
     int64_t total_ns;
     double flops;   /* FLOPs of the ranges inside it (itself included) */
@@ -32,10 +33,11 @@ typedef struct tp_module_op {
  * subtree. Forward times are its ranges' durations; backward times are those of the backward
  * nodes attributed to it (self) and to its subtree. */
 typedef struct tp_module_row {
-    char *name;    /* as recorded, less Kineto's "nn.Module: " */
-    size_t parent; /* its parent's row, SIZE_MAX for a root */
-    size_t depth;  /* 0 for a root */
-    size_t pos;    /* its place in tp_modules.order (set by finish) */
+    char *key;        /* "<parent>\x1f0<name>", its key (modules.c) */
+    const char *name; /* in key: as recorded, less Kineto's "nn.Module: " */
+    size_t parent;    /* its parent's row, SIZE_MAX for a root */
+    size_t depth;     /* 0 for a root */
+    size_t pos;       /* its place in tp_modules.order (set by finish) */
     uint64_t calls;
     int64_t fwd_ns, fwd_self_ns;
     uint64_t bwd_calls; /* backward nodes attributed to it alone */
@@ -54,10 +56,7 @@ typedef struct tp_modules {
     size_t *ops_order; /* the ops by (module's place, forward first, total descending) (finish) */
     uint64_t bwd_unlinked; /* linked backward nodes whose forward op is in no module range */
     int64_t bwd_unlinked_ns;
-    /* private: the rows' and ops' keys ("<parent>\x1f<name>", "<module>\x1f<0|1><name>") */
-    tp_name_index ix, ops_ix;
-    char **keys, **op_keys;
-    size_t cap_keys, cap_op_keys;
+    tp_name_index ix, ops_ix; /* private: rows and ops by key */
 } tp_modules;
 
 /* Sums the subtrees, puts rows and ops in order. */
