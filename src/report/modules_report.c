@@ -81,8 +81,11 @@ void tp_report_modules_text(tp_doc *d, const tp_analysis *a) {
     size_t n = t->n < TP_MODULES_SHOWN ? t->n : TP_MODULES_SHOWN;
     for (size_t i = 0; i < n; i++) {
         const tp_module_row *r = &t->rows[t->order[i]];
-        size_t indent = r->depth < 16 ? r->depth * 2 : 32;
-        tp_doc_cell(d, "%*s%s", (int)indent, "", r->name);
+        /* two no-break spaces a level: Markdown keeps them where it trims spaces */
+        static const char nbsp[] = "\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0"
+                                   "\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0";
+        size_t levels = r->depth < 8 ? r->depth : 8;
+        tp_doc_cell(d, "%.*s%s", (int)(levels * 2 * 2), nbsp, r->name);
         tp_doc_cell(d, "%llu", (unsigned long long)r->calls);
         tp_doc_cell(d, "%s", tp_fmt_dur(r->fwd_ns).s);
         tp_doc_cell(d, "%s", tp_fmt_dur(r->fwd_self_ns).s);
