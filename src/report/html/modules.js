@@ -50,7 +50,7 @@
     var m = d.analysis.modules, nodes = m ? m.nodes : [];
     if (!nodes.length) {
       box.appendChild(h.empty('No module ranges in this input: record with tprof.profile(model=...), ' +
-        'or torch.profiler with with_modules=True (or with_stack=True).'));
+        'or torch.profiler with with_stack=True (its nn.Module ranges).'));
       return;
     }
     box.appendChild(h.el('p', { 'class': 'note', text:
