@@ -189,6 +189,7 @@ static void warn_saturated(tp_analysis *a) {
 }
 
 void tp_analysis_finish(tp_analysis *a) {
+    if (tp_modules_finish(a->modules)) a->failed = 1; /* told below, as any failure */
     warn_run_facts(a);
     if (a->failed && !a->priv->told_failed) {
         a->priv->told_failed = 1;
@@ -208,7 +209,6 @@ void tp_analysis_finish(tp_analysis *a) {
     if (a->flops_per_s > DBL_MAX) a->flops_per_s = DBL_MAX;
     warn_saturated(a);
     tp_mfu(a);
-    tp_modules_finish(a->modules);
     tp_ranks_finish(a);
     tp_recommend(a);
 }

@@ -499,8 +499,9 @@ static int op_cmp(const void *pa, const void *pb) {
     return strcmp(a->name, b->name);
 }
 
-void tp_modules_finish(tp_modules *t) {
-    if (!t || depth_first(t)) return;
+int tp_modules_finish(tp_modules *t) {
+    if (!t) return 0;
+    if (depth_first(t)) return -1;
     for (size_t i = 0; i < t->n; i++) { /* a module's own figures start its subtree's */
         tp_module_row *r = &t->rows[i];
         r->bwd_ns = r->bwd_self_ns;
@@ -533,6 +534,7 @@ void tp_modules_finish(tp_modules *t) {
         t->ops_order = NULL;
     }
     free(keys);
+    return t->ops_order ? 0 : -1;
 }
 
 void tp_modules_free(tp_modules *t) {

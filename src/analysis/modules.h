@@ -59,8 +59,9 @@ typedef struct tp_modules {
     tp_name_index ix, ops_ix; /* private: rows and ops by key */
 } tp_modules;
 
-/* Sums the subtrees, puts rows and ops in order. */
-void tp_modules_finish(tp_modules *t);
+/* Sums the subtrees, puts rows and ops in order. 0, or -1 when out of memory (the renderers
+ * then leave the tree out). */
+int tp_modules_finish(tp_modules *t);
 void tp_modules_free(tp_modules *t);
 
 #endif
