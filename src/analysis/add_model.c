@@ -339,7 +339,8 @@ static int end_helper(helper *h) {
 
 /* Each thread's host ranges in start order, walked by nesting.c, then freed. */
 static int walk_threads(tp_walk *s, lists *l) {
-    for (size_t t = 0; t < s->m->ntracks; t++) {
+    int rc = tp_modules_begin(s);
+    for (size_t t = 0; rc == 0 && t < s->m->ntracks; t++) {
         tp_run *r = &l->threads[t];
         const uint32_t *allocs = NULL;
         const int64_t *bytes = NULL;
@@ -350,12 +351,14 @@ static int walk_threads(tp_walk *s, lists *l) {
             nallocs = s->alloc_start[t + 1] - s->alloc_start[t];
         }
         if (tp_run_finish(&s->order, s->m->events, r) ||
-            tp_nesting_walk(s, r->v, r->n, allocs, bytes, nallocs))
-            return -1;
+            tp_nesting_walk(s, r->v, r->n, allocs, bytes, nallocs) ||
+            tp_modules_walk(s, r->v, r->n))
+            rc = -1;
         tp_run_free(r);
     }
-    if (tp_corr_charge(s) || tp_stacks_kernels(s, l->work, l->nwork)) return -1;
-    return tp_stage_count(s) || tp_stage_other(s) ? -1 : 0;
+    if (rc == 0 && (tp_corr_charge(s) || tp_stacks_kernels(s, l->work, l->nwork))) rc = -1;
+    if (tp_modules_link(s, rc == 0)) rc = -1; /* frees its scan either way */
+    return rc || tp_stage_count(s) || tp_stage_other(s) ? -1 : 0;
 }
 
 void *tp_row_for(tp_name_index *ix, void **rows, size_t *n, size_t *cap, size_t elem,

@@ -1,6 +1,7 @@
 /* analysis.c - the life of a tp_analysis: creation with its stage definitions, warnings,
  * freeing. Adding a model is add_model.c; deriving the figures, finish.c. */
 #include "analysis/internal.h"
+#include "analysis/modules.h"
 #include "analysis/ranks.h"
 
 #include "util/vec.h"
@@ -92,6 +93,7 @@ void tp_analysis_free(tp_analysis *a) {
     free(a->steps);
     free(a->steps_by_dur);
     tp_flight_rows_free(a);
+    tp_modules_free(a->modules);
     for (size_t i = 0; i < a->nops; i++) {
         free(a->ops[i].name);
         free(a->ops[i].module);

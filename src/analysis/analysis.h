@@ -250,7 +250,8 @@ typedef struct tp_analysis {
     struct tp_ranks *rank_summary;
     /* call stacks from python_function ranges (with_stack; stacks.h): NULL when no input had one */
     struct tp_stacks *stacks;
-    tp_flight_row *flights; /* one per flight recorder's trace among the inputs */
+    struct tp_modules *modules; /* the module tree (modules.h); NULL when no input had modules */
+    tp_flight_row *flights;     /* one per flight recorder's trace among the inputs */
     size_t nflights, cap_flights;
     /* private accumulation state */
     struct tp_analysis_priv *priv;

@@ -198,6 +198,8 @@ typedef struct tp_walk {
     /* stacks.c: per string id of the model, its id in the analysis' stack tree + 1 (0: not
      * mapped yet); NULL until the first python_function range */
     uint32_t *stack_name;
+    /* the module tree's scan of this model (modules.c), NULL when it has no module ranges */
+    struct tp_module_scan *mods;
 
     /* categories classified so far (a small direct-mapped cache: traces hold few) */
     tp_str cat_id[64];
@@ -319,6 +321,13 @@ int tp_ranks_add_model(tp_analysis *a, const tp_model *m, const char *path);
  * with TP_PER_RANK_SELF, the analysis itself into a->rank_summary. */
 void tp_ranks_finish(tp_analysis *a);
 void tp_ranks_acc_free(struct tp_rank_accs *r);
+/* modules.c: whether the model has module ranges (s->mods then set, else NULL); each thread's
+ * ranges (sorted as for tp_nesting_walk) into the module tree; once every thread is walked and
+ * the launches charged, backward nodes joined to their modules and GPU work to both (when ok;
+ * the scan is freed either way). 0 or -1. */
+int tp_modules_begin(tp_walk *s);
+int tp_modules_walk(tp_walk *s, const uint32_t *idx, size_t n);
+int tp_modules_link(tp_walk *s, int ok);
 /* recommend.c: replaces a->recos from the finished figures. */
 void tp_recommend(tp_analysis *a);
 

@@ -8,6 +8,7 @@
 
 #include "report/columns.h"
 #include "report/jsonw.h"
+#include "report/modules.h"
 #include "report/ranks.h"
 #include "report/stacks_report.h"
 
@@ -317,6 +318,7 @@ void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) 
     stage_rows(&w, a);
     tp_jw_double_opt(&w, "dataloader_pct", a->dataloader_pct);
     memory_and_flops(&w, a, o);
+    tp_report_modules_json(&w, a, o);
     tp_report_ranks_json(&w, a, o);
     tp_report_stacks_json(&w, a, o);
     tp_report_rank_summary_json(&w, a, o);

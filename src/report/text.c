@@ -8,6 +8,7 @@
 
 #include "report/doc.h"
 #include "report/format.h"
+#include "report/modules.h"
 #include "report/ranks.h"
 #include "report/stacks_report.h"
 
@@ -341,6 +342,7 @@ static void build(tp_doc *d, const void *arg) {
         gpu(d, a);
         memory(d, a);
         flops(d, a);
+        tp_report_modules_text(d, a);
     }
     tp_report_ranks_text(d, a);
     notes(d, a);

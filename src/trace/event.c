@@ -33,6 +33,7 @@ typedef struct open_range {
     num_arg fcm;        /* FlopCounterMode's FLOPs, from the shapes (trace/flops.h) */
     num_arg seq, async; /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
     uint32_t ext;       /* "External id" (tp_event.ext) */
+    num_arg seqnr, fwd_tid; /* autograd's link from an op to its backward (analysis/modules.h) */
     tp_str coll_name;
     tp_str dims;  /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
     tp_str itype; /* "Input type" likewise */
@@ -388,6 +389,15 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     add_number_arg(er->m, ev, er->k_async, &r->async);
     if (r->coll_name != TP_STR_EMPTY)
         tp_model_add_arg(er->m, ev, er->k_coll_name, TP_ARG_STR, &r->coll_name);
+    if (r->seqnr.type >= 0) {
+        if (er->k_seqnr == TP_STR_EMPTY) {
+            er->k_seqnr = tp_model_intern_cstr(er->m, tp_karg_sequence_number);
+            er->k_fwd_tid = tp_model_intern_cstr(er->m, tp_karg_fwd_thread_id);
+        }
+        add_number_arg(er->m, ev, er->k_seqnr, &r->seqnr);
+        int zero = r->fwd_tid.type == TP_ARG_INT ? r->fwd_tid.v.i == 0 : r->fwd_tid.v.d == 0;
+        if (!zero) add_number_arg(er->m, ev, er->k_fwd_tid, &r->fwd_tid); /* 0: as absent */
+    }
     if (r->dims != TP_STR_EMPTY) {
         if (er->k_dims == TP_STR_EMPTY)
             er->k_dims = tp_model_intern_cstr(er->m, tp_karg_input_dims);
@@ -451,6 +461,8 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_ra
     r->seq = number_arg(er, tp_ev_num(f, TP_S_SEQ));
     r->async = number_arg(er, tp_ev_num(f, TP_S_ASYNC));
     r->ext = integer(er, tp_ev_val(f, TP_S_EXT), &id) ? tp_ext_id(id) : 0;
+    r->seqnr = number_arg(er, tp_ev_num(f, TP_S_SEQNR));
+    r->fwd_tid = number_arg(er, tp_ev_num(f, TP_S_FWDTID));
     r->coll_name = intern(er, tp_ev_str(f, TP_S_COLL_NAME));
     r->dims = array_of(er, f, TP_S_DIMS);
     r->itype = array_of(er, f, TP_S_ITYPE);

@@ -37,6 +37,8 @@ enum tp_slot {
     TP_S_EXT,   /* "External id": an op's, and its launches' (analysis/corr.c) */
     TP_S_ITYPE, /* "Input type": a raw JSON array, kept as the op's dtypes */
     TP_S_SETUP, /* "tprof.setup": the run's setup as tprof.torch records it (a string) */
+    TP_S_SEQNR, /* "Sequence number" and "Fwd thread id": autograd's link (analysis/modules.h) */
+    TP_S_FWDTID,
     TP_S_META_NAME,
     TP_S_MEM,
     TP_NSLOTS = TP_S_MEM + 5,
@@ -179,6 +181,8 @@ static inline int tp_ev_arg(int want, const char *k, size_t n) {
         if (TP_KIS(k, n, tp_karg_external_id)) return TP_S_EXT;
         if (TP_KIS(k, n, tp_karg_input_type)) return TP_S_ITYPE;
         if (TP_KIS(k, n, tp_karg_setup)) return TP_S_SETUP;
+        if (TP_KIS(k, n, tp_karg_sequence_number)) return TP_S_SEQNR;
+        if (TP_KIS(k, n, tp_karg_fwd_thread_id)) return TP_S_FWDTID;
         break;
     case TP_W_MEMORY:
         for (int i = 0; i < TP_NMEM; i++)

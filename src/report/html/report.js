@@ -555,8 +555,10 @@
 
   var views = { overview: overview, operators: operators, kernels: kernels, memory: memory,
                 timeline: timeline, ranks: ranks, compare: compare, artifacts: artifacts };
-  /* views of their own files, embedded before this one (stacks.js), called with the helpers */
-  var helpers = { $: $, el: el, clear: clear, empty: empty, table: table, fmtUs: fmtUs, fmtPct: fmtPct };
+  /* views of their own files, embedded before this one (stacks.js, modules.js), called with the
+   * helpers they share with this one */
+  var helpers = { $: $, el: el, clear: clear, empty: empty, table: table, fmtUs: fmtUs, fmtPct: fmtPct,
+                  formats: formats };
   Object.keys(window.tprofViews || {}).forEach(function (k) {
     views[k] = function (d) { window.tprofViews[k](d, helpers); };
   });
