@@ -30,9 +30,9 @@ typedef struct open_range {
     tp_str name, cat;
     uint64_t corr;
     num_arg flops;
-    num_arg fcm;        /* FlopCounterMode's FLOPs, from the shapes (trace/flops.h) */
-    num_arg seq, async; /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
-    uint32_t ext;       /* "External id" (tp_event.ext) */
+    num_arg fcm;            /* FlopCounterMode's FLOPs, from the shapes (trace/flops.h) */
+    num_arg seq, async;     /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
+    uint32_t ext;           /* "External id" (tp_event.ext) */
     num_arg seqnr, fwd_tid; /* autograd's link from an op to its backward (analysis/modules.h) */
     tp_str coll_name;
     tp_str dims;  /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
