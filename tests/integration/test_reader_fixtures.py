@@ -261,6 +261,12 @@ def expected(*paths):
 
 def check(got, want):
     got_sums, want_sums = got.pop("arg_sums"), want.pop("arg_sums")
+    # FlopCounterMode's FLOPs the reader computes from an op's shapes (src/trace/flops.c) have no
+    # reference here: tests/python/test_flops_fcm.py checks them against torch's FlopCounterMode
+    none = {"count": 0}
+    fcm = got_sums.pop("flops_fcm", none)["count"] - want_sums.pop("flops_fcm", none)["count"]
+    if fcm:
+        got["kinds"]["host_range"]["args"] -= fcm
     assert got == want
     assert got_sums.keys() == want_sums.keys()
     for k, w in want_sums.items():
