@@ -65,6 +65,35 @@ static PyObject *py_step_restart(PyObject *mod, PyObject *unused) {
     return without_gil(tp_steps_restart);
 }
 
+static PyObject *py_window_ends(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    PyThreadState *ts = PyEval_SaveThread(); /* it may wait for the session lock */
+    int ends = tp_steps_window_ends();
+    PyEval_RestoreThread(ts);
+    return PyBool_FromLong(ends);
+}
+
+/* open_range_cut(name): a name that is no str is a TypeError, one with a NUL a ValueError. */
+static PyObject *py_open_range_cut(PyObject *mod, PyObject *name) {
+    (void)mod;
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "open_range_cut(name): name must be a str, not %.100s",
+                     Py_TYPE(name)->tp_name);
+        return NULL;
+    }
+    PyObject *owner;
+    const char *s = tp_py_text_whole(name, &owner, "open_range_cut");
+    if (!s) return NULL;
+    if (tprof_active()) tp_range_open_cut(s);
+    Py_DECREF(owner);
+    return Py_NewRef(Py_None);
+}
+
+static PyObject *py_drop_open_step(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    return without_gil(tp_steps_drop_open);
+}
+
 /* tprof_flight_save: True when the save is asked for, False after the library's one line. A
  * reason that is no str is a TypeError, one with a NUL a ValueError; lone surrogates are
  * replaced (the library then refuses the reason in its line), as in tprof.range. */
@@ -320,6 +349,15 @@ PyMethodDef tp_py_session_methods[] = {
     {"step_restart", py_step_restart, METH_NOARGS,
      "step_restart()\n--\n\nThe step in progress begins again now: the time since the last step "
      "(a validation loop) is no step."},
+    {"window_ends", py_window_ends, METH_NOARGS,
+     "window_ends()\n--\n\nTrue when the step in progress is its window's last (the next "
+     "step closes the window)."},
+    {"open_range_cut", py_open_range_cut, METH_O,
+     "open_range_cut(name, /)\n--\n\nWrites the range name, begun before the recording window "
+     "and still open, into it: from the window's start to now, flagged truncated."},
+    {"drop_open_step", py_drop_open_step, METH_NOARGS,
+     "drop_open_step()\n--\n\nIf the session ends before the next step, the step in progress "
+     "is no step (the time after a loop's last step)."},
     {"epoch", py_epoch, METH_O, "epoch(n, /)\n--\n\nMarks the start of epoch n."},
     {"flight_save", py_flight_save, METH_O,
      "flight_save(reason, /)\n--\n\nSaves the flight recorder's ring now (docs/FLIGHT.md); True "

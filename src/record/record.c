@@ -210,6 +210,15 @@ void tprof_end_(void) {
     end_slow(t);
 }
 
+void tp_range_end_named(const char *name) {
+    tp_tls *t = &tp_tls_cur;
+    uint32_t g = tp_tls_sync(t);
+    /* Bottom of the stack, below the kept ranges (record.h, 5): begun before this window. */
+    int before = tp_gen_records(g) && t->depth > 0 && !t->owed && t->depth <= t->drop_depth;
+    tprof_end_();
+    if (before) tp_range_complete(name, 0); /* begins at the window's start (window.c) */
+}
+
 int tprof_is_recording(void) {
     return tp_gen_records(TP_LOAD_RLX(&tp_gen));
 }

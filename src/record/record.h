@@ -212,6 +212,20 @@ void tp_op_pop(void);
  * training step inside Optimizer.step). A begin before the window is the window's start. Call
  * only in an active session; kept only while a window records. */
 void tp_range_complete(const char *name, uint64_t begin_ticks);
+/* Ends the calling thread's innermost range, as tprof_end does. When that range began before the
+ * recording window (a window opened while it was open: an epoch's range and a schedule's first
+ * recorded step), it is written now, named `name` (copied), from the window's start to now and
+ * flagged truncated, as a range still open when its window closes is; without a name its end
+ * would be skipped and the range missing from the window. Call only in an active session. */
+void tp_range_end_named(const char *name);
+/* Writes the calling thread's range `name`, begun before the recording window and still open,
+ * into the window: from its start to now, flagged truncated, as a range still open at the
+ * window's end is (the host calls it just before the window closes, tp_steps_window_ends: the
+ * recorder does not know the names of ranges begun before the window). Its end, later, is then
+ * that of a range begun before the next window. Call only in an active session. */
+static inline void tp_range_open_cut(const char *name) {
+    tp_range_complete(name, 0); /* a begin before the window is the window's start (window.c) */
+}
 /* A memory event as an allocator reports it with its own totals (torch's c10 memory reporting):
  * bytes > 0 allocated at ptr, < 0 freed; total_allocated and total_reserved as the allocator
  * counts them after the change. Kept only when profile_memory is on and a window records. */
