@@ -218,14 +218,14 @@ void tp_range_complete(const char *name, uint64_t begin_ticks);
  * flagged truncated, as a range still open when its window closes is; without a name its end
  * would be skipped and the range missing from the window. Call only in an active session. */
 void tp_range_end_named(const char *name);
-/* Writes the calling thread's range `name`, begun before the recording window and still open,
- * into the window: from its start to now, flagged truncated, as a range still open at the
- * window's end is (the host calls it just before the window closes, tp_steps_window_ends: the
- * recorder does not know the names of ranges begun before the window). Its end, later, is then
- * that of a range begun before the next window. Call only in an active session. */
-static inline void tp_range_open_cut(const char *name) {
-    tp_range_complete(name, 0); /* a begin before the window is the window's start (window.c) */
-}
+/* The calling thread's n innermost ranges, begun before the recording window and still open,
+ * named names[0] (the outermost) .. names[n-1], become ranges of the window: each begins at the
+ * window's start, flagged truncated, and ends at its end, or at its own end if that comes first
+ * (the host calls it in the window's last step, tp_steps_window_ends: the recorder does not know
+ * the names of ranges begun before the window). Nothing is written unless the thread has no
+ * range of this window open (their order on its stack would be wrong) and n such ranges.
+ * Copies the names. Call only in an active session. */
+void tp_ranges_open_cut(const char *const *names, size_t n);
 /* A memory event as an allocator reports it with its own totals (torch's c10 memory reporting):
  * bytes > 0 allocated at ptr, < 0 freed; total_allocated and total_reserved as the allocator
  * counts them after the change. Kept only when profile_memory is on and a window records. */

@@ -101,7 +101,7 @@ void tp_steps_no_window_reason(char *buf, size_t n);
 void tp_steps_restart(void);
 /* Takes the lock: 1 when the step in progress is its window's last (the next tprof_step closes
  * the window), so that a host may first write the ranges open across the whole window
- * (tp_range_open_cut). */
+ * (tp_ranges_open_cut). */
 int tp_steps_window_ends(void);
 /* Takes the lock: if the session ends before the next tprof_step, the step in progress is no
  * step (its time lies in no step, and a window holding nothing else is not written). */

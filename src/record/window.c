@@ -2,7 +2,8 @@
  *
  * Per thread, begins and ends are matched with a stack; an end with nothing open closes a range
  * begun before the window and is skipped (tp_range_end_named writes such a range whole, named,
- * with a begin before the window: it starts at the window's start, flagged TP_EVF_TRUNCATED). A
+ * with a begin before the window, as tp_ranges_open_cut writes one's begin: it starts at the
+ * window's start, flagged TP_EVF_TRUNCATED). A
  * range's args wait on the stack until its end, since tp_model wants an event's args contiguous
  * and nested ranges end first. Ranges still open at the window's end are closed there and
  * flagged TP_EVF_TRUNCATED. */
@@ -126,7 +127,7 @@ static void close_range(convert *cv, int64_t end, uint32_t track, int truncated)
             tp_model_add_arg(cv->m, ev, name_id(cv, tp_karg_flops), TP_ARG_INT, &f);
         }
     }
-    if (truncated && cv->truncated++ == 0)
+    if (truncated && !r->before && cv->truncated++ == 0) /* cut at both ends by design */
         snprintf(cv->first_truncated, sizeof(cv->first_truncated), "%s",
                  r->name ? r->name : "(null)");
     cv->npending = r->arg0;

@@ -214,13 +214,13 @@ class ProfilerLogic:
                 return
 
     def _cut_open_actions(self) -> None:
-        """The window closes: the actions open across all of it (run_training_epoch when wait or
-        warmup steps opened the window inside the epoch) are written into it, from its start to
-        now, flagged truncated (the recorder knows no name of a range begun before its window).
-        Innermost first, so that each ends within the one around it."""
-        for name, window in reversed(self._open):
-            if window != self._window:
-                _tprof.open_range_cut(name)
+        """In the window's last step: the actions open across all of it (run_training_epoch when
+        wait or warmup steps opened the window inside the epoch) become its ranges, from its
+        start to its end, flagged truncated (the recorder knows no name of a range begun before
+        its window)."""
+        before = [name for name, window in self._open if window != self._window]
+        if before:
+            _tprof.open_ranges_cut(before)
 
     def _mark_epoch(self) -> None:
         trainer = getattr(getattr(self, "_lightning_module", None), "trainer", None)
