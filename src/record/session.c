@@ -357,6 +357,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     tp_steps_note_thread(); /* the starter carries the steps until a tprof_step says otherwise */
     tp_sess.stopped = tp_sess.warned_after = tp_sess.finished_by_signal = 0;
     tp_sess.drop_open = tp_sess.dropped_step = 0;
+    tp_sess.steps_ended = 0;
     tp_sess.no_window_reason[0] = '\0';
     tp_flight_start(tp_sess.cfg); /* out of memory: warned, and the run goes on without it */
     tp_sess.state = TP_SESSION_ACTIVE;

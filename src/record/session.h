@@ -65,6 +65,7 @@ typedef struct tp_session {
     int stopped;               /* a signal flushed the session: nothing more is recorded */
     int drop_open;             /* the step in progress is no step if the run ends in it */
     int dropped_step;          /* the run ended in such a step (tp_steps_end) */
+    int64_t steps_ended;       /* tprof_step calls of this session */
     int finished_by_signal;    /* the sink's finish ran for the signal (writer thread, atomic) */
     size_t windows, partial_windows;
     uint64_t dropped; /* written by the writer thread (atomic) */
@@ -104,7 +105,8 @@ void tp_steps_restart(void);
  * (tp_ranges_open_cut). */
 int tp_steps_window_ends(void);
 /* Takes the lock: if the session ends before the next tprof_step, the step in progress is no
- * step (its time lies in no step, and a window holding nothing else is not written). */
+ * step (its time lies in no step, and a window holding nothing else is not written), unless no
+ * step ended at all: the run is then its one step, as without the call. */
 void tp_steps_drop_open(void);
 
 /* ---- misuse, reported once (session.c) ---- */

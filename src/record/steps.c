@@ -129,7 +129,7 @@ void tp_steps_end(uint64_t now, int partial) {
     tp_window *w = tp_sess.open;
     if (tp_sess.flight.on) TP_STORE_REL(&tp_gen, next_gen(1)); /* the ring records no more */
     if (!w) return;
-    if (!tp_sess.drop_open) {
+    if (!tp_sess.drop_open || !tp_sess.steps_ended) { /* no step ended: the run is its one */
         add_step(w, tp_sess.sm.step, tp_sess.step_start, now);
         close_window(now, partial, tp_sess.sm.step);
         return;
@@ -166,6 +166,7 @@ void tprof_step(void) {
         if (w && tp_sess.sm.action == TP_ACTION_RECORD_AND_SAVE) close_window(now, 0, ended);
         if (!tp_sess.stopped) tp_flight_step_ended(ended, tp_sess.step_start, now);
         tp_sess.drop_open = 0; /* it ended: a step */
+        tp_sess.steps_ended++;
         tp_sched_step(&tp_sess.sm);
         tp_steps_begin(now);
     }

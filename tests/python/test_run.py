@@ -192,6 +192,21 @@ def test_steps_are_the_optimizer_steps_and_advice_skips_warmup(tmp_path, slow):
         assert "over 7 steps" in msg and re.search(r"slowest \(ProfilerStep#[36],", msg), msg
 
 
+def test_a_loop_without_optimizer_steps_is_one_step(tmp_path):
+    """An inference loop (DataLoader batches, no optimizer step) never ends a step: its run,
+    from the first batch to the end, stays its one step, in a trace tprof check accepts."""
+    script = write(tmp_path, "infer.py", """
+        import torch
+        for x in torch.utils.data.DataLoader(torch.randn(8, 4), batch_size=4):
+            x.sum()
+        print("done")
+    """)
+    p, named = profiled(tmp_path, [PYTHON, script])
+    assert p.returncode == 0 and p.stdout == "done\n" and len(named) == 1, p.stderr
+    check_run_dir(named[0])
+    assert steps_and_stages(named[0]) == {0: (0, 3)}  # two batches and the loader's end
+
+
 def test_a_failing_script_keeps_its_traceback_and_exit_status(tmp_path):
     script = write(tmp_path, "train.py", PLAIN)
     cmd = [PYTHON, script, "0", "7"]

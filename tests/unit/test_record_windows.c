@@ -536,12 +536,22 @@ static void test_drop_open_step(void **state) {
     assert_int_equal(cap.run.partial_windows, 1); /* cut short of its 2 steps */
     cap_reset();
 
-    assert_int_equal(start_with(two), 0); /* no step ended at all */
+    assert_int_equal(start_with(two), 0); /* no step ended at all: the run is its one step */
+    tp_steps_drop_open();
+    tprof_shutdown();
+    assert_int_equal(cap.n, 1);
+    assert_string_equal(cap.info[0].name, "steps_0-0");
+    assert_int_equal(count_named(cap.models[0], "ProfilerStep#0"), 1);
+    cap_reset();
+
+    static const char *const waits[] = {"wait", "1", "active", "1", NULL};
+    assert_int_equal(start_with(waits), 0); /* step 1, recorded, is the dropped one */
+    tprof_step();
     tp_steps_drop_open();
     tprof_shutdown();
     assert_int_equal(cap.n, 0);
     assert_int_equal(cap.run.windows, 0);
-    assert_non_null(strstr(cap.reason, "no recorded step ended before the run did"));
+    assert_non_null(strstr(cap.reason, "no recorded step ended before the run did (step 1,"));
     cap_reset();
 }
 
