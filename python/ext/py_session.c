@@ -65,6 +65,50 @@ static PyObject *py_step_restart(PyObject *mod, PyObject *unused) {
     return without_gil(tp_steps_restart);
 }
 
+static PyObject *py_window_ends(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    PyThreadState *ts = PyEval_SaveThread(); /* it may wait for the session lock */
+    int ends = tp_steps_window_ends();
+    PyEval_RestoreThread(ts);
+    return PyBool_FromLong(ends);
+}
+
+/* open_ranges_cut(names): a sequence of str (outermost first); any other is a TypeError, a
+ * name with a NUL a ValueError. */
+static PyObject *py_open_ranges_cut(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    PyObject *seq = PySequence_Fast(arg, "open_ranges_cut(names): names must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const char **names = PyMem_Calloc((size_t)n + 1, sizeof(*names));
+    PyObject **owners = PyMem_Calloc((size_t)n + 1, sizeof(PyObject *));
+    Py_ssize_t got = 0;
+    if (!names || !owners) PyErr_NoMemory();
+    for (; names && owners && got < n; got++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, got);
+        if (!PyUnicode_Check(item)) {
+            PyErr_Format(PyExc_TypeError,
+                         "open_ranges_cut(names): a name must be a str, not %.100s",
+                         Py_TYPE(item)->tp_name);
+            break;
+        }
+        if (!(names[got] = tp_py_text_whole(item, &owners[got], "open_ranges_cut"))) break;
+    }
+    int ok = names && owners && got == n;
+    if (ok && tprof_active()) tp_ranges_open_cut(names, (size_t)n);
+    for (Py_ssize_t i = 0; owners && i < got; i++)
+        Py_XDECREF(owners[i]);
+    PyMem_Free(names);
+    PyMem_Free(owners);
+    Py_DECREF(seq);
+    return ok ? Py_NewRef(Py_None) : NULL;
+}
+
+static PyObject *py_drop_open_step(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    return without_gil(tp_steps_drop_open);
+}
+
 /* tprof_flight_save: True when the save is asked for, False after the library's one line. A
  * reason that is no str is a TypeError, one with a NUL a ValueError; lone surrogates are
  * replaced (the library then refuses the reason in its line), as in tprof.range. */
@@ -320,6 +364,16 @@ PyMethodDef tp_py_session_methods[] = {
     {"step_restart", py_step_restart, METH_NOARGS,
      "step_restart()\n--\n\nThe step in progress begins again now: the time since the last step "
      "(a validation loop) is no step."},
+    {"window_ends", py_window_ends, METH_NOARGS,
+     "window_ends()\n--\n\nTrue when the step in progress is its window's last (the next "
+     "step closes the window)."},
+    {"open_ranges_cut", py_open_ranges_cut, METH_O,
+     "open_ranges_cut(names, /)\n--\n\nThe innermost ranges begun before the recording window "
+     "and still open (names outermost first) become its ranges, from its start, flagged "
+     "truncated."},
+    {"drop_open_step", py_drop_open_step, METH_NOARGS,
+     "drop_open_step()\n--\n\nIf the session ends before the next step, the step in progress "
+     "is no step (the time after a loop's last step)."},
     {"epoch", py_epoch, METH_O, "epoch(n, /)\n--\n\nMarks the start of epoch n."},
     {"flight_save", py_flight_save, METH_O,
      "flight_save(reason, /)\n--\n\nSaves the flight recorder's ring now (docs/FLIGHT.md); True "

@@ -6,6 +6,8 @@
  * __enter__, __exit__, begin and end cannot fail. */
 #include "tprof_py.h"
 
+#include "record/record.h"
+
 #include <structmember.h>
 
 typedef struct tp_py_range {
@@ -130,8 +132,9 @@ static PyObject *range_enter(tp_py_range *r, PyObject *unused) {
 /* __exit__ and end: whatever the arguments (exception details, hook arguments), the range ends
  * and None is returned, so an exception passes through and a forward hook changes nothing. */
 static PyObject *range_end(tp_py_range *r, PyObject *const *args, Py_ssize_t nargs) {
-    (void)r, (void)args, (void)nargs;
-    tprof_end();
+    (void)args, (void)nargs;
+    /* named: a range open as a window opened (an epoch's) is written in it (record.h) */
+    if (tprof_active()) tp_range_end_named(r->utf8);
     return Py_NewRef(Py_None);
 }
 
@@ -203,7 +206,7 @@ static PyObject *rangefn_vectorcall(PyObject *self, PyObject *const *args, size_
     tp_py_rangefn *f = (tp_py_rangefn *)self;
     tprof_begin_copy(f->range->utf8);
     PyObject *res = PyObject_Vectorcall(f->func, args, nargsf, kwnames);
-    tprof_end();
+    if (tprof_active()) tp_range_end_named(f->range->utf8);
     return res;
 }
 

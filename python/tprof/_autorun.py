@@ -18,7 +18,8 @@ training does its work, with no code of the script changed:
 A process that never steps (the script's launcher, torchrun's agent, a DataLoader worker) never
 starts a profile, so it writes nothing; a forked child never acts on its parent's profile. At
 exit the profile stops (its summary, then one line naming the run directory, on stderr, rank 0);
-the script's own exit status, output and exception traceback stay what they were.
+the time after the last optimizer step is no step, so N optimizer steps are N steps. The script's
+own exit status, output and exception traceback stay what they were.
 """
 from __future__ import annotations
 
@@ -243,6 +244,10 @@ def _at_exit() -> None:
     if os.getpid() != st.pid:
         return
     dirs: list[str] = []
+    if st.profile is not None and st.profile.running:
+        # steps end at optimizer steps: the time after the last one (the script's end,
+        # teardown) is no step
+        _tprof.drop_open_step()
     for prof in [st.profile] + [cb.profile for cb in st.lightning]:
         if prof is None:
             continue

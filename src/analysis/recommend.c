@@ -367,19 +367,30 @@ static int64_t median_of(const int64_t *v, size_t n, size_t stride, int64_t *tmp
     return tmp[(n - 1) / 2];
 }
 
+/* The steps unstable_steps judges: all but a run's first (ProfilerStep#0, the warm-up: the
+ * allocator's first blocks, lazy initialisation), as torch.profiler's users leave it out with
+ * its schedule's wait and warmup. Indices into a->steps. */
+static size_t steady_steps(const tp_analysis *a, size_t *idx) {
+    size_t n = 0;
+    for (size_t k = 0; k < a->nsteps; k++)
+        if (a->steps[k].number != 0) idx[n++] = k;
+    return n;
+}
+
 /* What made the slowest step slow: the stage (or "other") whose time in it exceeds its median
  * over the steps by the most. */
-static void unstable_cause(const tp_analysis *a, char *out, size_t size) {
-    const tp_step_row *slow = &a->steps[a->steps_by_dur[0]];
-    int64_t *vals = malloc(a->nsteps * sizeof(*vals)), *tmp = malloc(a->nsteps * sizeof(*tmp));
+static void unstable_cause(const tp_analysis *a, const size_t *idx, size_t n, size_t slowest,
+                           char *out, size_t size) {
+    const tp_step_row *slow = &a->steps[slowest];
+    int64_t *vals = malloc(n * sizeof(*vals)), *tmp = malloc(n * sizeof(*tmp));
     *out = '\0';
     if (!vals || !tmp) goto done;
     int64_t best = 0, best_med = 0, best_val = 0;
     const char *name = NULL;
     for (size_t st = 0; st <= a->nstages; st++) {
-        for (size_t k = 0; k < a->nsteps; k++)
-            vals[k] = st < a->nstages ? a->steps[k].stage_ns[st] : a->steps[k].other_ns;
-        int64_t med = median_of(vals, a->nsteps, 1, tmp);
+        for (size_t k = 0; k < n; k++)
+            vals[k] = st < a->nstages ? a->steps[idx[k]].stage_ns[st] : a->steps[idx[k]].other_ns;
+        int64_t med = median_of(vals, n, 1, tmp);
         int64_t val = st < a->nstages ? slow->stage_ns[st] : slow->other_ns;
         if (val - med > best) {
             best = val - med, best_med = med, best_val = val;
@@ -409,20 +420,28 @@ static const char *unstable_action(const char *cause, int gc, int has_loader) {
            "recompilation, or another process on the machine.";
 }
 
-/* Unstable steps: the p95 step well above the median. The saving is the time steps spend above
- * the median; the cause, the stage that grew in the slowest step, and Python's garbage
+/* Unstable steps: the p95 step well above the median, over the steps but a run's first
+ * (steady_steps; idx and durs have room for every step). The saving is the time steps spend
+ * above the median; the cause, the stage that grew in the slowest step, and Python's garbage
  * collections when tprof.torch recorded them ("gc" ranges). */
-static void unstable(reco_list *l) {
+static void unstable_judged(reco_list *l, size_t *idx, int64_t *durs) {
     const tp_analysis *a = l->a;
-    if (a->nsteps < TP_RECO_UNSTABLE_MIN_STEPS || a->steps_p50_ns <= 0) return;
-    double ratio = (double)a->steps_p95_ns / (double)a->steps_p50_ns;
+    size_t n = steady_steps(a, idx);
+    if (n < TP_RECO_UNSTABLE_MIN_STEPS) return;
+    size_t first = 0; /* the slowest judged step, as the step table orders them */
+    while (a->steps[a->steps_by_dur[first]].number == 0)
+        first++;
+    for (size_t k = 0; k < n; k++)
+        durs[k] = a->steps[idx[k]].dur_ns;
+    qsort(durs, n, sizeof(*durs), cmp_i64);
+    int64_t p50 = tp_percentile(durs, n, 50), p95 = tp_percentile(durs, n, 95);
+    double ratio = p50 > 0 ? (double)p95 / (double)p50 : 0;
     if (!(ratio > TP_RECO_UNSTABLE_RATIO)) return;
     int64_t over = 0;
-    for (size_t k = 0; k < a->nsteps; k++)
-        if (a->steps[k].dur_ns > a->steps_p50_ns)
-            over = tp_add_sat(over, a->steps[k].dur_ns - a->steps_p50_ns);
+    for (size_t k = 0; k < n; k++)
+        if (durs[k] > p50) over = tp_add_sat(over, durs[k] - p50);
     char cause[320], gc[400] = "";
-    unstable_cause(a, cause, sizeof(cause));
+    unstable_cause(a, idx, n, a->steps_by_dur[first], cause, sizeof(cause));
     const tp_stage_row *dl = stage_named(a, "dataloader");
     if (a->gc_calls)
         snprintf(gc, sizeof(gc),
@@ -433,8 +452,18 @@ static void unstable(reco_list *l) {
     add(l, "unstable_steps", over,
         "Steps are unstable: the p95 step takes %.1f ms, %.1fx the median %.1f ms over %zu steps "
         "(%.1f ms in all above the median)%s%s%s",
-        ms(a->steps_p95_ns), ratio, ms(a->steps_p50_ns), a->nsteps, ms(over), cause, gc,
+        ms(p95), ratio, ms(p50), n, ms(over), cause, gc,
         unstable_action(cause, gc[0] != 0, dl != NULL));
+}
+
+static void unstable(reco_list *l) {
+    const tp_analysis *a = l->a;
+    if (a->nsteps < TP_RECO_UNSTABLE_MIN_STEPS || !a->steps_by_dur) return;
+    size_t *idx = malloc(a->nsteps * sizeof(*idx));
+    int64_t *durs = malloc(a->nsteps * sizeof(*durs));
+    if (idx && durs) unstable_judged(l, idx, durs);
+    free(idx);
+    free(durs);
 }
 
 /* An op that may dominate the step: not a range the other rules explain (the loader's iterator,

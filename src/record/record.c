@@ -210,6 +210,31 @@ void tprof_end_(void) {
     end_slow(t);
 }
 
+void tp_range_end_named(const char *name) {
+    tp_tls *t = &tp_tls_cur;
+    uint32_t g = tp_tls_sync(t);
+    /* Bottom of the stack, below the kept ranges (record.h, 5): begun before this window. */
+    int before = tp_gen_records(g) && t->depth > 0 && !t->owed && t->depth <= t->drop_depth;
+    tprof_end_();
+    if (before) tp_range_complete(name, 0); /* begins at the window's start (window.c) */
+}
+
+void tp_ranges_open_cut(const char *const *names, size_t n) {
+    tp_tls *t = &tp_tls_cur;
+    uint32_t g = tp_tls_sync(t);
+    if (!tp_gen_records(g) || t->owed || t->drop_depth != INT32_MAX || (size_t)t->depth < n) return;
+    for (size_t i = 0; i < n; i++) {
+        tp_rec *r = tp_room(t, 2); /* the begin, and room for its end (record.h, 4) */
+        const char *copy = r ? tp_intern(t, names[i]) : NULL;
+        if (!copy) return;
+        r->a = 0; /* before the window: it begins with it (window.c) */
+        r->b = tp_rec_word(TP_REC_BEGIN, (uintptr_t)copy);
+        tp_publish(t, 1);
+        t->owed++; /* a kept range now; already counted in depth */
+        tp_tls_check(t);
+    }
+}
+
 int tprof_is_recording(void) {
     return tp_gen_records(TP_LOAD_RLX(&tp_gen));
 }

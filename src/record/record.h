@@ -212,6 +212,20 @@ void tp_op_pop(void);
  * training step inside Optimizer.step). A begin before the window is the window's start. Call
  * only in an active session; kept only while a window records. */
 void tp_range_complete(const char *name, uint64_t begin_ticks);
+/* Ends the calling thread's innermost range, as tprof_end does. When that range began before the
+ * recording window (a window opened while it was open: an epoch's range and a schedule's first
+ * recorded step), it is written now, named `name` (copied), from the window's start to now and
+ * flagged truncated, as a range still open when its window closes is; without a name its end
+ * would be skipped and the range missing from the window. Call only in an active session. */
+void tp_range_end_named(const char *name);
+/* The calling thread's n innermost ranges, begun before the recording window and still open,
+ * named names[0] (the outermost) .. names[n-1], become ranges of the window: each begins at the
+ * window's start, flagged truncated, and ends at its end, or at its own end if that comes first
+ * (the host calls it in the window's last step, tp_steps_window_ends: the recorder does not know
+ * the names of ranges begun before the window). Nothing is written unless the thread has no
+ * range of this window open (their order on its stack would be wrong) and n such ranges.
+ * Copies the names. Call only in an active session. */
+void tp_ranges_open_cut(const char *const *names, size_t n);
 /* A memory event as an allocator reports it with its own totals (torch's c10 memory reporting):
  * bytes > 0 allocated at ptr, < 0 freed; total_allocated and total_reserved as the allocator
  * counts them after the change. Kept only when profile_memory is on and a window records. */

@@ -85,8 +85,8 @@ static void fill_run_info(tp_run_info *run);
 
 /* ---- the writer thread's side ---- */
 
-static void write_window(void *ctx, tp_window *w) {
-    (void)ctx;
+/* A closed window's model to the sources and the sink. */
+static void build_window(tp_window *w) {
     tp_window_info info;
     tp_model *m = tp_window_build(w, &tp_sess.env, &info);
     info.deadline_ns = &tp_sess.writer.deadline_ns;
@@ -109,6 +109,11 @@ static void write_window(void *ctx, tp_window *w) {
     } else {
         tp_log_warn("window %s: out of memory; it is not written", w->name);
     }
+}
+
+static void write_window(void *ctx, tp_window *w) {
+    (void)ctx;
+    if (!w->empty) build_window(w);
     if (w->gen_lo)
         tp_flight_window_done(w);
     else
@@ -351,6 +356,8 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     tp_sess.stepper = tp_sess.step_tid = 0;
     tp_steps_note_thread(); /* the starter carries the steps until a tprof_step says otherwise */
     tp_sess.stopped = tp_sess.warned_after = tp_sess.finished_by_signal = 0;
+    tp_sess.drop_open = tp_sess.dropped_step = 0;
+    tp_sess.steps_ended = 0;
     tp_sess.no_window_reason[0] = '\0';
     tp_flight_start(tp_sess.cfg); /* out of memory: warned, and the run goes on without it */
     tp_sess.state = TP_SESSION_ACTIVE;

@@ -63,6 +63,9 @@ typedef struct tp_session {
     char step_name[64];        /* that thread's name, noted on it */
     const char *step_name_src; /* the interned name step_name was copied from */
     int stopped;               /* a signal flushed the session: nothing more is recorded */
+    int drop_open;             /* the step in progress is no step if the run ends in it */
+    int dropped_step;          /* the run ended in such a step (tp_steps_end) */
+    int64_t steps_ended;       /* tprof_step calls of this session */
     int finished_by_signal;    /* the sink's finish ran for the signal (writer thread, atomic) */
     size_t windows, partial_windows;
     uint64_t dropped; /* written by the writer thread (atomic) */
@@ -97,6 +100,14 @@ void tp_steps_no_window_reason(char *buf, size_t n);
 
 /* Takes the lock: the step in progress begins again now (time since the last step is no step). */
 void tp_steps_restart(void);
+/* Takes the lock: 1 when the step in progress is its window's last (the next tprof_step closes
+ * the window), so that a host may first write the ranges open across the whole window
+ * (tp_ranges_open_cut). */
+int tp_steps_window_ends(void);
+/* Takes the lock: if the session ends before the next tprof_step, the step in progress is no
+ * step (its time lies in no step, and a window holding nothing else is not written), unless no
+ * step ended at all: the run is then its one step, as without the call. */
+void tp_steps_drop_open(void);
 
 /* ---- misuse, reported once (session.c) ---- */
 void tp_session_unmatched_end(void);

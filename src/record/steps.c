@@ -96,9 +96,11 @@ static void close_window(uint64_t now, int partial, int64_t last_step) {
     w->step_tid = tp_sess.step_tid;
     memcpy(w->step_thread, tp_sess.step_name, sizeof(w->step_thread));
     tp_clock_calibrate_span(&w->cal, &w->opened);
-    tp_sess.windows++;
-    tp_sess.partial_windows += partial != 0;
-    tp_writer_push(&tp_sess.writer, w);
+    if (!w->empty) {
+        tp_sess.windows++;
+        tp_sess.partial_windows += partial != 0;
+    }
+    tp_writer_push(&tp_sess.writer, w); /* an empty one too: the writer releases windows in order */
 }
 
 /* The current step's action is set: open a window if it records. With the flight recorder every
@@ -127,8 +129,16 @@ void tp_steps_end(uint64_t now, int partial) {
     tp_window *w = tp_sess.open;
     if (tp_sess.flight.on) TP_STORE_REL(&tp_gen, next_gen(1)); /* the ring records no more */
     if (!w) return;
-    add_step(w, tp_sess.sm.step, tp_sess.step_start, now);
-    close_window(now, partial, tp_sess.sm.step);
+    if (!tp_sess.drop_open || !tp_sess.steps_ended) { /* no step ended: the run is its one */
+        add_step(w, tp_sess.sm.step, tp_sess.step_start, now);
+        close_window(now, partial, tp_sess.sm.step);
+        return;
+    }
+    /* The step in progress is no step: the window ends with the one before it, and a window that
+     * opened for this step alone holds no step at all. */
+    tp_sess.dropped_step = 1;
+    w->empty = w->nsteps == 0;
+    close_window(now, partial, tp_sess.sm.step - 1);
 }
 
 /* Steps are driven by one thread, the first to call tprof_step; others are told once. */
@@ -155,6 +165,8 @@ void tprof_step(void) {
         if (w) add_step(w, ended, tp_sess.step_start, now);
         if (w && tp_sess.sm.action == TP_ACTION_RECORD_AND_SAVE) close_window(now, 0, ended);
         if (!tp_sess.stopped) tp_flight_step_ended(ended, tp_sess.step_start, now);
+        tp_sess.drop_open = 0; /* it ended: a step */
+        tp_sess.steps_ended++;
         tp_sched_step(&tp_sess.sm);
         tp_steps_begin(now);
     }
@@ -171,6 +183,26 @@ void tp_steps_restart(void) {
     if (tp_sess.state == TP_SESSION_ACTIVE && is_stepper("tprof.step_restart"))
         tp_sess.step_start = now;
     tp_session_unlock();
+}
+
+/* The time after a loop's last step until the session ends (tprof run, whose steps end at
+ * optimizer steps, and the Lightning integrations: the teardown after the last batch) is no
+ * step: a step begins at every tprof_step, so without this the run would end in one more, partial
+ * step, slowed by the teardown. */
+void tp_steps_drop_open(void) {
+    if (!tp_api_enter("tprof.drop_open_step")) return;
+    tp_session_lock();
+    if (tp_sess.state == TP_SESSION_ACTIVE) tp_sess.drop_open = 1; /* any thread: it ends */
+    tp_session_unlock();
+}
+
+int tp_steps_window_ends(void) {
+    if (!tprof_active()) return 0;
+    tp_session_lock();
+    int ends = tp_sess.state == TP_SESSION_ACTIVE && tp_sess.open && !tp_sess.stopped &&
+               tp_sess.sm.action == TP_ACTION_RECORD_AND_SAVE;
+    tp_session_unlock();
+    return ends;
 }
 
 void tprof_epoch(int epoch) {
@@ -210,7 +242,12 @@ void tp_steps_no_window_reason(char *buf, size_t n) {
     char epochs[128];
     buf[0] = '\0';
     if (tp_sess.windows > tp_sess.partial_windows) return;
-    if (tp_sess.stopped) {
+    if (!tp_sess.windows && tp_sess.dropped_step) {
+        snprintf(buf, n,
+                 "no window completed: no recorded step ended before the run did (step %lld, "
+                 "still in progress at the end, is no step)",
+                 (long long)sm->step);
+    } else if (tp_sess.stopped) {
         snprintf(buf, n, "no window completed: a signal interrupted the run at step %lld%s",
                  (long long)sm->step,
                  tp_sess.partial_windows ? "; the open window was saved as partial" : "");

@@ -1,9 +1,12 @@
 /* window.c - turning a closed window's thread records into a tp_model (on the writer thread).
  *
  * Per thread, begins and ends are matched with a stack; an end with nothing open closes a range
- * begun before the window and is skipped. A range's args wait on the stack until its end, since
- * tp_model wants an event's args contiguous and nested ranges end first. Ranges still open at the
- * window's end are closed there and flagged TP_EVF_TRUNCATED. */
+ * begun before the window and is skipped (tp_range_end_named writes such a range whole, named,
+ * with a begin before the window, as tp_ranges_open_cut writes one's begin: it starts at the
+ * window's start, flagged TP_EVF_TRUNCATED). A
+ * range's args wait on the stack until its end, since tp_model wants an event's args contiguous
+ * and nested ranges end first. Ranges still open at the window's end are closed there and
+ * flagged TP_EVF_TRUNCATED. */
 #include "record/window.h"
 
 #include "model/kineto.h"
@@ -28,6 +31,7 @@ typedef struct open_range {
     const char *name;
     const char *cat; /* NULL: user_annotation */
     int64_t ts;
+    int before;  /* begun before the window: it starts with it, flagged truncated */
     size_t arg0; /* its args are pending[arg0 ..] */
     uint64_t flops;
     int has_flops;
@@ -107,7 +111,7 @@ static void close_range(convert *cv, int64_t end, uint32_t track, int truncated)
     if (ev) {
         ev->dur = range_dur(r->ts, end);
         ev->cat = name_id(cv, r->cat ? r->cat : tp_kcat_user_annotation);
-        if (truncated) ev->flags |= TP_EVF_TRUNCATED;
+        if (truncated || r->before) ev->flags |= TP_EVF_TRUNCATED;
         for (size_t i = r->arg0; i < cv->npending; i++) {
             const pending_arg *a = &cv->pending[i];
             if (a->type == TP_ARG_INT && strcmp(a->key, tp_karg_external_id) == 0) {
@@ -127,18 +131,21 @@ static void close_range(convert *cv, int64_t end, uint32_t track, int truncated)
             tp_model_add_arg(cv->m, ev, name_id(cv, tp_karg_flops), TP_ARG_INT, &f);
         }
     }
-    if (truncated && cv->truncated++ == 0)
+    if (truncated && !r->before && cv->truncated++ == 0) /* cut at both ends by design */
         snprintf(cv->first_truncated, sizeof(cv->first_truncated), "%s",
                  r->name ? r->name : "(null)");
     cv->npending = r->arg0;
 }
 
-static void open_range_at(convert *cv, const char *name, int64_t ts) {
+static void open_range_at(convert *cv, const char *name, uint64_t ticks) {
     if (TP_GROW(cv->stack, cv->cap_stack, cv->depth + 1)) {
         cv->m->failed = 1;
         return;
     }
-    cv->stack[cv->depth++] = (open_range){.name = name, .ts = ts, .arg0 = cv->npending};
+    cv->stack[cv->depth++] = (open_range){.name = name,
+                                          .ts = model_ts(cv, ticks),
+                                          .before = ticks < cv->w->start_ticks,
+                                          .arg0 = cv->npending};
 }
 
 static void add_counter(convert *cv, const tp_rec *r, int64_t ts, uint32_t track) {
@@ -189,7 +196,7 @@ static int convert_records(convert *cv, const tp_rec *recs, uint32_t n, uint32_t
         if (timed && ts > cv->end_ts) return 1;
         switch (kind) {
         case TP_REC_BEGIN:
-            open_range_at(cv, tp_rec_str(r->b), ts);
+            open_range_at(cv, tp_rec_str(r->b), r->a);
             break;
         case TP_REC_END:
             if (cv->depth) close_range(cv, ts, track, 0);

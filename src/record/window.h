@@ -27,6 +27,7 @@ typedef struct tp_window {
     int64_t step_tid;
     char step_thread[64]; /* the stepping thread's name ("" if unnamed) */
     int partial;
+    int empty;              /* it held only a dropped step (tp_steps_drop_open): not written */
     int cut_last;           /* the last step was still running: cut at end_ticks (flagged) */
     char name[96];          /* steps_<first>-<last>, epoch_<e>, flight_<reason>_steps_<a>-<b> */
     int64_t flight_step;    /* a flight save: the triggering step, marked in the trace */

@@ -866,10 +866,12 @@ def analyze(src, stages=None):
     if steps and top is not None and top != cpu_bound_op and beyond(step_pct(best),
                                                                      DOMINANT_PCT):
         recos.append(("dominant_op", best // 2))
-    if len(step_durs) >= UNSTABLE_MIN_STEPS:
-        p50 = percentile(step_durs, 50)
-        if p50 > 0 and percentile(step_durs, 95) / p50 > UNSTABLE_RATIO:
-            recos.append(("unstable_steps", sum(d - p50 for d in step_durs if d > p50)))
+    # judged over the steps but a run's first (ProfilerStep#0: the warm-up)
+    steady = sorted(s.dur for s in steps if s.name.rpartition("#")[2] != "0")
+    if len(step_durs) >= UNSTABLE_MIN_STEPS and len(steady) >= UNSTABLE_MIN_STEPS:
+        p50 = percentile(steady, 50)
+        if p50 > 0 and percentile(steady, 95) / p50 > UNSTABLE_RATIO:
+            recos.append(("unstable_steps", sum(d - p50 for d in steady if d > p50)))
     py = 0
     for e in host:
         if e.cat.lower() == "python_function" and not e.step:

@@ -83,6 +83,46 @@ def test_session_records_ranges_annotations_and_counters(out_dir):
     assert step_numbers(events) == [0, 1, 2, 3]  # the step running at the end is kept too
 
 
+def test_a_range_open_as_its_window_opens_is_in_it(out_dir):
+    """Issue 23: a range begun before its window (an epoch's, around the schedule's wait and
+    warmup steps) is in the window, from the window's start to its end and flagged as cut by
+    the window ("tprof truncated", as a range still open when its window closes); before, its
+    end was skipped and the range missing. torch.profiler drops such a range altogether (its
+    RecordFunction began with no callback). A range begun and ended before the window is not in
+    it; one begun inside is not flagged."""
+    epoch, phase = tprof.range("epoch"), tprof.range("phase")
+    with tprof.profile(output_dir=out_dir, run_id="w", summary=False, wait=1, warmup=1,
+                       active=3) as prof:
+        with tprof.range("before"):
+            pass
+        epoch.begin()
+        phase.begin()
+        for i in range(4):
+            if i == 3:
+                phase.end()
+            with tprof.range("batch"):
+                pass
+            prof.step()
+        epoch.end()  # in step 4, the window's last
+        prof.step()
+    events = only_trace(os.path.join(out_dir, "w"))
+    assert step_numbers(events) == [2, 3, 4]
+    xs = ranges(events)
+    steps = {e["name"]: e for e in xs if e["name"].startswith("ProfilerStep#")}
+    named = {name: [e for e in xs if e["name"] == name] for name in
+             ("before", "epoch", "phase", "batch")}
+    assert not named["before"] and len(named["batch"]) == 2  # steps 2 and 3
+    assert not any("args" in b and "tprof truncated" in b["args"] for b in named["batch"])
+    (ep,), (ph,) = named["epoch"], named["phase"]
+    start = steps["ProfilerStep#2"]["ts"]
+    for e, last in ((ep, "ProfilerStep#4"), (ph, "ProfilerStep#3")):
+        assert e["args"]["tprof truncated"] is True
+        assert abs(e["ts"] - start) < 0.002  # the window's start
+        assert inside(e, {"ts": start, "dur": steps[last]["ts"] + steps[last]["dur"] - start})
+        assert e["ts"] + e["dur"] > steps[last]["ts"]  # it ended in that step
+    assert ph["dur"] < ep["dur"]  # nested as they were
+
+
 def test_profile_as_decorator_runs_a_session_per_call(out_dir):
     @tprof.profile(output_dir=out_dir, summary=False)
     def train(n):

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 pl = pytest.importorskip("lightning.pytorch")
 
 import tprof.torch  # noqa: E402
-from conftest import ranges, read_json, run_traces, step_numbers, trace_events  # noqa: E402
+from conftest import inside, ranges, read_json, run_traces, step_numbers, trace_events  # noqa: E402
 from test_lightning import STAGES, Net, assert_stages_partition_steps, loader, stage_names, trainer  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def test_fit_actions_stages_and_summary(out_dir, caplog):
                    "[_EvaluationLoop].val_next", "[Strategy]SingleDeviceStrategy.validation_step"):
         assert action in names, action
     assert names.count("run_training_batch") == 12
-    assert step_numbers(events) == list(range(13))  # a step per batch, and the tail
+    assert step_numbers(events) == list(range(12))  # a step per batch; the end of fit is none
     per_step = assert_stages_partition_steps(events)
     for n in range(1, 6):
         assert stage_names(per_step[n][1]) == ["dataloader", "optimizer", "forward",
@@ -47,7 +47,7 @@ def test_fit_actions_stages_and_summary(out_dir, caplog):
     batches = [e for e in ranges(events) if e["name"] == "run_training_batch"]
     assert int(cells[2]) == 12
     assert float(cells[3]) == pytest.approx(sum(e["dur"] for e in batches) / 1e6, rel=1e-3)
-    for table in ("tprof report", "Steps: 13", "Stages (share of step time)", "other",
+    for table in ("tprof report", "Steps: 12", "Stages (share of step time)", "other",
                   "Top 5 ops by self time"):
         assert table in summary, table
     stage_totals = {s["stage"]: s["total_us"] for s in prof.session.summary()["stages"]}
@@ -73,7 +73,7 @@ def test_validate_and_test(out_dir, fn, step):
     prof = tprof.torch.LightningProfiler(output_dir=out_dir, summary=False)
     getattr(trainer(profiler=prof), fn)(Net(), loader(5))
     events = events_of(prof.session.run_dir)
-    assert step_numbers(events) == list(range(6))
+    assert step_numbers(events) == list(range(5))  # a step per batch, no tail
     names = [e["name"] for e in ranges(events)]
     assert names.count("[Strategy]SingleDeviceStrategy.%s" % step) == 5
     assert names.count("forward") == 5 and names.count("dataloader") >= 5
@@ -135,3 +135,33 @@ def test_scheduled_epoch_keeps_its_epoch_action(out_dir):
     assert len(epochs) == 1 and rows["run_training_epoch"][0] == 1
     assert rows["run_training_epoch"][1] == pytest.approx(epochs[0]["dur"] / 1e6, rel=1e-3)
     assert rows["run_training_epoch"][2] <= 100.5
+
+
+@pytest.mark.parametrize("keys,recorded", [
+    ({"wait": 1, "warmup": 1, "active": 10}, [2, 3, 4, 5]),
+    ({"profile_epochs": [0], "profile_steps": 2, "warmup_steps": 2}, [2, 3])],
+    ids=["ends_in_the_window", "open_across_the_window"])
+def test_an_epoch_open_as_the_window_opens_is_in_it(out_dir, keys, recorded):
+    """Issue 23: with warmup steps the window opens inside the epoch, after run_training_epoch
+    began; its range was dropped from the trace and the action table. It is in both now, from
+    the window's start (the first recorded step's) to the epoch's end, or to the window's end
+    when the epoch goes on after it, flagged "tprof truncated" as cut by the window
+    (torch.profiler drops a range begun before its window)."""
+    prof = tprof.torch.LightningProfiler(output_dir=out_dir, summary=False, **keys)
+    trainer(profiler=prof, max_epochs=1, limit_val_batches=0).fit(Net(), loader(6))
+    events = events_of(prof.session.run_dir)
+    steps = sorted((e for e in ranges(events) if e["name"].startswith("ProfilerStep#")),
+                   key=lambda e: e["ts"])
+    assert [int(e["name"].split("#")[1]) for e in steps] == recorded
+    (epoch,) = [e for e in ranges(events) if e["name"] == "run_training_epoch"]
+    assert epoch["args"]["tprof truncated"] is True
+    assert abs(epoch["ts"] - steps[0]["ts"]) < 0.002
+    assert epoch["ts"] + epoch["dur"] > steps[-1]["ts"]  # to the window's last step, at least
+    if "profile_steps" in keys:  # the epoch went on after the window: cut at its end
+        assert abs(epoch["ts"] + epoch["dur"] - steps[-1]["ts"] - steps[-1]["dur"]) < 0.002
+    # the other actions of the window's steps lie within it
+    batches = [e for e in ranges(events) if e["name"] == "run_training_batch"]
+    assert len(batches) == len(recorded) and all(inside(b, epoch) for b in batches)
+    rows = action_rows(prof.summary())
+    assert rows["run_training_epoch"][0] == 1
+    assert rows["run_training_epoch"][1] == pytest.approx(epoch["dur"] / 1e6, rel=1e-3)

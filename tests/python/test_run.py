@@ -3,6 +3,7 @@ is run twice, plainly and under `tprof run`: its stdout and exit status must be 
 stderr the same plus tprof's lines; the run directory it names passes `tprof check`, and its
 steps are the script's optimizer steps (counted by the script itself), each holding one
 optimizer range and its batch's dataloader range (traces read with Python's json module)."""
+import json
 import os
 import re
 import subprocess
@@ -80,6 +81,12 @@ def tprof_lines_removed(stderr):
     return stderr[:start] if start >= 0 else stderr
 
 
+def run_summary(run_dir):
+    """The run's summary.json (the sink's run-level counts)."""
+    with open(os.path.join(run_dir, "summary.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def check_run_dir(run_dir):
     p = subprocess.run([TPROF, "check", run_dir], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -122,13 +129,82 @@ def test_plain_loop(tmp_path, workers):
     check_run_dir(named[0])
     found = steps_and_stages(named[0])
     # steps 0..19 end at the 20 optimizer steps, each with its batch's fetch (step 10 also
-    # with the first epoch's last, empty fetch); step 20 is what follows the last optimizer
-    # step (the loader's end, the last print), saved as a partial window
-    assert sorted(found) == list(range(21))
-    assert [found[n] for n in range(21)] == [(1, 1)] * 10 + [(1, 2)] + [(1, 1)] * 9 + [(0, 1)]
+    # with the first epoch's last, empty fetch); what follows the last optimizer step (the
+    # loader's end, the last print) is no step: the run's one window holds the 20 steps
+    assert sorted(found) == list(range(20))
+    assert [found[n] for n in range(20)] == [(1, 1)] * 10 + [(1, 2)] + [(1, 1)] * 9
+    assert [os.path.basename(t) for t in run_traces(named[0])] == ["trace_0001_steps_0-19.json"]
     summary = subprocess.run([TPROF, "analyze", "--json", named[0]], capture_output=True,
                              text=True, timeout=120)
-    assert summary.returncode == 0 and '"count": 21' in summary.stdout
+    assert summary.returncode == 0 and '"count": 20' in summary.stdout
+    assert run_summary(named[0])["run"]["windows"] == 1
+    assert run_summary(named[0])["run"]["partial_windows"] == 0  # none cut short
+
+
+# A loop of 8 optimizer steps of 50 ms (sleeps: steady on a loaded machine), its first slowed by
+# a lazy initialisation and its end by a teardown; argv[1] lists the steps slowed further (an
+# unstable loop).
+TIMED = """
+import sys, time
+import torch
+from torch import nn
+
+slow = {int(s) for s in sys.argv[1].split(",") if s}
+loader = torch.utils.data.DataLoader(torch.randn(32, 8), batch_size=4)
+model = nn.Linear(8, 3)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step, x in enumerate(loader):
+    if step == 0:
+        time.sleep(0.5)  # the first step's warm-up
+    time.sleep(0.05 + (0.4 if step in slow else 0))
+    model(x).sum().backward()
+    opt.step()
+    opt.zero_grad()
+time.sleep(0.5)  # teardown after the last optimizer step
+print("optimizer steps", step + 1)
+"""
+
+
+@pytest.mark.parametrize("slow", ["", "3,6"], ids=["steady", "unstable"])
+def test_steps_are_the_optimizer_steps_and_advice_skips_warmup(tmp_path, slow):
+    """N optimizer steps are N steps (the teardown after the last is none), and unstable_steps
+    judges the steps but the first: a steady loop with a slow first step and a slow end gets no
+    such advice (before, its 9 steps had a p95 of 10 times the median); one whose steps 3 and 6
+    take 9 times the others does."""
+    script = write(tmp_path, "train.py", TIMED)
+    p, named = profiled(tmp_path, [PYTHON, script, slow], "--active", "4")
+    assert p.returncode == 0 and "optimizer steps 8" in p.stdout, p.stderr
+    assert len(named) == 1
+    # windows of 4 steps: the third opened after the last optimizer step, held no step, and
+    # was not written; none is partial
+    assert [step_numbers(trace_events(t)) for t in run_traces(named[0])] == [
+        [0, 1, 2, 3], [4, 5, 6, 7]]
+    run = run_summary(named[0])["run"]
+    assert (run["windows"], run["partial_windows"], run["no_window_reason"]) == (2, 0, None)
+    q = subprocess.run([TPROF, "analyze", "--json", named[0]], capture_output=True, text=True,
+                       timeout=120)
+    assert q.returncode == 0, q.stderr
+    report = json.loads(q.stdout)
+    ids = [r["id"] for r in report["recommendations"]]
+    assert ("unstable_steps" in ids) == bool(slow), ids
+    if slow:  # the rule names the 7 steps it judged and a slowed one as the slowest
+        msg = next(r["message"] for r in report["recommendations"] if r["id"] == "unstable_steps")
+        assert "over 7 steps" in msg and re.search(r"slowest \(ProfilerStep#[36],", msg), msg
+
+
+def test_a_loop_without_optimizer_steps_is_one_step(tmp_path):
+    """An inference loop (DataLoader batches, no optimizer step) never ends a step: its run,
+    from the first batch to the end, stays its one step, in a trace tprof check accepts."""
+    script = write(tmp_path, "infer.py", """
+        import torch
+        for x in torch.utils.data.DataLoader(torch.randn(8, 4), batch_size=4):
+            x.sum()
+        print("done")
+    """)
+    p, named = profiled(tmp_path, [PYTHON, script])
+    assert p.returncode == 0 and p.stdout == "done\n" and len(named) == 1, p.stderr
+    check_run_dir(named[0])
+    assert steps_and_stages(named[0]) == {0: (0, 3)}  # two batches and the loader's end
 
 
 def test_a_failing_script_keeps_its_traceback_and_exit_status(tmp_path):
@@ -144,11 +220,13 @@ def test_a_failing_script_keeps_its_traceback_and_exit_status(tmp_path):
     assert len(named) == 1
     check_run_dir(named[0])
     found = steps_and_stages(named[0])
-    assert sorted(found) == list(range(8))  # 7 optimizer steps, then the failing step's rest
-    assert [found[n] for n in range(8)] == [(1, 1)] * 7 + [(0, 0)]
-    # --active=3 reached the profiled process (TPROF_ACTIVE): windows of 3 steps
+    assert sorted(found) == list(range(7))  # 7 optimizer steps; the time after them is no step
+    assert [found[n] for n in range(7)] == [(1, 1)] * 7
+    # --active=3 reached the profiled process (TPROF_ACTIVE): windows of 3 steps, the last one
+    # cut short by the end (partial)
     assert [step_numbers(trace_events(t)) for t in run_traces(named[0])] == [
-        [0, 1, 2], [3, 4, 5], [6, 7]]
+        [0, 1, 2], [3, 4, 5], [6]]
+    assert run_summary(named[0])["run"]["partial_windows"] == 1
 
 
 def test_module_form_and_python_m_tprof(tmp_path):
@@ -192,8 +270,8 @@ def test_lightning_fit(tmp_path):
     assert len(named) == 1
     check_run_dir(named[0])
     steps = sorted(n for t in run_traces(named[0]) for n in step_numbers(trace_events(t)))
-    # one step per training batch (the callback's), then the fit's end until on_train_end
-    assert steps == list(range(13))
+    # one step per training batch (the callback's); the fit's end after the last batch is none
+    assert steps == list(range(12))
     names = {e["name"] for t in run_traces(named[0]) for e in ranges(trace_events(t))}
     assert {"forward", "backward", "optimizer", "dataloader"} <= names
 

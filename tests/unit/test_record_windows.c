@@ -492,6 +492,112 @@ static void test_no_window_reason(void **state) {
     cap_reset();
 }
 
+/* tp_steps_drop_open: the step in progress at the end is no step. A window holding other steps
+ * ends with them (not partial for a whole-run window); one holding only that step is not
+ * written, nor counted; a tprof_step after the call makes the step whole again. */
+static void test_drop_open_step(void **state) {
+    (void)state;
+    static const char *const all[] = {NULL};
+    assert_int_equal(start_with(all), 0);
+    tprof_step();
+    tprof_step();
+    tp_steps_drop_open();
+    tprof_begin("teardown"); /* kept in the window, outside every step */
+    tprof_end();
+    tprof_shutdown();
+    assert_int_equal(cap.n, 1);
+    assert_string_equal(cap.info[0].name, "steps_0-1");
+    assert_int_equal(count_named(cap.models[0], "ProfilerStep#2"), 0);
+    assert_int_equal(count_named(cap.models[0], "ProfilerStep#1"), 1);
+    assert_int_equal(count_named(cap.models[0], "teardown"), 1);
+    assert_int_equal(cap.run.windows, 1);
+    assert_int_equal(cap.run.partial_windows, 0);
+    cap_reset();
+
+    static const char *const two[] = {"active", "2", NULL};
+    assert_int_equal(start_with(two), 0);
+    for (int s = 0; s < 4; s++)
+        tprof_step();
+    tp_steps_drop_open(); /* step 4 opened the third window alone */
+    tprof_shutdown();
+    assert_int_equal(cap.n, 2);
+    assert_int_equal(cap.run.windows, 2);
+    assert_int_equal(cap.run.partial_windows, 0);
+    assert_string_equal(cap.reason, "");
+    cap_reset();
+
+    assert_int_equal(start_with(two), 0);
+    tp_steps_drop_open();
+    tprof_step(); /* step 0 ended: a step after all */
+    tp_steps_drop_open();
+    tprof_shutdown();
+    assert_int_equal(cap.n, 1);
+    assert_string_equal(cap.info[0].name, "steps_0-0");
+    assert_int_equal(cap.run.partial_windows, 1); /* cut short of its 2 steps */
+    cap_reset();
+
+    assert_int_equal(start_with(two), 0); /* no step ended at all: the run is its one step */
+    tp_steps_drop_open();
+    tprof_shutdown();
+    assert_int_equal(cap.n, 1);
+    assert_string_equal(cap.info[0].name, "steps_0-0");
+    assert_int_equal(count_named(cap.models[0], "ProfilerStep#0"), 1);
+    cap_reset();
+
+    static const char *const waits[] = {"wait", "1", "active", "1", NULL};
+    assert_int_equal(start_with(waits), 0); /* step 1, recorded, is the dropped one */
+    tprof_step();
+    tp_steps_drop_open();
+    tprof_shutdown();
+    assert_int_equal(cap.n, 0);
+    assert_int_equal(cap.run.windows, 0);
+    assert_non_null(strstr(cap.reason, "no recorded step ended before the run did (step 1,"));
+    cap_reset();
+}
+
+/* A range begun before its window: ended by name it starts at the window's start, flagged
+ * truncated; ended by tprof_end it is not in the window; tp_ranges_open_cut makes one open
+ * across the whole window a range of it, to its end, without the truncation warning. */
+static void test_ranges_open_as_the_window_opens(void **state) {
+    (void)state;
+    static const char *const kv[] = {"wait", "1", "active", "2", "repeat", "1", NULL};
+    assert_int_equal(start_with(kv), 0);
+    tprof_begin("whole");      /* open across the window */
+    tprof_begin("unnamed");    /* ended by tprof_end */
+    tprof_begin_copy("epoch"); /* ended by name in the window */
+    tprof_step();              /* step 1 opens the window */
+    tprof_begin("inside");
+    tprof_end();
+    tp_range_end_named("epoch");
+    tprof_end();
+    assert_int_equal(tp_steps_window_ends(), 0);
+    tprof_step();
+    assert_int_equal(tp_steps_window_ends(), 1); /* step 2 is the window's last */
+    static const char *const cut[] = {"whole"};
+    tp_ranges_open_cut(cut, 1);
+    tprof_step();
+    tprof_end();
+    assert_int_equal(tp_steps_window_ends(), 0);
+    tprof_shutdown();
+    assert_int_equal(cap.n, 1);
+    tp_model *m = cap.models[0];
+    const tp_event *s1 = find_named(m, "ProfilerStep#1"), *s2 = find_named(m, "ProfilerStep#2");
+    const tp_event *epoch = find_named(m, "epoch"), *whole = find_named(m, "whole");
+    assert_non_null(epoch);
+    assert_non_null(whole);
+    assert_int_equal(count_named(m, "unnamed"), 0);
+    assert_int_equal(epoch->ts, s1->ts); /* the window's start */
+    assert_true(epoch->ts + epoch->dur <= s1->ts + s1->dur);
+    assert_true(epoch->flags & TP_EVF_TRUNCATED);
+    assert_int_equal(whole->ts, s1->ts);
+    assert_int_equal(whole->ts + whole->dur, s2->ts + s2->dur); /* the window's end */
+    assert_true(whole->flags & TP_EVF_TRUNCATED);
+    assert_false(find_named(m, "inside")->flags & TP_EVF_TRUNCATED);
+    assert_nested(m);
+    assert_null(strstr(tprof_last_error(), "whole")); /* no "still open at its end" warning */
+    cap_reset();
+}
+
 /* ---- a GPU-like source ---- */
 
 typedef struct fake_source {
@@ -695,6 +801,8 @@ int main(void) {
         cmocka_unit_test(test_epoch_cut_short),
         cmocka_unit_test(test_partial_at_shutdown),
         cmocka_unit_test(test_no_window_reason),
+        cmocka_unit_test(test_drop_open_step),
+        cmocka_unit_test(test_ranges_open_as_the_window_opens),
         cmocka_unit_test(test_sources_follow_the_schedule),
         cmocka_unit_test(test_clock_sources_agree),
         cmocka_unit_test(test_run_facts),

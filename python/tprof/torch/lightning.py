@@ -12,7 +12,8 @@ Time between stages is "other". The validation loop is no training step: at its 
 progress begins again (tprof's step_restart), so the loop lies in the trace between two steps,
 never in the step statistics. With manual optimization the user's training_step runs
 forward, manual_backward and opt.step() in any order: after an optimizer step the stage returns
-to forward. Each training batch is one step (ProfilerStep#N ends at on_train_batch_end).
+to forward. Each training batch is one step (ProfilerStep#N ends at on_train_batch_end); the
+time after the last one, until the fit ends, is no step.
 
 CallbackLogic holds the behaviour and needs no Lightning; tprof.torch.Callback
 (lightning_classes.py) joins it with Lightning's Callback class.
@@ -365,6 +366,7 @@ class CallbackLogic:
         for hook in self._hooks:
             hook.remove()
         self._hooks = []
+        _tprof.drop_open_step()  # the time after the last batch (the fit's end) is no step
         self.profile.stop()
         self._reports.report_new()
         self._reports.log_to(trainer)

@@ -121,6 +121,10 @@ class ProfilerLogic:
         self._actions: dict[str, _Action] = {}
         # the stage ranges of the open actions that have one, innermost last
         self._stages: list[_tprof.range] = []
+        # the open actions, outermost first, each with the window it began in (_window when it
+        # began in the recording one, else -1)
+        self._open: list[tuple[str, int]] = []
+        self._window = 0  # counts the windows that opened
         self._fn: str | None = None
         self._recorded = 0.0  # seconds the session's windows recorded (the action table's 100%)
         self._recording_since: float | None = None
@@ -153,6 +157,8 @@ class ProfilerLogic:
                 outer.end()  # suspended: tprof's end closes the innermost open range
         if action.epoch and self._on:
             self._mark_epoch()  # first: the epoch's window opens, then its range begins in it
+        self._open.append((action_name, self._window if self._recording_since is not None
+                           else -1))
         action.range.begin()
         if stage is not None:
             stage.begin()
@@ -171,9 +177,13 @@ class ProfilerLogic:
             else:
                 stage.end()
         action.range.end()
+        self._close(action_name)
         if outer is not None:
             outer.begin()  # the enclosing action's stage resumes
         if action.ends_step and self._on:
+            if _tprof.window_ends():
+                self._cut_open_actions()
+                self._window += 1  # the next window (at once, or later) is another
             tprof.step()
             self._recording_changed()
         elif action.restarts_step and self._on:
@@ -196,6 +206,22 @@ class ProfilerLogic:
         action = self._actions[name] = _Action(name, self._fn)
         return action
 
+    def _close(self, name: str) -> None:
+        """Takes the innermost open action of that name off the open ones."""
+        for i in range(len(self._open) - 1, -1, -1):
+            if self._open[i][0] == name:
+                del self._open[i]
+                return
+
+    def _cut_open_actions(self) -> None:
+        """In the window's last step: the actions open across all of it (run_training_epoch when
+        wait or warmup steps opened the window inside the epoch) become its ranges, from its
+        start to its end, flagged truncated (the recorder knows no name of a range begun before
+        its window)."""
+        before = [name for name, window in self._open if window != self._window]
+        if before:
+            _tprof.open_ranges_cut(before)
+
     def _mark_epoch(self) -> None:
         trainer = getattr(getattr(self, "_lightning_module", None), "trainer", None)
         epoch = getattr(trainer, "current_epoch", None)
@@ -211,6 +237,8 @@ class ProfilerLogic:
         if self._recording_since is not None:
             self._recorded += now - self._recording_since
         recording = not stopping and _tprof.is_recording()
+        if recording and self._recording_since is None:
+            self._window += 1  # a window opened
         self._recording_since = now if recording else None
 
     def _start_session(self, trainer: Any, module: Any) -> None:
@@ -255,9 +283,13 @@ class ProfilerLogic:
         self._unpatch = _nothing
         while self._stages:
             self._stages.pop().end()
+        if self._recording_since is not None:
+            self._cut_open_actions()  # the last window closes with the session
+        self._open = []
         self._recording_changed(stopping=True)
         if not failed:
             self._reports.finish()
+        _tprof.drop_open_step()  # after the last step (the run's end, teardown): no step
         self.session.stop()
         self._reports.report_new()
         # Lightning finalized its loggers before it asks for the summary
