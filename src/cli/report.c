@@ -148,6 +148,7 @@ static int report(report_args *x, char **inputs) {
     char *href = artifacts_href(strcmp(output, "-") == 0 ? "./-" : output, inputs[0]);
     x->html.read = &x->shared.read;
     x->html.artifacts_href = href;
+    x->html.trace = 1; /* the Trace view: every range (docs/REPORT.md) */
     tp_run_html r;
     int rc = tp_cli_html_analyse(&r, inputs, x->ninputs, &x->html) ? TP_EXIT_ERROR : TP_EXIT_OK;
     if (rc == TP_EXIT_OK) rc = tp_cli_html_write(output, &r, &x->html);

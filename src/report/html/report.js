@@ -549,8 +549,20 @@
         d.artifacts_total + ' files, by name.' }));
   }
 
+  /* The Trace view (trace.js): every range of side A's inputs, in `tprof report`'s page. */
+  function trace(d) {
+    var box = $('trace-view');
+    if (!data.trace || d !== data) {
+      clear(box).appendChild(empty(data.trace ? 'The Trace view shows side A.' :
+        'No Trace view here: tprof report writes one (docs/REPORT.md, "Trace view").'));
+      return;
+    }
+    if (box.firstChild && box.firstChild.className === 'empty') clear(box);
+    window.tprofTrace.render(box, data.trace);
+  }
+
   var views = { overview: overview, operators: operators, kernels: kernels, memory: memory,
-                timeline: timeline, ranks: ranks, compare: compare, artifacts: artifacts };
+                timeline: timeline, trace: trace, ranks: ranks, compare: compare, artifacts: artifacts };
 
   /* What the views render: the data, or with a comparison and side B picked, B's analysis and
    * timeline in A's place (the report of `tprof report A B` holds both). */
