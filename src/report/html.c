@@ -220,7 +220,7 @@ static size_t data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x
     if (x->trace) {
         tp_jw_key(&w, "trace");
         size_t from = out->len;
-        tp_trace_view_json(out, x->trace, TP_HTML_NAME_MAX);
+        tp_trace_view_json(out, x->trace);
         tp_jw_end_raw(&w);
         trace_bytes = page_bytes(out, from);
     }

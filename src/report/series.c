@@ -28,9 +28,8 @@ void tp_series_free(tp_series *s) {
     memset(s, 0, sizeof(*s)); /* freeing again is harmless; using it again needs init */
 }
 
-/* The lane's label (series.h): a host thread "pid P / thread T (name)", a device "GPU P / stream T". */
-void tp_series_lane_label(const tp_model *m, const tp_track *t, int device, char *out,
-                          size_t n) {
+/* The label of a track's lane (series.h). */
+void tp_series_lane_label(const tp_model *m, const tp_track *t, int device, char *out, size_t n) {
     const char *tname = t->thread_name ? tp_model_str(m, t->thread_name) : "";
     if (device) {
         snprintf(out, n, "GPU %lld / stream %lld", (long long)t->pid, (long long)t->tid);

@@ -88,6 +88,30 @@ static tp_str args_of(tp_trace_view *v, const tp_model *m, const tp_event *e, tp
     return tp_strtab_intern(&v->args, text->data, text->len);
 }
 
+/* The view's id of a model's name, cut as the page would cut it (TP_TRACE_VIEW_NAME_MAX, with
+ * an ellipsis), kept while the names fit TP_TRACE_VIEW_NAMES_MAX. */
+static tp_str name_of(tp_trace_view *v, const tp_model *m, tp_str id) {
+    const char *name = tp_model_str(m, id);
+    size_t len = tp_strtab_len(&m->strings, id),
+           keep = tp_jw_cut(name, len, TP_TRACE_VIEW_NAME_MAX);
+    char cut[TP_TRACE_VIEW_NAME_MAX + 4];
+    if (keep < len) {
+        assert(keep + 3 <= TP_TRACE_VIEW_NAME_MAX);
+        memcpy(cut, name, keep);
+        memcpy(cut + keep, "\xe2\x80\xa6", 3); /* U+2026, as tp_jw_cut's writer ends it */
+        name = cut;
+        len = keep + 3;
+    }
+    tp_str found = tp_strtab_find(&v->names, name, len);
+    if (found != UINT32_MAX) return found;
+    if (v->names.bytes + len > TP_TRACE_VIEW_NAMES_MAX) {
+        v->names_left_out++;
+        name = TP_TRACE_VIEW_NAME_LEFT;
+        len = sizeof(TP_TRACE_VIEW_NAME_LEFT) - 1;
+    }
+    return tp_strtab_intern(&v->names, name, len);
+}
+
 /* Keeps the TP_TRACE_VIEW_EVENTS earliest ranges: the start of the first one past them becomes
  * cut_ns, and every range from it on is dropped (ties at the cut go with it). */
 static void cut_by_time(tp_trace_view *v) {
@@ -135,16 +159,16 @@ void tp_trace_view_add_model(tp_trace_view *v, const tp_model *m) {
             v->failed = 1;
             continue;
         }
-        const char *name = tp_model_str(m, e->name);
         v->r[v->n++] = (tp_tv_range){.start_ns = start,
                                      .dur_ns = e->dur > 0 ? e->dur : 0,
                                      .corr = e->corr,
-                                     .name = tp_strtab_intern(&v->names, name, strlen(name)),
+                                     .name = name_of(v, m, e->name),
                                      .args = args_of(v, m, e, &text),
                                      .lane = *lane - 1,
                                      .ext = e->ext};
         if (v->n == 2 * (size_t)TP_TRACE_VIEW_EVENTS) cut_by_time(v);
     }
+    if (v->n > TP_TRACE_VIEW_EVENTS) cut_by_time(v); /* cut when twice over, and at the end */
     v->nmodels++;
     tp_buf_free(&text);
     free(lanes);
@@ -281,10 +305,10 @@ static void lanes_and_rows(tp_jw *w, const tp_trace_view *v, const tp_tv_lane **
     tp_jw_end_array(w);
 }
 
-void tp_trace_view_json(tp_buf *out, tp_trace_view *v, size_t max_str) {
+void tp_trace_view_json(tp_buf *out, const tp_trace_view *v) {
     tp_jw w;
     tp_jw_init(&w, out);
-    w.max_str = max_str;
+    w.max_str = TP_TRACE_VIEW_NAME_MAX;
     const tp_tv_lane **by_pos = malloc((v->nlanes ? v->nlanes : 1) * sizeof(*by_pos));
     uint32_t *pos = malloc((v->nlanes ? v->nlanes : 1) * sizeof(*pos)); /* lane -> position */
     tp_keyed *order = malloc((v->n ? v->n : 1) * sizeof(*order));
@@ -315,9 +339,12 @@ void tp_trace_view_json(tp_buf *out, tp_trace_view *v, size_t max_str) {
     tp_jw_u64(&w, "ranges_total", v->seen);
     if (v->cut_ns != INT64_MAX) tp_jw_us(&w, "cut_us", v->cut_ns);
     tp_jw_u64(&w, "args_left_out", v->args_left_out);
+    tp_jw_u64(&w, "names_left_out", v->names_left_out);
     tp_jw_bool(&w, "partial", v->failed || v->names.failed || v->args.failed);
     lanes_and_rows(&w, v, by_pos, order);
     strings(&w, "names", &v->names);
+    w.max_str =
+        0; /* an args text is bounded by TP_TRACE_VIEW_ARGS_MAX, and cut it would not parse */
     strings(&w, "args_text", &v->args);
     column(&w, "start", &c, col_start);
     column(&w, "dur", &c, col_dur);

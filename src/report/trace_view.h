@@ -9,7 +9,12 @@
  *    at or after `cut_ns` are left out (counted in `seen`);
  *  - the args of a range (as a JSON object text, the same text kept once) while their distinct
  *    texts take at most TP_TRACE_VIEW_ARGS_MAX bytes; past it a range keeps no args
- *    (`args_left_out` counts them).
+ *    (`args_left_out` counts them);
+ *  - names (each kept once) while they take at most TP_TRACE_VIEW_NAMES_MAX bytes; past it a
+ *    new name is TP_TRACE_VIEW_NAME_LEFT (`names_left_out` counts the ranges so named); in the
+ *    page each name and lane label takes at most TP_TRACE_VIEW_NAME_MAX bytes (tp_jw_cut).
+ * So the view's part of the page stays under about 120 MB whatever the input (about 41 bytes a
+ * range for 1 M ranges of a Kineto trace with its args: docs/REPORT.md).
  * Invariant: n <= 2 * TP_TRACE_VIEW_EVENTS; every kept range starts before cut_ns. */
 #ifndef TP_REPORT_TRACE_VIEW_H
 #define TP_REPORT_TRACE_VIEW_H
@@ -21,8 +26,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TP_TRACE_VIEW_EVENTS   (1u << 21) /* 2,097,152 ranges */
-#define TP_TRACE_VIEW_ARGS_MAX (16u << 20)
+#define TP_TRACE_VIEW_EVENTS    (1u << 21) /* 2,097,152 ranges */
+#define TP_TRACE_VIEW_ARGS_MAX  (16u << 20)
+#define TP_TRACE_VIEW_NAMES_MAX (8u << 20)
+#define TP_TRACE_VIEW_NAME_MAX  256
+#define TP_TRACE_VIEW_NAME_LEFT "(name not kept: past the Trace view's bound)"
 
 typedef struct tp_tv_range {
     int64_t start_ns, dur_ns; /* absolute start (base_ns + ts) */
@@ -34,10 +42,10 @@ typedef struct tp_tv_range {
 } tp_tv_range;
 
 typedef struct tp_tv_lane {
-    char *label;       /* "rank 1 / pid 12 / thread 34 (name)", "GPU 0 / stream 7" */
-    uint32_t model;    /* the model it came from: links join ranges of one model only */
-    int device;        /* a GPU stream (drawn after the host threads of its model) */
-    int64_t pid, tid;  /* its order within the model */
+    char *label;      /* "rank 1 / pid 12 / thread 34 (name)", "GPU 0 / stream 7" */
+    uint32_t model;   /* the model it came from: links join ranges of one model only */
+    int device;       /* a GPU stream (drawn after the host threads of its model) */
+    int64_t pid, tid; /* its order within the model */
 } tp_tv_lane;
 
 typedef struct tp_trace_view {
@@ -46,9 +54,10 @@ typedef struct tp_trace_view {
     size_t nlanes, cap_lanes;
     tp_tv_range *r;
     size_t n, cap;
-    uint64_t seen;          /* ranges offered */
-    uint64_t args_left_out; /* ranges kept without their args (TP_TRACE_VIEW_ARGS_MAX) */
-    int64_t cut_ns;         /* INT64_MAX, or the start from which ranges were left out */
+    uint64_t seen;           /* ranges offered */
+    uint64_t args_left_out;  /* ranges kept without their args (TP_TRACE_VIEW_ARGS_MAX) */
+    uint64_t names_left_out; /* ranges named TP_TRACE_VIEW_NAME_LEFT (TP_TRACE_VIEW_NAMES_MAX) */
+    int64_t cut_ns;          /* INT64_MAX, or the start from which ranges were left out */
     uint32_t nmodels;
     int failed; /* out of memory: the view is partial */
 } tp_trace_view;
@@ -57,9 +66,9 @@ void tp_trace_view_init(tp_trace_view *v);
 void tp_trace_view_free(tp_trace_view *v);
 /* Adds a model's ranges (the model may be freed afterwards). */
 void tp_trace_view_add_model(tp_trace_view *v, const tp_model *m);
-/* Appends the JSON object of the view (docs/REPORT.md, "Trace view"), strings cut to max_str
- * bytes (0: whole). The ranges come out by lane, depth and start: every row (a lane's depth)
- * is a contiguous run, its starts delta-coded. */
-void tp_trace_view_json(tp_buf *out, tp_trace_view *v, size_t max_str);
+/* Appends the JSON object of the view (docs/REPORT.md, "Trace view"). The ranges come out by
+ * lane, depth and start: every row (a lane's depth) is a contiguous run, its starts
+ * delta-coded. */
+void tp_trace_view_json(tp_buf *out, const tp_trace_view *v);
 
 #endif
