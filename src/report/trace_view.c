@@ -98,7 +98,8 @@ static tp_str name_of(tp_trace_view *v, const tp_model *m, tp_str id) {
     if (keep < len) {
         assert(keep + 3 <= TP_TRACE_VIEW_NAME_MAX);
         memcpy(cut, name, keep);
-        memcpy(cut + keep, "\xe2\x80\xa6", 3); /* U+2026, as tp_jw_cut's writer ends it */
+        static const char ellipsis[3] = {'\xe2', '\x80', '\xa6'}; /* U+2026, as the writer */
+        memcpy(cut + keep, ellipsis, sizeof(ellipsis));
         name = cut;
         len = keep + 3;
     }
@@ -309,6 +310,7 @@ void tp_trace_view_json(tp_buf *out, const tp_trace_view *v) {
     tp_jw w;
     tp_jw_init(&w, out);
     w.max_str = TP_TRACE_VIEW_NAME_MAX;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     const tp_tv_lane **by_pos = malloc((v->nlanes ? v->nlanes : 1) * sizeof(*by_pos));
     uint32_t *pos = malloc((v->nlanes ? v->nlanes : 1) * sizeof(*pos)); /* lane -> position */
     tp_keyed *order = malloc((v->n ? v->n : 1) * sizeof(*order));
@@ -319,7 +321,8 @@ void tp_trace_view_json(tp_buf *out, const tp_trace_view *v) {
     }
     for (size_t i = 0; i < v->nlanes; i++)
         by_pos[i] = &v->lanes[i];
-    if (v->nlanes) qsort(by_pos, v->nlanes, sizeof(*by_pos), lane_cmp);
+    if (v->nlanes) /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+        qsort(by_pos, v->nlanes, sizeof(*by_pos), lane_cmp);
     for (size_t k = 0; k < v->nlanes; k++)
         pos[by_pos[k] - v->lanes] = (uint32_t)k;
     if (order_ranges(v, pos, order, depth)) {

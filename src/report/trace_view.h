@@ -13,8 +13,8 @@
  *  - names (each kept once) while they take at most TP_TRACE_VIEW_NAMES_MAX bytes; past it a
  *    new name is TP_TRACE_VIEW_NAME_LEFT (`names_left_out` counts the ranges so named); in the
  *    page each name and lane label takes at most TP_TRACE_VIEW_NAME_MAX bytes (tp_jw_cut).
- * So the view's part of the page stays under about 120 MB whatever the input (about 41 bytes a
- * range for 1 M ranges of a Kineto trace with its args: docs/REPORT.md).
+ * So the view's part of the page is bounded whatever the input: six numbers for each of at most
+ * 2 M ranges (about 22 bytes a range on real traces), 16 MB of args, 8 MB of names.
  * Invariant: n <= 2 * TP_TRACE_VIEW_EVENTS; every kept range starts before cut_ns. */
 #ifndef TP_REPORT_TRACE_VIEW_H
 #define TP_REPORT_TRACE_VIEW_H
