@@ -48,13 +48,15 @@ def browser() -> webdriver.Chrome:
               "--no-first-run", "--window-size=1400,1000",
               "--user-data-dir=" + tempfile.mkdtemp(prefix="tprof-bench-chromium-")]:
         opts.add_argument(a)
-    driver = webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=opts)
+    service = Service(executable_path="/usr/bin/chromedriver")
+    driver = webdriver.Chrome(service=service, options=opts)
     driver.set_page_load_timeout(600)
     driver.set_script_timeout(600)
     return driver
 
 
 def summary(name: str, values: list) -> str:
+    """The median and maximum of values, in ms."""
     return "%s median %.1f ms, max %.1f ms" % (name, statistics.median(values), max(values))
 
 

@@ -137,8 +137,10 @@ def shown_equals(shown: str, value) -> bool:
 
 
 def shown_args(driver) -> dict:
-    return {r.get_attribute("data-key"): r.find_elements(By.TAG_NAME, "td")[1].get_attribute("data-v")
-            for r in driver.find_elements(By.CSS_SELECTOR, "#trace-args tr[data-key]")}
+    """The args table of the selected range: key -> the value as shown."""
+    rows = driver.find_elements(By.CSS_SELECTOR, "#trace-args tr[data-key]")
+    return {r.get_attribute("data-key"):
+            r.find_elements(By.TAG_NAME, "td")[1].get_attribute("data-v") for r in rows}
 
 
 def test_op_shapes_and_its_kernels(browser, gpu_page):
@@ -159,7 +161,8 @@ def test_op_shapes_and_its_kernels(browser, gpu_page):
     rows = shown_args(browser)
     for k in ("External id", "Input Dims", "Input type"):
         assert shown_equals(rows[k], op["args"][k]), k
-    links = [a.text.split(" (")[0] for a in browser.find_elements(By.CSS_SELECTOR, "#trace-links a")]
+    links = [a.text.split(" (")[0]
+             for a in browser.find_elements(By.CSS_SELECTOR, "#trace-links a")]
     assert kernels <= set(links)
 
 
