@@ -146,6 +146,13 @@
     return covered;
   }
 
+  /* A tick's time in the unit of the step, with as many decimals as the step needs. */
+  function tick(t, step) {
+    var unit = step >= 1e8 ? [1e9, ' s'] : step >= 1e5 ? [1e6, ' ms'] : step >= 100 ? [1e3, ' \u00b5s'] : [1, ' ns'];
+    var digits = Math.max(0, Math.min(6, -Math.floor(Math.log10(step / unit[0]) + 1e-9)));
+    return (t / unit[0]).toFixed(digits) + unit[1];
+  }
+
   function drawAxis(g, w, plotW) {
     var span = state.v1 - state.v0, step = Math.pow(10, Math.floor(Math.log10(span / 8)));
     if (span / step > 16) step *= 5; else if (span / step > 8) step *= 2;
@@ -154,7 +161,7 @@
     for (var t = Math.ceil(state.v0 / step) * step; t <= state.v1; t += step) {
       var x = LABEL_W + (t - state.v0) / span * plotW;
       g.beginPath(); g.moveTo(x + 0.5, AXIS - 6); g.lineTo(x + 0.5, AXIS); g.stroke();
-      g.fillText(fmtNs(t), x + 2, 12);
+      g.fillText(tick(t, step), x + 2, 12);
     }
     g.strokeStyle = '#cbd5e1';
     g.beginPath(); g.moveTo(0, AXIS - 0.5); g.lineTo(w, AXIS - 0.5); g.stroke();
