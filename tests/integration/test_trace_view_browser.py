@@ -5,7 +5,7 @@ On a Kineto trace with kernels (tprof report): the lanes are the trace's threads
 at full zoom-out the ranges the view covers equal the ranges of the trace, counted here from its
 JSON (every "X" event but Kineto's own "Trace" span); after zooming with W and panning with D the
 view's range changes as the keys say and the count still equals the trace's ranges overlapping
-the view; a click on a kernel shows its args as the trace has them and links the launch of its
+the view, and a drag pans by the time under the pointer's move; a click on a kernel shows its args as the trace has them and links the launch of its
 correlation id. On two ranks' traces read together, each rank has lanes of its own. Skipped, with
 the reason, only where Chromium or its driver is missing."""
 
@@ -126,6 +126,13 @@ def test_zoom_and_pan_keys(browser, gpu_page):
     assert panned["v1"] - panned["v0"] == pytest.approx(width)
     assert panned["drawn"] == in_view(ranges, t0_us, panned["v0"], panned["v1"])
     assert float(canvas.get_attribute("data-v0")) == pytest.approx(panned["v0"])
+    # dragging 200 px to the right moves the view 200 px' worth of time earlier
+    plot_w = canvas.size["width"] - 230  # LABEL_W of trace.js
+    ActionChains(browser).move_to_element(canvas).click_and_hold().move_by_offset(100, 0) \
+        .move_by_offset(100, 0).release().perform()
+    dragged = stats(browser)
+    assert dragged["v0"] == pytest.approx(panned["v0"] - 200 / plot_w * width, rel=1e-3)
+    assert dragged["selected"] == -1  # a drag is not a click
     browser.find_element(By.ID, "trace-reset").click()
     assert stats(browser)["drawn"] == len(ranges)
     assert errors(browser) == []
