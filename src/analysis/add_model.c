@@ -221,7 +221,9 @@ static int find_steps(tp_walk *s, const lists *l) {
     s->step_lead = tp_arena_calloc(&s->keep, l->nsteps, sizeof(*s->step_lead));
     s->step_other = tp_arena_calloc(&s->keep, l->nsteps, sizeof(*s->step_other));
     s->step_flops = tp_arena_calloc(&s->keep, l->nsteps, sizeof(*s->step_flops));
-    if (!s->step_stage || !s->step_lead || !s->step_other || !s->step_flops) return -1;
+    s->step_fcm_flops = tp_arena_calloc(&s->keep, l->nsteps, sizeof(*s->step_fcm_flops));
+    if (!s->step_stage || !s->step_lead || !s->step_other || !s->step_flops || !s->step_fcm_flops)
+        return -1;
     return tp_order_ranges(&s->order, s->m->events, s->steps, s->nsteps);
 }
 
@@ -337,7 +339,8 @@ static int end_helper(helper *h) {
 
 /* Each thread's host ranges in start order, walked by nesting.c, then freed. */
 static int walk_threads(tp_walk *s, lists *l) {
-    for (size_t t = 0; t < s->m->ntracks; t++) {
+    int rc = tp_modules_begin(s);
+    for (size_t t = 0; rc == 0 && t < s->m->ntracks; t++) {
         tp_run *r = &l->threads[t];
         const uint32_t *allocs = NULL;
         const int64_t *bytes = NULL;
@@ -348,12 +351,14 @@ static int walk_threads(tp_walk *s, lists *l) {
             nallocs = s->alloc_start[t + 1] - s->alloc_start[t];
         }
         if (tp_run_finish(&s->order, s->m->events, r) ||
-            tp_nesting_walk(s, r->v, r->n, allocs, bytes, nallocs))
-            return -1;
+            tp_nesting_walk(s, r->v, r->n, allocs, bytes, nallocs) ||
+            tp_modules_walk(s, r->v, r->n))
+            rc = -1;
         tp_run_free(r);
     }
-    if (tp_corr_charge(s)) return -1;
-    return tp_stage_count(s) || tp_stage_other(s) ? -1 : 0;
+    if (rc == 0 && (tp_corr_charge(s) || tp_stacks_kernels(s, l->work, l->nwork))) rc = -1;
+    if (tp_modules_link(s, rc == 0)) rc = -1; /* frees its scan either way */
+    return rc || tp_stage_count(s) || tp_stage_other(s) ? -1 : 0;
 }
 
 void *tp_row_for(tp_name_index *ix, void **rows, size_t *n, size_t *cap, size_t elem,
@@ -384,6 +389,7 @@ void tp_op_row_add(tp_op_row *r, const tp_name_stats *ns) {
     r->self_ns = tp_add_sat(r->self_ns, ns->self_ns);
     r->flops = tp_add_flops(r->flops, ns->flops);
     r->flops_time_ns = tp_add_sat(r->flops_time_ns, ns->flops_time_ns);
+    r->fcm_flops = tp_add_flops(r->fcm_flops, ns->fcm_flops);
     r->gpu_ns = tp_add_sat(r->gpu_ns, ns->gpu_ns);
     r->kernels += ns->kernels;
     r->sync_ns = tp_add_sat(r->sync_ns, ns->sync_ns);
@@ -409,6 +415,7 @@ static int merge_names(tp_walk *s) {
                 return -1;
             a->flops = tp_add_flops(a->flops, ns->flops);
             a->flops_time_ns = tp_add_sat(a->flops_time_ns, ns->flops_time_ns);
+            a->fcm_flops = tp_add_flops(a->fcm_flops, ns->fcm_flops);
         }
         if (ns->kcalls) {
             tp_kernel_row *r = tp_row_for(&pv->kernels_ix, (void **)&a->kernels, &a->nkernels,
@@ -449,7 +456,10 @@ static int append_steps(tp_walk *s) {
         row->lead_ns = s->step_lead[k];
         row->flops = s->step_flops[k];
         row->mfu_pct = -1;
+        row->fcm_flops = s->step_fcm_flops[k];
+        row->fcm_mfu_pct = -1;
         a->step_flops = tp_add_flops(a->step_flops, row->flops);
+        a->step_fcm_flops = tp_add_flops(a->step_fcm_flops, row->fcm_flops);
         other->durs[other->count++] = row->other_ns;
         other->total_ns = tp_add_sat(other->total_ns, row->other_ns);
         if (row->other_ns > other->max_ns) other->max_ns = row->other_ns;
@@ -574,6 +584,9 @@ static int pass_scan(pipeline *p) {
     tp_walk *s = &p->s;
     s->slot_of = tp_arena_calloc(&s->keep, s->m->strings.n, sizeof(*s->slot_of));
     s->flops_key = tp_strtab_find(&s->m->strings, "flops", 5);
+    s->fcm_key = tp_strtab_find(&s->m->strings, tp_karg_flops_fcm, TP_KLEN(tp_karg_flops_fcm));
+    s->conc_key =
+        tp_strtab_find(&s->m->strings, tp_karg_concrete_inputs, TP_KLEN(tp_karg_concrete_inputs));
     s->itype_key = tp_strtab_find(&s->m->strings, tp_karg_input_type, strlen(tp_karg_input_type));
     s->setup_key = tp_strtab_find(&s->m->strings, tp_karg_setup, strlen(tp_karg_setup));
     tp_shapes_begin(s);

@@ -1,6 +1,7 @@
 /* analysis.c - the life of a tp_analysis: creation with its stage definitions, warnings,
  * freeing. Adding a model is add_model.c; deriving the figures, finish.c. */
 #include "analysis/internal.h"
+#include "analysis/modules.h"
 #include "analysis/ranks.h"
 
 #include "util/vec.h"
@@ -46,6 +47,8 @@ tp_analysis *tp_analysis_new(const tp_analysis_opts *opts) {
     a->other.pct = -1;
     a->mfu_pct = -1;
     a->achieved_flops_per_s = -1;
+    a->fcm_mfu_pct = -1;
+    a->achieved_fcm_flops_per_s = -1;
     a->opt_peak_tflops = opts && opts->peak_tflops > 0 ? opts->peak_tflops : 0;
     if (a->priv) a->priv->per_rank = opts ? opts->per_rank : TP_PER_RANK_OFF;
     if (a->priv) a->priv->one_thread = opts && opts->threads == 1;
@@ -90,6 +93,7 @@ void tp_analysis_free(tp_analysis *a) {
     free(a->steps);
     free(a->steps_by_dur);
     tp_flight_rows_free(a);
+    tp_modules_free(a->modules);
     for (size_t i = 0; i < a->nops; i++) {
         free(a->ops[i].name);
         free(a->ops[i].module);
@@ -110,6 +114,7 @@ void tp_analysis_free(tp_analysis *a) {
     free(a->stages);
     free(a->other.name);
     free(a->gpu_name);
+    tp_stacks_free(a->stacks);
     free(a->idle);
     free(a->other.durs);
     free(a->memory);

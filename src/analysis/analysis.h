@@ -45,6 +45,7 @@ typedef struct tp_op_row {
     double self_pct;       /* self / sum of self over all rows (set by finish) */
     double flops;          /* sum of "flops" args */
     int64_t flops_time_ns; /* total duration of this op's ranges that carry flops */
+    double fcm_flops;      /* FlopCounterMode's FLOPs of its calls not inside a counted op */
     int64_t gpu_ns;        /* GPU work (kernels, copies, sets) launched from inside this op */
     uint64_t kernels;      /* device ranges launched from inside this op */
     double gpu_pct;        /* gpu_ns / the analysis' gpu_work_ns (set by finish) */
@@ -70,11 +71,13 @@ typedef struct tp_step_row {
     int64_t number;   /* 12 */
     int64_t start_ns; /* absolute (base_ns + ts) */
     int64_t dur_ns;
-    int64_t *stage_ns; /* per stage (parallel to tp_analysis.stages): time inside this step */
-    int64_t other_ns;  /* the part of the step no stage range covers (on any thread) */
-    int64_t lead_ns;   /* from the step's start to its first range on the step's thread */
-    double flops;      /* flops of the ranges starting in this step */
-    double mfu_pct;    /* flops / duration / peak x 100; -1 without a peak or flops (mfu.c) */
+    int64_t *stage_ns;  /* per stage (parallel to tp_analysis.stages): time inside this step */
+    int64_t other_ns;   /* the part of the step no stage range covers (on any thread) */
+    int64_t lead_ns;    /* from the step's start to its first range on the step's thread */
+    double flops;       /* flops of the ranges starting in this step */
+    double mfu_pct;     /* flops / duration / peak x 100; -1 without a peak or flops (mfu.c) */
+    double fcm_flops;   /* FlopCounterMode's FLOPs of the ops starting in this step */
+    double fcm_mfu_pct; /* as mfu_pct, of fcm_flops */
 } tp_step_row;
 
 /* A flight recorder's trace (docs/FLIGHT.md): its triggering step beside the others of its
@@ -209,6 +212,11 @@ typedef struct tp_analysis {
     const char *peak_source;     /* "--peak-tflops", "table", or NULL */
     const char *peak_dtype;      /* with the table: "fp32", "tf32", "bf16/fp16"; else NULL */
     double mfu_pct;              /* achieved / (peak x devices) x 100; -1 when n/a */
+    /* The same by FlopCounterMode's convention (docs/METRICS.md, "FLOPs by two conventions") */
+    double fcm_flops;                /* Σ FlopCounterMode's FLOPs of every op */
+    double step_fcm_flops;           /* ... of the ops starting inside steps */
+    double achieved_fcm_flops_per_s; /* step_fcm_flops / total step time; -1 when n/a */
+    double fcm_mfu_pct;              /* achieved_fcm / (peak x devices) x 100; -1 when n/a */
     /* run facts and warnings (dropped events, partial windows, ...) */
     uint64_t dropped_events;
     size_t windows, partial_windows;
@@ -240,7 +248,10 @@ typedef struct tp_analysis {
     struct tp_ranks *ranks;
     /* TP_PER_RANK_SELF: this one rank summarised (one row, no spread, no straggler) */
     struct tp_ranks *rank_summary;
-    tp_flight_row *flights; /* one per flight recorder's trace among the inputs */
+    /* call stacks from python_function ranges (with_stack; stacks.h): NULL when no input had one */
+    struct tp_stacks *stacks;
+    struct tp_modules *modules; /* the module tree (modules.h); NULL when no input had modules */
+    tp_flight_row *flights;     /* one per flight recorder's trace among the inputs */
     size_t nflights, cap_flights;
     /* private accumulation state */
     struct tp_analysis_priv *priv;

@@ -23,8 +23,8 @@ int tp_corr_build(tp_corr_table *t, tp_order *o, tp_keyed *recs, size_t n, tp_ar
         tp_keyed r = recs[i];
         if (t->n == 0 || r.key != recs[t->n - 1].key) {
             recs[t->n] = (tp_keyed){r.key, 0};
-            t->use[t->n++] =
-                (tp_corr_use){.launch = UINT32_MAX, .op = UINT32_MAX, .shaped = UINT32_MAX};
+            t->use[t->n++] = (tp_corr_use){
+                .launch = UINT32_MAX, .op = UINT32_MAX, .shaped = UINT32_MAX, .py = TP_STACK_NONE};
         }
         tp_keyed *id = &recs[t->n - 1];
         id->val = (uint64_t)tp_add_sat((int64_t)id->val, (int64_t)r.val);

@@ -6,6 +6,7 @@
 #include "analysis/internal.h"
 
 #include "model/kineto.h"
+#include "trace/flops.h"
 
 #include "util/vec.h"
 
@@ -29,6 +30,7 @@ unsigned tp_name_flags(const char *name) {
     if (strcmp(name, "gc") == 0) f |= TP_NAME_GC;
     if (strcmp(name, tp_karg_setup) == 0) f |= TP_NAME_SETUP;
     if (strncmp(name, "nn.Module: ", 11) == 0) f |= TP_NAME_MODULE;
+    if (tp_flops_fcm_counted(name, strlen(name))) f |= TP_NAME_FCM;
     static const char *const matrix[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
                                          "aten::*convolution*"};
     for (size_t i = 0; i < sizeof(matrix) / sizeof(matrix[0]); i++)

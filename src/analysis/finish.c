@@ -5,6 +5,7 @@
  * finish and finish called again. Ties in every ordering are broken by name (or start time),
  * so reports are deterministic. */
 #include "analysis/internal.h"
+#include "analysis/modules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,7 @@ static void warn_saturated(tp_analysis *a) {
 }
 
 void tp_analysis_finish(tp_analysis *a) {
+    if (tp_modules_finish(a->modules)) a->failed = 1; /* told below, as any failure */
     warn_run_facts(a);
     if (a->failed && !a->priv->told_failed) {
         a->priv->told_failed = 1;
@@ -209,4 +211,5 @@ void tp_analysis_finish(tp_analysis *a) {
     tp_mfu(a);
     tp_ranks_finish(a);
     tp_recommend(a);
+    if (a->stacks && tp_stacks_finish(a->stacks)) a->failed = 1;
 }

@@ -11,6 +11,7 @@
 #include "analysis/analysis.h"
 #include "analysis/names.h"
 #include "analysis/order.h"
+#include "analysis/stacks.h"
 
 #include "util/arena.h"
 
@@ -65,6 +66,7 @@ enum {
     TP_NAME_MATRIX = 32,      /* a matrix op whose dtype matters: aten::mm, addmm, bmm, conv */
     TP_NAME_SETUP = 64,       /* "tprof.setup": the run's setup, metadata and no op */
     TP_NAME_MODULE = 256,     /* "nn.Module: ...": a module's forward (Kineto's with_modules) */
+    TP_NAME_FCM = 512,        /* an op FlopCounterMode counts (trace/flops.h) */
     TP_NAME_KNOWN = 128       /* the flags were computed */
 };
 /* evidence.c: the TP_NAME_* flags of a name. */
@@ -82,6 +84,7 @@ typedef struct tp_name_stats {
     int64_t total_ns, self_ns, min_ns, max_ns;
     double flops;
     int64_t flops_time_ns;
+    double fcm_flops; /* FlopCounterMode's FLOPs of its outermost calls (nesting.c) */
     int64_t gpu_ns;
     uint64_t kernels;
     uint64_t kcalls;
@@ -101,6 +104,7 @@ typedef struct tp_corr_use {
     uint32_t launch; /* event index of the first host range with this id, or UINT32_MAX */
     uint32_t op;     /* that range's innermost op (a stats index), or UINT32_MAX for none */
     uint32_t shaped; /* ... and its (name, shapes) pair (tp_shape_scan), or UINT32_MAX */
+    uint32_t py;     /* that range's innermost python_function node (stacks.h), or TP_STACK_NONE */
 } tp_corr_use;
 
 typedef struct tp_corr_table {
@@ -155,6 +159,8 @@ typedef struct tp_walk {
     size_t nstats, cap_stats;
 
     tp_str flops_key; /* the model's id of "flops", or UINT32_MAX when no event has one */
+    tp_str fcm_key;   /* ... of "flops_fcm" */
+    tp_str conc_key;  /* ... of "Concrete Inputs" */
     tp_str itype_key, setup_key; /* of "Input type" and "tprof.setup", likewise */
     tp_shape_scan shapes;
     tp_corr_table corr;
@@ -165,6 +171,7 @@ typedef struct tp_walk {
     int64_t *step_stage;
     int64_t *step_lead, *step_other; /* per step: tp_step_row.lead_ns and other_ns */
     double *step_flops;              /* per step: tp_step_row.flops */
+    double *step_fcm_flops;          /* per step: tp_step_row.fcm_flops */
     tp_stage_cand *cands;            /* stage ranges found by the walks */
     size_t ncands, cap_cands;
     /* every counted stage range clipped to its step: {start as a time key, duration} */
@@ -187,6 +194,12 @@ typedef struct tp_walk {
     int64_t flight_ts, flight_end;
     int64_t *flight_self;
     size_t cap_flight_self;
+
+    /* stacks.c: per string id of the model, its id in the analysis' stack tree + 1 (0: not
+     * mapped yet); NULL until the first python_function range */
+    uint32_t *stack_name;
+    /* the module tree's scan of this model (modules.c), NULL when it has no module ranges */
+    struct tp_module_scan *mods;
 
     /* categories classified so far (a small direct-mapped cache: traces hold few) */
     tp_str cat_id[64];
@@ -265,6 +278,15 @@ void tp_setup_parse(tp_setup *su, const char *text);
 const char *tp_op_kind_hint(const char *name);
 /* evidence.c: the self time of a python_function range, when it lies inside a step. */
 void tp_evidence_python(tp_walk *s, const tp_event *e, int64_t self_ns);
+/* stacks.c: the node of a range named name (a model id; python: a python_function range) under
+ * parent (TP_STACK_NONE: an outermost frame); TP_STACK_NONE when out of memory. */
+uint32_t tp_stacks_walk_node(tp_walk *s, uint32_t parent, tp_str name, int python);
+/* stacks.c: one call of name (a model id: an op, or a kernel's GPU work) lasting ns under the
+ * caller node (not TP_STACK_NONE). 0 or -1. */
+int tp_stacks_walk_call(tp_walk *s, tp_str name, int kernel, uint32_t caller, int64_t ns);
+/* stacks.c: each kernel among work[0..n) (event indices) charged to the Python stack of its
+ * launch (tp_corr_use.py), after the walks. 0 or -1. */
+int tp_stacks_kernels(tp_walk *s, const uint32_t *work, size_t n);
 /* idle.c: every stream's work in start order, worked out apart from the walks (it does not need
  * their launches, and add_model.c runs it on a second thread meanwhile): work[start[t] ..
  * start[t + 1]) is track t's, key its start (tp_time_key), val its event index. */
@@ -299,6 +321,13 @@ int tp_ranks_add_model(tp_analysis *a, const tp_model *m, const char *path);
  * with TP_PER_RANK_SELF, the analysis itself into a->rank_summary. */
 void tp_ranks_finish(tp_analysis *a);
 void tp_ranks_acc_free(struct tp_rank_accs *r);
+/* modules.c: whether the model has module ranges (s->mods then set, else NULL); each thread's
+ * ranges (sorted as for tp_nesting_walk) into the module tree; once every thread is walked and
+ * the launches charged, backward nodes joined to their modules and GPU work to both (when ok;
+ * the scan is freed either way). 0 or -1. */
+int tp_modules_begin(tp_walk *s);
+int tp_modules_walk(tp_walk *s, const uint32_t *idx, size_t n);
+int tp_modules_link(tp_walk *s, int ok);
 /* recommend.c: replaces a->recos from the finished figures. */
 void tp_recommend(tp_analysis *a);
 

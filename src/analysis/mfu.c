@@ -2,10 +2,12 @@
  * devices could do at most.
  *
  * Achieved = Σ flops of the ranges starting in steps / Σ step durations (overall), or a step's
- * own flops / its duration. The peak is --peak-tflops (tp_analysis_opts.peak_tflops) when given;
- * else, for a GPU, the dense peak of its name in the table below, at the widest math the
- * trace's kernel names show (bf16/fp16 tensor cores, TF32, else FP32); a CPU has none. The
- * figures are vendors' datasheet numbers without sparsity; docs/METRICS.md lists the table. */
+ * own flops / its duration; the same of FlopCounterMode's FLOPs (fcm_flops, forward and
+ * backward), the second convention docs/METRICS.md describes. The peak is --peak-tflops
+ * (tp_analysis_opts.peak_tflops) when given; else, for a GPU, the dense peak of its name in the
+ * table below, at the widest math the trace's kernel names show (bf16/fp16 tensor cores, TF32, else
+ * FP32); a CPU has none. The figures are vendors' datasheet numbers without sparsity;
+ * docs/METRICS.md lists the table. */
 #include "analysis/internal.h"
 
 #include <string.h>
@@ -69,14 +71,22 @@ static double table_peak(const tp_analysis *a, const char **dtype) {
     return 0;
 }
 
+/* flops over dur ns as FLOP/s; -1 without either. */
+static double rate(double flops, int64_t dur_ns) {
+    return dur_ns > 0 && flops > 0 ? flops * 1e9 / (double)dur_ns : -1;
+}
+
+/* rate as a percentage of peak FLOP/s; -1 without either. */
+static double pct_of(double rate, double peak) {
+    return peak > 0 && rate >= 0 ? 100.0 * rate / peak : -1;
+}
+
 void tp_mfu(tp_analysis *a) {
     a->peak_tflops = 0;
     a->peak_source = NULL;
     a->peak_dtype = NULL;
-    a->achieved_flops_per_s = a->steps_total_ns > 0 && a->step_flops > 0
-                                  ? a->step_flops * 1e9 / (double)a->steps_total_ns
-                                  : -1;
-    a->mfu_pct = -1;
+    a->achieved_flops_per_s = rate(a->step_flops, a->steps_total_ns);
+    a->achieved_fcm_flops_per_s = rate(a->step_fcm_flops, a->steps_total_ns);
     if (a->opt_peak_tflops > 0) {
         a->peak_tflops = a->opt_peak_tflops;
         a->peak_source = "given"; /* --peak-tflops, or the library's peak_tflops key */
@@ -87,12 +97,11 @@ void tp_mfu(tp_analysis *a) {
     /* every device of the run works on the steps: the peak scales with them */
     double devices = a->gpu_devices ? (double)a->gpu_devices : 1;
     double peak = a->peak_tflops * 1e12 * devices;
-    if (peak > 0 && a->achieved_flops_per_s >= 0)
-        a->mfu_pct = 100.0 * a->achieved_flops_per_s / peak;
+    a->mfu_pct = pct_of(a->achieved_flops_per_s, peak);
+    a->fcm_mfu_pct = pct_of(a->achieved_fcm_flops_per_s, peak);
     for (size_t k = 0; k < a->nsteps; k++) {
         tp_step_row *s = &a->steps[k];
-        s->mfu_pct = peak > 0 && s->dur_ns > 0 && s->flops > 0
-                         ? 100.0 * s->flops * 1e9 / (double)s->dur_ns / peak
-                         : -1;
+        s->mfu_pct = pct_of(rate(s->flops, s->dur_ns), peak);
+        s->fcm_mfu_pct = pct_of(rate(s->fcm_flops, s->dur_ns), peak);
     }
 }

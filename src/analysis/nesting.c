@@ -9,10 +9,15 @@
  * The op table merges as torch's tables do (EventList._remove_dup_nodes): a range whose parent
  * has its name and no other child is not a call of its own (an aten::mul of a Python scalar
  * calls aten::mul); it adds no call, time or FLOPs, and its self time and allocations go to the
- * parent's row as before (the same name), its children becoming the parent's. */
+ * parent's row as before (the same name), its children becoming the parent's.
+ *
+ * FlopCounterMode's FLOPs (the "flops_fcm" arg, trace/flops.h) count only at an op with no
+ * counted op around it: FlopCounterMode sees an op at torch's dispatcher and not the ops its
+ * kernel calls (aten::_convolution inside aten::convolution), which a trace shows nested. */
 #include "analysis/internal.h"
 
 #include "model/kineto.h"
+#include "trace/flops.h"
 #include "util/vec.h"
 
 #include <assert.h>
@@ -32,6 +37,7 @@ typedef struct frame {
     int has_child;    /* a direct child was seen */
     int cls;          /* CAT_* of its category (CAT_OP for a step) */
     int in_optim;     /* this range or an ancestor is an Optimizer.step */
+    int in_fcm;       /* this range or an ancestor is an op FlopCounterMode counts */
     /* Stages (docs/METRICS.md): the stack position of the innermost counted stage range among
      * this frame and its ancestors (-1 none); this frame's stage when it is counted (-1 when
      * not); the durations of counted ranges of other stages nested in it (carved out of it);
@@ -41,6 +47,8 @@ typedef struct frame {
     int64_t carved;
     int in_explicit;
     tp_str module; /* the innermost enclosing module range ("nn.Module: ..."), TP_STR_EMPTY none */
+    uint32_t node; /* its call stack (stacks.h), TP_STACK_NONE when under no Python frame */
+    uint32_t py;   /* the innermost python_function node among it and its ancestors, or NONE */
 } frame;
 
 enum { CAT_OP = 0, CAT_RUNTIME = 1, CAT_PYTHON = 2 };
@@ -153,6 +161,11 @@ static int mark_merged(const tp_walk *s, const uint32_t *idx, size_t n, uint8_t 
 
 static int pop(tp_walk *s, const frame *f) {
     const tp_event *e = &s->m->events[f->ev];
+    int64_t self = tp_ev_dur(e) - f->children;
+    if (f->node != TP_STACK_NONE && self > 0) { /* a step's too: it is its parent's frame */
+        tp_stack_node *n = &s->a->stacks->nodes[f->node];
+        n->self_ns = tp_add_sat(n->self_ns, self);
+    }
     if (e->flags & TP_EVF_STEP) {
         if (!f->has_child) note_lead(s, f, 0);
         return 0;
@@ -161,7 +174,6 @@ static int pop(tp_walk *s, const frame *f) {
         int64_t own = tp_ev_dur(e) - f->carved;
         if (count_stage(s, f->stage, e, own > 0 ? own : 0)) return -1;
     }
-    int64_t self = tp_ev_dur(e) - f->children;
     if (self > 0) s->stats[f->stat].self_ns = tp_add_sat(s->stats[f->stat].self_ns, self);
     if (self > 0 && f->shaped != UINT32_MAX) {
         tp_name_stats *pair = &s->shapes.stats[f->shaped];
@@ -185,6 +197,30 @@ static double count_flops(tp_walk *s, const tp_event *e) {
     return flops;
 }
 
+/* FlopCounterMode's FLOPs of e, an op it counts with none around it: its "flops_fcm" arg, else
+ * (a window's own model, whose ops keep the texts) the formula of its "Input Dims" and
+ * "Concrete Inputs"; 0 when neither gives a count. Also counted in the step it starts in. */
+static double count_fcm(tp_walk *s, const tp_event *e) {
+    const tp_arg *arg = s->fcm_key != UINT32_MAX ? tp_event_arg(s->m, e, s->fcm_key) : NULL;
+    const tp_arg *dims = s->shapes.dims_key != UINT32_MAX && s->conc_key != UINT32_MAX
+                             ? tp_event_arg(s->m, e, s->shapes.dims_key)
+                             : NULL;
+    const tp_arg *conc = dims ? tp_event_arg(s->m, e, s->conc_key) : NULL;
+    int64_t n = 0;
+    if (arg && arg->type == TP_ARG_INT) {
+        n = arg->v.i;
+    } else if (dims && conc && dims->type == TP_ARG_JSON && conc->type == TP_ARG_JSON) {
+        const tp_strtab *st = &s->m->strings;
+        n = tp_flops_fcm_of(tp_model_str(s->m, e->name), tp_strtab_len(st, e->name),
+                            tp_model_str(s->m, dims->v.s), tp_strtab_len(st, dims->v.s),
+                            tp_model_str(s->m, conc->v.s), tp_strtab_len(st, conc->v.s));
+    }
+    if (n <= 0) return 0;
+    ptrdiff_t k = tp_step_at(s, e->ts);
+    if (k >= 0) s->step_fcm_flops[k] = tp_add_flops(s->step_fcm_flops[k], (double)n);
+    return (double)n;
+}
+
 /* A stage range found by the walk: counted once every thread is walked (coverage.c). */
 static int count_stage(tp_walk *s, int st, const tp_event *e, int64_t dur) {
     if (TP_AGROW(&s->keep, s->cands, s->cap_cands, s->ncands + 1)) return -1;
@@ -203,22 +239,46 @@ static void note_launch(tp_walk *s, uint32_t idx, const tp_event *e, const frame
     s->corr.use[k].launch = idx;
     s->corr.use[k].op = parent && parent->op >= 0 ? stack[parent->op].stat : UINT32_MAX;
     s->corr.use[k].shaped = parent && parent->op >= 0 ? stack[parent->op].shaped : UINT32_MAX;
+    s->corr.use[k].py = parent ? parent->py : TP_STACK_NONE;
+}
+
+/* The call stack of e (cls: its category class; merged: it merges into parent) into f->node and
+ * f->py, and its call under its Python caller (stacks.h). A range outside every Python frame
+ * costs one comparison. 0, or -1 when out of memory. */
+static int place_stack(tp_walk *s, const tp_event *e, const tp_name_stats *ns, int cls, int merged,
+                       const frame *parent, frame *f) {
+    f->node = parent ? parent->node : TP_STACK_NONE;
+    f->py = parent ? parent->py : TP_STACK_NONE;
+    if ((e->flags & TP_EVF_STEP) || merged || (cls != CAT_PYTHON && f->node == TP_STACK_NONE))
+        return 0; /* steps and merged ranges are their parent's frame */
+    if (f->py != TP_STACK_NONE && !(ns->what & TP_NAME_SETUP) &&
+        tp_stacks_walk_call(s, e->name, 0, f->py, tp_ev_dur(e)))
+        return -1;
+    f->node = tp_stacks_walk_node(s, f->node, e->name, cls == CAT_PYTHON);
+    if (cls == CAT_PYTHON) f->py = f->node;
+    return f->node == TP_STACK_NONE ? -1 : 0;
 }
 
 /* Counts e, a range that is not a step, in its name's row, and in its (name, shapes) pair when
- * the model keeps shapes (*pair, else UINT32_MAX); module: the module range around it, if any.
- * 0, or -1 when out of memory. */
-static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair,
-                    tp_str module) {
+ * the model keeps shapes (*pair, else UINT32_MAX); module: the module range around it, if any;
+ * in_fcm: an op FlopCounterMode counts is around it. 0, or -1 when out of memory. */
+static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair, tp_str module,
+                    int in_fcm) {
     if (!(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
     *pair = UINT32_MAX;
     if (ns->what & TP_NAME_SETUP) return 0; /* metadata (tprof.torch's setup), no row */
     int64_t dur = tp_ev_dur(e);
     if (module != TP_STR_EMPTY && dur > ns->max_ns) ns->module = module; /* its longest call's */
     double flops = count_flops(s, e);
+    double fcm = (ns->what & TP_NAME_FCM) && !in_fcm && e->nargs ? count_fcm(s, e) : 0;
     tp_stats_call(ns, dur, flops);
+    ns->fcm_flops = tp_add_flops(ns->fcm_flops, fcm);
     tp_evidence_call(s, e, ns);
-    return s->shapes.dims_key == UINT32_MAX ? 0 : tp_shapes_count(s, e, dur, flops, pair);
+    if (s->shapes.dims_key == UINT32_MAX) return 0;
+    if (tp_shapes_count(s, e, dur, flops, pair)) return -1;
+    tp_name_stats *shaped = &s->shapes.stats[*pair];
+    shaped->fcm_flops = tp_add_flops(shaped->fcm_flops, fcm);
+    return 0;
 }
 
 /* The stage fields of f, the frame of e under parent: an explicit
@@ -313,7 +373,8 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
         if (merged[i] && parent) /* its self time is its parent's, in the parent's pair too */
             pair = parent->shaped;
         if (!(e->flags & TP_EVF_STEP)) {
-            if (!merged[i] && count_op(s, e, ns, &pair, parent ? parent->module : TP_STR_EMPTY))
+            if (!merged[i] && count_op(s, e, ns, &pair, parent ? parent->module : TP_STR_EMPTY,
+                                       parent && parent->in_fcm))
                 goto oom;
             cls = cat_class(s, e->cat);
             in_optim = tp_evidence_open(s, e, ns, cls == CAT_OP, in_optim,
@@ -329,10 +390,12 @@ int tp_nesting_walk(tp_walk *s, const uint32_t *idx, size_t n, const uint32_t *a
                      .end = end,
                      .cls = cls,
                      .in_optim = in_optim,
+                     .in_fcm = (parent && parent->in_fcm) || (ns->what & TP_NAME_FCM),
                      .module = (ns->what & TP_NAME_MODULE) ? e->name
                                : parent                    ? parent->module
                                                            : TP_STR_EMPTY};
         place_stage(s, e, ns, parent, stack, depth, f);
+        if (place_stack(s, e, ns, cls, merged[i], parent, f)) goto oom;
         depth++;
     }
     charge_allocs(s, stack, depth, &feed, INT64_MAX);

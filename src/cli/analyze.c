@@ -21,6 +21,8 @@ static const char help[] =
     "  --json               the JSON report (keys: docs/ANALYZE_JSON.md)\n"
     "  --csv                the op, kernel and stage tables as one CSV table\n"
     "  --markdown           the report as Markdown\n"
+    "  --folded             folded stacks of the Python time (with_stack traces), for\n"
+    "                       flamegraph.pl and speedscope: \"frame;frame;... microseconds\"\n"
     "  --top K              rows per table (default 10)\n"
     "  --stage NAME=PAT|PAT a stage and its name patterns (case-insensitive, * and ?);\n"
     "                       repeat it for each stage; replaces the default stages\n"
@@ -46,13 +48,14 @@ static const tp_cli_opt opts[] = {
     {"json", 0, 0},        {"csv", 0, 0},       {"markdown", 0, 0},    {"top", 0, 1},
     {"stage", 0, 1},       {"rank", 0, 1},      {"output", 'o', 1},    {"progress", 0, 0},
     {"no-progress", 0, 0}, {"help", 'h', 0},    {"peak-tflops", 0, 1}, {"threads", 0, 1},
-    {"max-memory", 0, 1},  {"summaries", 0, 0},
+    {"max-memory", 0, 1},  {"summaries", 0, 0}, {"folded", 0, 0},
 };
-enum { OPT_SUMMARIES = 13 }; /* analyze's own option, the last of opts */
+enum { OPT_SUMMARIES = 13, OPT_FOLDED = 14 }; /* analyze's own options, the last of opts */
 
 /* 0 with the inputs gathered in argv (in place, in order) and s set, 1 when --help was printed,
  * -1 after a usage error. */
-static int parse(int argc, char **argv, tp_cli_shared *s, size_t *ninputs, int *summaries) {
+static int parse(int argc, char **argv, tp_cli_shared *s, size_t *ninputs, int *summaries,
+                 int *folded) {
     tp_cli_parser p;
     tp_cli_parser_init(&p, "analyze", argc, argv, opts, sizeof(opts) / sizeof(opts[0]));
     for (int k; (k = tp_cli_next(&p)) != TP_CLI_END;) {
@@ -61,8 +64,8 @@ static int parse(int argc, char **argv, tp_cli_shared *s, size_t *ninputs, int *
             argv[1 + (*ninputs)++] = (char *)p.value;
             continue;
         }
-        if (k == OPT_SUMMARIES) {
-            *summaries = 1;
+        if (k == OPT_SUMMARIES || k == OPT_FOLDED) {
+            *(k == OPT_SUMMARIES ? summaries : folded) = 1;
             continue;
         }
         int rc = tp_cli_shared_option(&p, s);
@@ -72,6 +75,10 @@ static int parse(int argc, char **argv, tp_cli_shared *s, size_t *ninputs, int *
         }
         if (rc != TP_CLI_APPLIED) return -1;
     }
+    if (*folded && s->format_given) {
+        tp_cli_usage("analyze", "give one output format (--folded or --json, --csv, --markdown)");
+        return -1;
+    }
     if (!*ninputs) {
         tp_cli_usage("analyze", "no input: give a trace file, a run directory or -");
         return -1;
@@ -79,7 +86,11 @@ static int parse(int argc, char **argv, tp_cli_shared *s, size_t *ninputs, int *
     return 0;
 }
 
-static void render(tp_buf *out, const tp_analysis *a, const tp_cli_shared *s) {
+static void render(tp_buf *out, const tp_analysis *a, const tp_cli_shared *s, int folded) {
+    if (folded) {
+        tp_report_folded(out, a);
+        return;
+    }
     switch (s->format) {
     case TP_FORMAT_JSON:
         tp_report_json(out, a, &s->report);
@@ -99,8 +110,8 @@ static int run(int argc, char **argv) {
     tp_cli_shared s;
     tp_cli_shared_init(&s);
     size_t ninputs = 0;
-    int summaries = 0;
-    int rc = parse(argc, argv, &s, &ninputs, &summaries);
+    int summaries = 0, folded = 0;
+    int rc = parse(argc, argv, &s, &ninputs, &summaries, &folded);
     if (rc == 0 && tp_cli_check_output(s.output, argv + 1, ninputs)) rc = -1;
     tp_analysis *a = NULL;
     if (rc == 0)
@@ -109,7 +120,7 @@ static int run(int argc, char **argv) {
     if (a) {
         tp_buf out;
         tp_buf_init(&out);
-        render(&out, a, &s);
+        render(&out, a, &s, folded);
         rc = tp_cli_write(s.output, &out);
         tp_buf_free(&out);
         tp_analysis_free(a);

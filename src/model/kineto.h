@@ -25,6 +25,7 @@
     X(input_type, "Input type")           /* an op's input dtypes: a JSON array ("float", ...) */  \
     X(setup, "tprof.setup") /* the run's setup, "key=value;..." (python/tprof/torch/setup.py) */   \
     X(flops, "flops")                                                                              \
+    X(flops_fcm, "flops_fcm") /* tprof's: FlopCounterMode's FLOPs of an op (trace/flops.h) */      \
     X(sequence_number, "Sequence number") /* autograd's link from an op to its backward */         \
     X(fwd_thread_id, "Fwd thread id")                                                              \
     X(external_id, "External id") /* an op's id, pushed to CUPTI: its launches and GPU work */     \

@@ -28,6 +28,7 @@
     X(max, "max_us")                                                                               \
     X(pct, "pct")                                                                                  \
     X(flops, "flops")                                                                              \
+    X(flops_fcm, "flops_fcm") /* FlopCounterMode's convention (docs/METRICS.md) */                 \
     X(gpu, "gpu_us")                                                                               \
     X(kernels, "kernels")
 

@@ -1,7 +1,7 @@
 /* html.c - the HTML report's page and the report data of an analysis (html.h).
  *
  * The page is the embedded template (html_assets.h) with its markers replaced: {{STYLE}},
- * {{CHARTJS}}, {{TRACEJS}} and {{APP}} by the embedded files, {{DATA}} by the report data in a
+ * {{CHARTJS}} and {{APP}} by the embedded files, {{DATA}} by the report data in a
  * <script type="application/json"> element (nothing for the live dashboard). Inside that element
  * every '<' of the JSON is written \u003c, so no string of a trace can close the element. */
 #include "report/html.h"
@@ -9,6 +9,7 @@
 #include "report/html_assets.h"
 #include "report/jsonw.h"
 #include "report/report.h"
+#include "report/stacks_report.h"
 
 #include <assert.h>
 #include <dirent.h>
@@ -62,8 +63,6 @@ static const char *put_template(tp_buf *out, const char *t) {
             tp_buf_put(out, tp_asset_style, tp_asset_style_len);
         } else if (IS("CHARTJS")) {
             tp_buf_put(out, tp_asset_chartjs, tp_asset_chartjs_len);
-        } else if (IS("TRACEJS")) {
-            tp_buf_put(out, tp_asset_trace, tp_asset_trace_len);
         } else if (IS("APP")) {
             tp_buf_put(out, tp_asset_app, tp_asset_app_len);
         } else { /* not a marker of ours: kept as written */
@@ -80,7 +79,7 @@ static const char *put_template(tp_buf *out, const char *t) {
 size_t tp_html_page_open(tp_buf *out) {
     /* The assets at once: their growth by doubling copied them over and over. */
     tp_buf_reserve(out, tp_asset_page_len + tp_asset_style_len + tp_asset_chartjs_len +
-                            tp_asset_trace_len + tp_asset_app_len + 256);
+                            tp_asset_app_len + 256);
     put_template(out, (const char *)tp_asset_page);
     TP_BUF_LIT(out, TP_DATA_OPEN);
     return out->len;
@@ -200,6 +199,7 @@ static size_t data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x
         tp_series_json(out, x->series, b->name);
         tp_jw_end_raw(&w);
     }
+    tp_report_flame_json(&w, a, &o);
     if (x->run_dir) {
         tp_jw_str(&w, "artifacts_href", x->artifacts_href ? x->artifacts_href : "");
         artifacts(&w, x->run_dir, b->list);

@@ -8,7 +8,9 @@
 
 #include "report/columns.h"
 #include "report/jsonw.h"
+#include "report/modules.h"
 #include "report/ranks.h"
+#include "report/stacks_report.h"
 
 #include "util/jsonvalid.h"
 
@@ -55,6 +57,8 @@ static void step_list(tp_jw *w, const char *key, const tp_analysis *a, const tp_
         tp_jw_us(w, "lead_us", s->lead_ns);
         tp_jw_double(w, tp_col_flops, s->flops);
         tp_jw_double_opt(w, "mfu_pct", s->mfu_pct);
+        tp_jw_double(w, tp_col_flops_fcm, s->fcm_flops);
+        tp_jw_double_opt(w, "mfu_fcm_pct", s->fcm_mfu_pct);
         tp_jw_end_object(w);
     }
     tp_jw_end_array(w);
@@ -130,6 +134,7 @@ static void op_row(tp_jw *w, const tp_op_row *r) {
     tp_jw_double(w, tp_col_self_pct, r->self_pct);
     row_spread(w, r->calls, r->total_ns, r->min_ns, r->max_ns);
     tp_jw_double(w, tp_col_flops, r->flops);
+    tp_jw_double(w, tp_col_flops_fcm, r->fcm_flops);
     tp_jw_us(w, tp_col_gpu, r->gpu_ns);
     tp_jw_u64(w, tp_col_kernels, r->kernels);
     tp_jw_end_object(w);
@@ -248,6 +253,15 @@ static void memory_and_flops(tp_jw *w, const tp_analysis *a, const tp_report_opt
     tp_jw_double(w, "total", a->flops);
     tp_jw_us(w, "time_us", a->flops_time_ns);
     tp_jw_double_opt(w, "per_second", a->flops_per_s);
+    tp_jw_str(w, "convention", TP_FLOPS_NOTE);
+    tp_jw_end_object(w);
+    tp_jw_object(w, tp_col_flops_fcm);
+    tp_jw_double(w, "total", a->fcm_flops);
+    tp_jw_double(w, "step_flops", a->step_fcm_flops);
+    tp_jw_double_opt(w, "achieved_tflops",
+                     a->achieved_fcm_flops_per_s >= 0 ? a->achieved_fcm_flops_per_s / 1e12 : -1);
+    tp_jw_double_opt(w, "mfu_pct", a->fcm_mfu_pct);
+    tp_jw_str(w, "convention", TP_FLOPS_FCM_NOTE);
     tp_jw_end_object(w);
     tp_jw_object(w, "mfu");
     tp_jw_double(w, "step_flops", a->step_flops);
@@ -304,7 +318,9 @@ void tp_report_json(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) 
     stage_rows(&w, a);
     tp_jw_double_opt(&w, "dataloader_pct", a->dataloader_pct);
     memory_and_flops(&w, a, o);
+    tp_report_modules_json(&w, a, o);
     tp_report_ranks_json(&w, a, o);
+    tp_report_stacks_json(&w, a, o);
     tp_report_rank_summary_json(&w, a, o);
     tp_jw_array(&w, "warnings");
     for (size_t i = 0; i < tp_report_list(o, a->nwarnings); i++)

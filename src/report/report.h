@@ -10,6 +10,16 @@
 #include "analysis/compare.h"
 #include "util/buf.h"
 
+/* What each FLOP figure counts (docs/METRICS.md, "FLOPs by two conventions"), said next to it
+ * in JSON and text. */
+#define TP_FLOPS_NOTE                                                                              \
+    "torch.profiler's (with_flops, key_averages()): forward aten::conv2d, mm, addmm, bmm, "        \
+    "baddbmm, mul, add; no backward convolution"
+#define TP_FLOPS_FCM_NOTE                                                                          \
+    "FlopCounterMode's (torch.utils.flop_counter): forward and backward aten::convolution, "       \
+    "convolution_backward, mm, addmm, bmm, baddbmm, scaled dot-product attention; no "             \
+    "elementwise ops"
+
 typedef struct tp_report_opts {
     size_t top_k;           /* rows per table; 0 means 10 */
     const char *title;      /* first line of text/markdown reports; NULL for a default */
@@ -47,6 +57,9 @@ void tp_report_markdown(tp_buf *out, const tp_analysis *a, const tp_report_opts 
 /* One CSV table: kind,name,calls,total_us,self_us,mean_us,min_us,max_us,pct,flops with kind
  * op, kernel or stage (top_k rows of each). */
 void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o);
+/* Folded stacks of the Python time (`tprof analyze --folded`, report/stacks_report.c): one line
+ * "frame;frame;... microseconds" per stack; nothing when no input had python_function ranges. */
+void tp_report_folded(tp_buf *out, const tp_analysis *a);
 
 /* Run artifacts. op_stats.csv: every op, name,calls,total_us,self_us,mean_us,min_us,max_us,flops.
  * stage_times.json: per stage count/total/mean/p50/p95/max/pct and per step the stage times. */

@@ -8,7 +8,9 @@
 
 #include "report/doc.h"
 #include "report/format.h"
+#include "report/modules.h"
 #include "report/ranks.h"
+#include "report/stacks_report.h"
 
 #include <stdio.h>
 
@@ -263,25 +265,38 @@ static void memory(tp_doc *d, const tp_analysis *a) {
     }
 }
 
-static void flops(tp_doc *d, const tp_analysis *a) {
-    tp_doc_heading(d, "FLOPs");
-    if (a->flops_per_s < 0) {
-        tp_doc_line(d, "n/a: no range carries a flops count (tprof_flops, with_flops)");
-        return;
-    }
-    tp_doc_line(d, "%s in %s of the ranges that carry them: %s", tp_fmt_si(a->flops, "FLOP").s,
-                tp_fmt_dur(a->flops_time_ns).s, tp_fmt_si(a->flops_per_s, "FLOP/s").s);
-    if (a->achieved_flops_per_s < 0) return;
-    if (a->mfu_pct < 0)
-        tp_doc_line(d, "over the steps: %s; MFU n/a: %s",
-                    tp_fmt_si(a->achieved_flops_per_s, "FLOP/s").s,
+/* The achieved rate over the steps of one convention's FLOPs and its MFU; nothing when n/a. */
+static void mfu_line(tp_doc *d, const tp_analysis *a, double achieved, double mfu_pct) {
+    if (achieved < 0) return;
+    if (mfu_pct < 0)
+        tp_doc_line(d, "  over the steps: %s; MFU n/a: %s", tp_fmt_si(achieved, "FLOP/s").s,
                     a->gpu_devices ? "device not in the table (give --peak-tflops)"
                                    : "no GPU (give --peak-tflops for the CPU's peak)");
     else
-        tp_doc_line(d, "over the steps: %s; MFU %.1f%% of %.1f TFLOP/s x %zu (%s%s%s)",
-                    tp_fmt_si(a->achieved_flops_per_s, "FLOP/s").s, a->mfu_pct, a->peak_tflops,
+        tp_doc_line(d, "  over the steps: %s; MFU %.1f%% of %.1f TFLOP/s x %zu (%s%s%s)",
+                    tp_fmt_si(achieved, "FLOP/s").s, mfu_pct, a->peak_tflops,
                     a->gpu_devices ? a->gpu_devices : 1, a->peak_source, a->peak_dtype ? ": " : "",
                     a->peak_dtype ? a->peak_dtype : "");
+}
+
+/* Both conventions' figures, each with what it counts. */
+static void flops(tp_doc *d, const tp_analysis *a) {
+    tp_doc_heading(d, "FLOPs");
+    if (a->flops_per_s < 0 && a->fcm_flops <= 0) {
+        tp_doc_line(d, "n/a: no range carries a flops count (tprof_flops, with_flops)");
+        return;
+    }
+    if (a->flops_per_s >= 0) {
+        tp_doc_line(d, "%s in %s of the ranges that carry them: %s", tp_fmt_si(a->flops, "FLOP").s,
+                    tp_fmt_dur(a->flops_time_ns).s, tp_fmt_si(a->flops_per_s, "FLOP/s").s);
+        tp_doc_line(d, "  convention: " TP_FLOPS_NOTE);
+        mfu_line(d, a, a->achieved_flops_per_s, a->mfu_pct);
+    }
+    if (a->fcm_flops > 0) {
+        tp_doc_line(d, "%s forward and backward", tp_fmt_si(a->fcm_flops, "FLOP").s);
+        tp_doc_line(d, "  convention: " TP_FLOPS_FCM_NOTE);
+        mfu_line(d, a, a->achieved_fcm_flops_per_s, a->fcm_mfu_pct);
+    }
 }
 
 static void notes(tp_doc *d, const tp_analysis *a) {
@@ -323,9 +338,11 @@ static void build(tp_doc *d, const void *arg) {
         ops(d, a, o);
         kernels(d, a, o);
         launched(d, a, o);
+        tp_report_stacks_text(d, a, o);
         gpu(d, a);
         memory(d, a);
         flops(d, a);
+        tp_report_modules_text(d, a);
     }
     tp_report_ranks_text(d, a);
     notes(d, a);

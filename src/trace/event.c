@@ -30,8 +30,10 @@ typedef struct open_range {
     tp_str name, cat;
     uint64_t corr;
     num_arg flops;
-    num_arg seq, async; /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
-    uint32_t ext;       /* "External id" (tp_event.ext) */
+    num_arg fcm;            /* FlopCounterMode's FLOPs, from the shapes (trace/flops.h) */
+    num_arg seq, async;     /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
+    uint32_t ext;           /* "External id" (tp_event.ext) */
+    num_arg seqnr, fwd_tid; /* autograd's link from an op to its backward (analysis/modules.h) */
     tp_str coll_name;
     tp_str dims;  /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
     tp_str itype; /* "Input type" likewise */
@@ -379,10 +381,23 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
     ev->ext = r->ext;
     if (name == NAME_STEP) ev->flags |= TP_EVF_STEP;
     add_number_arg(er->m, ev, er->k_flops, &r->flops);
+    if (r->fcm.type >= 0) {
+        if (er->k_fcm == TP_STR_EMPTY) er->k_fcm = tp_model_intern_cstr(er->m, tp_karg_flops_fcm);
+        add_number_arg(er->m, ev, er->k_fcm, &r->fcm);
+    }
     add_number_arg(er->m, ev, er->k_seq, &r->seq);
     add_number_arg(er->m, ev, er->k_async, &r->async);
     if (r->coll_name != TP_STR_EMPTY)
         tp_model_add_arg(er->m, ev, er->k_coll_name, TP_ARG_STR, &r->coll_name);
+    if (r->seqnr.type >= 0) {
+        if (er->k_seqnr == TP_STR_EMPTY) {
+            er->k_seqnr = tp_model_intern_cstr(er->m, tp_karg_sequence_number);
+            er->k_fwd_tid = tp_model_intern_cstr(er->m, tp_karg_fwd_thread_id);
+        }
+        add_number_arg(er->m, ev, er->k_seqnr, &r->seqnr);
+        int zero = r->fwd_tid.type == TP_ARG_INT ? r->fwd_tid.v.i == 0 : r->fwd_tid.v.d == 0;
+        if (!zero) add_number_arg(er->m, ev, er->k_fwd_tid, &r->fwd_tid); /* 0: as absent */
+    }
     if (r->dims != TP_STR_EMPTY) {
         if (er->k_dims == TP_STR_EMPTY)
             er->k_dims = tp_model_intern_cstr(er->m, tp_karg_input_dims);
@@ -410,18 +425,21 @@ static tp_str array_of(tp_evread *er, tp_evfields *f, int slot) {
     return tp_model_intern(er->m, dims->s.s, dims->s.len);
 }
 
-/* torch.profiler's FLOPs of an op whose trace has none but keeps its input shapes (trace/flops.h):
- * an int arg when the formula gives a positive count, else none. */
-static num_arg flops_from_shapes(tp_evread *er, tp_evfields *f, tp_str name) {
+/* An op's FLOPs by its input shapes (trace/flops.h) where its trace has none: torch.profiler's
+ * (fcm 0) or FlopCounterMode's (fcm 1); an int arg when the formula gives a positive count, else
+ * none. */
+static num_arg flops_from_shapes(tp_evread *er, tp_evfields *f, tp_str name, int fcm) {
     num_arg a = {.type = -1};
     const tp_jval *dims = tp_ev_val(f, TP_S_DIMS), *conc = tp_ev_val(f, TP_S_CONCRETE);
     if (!dims || dims->kind != TP_J_ARRAY) return a;
     const char *s = tp_model_str(er->m, name);
     size_t len = tp_strtab_len(&er->m->strings, name);
-    if (!tp_flops_counted(s, len)) return a;
+    if (!(fcm ? tp_flops_fcm_counted(s, len) : tp_flops_counted(s, len))) return a;
     int has_conc = conc && conc->kind == TP_J_ARRAY;
-    int64_t n = tp_flops_of(s, len, dims->s.s, dims->s.len, has_conc ? conc->s.s : NULL,
-                            has_conc ? conc->s.len : 0);
+    const char *ctext = has_conc ? conc->s.s : NULL;
+    size_t clen = has_conc ? conc->s.len : 0;
+    int64_t n = fcm ? tp_flops_fcm_of(s, len, dims->s.s, dims->s.len, ctext, clen)
+                    : tp_flops_of(s, len, dims->s.s, dims->s.len, ctext, clen);
     if (n > 0) {
         a.type = TP_ARG_INT;
         a.v.i = n;
@@ -437,10 +455,14 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_ra
     int64_t id;
     r->corr = integer(er, tp_ev_val(f, TP_S_CORR), &id) && id > 0 ? (uint64_t)id : 0;
     r->flops = number_arg(er, tp_ev_num(f, TP_S_FLOPS));
-    if (r->flops.type < 0) r->flops = flops_from_shapes(er, f, r->name);
+    if (r->flops.type < 0) r->flops = flops_from_shapes(er, f, r->name, 0);
+    r->fcm = number_arg(er, tp_ev_num(f, TP_S_FLOPS_FCM));
+    if (r->fcm.type < 0) r->fcm = flops_from_shapes(er, f, r->name, 1);
     r->seq = number_arg(er, tp_ev_num(f, TP_S_SEQ));
     r->async = number_arg(er, tp_ev_num(f, TP_S_ASYNC));
     r->ext = integer(er, tp_ev_val(f, TP_S_EXT), &id) ? tp_ext_id(id) : 0;
+    r->seqnr = number_arg(er, tp_ev_num(f, TP_S_SEQNR));
+    r->fwd_tid = number_arg(er, tp_ev_num(f, TP_S_FWDTID));
     r->coll_name = intern(er, tp_ev_str(f, TP_S_COLL_NAME));
     r->dims = array_of(er, f, TP_S_DIMS);
     r->itype = array_of(er, f, TP_S_ITYPE);

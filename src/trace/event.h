@@ -48,7 +48,9 @@ typedef struct tp_evread {
     size_t ncargs, cap_cargs;
     tp_str k_flops, k_mem[5];           /* interned arg keys */
     tp_str k_seq, k_async, k_coll_name; /* a collective's args (analysis/ranks.h) */
+    tp_str k_fcm;                       /* "flops_fcm", interned as k_dims is */
     tp_str k_itype, k_setup;            /* "Input type", "tprof.setup": interned as k_dims is */
+    tp_str k_seqnr, k_fwd_tid; /* "Sequence number", "Fwd thread id": likewise, with the first */
     tp_str k_dims; /* "Input Dims", interned with the first op that has shapes (else 0: a model
                       without shapes holds no such key, which the analysis relies on) */
     /* The last few (pid, tid) as written, and their tracks: events mostly come from a few

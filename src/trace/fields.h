@@ -28,7 +28,8 @@ enum tp_slot {
     TP_S_TID,
     TP_S_CORR,
     TP_S_FLOPS,
-    TP_S_DIMS, /* "Input Dims" and "Concrete Inputs": raw JSON arrays, for trace/flops.c */
+    TP_S_FLOPS_FCM, /* "flops_fcm": FlopCounterMode's, as tprof writes it (trace/flops.h) */
+    TP_S_DIMS,      /* "Input Dims" and "Concrete Inputs": raw JSON arrays, for trace/flops.c */
     TP_S_CONCRETE,
     TP_S_SEQ, /* a collective's "seq", "async" and "Collective name" (analysis/ranks.h) */
     TP_S_ASYNC,
@@ -36,6 +37,8 @@ enum tp_slot {
     TP_S_EXT,   /* "External id": an op's, and its launches' (analysis/corr.c) */
     TP_S_ITYPE, /* "Input type": a raw JSON array, kept as the op's dtypes */
     TP_S_SETUP, /* "tprof.setup": the run's setup as tprof.torch records it (a string) */
+    TP_S_SEQNR, /* "Sequence number" and "Fwd thread id": autograd's link (analysis/modules.h) */
+    TP_S_FWDTID,
     TP_S_META_NAME,
     TP_S_MEM,
     TP_NSLOTS = TP_S_MEM + 5,
@@ -169,6 +172,7 @@ static inline int tp_ev_arg(int want, const char *k, size_t n) {
     case TP_W_RANGE:
         if (TP_KIS(k, n, tp_karg_correlation)) return TP_S_CORR;
         if (TP_KIS(k, n, tp_karg_flops)) return TP_S_FLOPS;
+        if (TP_KIS(k, n, tp_karg_flops_fcm)) return TP_S_FLOPS_FCM;
         if (TP_KIS(k, n, tp_karg_input_dims)) return TP_S_DIMS;
         if (TP_KIS(k, n, tp_karg_concrete_inputs)) return TP_S_CONCRETE;
         if (TP_KIS(k, n, tp_karg_seq)) return TP_S_SEQ;
@@ -177,6 +181,8 @@ static inline int tp_ev_arg(int want, const char *k, size_t n) {
         if (TP_KIS(k, n, tp_karg_external_id)) return TP_S_EXT;
         if (TP_KIS(k, n, tp_karg_input_type)) return TP_S_ITYPE;
         if (TP_KIS(k, n, tp_karg_setup)) return TP_S_SETUP;
+        if (TP_KIS(k, n, tp_karg_sequence_number)) return TP_S_SEQNR;
+        if (TP_KIS(k, n, tp_karg_fwd_thread_id)) return TP_S_FWDTID;
         break;
     case TP_W_MEMORY:
         for (int i = 0; i < TP_NMEM; i++)

@@ -1,7 +1,8 @@
-/* flops.c - torch.profiler's FLOP formulas over a trace's "Input Dims" and "Concrete Inputs"
- * (see flops.h). The texts are small JSON arrays: [[6, 3, 16, 16], [4, 3, 3, 3], [4], [], ...]
- * and ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]. Each formula is torch's, with its checks:
- * where torch warns and counts 0, so does this. */
+/* flops.c - the FLOP formulas of torch.profiler and of FlopCounterMode over a trace's "Input
+ * Dims" and "Concrete Inputs" (see flops.h). The texts are small JSON arrays: [[6, 3, 16, 16],
+ * [4, 3, 3, 3], [4], [], ...] and ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]. Each formula
+ * is its convention's, with its checks: where torch warns (torch.profiler) or asserts
+ * (FlopCounterMode) and counts nothing, this counts 0. */
 #include "trace/flops.h"
 
 #include <assert.h>
@@ -206,6 +207,209 @@ int64_t tp_flops_of(const char *name, size_t len, const char *dims_text, size_t 
     case OP_ADD: /* torch counts the first input's elements */
         return dims_of(dims, 0, &a) ? (int64_t)product(&a) : -1;
     case OP_NONE:
+        break;
+    }
+    return -1;
+}
+
+/* ---- FlopCounterMode's convention (torch/utils/flop_counter.py) ---- */
+
+/* A boolean concrete input: "True" / "False" as Kineto and the observer write them. */
+static int concrete_bool(span concrete, int i, int *out) {
+    span e;
+    if (!concrete.s || !element(concrete, i, &e) || e.len < 2 || e.s[0] != '"') return 0;
+    span inner = {e.s + 1, e.len - 2};
+    if (inner.len == 4 && memcmp(inner.s, "True", 4) == 0) return *out = 1, 1;
+    if (inner.len == 5 && memcmp(inner.s, "False", 5) == 0) return *out = 0, 1;
+    return 0;
+}
+
+/* A bool list concrete input ("[True, True, False]"), its first n flags into out. */
+static int concrete_bools(span concrete, int i, int n, int *out) {
+    span e;
+    if (!concrete.s || !element(concrete, i, &e) || e.len < 2 || e.s[0] != '"') return 0;
+    const char *p = e.s + 1, *end = e.s + e.len - 1;
+    p = skip_ws(p, end);
+    if (p >= end || *p++ != '[') return 0;
+    for (int k = 0; k < n; k++) {
+        p = skip_ws(p, end);
+        if (end - p >= 4 && memcmp(p, "True", 4) == 0) {
+            out[k] = 1;
+            p += 4;
+        } else if (end - p >= 5 && memcmp(p, "False", 5) == 0) {
+            out[k] = 0;
+            p += 5;
+        } else {
+            return 0;
+        }
+        p = skip_ws(p, end);
+        if (p < end && *p == ',') p++;
+    }
+    return 1;
+}
+
+/* The product of x's sizes from index `from` on (a tensor's spatial sizes past N and C). */
+static uint64_t product_from(const ints *x, int from) {
+    uint64_t n = 1;
+    for (int i = from; i < x->n; i++)
+        n *= (uint64_t)x->v[i];
+    return n;
+}
+
+/* flop_counter.py's conv_flop_count: 2 x batch x c_out x c_in x the product of the sizes the
+ * filter slides over (conv) x the filter's own (filter), taken modulo 2^64 as gemm's terms. */
+static int64_t conv_count(int64_t batch, int64_t c_out, int64_t c_in, uint64_t conv,
+                          uint64_t filter) {
+    return (int64_t)(2 * (uint64_t)batch * (uint64_t)c_out * (uint64_t)c_in * conv * filter);
+}
+
+/* Whether x and w are a convolution's input and weight: the same rank, 3 to MAX_DIMS, no
+ * negative size. */
+static int conv_shapes(const ints *x, const ints *w) {
+    if (x->n != w->n || x->n < 3) return 0;
+    for (int i = 0; i < x->n; i++)
+        if (x->v[i] < 0 || w->v[i] < 0) return 0;
+    return 1;
+}
+
+/* aten::convolution, aten::_convolution (input, weight, bias, stride, padding, dilation,
+ * transposed, ...): conv_flop_count(x, w, out, transposed). The output's spatial sizes, which
+ * the trace does not keep, come from stride, padding and dilation as torch computes them. */
+static int64_t fcm_conv(span dims, span concrete) {
+    ints x, w, stride, pad, dil;
+    int transposed;
+    if (!dims_of(dims, 0, &x) || !dims_of(dims, 1, &w) || !concrete_bool(concrete, 6, &transposed))
+        return -1;
+    if (!conv_shapes(&x, &w)) return 0;
+    if (transposed)
+        return conv_count(x.v[0], w.v[0], w.v[1], product_from(&x, 2), product_from(&w, 2));
+    if (!concrete_of(concrete, 3, &stride) || !concrete_of(concrete, 4, &pad) ||
+        !concrete_of(concrete, 5, &dil))
+        return -1;
+    int sp = x.n - 2;
+    if (stride.n != sp || pad.n != sp || dil.n != sp) return 0;
+    uint64_t out = 1;
+    for (int i = 0; i < sp; i++) {
+        if (stride.v[i] <= 0) return 0;
+        int64_t o = (x.v[i + 2] + 2 * pad.v[i] - dil.v[i] * (w.v[i + 2] - 1) - 1) / stride.v[i] + 1;
+        if (o <= 0) return 0;
+        out *= (uint64_t)o;
+    }
+    return conv_count(x.v[0], w.v[0], w.v[1], out, product_from(&w, 2));
+}
+
+/* aten::convolution_backward (grad_output, input, weight, bias_sizes, stride, padding,
+ * dilation, transposed, output_padding, groups, output_mask): flop_counter.py's
+ * conv_backward_flop, the input's gradient (mask[0]) as the transposed convolution of
+ * grad_output by the weight, the weight's (mask[1]) as the convolution of the input by
+ * grad_output. The gradients' shapes are the input's and the weight's. */
+static int64_t fcm_conv_backward(span dims, span concrete) {
+    ints go, x, w;
+    int transposed, mask[2];
+    if (!dims_of(dims, 0, &go) || !dims_of(dims, 1, &x) || !dims_of(dims, 2, &w) ||
+        !concrete_bool(concrete, 7, &transposed) || !concrete_bools(concrete, 10, 2, mask))
+        return -1;
+    if (!conv_shapes(&x, &w) || !conv_shapes(&go, &w)) return 0;
+    uint64_t n = 0, filter = product_from(&w, 2);
+    if (mask[0]) /* conv_flop_count(go, w, x, !transposed) */
+        n += (uint64_t)conv_count(go.v[0], w.v[0], w.v[1],
+                                  transposed ? product_from(&x, 2) : product_from(&go, 2), filter);
+    if (mask[1] && transposed) /* conv_flop_count(t(go), t(x), t(w), False) */
+        n += (uint64_t)conv_count(go.v[1], x.v[1], x.v[0], filter, product_from(&x, 2));
+    else if (mask[1]) /* conv_flop_count(t(x), t(go), t(w), False) */
+        n += (uint64_t)conv_count(x.v[1], go.v[1], go.v[0], filter, product_from(&go, 2));
+    return (int64_t)n;
+}
+
+/* The shapes of attention's query, key and value (inputs q, q + 1, q + 2: [b, h, s, d] each),
+ * as sdpa_flop_count checks them; 0 when they do not fit. */
+static int attention_shapes(span dims, int q, ints *qs, ints *ks, ints *vs) {
+    if (!dims_of(dims, q, qs) || !dims_of(dims, q + 1, ks) || !dims_of(dims, q + 2, vs)) return -1;
+    if (qs->n != 4 || ks->n != 4 || vs->n != 4) return 0;
+    if (qs->v[0] != ks->v[0] || qs->v[0] != vs->v[0] || ks->v[1] != vs->v[1] ||
+        qs->v[3] != ks->v[3] || ks->v[2] != vs->v[2])
+        return 0;
+    if (ks->v[1] <= 0 || qs->v[1] < ks->v[1] || qs->v[1] % ks->v[1] != 0) return 0;
+    return 1;
+}
+
+/* _scaled_dot_product_{efficient,flash,cudnn}_attention (query, key, value, ...): the two
+ * batched products q k^T and scores v, 2 b h s_q s_k (d_q + d_v); their _backward
+ * (grad_out, query, key, value, ...): the scores recomputed and four products for the
+ * gradients, 2 b h s_q s_k (3 d_q + 2 d_v). */
+static int64_t fcm_attention(span dims, int backward) {
+    ints q, k, v;
+    int ok = attention_shapes(dims, backward, &q, &k, &v);
+    if (ok <= 0) return ok;
+    uint64_t bhss = (uint64_t)q.v[0] * (uint64_t)q.v[1] * (uint64_t)q.v[2] * (uint64_t)k.v[2];
+    uint64_t d = backward ? 3 * (uint64_t)q.v[3] + 2 * (uint64_t)v.v[3]
+                          : (uint64_t)q.v[3] + (uint64_t)v.v[3];
+    return (int64_t)(2 * bhss * d);
+}
+
+enum fcm_op {
+    FCM_NONE,
+    FCM_MM,       /* mm, _scaled_mm: inputs 0 and 1 */
+    FCM_ADDMM,    /* addmm: inputs 1 and 2 */
+    FCM_BMM,      /* bmm: inputs 0 and 1 */
+    FCM_BADDBMM,  /* baddbmm: inputs 1 and 2 */
+    FCM_CONV,     /* convolution, _convolution */
+    FCM_CONV_BWD, /* convolution_backward */
+    FCM_ATTN,     /* _scaled_dot_product_*_attention */
+    FCM_ATTN_BWD  /* _scaled_dot_product_*_attention_backward */
+};
+
+static enum fcm_op fcm_op_of(const char *name, size_t len) {
+    static const struct {
+        const char *name;
+        enum fcm_op op;
+    } ops[] = {{"mm", FCM_MM},
+               {"_scaled_mm", FCM_MM},
+               {"addmm", FCM_ADDMM},
+               {"bmm", FCM_BMM},
+               {"baddbmm", FCM_BADDBMM},
+               {"convolution", FCM_CONV},
+               {"_convolution", FCM_CONV},
+               {"convolution_backward", FCM_CONV_BWD},
+               {"_scaled_dot_product_efficient_attention", FCM_ATTN},
+               {"_scaled_dot_product_flash_attention", FCM_ATTN},
+               {"_scaled_dot_product_cudnn_attention", FCM_ATTN},
+               {"_scaled_dot_product_efficient_attention_backward", FCM_ATTN_BWD},
+               {"_scaled_dot_product_flash_attention_backward", FCM_ATTN_BWD},
+               {"_scaled_dot_product_cudnn_attention_backward", FCM_ATTN_BWD}};
+    if (len < 8 || memcmp(name, "aten::", 6) != 0) return FCM_NONE;
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        if (len - 6 == strlen(ops[i].name) && memcmp(name + 6, ops[i].name, len - 6) == 0)
+            return ops[i].op;
+    return FCM_NONE;
+}
+
+int tp_flops_fcm_counted(const char *name, size_t len) {
+    return fcm_op_of(name, len) != FCM_NONE;
+}
+
+int64_t tp_flops_fcm_of(const char *name, size_t len, const char *dims_text, size_t dims_len,
+                        const char *concrete_text, size_t concrete_len) {
+    span dims = {dims_text, dims_len}, concrete = {concrete_text, concrete_len};
+    ints a, b;
+    enum fcm_op op = fcm_op_of(name, len);
+    assert(op != FCM_NONE);
+    int first = op == FCM_ADDMM || op == FCM_BADDBMM; /* the product's operands: 0, 1 or 1, 2 */
+    switch (op) {
+    case FCM_MM:
+    case FCM_ADDMM:
+    case FCM_BMM:
+    case FCM_BADDBMM:
+        if (!dims_of(dims, first, &a) || !dims_of(dims, first + 1, &b)) return -1;
+        return op == FCM_MM || op == FCM_ADDMM ? gemm(&a, &b) : batched_gemm(&a, &b);
+    case FCM_CONV:
+        return fcm_conv(dims, concrete);
+    case FCM_CONV_BWD:
+        return fcm_conv_backward(dims, concrete);
+    case FCM_ATTN:
+    case FCM_ATTN_BWD:
+        return fcm_attention(dims, op == FCM_ATTN_BWD);
+    case FCM_NONE:
         break;
     }
     return -1;

@@ -56,7 +56,7 @@ def test_report_is_one_offline_file(tmp_path):
     chartjs = pathlib.Path("/usr/share/javascript/chart.js/chart.min.js")
     if chartjs.exists():
         assert chartjs.read_bytes() in page
-    for marker in ("{{STYLE}}", "{{CHARTJS}}", "{{DATA}}", "{{TRACEJS}}", "{{APP}}"):
+    for marker in ("{{STYLE}}", "{{CHARTJS}}", "{{DATA}}", "{{APP}}"):
         assert marker not in text
     assert len(page) - trace_bytes(page) < LIMIT
 

@@ -105,6 +105,12 @@ class Reference:
                 flops += [(k, args[k]) for k in ("seq", "async") if is_num(args.get(k))]
                 if isinstance(args.get("Collective name"), str) and args["Collective name"]:
                     flops.append(("Collective name", args["Collective name"]))
+                # autograd's link from an op to its backward (src/analysis/modules.c): the
+                # thread id only beside a sequence number, and not when 0 (a forward op)
+                if is_num(args.get("Sequence number")):
+                    flops.append(("Sequence number", args["Sequence number"]))
+                    if is_num(args.get("Fwd thread id")) and args["Fwd thread id"] != 0:
+                        flops.append(("Fwd thread id", args["Fwd thread id"]))
                 # record_shapes: the op table by input shape (src/analysis/shapes.c)
                 if isinstance(args.get("Input Dims"), list):
                     flops.append(("Input Dims", args["Input Dims"]))

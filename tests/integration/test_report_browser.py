@@ -17,6 +17,8 @@ import shutil
 import pytest
 from cli_helpers import BUILD, FIXTURES, profiled_run, tprof
 
+import tprof_ref
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 if not (os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK)):
@@ -30,7 +32,8 @@ from selenium.webdriver.common.by import By  # noqa: E402
 
 GPU_TRACE = FIXTURES / "kineto" / "gaunernst_bert-small-uncased__1016001.json.gz"
 DATA_RE = re.compile(rb'<script id="tprof-data" type="application/json">(.*?)</script>', re.S)
-VIEWS = ["overview", "operators", "kernels", "memory", "timeline", "ranks", "compare", "artifacts"]
+VIEWS = ["overview", "operators", "modules", "kernels", "memory", "timeline", "stacks", "ranks",
+         "compare", "artifacts"]
 SCREENS = BUILD / "report-screens"
 
 
@@ -122,6 +125,10 @@ def check_figures(driver, want):
     peaks = [m["peak_bytes"] for m in want["memory"]]
     v, _ = figure(driver, "fig-mem-peak")
     assert (int(v) if v else None) == (max(peaks) if peaks else None)
+    for fig, pct in (("fig-mfu", want["mfu"]["pct"]),
+                     ("fig-mfu-fcm", want["flops_fcm"]["mfu_pct"])):
+        v, t = figure(driver, fig)
+        assert (float(v) if v else None) == pct and (t == "n/a") == (pct is None)
 
 
 def table_values(driver, table_id, keys):
@@ -398,9 +405,10 @@ def test_ops_by_input_shape(browser, tmp_path):
     assert not browser.find_elements(By.ID, "ops-shape")
     browser.find_element(By.ID, "ops-by-shape").click()
     keys = ["name", "input_shapes", "calls", "self_us", "total_us", "mean_us", "max_us",
-            "flops", "gpu_us", "kernels"]
+            "flops", "flops_fcm", "gpu_us", "kernels"]
     got = table_values(browser, "ops-shape", keys)
     assert got == [[as_shown(r[k]) for k in keys] for r in want]
+    assert any(r["flops_fcm"] for r in want)  # both conventions' FLOPs, each in its column
     # torch's top row (ProfilerStep* is a step, not an op, in tprof)
     with gzip.open(TORCH_BY_SHAPE, "rt", encoding="utf-8") as f:
         torch_rows = [r for r in json.load(f) if r["key"] != "ProfilerStep*"]
@@ -434,3 +442,110 @@ def test_ops_by_input_shape(browser, tmp_path):
     assert not browser.find_element(By.ID, "ops-shape-toggle").is_displayed()
     assert browser.find_elements(By.CSS_SELECTOR, "#ops tbody tr")
     assert errors(browser) == []
+
+
+MODULE_TRACES = [FIXTURES / "torch2" / "cnn_cpu_3steps.pt.trace.json.gz",
+                 FIXTURES / "gpu-h200" / "torch_mlp.tprof.json.gz", GPU_TRACE]
+MODULE_KEYS = ["calls", "forward_us", "forward_self_us", "backward_us", "backward_self_us",
+               "flops", "gpu_us", "kernels"]
+
+
+def module_rows(modules, keys):
+    """(row id, label, [data-v per key], parent node or None) of the Modules view's rows as the
+    JSON says: each node, then its ops (their time under forward or backward by their pass)."""
+    rows = []
+    for i, n in enumerate(modules["nodes"]):
+        rows.append(("mod-%d" % i, n["name"], [as_shown(n[k]) for k in keys], n["parent"]))
+        for k, op in enumerate(n["ops"]):
+            back = op["pass"] == "backward"
+            cells = dict(op, forward_us=None if back else op["total_us"],
+                         backward_us=op["total_us"] if back else None)
+            rows.append(("mod-%d-op-%d" % (i, k),
+                         ("backward: " if back else "") + op["name"],
+                         [as_shown(cells.get(k)) for k in keys], i))
+    return rows
+
+
+@pytest.mark.parametrize("trace", MODULE_TRACES, ids=lambda p: p.name)
+def test_modules_view(browser, trace, tmp_path):
+    """The Modules view (docs/REPORT.md): one row per node of tprof analyze --json's modules,
+    depth first, each followed by its ops, every cell's exact value the JSON's, which equals
+    tests/lib/tprof_ref.py's tree; the roots open, the rest closed; a toggle opens a module onto
+    its ops and child modules and closes its whole subtree; no console error."""
+    out = tmp_path / "modules.html"
+    tprof("report", trace, "-o", out, rc=0)
+    want = analyze(trace)["modules"]
+    ref = tprof_ref.modules(str(trace))["nodes"]
+    open_report(browser, out)
+    browser.find_element(By.CSS_SELECTOR, "button[data-view=modules]").click()
+    gpu = any(n["kernels"] for n in want["nodes"])
+    keys = [k for k in MODULE_KEYS if gpu or k not in ("gpu_us", "kernels")]
+    expected = module_rows(want, keys)
+    got = browser.find_elements(By.CSS_SELECTOR, "#modules-table tbody tr")
+    assert [r.get_attribute("id") for r in got] == [e[0] for e in expected]
+    assert table_values(browser, "modules-table", keys) == [e[2] for e in expected]
+    # the independent reference, node by node (its path from the root)
+    paths = []
+    for n in want["nodes"]:
+        paths.append((paths[n["parent"]] if n["parent"] is not None else ()) + (n["name"],))
+    assert set(paths) == set(ref)
+    for i, p in enumerate(paths):
+        cell = browser.find_element(By.CSS_SELECTOR, "#mod-%d td[data-key=forward_us]" % i)
+        assert float(cell.get_attribute("data-v")) == ref[p]["forward"] / 1000
+        cell = browser.find_element(By.CSS_SELECTOR, "#mod-%d td[data-key=backward_us]" % i)
+        assert float(cell.get_attribute("data-v")) == ref[p]["backward"] / 1000
+    nodes = want["nodes"]
+
+    def shown():
+        return {r.get_attribute("id") for r in got if r.is_displayed()}
+
+    def under(rid, root):  # whether row rid lies in node root's subtree (below root itself)
+        parent = {e[0]: e[3] for e in expected}[rid]
+        while parent is not None:
+            if parent == root:
+                return True
+            parent = nodes[parent]["parent"]
+        return False
+    roots = [i for i, n in enumerate(nodes) if n["parent"] is None]
+    open_rows = {e[0] for e in expected if e[3] is None or e[3] in roots}
+    assert shown() == open_rows
+    for r in got:
+        if r.get_attribute("id") in open_rows:
+            assert r.find_elements(By.TAG_NAME, "td")[0].text.endswith(
+                {e[0]: e[1] for e in expected}[r.get_attribute("id")])
+    child = next((i for i, n in enumerate(nodes)
+                  if n["parent"] in roots and browser.find_elements(By.ID, "mod-toggle-%d" % i)),
+                 None)
+    if child is not None:
+        browser.find_element(By.ID, "mod-toggle-%d" % child).click()
+        opened = {e[0] for e in expected if e[3] == child}
+        assert opened and shown() == open_rows | opened
+    browser.save_screenshot(str(SCREENS / ("modules-%s.png" % trace.name.split(".")[0])))
+    browser.find_element(By.ID, "mod-toggle-%d" % roots[0]).click()
+    assert not any(under(rid, roots[0]) for rid in shown())
+    assert errors(browser) == []
+
+
+
+def test_modules_view_in_the_dashboard(browser, tmp_path):
+    """tprof serve's live page has the same Modules view: a run whose trace has module ranges
+    shows its tree, row for row tprof analyze --json's."""
+    import time
+
+    from served import Served, has_serve
+    if not has_serve():
+        pytest.skip("this tprof was built without libmicrohttpd (no tprof serve)")
+    trace = MODULE_TRACES[0]
+    (tmp_path / "runs" / "cnn").mkdir(parents=True)
+    shutil.copy(trace, tmp_path / "runs" / "cnn" / "trace_0001.json.gz")
+    want = analyze(trace)["modules"]
+    with Served(tmp_path / "runs") as s:
+        browser.get(s.url + "#modules")
+        for _ in range(100):
+            if browser.find_elements(By.CSS_SELECTOR, "#modules-table tbody tr"):
+                break
+            time.sleep(0.1)
+        got = table_values(browser, "modules-table", ["calls", "forward_us", "backward_us"])
+        assert got == [e[2] for e in module_rows(want, ["calls", "forward_us", "backward_us"])]
+        assert errors(browser) == []
+        browser.save_screenshot(str(SCREENS / "served-modules.png"))

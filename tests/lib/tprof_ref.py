@@ -8,6 +8,7 @@ with it.
 API (what other tests import):
     trace = load(path)              # the classified events of a trace (a Trace)
     result = analyze(path_or_trace) # a dict keyed like `tprof analyze --json`, every row kept
+    tree = modules(path_or_trace)   # the module tree, by module path
     text = feed(trace)              # the events in the neutral line format read by
                                     # tests/tools/tp_analyze_feed.c (see FEED FORMAT below)
 
@@ -247,6 +248,9 @@ def make_range(e, ts, dur):
     if isinstance(ext, int) and not isinstance(ext, bool) and ext > 0:
         kept["External id"] = ext
     dims = args.get("Input Dims")
+    for key in ("Sequence number", "Fwd thread id"):  # autograd's link (modules())
+        if isinstance(args.get(key), int) and not isinstance(args.get(key), bool):
+            kept[key] = args[key]
     if isinstance(args.get("Input type"), list):
         kept["Input type"] = args["Input type"]
     return Event(range_kind(cat), str(e.get("name", "")), cat, track_id(e.get("pid", 0)),
@@ -912,6 +916,170 @@ def analyze(src, stages=None):
         "mfu": {"step_flops": sum(step_flops)},
         "recommendations": [{"id": r, "saving_us": us(v)} for r, v in recos],
     }
+
+
+# ---- the module tree ---------------------------------------------------------------------------
+
+MODULE_PREFIX = "nn.Module: "
+
+
+def modules(src):
+    """The module tree (docs/METRICS.md, "Module tree") from the trace's events: {path (a tuple
+    of module names from the root): node}, each node with calls, forward, forward_self,
+    backward_calls, backward, backward_self, flops, flops_self, gpu, gpu_self, kernels (ns and
+    counts; totals over the subtree), and ops {(pass, name): {calls, total, flops, gpu,
+    kernels}}; with "unlinked" (calls, ns) of backward nodes whose forward op is in no module.
+    Computed per range from its chain of ancestors, unlike the C walk's stack of frames."""
+    t = load(src) if isinstance(src, str) else src
+    host = [e for e in t.events if e.kind == HOST]
+    parent = walk_tracks(host)
+    names = {e.name for e in host}
+
+    def head_of(name):  # P of a name "P.c" whose P is a name too, else None
+        head, dot, tail = name.rpartition(".")
+        return head if dot and head and tail and " " not in name and head in names else None
+
+    # tprof.torch's module paths, per thread: a range "P.c" inside a range named P (both
+    # user_annotation ranges) makes both paths
+    candidates = {n for n in names if head_of(n)} | {head_of(n) for n in names if head_of(n)}
+    paths = {}
+    for e in host:
+        if e.cat != "user_annotation" or e.name not in candidates or not head_of(e.name):
+            continue
+        p = parent[e.index]
+        while p is not None and not (p.cat == "user_annotation" and p.name == head_of(e.name)):
+            p = parent[p.index]
+        if p is not None:
+            paths.setdefault((e.pid, e.tid), set()).update((e.name, p.name))
+
+    def module_name(e):
+        if e.step:
+            return False
+        if e.name.startswith(MODULE_PREFIX) and len(e.name) > len(MODULE_PREFIX):
+            return True
+        return e.cat == "user_annotation" and e.name in paths.get((e.pid, e.tid), ())
+
+    def is_op(e):
+        return not e.step and not is_runtime(e.cat) and e.cat.lower() != "python_function"
+
+    def linked(e):
+        seq, fwd = e.args.get("Sequence number", -1), e.args.get("Fwd thread id", -1)
+        return is_op(e) and not module_name(e) and seq >= 0 and fwd > 0
+
+    def chain(e):  # e, its parent, ... the outermost
+        out = []
+        while e is not None:
+            out.append(e)
+            e = parent[e.index]
+        return out
+
+    info = {}
+    for e in host:
+        c = chain(e)
+        bwd = next((x for x in reversed(c) if linked(x)), None)  # the outermost
+        path, op = (), None
+        if bwd is None:
+            mods = [x for x in c if module_name(x)]
+            path = tuple(x.name[len(MODULE_PREFIX):] if x.name.startswith(MODULE_PREFIX)
+                         else x.name for x in reversed(mods))
+            if mods:  # the outermost op between e (included) and its innermost module
+                between = c[:c.index(mods[0])]
+                ops_between = [x for x in between if is_op(x)]
+                op = ops_between[-1] if ops_between else None
+        info[e.index] = (bwd, path, op)
+
+    nodes = {}
+
+    def node(path):
+        return nodes.setdefault(path, {"calls": 0, "forward": 0, "forward_self": 0,
+                                       "backward_calls": 0, "backward_self": 0,
+                                       "flops_self": 0, "gpu_self": 0, "kernels_self": 0,
+                                       "ops": {}})
+
+    def op_row(path, backward, name):
+        return node(path)["ops"].setdefault(("backward" if backward else "forward", name),
+                                            {"calls": 0, "total": 0, "flops": 0, "gpu": 0,
+                                             "kernels": 0})
+
+    first_fwd = {}  # sequence number -> (order key, module path)
+    for e in sorted(host, key=lambda e: (e.ts, -e.dur, e.index)):
+        bwd, path, op = info[e.index]
+        if bwd is None and module_name(e):
+            n = node(path)
+            n["calls"] += 1
+            n["forward"] += e.dur
+            n["forward_self"] += e.dur
+            if len(path) > 1:
+                node(path[:-1])["forward_self"] -= e.dur
+        elif bwd is None and path and is_op(e):
+            if op is e:
+                r = op_row(path, False, e.name)
+                r["calls"] += 1
+                r["total"] += e.dur
+            seq = e.args.get("Sequence number", -1)
+            if seq >= 0:
+                first_fwd.setdefault(seq, path)
+
+    unlinked = [0, 0]
+    bwd_path = {}
+    for e in host:
+        bwd, _, _ = info[e.index]
+        if bwd is not e:
+            continue
+        path = first_fwd.get(e.args["Sequence number"])
+        if path is None:
+            unlinked[0] += 1
+            unlinked[1] += e.dur
+            continue
+        bwd_path[e.index] = path
+        n = node(path)
+        n["backward_calls"] += 1
+        n["backward_self"] += e.dur
+        r = op_row(path, True, e.name)
+        r["calls"] += 1
+        r["total"] += e.dur
+
+    def target(e):  # (path, op row) that e's FLOPs and launches count in, or None
+        bwd, path, op = info[e.index]
+        if bwd is not None:
+            p = bwd_path.get(bwd.index)
+            return None if p is None else (p, op_row(p, True, bwd.name))
+        if module_name(e):
+            return path, None
+        if not path:
+            return None
+        return path, op_row(path, False, op.name) if op is not None else None
+
+    for e in host:
+        f = e.args.get("flops", 0) if not e.step else 0
+        tg = target(e) if f else None
+        if tg:
+            node(tg[0])["flops_self"] += f
+            if tg[1] is not None:
+                tg[1]["flops"] += f
+
+    launch = {}
+    for e in host:
+        if e.corr and e.corr not in launch:
+            launch[e.corr] = e
+    for k in (e for e in t.events if e.kind in GPU_WORK):
+        ln = launch.get(k.corr) if k.corr else None
+        tg = target(ln) if ln is not None and not ln.step else None
+        if tg:
+            n = node(tg[0])
+            n["gpu_self"] += k.dur
+            n["kernels_self"] += 1
+            if tg[1] is not None:
+                tg[1]["gpu"] += k.dur
+                tg[1]["kernels"] += 1
+
+    for path, n in nodes.items():
+        sub = [m for p, m in nodes.items() if p[:len(path)] == path]
+        n["backward"] = sum(m["backward_self"] for m in sub)
+        n["flops"] = sum(m["flops_self"] for m in sub)
+        n["gpu"] = sum(m["gpu_self"] for m in sub)
+        n["kernels"] = sum(m["kernels_self"] for m in sub)
+    return {"nodes": nodes, "unlinked": tuple(unlinked)}
 
 
 # ---- the neutral feed --------------------------------------------------------------------------

@@ -214,6 +214,20 @@ def test_stages_automatic_optimization(out_dir):
         assert stage["total_us"] == pytest.approx(mine, rel=1e-3, abs=0.01), stage["stage"]
 
 
+def test_callback_records_the_loader_and_module_setup(out_dir):
+    """The advice reads the run's setup: under the callback, the DataLoader Lightning made and
+    the module's parameters are recorded once per window, as the program sees them."""
+    events, _ = fit_whole_run(out_dir, Net(), limit_val_batches=0)
+    texts = [e["args"]["tprof.setup"] for e in ranges(events) if e["name"] == "tprof.setup"]
+    got = dict(pair.split("=", 1) for text in texts for pair in text.split(";"))
+    want = loader(8)
+    assert (got["num_workers"], got["batch_size"], got["pin_memory"]) == (
+        str(want.num_workers), str(want.batch_size), str(int(want.pin_memory)))
+    assert (got["param_dtype"], got["device"]) == ("float32", "cpu")
+    assert int(got["cpu_count"]) == len(os.sched_getaffinity(0))
+    assert sum("num_workers=" in text for text in texts) == 1  # one window, once
+
+
 def test_stages_gradient_accumulation(out_dir):
     events, _ = fit_whole_run(out_dir, Net(), accumulate_grad_batches=4, limit_val_batches=0)
     per_step = assert_stages_partition_steps(events)

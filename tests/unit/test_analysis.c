@@ -472,6 +472,40 @@ static void test_flops(void **state) {
     tp_model_free(&m);
 }
 
+/* FlopCounterMode's FLOPs (flops_fcm): an op counts where no counted op encloses it, from its
+ * "flops_fcm" arg (the reader's) or, without one, from its "Input Dims" and "Concrete Inputs"
+ * (a window's own ops). */
+static void test_flops_fcm(void **state) {
+    (void)state;
+    tp_model m;
+    tp_model_init(&m);
+    /* aten::convolution holding aten::_convolution: the outer one alone counts */
+    tp_model_arg_int(&m, host(&m, "aten::convolution", 0, 100), "flops_fcm", 1000);
+    tp_model_arg_int(&m, host(&m, "aten::_convolution", 10, 80), "flops_fcm", 1000);
+    /* an mm inside an uncounted op counts; its torch.profiler figure is apart */
+    host(&m, "aten::matmul", 200, 100);
+    tp_event *mm = host(&m, "aten::mm", 210, 80);
+    tp_model_arg_int(&m, mm, "flops_fcm", 300);
+    tp_model_arg_int(&m, mm, "flops", 7);
+    /* no arg: the formula of its texts, 2 x 4 x 5 x 6 (a [4, 5] by [5, 6] product) */
+    tp_event *addmm = host(&m, "aten::addmm", 400, 50);
+    tp_model_arg_json(&m, addmm, "Input Dims", "[[6], [4, 5], [5, 6], [], []]");
+    tp_model_arg_json(&m, addmm, "Concrete Inputs", "[\"\", \"\", \"\", \"1\", \"1\"]");
+    /* an op FlopCounterMode does not count keeps none, whatever it carries */
+    tp_model_arg_int(&m, host(&m, "aten::mul", 500, 10), "flops_fcm", 99);
+    tp_analysis *a = analyse(&m);
+    assert_true(op(a, "aten::convolution")->fcm_flops == 1000);
+    assert_true(op(a, "aten::_convolution")->fcm_flops == 0);
+    assert_true(op(a, "aten::mm")->fcm_flops == 300);
+    assert_true(op(a, "aten::mm")->flops == 7);
+    assert_true(op(a, "aten::addmm")->fcm_flops == 240);
+    assert_true(op(a, "aten::mul")->fcm_flops == 0);
+    assert_true(a->fcm_flops == 1540);
+    assert_true(a->flops == 7);
+    tp_analysis_free(a);
+    tp_model_free(&m);
+}
+
 /* ---- launch attribution --------------------------------------------------------------------- */
 
 static void launch(tp_model *m, const char *name, const char *cat, int64_t ts, int64_t dur,
@@ -856,6 +890,7 @@ int main(void) {
         cmocka_unit_test(test_stages_custom_and_glob),
         cmocka_unit_test(test_memory),
         cmocka_unit_test(test_flops),
+        cmocka_unit_test(test_flops_fcm),
         cmocka_unit_test(test_launch_attribution),
         cmocka_unit_test(test_recommendation_thresholds),
         cmocka_unit_test(test_stages_carved_and_explicit),

@@ -69,7 +69,9 @@ EXPORTED void free(void *p) {
     __libc_free(p);
 }
 
-/* A model touching every pass: steps, stages, nested ops, launches, kernels, memory, flops. */
+/* A model touching every pass: steps, stages, nested ops, launches, kernels, memory, flops,
+ * Python frames (call stacks), module ranges (tprof's paths) and a backward node on another
+ * thread joined to one. */
 static void build(tp_model *m) {
     tp_model_init(m);
     for (int s = 0; s < 3; s++) {
@@ -78,9 +80,19 @@ static void build(tp_model *m) {
         snprintf(name, sizeof(name), "ProfilerStep#%d", s);
         tb_add(m, TP_HOST_RANGE, 1, 1, name, NULL, t, 9000);
         tb_add(m, TP_HOST_RANGE, 1, 1, "dataloader", NULL, t, 1000);
+        tb_add(m, TP_HOST_RANGE, 1, 1, "train.py(7): step", "python_function", t + 900, 5200);
         tb_add(m, TP_HOST_RANGE, 1, 1, "forward", NULL, t + 1000, 5000);
-        tp_model_arg_int(m, tb_add(m, TP_HOST_RANGE, 1, 1, "aten::mm", NULL, t + 1100, 3000),
-                         "flops", 99);
+        tb_add(m, TP_HOST_RANGE, 1, 1, "Net", "user_annotation", t + 1050, 4000);
+        tb_add(m, TP_HOST_RANGE, 1, 1, "Net.fc", "user_annotation", t + 1080, 3500);
+        tp_event *mm = tb_add(m, TP_HOST_RANGE, 1, 1, "aten::mm", NULL, t + 1100, 3000);
+        tp_model_arg_int(m, mm, "flops", 99);
+        tp_model_arg_int(m, mm, "Sequence number", s);
+        tp_event *back = tb_add(m, TP_HOST_RANGE, 1, 3, "MmBackward0", NULL, t + 7000, 500);
+        tp_model_arg_int(m, back, "Sequence number", s);
+        tp_model_arg_int(m, back, "Fwd thread id", 1);
+        tb_add(m, TP_HOST_RANGE, 1, 3, "cudaLaunchKernel", NULL, t + 7100, 10)->corr =
+            (uint64_t)s + 100;
+        tb_add(m, TP_KERNEL, 0, 7, "gemm_bwd", NULL, t + 7200, 200)->corr = (uint64_t)s + 100;
         tb_add(m, TP_HOST_RANGE, 1, 1, "cudaLaunchKernel", NULL, t + 1200, 10)->corr =
             (uint64_t)s + 1;
         tb_add(m, TP_KERNEL, 0, 7, "gemm", NULL, t + 1300, 500)->corr = (uint64_t)s + 1;
@@ -96,10 +108,15 @@ static void build(tp_model *m) {
 
 typedef void (*render_fn)(tp_buf *, const tp_analysis *, const tp_report_opts *);
 
+static void folded(tp_buf *b, const tp_analysis *a, const tp_report_opts *o) {
+    (void)o;
+    tp_report_folded(b, a);
+}
+
 /* One full run; returns whether everything succeeded. */
 static int run_everything(const tp_model *m) {
     static const render_fn renderers[] = {tp_report_text, tp_report_markdown, tp_report_json,
-                                          tp_report_csv};
+                                          tp_report_csv, folded};
     tp_analysis *a = tp_analysis_new(NULL);
     if (!a) return 0;
     int ok = tp_analysis_add_model(a, m, "trace.json") == 0;

@@ -23,7 +23,8 @@ static const char *weird = "a|b, \"c\"\nd";
 static char long_kernel[501];
 
 /* Two steps (1 ms and 3 ms), a dataloader of 1 ms (25% of step time), ops, two kernels (one
- * with a 500-character name), 1 ms of GPU work in a 4 ms window, memory, FLOPs. */
+ * with a 500-character name), 1 ms of GPU work in a 4 ms window, memory, FLOPs (both
+ * conventions). */
 static tp_analysis *full_analysis(void) {
     /* 10 + 479 + 11 characters */
     snprintf(long_kernel, sizeof(long_kernel), "void gemm<%0479d(float*)END", 0);
@@ -32,8 +33,9 @@ static tp_analysis *full_analysis(void) {
     tb_add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#1", NULL, 0, 1000000);
     tb_add(&m, TP_HOST_RANGE, 1, 1, "ProfilerStep#2", NULL, 1000000, 3000000);
     tb_add(&m, TP_HOST_RANGE, 1, 1, "dataloader", NULL, 0, 1000000);
-    tp_model_arg_int(&m, tb_add(&m, TP_HOST_RANGE, 1, 1, "aten::mm", NULL, 1000000, 2000000),
-                     "flops", 4000000000);
+    tp_event *mm = tb_add(&m, TP_HOST_RANGE, 1, 1, "aten::mm", NULL, 1000000, 2000000);
+    tp_model_arg_int(&m, mm, "flops", 4000000000);
+    tp_model_arg_int(&m, mm, "flops_fcm", 6000000000); /* FlopCounterMode's, by the reader */
     tb_add(&m, TP_HOST_RANGE, 1, 1, weird, NULL, 3000000, 500000);
     tb_add(&m, TP_KERNEL, 0, 7, long_kernel, NULL, 1000000, 600000);
     tb_add(&m, TP_KERNEL, 0, 7, "relu", NULL, 2000000, 400000);
@@ -207,8 +209,13 @@ static void test_json_report_keys(void **state) {
     contains(j, "\"pct\": 25}");
     contains(j, "\"dataloader_pct\": 25");
     contains(j, "\"memory\": [{\"device_type\": 1, \"device_id\": 0, \"peak_bytes\": 3145728");
-    contains(
-        j, "\"flops\": {\"total\": 4000000000, \"time_us\": 2000, \"per_second\": 2000000000000}");
+    contains(j, "\"flops\": {\"total\": 4000000000, \"time_us\": 2000, \"per_second\": "
+                "2000000000000, \"convention\": \"torch.profiler's");
+    /* the second convention: its total, the step's share and MFU n/a without a peak */
+    contains(j, "\"flops_fcm\": {\"total\": 6000000000, \"step_flops\": 6000000000, "
+                "\"achieved_tflops\": 1.5, \"mfu_pct\": null, \"convention\": "
+                "\"FlopCounterMode's");
+    contains(j, "\"flops\": 4000000000, \"flops_fcm\": 6000000000, \"gpu_us\""); /* its op row */
     contains(j, "\"recommendations\": [{\"id\": \"gpu_idle\"");
     contains(j, "\"saving_us\": 3000}, {\"id\": \"dataloader\"");
     contains(j, "\"run\": {\"id\": \"x\"}}\n");
@@ -270,10 +277,12 @@ static void test_csv_reports(void **state) {
     contains(b.data, "\"steps\": [{\"name\": \"ProfilerStep#1\", \"number\": 1, \"start_us\": 0, "
                      "\"dur_us\": 1000, \"stages\": {\"dataloader\": 1000, \"forward\": 0, "
                      "\"backward\": 0, \"optimizer\": 0, \"validation\": 0}, \"other_us\": 0, "
-                     "\"lead_us\": 0, \"flops\": 0, \"mfu_pct\": null}, {\"name\": "
+                     "\"lead_us\": 0, \"flops\": 0, \"mfu_pct\": null, \"flops_fcm\": 0, "
+                     "\"mfu_fcm_pct\": null}, {\"name\": "
                      "\"ProfilerStep#2\"");
     /* step 2 holds aten::mm and the weird op, no stage: all of it is other */
     contains(b.data, "\"other_us\": 3000, \"lead_us\": 0, \"flops\": 4000000000, ");
+    contains(b.data, "\"flops_fcm\": 6000000000, \"mfu_fcm_pct\": null}");
     contains(b.data, "\"other\": {\"stage\": \"other\", \"count\": 2, \"total_us\": 3000");
     tp_buf_free(&b);
     tp_analysis_free(a);

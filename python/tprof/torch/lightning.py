@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import tprof
 from tprof import _keys, _session, _tprof
 from tprof.torch import lightning_metrics, lightning_report
+from tprof.torch.setup import loader_setup, params_setup, record_setup
 
 __all__ = ["STAGES", "CallbackLogic"]
 
@@ -257,6 +258,18 @@ class _EpochReports:
                                           self.analyses, self.top_k, after_finalize)
 
 
+def _train_loader(trainer: Any) -> Any:
+    """The fit's training DataLoader (the first of a collection of them), or None."""
+    loaders = getattr(trainer, "train_dataloader", None)
+    if hasattr(loaders, "num_workers"):
+        return loaders
+    if isinstance(loaders, dict):
+        loaders = list(loaders.values())
+    if isinstance(loaders, (list, tuple)):
+        return next((one for one in loaders if hasattr(one, "num_workers")), None)
+    return None
+
+
 class CallbackLogic:
     """tprof for a Lightning Trainer's fit.
 
@@ -295,6 +308,8 @@ class CallbackLogic:
         self._manual = False
         self._hooks: list[Any] = []
         self._reports: _EpochReports | None = None
+        self._params: dict[str, Any] = {}  # the module's parameters' setup, read before a window
+        self._setup_said = False  # this window has the loader's and the module's setup
 
     # ---- the stages ----
 
@@ -310,6 +325,21 @@ class CallbackLogic:
         if self._active:
             self._switch("forward" if self._manual else None)
 
+    def _record_setup(self, trainer: Any) -> None:
+        """The training loader's settings and the module's dtype and device, once a window, at
+        the end of its first step (where tprof.torch.dataloader records a loader's): Lightning
+        makes the loaders, so the callback reads them for the advice (docs/METRICS.md)."""
+        if not _tprof.is_recording():
+            self._setup_said = False
+            return
+        if self._setup_said:
+            return
+        self._setup_said = True
+        values = dict(self._params)
+        loader = _train_loader(trainer)
+        values.update((loader_setup(loader) if loader is not None else None) or {})
+        record_setup(values)
+
     # ---- the session ----
 
     def _start(self, trainer: Any, pl_module: Any) -> None:
@@ -319,6 +349,8 @@ class CallbackLogic:
         self.profile = prof
         self._active = True
         self._manual = not getattr(pl_module, "automatic_optimization", True)
+        self._params = params_setup(pl_module.parameters()) if pl_module is not None else {}
+        self._setup_said = False
         self._hooks = [opt.register_step_post_hook(self._after_optimizer_step)
                        for opt in getattr(trainer, "optimizers", ())
                        if hasattr(opt, "register_step_post_hook")]
@@ -375,6 +407,7 @@ class CallbackLogic:
         if self._active:
             assert self.profile is not None
             self._switch(None)
+            self._record_setup(trainer)
             self.profile.step()
             self._switch("dataloader")
 

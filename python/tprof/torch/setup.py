@@ -29,8 +29,8 @@ import torch
 
 from tprof import _tprof
 
-__all__ = ["GcRanges", "SetupRecord", "cpu_count", "loader_setup", "record_setup",
-           "setup_text"]
+__all__ = ["GcRanges", "SetupRecord", "cpu_count", "loader_setup", "params_setup",
+           "record_setup", "setup_text"]
 
 
 def cpu_count() -> int:
@@ -65,7 +65,8 @@ def record_setup(values: dict[str, Any]) -> None:
         rng.end()
 
 
-def _params_setup(params: Iterable[torch.Tensor]) -> dict[str, Any]:
+def params_setup(params: Iterable[torch.Tensor]) -> dict[str, Any]:
+    """param_dtype ("mixed" when they differ) and device of a model's parameters."""
     dtypes, device = set(), None
     for p in params:
         dtypes.add(str(p.dtype).replace("torch.", ""))
@@ -101,7 +102,7 @@ def _optimizer_setup(opt: torch.optim.Optimizer) -> dict[str, Any]:
                                        and p.device.type in _FOREACH_DEVICES for p in params)
     values: dict[str, Any] = {"optimizer": type(opt).__name__, "foreach": foreach,
                               "fused": bool(fused)}
-    values.update(_params_setup(params))
+    values.update(params_setup(params))
     return values
 
 
@@ -116,7 +117,7 @@ class SetupRecord:
     def __init__(self, model: torch.nn.Module | None = None) -> None:
         self.values: dict[str, Any] = {"cpu_count": cpu_count()}
         if model is not None:
-            self.values.update(_params_setup(model.parameters()))
+            self.values.update(params_setup(model.parameters()))
         self.window_said = False
         self.optimizers_said: set[int] = set()
         self.handle: Any = None

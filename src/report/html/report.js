@@ -148,7 +148,9 @@
     figs.appendChild(card('fig-gpu-util', 'GPU utilization', a.gpu.utilization_pct, 'pct'));
     figs.appendChild(card('fig-mem-peak', 'memory peak', memoryPeak(a), 'bytes'));
     figs.appendChild(card('fig-flops', 'FLOP rate (FLOP/s)', a.flops.per_second, 'num'));
-    figs.appendChild(card('fig-mfu', 'MFU', a.mfu.pct, 'pct'));
+    figs.appendChild(card('fig-mfu', 'MFU (torch.profiler FLOPs)', a.mfu.pct, 'pct'));
+    figs.appendChild(card('fig-mfu-fcm', 'MFU (FlopCounterMode FLOPs: fwd + bwd)',
+                          a.flops_fcm.mfu_pct, 'pct'));
     figs.appendChild(card('fig-dataloader', 'dataloader share', a.dataloader_pct, 'pct'));
     figs.appendChild(card('fig-top-op', 'top op (self)', op ? op.name : null, 'text'));
     figs.appendChild(card('fig-top-op-self', 'its self time', op ? op.self_us : null, 'us'));
@@ -210,7 +212,9 @@
         { key: 'calls', label: 'calls', format: 'num' },
         { key: 'self_us', label: 'self', format: 'us' }, { key: 'self_pct', label: 'self %', format: 'pct' },
         { key: 'total_us', label: 'total', format: 'us' }, { key: 'mean_us', label: 'mean', format: 'us' },
-        { key: 'max_us', label: 'max', format: 'us' }, { key: 'flops', label: 'FLOPs', format: 'num' },
+        { key: 'max_us', label: 'max', format: 'us' },
+        { key: 'flops', label: 'FLOPs (torch.profiler)', format: 'num' },
+        { key: 'flops_fcm', label: 'FLOPs fwd + bwd (FlopCounterMode)', format: 'num' },
         { key: 'gpu_us', label: 'GPU time launched', format: 'us' },
         { key: 'kernels', label: 'kernels', format: 'num' }
       ]).concat(shaped ? [{ key: 'input_types', label: 'input dtypes', format: 'dtypes', cls: 'shapes' }] : []),
@@ -549,20 +553,15 @@
         d.artifacts_total + ' files, by name.' }));
   }
 
-  /* The Trace view (trace.js): every range of side A's inputs, in `tprof report`'s page. */
-  function trace(d) {
-    var box = $('trace-view');
-    if (!data.trace || d !== data) {
-      clear(box).appendChild(empty(data.trace ? 'The Trace view shows side A.' :
-        'No Trace view here: tprof report writes one (docs/REPORT.md, "Trace view").'));
-      return;
-    }
-    if (box.firstChild && box.firstChild.className === 'empty') clear(box);
-    window.tprofTrace.render(box, data.trace);
-  }
-
   var views = { overview: overview, operators: operators, kernels: kernels, memory: memory,
-                timeline: timeline, trace: trace, ranks: ranks, compare: compare, artifacts: artifacts };
+                timeline: timeline, ranks: ranks, compare: compare, artifacts: artifacts };
+  /* views of their own files, embedded before this one (stacks.js, modules.js), called with the
+   * helpers they share with this one */
+  var helpers = { $: $, el: el, clear: clear, empty: empty, table: table, fmtUs: fmtUs, fmtPct: fmtPct,
+                  formats: formats };
+  Object.keys(window.tprofViews || {}).forEach(function (k) {
+    views[k] = function (d) { window.tprofViews[k](d, helpers); };
+  });
 
   /* What the views render: the data, or with a comparison and side B picked, B's analysis and
    * timeline in A's place (the report of `tprof report A B` holds both). */

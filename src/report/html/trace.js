@@ -17,7 +17,8 @@
  * scrolls the lanes; dragging pans; a click selects a range and shows its args and its linked
  * ranges (same correlation id: a launch and its GPU work; same External id: an op, its launches
  * and their kernels), outlined and joined by lines. window.tprofTrace exposes the state the
- * browser tests read (stats(), the visible range, selection). */
+ * browser tests read (stats(), the visible range, selection). It runs before report.js, which
+ * calls it through window.tprofViews. */
 (function () {
   'use strict';
 
@@ -481,6 +482,21 @@
     select(-1);
     draw();
   }
+
+  /* The view, as report.js calls it (window.tprofViews): every range of side A's inputs, in
+   * `tprof report`'s page. With a comparison and side B shown, d is B's (its analysis is
+   * analysis_b): the view says it shows A's. */
+  window.tprofViews = window.tprofViews || {};
+  window.tprofViews.trace = function (d, h) {
+    var box = h.$('trace-view');
+    if (!d.trace || (d.analysis_b && d.analysis === d.analysis_b)) {
+      if (ui) ui = null;
+      h.clear(box).appendChild(h.empty(d.trace ? 'The Trace view shows side A: pick A above.' :
+        'No Trace view here: tprof report writes one (docs/REPORT.md, "Trace view").'));
+      return;
+    }
+    render(box, d.trace);
+  };
 
   window.tprofTrace = {
     render: render,

@@ -1,0 +1,129 @@
+"""The module tree of tprof's own recording (tprof.profile(model=..., record_ops=True): module
+paths from tprof.torch's hooks, ops and autograd's links from the op observer) against the
+independent reference (tests/lib/tprof_ref.py's modules()) and against torch.profiler's own
+trace of the same model (with_stack's "nn.Module: X_n" ranges), read by the same analysis: the
+same tree, node for node, with the same calls and the same backward nodes joined to each
+module. A module called twice under one parent is one node of two calls."""
+import json
+import os
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+import tprof  # noqa: E402
+import tprof_ref  # noqa: E402
+from conftest import run_traces  # noqa: E402
+from tprof.torch import observer  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not observer.available(),
+                                reason="tprof._observer not built: " + observer.why_not())
+STEPS = 3
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.fc(x)) + x
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(Block(), Block())
+        self.norm = nn.LayerNorm(16)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        x = self.norm(self.body(x))
+        return self.head(self.norm(x))  # norm twice: one node, two calls
+
+
+def train(model, opt, step):
+    torch.manual_seed(1)
+    for _ in range(STEPS):
+        loss = model(torch.randn(8, 16)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step()
+
+
+def tprof_cli():
+    return os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
+
+
+def modules_of(path):
+    out = subprocess.run([tprof_cli(), "analyze", "--json", str(path)], capture_output=True,
+                         check=True)
+    return json.loads(out.stdout)["modules"]
+
+
+def shape(modules):
+    """The tree depth first: (depth, calls, the names of the backward nodes joined to it)."""
+    return [(n["depth"], n["calls"],
+             sorted(o["name"] for o in n["ops"] if o["pass"] == "backward"))
+            for n in modules["nodes"]]
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    train(model, opt, lambda: None)  # warm
+    out = tmp_path_factory.mktemp("tprof")
+    with tprof.profile(model=model, record_ops=True, output_dir=str(out), run_id="own",
+                       wait=0, warmup=0, active=STEPS, repeat=1, summary=False) as prof:
+        train(model, opt, prof.step)
+    own = run_traces(str(out / "own"))
+    assert len(own) == 1
+    kineto = tmp_path_factory.mktemp("kineto") / "trace.json"
+    with profile(activities=[ProfilerActivity.CPU], with_stack=True, with_modules=True) as tp:
+        train(model, opt, lambda: None)
+    tp.export_chrome_trace(str(kineto))
+    return own[0], kineto
+
+
+def test_own_trace_matches_reference(traces):
+    own, _ = traces
+    got, ref = modules_of(own), tprof_ref.modules(own)
+    paths = []
+    for n in got["nodes"]:
+        paths.append((paths[n["parent"]] if n["parent"] is not None else ()) + (n["name"],))
+    assert paths[:3] == [("Net",), ("Net", "Net.body"), ("Net", "Net.body", "Net.body.0")]
+    assert set(paths) == set(ref["nodes"])
+    for p, n in zip(paths, got["nodes"]):
+        want = ref["nodes"][p]
+        assert (n["calls"], n["backward_calls"]) == (want["calls"], want["backward_calls"])
+        assert (n["forward_us"], n["forward_self_us"]) == (want["forward"] / 1000,
+                                                           want["forward_self"] / 1000)
+        assert (n["backward_us"], n["backward_self_us"]) == (want["backward"] / 1000,
+                                                             want["backward_self"] / 1000)
+        assert n["flops"] == pytest.approx(want["flops"])
+    assert (got["unlinked_backward_calls"], got["unlinked_backward_us"]) == (
+        ref["unlinked"][0], ref["unlinked"][1] / 1000)
+    norm = got["nodes"][paths.index(("Net", "Net.norm"))]
+    assert norm["calls"] == 2 * STEPS  # called twice a step, under one parent
+    fc = got["nodes"][paths.index(("Net", "Net.body", "Net.body.0", "Net.body.0.fc"))]
+    assert {o["name"] for o in fc["ops"] if o["pass"] == "backward"} == {
+        "autograd::engine::evaluate_function: AddmmBackward0",
+        "autograd::engine::evaluate_function: TBackward0"}
+    assert fc["backward_calls"] == 2 * STEPS and fc["flops"] > 0
+
+
+def test_own_tree_is_torch_profilers_tree(traces):
+    """The same model's tree from torch.profiler's trace: node for node the same calls and the
+    same backward nodes (tprof names a module by its path, Kineto by its class and number)."""
+    own, kineto = traces
+    got, theirs = modules_of(own), modules_of(kineto)
+    assert [n["name"] for n in theirs["nodes"]][:3] == ["Net_0", "Sequential_0", "Block_0"]
+    assert shape(got) == shape(theirs)
+    assert got["unlinked_backward_calls"] == theirs["unlinked_backward_calls"]
