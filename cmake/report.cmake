@@ -24,11 +24,11 @@ set(TPROF_HTML_ASSETS_C ${CMAKE_BINARY_DIR}/generated/html_assets.c)
 add_custom_command(OUTPUT ${TPROF_HTML_ASSETS_C}
   COMMAND ${CMAKE_COMMAND} -DOUT=${TPROF_HTML_ASSETS_C}
     -DPAGE=${TPROF_HTML_DIR}/report.html -DSTYLE=${TPROF_HTML_DIR}/report.css
-    "-DAPP=${TPROF_HTML_DIR}/stacks.js|${TPROF_HTML_DIR}/modules.js|${TPROF_HTML_DIR}/report.js"
+    "-DAPP=${TPROF_HTML_DIR}/stacks.js|${TPROF_HTML_DIR}/modules.js|${TPROF_HTML_DIR}/trace.js|${TPROF_HTML_DIR}/report.js"
     -DCHARTJS=${TPROF_CHARTJS}
     -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/embed.cmake
   DEPENDS ${TPROF_HTML_DIR}/report.html ${TPROF_HTML_DIR}/report.css ${TPROF_HTML_DIR}/report.js
-    ${TPROF_HTML_DIR}/stacks.js ${TPROF_HTML_DIR}/modules.js
+    ${TPROF_HTML_DIR}/stacks.js ${TPROF_HTML_DIR}/modules.js ${TPROF_HTML_DIR}/trace.js
     ${TPROF_CHARTJS} ${CMAKE_CURRENT_SOURCE_DIR}/cmake/embed.cmake
   COMMENT "Embedding the HTML report's template and Chart.js"
   VERBATIM)

@@ -19,7 +19,8 @@ static const char help[] =
     "\n"
     "Writes one HTML file that opens from disk in any current browser, with no network and\n"
     "nothing beside it: the step chart by stage, the op and kernel tables, the memory curve,\n"
-    "the timeline, ranks, and the run directory's files. Every figure is the one\n"
+    "the timeline, the Trace view (every range, zoomable), ranks, and the run directory's\n"
+    "files. Every figure is the one\n"
     "`tprof analyze --json` gives for the same input (docs/REPORT.md).\n"
     "\n"
     "INPUT is what tprof analyze reads: traces (.json, .json.gz, .pftrace), run directories, - "
@@ -32,6 +33,8 @@ static const char help[] =
     "  --compare            two inputs A and B: the report of A with the Compare view, what\n"
     "                       tprof compare A B computes, and B's views (the A/B switch)\n"
     "  --together           two run directories analysed together as one run, not compared\n"
+    "  --no-trace           no Trace view: the page keeps aggregates and samples only (under\n"
+    "                       5 MB whatever the input)\n"
     "  --title TEXT         the page's title (default: the first input)\n"
     "  --stage NAME=PAT|PAT a stage and its name patterns (as tprof analyze)\n"
     "  --rank N             only the traces of rank N\n"
@@ -47,15 +50,16 @@ static const char help[] =
 static const tp_cli_opt opts[] = {
     {"output", 'o', 1},    {"compare", 0, 0},    {"title", 0, 1},       {"stage", 0, 1},
     {"rank", 0, 1},        {"progress", 0, 0},   {"no-progress", 0, 0}, {"help", 'h', 0},
-    {"peak-tflops", 0, 1}, {"max-memory", 0, 1}, {"together", 0, 0},
+    {"peak-tflops", 0, 1}, {"max-memory", 0, 1}, {"together", 0, 0},    {"no-trace", 0, 0},
 };
-enum { OPT_COMPARE = 1, OPT_TITLE = 2, OPT_TOGETHER = 10 };
+enum { OPT_COMPARE = 1, OPT_TITLE = 2, OPT_TOGETHER = 10, OPT_NO_TRACE = 11 };
 
 typedef struct report_args {
     tp_cli_shared shared;
     tp_run_html_opts html;
     size_t ninputs;
     int together;
+    int no_trace;
 } report_args;
 
 /* 0 with the inputs gathered in argv (in place), 1 after --help, -1 after a usage error. */
@@ -72,6 +76,8 @@ static int parse(int argc, char **argv, report_args *x) {
             x->html.title = p.value;
         } else if (k == OPT_TOGETHER) {
             x->together = 1;
+        } else if (k == OPT_NO_TRACE) {
+            x->no_trace = 1;
         } else {
             int rc = tp_cli_shared_option(&p, &x->shared);
             if (rc == TP_CLI_HELP) {
@@ -148,6 +154,7 @@ static int report(report_args *x, char **inputs) {
     char *href = artifacts_href(strcmp(output, "-") == 0 ? "./-" : output, inputs[0]);
     x->html.read = &x->shared.read;
     x->html.artifacts_href = href;
+    x->html.trace = !x->no_trace; /* the Trace view: every range (docs/REPORT.md) */
     tp_run_html r;
     int rc = tp_cli_html_analyse(&r, inputs, x->ninputs, &x->html) ? TP_EXIT_ERROR : TP_EXIT_OK;
     if (rc == TP_EXIT_OK) rc = tp_cli_html_write(output, &r, &x->html);

@@ -162,8 +162,20 @@ static const struct bounds {
 } bounds[] = {
     {TP_HTML_TOP_ROWS, TP_HTML_NAME_MAX, TP_HTML_LIST_MAX}, {100, 256, 200}, {20, 64, 50}};
 
-static void data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x,
-                    const struct bounds *b) {
+/* The bytes out[from..) take in the page, where each '<' becomes \u003c. */
+static size_t page_bytes(const tp_buf *out, size_t from) {
+    size_t n = out->len - from;
+    for (const char *p = out->data + from, *end = out->data + out->len;
+         (p = memchr(p, '<', (size_t)(end - p))); p++)
+        n += 5;
+    return n;
+}
+
+/* Renders the report data under bounds b; returns the bytes its "trace" member takes in the
+ * page, which the bounds leave out (trace_view.h bounds it). */
+static size_t data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x,
+                      const struct bounds *b) {
+    size_t trace_bytes = 0;
     tp_report_opts o = {.top_k = b->top, .max_str = b->name, .max_list = b->list};
     tp_buf doc;
     tp_buf_init(&doc);
@@ -205,19 +217,18 @@ static void data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x,
         tp_report_compare_json(&doc, x->compare, &o);
         raw_member(&w, "compare", &doc);
     }
+    if (x->trace) {
+        tp_jw_key(&w, "trace");
+        size_t from = out->len;
+        tp_trace_view_json(out, x->trace);
+        tp_jw_end_raw(&w);
+        trace_bytes = page_bytes(out, from);
+    }
     tp_jw_end_object(&w);
     tp_buf_putc(out, '\n');
     if (doc.failed) out->failed = 1;
     tp_buf_free(&doc);
-}
-
-/* The bytes out[from..) take in the page, where each '<' becomes \u003c. */
-static size_t page_bytes(const tp_buf *out, size_t from) {
-    size_t n = out->len - from;
-    for (const char *p = out->data + from, *end = out->data + out->len;
-         (p = memchr(p, '<', (size_t)(end - p))); p++)
-        n += 5;
-    return n;
+    return trace_bytes;
 }
 
 void tp_html_data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x) {
@@ -225,8 +236,9 @@ void tp_html_data_of(tp_buf *out, const tp_analysis *a, const tp_html_extras *x)
     if (!x) x = &none;
     size_t start = out->len, last = sizeof(bounds) / sizeof(bounds[0]) - 1;
     for (size_t i = 0;; i++) {
-        data_of(out, a, x, &bounds[i]);
-        if (out->failed || i == last || page_bytes(out, start) <= TP_HTML_DATA_MAX) return;
+        size_t trace_bytes = data_of(out, a, x, &bounds[i]);
+        if (out->failed || i == last || page_bytes(out, start) - trace_bytes <= TP_HTML_DATA_MAX)
+            return;
         out->len = start; /* rendered again, under tighter bounds */
     }
 }

@@ -14,6 +14,7 @@
 #include "analysis/analysis.h"
 #include "analysis/compare.h"
 #include "report/series.h"
+#include "report/trace_view.h"
 #include "util/buf.h"
 
 #include <stddef.h>
@@ -51,6 +52,7 @@ typedef struct tp_html_extras {
     tp_series *series_b;        /* with compare: side B's ("series_b") */
     const tp_analysis *other;   /* with compare: side B's analysis ("analysis_b") */
     const tp_compare *compare;  /* `tprof compare A B` of analysis (A) and other (B) */
+    const tp_trace_view *trace; /* the Trace view's ranges ("trace"), under bounds of its own */
 } tp_html_extras;
 
 /* The report data of one finished analysis. Appends the JSON object (and a newline) to out. */

@@ -1,9 +1,9 @@
 /* html_assets.h - the HTML report's files, embedded at build time (cmake/report.cmake).
  *
  * page: src/report/html/report.html, the skeleton with the {{STYLE}}, {{CHARTJS}}, {{DATA}} and
- * {{APP}} markers; style: report.css; app: modules.js then report.js, as one script; chartjs:
- * Debian's Chart.js. Each array holds the file's bytes and a NUL after them that its length
- * does not count. */
+ * {{APP}} markers; style: report.css; app: stacks.js, modules.js, trace.js then report.js, as
+ * one script; chartjs: Debian's Chart.js. Each array holds the file's bytes and a NUL after them
+ * that its length does not count. */
 #ifndef TP_REPORT_HTML_ASSETS_H
 #define TP_REPORT_HTML_ASSETS_H
 

@@ -28,8 +28,8 @@ void tp_series_free(tp_series *s) {
     memset(s, 0, sizeof(*s)); /* freeing again is harmless; using it again needs init */
 }
 
-/* The lane's label: a host thread "pid P / thread T (name)", a device "GPU P / stream T". */
-static void lane_label(const tp_model *m, const tp_track *t, int device, char *out, size_t n) {
+/* The label of a track's lane (series.h). */
+void tp_series_lane_label(const tp_model *m, const tp_track *t, int device, char *out, size_t n) {
     const char *tname = t->thread_name ? tp_model_str(m, t->thread_name) : "";
     if (device) {
         snprintf(out, n, "GPU %lld / stream %lld", (long long)t->pid, (long long)t->tid);
@@ -154,7 +154,8 @@ void tp_series_add_model(tp_series *s, const tp_model *m) {
         if (e->track >= m->ntracks) continue;
         if (!lanes[e->track]) { /* lane + 1, 0 until looked up */
             char label[256];
-            lane_label(m, &m->tracks[e->track], e->kind != TP_HOST_RANGE, label, sizeof(label));
+            tp_series_lane_label(m, &m->tracks[e->track], e->kind != TP_HOST_RANGE, label,
+                                 sizeof(label));
             lanes[e->track] = lane_of(s, label) + 1;
         }
         if (lanes[e->track] == 0) continue; /* lane_of failed: UINT32_MAX + 1 */

@@ -73,5 +73,8 @@ void tp_series_add_model(tp_series *s, const tp_model *m);
  * [[ts_us, bytes], ...]}]}, each string cut to max_str bytes (tp_jw_cut; 0: whole). It sorts
  * the kept ranges by start: no model may be added after it, but it may be written again. */
 void tp_series_json(tp_buf *out, tp_series *s, size_t max_str);
+/* A track's lane label, in out[0..n): "pid P / thread T (name)" for a host thread, "GPU P /
+ * stream T" for a device (the Trace view's lanes too: trace_view.h). */
+void tp_series_lane_label(const tp_model *m, const tp_track *t, int device, char *out, size_t n);
 
 #endif

@@ -1,5 +1,6 @@
 /* html_data.c - the report data of inputs (html_data.h): the inputs read as `tprof analyze`
- * reads them (inputs.c), each model also feeding the timeline and memory curve, then rendered by
+ * reads them (inputs.c), each model also feeding the timeline and memory curve (and with
+ * opts.trace the Trace view's ranges), then rendered by
  * tp_html_data_of, as the default sink renders a run's. */
 #include "run/html_data.h"
 
@@ -9,16 +10,24 @@
 #include <stdio.h>
 #include <string.h>
 
-static void series_of_model(void *ctx, const tp_model *m) {
-    tp_series_add_model(ctx, m);
+/* What each model read feeds beside the analysis. */
+typedef struct feed {
+    tp_series *series;
+    tp_trace_view *trace; /* NULL: no Trace view */
+} feed;
+
+static void feed_model(void *ctx, const tp_model *m) {
+    const feed *f = ctx;
+    tp_series_add_model(f->series, m);
+    if (f->trace) tp_trace_view_add_model(f->trace, m);
 }
 
-/* The analysis of inputs with its series; NULL with the error in err. */
-static tp_analysis *analyse(char *const *inputs, size_t n, const tp_inputs_opts *r,
-                            tp_series *series, char *err, size_t errlen) {
+/* The analysis of inputs with its series (and ranges); NULL with the error in err. */
+static tp_analysis *analyse(char *const *inputs, size_t n, const tp_inputs_opts *r, feed f,
+                            char *err, size_t errlen) {
     tp_inputs_opts with = *r;
-    with.on_model = series_of_model;
-    with.on_model_ctx = series;
+    with.on_model = feed_model;
+    with.on_model_ctx = &f;
     return tp_inputs_analyse(inputs, n, &with, err, errlen);
 }
 
@@ -27,10 +36,13 @@ int tp_run_html_analyse(tp_run_html *r, char *const *inputs, size_t n, const tp_
     *r = (tp_run_html){.inputs = inputs, .n = n};
     tp_series_init(&r->series);
     tp_series_init(&r->series_b);
-    r->a = analyse(inputs, o->compare ? 1 : n, o->read, &r->series, err, errlen);
+    tp_trace_view_init(&r->trace);
+    r->has_trace = o->trace;
+    feed fa = {&r->series, o->trace ? &r->trace : NULL}, fb = {&r->series_b, NULL};
+    r->a = analyse(inputs, o->compare ? 1 : n, o->read, fa, err, errlen);
     if (!r->a) return -1;
     if (!o->compare) return 0;
-    r->b = analyse(inputs + 1, 1, o->read, &r->series_b, err, errlen);
+    r->b = analyse(inputs + 1, 1, o->read, fb, err, errlen);
     r->c = r->b ? tp_compare_new(r->a, r->b) : NULL;
     if (r->b && !r->c) snprintf(err, errlen, "out of memory");
     return r->c ? 0 : -1;
@@ -42,6 +54,7 @@ void tp_run_html_free(tp_run_html *r) {
     tp_analysis_free(r->a);
     tp_series_free(&r->series);
     tp_series_free(&r->series_b);
+    tp_trace_view_free(&r->trace);
     *r = (tp_run_html){0};
 }
 
@@ -53,7 +66,8 @@ int tp_run_html_render(tp_buf *out, tp_run_html *r, const tp_run_html_opts *o) {
                         .series = &r->series,
                         .series_b = r->b ? &r->series_b : NULL,
                         .other = r->b,
-                        .compare = r->c};
+                        .compare = r->c,
+                        .trace = r->has_trace ? &r->trace : NULL};
     tp_html_data_of(out, r->a, &x);
     return out->failed ? -1 : 0;
 }

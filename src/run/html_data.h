@@ -21,6 +21,7 @@ typedef struct tp_run_html_opts {
     const char *title;          /* NULL: the first input */
     const char *artifacts_href; /* how the page links a run directory's files ("" beside) */
     int compare;                /* inputs are A and B: the Compare view of A against B */
+    int trace;                  /* keep every range for the Trace view (`tprof report`) */
 } tp_run_html_opts;
 
 /* What the page shows, read from the inputs: their analysis with its timeline and memory curve,
@@ -31,6 +32,8 @@ typedef struct tp_run_html {
     tp_analysis *a, *b;
     tp_compare *c;
     tp_series series, series_b;
+    tp_trace_view trace; /* with opts.trace: side A's ranges */
+    int has_trace;
 } tp_run_html;
 
 /* Reads the inputs into r (with compare, n is 2): 0, or -1 with the error in err. Free r with

@@ -1,0 +1,364 @@
+/* trace_view.c - the ranges the report's Trace view draws (trace_view.h): every range of the
+ * models fed, kept until a bound cuts the window by time, written as columns by lane and depth. */
+#include "report/trace_view.h"
+
+#include "report/jsonw.h"
+#include "report/series.h"
+#include "util/jsonvalid.h"
+#include "util/sort.h"
+#include "util/vec.h"
+
+#include <assert.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tp_trace_view_init(tp_trace_view *v) {
+    memset(v, 0, sizeof(*v));
+    tp_strtab_init(&v->names);
+    tp_strtab_init(&v->args);
+    v->cut_ns = INT64_MAX;
+}
+
+void tp_trace_view_free(tp_trace_view *v) {
+    for (size_t i = 0; i < v->nlanes; i++)
+        free(v->lanes[i].label);
+    free(v->lanes);
+    free(v->r);
+    tp_strtab_free(&v->names);
+    tp_strtab_free(&v->args);
+    memset(v, 0, sizeof(*v));
+}
+
+/* A new lane for track t of the model numbered `model`; UINT32_MAX when out of memory. */
+static uint32_t new_lane(tp_trace_view *v, const tp_model *m, const tp_track *t, int device) {
+    char label[320], base[256];
+    tp_series_lane_label(m, t, device, base, sizeof(base));
+    if (m->rank >= 0)
+        snprintf(label, sizeof(label), "rank %lld / %s", (long long)m->rank, base);
+    else
+        snprintf(label, sizeof(label), "%s", base);
+    char *copy = strdup(label);
+    if (!copy || TP_GROW(v->lanes, v->cap_lanes, v->nlanes + 1)) {
+        free(copy);
+        v->failed = 1;
+        return UINT32_MAX;
+    }
+    v->lanes[v->nlanes] = (tp_tv_lane){
+        .label = copy, .model = v->nmodels, .device = device, .pid = t->pid, .tid = t->tid};
+    return (uint32_t)v->nlanes++;
+}
+
+/* The event's args as one JSON object text ("External id" first, as Kineto writes it; a raw
+ * JSON value as written, or as a string when it is not valid JSON), interned in v->args while
+ * the texts fit TP_TRACE_VIEW_ARGS_MAX; TP_STR_EMPTY when it has none or they do not fit. */
+static tp_str args_of(tp_trace_view *v, const tp_model *m, const tp_event *e, tp_buf *text) {
+    size_t n = (size_t)e->arg0 + e->nargs <= m->nargs ? e->nargs : 0;
+    if (!n && !e->ext) return TP_STR_EMPTY;
+    text->len = 0;
+    tp_buf_putc(text, '{');
+    if (e->ext) {
+        TP_BUF_LIT(text, "\"External id\":");
+        tp_buf_u64(text, e->ext);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const tp_arg *a = &m->args[e->arg0 + i];
+        if (i || e->ext) tp_buf_putc(text, ',');
+        tp_buf_json_cstr(text, tp_model_str(m, a->key));
+        tp_buf_putc(text, ':');
+        if (a->type == TP_ARG_INT)
+            tp_buf_i64(text, a->v.i);
+        else if (a->type == TP_ARG_DOUBLE)
+            tp_buf_double(text, a->v.d);
+        else if (a->type == TP_ARG_JSON &&
+                 tp_json_valid(tp_model_str(m, a->v.s), tp_strtab_len(&m->strings, a->v.s)))
+            tp_buf_put(text, tp_model_str(m, a->v.s), tp_strtab_len(&m->strings, a->v.s));
+        else
+            tp_buf_json_cstr(text, tp_model_str(m, a->v.s));
+    }
+    tp_buf_putc(text, '}');
+    if (text->failed) return TP_STR_EMPTY;
+    tp_str found = tp_strtab_find(&v->args, text->data, text->len);
+    if (found != UINT32_MAX) return found;
+    if (v->args.bytes + text->len > TP_TRACE_VIEW_ARGS_MAX) {
+        v->args_left_out++;
+        return TP_STR_EMPTY;
+    }
+    return tp_strtab_intern(&v->args, text->data, text->len);
+}
+
+/* The view's id of a model's name, cut as the page would cut it (TP_TRACE_VIEW_NAME_MAX, with
+ * an ellipsis), kept while the names fit TP_TRACE_VIEW_NAMES_MAX. */
+static tp_str name_of(tp_trace_view *v, const tp_model *m, tp_str id) {
+    const char *name = tp_model_str(m, id);
+    size_t len = tp_strtab_len(&m->strings, id),
+           keep = tp_jw_cut(name, len, TP_TRACE_VIEW_NAME_MAX);
+    char cut[TP_TRACE_VIEW_NAME_MAX + 4];
+    if (keep < len) {
+        assert(keep + 3 <= TP_TRACE_VIEW_NAME_MAX);
+        memcpy(cut, name, keep);
+        static const char ellipsis[3] = {'\xe2', '\x80', '\xa6'}; /* U+2026, as the writer */
+        memcpy(cut + keep, ellipsis, sizeof(ellipsis));
+        name = cut;
+        len = keep + 3;
+    }
+    tp_str found = tp_strtab_find(&v->names, name, len);
+    if (found != UINT32_MAX) return found;
+    if (v->names.bytes + len > TP_TRACE_VIEW_NAMES_MAX) {
+        v->names_left_out++;
+        name = TP_TRACE_VIEW_NAME_LEFT;
+        len = sizeof(TP_TRACE_VIEW_NAME_LEFT) - 1;
+    }
+    return tp_strtab_intern(&v->names, name, len);
+}
+
+/* Keeps the TP_TRACE_VIEW_EVENTS earliest ranges: the start of the first one past them becomes
+ * cut_ns, and every range from it on is dropped (ties at the cut go with it). */
+static void cut_by_time(tp_trace_view *v) {
+    tp_keyed *k = malloc(v->n * sizeof(*k));
+    tp_sort_buf spare = {0};
+    if (!k) {
+        v->failed = 1;
+        return;
+    }
+    for (size_t i = 0; i < v->n; i++)
+        k[i] = (tp_keyed){tp_time_key(v->r[i].start_ns), i};
+    if (tp_sort_keyed(&spare, k, v->n) == 0) {
+        v->cut_ns = tp_key_time(k[TP_TRACE_VIEW_EVENTS].key);
+        size_t kept = 0;
+        for (size_t i = 0; i < v->n; i++)
+            if (v->r[i].start_ns < v->cut_ns) v->r[kept++] = v->r[i];
+        v->n = kept;
+    } else {
+        v->failed = 1;
+    }
+    tp_sort_buf_free(&spare);
+    free(k);
+    assert(v->n <= TP_TRACE_VIEW_EVENTS);
+}
+
+void tp_trace_view_add_model(tp_trace_view *v, const tp_model *m) {
+    uint32_t *lanes = calloc(m->ntracks ? 2 * m->ntracks : 1, sizeof(*lanes)); /* host, device */
+    tp_buf text;
+    tp_buf_init(&text);
+    if (!lanes) {
+        v->failed = 1;
+        return;
+    }
+    for (size_t i = 0; i < m->nevents; i++) {
+        const tp_event *e = &m->events[i];
+        if ((e->kind != TP_HOST_RANGE && !tp_kind_is_device(e->kind)) || e->track >= m->ntracks)
+            continue;
+        v->seen++;
+        int64_t start = m->base_ns + e->ts;
+        if (start >= v->cut_ns) continue;
+        int device = e->kind != TP_HOST_RANGE;
+        uint32_t *lane = &lanes[2 * e->track + (uint32_t)device]; /* lane + 1, 0 until made */
+        if (!*lane) *lane = new_lane(v, m, &m->tracks[e->track], device) + 1;
+        if (!*lane || TP_GROW(v->r, v->cap, v->n + 1)) { /* new_lane failed: UINT32_MAX + 1 */
+            v->failed = 1;
+            continue;
+        }
+        v->r[v->n++] = (tp_tv_range){.start_ns = start,
+                                     .dur_ns = e->dur > 0 ? e->dur : 0,
+                                     .corr = e->corr,
+                                     .name = name_of(v, m, e->name),
+                                     .args = args_of(v, m, e, &text),
+                                     .lane = *lane - 1,
+                                     .ext = e->ext};
+        if (v->n == 2 * (size_t)TP_TRACE_VIEW_EVENTS) cut_by_time(v);
+    }
+    if (v->n > TP_TRACE_VIEW_EVENTS) cut_by_time(v); /* cut when twice over, and at the end */
+    v->nmodels++;
+    tp_buf_free(&text);
+    free(lanes);
+}
+
+/* Lanes (pointed to) by model, host threads before GPU streams, then by pid and tid. */
+static int lane_cmp(const void *x, const void *y) {
+    const tp_tv_lane *a = *(const tp_tv_lane *const *)x, *b = *(const tp_tv_lane *const *)y;
+    if (a->model != b->model) return a->model < b->model ? -1 : 1;
+    if (a->device != b->device) return a->device - b->device;
+    if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    return strcmp(a->label, b->label);
+}
+
+/* order[0..n) becomes the ranges by (lane position, start, longest first), then by (lane
+ * position, depth, start); depth[i] is range i's nesting depth on its lane. 0, or -1. */
+static int order_ranges(const tp_trace_view *v, const uint32_t *pos, tp_keyed *order,
+                        uint32_t *depth) {
+    tp_sort_buf spare = {0};
+    int64_t *ends = NULL;
+    size_t nends = 0, cap_ends = 0;
+    int rc = 0;
+    for (size_t i = 0; i < v->n; i++)
+        order[i] = (tp_keyed){~(uint64_t)v->r[i].dur_ns, i};
+    rc |= tp_sort_keyed(&spare, order, v->n);
+    for (size_t i = 0; i < v->n; i++)
+        order[i].key = tp_time_key(v->r[order[i].val].start_ns);
+    rc |= tp_sort_keyed(&spare, order, v->n);
+    for (size_t i = 0; i < v->n; i++)
+        order[i].key = pos[v->r[order[i].val].lane];
+    rc |= tp_sort_keyed(&spare, order, v->n);
+    /* depth: the ranges of the lane still open at the start (a stack of their ends) */
+    for (size_t i = 0; rc == 0 && i < v->n; i++) {
+        const tp_tv_range *r = &v->r[order[i].val];
+        if (i == 0 || order[i].key != order[i - 1].key) nends = 0;
+        while (nends && ends[nends - 1] <= r->start_ns)
+            nends--;
+        depth[order[i].val] = (uint32_t)nends;
+        if (TP_GROW(ends, cap_ends, nends + 1)) {
+            rc = -1;
+            break;
+        }
+        ends[nends++] = r->start_ns + r->dur_ns;
+    }
+    for (size_t i = 0; rc == 0 && i < v->n; i++)
+        order[i].key = ((uint64_t)pos[v->r[order[i].val].lane] << 32) | depth[order[i].val];
+    if (rc == 0) rc = tp_sort_keyed(&spare, order, v->n);
+    free(ends);
+    tp_sort_buf_free(&spare);
+    return rc ? -1 : 0;
+}
+
+/* What a column is read from: the ranges in the order they are written, and t0. */
+typedef struct cols {
+    const tp_trace_view *v;
+    const tp_keyed *order;
+    int64_t t0;
+} cols;
+
+typedef int64_t (*column_fn)(const cols *c, size_t i);
+
+/* "key": [v0, v1, ...], col(c, i) of each range i in c->order. */
+static void column(tp_jw *w, const char *key, const cols *c, column_fn col) {
+    tp_buf *b = w->b;
+    tp_jw_key(w, key);
+    tp_buf_reserve(b, c->v->n * 8 + 2);
+    tp_buf_putc(b, '[');
+    for (size_t i = 0; i < c->v->n; i++) {
+        char num[TP_FMT_NUM_MAX + 1], *p = num;
+        if (i) *p++ = ',';
+        p = tp_fmt_i64(p, col(c, i));
+        tp_buf_put(b, num, (size_t)(p - num));
+    }
+    tp_buf_putc(b, ']');
+    tp_jw_end_raw(w);
+}
+
+static const tp_tv_range *at(const cols *c, size_t i) {
+    return &c->v->r[c->order[i].val];
+}
+/* Start in ns: from the previous range of the row, or from t0 for a row's first. */
+static int64_t col_start(const cols *c, size_t i) {
+    int first = i == 0 || c->order[i].key != c->order[i - 1].key;
+    return at(c, i)->start_ns - (first ? c->t0 : at(c, i - 1)->start_ns);
+}
+static int64_t col_dur(const cols *c, size_t i) {
+    return at(c, i)->dur_ns;
+}
+static int64_t col_name(const cols *c, size_t i) {
+    return at(c, i)->name;
+}
+static int64_t col_args(const cols *c, size_t i) {
+    return at(c, i)->args;
+}
+static int64_t col_corr(const cols *c, size_t i) { /* ids past INT64_MAX link nothing */
+    return at(c, i)->corr <= (uint64_t)INT64_MAX ? (int64_t)at(c, i)->corr : 0;
+}
+static int64_t col_ext(const cols *c, size_t i) {
+    return at(c, i)->ext;
+}
+
+/* The strings of t, by id, as a JSON array named key. */
+static void strings(tp_jw *w, const char *key, const tp_strtab *t) {
+    tp_jw_array(w, key);
+    for (uint32_t i = 0; i < t->n; i++)
+        tp_jw_str(w, NULL, tp_strtab_get(t, i));
+    tp_jw_end_array(w);
+}
+
+/* "lanes": [{"name", "group" (its model), "gpu"}] in position order, and "rows": [lane, depth,
+ * first range] of each row. */
+static void lanes_and_rows(tp_jw *w, const tp_trace_view *v, const tp_tv_lane **by_pos,
+                           const tp_keyed *order) {
+    tp_jw_array(w, "lanes");
+    for (size_t k = 0; k < v->nlanes; k++) {
+        const tp_tv_lane *l = by_pos[k];
+        tp_jw_object(w, NULL);
+        tp_jw_str(w, "name", l->label);
+        tp_jw_u64(w, "group", l->model);
+        tp_jw_bool(w, "gpu", l->device);
+        tp_jw_end_object(w);
+    }
+    tp_jw_end_array(w);
+    tp_jw_array(w, "rows");
+    for (size_t i = 0; i < v->n; i++) {
+        if (i && order[i].key == order[i - 1].key) continue;
+        tp_jw_array(w, NULL);
+        tp_jw_u64(w, NULL, order[i].key >> 32);
+        tp_jw_u64(w, NULL, order[i].key & UINT32_MAX);
+        tp_jw_u64(w, NULL, i);
+        tp_jw_end_array(w);
+    }
+    tp_jw_end_array(w);
+}
+
+void tp_trace_view_json(tp_buf *out, const tp_trace_view *v) {
+    tp_jw w;
+    tp_jw_init(&w, out);
+    w.max_str = TP_TRACE_VIEW_NAME_MAX;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    const tp_tv_lane **by_pos = malloc((v->nlanes ? v->nlanes : 1) * sizeof(*by_pos));
+    uint32_t *pos = malloc((v->nlanes ? v->nlanes : 1) * sizeof(*pos)); /* lane -> position */
+    tp_keyed *order = malloc((v->n ? v->n : 1) * sizeof(*order));
+    uint32_t *depth = malloc((v->n ? v->n : 1) * sizeof(*depth));
+    if (!by_pos || !pos || !order || !depth) {
+        out->failed = 1;
+        goto done;
+    }
+    for (size_t i = 0; i < v->nlanes; i++)
+        by_pos[i] = &v->lanes[i];
+    if (v->nlanes) /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+        qsort(by_pos, v->nlanes, sizeof(*by_pos), lane_cmp);
+    for (size_t k = 0; k < v->nlanes; k++)
+        pos[by_pos[k] - v->lanes] = (uint32_t)k;
+    if (order_ranges(v, pos, order, depth)) {
+        out->failed = 1;
+        goto done;
+    }
+    int64_t t0 = v->n ? INT64_MAX : 0, t1 = v->n ? INT64_MIN : 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->r[i].start_ns < t0) t0 = v->r[i].start_ns;
+        if (v->r[i].start_ns + v->r[i].dur_ns > t1) t1 = v->r[i].start_ns + v->r[i].dur_ns;
+    }
+    cols c = {v, order, t0};
+    tp_jw_object(&w, NULL);
+    tp_jw_us(&w, "t0_us", t0);
+    tp_jw_i64(&w, "span_ns", t1 - t0);
+    tp_jw_u64(&w, "ranges", v->n);
+    tp_jw_u64(&w, "ranges_total", v->seen);
+    if (v->cut_ns != INT64_MAX) tp_jw_us(&w, "cut_us", v->cut_ns);
+    tp_jw_u64(&w, "args_left_out", v->args_left_out);
+    tp_jw_u64(&w, "names_left_out", v->names_left_out);
+    tp_jw_bool(&w, "partial", v->failed || v->names.failed || v->args.failed);
+    lanes_and_rows(&w, v, by_pos, order);
+    strings(&w, "names", &v->names);
+    w.max_str =
+        0; /* an args text is bounded by TP_TRACE_VIEW_ARGS_MAX, and cut it would not parse */
+    strings(&w, "args_text", &v->args);
+    column(&w, "start", &c, col_start);
+    column(&w, "dur", &c, col_dur);
+    column(&w, "name", &c, col_name);
+    column(&w, "args", &c, col_args);
+    column(&w, "corr", &c, col_corr);
+    column(&w, "ext", &c, col_ext);
+    tp_jw_end_object(&w);
+done:
+    free(by_pos);
+    free(pos);
+    free(order);
+    free(depth);
+}
