@@ -86,6 +86,8 @@ enum tp_rec_kind {
     TP_REC_MEMORY,    /* a = ticks; payload = device + 1 (| TP_REC_RESERVED); then
                          {a = addr, b = bytes}, {a = total allocated, b = total reserved} */
     TP_REC_ARG_JSON,  /* a = JSON text (const char *); key */
+    TP_REC_INPUTS,    /* a = bytes; payload = TP_INPUTS_* flags; then the bytes of an op's
+                         inputs (record/inputs.h) in ceil(bytes / 16) records */
 };
 /* In a TP_REC_MEMORY payload: the allocator reported its reserved bytes (torch's, through
  * tp_memory_reported), written as Kineto's "Total Reserved". */

@@ -5,7 +5,7 @@
 #include "model/kineto.h"
 #include "trace/fast.h"
 #include "trace/fields.h"
-#include "trace/flops.h"
+#include "model/flops.h"
 #include "util/vec.h"
 
 #include <assert.h>
@@ -412,7 +412,7 @@ static tp_str array_of(tp_evread *er, tp_evfields *f, int slot) {
     return tp_model_intern(er->m, dims->s.s, dims->s.len);
 }
 
-/* torch.profiler's FLOPs of an op whose trace has none but keeps its input shapes (trace/flops.h):
+/* torch.profiler's FLOPs of an op whose trace has none but keeps its input shapes (model/flops.h):
  * an int arg when the formula gives a positive count, else none. */
 static num_arg flops_from_shapes(tp_evread *er, tp_evfields *f, tp_str name) {
     num_arg a = {.type = -1};

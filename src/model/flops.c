@@ -2,7 +2,7 @@
  * (see flops.h). The texts are small JSON arrays: [[6, 3, 16, 16], [4, 3, 3, 3], [4], [], ...]
  * and ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]. Each formula is torch's, with its checks:
  * where torch warns and counts 0, so does this. */
-#include "trace/flops.h"
+#include "model/flops.h"
 
 #include <assert.h>
 #include <string.h>
