@@ -38,7 +38,7 @@ typedef struct tp_observer_api {
      * op's FLOPs with TP_INPUTS_FLOPS); op is the op's name. */
     void (*inputs)(const char *op, const void *bytes, size_t len, int flags);
     /* Whether torch.profiler's FLOPs formulas (src/model/flops.h, shared with the trace reader)
-     * count op `name`: only then is TP_INPUTS_FLOPS asked for. */
+     * count op `name`: without shapes, only such ops' inputs are recorded (for their FLOPs). */
     int (*flops_counted)(const char *name, size_t len);
     /* An allocation (bytes > 0) or free (bytes < 0) with the allocator's own totals;
      * device -1 is the host. */

@@ -117,11 +117,12 @@ void encode_input(encoder &e, const c10::IValue &v) {
         encode_tensor(e, v.toTensor());
     } else if (v.isTensorList()) {
         auto list = v.toListRef();
+        bool kept = list.size() <= TP_IN_LIST_MAX; // else "[]", as torch writes it
         uint8_t *p = e.room(1 + TP_IN_VARINT_MAX);
         *p++ = TP_IN_TENSORS;
-        e.p = tp_in_put_count(p, list.size());
-        for (const c10::IValue &t : list)
-            encode_tensor(e, t.toTensor());
+        e.p = tp_in_put_count(p, kept ? list.size() : 0);
+        for (size_t i = 0; kept && i < list.size(); i++)
+            encode_tensor(e, list[i].toTensor());
     } else if (v.isInt()) {
         uint8_t *p = e.room(1 + TP_IN_VARINT_MAX);
         *p = TP_IN_INT;
@@ -134,6 +135,9 @@ void encode_input(encoder &e, const c10::IValue &v) {
         *p = TP_IN_DOUBLE;
         std::memcpy(p + 1, &d, sizeof d);
         e.p = p + 1 + sizeof d;
+    } else if ((v.isIntList() || v.isDoubleList() || v.isBoolList()) &&
+               v.toListRef().size() > TP_IN_LIST_MAX) {
+        e.tag(TP_IN_OTHER); // neither type nor value, as torch writes it
     } else if (v.isIntList()) {
         auto list = v.toListRef();
         uint8_t *p = e.room(1 + (1 + list.size()) * TP_IN_VARINT_MAX);
@@ -173,10 +177,15 @@ void annotate_collective() {
 
 /* The op's inputs as bytes, for the window's writer to make its three texts and FLOPs of. */
 void annotate_inputs(const at::RecordFunction &fn, const char *name) {
-    int flags = shapes_on.load(std::memory_order_relaxed) ? TP_INPUTS_SHAPES : 0;
-    if (flops_on.load(std::memory_order_relaxed) && api->flops_counted(name, std::strlen(name)))
-        flags |= TP_INPUTS_FLOPS;
-    if (!flags || !fn.needsInputs()) return;
+    /* With shapes every op's inputs are recorded anyway: the writer picks the ops torch counts
+     * FLOPs of, so that no name is looked up here. */
+    bool flops = flops_on.load(std::memory_order_relaxed);
+    int flags = flops ? TP_INPUTS_FLOPS : 0;
+    if (shapes_on.load(std::memory_order_relaxed))
+        flags |= TP_INPUTS_SHAPES;
+    else if (!flops || !api->flops_counted(name, std::strlen(name)))
+        return;
+    if (!fn.needsInputs()) return;
     auto inputs = fn.inputs();
     if (inputs.empty()) return;
     thread_local uint8_t fixed[encoder::fixed_size];

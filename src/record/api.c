@@ -3,7 +3,6 @@
  * strings are copied into the thread's intern table first. */
 #include "tprof.h"
 
-#include "model/flops.h"
 #include "model/kineto.h"
 #include "record/gpu_calls.h"
 #include "record/inputs.h"
@@ -134,10 +133,7 @@ static void inputs_now(const char *op, const void *bytes, size_t len, int flags)
             tp_range_arg_json(tp_karg_input_type, text.types.data);
             tp_range_arg_json(tp_karg_concrete_inputs, text.concrete.data);
         }
-        int64_t flops = (flags & TP_INPUTS_FLOPS)
-                            ? tp_flops_of(op, strlen(op), text.dims.data, text.dims.len,
-                                          text.concrete.data, text.concrete.len)
-                            : 0;
+        int64_t flops = (flags & TP_INPUTS_FLOPS) ? tp_inputs_flops(op, &text) : 0;
         if (flops > 0) tprof_flops((uint64_t)flops);
     }
     tp_inputs_text_free(&text);

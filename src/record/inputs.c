@@ -4,6 +4,8 @@
  * for the same op, which tests/python/test_torch_observer.py compares op by op. */
 #include "record/inputs.h"
 
+#include "model/flops.h"
+
 #include <math.h>
 #include <stdio.h>
 
@@ -204,6 +206,12 @@ int tp_inputs_format(const uint8_t *bytes, size_t len, tp_inputs_text *t) {
         if (!failed) lists[i]->len--; /* the NUL ends the text; it is not part of it */
     }
     return failed ? -1 : 0;
+}
+
+int64_t tp_inputs_flops(const char *op, const tp_inputs_text *t) {
+    size_t len = op ? strlen(op) : 0;
+    if (!len || !tp_flops_counted(op, len)) return 0;
+    return tp_flops_of(op, len, t->dims.data, t->dims.len, t->concrete.data, t->concrete.len);
 }
 
 void tp_inputs_text_free(tp_inputs_text *t) {

@@ -51,9 +51,15 @@ enum tp_in_tag {
     TP_IN_OTHER,
 };
 
+/* torch's traces keep a list input only up to this many items: a longer tensor list has "[]"
+ * for its sizes (still "TensorList"), a longer scalar list is written as neither type nor value
+ * (measured on torch 2.13's traces). The observer encodes them so: a TP_IN_TENSORS of count 0,
+ * a TP_IN_OTHER. */
+#define TP_IN_LIST_MAX 30
+
 /* What the converter makes of an op's inputs (tp_op_inputs' flags). */
 #define TP_INPUTS_SHAPES 1 /* "Input Dims", "Input type" and "Concrete Inputs" */
-#define TP_INPUTS_FLOPS  2 /* the op's FLOPs by torch's formula */
+#define TP_INPUTS_FLOPS  2 /* the op's FLOPs by torch's formula, where it has one */
 
 /* Bytes one varint may take. */
 #define TP_IN_VARINT_MAX 10
@@ -94,5 +100,8 @@ typedef struct tp_inputs_text {
  * or when out of memory. */
 int tp_inputs_format(const uint8_t *bytes, size_t len, tp_inputs_text *t);
 void tp_inputs_text_free(tp_inputs_text *t);
+/* The FLOPs of op `op` with those inputs by torch's formula (model/flops.h, the trace reader's
+ * too); 0 when torch counts none for it, -1 when the texts lack what the formula reads. */
+int64_t tp_inputs_flops(const char *op, const tp_inputs_text *t);
 
 #endif

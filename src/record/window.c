@@ -6,7 +6,6 @@
  * window's end are closed there and flagged TP_EVF_TRUNCATED. */
 #include "record/window.h"
 
-#include "model/flops.h"
 #include "model/kineto.h"
 #include "record/inputs.h"
 #include "record/record.h"
@@ -192,10 +191,7 @@ static void add_inputs(convert *cv, const tp_rec *r) {
                         tp_model_str(cv->m, tp_model_intern_cstr(cv->m, texts[i])));
     }
     open_range *op = &cv->stack[cv->depth - 1];
-    int64_t flops = (flags & TP_INPUTS_FLOPS) && op->name
-                        ? tp_flops_of(op->name, strlen(op->name), t->dims.data, t->dims.len,
-                                      t->concrete.data, t->concrete.len)
-                        : 0;
+    int64_t flops = (flags & TP_INPUTS_FLOPS) ? tp_inputs_flops(op->name, t) : 0;
     if (flops > 0) {
         op->flops += (uint64_t)flops;
         op->has_flops = 1;
