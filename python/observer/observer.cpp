@@ -112,17 +112,36 @@ void encode_printed(encoder &e, uint8_t tag, const c10::IValue &v) {
     e.p = p + text.size();
 }
 
-void encode_input(encoder &e, const c10::IValue &v) {
-    if (v.isTensor()) {
-        encode_tensor(e, v.toTensor());
-    } else if (v.isTensorList()) {
-        auto list = v.toListRef();
-        bool kept = list.size() <= TP_IN_LIST_MAX; // else "[]", as torch writes it
+/* A list input: its tensors' sizes, its ints, or (rare) its doubles or bools as torch prints
+ * them; one longer than torch's traces keep, as they write it. */
+void encode_list(encoder &e, const c10::IValue &v) {
+    auto list = v.toListRef();
+    if (v.isTensorList()) {
+        bool kept = list.size() <= TP_IN_LIST_MAX; // else "[]"
         uint8_t *p = e.room(1 + TP_IN_VARINT_MAX);
         *p++ = TP_IN_TENSORS;
         e.p = tp_in_put_count(p, kept ? list.size() : 0);
         for (size_t i = 0; kept && i < list.size(); i++)
             encode_tensor(e, list[i].toTensor());
+    } else if (!(v.isIntList() || v.isDoubleList() || v.isBoolList()) ||
+               list.size() > TP_IN_LIST_MAX) {
+        e.tag(TP_IN_OTHER); // a longer one: neither type nor value
+    } else if (v.isIntList()) {
+        uint8_t *p = e.room(1 + (1 + list.size()) * TP_IN_VARINT_MAX);
+        *p++ = TP_IN_INTS;
+        p = tp_in_put_count(p, list.size());
+        for (const c10::IValue &i : list)
+            p = tp_in_put_varint(p, i.toInt());
+        e.p = p;
+    } else {
+        encode_printed(e, TP_IN_TEXT_LIST, v);
+    }
+}
+
+/* The common kinds first, by IValue's inline tag checks. */
+void encode_input(encoder &e, const c10::IValue &v) {
+    if (v.isTensor()) {
+        encode_tensor(e, v.toTensor());
     } else if (v.isInt()) {
         uint8_t *p = e.room(1 + TP_IN_VARINT_MAX);
         *p = TP_IN_INT;
@@ -135,21 +154,10 @@ void encode_input(encoder &e, const c10::IValue &v) {
         *p = TP_IN_DOUBLE;
         std::memcpy(p + 1, &d, sizeof d);
         e.p = p + 1 + sizeof d;
-    } else if ((v.isIntList() || v.isDoubleList() || v.isBoolList()) &&
-               v.toListRef().size() > TP_IN_LIST_MAX) {
-        e.tag(TP_IN_OTHER); // neither type nor value, as torch writes it
-    } else if (v.isIntList()) {
-        auto list = v.toListRef();
-        uint8_t *p = e.room(1 + (1 + list.size()) * TP_IN_VARINT_MAX);
-        *p++ = TP_IN_INTS;
-        p = tp_in_put_count(p, list.size());
-        for (const c10::IValue &i : list)
-            p = tp_in_put_varint(p, i.toInt());
-        e.p = p;
+    } else if (v.isList()) {
+        encode_list(e, v);
     } else if (v.isScalar()) {
         encode_printed(e, TP_IN_TEXT_SCALAR, v);
-    } else if (v.isDoubleList() || v.isBoolList()) {
-        encode_printed(e, TP_IN_TEXT_LIST, v);
     } else {
         e.tag(TP_IN_OTHER);
     }
