@@ -32,8 +32,9 @@
  * (autograd's workers, at::launch). Its configuration is "disabled", so torch sees no profiler
  * running (profilerEnabled() stays false) and behaves exactly as unprofiled.
  *
- * The library is reached through the table tprof._tprof gives (ext/observer_api.h). Nothing
- * here throws into torch: the callbacks catch everything. */
+ * The library is reached through the table tprof._tprof gives (ext/observer_api.h); of the
+ * library's headers only record/inputs.h's inline encoders are compiled in. Nothing here throws
+ * into torch: the callbacks catch everything. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
