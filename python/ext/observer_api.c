@@ -5,8 +5,9 @@
 #include "observer_api.h"
 #include "tprof_py.h"
 
+#include "record/inputs.h"
 #include "record/record.h"
-#include "trace/flops.h"
+#include "model/flops.h"
 #include "util/log.h"
 
 static int op_begin(const char *name, int64_t seq, int64_t fwd_tid) {
@@ -40,11 +41,8 @@ static const tp_observer_api api = {
     .complete = complete,
     .arg_int = tprof_arg_int,
     .arg_str = tprof_arg_str,
-    .arg_json = tp_range_arg_json,
-    .shapes = tprof_shapes,
-    .flops = tprof_flops,
+    .inputs = tp_op_inputs,
     .flops_counted = tp_flops_counted,
-    .flops_of = tp_flops_of,
     .memory = tp_memory_reported,
     .warn = warn,
 };

@@ -30,19 +30,16 @@ typedef struct tp_observer_api {
     uint64_t (*now)(void);
     void (*complete)(const char *name, uint64_t begin_ticks);
     /* Annotations of the innermost kept range: an integer arg, a string arg (key and value
-     * copied), an arg whose value is JSON text (the text copied, the key a literal), its
-     * "Input Dims" (JSON), its FLOPs. */
+     * copied). */
     void (*arg_int)(const char *key, int64_t value);
     void (*arg_str)(const char *key, const char *value);
-    void (*arg_json)(const char *key, const char *json);
-    void (*shapes)(const char *dims_json);
-    void (*flops)(uint64_t flops);
-    /* torch.profiler's FLOPs formulas (src/trace/flops.h), shared with the trace reader:
-     * whether op `name` has one, and its FLOPs from the JSON text of "Input Dims" and
-     * "Concrete Inputs" (-1 when the text lacks what the formula needs). */
+    /* Its inputs, as the bytes of src/record/inputs.h (copied; the window's writer makes Kineto's
+     * "Input Dims", "Input type" and "Concrete Inputs" of them with TP_INPUTS_SHAPES, and the
+     * op's FLOPs with TP_INPUTS_FLOPS); op is the op's name. */
+    void (*inputs)(const char *op, const void *bytes, size_t len, int flags);
+    /* Whether torch.profiler's FLOPs formulas (src/model/flops.h, shared with the trace reader)
+     * count op `name`: without shapes, only such ops' inputs are recorded (for their FLOPs). */
     int (*flops_counted)(const char *name, size_t len);
-    int64_t (*flops_of)(const char *name, size_t len, const char *dims, size_t dims_len,
-                        const char *concrete, size_t concrete_len);
     /* An allocation (bytes > 0) or free (bytes < 0) with the allocator's own totals;
      * device -1 is the host. */
     void (*memory)(int device, const void *ptr, int64_t bytes, int64_t total_allocated,

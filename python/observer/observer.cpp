@@ -8,8 +8,15 @@
  * named and categorised as Kineto writes it ("cpu_op", or "user_annotation" for USER_SCOPE),
  * with Kineto's "Sequence number" and "Fwd thread id" (the link from a backward op to the
  * forward op that made it), and with record_shapes its "Input Dims", "Input type" and
- * "Concrete Inputs". FLOPs come from the library's own formulas (trace/flops.c, shared with the
- * trace reader), fed the same text. Collectives get the args of their ParamCommsDebugInfo.
+ * "Concrete Inputs". Collectives get the args of their ParamCommsDebugInfo.
+ *
+ * Inputs: the callback writes no text. As torch.profiler keeps its inputs' metadata compact and
+ * formats it after the profile, the observer encodes each op's inputs as a few bytes (per input
+ * a tag; a tensor's dtype name pointer and sizes; an int, bool or double's value; an int list's
+ * values: src/record/inputs.h) handed to the recorder in one call, and the window's writer
+ * thread makes the three texts of them and the op's FLOPs from those texts by the library's
+ * formulas (model/flops.c, shared with the trace reader). Only rare inputs (complex or symbolic
+ * scalars, double and bool lists) go through torch's printer here, as text in the bytes.
  *
  * The callback is registered only while a window records (tprof.torch.observer calls start and
  * stop as windows open and close): outside windows torch runs no callback at all. A range
@@ -25,8 +32,9 @@
  * (autograd's workers, at::launch). Its configuration is "disabled", so torch sees no profiler
  * running (profilerEnabled() stays false) and behaves exactly as unprofiled.
  *
- * The library is reached through the table tprof._tprof gives (ext/observer_api.h). Nothing
- * here throws into torch: the callbacks catch everything. */
+ * The library is reached through the table tprof._tprof gives (ext/observer_api.h); of the
+ * library's headers only record/inputs.h's inline encoders are compiled in. Nothing here throws
+ * into torch: the callbacks catch everything. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -36,16 +44,17 @@
 #include <torch/csrc/distributed/c10d/ParamCommsUtils.hpp>
 #include <torch/csrc/profiler/api.h>
 
+#include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cstring>
 #include <memory>
 #include <sstream>
 #include <string>
-#include <string_view>
+#include <vector>
 
 #include "model/kineto.h"
 #include "observer_api.h"
+#include "record/inputs.h"
 
 namespace {
 
@@ -55,119 +64,104 @@ const tp_observer_api *api; // set by start, never cleared (the extension outliv
 std::atomic<bool> shapes_on, flops_on;
 at::CallbackHandle handle; // 0: no callback registered
 
-/* ---- the text of an op's inputs, as Kineto writes it ---- */
+/* ---- an op's inputs, as compact bytes (src/record/inputs.h) ---- */
 
-/* JSON string content of s (the values are short: scalars and dtype names). */
-void append_escaped(std::string &out, const std::string &s) {
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else if (c < 0x20) {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "\\u%04x", c);
-            out += hex;
-        } else {
-            out += static_cast<char>(c);
-        }
+/* Where an op's input bytes are written: a buffer of the thread's own, and past its end a
+ * growing one (an op with hundreds of tensors, as a foreach optimizer's). */
+struct encoder {
+    static constexpr size_t fixed_size = 4096;
+    uint8_t *start, *p, *end;
+
+    uint8_t *room(size_t need) { return static_cast<size_t>(end - p) >= need ? p : grow(need); }
+    uint8_t *grow(size_t need) {
+        thread_local std::vector<uint8_t> spill;
+        size_t used = static_cast<size_t>(p - start);
+        if (start != spill.data()) spill.assign(start, p);
+        spill.resize(std::max(2 * (used + need), fixed_size));
+        start = spill.data();
+        p = start + used;
+        end = start + spill.size();
+        return p;
     }
-}
-
-/* An integer in decimal, without the temporary string std::to_string makes. */
-void append_int(std::string &out, int64_t v) {
-    char digits[24];
-    auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
-    out.append(digits, static_cast<size_t>(end - digits));
-}
-
-/* "[a, b, ...]": item(out, i) appends the i-th of n items. */
-template <typename Item> void append_list(std::string &out, size_t n, Item item) {
-    out += '[';
-    for (size_t i = 0; i < n; i++) {
-        if (i) out += ", ";
-        item(out, i);
-    }
-    out += ']';
-}
-
-void append_sizes(std::string &out, const at::Tensor &t) {
-    auto sizes = t.defined() ? t.sizes() : c10::IntArrayRef();
-    append_list(out, sizes.size(), [&](std::string &o, size_t i) { append_int(o, sizes[i]); });
-}
-
-/* A scalar or a list of scalars printed as torch prints an IValue ("1", "0.", "False",
- * "[1, 1]"): what Kineto's "Concrete Inputs" holds. Ints, bools and int lists (nearly every
- * case: sizes, strides, dims, flags) are written directly; the rest through torch's printer. */
-void append_concrete(std::string &out, const c10::IValue &v) {
-    if (v.isInt()) {
-        append_int(out, v.toInt());
-    } else if (v.isBool()) {
-        out += v.toBool() ? "True" : "False";
-    } else if (v.isIntList()) {
-        auto list = v.toIntList();
-        append_list(out, list.size(),
-                    [&](std::string &o, size_t i) { append_int(o, list.get(i)); });
-    } else {
-        std::ostringstream ss;
-        ss << v;
-        append_escaped(out, ss.str());
-    }
-}
-
-bool is_scalar_list(const c10::IValue &v) {
-    return v.isIntList() || v.isDoubleList() || v.isBoolList();
-}
-
-/* One input's entries of the three lists. */
-void describe_input(const c10::IValue &v, std::string &dims, std::string &types,
-                    std::string &concrete) {
-    std::string_view type;
-    bool has_value = false;
-    if (v.isTensor()) {
-        const at::Tensor &t = v.toTensor();
-        append_sizes(dims, t);
-        if (t.defined()) type = t.dtype().name(); // "float", "long int", "c10::Half"
-    } else if (v.isTensorList()) {
-        auto list = v.toTensorList();
-        append_list(dims, list.size(),
-                    [&](std::string &o, size_t i) { append_sizes(o, list.get(i)); });
-        type = "TensorList";
-    } else {
-        dims += "[]";
-        if (v.isScalar())
-            type = "Scalar";
-        else if (is_scalar_list(v))
-            type = "ScalarList";
-        has_value = !type.empty();
-    }
-    types += '"';
-    types += type;
-    types += '"';
-    concrete += '"';
-    if (has_value) append_concrete(concrete, v);
-    concrete += '"';
-}
-
-struct input_text {
-    std::string dims, types, concrete;
+    void tag(uint8_t t) { *room(1) = t, p++; }
 };
 
-void describe_inputs(const at::RecordFunction &fn, input_text &out) {
-    out.dims = "[";
-    out.types = "[";
-    out.concrete = "[";
-    auto inputs = fn.inputs();
-    for (size_t i = 0; i < inputs.size(); i++) {
-        if (i) {
-            out.dims += ", ";
-            out.types += ", ";
-            out.concrete += ", ";
-        }
-        describe_input(inputs[i], out.dims, out.types, out.concrete);
+void encode_tensor(encoder &e, const at::Tensor &t) {
+    if (!t.defined()) return e.tag(TP_IN_UNDEFINED);
+    auto sizes = t.sizes();
+    auto name = t.dtype().name(); // "float", "long int", "c10::Half": static, not NUL-ended
+    uint8_t *p = e.room(1 + sizeof(void *) + (2 + sizes.size()) * TP_IN_VARINT_MAX);
+    *p++ = TP_IN_TENSOR;
+    p = tp_in_put_ptr(p, name.data());
+    p = tp_in_put_count(p, name.size());
+    p = tp_in_put_count(p, sizes.size());
+    for (int64_t size : sizes)
+        p = tp_in_put_varint(p, size);
+    e.p = p;
+}
+
+/* A value torch's printer prints (the rare scalars and lists: complex, symbolic, double and
+ * bool lists), as text. */
+void encode_printed(encoder &e, uint8_t tag, const c10::IValue &v) {
+    std::ostringstream ss;
+    ss << v;
+    std::string text = ss.str();
+    uint8_t *p = e.room(1 + TP_IN_VARINT_MAX + text.size());
+    *p++ = tag;
+    p = tp_in_put_count(p, text.size());
+    std::memcpy(p, text.data(), text.size());
+    e.p = p + text.size();
+}
+
+/* A list input: its tensors' sizes, its ints, or (rare) its doubles or bools as torch prints
+ * them; one longer than torch's traces keep, as they write it. */
+void encode_list(encoder &e, const c10::IValue &v) {
+    auto list = v.toListRef();
+    if (v.isTensorList()) {
+        bool kept = list.size() <= TP_IN_LIST_MAX; // else "[]"
+        uint8_t *p = e.room(1 + TP_IN_VARINT_MAX);
+        *p++ = TP_IN_TENSORS;
+        e.p = tp_in_put_count(p, kept ? list.size() : 0);
+        for (size_t i = 0; kept && i < list.size(); i++)
+            encode_tensor(e, list[i].toTensor());
+    } else if (!(v.isIntList() || v.isDoubleList() || v.isBoolList()) ||
+               list.size() > TP_IN_LIST_MAX) {
+        e.tag(TP_IN_OTHER); // a longer one: neither type nor value
+    } else if (v.isIntList()) {
+        uint8_t *p = e.room(1 + (1 + list.size()) * TP_IN_VARINT_MAX);
+        *p++ = TP_IN_INTS;
+        p = tp_in_put_count(p, list.size());
+        for (const c10::IValue &i : list)
+            p = tp_in_put_varint(p, i.toInt());
+        e.p = p;
+    } else {
+        encode_printed(e, TP_IN_TEXT_LIST, v);
     }
-    out.dims += ']';
-    out.types += ']';
-    out.concrete += ']';
+}
+
+/* The common kinds first, by IValue's inline tag checks. */
+void encode_input(encoder &e, const c10::IValue &v) {
+    if (v.isTensor()) {
+        encode_tensor(e, v.toTensor());
+    } else if (v.isInt()) {
+        uint8_t *p = e.room(1 + TP_IN_VARINT_MAX);
+        *p = TP_IN_INT;
+        e.p = tp_in_put_varint(p + 1, v.toInt());
+    } else if (v.isBool()) {
+        e.tag(v.toBool() ? TP_IN_TRUE : TP_IN_FALSE);
+    } else if (v.isDouble()) {
+        uint8_t *p = e.room(1 + sizeof(double));
+        double d = v.toDouble();
+        *p = TP_IN_DOUBLE;
+        std::memcpy(p + 1, &d, sizeof d);
+        e.p = p + 1 + sizeof d;
+    } else if (v.isList()) {
+        encode_list(e, v);
+    } else if (v.isScalar()) {
+        encode_printed(e, TP_IN_TEXT_SCALAR, v);
+    } else {
+        e.tag(TP_IN_OTHER);
+    }
 }
 
 /* ---- collectives ---- */
@@ -190,23 +184,24 @@ void annotate_collective() {
 
 /* ---- the callbacks ---- */
 
+/* The op's inputs as bytes, for the window's writer to make its three texts and FLOPs of. */
 void annotate_inputs(const at::RecordFunction &fn, const char *name) {
-    bool want_shapes = shapes_on.load(std::memory_order_relaxed);
-    bool want_flops =
-        flops_on.load(std::memory_order_relaxed) && api->flops_counted(name, std::strlen(name));
-    if (!(want_shapes || want_flops) || !fn.needsInputs() || fn.inputs().empty()) return;
-    thread_local input_text text;
-    describe_inputs(fn, text);
-    if (want_shapes) {
-        api->shapes(text.dims.c_str());
-        api->arg_json(tp_karg_input_type, text.types.c_str());
-        api->arg_json(tp_karg_concrete_inputs, text.concrete.c_str());
-    }
-    if (want_flops) {
-        int64_t n = api->flops_of(name, std::strlen(name), text.dims.data(), text.dims.size(),
-                                  text.concrete.data(), text.concrete.size());
-        if (n > 0) api->flops(static_cast<uint64_t>(n));
-    }
+    /* With shapes every op's inputs are recorded anyway: the writer picks the ops torch counts
+     * FLOPs of, so that no name is looked up here. */
+    bool flops = flops_on.load(std::memory_order_relaxed);
+    int flags = flops ? TP_INPUTS_FLOPS : 0;
+    if (shapes_on.load(std::memory_order_relaxed))
+        flags |= TP_INPUTS_SHAPES;
+    else if (!flops || !api->flops_counted(name, std::strlen(name)))
+        return;
+    if (!fn.needsInputs()) return;
+    auto inputs = fn.inputs();
+    if (inputs.empty()) return;
+    thread_local uint8_t fixed[encoder::fixed_size];
+    encoder e{fixed, fixed, fixed + sizeof fixed};
+    for (const c10::IValue &v : inputs)
+        encode_input(e, v);
+    api->inputs(name, e.start, static_cast<size_t>(e.p - e.start), flags);
 }
 
 /* The state a RecordFunction needs at its end, kept only when the thread id it records is not

@@ -6,7 +6,7 @@
 #include "analysis/internal.h"
 
 #include "model/kineto.h"
-#include "trace/flops.h"
+#include "model/flops.h"
 
 #include "util/vec.h"
 

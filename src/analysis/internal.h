@@ -66,7 +66,7 @@ enum {
     TP_NAME_MATRIX = 32,      /* a matrix op whose dtype matters: aten::mm, addmm, bmm, conv */
     TP_NAME_SETUP = 64,       /* "tprof.setup": the run's setup, metadata and no op */
     TP_NAME_MODULE = 256,     /* "nn.Module: ...": a module's forward (Kineto's with_modules) */
-    TP_NAME_FCM = 512,        /* an op FlopCounterMode counts (trace/flops.h) */
+    TP_NAME_FCM = 512,        /* an op FlopCounterMode counts (model/flops.h) */
     TP_NAME_KNOWN = 128       /* the flags were computed */
 };
 /* evidence.c: the TP_NAME_* flags of a name. */

@@ -11,13 +11,13 @@
  * calls aten::mul); it adds no call, time or FLOPs, and its self time and allocations go to the
  * parent's row as before (the same name), its children becoming the parent's.
  *
- * FlopCounterMode's FLOPs (the "flops_fcm" arg, trace/flops.h) count only at an op with no
+ * FlopCounterMode's FLOPs (the "flops_fcm" arg, model/flops.h) count only at an op with no
  * counted op around it: FlopCounterMode sees an op at torch's dispatcher and not the ops its
  * kernel calls (aten::_convolution inside aten::convolution), which a trace shows nested. */
 #include "analysis/internal.h"
 
 #include "model/kineto.h"
-#include "trace/flops.h"
+#include "model/flops.h"
 #include "util/vec.h"
 
 #include <assert.h>

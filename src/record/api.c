@@ -5,6 +5,7 @@
 
 #include "model/kineto.h"
 #include "record/gpu_calls.h"
+#include "record/inputs.h"
 #include "record/memory.h"
 #include "record/record.h"
 #include "record/session.h"
@@ -120,6 +121,41 @@ void tp_range_complete(const char *name, uint64_t begin_ticks) {
 void tprof_shapes(const char *dims_json) {
     if (tp_api_enter("tprof_shapes") && tp_opts.shapes)
         annotate(TP_REC_SHAPES, dims_json ? dims_json : "null", NULL, 0, "tprof_shapes");
+}
+
+/* Inputs too large for the record buffer: their texts and FLOPs now, as the converter makes
+ * them from the bytes (window.c). */
+static void inputs_now(const char *op, const void *bytes, size_t len, int flags) {
+    tp_inputs_text text = {0};
+    if (tp_inputs_format(bytes, len, &text) == 0) {
+        if (flags & TP_INPUTS_SHAPES) {
+            tprof_shapes(text.dims.data);
+            tp_range_arg_json(tp_karg_input_type, text.types.data);
+            tp_range_arg_json(tp_karg_concrete_inputs, text.concrete.data);
+        }
+        int64_t flops = (flags & TP_INPUTS_FLOPS) ? tp_inputs_flops(op, &text) : 0;
+        if (flops > 0) tprof_flops((uint64_t)flops);
+    }
+    tp_inputs_text_free(&text);
+}
+
+void tp_op_inputs(const char *op, const void *bytes, size_t len, int flags) {
+    if (!tp_api_enter("tp_op_inputs") || !len) return;
+    if (!tp_opts.shapes) flags &= ~TP_INPUTS_SHAPES;
+    if (!tp_opts.flops) flags &= ~TP_INPUTS_FLOPS;
+    if (!flags) return;
+    if (len > TP_INPUTS_MAX_BYTES) {
+        inputs_now(op, bytes, len, flags);
+        return;
+    }
+    tp_tls *t = &tp_tls_cur;
+    uint32_t k = (uint32_t)((len + sizeof(tp_rec) - 1) / sizeof(tp_rec));
+    tp_rec *r = annotation_room(t, 1 + k, "tp_op_inputs");
+    if (!r) return;
+    r[0].a = len;
+    r[0].b = tp_rec_word(TP_REC_INPUTS, (uint64_t)flags);
+    memcpy(&r[1], bytes, len);
+    tp_publish(t, 1 + k);
 }
 
 void tprof_counter(const char *name, double value) {

@@ -61,11 +61,20 @@ uint32_t tp_tls_sync(tp_tls *t) {
     return g;
 }
 
+/* The copy is looked up by the caller's pointer first (record.h, TP_RECENT_COPIES): a hit is
+ * one whose text is still the copy's, so a pointer reused for another text is copied anew. */
 const char *tp_intern(tp_tls *t, const char *s) {
-    tp_strtab *st = &t->thr->strings;
+    tp_thread *thr = t->thr;
     if (!s) s = "(null)";
-    tp_str id = tp_strtab_intern(st, s, strlen(s));
-    return id == TP_STR_EMPTY && *s ? NULL : tp_strtab_get(st, id);
+    size_t slot = ((uintptr_t)s >> 3) & (TP_RECENT_COPIES - 1);
+    if (thr->recent[slot].key == s && strcmp(s, thr->recent[slot].copy) == 0)
+        return thr->recent[slot].copy;
+    tp_str id = tp_strtab_intern(&thr->strings, s, strlen(s));
+    if (id == TP_STR_EMPTY && *s) return NULL;
+    const char *copy = tp_strtab_get(&thr->strings, id);
+    thr->recent[slot].key = s;
+    thr->recent[slot].copy = copy;
+    return copy;
 }
 
 static tp_rec *count_drop(tp_tls *t) {

@@ -86,6 +86,8 @@ enum tp_rec_kind {
     TP_REC_MEMORY,    /* a = ticks; payload = device + 1 (| TP_REC_RESERVED); then
                          {a = addr, b = bytes}, {a = total allocated, b = total reserved} */
     TP_REC_ARG_JSON,  /* a = JSON text (const char *); key */
+    TP_REC_INPUTS,    /* a = bytes; payload = TP_INPUTS_* flags; then the bytes of an op's
+                         inputs (record/inputs.h) in ceil(bytes / 16) records */
 };
 /* In a TP_REC_MEMORY payload: the allocator reported its reserved bytes (torch's, through
  * tp_memory_reported), written as Kineto's "Total Reserved". */
@@ -120,16 +122,23 @@ typedef struct tp_chunk {
     tp_rec recs[TP_CHUNK_RECS];
 } tp_chunk;
 
+/* tp_intern's recent copies by the caller's pointer: torch's observer copies every op's name,
+ * mostly the same few, and a strcmp with the last copy costs a fraction of a hash lookup. */
+enum { TP_RECENT_COPIES = 64 };
+
 typedef struct tp_thread {
     struct tp_thread *next; /* the registry (under thread.c's lock, tp_threads_mutex) */
     tp_chunk *chunks;       /* pushed by the owner with release */
     int64_t tid;
     const char *name;  /* interned in `strings`; stored with release */
     tp_strtab strings; /* owner only: copied names, keys and values; never move */
-    uint64_t next_seq; /* owner only */
-    tp_chunk *cursor;  /* owner only: where the next search for a reusable chunk starts */
-    int exited;        /* set by the thread's exit; the thread is then freed once its
-                          chunks' windows are written */
+    struct {
+        const char *key, *copy; /* a string the owner passed and its copy in `strings` */
+    } recent[TP_RECENT_COPIES]; /* owner only; cleared with `strings` */
+    uint64_t next_seq;          /* owner only */
+    tp_chunk *cursor;           /* owner only: where the next search for a reusable chunk starts */
+    int exited;                 /* set by the thread's exit; the thread is then freed once its
+                                   chunks' windows are written */
 } tp_thread;
 
 /* The calling thread's recording state (initial-exec TLS: one segment-relative access). */

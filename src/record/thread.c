@@ -105,6 +105,7 @@ void tp_thread_new_session(tp_thread *thr) {
     if (thr->name) snprintf(name, sizeof(name), "%s", thr->name);
     tp_strtab_free(&thr->strings);
     tp_strtab_init(&thr->strings);
+    memset(thr->recent, 0, sizeof(thr->recent)); /* their copies were freed */
     const char *copy = NULL;
     if (name[0])
         copy = tp_strtab_get(&thr->strings, tp_strtab_intern(&thr->strings, name, strlen(name)));

@@ -10,6 +10,7 @@
 #include "record/window.h"
 
 #include "model/kineto.h"
+#include "record/inputs.h"
 #include "record/record.h"
 #include "util/jsonvalid.h"
 #include "util/log.h"
@@ -53,6 +54,7 @@ typedef struct convert {
     char first_truncated[96];
     uint64_t too_deep; /* of the dropped events, those nested too deep */
     int bad_dims;
+    tp_inputs_text inputs; /* reused from op to op */
     struct {
         const char *p;
         tp_str id;
@@ -185,6 +187,28 @@ static void add_json_arg(convert *cv, const char *key, const char *json) {
     add_pending(cv, key, ok ? TP_ARG_JSON : TP_ARG_STR, 0, json);
 }
 
+/* An op's inputs as the observer recorded them (record/inputs.h): the three texts Kineto writes,
+ * formatted here, and its FLOPs from the same texts, as the trace reader counts them. */
+static void add_inputs(convert *cv, const tp_rec *r) {
+    if (!cv->depth) return; /* the op began before the window */
+    tp_inputs_text *t = &cv->inputs;
+    if (tp_inputs_format((const uint8_t *)&r[1], (size_t)r->a, t)) return;
+    int flags = (int)(r->b & TP_REC_PAYLOAD);
+    if (flags & TP_INPUTS_SHAPES) {
+        const char *texts[3] = {t->dims.data, t->types.data, t->concrete.data};
+        const char *keys[3] = {tp_karg_input_dims, tp_karg_input_type, tp_karg_concrete_inputs};
+        for (int i = 0; i < 3; i++) /* into the model now: the buffers are reused */
+            add_pending(cv, keys[i], TP_ARG_JSON, 0,
+                        tp_model_str(cv->m, tp_model_intern_cstr(cv->m, texts[i])));
+    }
+    open_range *op = &cv->stack[cv->depth - 1];
+    int64_t flops = (flags & TP_INPUTS_FLOPS) ? tp_inputs_flops(op->name, t) : 0;
+    if (flops > 0) {
+        op->flops += (uint64_t)flops;
+        op->has_flops = 1;
+    }
+}
+
 /* The records of one chunk; returns 1 once past the window's end (late records). */
 static int convert_records(convert *cv, const tp_rec *recs, uint32_t n, uint32_t track) {
     for (uint32_t i = 0; i < n; i++) {
@@ -230,6 +254,12 @@ static int convert_records(convert *cv, const tp_rec *recs, uint32_t n, uint32_t
             if (i + 2 < n) add_memory(cv, r, ts, track);
             i += 2;
             break;
+        case TP_REC_INPUTS: {
+            uint64_t k = (r->a + sizeof(tp_rec) - 1) / sizeof(tp_rec);
+            if (k < n - i) add_inputs(cv, r);
+            i += (uint32_t)(k < n - i ? k : n - i);
+            break;
+        }
         default:
             break;
         }
@@ -348,6 +378,7 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
                              .flight_reason = w->flight_reason[0] ? w->flight_reason : NULL,
                              .flight_step = w->flight_step,
                              .flight_note = w->flight_note};
+    tp_inputs_text_free(&cv->inputs);
     free(cv->stack);
     free(cv->pending);
     free(cv);

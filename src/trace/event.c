@@ -5,7 +5,7 @@
 #include "model/kineto.h"
 #include "trace/fast.h"
 #include "trace/fields.h"
-#include "trace/flops.h"
+#include "model/flops.h"
 #include "util/vec.h"
 
 #include <assert.h>
@@ -30,7 +30,7 @@ typedef struct open_range {
     tp_str name, cat;
     uint64_t corr;
     num_arg flops;
-    num_arg fcm;            /* FlopCounterMode's FLOPs, from the shapes (trace/flops.h) */
+    num_arg fcm;            /* FlopCounterMode's FLOPs, from the shapes (model/flops.h) */
     num_arg seq, async;     /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
     uint32_t ext;           /* "External id" (tp_event.ext) */
     num_arg seqnr, fwd_tid; /* autograd's link from an op to its backward (analysis/modules.h) */
@@ -425,7 +425,7 @@ static tp_str array_of(tp_evread *er, tp_evfields *f, int slot) {
     return tp_model_intern(er->m, dims->s.s, dims->s.len);
 }
 
-/* An op's FLOPs by its input shapes (trace/flops.h) where its trace has none: torch.profiler's
+/* An op's FLOPs by its input shapes (model/flops.h) where its trace has none: torch.profiler's
  * (fcm 0) or FlopCounterMode's (fcm 1); an int arg when the formula gives a positive count, else
  * none. */
 static num_arg flops_from_shapes(tp_evread *er, tp_evfields *f, tp_str name, int fcm) {

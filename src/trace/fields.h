@@ -28,8 +28,8 @@ enum tp_slot {
     TP_S_TID,
     TP_S_CORR,
     TP_S_FLOPS,
-    TP_S_FLOPS_FCM, /* "flops_fcm": FlopCounterMode's, as tprof writes it (trace/flops.h) */
-    TP_S_DIMS,      /* "Input Dims" and "Concrete Inputs": raw JSON arrays, for trace/flops.c */
+    TP_S_FLOPS_FCM, /* "flops_fcm": FlopCounterMode's, as tprof writes it (model/flops.h) */
+    TP_S_DIMS,      /* "Input Dims" and "Concrete Inputs": raw JSON arrays, for model/flops.c */
     TP_S_CONCRETE,
     TP_S_SEQ, /* a collective's "seq", "async" and "Collective name" (analysis/ranks.h) */
     TP_S_ASYNC,

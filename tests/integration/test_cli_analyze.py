@@ -326,7 +326,7 @@ def test_ops_by_shape_groups_as_torch_keys(tmp_path):
     mm = rows[("aten::mm", "[[2, 3], [3, 4]]")]
     assert (mm["calls"], mm["total_us"], mm["self_us"], mm["flops"]) == (2, 40, 40, 96)
     small = rows[("aten::mm", "[[5, 3], [3, 4]]")]
-    # no flops arg: torch's formula over its shapes, 2 x 5 x 3 x 4 (src/trace/flops.c)
+    # no flops arg: torch's formula over its shapes, 2 x 5 x 3 x 4 (src/model/flops.c)
     assert (small["calls"], small["self_us"], small["flops"]) == (1, 5, 120)
     assert rows[("fwd", "")]["self_us"] == 45  # relu and empty are its children
     for r in got["top_cpu_ops"]:

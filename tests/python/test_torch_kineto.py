@@ -197,7 +197,7 @@ def test_python_function_ranges_are_read(live, which):
 def test_flops_from_input_shapes(live):
     """torch 2.13's with_flops fills key_averages() but writes no flops arg into the trace: tprof
     computes them from each op's "Input Dims" and "Concrete Inputs" by torch's formulas
-    (src/trace/flops.c), and the totals equal key_averages()' (per op: check_ops_agree)."""
+    (src/model/flops.c), and the totals equal key_averages()' (per op: check_ops_agree)."""
     path, averages, _ = live
     want = sum(a["flops"] for a in averages)
     assert want > 0

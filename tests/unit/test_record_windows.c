@@ -177,6 +177,27 @@ static void *addr(uintptr_t a) {
     return (void *)a;
 }
 
+/* A copied name follows the text at the caller's pointer, not the pointer (tp_intern looks its
+ * recent copies up by pointer first): one buffer reused for other names, and many names. */
+static void test_copied_names_follow_the_text(void **state) {
+    (void)state;
+    assert_int_equal(start_with(NULL), 0);
+    char buf[16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(buf, sizeof(buf), "op_%d", i % 3 == 2 ? 2 : i % 100);
+        tprof_begin_copy(buf);
+        tprof_end();
+    }
+    tprof_shutdown();
+    assert_int_equal(cap.n, 1);
+    tp_model *m = cap.models[0];
+    /* op_2: the 100 i with i % 3 == 2, and 102 and 202; op_0: 0 and 100 (200 % 3 == 2) */
+    assert_int_equal(count_named(m, "op_2"), 102);
+    assert_int_equal(count_named(m, "op_0"), 2);
+    assert_int_equal(count_named(m, "op_50"), 2); /* 150 and 250 (50 % 3 == 2) */
+    cap_reset();
+}
+
 static void test_args_counters_memory(void **state) {
     (void)state;
     static const char *const kv[] = {"record_shapes", "true", "profile_memory", "true", NULL};
@@ -788,6 +809,7 @@ int main(void) {
         cmocka_unit_test(test_step_restart),
         cmocka_unit_test(test_no_schedule_is_one_window),
         cmocka_unit_test(test_schedule_example),
+        cmocka_unit_test(test_copied_names_follow_the_text),
         cmocka_unit_test(test_args_counters_memory),
         cmocka_unit_test(test_memory_snapshot_at_window_open),
         cmocka_unit_test(test_range_category),

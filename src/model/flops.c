@@ -3,7 +3,7 @@
  * [4, 3, 3, 3], [4], [], ...] and ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]. Each formula
  * is its convention's, with its checks: where torch warns (torch.profiler) or asserts
  * (FlopCounterMode) and counts nothing, this counts 0. */
-#include "trace/flops.h"
+#include "model/flops.h"
 
 #include <assert.h>
 #include <string.h>

@@ -6,9 +6,11 @@
  * the trace. With record_shapes the trace keeps each op's "Input Dims" (and, since torch 2.1,
  * "Concrete Inputs": scalars and int lists as text), which is all torch's formulas
  * (torch/csrc/profiler/util.cpp, computeFlops) read. The reader gives such ops a "flops" arg
- * computed here, so `tprof analyze` reports the FLOPs key_averages() does. */
-#ifndef TP_TRACE_FLOPS_H
-#define TP_TRACE_FLOPS_H
+ * computed here, so `tprof analyze` reports the FLOPs key_averages() does; the recorder computes
+ * the FLOPs of the ops torch's observer records from the same texts (record/inputs.c), so both
+ * share one implementation. In model/ because both the recorder and the reader use it. */
+#ifndef TP_MODEL_FLOPS_H
+#define TP_MODEL_FLOPS_H
 
 #include <stddef.h>
 #include <stdint.h>
