@@ -27,14 +27,15 @@ _NOT_TRACES = ("config.json", "summary.json", "stage_times.json")
 # The columns of each table when it has no row (docs/ANALYZE_JSON.md); a table with rows takes
 # its columns from them, in the JSON's order. tests/python/test_dataframes.py checks both agree.
 _OP_COLUMNS = ["name", "calls", "total_us", "self_us", "self_pct", "mean_us", "min_us", "max_us",
-               "flops", "gpu_us", "kernels"]
+               "flops", "flops_fcm", "gpu_us", "kernels"]
 _COLUMNS = {
     "ops": _OP_COLUMNS,
     "ops_by_shape": _OP_COLUMNS[:3] + ["input_shapes", "input_types"] + _OP_COLUMNS[3:],
     "kernels": ["name", "calls", "total_us", "pct", "mean_us", "min_us", "max_us"],
     "stages": ["stage", "count", "total_us", "mean_us", "min_us", "p50_us", "p95_us", "max_us",
                "pct"],
-    "steps": ["name", "number", "start_us", "dur_us", "other_us", "flops", "mfu_pct", "lead_us"],
+    "steps": ["name", "number", "start_us", "dur_us", "other_us", "lead_us", "flops", "mfu_pct",
+              "flops_fcm", "mfu_fcm_pct"],
     "memory": ["device_type", "device_id", "peak_bytes", "peak_ts_us", "capacity_bytes",
                "capacity_pct"],
     "ranks": ["rank", "steps", "step_mean_ns", "step_p95_ns", "compute_ns", "communication_ns",

@@ -444,10 +444,9 @@ static void test_graph_level(void **state) {
 }
 
 /* The "External id" of an event: its first arg, as Kineto writes it; -1 when it has none. */
-static int64_t external_id(const tp_model *m, const tp_event *ev) {
-    if (!ev || !ev->nargs) return -1;
-    const tp_arg *a = &m->args[ev->arg0];
-    return strcmp(tp_model_str(m, a->key), "External id") == 0 ? a->v.i : -1;
+/* The External id the model keeps for ev (tp_event.ext), -1 for none. */
+static int64_t external_id(const tp_event *ev) {
+    return ev && ev->ext ? (int64_t)ev->ext : -1;
 }
 
 /* Ops push external ids while a window records (tp_opts.ext_corr, which the recorder's
@@ -485,8 +484,8 @@ static void test_external_ids(void **state) {
     src.collect(src.ctx, &m, &w);
     assert_int_equal(m.nevents, 10);
     for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
-        assert_int_equal(external_id(&m, find(&m, TP_HOST_RANGE, calls[i].corr)), calls[i].want);
-        assert_int_equal(external_id(&m, find(&m, TP_KERNEL, calls[i].corr)), calls[i].want);
+        assert_int_equal(external_id(find(&m, TP_HOST_RANGE, calls[i].corr)), calls[i].want);
+        assert_int_equal(external_id(find(&m, TP_KERNEL, calls[i].corr)), calls[i].want);
     }
     src.on_action(src.ctx, TP_ACTION_NONE);
     assert_int_equal(tp_opts.ext_corr, 0);
