@@ -69,9 +69,10 @@ static void put_ints(tp_buf *b, reader *r, uint64_t n) {
  * "1000000000000000000."), any other with max_digits10 significant digits, as an ostream
  * prints it ("0.10000000000000001", "9.3e+18", "inf", "nan"). */
 static void put_double(tp_buf *b, double d) {
+    static const double two63 = 9223372036854775808.0; /* 2^63: past it no int64 holds d */
     char text[40];
     int c = fpclassify(d);
-    if ((c == FP_NORMAL || c == FP_ZERO) && d >= -0x1p63 && d < 0x1p63 && (double)(int64_t)d == d)
+    if ((c == FP_NORMAL || c == FP_ZERO) && d >= -two63 && d < two63 && (double)(int64_t)d == d)
         snprintf(text, sizeof(text), "%lld.", (long long)(int64_t)d);
     else
         snprintf(text, sizeof(text), "%.17g", d);

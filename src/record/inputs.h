@@ -75,7 +75,7 @@ static inline uint8_t *tp_in_put_count(uint8_t *p, uint64_t n) {
     return p;
 }
 static inline uint8_t *tp_in_put_varint(uint8_t *p, int64_t v) {
-    return tp_in_put_count(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+    return tp_in_put_count(p, ((uint64_t)v << 1) ^ (0 - (uint64_t)(v < 0))); /* zigzag */
 }
 
 static inline uint8_t *tp_in_put_ptr(uint8_t *p, const void *ptr) {

@@ -5,9 +5,10 @@ On a Kineto trace with kernels (tprof report): the lanes are the trace's threads
 at full zoom-out the ranges the view covers equal the ranges of the trace, counted here from its
 JSON (every "X" event but Kineto's own "Trace" span); after zooming with W and panning with D the
 view's range changes as the keys say and the count still equals the trace's ranges overlapping
-the view, and a drag pans by the time under the pointer's move; a click on a kernel shows its args as the trace has them and links the launch of its
-correlation id. On two ranks' traces read together, each rank has lanes of its own. Skipped, with
-the reason, only where Chromium or its driver is missing."""
+the view, and a drag pans by the time under the pointer's move; a click on a kernel shows its
+args as the trace has them and links the launch of its correlation id. On two ranks' traces
+read together, each rank has lanes of its own. Skipped, with the reason, only where Chromium or
+its driver is missing."""
 
 import gzip
 import json
