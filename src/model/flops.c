@@ -167,19 +167,29 @@ static int64_t conv2d(span dims, span concrete) {
     return (int64_t)(n / (uint64_t)groups.v[0]);
 }
 
+/* An aten op's name after "aten::" and its formula in one convention's enum (0: none). */
+typedef struct aten_op {
+    const char *name;
+    int op;
+} aten_op;
+
+/* The formula of op `name` in table[0..n), 0 when the op is not "aten::" one of them. */
+static int aten_op_of(const char *name, size_t len, const aten_op *table, size_t n) {
+    if (len < 8 || memcmp(name, "aten::", 6) != 0) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (len - 6 == strlen(table[i].name) && memcmp(name + 6, table[i].name, len - 6) == 0)
+            return table[i].op;
+    return 0;
+}
+
 enum op { OP_NONE, OP_CONV2D, OP_MM, OP_ADDMM, OP_BMM, OP_BADDBMM, OP_MUL, OP_ADD };
+_Static_assert(OP_NONE == 0, "aten_op_of's none");
 
 static enum op op_of(const char *name, size_t len) {
-    static const struct {
-        const char *name;
-        enum op op;
-    } ops[] = {{"conv2d", OP_CONV2D},   {"mm", OP_MM},   {"addmm", OP_ADDMM}, {"bmm", OP_BMM},
-               {"baddbmm", OP_BADDBMM}, {"mul", OP_MUL}, {"add", OP_ADD}};
-    if (len < 8 || memcmp(name, "aten::", 6) != 0) return OP_NONE;
-    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-        if (len - 6 == strlen(ops[i].name) && memcmp(name + 6, ops[i].name, len - 6) == 0)
-            return ops[i].op;
-    return OP_NONE;
+    static const aten_op ops[] = {
+        {"conv2d", OP_CONV2D},   {"mm", OP_MM},   {"addmm", OP_ADDMM}, {"bmm", OP_BMM},
+        {"baddbmm", OP_BADDBMM}, {"mul", OP_MUL}, {"add", OP_ADD}};
+    return (enum op)aten_op_of(name, len, ops, sizeof(ops) / sizeof(ops[0]));
 }
 
 int tp_flops_counted(const char *name, size_t len) {
@@ -359,29 +369,25 @@ enum fcm_op {
     FCM_ATTN_BWD  /* _scaled_dot_product_*_attention_backward */
 };
 
+_Static_assert(FCM_NONE == 0, "aten_op_of's none");
+
 static enum fcm_op fcm_op_of(const char *name, size_t len) {
-    static const struct {
-        const char *name;
-        enum fcm_op op;
-    } ops[] = {{"mm", FCM_MM},
-               {"_scaled_mm", FCM_MM},
-               {"addmm", FCM_ADDMM},
-               {"bmm", FCM_BMM},
-               {"baddbmm", FCM_BADDBMM},
-               {"convolution", FCM_CONV},
-               {"_convolution", FCM_CONV},
-               {"convolution_backward", FCM_CONV_BWD},
-               {"_scaled_dot_product_efficient_attention", FCM_ATTN},
-               {"_scaled_dot_product_flash_attention", FCM_ATTN},
-               {"_scaled_dot_product_cudnn_attention", FCM_ATTN},
-               {"_scaled_dot_product_efficient_attention_backward", FCM_ATTN_BWD},
-               {"_scaled_dot_product_flash_attention_backward", FCM_ATTN_BWD},
-               {"_scaled_dot_product_cudnn_attention_backward", FCM_ATTN_BWD}};
-    if (len < 8 || memcmp(name, "aten::", 6) != 0) return FCM_NONE;
-    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-        if (len - 6 == strlen(ops[i].name) && memcmp(name + 6, ops[i].name, len - 6) == 0)
-            return ops[i].op;
-    return FCM_NONE;
+    static const aten_op ops[] = {
+        {"mm", FCM_MM},
+        {"_scaled_mm", FCM_MM},
+        {"addmm", FCM_ADDMM},
+        {"bmm", FCM_BMM},
+        {"baddbmm", FCM_BADDBMM},
+        {"convolution", FCM_CONV},
+        {"_convolution", FCM_CONV},
+        {"convolution_backward", FCM_CONV_BWD},
+        {"_scaled_dot_product_efficient_attention", FCM_ATTN},
+        {"_scaled_dot_product_flash_attention", FCM_ATTN},
+        {"_scaled_dot_product_cudnn_attention", FCM_ATTN},
+        {"_scaled_dot_product_efficient_attention_backward", FCM_ATTN_BWD},
+        {"_scaled_dot_product_flash_attention_backward", FCM_ATTN_BWD},
+        {"_scaled_dot_product_cudnn_attention_backward", FCM_ATTN_BWD}};
+    return (enum fcm_op)aten_op_of(name, len, ops, sizeof(ops) / sizeof(ops[0]));
 }
 
 int tp_flops_fcm_counted(const char *name, size_t len) {
