@@ -108,7 +108,7 @@ void tp_evidence_call(tp_walk *s, const tp_event *e, tp_name_stats *ns) {
 int tp_evidence_open(tp_walk *s, const tp_event *e, tp_name_stats *ns, int is_op, int in_optim,
                      uint32_t op_stat) {
     tp_analysis *a = s->a;
-    if (!(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
+    tp_walk_name_flags(s, ns, e);
     int64_t dur = tp_ev_dur(e);
     if (s->setup_key != UINT32_MAX && e->nargs) {
         const tp_arg *su = tp_event_arg(s->m, e, s->setup_key);

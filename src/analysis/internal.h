@@ -208,6 +208,12 @@ typedef struct tp_walk {
 
 /* The stats of name, created on first use; NULL when out of memory. */
 tp_name_stats *tp_walk_name(tp_walk *s, tp_str name);
+
+/* The TP_NAME_* flags of ns, the row of e's name, worked out at the row's first use. */
+static inline unsigned tp_walk_name_flags(const tp_walk *s, tp_name_stats *ns, const tp_event *e) {
+    if (!(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
+    return ns->what;
+}
 /* nesting.c: whether e is an op, a range a launch can be charged to: a host range that is no
  * step, runtime or driver call, python_function, or setup record. */
 int tp_walk_is_op(tp_walk *s, const tp_event *e);

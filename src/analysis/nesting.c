@@ -71,8 +71,7 @@ int tp_walk_is_op(tp_walk *s, const tp_event *e) {
     if (e->kind != TP_HOST_RANGE || (e->flags & TP_EVF_STEP) || cat_class(s, e->cat) != CAT_OP)
         return 0;
     tp_name_stats *ns = tp_walk_name(s, e->name);
-    if (ns && !(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
-    return ns && !(ns->what & TP_NAME_SETUP);
+    return ns && !(tp_walk_name_flags(s, ns, e) & TP_NAME_SETUP);
 }
 
 /* The last step starting at or before t, when t is before its end. */
@@ -264,9 +263,9 @@ static int place_stack(tp_walk *s, const tp_event *e, const tp_name_stats *ns, i
  * in_fcm: an op FlopCounterMode counts is around it. 0, or -1 when out of memory. */
 static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *pair, tp_str module,
                     int in_fcm) {
-    if (!(ns->what & TP_NAME_KNOWN)) ns->what = tp_name_flags(tp_model_str(s->m, e->name));
     *pair = UINT32_MAX;
-    if (ns->what & TP_NAME_SETUP) return 0; /* metadata (tprof.torch's setup), no row */
+    if (tp_walk_name_flags(s, ns, e) & TP_NAME_SETUP)
+        return 0; /* metadata (tprof.torch's setup), no row */
     int64_t dur = tp_ev_dur(e);
     if (module != TP_STR_EMPTY && dur > ns->max_ns) ns->module = module; /* its longest call's */
     double flops = count_flops(s, e);
