@@ -3,6 +3,7 @@
 # never links CUDA; the example links the CUDA runtime as a shared library, so tprof's Nsight
 # mirroring finds cudaProfilerStart in it.
 # The CUPTI conversion benchmark (bench/bench_cupti.c) reads CUDA's CUPTI record structs.
+# (build/bench/libcupti_floor.so, below, is CUPTI's floor for the GPU checks.)
 if(TARGET bench_cupti AND TPROF_GPU_CUPTI)
   target_include_directories(bench_cupti SYSTEM PRIVATE ${TPROF_CUDA_INCLUDES})
   target_compile_definitions(bench_cupti PRIVATE TPROF_HAVE_CUPTI_HEADERS)
@@ -10,6 +11,21 @@ endif()
 
 if(TPROF_PYTHON_PACKAGE) # the wheel holds no examples
   return()
+endif()
+
+# CUPTI's own cost without tprof (bench/gpu/cupti_floor.c): a CUDA injection library that
+# bench/gpu/check.sh loads into the example through CUDA_INJECTION64_PATH. libcupti is opened
+# with dlopen, as libtprof opens it.
+if(TPROF_GPU_CUPTI AND NOT TPROF_SANITIZE)
+  add_library(cupti_floor MODULE bench/gpu/cupti_floor.c)
+  target_include_directories(cupti_floor SYSTEM PRIVATE ${TPROF_CUDA_INCLUDES})
+  target_link_libraries(cupti_floor PRIVATE ${CMAKE_DL_LIBS})
+  set_target_properties(cupti_floor PROPERTIES PREFIX "lib"
+    LIBRARY_OUTPUT_DIRECTORY ${TPROF_OUT}/bench)
+  # and the stack of a crash there, where no debugger runs (bench/gpu/stack_on_fault.c)
+  add_library(stack_on_fault MODULE bench/gpu/stack_on_fault.c)
+  set_target_properties(stack_on_fault PROPERTIES PREFIX "lib"
+    LIBRARY_OUTPUT_DIRECTORY ${TPROF_OUT}/bench)
 endif()
 include(CheckLanguage)
 check_language(CUDA)

@@ -19,7 +19,18 @@
 # 6. measures overhead: step time unprofiled, profiled CPU-only and profiled with CUPTI (every
 #    step recorded), three alternating runs each, at the demo's batch (64: launch-bound) and at
 #    1024; PyTorch without and with its profiler the same way;
-# 7. with nsys installed: captures the window through cudaProfilerStart/Stop (nsight: true).
+# 7. CUPTI's floor: the example at batch 64 unprofiled, with CUPTI alone (kernels; + runtime
+#    API; tprof's kinds: bench/gpu/cupti_floor.c, injected by the driver), under tprof CPU-only
+#    and with CUPTI, and PyTorch without and with torch.profiler; STEPS_FLOOR (1000) steps,
+#    REPS_FLOOR (5) alternating runs of the FLOOR_MODES (default all);
+# 8. CUDA graphs: the example's graph per node and graph-level, torch.cuda.graph (a crash is
+#    rerun with its stack printed: bench/gpu/stack_on_fault.c);
+# 9. torch.compile: inductor's Triton kernels in tprof's trace as in torch.profiler's, launched
+#    inside the compiled region, all GPU work attributed;
+# 10. tprof.profile and torch.profiler recording the same steps at once, each started first:
+#     the first holds CUPTI and the other says so, or both record every kernel;
+# 11. with nsys installed: captures the window through cudaProfilerStart/Stop (nsight: true).
+# CHECKS="floor graphs" runs only those sections (after the build; names in want() below).
 # Writes results.json (one entry per check: PASS, FAIL or SKIP, with its numbers) and logs.
 # Exit status 1 when a check failed.
 set -u -o pipefail
@@ -30,6 +41,9 @@ BUILD=${BUILD:-$ROOT/build-gpu}
 PY=${PYTHON:-python3}
 STEPS_OVERHEAD=${STEPS_OVERHEAD:-300}
 REPS_OVERHEAD=${REPS_OVERHEAD:-3}
+STEPS_FLOOR=${STEPS_FLOOR:-1000}
+REPS_FLOOR=${REPS_FLOOR:-5}
+FLOOR_MODES=${FLOOR_MODES:-off kernel kernel_runtime all cpu gpu torch torch_prof}
 mkdir -p "$OUT"
 RESULTS=$OUT/results.jsonl
 : > "$RESULTS"
@@ -65,6 +79,20 @@ run_check() {
 # trace_in DIR: the trace file a tprof run wrote in DIR
 trace_in() { $CHECK find "$1" 2>/dev/null; }
 
+# trace_of WHICH: the trace of the tprof example, torch.profiler's, or tprof.torch's
+trace_of() {
+  case $1 in
+    tprof) echo "${TPROF_TRACE:-}" ;;
+    torch) echo "$OUT/torch_trace.json" ;;
+    torch_tprof) echo "${TORCH_TPROF_TRACE:-}" ;;
+  esac
+}
+
+# want SECTION: whether SECTION runs; CHECKS (a space-separated list of sections) picks some,
+# default all: unit events torch torch_tprof analyze report overhead floor graphs compiled
+# subscribers nsys. The build always runs.
+want() { [ -z "${CHECKS:-}" ] || [[ " $CHECKS " == *" $1 "* ]]; }
+
 say "machine"
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
   nvcc --version | tail -n 1 || true
@@ -92,10 +120,14 @@ cuda_dir() {
 }
 CUDA_DIR=$(cuda_dir)
 # shellcheck disable=SC2086 # CMAKE_FLAGS holds several flags
+# MAKEFLAGS=-k: one target that fails (a torch whose C++ API moved breaks the observer) still
+# leaves the others built, so the checks that need only them run.
 if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTPROF_CUDA_HOME="$CUDA_DIR" ${CMAKE_FLAGS:-} \
      >> "$OUT/build.log" 2>&1 &&
-   cmake --build "$BUILD" -j"$(nproc)" >> "$OUT/build.log" 2>&1 && [ -x "$EXAMPLE" ]; then
-  record build PASS
+   { MAKEFLAGS=-k cmake --build "$BUILD" -j"$(nproc)" >> "$OUT/build.log" 2>&1 ||
+     { grep -E -B2 -A3 'error|Error [0-9]' "$OUT/build.log" | tail -n 30
+       record build FAIL '"some targets failed: see build.log"'; }; } && [ -x "$EXAMPLE" ]; then
+  grep -q '"build", "status": "FAIL"' "$RESULTS" || record build PASS
   # a build without CUPTI's headers has only the GPU stub: every check below would be CPU-only
   grep -q 'GPU sources built with the CUPTI headers' "$OUT/build.log" ||
     { record cupti_headers FAIL "\"no $CUDA_DIR/include/cupti.h: the GPU stub was built\""; exit 1; }
@@ -105,6 +137,7 @@ else
   exit 1
 fi
 
+if want unit; then
 say "unit tests"
 if (cd "$BUILD" && timeout 300 ctest -L unit -j"$(nproc)" --output-on-failure) > "$OUT/ctest.log" 2>&1; then
   record unit_tests PASS
@@ -112,7 +145,9 @@ else
   tail -n 30 "$OUT/ctest.log"
   record unit_tests FAIL '"see ctest.log"'
 fi
+fi
 
+if want events; then
 say "profiled example vs CUDA events"
 rm -rf "$OUT/runs"
 timeout 300 "$EXAMPLE" --steps 30 --batch 1024 --cuda-events "$OUT/events.jsonl" "${WINDOW[@]}" \
@@ -131,7 +166,9 @@ else
   fi
   run_check events $CHECK events "$TPROF_TRACE" "$OUT/events.jsonl"
 fi
+fi
 
+if want torch; then
 say "PyTorch under torch.profiler"
 if timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 --trace "$OUT/torch_trace.json" > "$OUT/torch_run.log" 2>&1; then
   tail -n 2 "$OUT/torch_run.log"
@@ -140,7 +177,9 @@ else
   tail -n 20 "$OUT/torch_run.log"
   record torch_trace FAIL '"see torch_run.log"'
 fi
+fi
 
+if want torch_tprof; then
 say "PyTorch under tprof.profile (the Python package, tprof's own CUPTI source)"
 TORCH_TPROF_TRACE=
 if [ ! -d "$BUILD/python/tprof" ]; then
@@ -164,16 +203,9 @@ else
   tail -n 20 "$OUT/torch_tprof_run.log"
   record torch_tprof FAIL '"see torch_tprof_run.log"'
 fi
+fi
 
-# trace_of WHICH: the trace of the tprof example, torch.profiler's, or tprof.torch's
-trace_of() {
-  case $1 in
-    tprof) echo "${TPROF_TRACE:-}" ;;
-    torch) echo "$OUT/torch_trace.json" ;;
-    torch_tprof) echo "$TORCH_TPROF_TRACE" ;;
-  esac
-}
-
+if want analyze; then
 say "tprof analyze on the traces"
 for which in tprof torch torch_tprof; do
   trace=$(trace_of $which)
@@ -189,7 +221,9 @@ done
 if [ -n "${TPROF_TRACE:-}" ] && [ -f "$OUT/torch_trace.json" ]; then
   run_check compare $CHECK compare "$TPROF_TRACE" "$OUT/torch_trace.json"
 fi
+fi
 
+if want report; then
 say "tprof report on the traces"
 for which in tprof torch torch_tprof; do
   trace=$(trace_of $which)
@@ -202,7 +236,9 @@ for which in tprof torch torch_tprof; do
     record "report_$which" FAIL '"tprof report failed"'
   fi
 done
+fi
 
+if want overhead; then
 say "overhead ($REPS_OVERHEAD alternating runs of $STEPS_OVERHEAD steps per mode)"
 : > "$OUT/overhead_runs.txt"
 for _ in $(seq "$REPS_OVERHEAD"); do
@@ -224,7 +260,42 @@ for _ in $(seq "$REPS_OVERHEAD"); do
   done
 done
 run_check overhead $CHECK overhead "$OUT/overhead_runs.txt"
+fi
 
+if want floor; then
+say "CUPTI's floor (issue 26): the example at batch 64, every step, $REPS_FLOOR alternating runs of $STEPS_FLOOR steps"
+# off: unprofiled; kernel, kernel_runtime, all: CUPTI alone with those kinds on, records counted
+# and dropped (bench/gpu/cupti_floor.c, injected by the driver); cpu, gpu: tprof (every step
+# recorded) without and with its CUPTI source; torch, torch_prof: PyTorch without and with
+# torch.profiler. Ratios against the unprofiled run of the same program.
+FLOOR_LIB=$BUILD/bench/libcupti_floor.so
+: > "$OUT/floor_runs.txt"
+if [ ! -f "$FLOOR_LIB" ]; then
+  record floor SKIP '"no build/bench/libcupti_floor.so (no CUPTI headers?)"'
+else
+  for _ in $(seq "$REPS_FLOOR"); do
+    for mode in $FLOOR_MODES; do
+      env=(TPROF_FLOOR_KINDS=) cmd=("$EXAMPLE")
+      case $mode in
+        kernel) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel) ;;
+        kernel_runtime) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,runtime) ;;
+        all) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=all) ;;
+        cpu|gpu) cmd+=(--profile --profiling.gpu "$([ $mode = gpu ] && echo on || echo off)"
+                       --profiling.output_dir "$OUT/floor" --profiling.summary false) ;;
+        torch) cmd=($PY bench/gpu/torch_mlp.py) ;;
+        torch_prof) cmd=($PY bench/gpu/torch_mlp.py --profile-all) ;;
+      esac
+      ms=$(env "${env[@]}" timeout 120 "${cmd[@]}" --steps "$STEPS_FLOOR" --batch 64 \
+             2>> "$OUT/floor.err" | grep -o 'step_ms=[0-9.]*' | cut -d= -f2)
+      [ -n "$ms" ] && echo "$mode@64 $ms" >> "$OUT/floor_runs.txt"
+    done
+  done
+  grep cupti_floor "$OUT/floor.err" | sort | uniq -c
+  run_check floor $CHECK overhead "$OUT/floor_runs.txt"
+fi
+fi
+
+if want graphs; then
 say "CUDA graphs (issue 26): the example's graph per node and graph-level, torch.cuda.graphs"
 # analyze_graph NAME TRACE LEVEL [NODES]: tprof analyze of a graph run, then its check
 analyze_graph() {
@@ -239,9 +310,30 @@ for level in node graph; do
   timeout 120 "$EXAMPLE" --steps 30 --batch 1024 --cuda-graph on "${WINDOW[@]}" --profiling.gpu on \
     --profiling.cuda_graphs $level --profiling.output_dir "$OUT/runs" --profiling.run_id "graph_$level" \
     > "$OUT/graph_$level.log" 2>&1
+  rc=$?
   tail -n 1 "$OUT/graph_$level.log"
-  # the example's graph: the loss's memset and its 25 kernels
-  analyze_graph "graph_$level" "$(trace_in "$OUT/runs/graph_$level")" $level 26
+  if [ $rc -ge 128 ] && [ $rc -ne 137 ] && [ -f "$BUILD/bench/libstack_on_fault.so" ]; then
+    # killed by a signal: again with the stack printed, the example's frames as source lines
+    stack=$OUT/graph_${level}_stack.txt
+    LD_PRELOAD=$BUILD/bench/libstack_on_fault.so timeout 120 "$EXAMPLE" --steps 30 --batch 1024 \
+      --cuda-graph on "${WINDOW[@]}" --profiling.gpu on --profiling.cuda_graphs $level \
+      --profiling.output_dir "$OUT/runs" --profiling.run_id "graph_${level}_stack" > "$stack" 2>&1
+    grep -o "train_mlp_cuda(+0x[0-9a-f]*)" "$stack" | grep -o '0x[0-9a-f]*' |
+      xargs -r addr2line -f -i -C -e "$EXAMPLE" >> "$stack" 2>&1
+    sed -n '/stack_on_fault/,$p' "$stack" | head -n 60
+    # and CUPTI alone with the graph-level kind, with and without kernel records, no tprof
+    for kinds in kernel,runtime,graph runtime,graph; do
+      CUDA_INJECTION64_PATH=$BUILD/bench/libcupti_floor.so TPROF_FLOOR_KINDS=$kinds timeout 60 \
+        "$EXAMPLE" --steps 30 --batch 1024 --cuda-graph on > "$OUT/graph_cupti_$kinds.log" 2>&1
+      echo "CUPTI alone, kinds $kinds: exit $? ($(grep cupti_floor "$OUT/graph_cupti_$kinds.log"))" |
+        tee -a "$stack"
+    done
+  fi
+  # the example's graph: the loss's memset and its 25 kernels; per node where tprof refused the
+  # graph level for the CUPTI found (13.0 crashed in cudaGraphLaunch), as it says once
+  expect=$level
+  grep -q 'cuda_graphs: graph needs CUPTI' "$OUT/graph_$level.log" && expect=node
+  analyze_graph "graph_$level" "$(trace_in "$OUT/runs/graph_$level")" $expect 26
 done
 if [ -d "$BUILD/python/tprof" ]; then
   PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
@@ -251,7 +343,52 @@ if [ -d "$BUILD/python/tprof" ]; then
 else
   record torch_graph SKIP '"the Python package was not built (see build.log)"'
 fi
+fi
 
+if want compiled; then
+say "torch.compile (issue 26): inductor's Triton kernels, named and attributed"
+if [ ! -d "$BUILD/python/tprof" ]; then
+  record compiled SKIP '"the Python package was not built (see build.log)"'
+else
+  # torch.profiler first: its run compiles and fills inductor's cache, which the second reuses
+  PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
+    --compile --trace "$OUT/compiled_torch.json" > "$OUT/compiled_torch.log" 2>&1
+  PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
+    --compile --tprof "$OUT/compiled" > "$OUT/compiled_tprof.log" 2>&1
+  tail -n 1 "$OUT/compiled_torch.log" "$OUT/compiled_tprof.log"
+  trace=$(trace_in "$OUT/compiled/torch_mlp")
+  if [ -z "$trace" ] || [ ! -f "$OUT/compiled_torch.json" ]; then
+    record compiled FAIL '"a run wrote no trace: see compiled_*.log"'
+  elif timeout 120 "$BUILD/tprof" analyze "$trace" --json > "$OUT/analyze_compiled.json" 2> "$OUT/analyze_compiled.err"; then
+    run_check compiled $CHECK compiled "$trace" "$OUT/compiled_torch.json" "$OUT/analyze_compiled.json"
+  else
+    cat "$OUT/analyze_compiled.err"; record compiled FAIL '"tprof analyze failed"'
+  fi
+fi
+fi
+
+if want subscribers; then
+say "Beside torch.profiler (issue 26): both record the same steps, each started first"
+if [ ! -d "$BUILD/python/tprof" ] || [ ! -f "$OUT/torch_trace.json" ]; then
+  record subscribers SKIP '"needs the Python package and the torch section'"'"'s trace"'
+else
+  for first in torch tprof; do
+    rm -rf "$OUT/beside_$first"
+    PYTHONPATH=$BUILD/python timeout 90 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
+      --beside $first --trace "$OUT/beside_${first}_torch.json" --tprof "$OUT/beside_$first" \
+      > "$OUT/beside_$first.log" 2>&1
+    echo "rc $? (torch.profiler and tprof, $first first)"; grep -i 'cupti\|tprof:' "$OUT/beside_$first.log" | head -n 5
+    if [ ! -f "$OUT/beside_${first}_torch.json" ]; then
+      record "beside_${first}_first" FAIL '"the torch.profiler trace is missing: see the log"'
+    else
+      run_check "beside_${first}_first" $CHECK subscribers "$OUT/beside_${first}_torch.json" \
+        "$OUT/torch_trace.json" "$OUT/beside_$first.log" "$(trace_in "$OUT/beside_$first/torch_mlp")"
+    fi
+  done
+fi
+fi
+
+if want nsys; then
 say "Nsight Systems capture range"
 if command -v nsys > /dev/null; then
   rm -rf "$OUT/nsys" && mkdir -p "$OUT/nsys"
@@ -270,6 +407,7 @@ if command -v nsys > /dev/null; then
   fi
 else
   record nsys SKIP '"nsys not installed"'
+fi
 fi
 
 $PY -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; json.dump({r["check"]: r for r in rows}, open(sys.argv[2], "w"), indent=1)' \

@@ -7,6 +7,8 @@
   check_trace.py same_kernels TRACE_A TRACE_B   the same program's kernels per step in both
   check_trace.py kernel_ops TRACE_A TRACE_B     the same ops launch the same kernels in both
   check_trace.py graph TRACE ANALYZE.json LEVEL [NODES]   CUDA graph replays in the steps
+  check_trace.py compiled TRACE TORCH_TRACE ANALYZE.json   torch.compile's Triton kernels
+  check_trace.py subscribers TORCH_TRACE REFERENCE LOG [TPROF_TRACE]   tprof beside torch.profiler
   check_trace.py overhead RUNS.txt             step times of unprofiled vs profiled runs
   check_trace.py find DIR                      prints the first trace file under DIR
 
@@ -272,12 +274,33 @@ def cmd_kernel_ops(trace_a, trace_b):
     return result("PASS" if not differ else "FAIL", pairs=len(a), differ=differ[:5])
 
 
+def launched_before(events):
+    """Microseconds of GPU work in the trace whose launch is not in it: work the GPU still ran
+    after the window opened, launched before it (the last warm-up step's graph, queued behind
+    the CPU). No analysis can charge it to a range; the rest it must."""
+    launched = {e.get("args", {}).get("correlation") for e in events
+                if e.get("ph") == "X" and str(e.get("cat", "")).lower() in LAUNCH_CATS}
+    return sum(float(e["dur"]) for e in events
+               if e.get("ph") == "X" and str(e.get("cat", "")).lower() in WORK_CATS
+               and e.get("args", {}).get("correlation") not in launched)
+
+
+def attribution(events, analyze_path):
+    """`tprof analyze`'s gpu figures, whether it charged to ranges all GPU work launched in the
+    window (to 0.1%), and the work launched before it."""
+    with open(analyze_path) as f:
+        gpu = json.load(f)["gpu"]
+    before = launched_before(events)
+    ok = gpu["attributed_us"] >= 0.999 * (gpu["work_us"] - before) and gpu["work_us"] > 0
+    return gpu, ok, before
+
+
 def cmd_graph(trace_path, analyze_path, level, nodes=None):
     """A program replaying one CUDA graph a step (cuda_graphs LEVEL: node or graph): in every
     step, one graph launch, and the GPU work with its correlation id: per node, its kernels, copies
     and sets, each with `graph id` (one graph throughout) and a distinct `graph node id`, NODES of
     them when given, the same count every step; per graph, one `CUDA graph <id>` event. Then
-    `tprof analyze` charges all GPU work to ops (attributed = work, to 0.1%)."""
+    `tprof analyze` charges to ops all GPU work launched in the window (to 0.1%)."""
     events = load(trace_path)
     steps = steps_of(events)
     launches = [e for e in events if e.get("ph") == "X" and e.get("name") in GRAPH_LAUNCHES
@@ -305,16 +328,91 @@ def cmd_graph(trace_path, analyze_path, level, nodes=None):
         if not ok:
             problems.append(f"step {n}: {len(done)} records of its graph launch")
         per_step.append(len(done))
-    with open(analyze_path) as f:
-        gpu = json.load(f)["gpu"]
-    attributed = gpu["attributed_us"] >= 0.999 * gpu["work_us"] > 0
+    gpu, attributed, before = attribution(events, analyze_path)
     print(f"{len(steps)} steps, graph work per step {sorted(set(per_step))}, graph ids "
-          f"{sorted(graph_ids, key=str)}, attributed {gpu['attributed_us']} of {gpu['work_us']} us")
+          f"{sorted(graph_ids, key=str)}, attributed {gpu['attributed_us']} of {gpu['work_us']} us "
+          f"({before:.3f} us launched before the window)")
     ok = (steps and not problems and len(set(per_step)) == 1 and len(graph_ids) == 1
           and None not in graph_ids and attributed)
     return result("PASS" if ok else "FAIL", steps=len(steps), work_per_step=sorted(set(per_step)),
                   graph_ids=len(graph_ids), attributed_us=gpu["attributed_us"],
                   work_us=gpu["work_us"], problems=problems[:5])
+
+
+def ancestors(events):
+    """Per (pid, tid), the ranges there, for looking up what a launch lies in."""
+    by_thread = defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and "dur" in e:
+            by_thread[(e.get("pid"), e.get("tid"))].append(e)
+    return by_thread
+
+
+def cmd_compiled(trace_path, torch_trace, analyze_path):
+    """A torch.compile'd model profiled by tprof.torch and by torch.profiler: inductor's Triton
+    kernels (named as inductor names them, `triton_...`) in tprof's trace, the same kernels per
+    step as torch.profiler's (names and counts), each launched (through the driver) inside the
+    compiled region's ranges, and `tprof analyze` charging all GPU work launched in the window."""
+    events = load(trace_path)
+    launches = {e.get("args", {}).get("correlation"): e for e in events
+                if e.get("ph") == "X" and str(e.get("cat", "")).lower() in LAUNCH_CATS}
+    by_thread = ancestors(events)
+    triton, unlaunched, outside, launch_names, regions = 0, 0, 0, defaultdict(int), defaultdict(int)
+    for k in kernels(events):
+        if not k["name"].startswith("triton"):
+            continue
+        triton += 1
+        launch = launches.get(k.get("args", {}).get("correlation"))
+        if launch is None:
+            unlaunched += 1
+            continue
+        launch_names[launch["name"]] += 1
+        t = float(launch["ts"])
+        around = [r["name"] for r in by_thread[(launch.get("pid"), launch.get("tid"))]
+                  if r is not launch and float(r["ts"]) <= t <= float(r["ts"]) + float(r["dur"])]
+        compiled = [n for n in around if "Compiled" in n or "compiled" in n]
+        if compiled:
+            regions[compiled[0][:60]] += 1
+        else:
+            outside += 1
+    same = cmd_same_kernels(trace_path, torch_trace) == 0  # prints its own line first
+    gpu, attributed, before = attribution(events, analyze_path)
+    print(f"{triton} Triton kernels; launches {dict(launch_names)}; {unlaunched} without their "
+          f"launch, {outside} launched outside a compiled region; regions {dict(regions)}; "
+          f"attributed {gpu['attributed_us']} of {gpu['work_us']} us ({before:.3f} before)")
+    ok = (triton > 0 and unlaunched == 0 and outside == 0 and attributed
+          and same)
+    return result("PASS" if ok else "FAIL", triton_kernels=triton, launches=dict(launch_names),
+                  without_launch=unlaunched, outside_compiled=outside, regions=dict(regions),
+                  same_as_torch=same, attributed_us=gpu["attributed_us"], work_us=gpu["work_us"])
+
+
+def cmd_subscribers(torch_trace, reference_trace, log_path, tprof_trace=None):
+    """torch.profiler and tprof.profile (gpu: on) recording the same steps in one process, one
+    started first. CUPTI's activity buffers are the process's: where two profilers cannot share
+    them, the first holds CUPTI and records every kernel its run alone records (REFERENCE: the
+    same program under torch.profiler alone), and the other says so once (tprof: "another
+    profiler holds CUPTI"; Kineto: "CUPTI initialization failed") with no kernel; where they
+    can, both record every kernel. Never partial, never silent."""
+    with open(log_path, errors="replace") as f:
+        log = f.read()
+    tprof_warnings = log.count("another profiler holds CUPTI")
+    kineto_warned = "CUPTI initialization failed" in log or "MULTIPLE_SUBSCRIBERS" in log
+    ref_steps, ref_per_step, _ = kernels_by_step(load(reference_trace))
+    ref = sum(v[0] for v in ref_per_step.values())
+    counts = {"torch": sum(v[0] for v in kernels_by_step(load(torch_trace))[1].values()),
+              "tprof": 0}
+    if tprof_trace:
+        counts["tprof"] = sum(v[0] for v in kernels_by_step(load(tprof_trace))[1].values())
+    warned = {"torch": kineto_warned, "tprof": tprof_warnings == 1}
+    complete = [k for k in counts if counts[k] == ref > 0]
+    lost = [k for k in counts if counts[k] == 0 and warned[k]]
+    print(f"kernels in steps: torch.profiler {counts['torch']}, tprof {counts['tprof']} (torch "
+          f"alone {ref}); tprof's CUPTI warnings {tprof_warnings}, Kineto's {kineto_warned}")
+    ok = len(complete) == 2 or (len(complete) == 1 and len(lost) == 1)
+    return result("PASS" if ok else "FAIL", kernels=counts, reference=ref,
+                  holder=complete[0] if len(complete) == 1 else "both" if complete else None,
+                  tprof_warnings=tprof_warnings, kineto_warned=kineto_warned)
 
 
 def cmd_overhead(runs_path):
@@ -366,7 +464,8 @@ def cmd_find(directory):
 def main(argv):
     cmds = {"events": cmd_events, "analyze": cmd_analyze, "compare": cmd_compare,
             "same_kernels": cmd_same_kernels, "kernel_ops": cmd_kernel_ops, "graph": cmd_graph,
-            "overhead": cmd_overhead, "find": cmd_find}
+            "compiled": cmd_compiled, "subscribers": cmd_subscribers, "overhead": cmd_overhead,
+            "find": cmd_find}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

@@ -4,15 +4,17 @@ bench/gpu/check.sh: 64 -> 256 -> 128 -> 10 with ReLU, softmax cross-entropy and 
 Gaussian clusters, with the same stages as record_function ranges.
 
   torch_mlp.py [--steps N] [--batch B] [--trace FILE | --tprof DIR | --profile-all] [--device cpu]
-               [--cuda-graph]
+               [--cuda-graph | --compile] [--beside torch|tprof --trace FILE --tprof DIR]
 
 With --trace, torch.profiler records ten steps after wait 3 and warmup 2 (one cycle) and writes
 its Kineto trace to FILE; with --tprof, tprof.profile records the same steps (module ranges, GPU
 through tprof's own CUPTI source, gpu: on) into the run directory DIR/torch_mlp; with
 --profile-all torch.profiler records every step (for the overhead comparison) and keeps no trace;
 with --cuda-graph forward, backward and the optimizer are captured once with torch.cuda.graph and
-replayed each step (a "graph replay" range; CUDA only). Prints "train_ms=... steps=...
-step_ms=...", as the example does."""
+replayed each step (a "graph replay" range; CUDA only); with --compile the model is
+torch.compile'd (inductor's default mode). With --beside, torch.profiler and tprof.profile record
+the same steps at once, the one named started first (CUPTI shared by two profilers). Prints
+"train_ms=... steps=... step_ms=...", as the example does."""
 import argparse
 import time
 
@@ -57,7 +59,12 @@ def main():
     ap.add_argument("--profile-all", action="store_true")
     ap.add_argument("--device", default="cuda", help="cpu runs it where there is no GPU (tests)")
     ap.add_argument("--cuda-graph", action="store_true")
+    ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--beside", choices=("torch", "tprof"),
+                    help="both profilers at once, this one started first")
     a = ap.parse_args()
+    if a.beside and not (a.trace and a.tprof):
+        ap.error("--beside needs --trace and --tprof")
     dev = torch.device(a.device)
     cuda = dev.type == "cuda"
     if a.cuda_graph and not cuda:
@@ -70,6 +77,7 @@ def main():
         torch.nn.Linear(HIDDEN1, HIDDEN2), torch.nn.ReLU(),
         torch.nn.Linear(HIDDEN2, CLASSES)).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=a.lr)
+    run_model = torch.compile(model) if a.compile else model
     x_host = torch.empty(a.batch, INPUT, pin_memory=cuda)
     y_host = torch.empty(a.batch, dtype=torch.long, pin_memory=cuda)
 
@@ -86,7 +94,7 @@ def main():
 
     def compute(xd, yd):
         with torch.profiler.record_function("forward"):
-            loss = torch.nn.functional.cross_entropy(model(xd), yd)
+            loss = torch.nn.functional.cross_entropy(run_model(xd), yd)
         with torch.profiler.record_function("backward"):
             opt.zero_grad(set_to_none=False)
             loss.backward()
@@ -105,29 +113,39 @@ def main():
     activities = [torch.profiler.ProfilerActivity.CPU]
     if cuda:
         activities.append(torch.profiler.ProfilerActivity.CUDA)
-    prof = None
-    if a.trace:
-        prof = torch.profiler.profile(
+    def torch_window():
+        return torch.profiler.profile(
             activities=activities,
             schedule=torch.profiler.schedule(wait=3, warmup=2, active=10, repeat=1),
             on_trace_ready=lambda p: p.export_chrome_trace(a.trace))
-    elif a.tprof:
+
+    def tprof_window():
         import tprof
-        prof = tprof.profile(model=model, wait=3, warmup=2, active=10, repeat=1,
+        return tprof.profile(model=model, wait=3, warmup=2, active=10, repeat=1,
                              gpu="on" if cuda else "off", output_dir=a.tprof, run_id="torch_mlp",
                              summary=False)
-    elif a.profile_all:
-        prof = torch.profiler.profile(activities=activities)
-    if prof:
-        prof.start()
+
+    makers = []
+    if a.trace:
+        makers.append(torch_window)
+    if a.tprof and (a.beside or not a.trace):
+        makers.append(tprof_window)
+    if a.profile_all:
+        makers.append(lambda: torch.profiler.profile(activities=activities))
+    if a.beside == "tprof":
+        makers.reverse()
+    profs = []
+    for make in makers:  # each made and started before the next exists: the first holds CUPTI
+        profs.append(make())
+        profs[-1].start()
     t0 = time.perf_counter()
     for _ in range(a.steps):
         loss = step()
-        if prof:
+        for prof in profs:
             prof.step()
     sync()
     ms = (time.perf_counter() - t0) * 1e3
-    if prof:
+    for prof in reversed(profs):
         prof.stop()
     print(f"loss {loss.item():.4f}")
     print(f"train_ms={ms:.3f} steps={a.steps} step_ms={ms / a.steps:.4f}")

@@ -166,6 +166,15 @@ void encode_input(encoder &e, const c10::IValue &v) {
 
 /* ---- collectives ---- */
 
+/* ParamCommsDebugInfo's sequence number came with torch 2.12; with an older torch (the GPU
+ * machines' 2.11) the overload below drops out and the arg is left out, as Kineto's traces of
+ * those versions leave it out. */
+template <typename Info>
+auto sequence_number(const Info *info, int) -> decltype(info->getSequenceNumber()) {
+    return info->getSequenceNumber();
+}
+template <typename Info> int64_t sequence_number(const Info *, long) { return -1; }
+
 void annotate_collective() {
     auto *info = dynamic_cast<torch::ParamCommsDebugInfo *>(
         c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PARAM_COMMS_INFO));
@@ -173,7 +182,8 @@ void annotate_collective() {
     int64_t elem = static_cast<int64_t>(c10::elementSize(info->getDType()));
     int64_t nelems = std::max(info->getInMessageNelems(), info->getOutMessageNelems());
     api->arg_str(tp_karg_collective_name, info->getCollectiveName().c_str());
-    api->arg_int(tp_karg_seq, info->getSequenceNumber());
+    int64_t seq = sequence_number(info, 0);
+    if (seq >= 0) api->arg_int(tp_karg_seq, seq);
     api->arg_int("bytes", nelems * elem);
     api->arg_int(tp_karg_group_size, info->getWorldSize());
     api->arg_int("In msg nelems", info->getInMessageNelems());

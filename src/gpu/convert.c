@@ -217,7 +217,9 @@ static int reduce_external(const CUpti_ActivityExternalCorrelation *x, tp_cupti_
 }
 
 static int reduce_api(const tp_cupti_conv *c, const CUpti_ActivityAPI *a, tp_cupti_rec *r) {
-    r->kind = a->kind == CUPTI_ACTIVITY_KIND_DRIVER ? TP_CUPTI_DRIVER : TP_CUPTI_RUNTIME;
+    int driver = a->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+    if (!tp_cupti_api_kept(driver, a->cbid)) return 0;
+    r->kind = driver ? TP_CUPTI_DRIVER : TP_CUPTI_RUNTIME;
     r->corr = a->correlationId;
     r->u.api.cbid = a->cbid;
     r->u.api.pid = a->processId;
@@ -310,19 +312,40 @@ int tp_cupti_convert(tp_cupti_conv *c, tp_model *m, const CUpti_Activity *raw, i
     return tp_cupti_emit(c, &out, &r, offset_ns) ? -1 : 1;
 }
 
-/* Driver functions that launch kernels (each launch yields at least one kernel record). */
-const uint32_t tp_cupti_driver_launches[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+/* Runtime queries: no work, no copy, no allocation, no wait; frequent (PyTorch asks for the
+ * current device hundreds of times a step). Kineto's traces leave most of them out too. */
+const uint32_t tp_cupti_runtime_queries[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
 };
-const size_t tp_cupti_ndriver_launches =
-    sizeof(tp_cupti_driver_launches) / sizeof(tp_cupti_driver_launches[0]);
+const size_t tp_cupti_nruntime_queries =
+    sizeof(tp_cupti_runtime_queries) / sizeof(tp_cupti_runtime_queries[0]);
+
+static int in_set(const uint32_t *set, size_t n, uint32_t cbid) {
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == cbid) return 1;
+    return 0;
+}
+
+int tp_cupti_api_kept(int driver, uint32_t cbid) {
+    return driver ? tp_cupti_launches_work(1, cbid)
+                  : !in_set(tp_cupti_runtime_queries, tp_cupti_nruntime_queries, cbid);
+}
 
 int tp_cupti_launches_work(int driver, uint32_t cbid) {
+    static const uint32_t driver_launches[] = {
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+        CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+    };
     static const uint32_t runtime[] = {
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
@@ -337,9 +360,7 @@ int tp_cupti_launches_work(int driver, uint32_t cbid) {
         CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
 #endif
     };
-    const uint32_t *set = driver ? tp_cupti_driver_launches : runtime;
-    size_t n = driver ? tp_cupti_ndriver_launches : sizeof(runtime) / sizeof(runtime[0]);
-    for (size_t i = 0; i < n; i++)
-        if (set[i] == cbid) return 1;
-    return 0;
+    return driver
+               ? in_set(driver_launches, sizeof(driver_launches) / sizeof(driver_launches[0]), cbid)
+               : in_set(runtime, sizeof(runtime) / sizeof(runtime[0]), cbid);
 }

@@ -130,9 +130,13 @@ const char *tp_cupti_api_shown(tp_cupti_conv *c, int driver, uint32_t cbid);
 /* 1 for API functions that launch kernels or graphs (each launch yields at least one record of
  * GPU work with its correlation id: a kernel, or a graph's kernel, copy, set or graph record). */
 int tp_cupti_launches_work(int driver, uint32_t cbid);
-/* The driver's kernel-launch functions (cbids), which the source traces one by one. */
-extern const uint32_t tp_cupti_driver_launches[];
-extern const size_t tp_cupti_ndriver_launches;
+/* 1 for API records kept: every runtime call but the queries below, and the driver's launches
+ * (the DRIVER kind records every driver call the program makes itself). */
+int tp_cupti_api_kept(int driver, uint32_t cbid);
+/* Runtime queries (cudaGetDevice, cudaGetLastError, ...): left out, at CUPTI where it filters by
+ * function and in the reduction. */
+extern const uint32_t tp_cupti_runtime_queries[];
+extern const size_t tp_cupti_nruntime_queries;
 
 /* Kineto's "est. achieved occupancy %": the share of an SM's threads the kernel keeps busy,
  * min(blocks per SM, resident blocks) x block threads / max threads per SM, rounded, where

@@ -45,6 +45,11 @@ static const kind_info window_kinds[] = {
     {"MEMCPY2", CUPTI_ACTIVITY_KIND_MEMCPY2, 0},
     {"MEMSET", CUPTI_ACTIVITY_KIND_MEMSET, 0},
     {"SYNCHRONIZATION", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0},
+    /* Launches made without the runtime (Triton's, cuBLASLt's). CUPTI records only the driver
+     * calls the program makes itself, not the runtime's own; the reduction keeps the launches.
+     * (Enabling the launch functions alone, cuptiActivityEnableDriverApi, gave no records on an
+     * H100 with CUDA 13.0: docs/GPU.md.) */
+    {"DRIVER", CUPTI_ACTIVITY_KIND_DRIVER, 0},
 };
 /* With cuda_graphs: graph, on with the window kinds: one record per graph launch, and none for
  * the kernels, copies and sets inside it (CUPTI traces a graph at one level or the other). */
@@ -202,12 +207,13 @@ static void set_kinds(const kind_info *k, size_t n, int on) {
         (on ? S.api.ActivityEnable : S.api.ActivityDisable)(k[i].kind);
 }
 
-/* Driver calls worth a cuda_driver event: launches made without the runtime (Triton, cuBLASLt).
- * The whole DRIVER kind would also trace the runtime's own driver calls. */
-static void set_driver_launches(int on) {
-    if (!S.api.ActivityEnableDriverApi) return;
-    for (size_t i = 0; i < tp_cupti_ndriver_launches; i++)
-        S.api.ActivityEnableDriverApi(tp_cupti_driver_launches[i], (uint8_t)on);
+/* Runtime calls that neither launch, copy, allocate nor wait (cudaGetDevice, cudaGetLastError:
+ * hundreds a step under PyTorch) are left out at CUPTI where it can filter them by function
+ * (each record costs the call time), and by the reduction anyway (convert.c). */
+static void leave_out_runtime_queries(void) {
+    if (!S.api.ActivityEnableRuntimeApi) return;
+    for (size_t i = 0; i < tp_cupti_nruntime_queries; i++)
+        S.api.ActivityEnableRuntimeApi(tp_cupti_runtime_queries[i], 0);
 }
 
 /* Turns kinds on; an essential one failing turns them all back off. 0 or -1. */
@@ -251,7 +257,7 @@ static void start_window_kinds(void) {
     S.ext_on = S.api.ActivityPushExternalCorrelationId && S.api.ActivityPopExternalCorrelationId &&
                S.api.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS;
     tp_session_set_ext_corr(S.ext_on);
-    set_driver_launches(1);
+    leave_out_runtime_queries();
     S.enabled = 1;
     return;
 broken:
@@ -268,7 +274,6 @@ static void stop_window_kinds(void) {
         S.api.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
         S.ext_on = 0;
     }
-    set_driver_launches(0);
     S.enabled = 0;
 }
 
@@ -511,6 +516,24 @@ static int start_cupti(char *cause, size_t n) {
     return 0;
 }
 
+/* The first CUPTI API version whose graph-level trace tprof enables. With CUPTI 13.0 (API
+ * 130000-130001) on an H100 and driver 580, a cudaGraphLaunch crashed inside libcupti once
+ * GRAPH_TRACE was on beside tprof's other kinds (bench/gpu/check.sh, docs/GPU.md); later CUPTIs
+ * are untried. */
+enum { GRAPH_TRACE_MIN_VERSION = 130100 };
+
+/* cuda_graphs: graph where the loaded CUPTI can take it; else per node, said once. */
+static int graph_level_usable(void) {
+    uint32_t version = 0;
+    if (S.api.GetVersion && S.api.GetVersion(&version) == CUPTI_SUCCESS &&
+        version >= GRAPH_TRACE_MIN_VERSION)
+        return 1;
+    tp_log_warn("cuda_graphs: graph needs CUPTI 13.1 or later (this one: API version %u, where "
+                "graph-level tracing crashed in cudaGraphLaunch); recording every node instead",
+                version);
+    return 0;
+}
+
 int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
     char cause[1024];
     int rc = -1;
@@ -531,11 +554,11 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
     }
     session_clock = o->now_ns ? o->now_ns : monotonic_ns;
     S.required = o->required;
-    S.graph_level = o->graph_level;
     if (start_cupti(cause, sizeof(cause))) {
         warn_unavailable(o->required, cause);
         goto out;
     }
+    S.graph_level = o->graph_level && graph_level_usable();
     *src = (tp_source){.name = "cupti",
                        .on_action = cupti_on_action,
                        .collect = cupti_collect,

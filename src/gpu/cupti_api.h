@@ -21,7 +21,7 @@ typedef struct tp_cupti_api {
     CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle sub);
     CUptiResult (*ActivityEnable)(CUpti_ActivityKind kind);
     CUptiResult (*ActivityDisable)(CUpti_ActivityKind kind);
-    CUptiResult (*ActivityEnableDriverApi)(CUpti_CallbackId cbid, uint8_t enable); /* optional */
+    CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId cbid, uint8_t enable); /* optional */
     CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc request,
                                              CUpti_BuffersCallbackCompleteFunc complete);
     CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc f); /* optional */

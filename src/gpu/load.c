@@ -33,7 +33,7 @@ static int resolve(tp_cupti_api *a, char *why, size_t n) {
         {"cuptiUnsubscribe", &a->Unsubscribe, 1},
         {"cuptiActivityEnable", &a->ActivityEnable, 1},
         {"cuptiActivityDisable", &a->ActivityDisable, 1},
-        {"cuptiActivityEnableDriverApi", &a->ActivityEnableDriverApi, 0},
+        {"cuptiActivityEnableRuntimeApi", &a->ActivityEnableRuntimeApi, 0},
         {"cuptiActivityRegisterCallbacks", &a->ActivityRegisterCallbacks, 1},
         {"cuptiActivityRegisterTimestampCallback", &a->ActivityRegisterTimestampCallback, 0},
         {"cuptiActivityFlushAll", &a->ActivityFlushAll, 1},

@@ -289,3 +289,59 @@ def test_graph_check(tmp_path, level):
         bad = _graph_trace(tmp_path / "bad.json", level, drop_node_id=True)
         rc, res, out = check("graph", bad, analysis, level)
         assert rc == 1 and res["problems"] == ["step 8: 3 records of its graph launch"], out
+
+
+H100 = os.path.join(FIXTURES, "gpu-h100")
+
+
+def _analysis(tmp_path, trace):
+    path = tmp_path / (os.path.basename(trace) + ".analysis.json")
+    path.write_text(json.dumps(tprof_analyze(trace)))
+    return path
+
+
+def test_h100_kernel_ops():
+    """Issue 21's check on real CUPTI output (H100, tests/fixtures/gpu-h100): tprof.torch's ops
+    (torch's observer, External ids pushed to CUPTI) launch the same kernels as torch.profiler's
+    ops, pair by pair, and no kernel lacks its op."""
+    ours = os.path.join(H100, "torch_mlp.tprof.json.gz")
+    kineto = os.path.join(H100, "torch_mlp.torch_profiler.pt.trace.json.gz")
+    rc, res, out = check("kernel_ops", ours, kineto)
+    assert rc == 0 and res["pairs"] == 9 and not res["differ"], out
+    assert "170 kernels in steps on 9 (op, kernel) pairs, 0 without an op" in out
+
+
+def test_h100_compiled(tmp_path):
+    """torch.compile on an H100 under tprof.torch: inductor's 100 Triton kernels of the ten steps,
+    each launched by cuLaunchKernel (CUPTI's DRIVER kind) inside the compiled region's ranges,
+    the same kernels as torch.profiler's run, and all GPU work charged by `tprof analyze`. Before
+    the DRIVER kind was on, the launches were missing and this failed (docs/GPU.md)."""
+    ours = os.path.join(H100, "compiled_mlp.tprof.json.gz")
+    kineto = os.path.join(H100, "compiled_mlp.torch_profiler.pt.trace.json.gz")
+    rc, res, out = check("compiled", ours, kineto, _analysis(tmp_path, ours))
+    assert rc == 0, out
+    assert res["triton_kernels"] == 100 and res["launches"] == {"cuLaunchKernel": 100}
+    assert res["regions"] == {"CompiledFunction": 20, "CompiledFunctionBackward": 80}
+    assert res["attributed_us"] == res["work_us"] > 0
+    # without the launches (as tprof wrote before), the check fails
+    trimmed = tmp_path / "no_driver.json"
+    with gzip.open(ours, "rt") as f:
+        data = json.load(f)
+    data["traceEvents"] = [e for e in data["traceEvents"] if e.get("cat") != "cuda_driver"]
+    trimmed.write_text(json.dumps(data))
+    rc, res, _ = check("compiled", trimmed, kineto, _analysis(tmp_path, str(trimmed)))
+    assert rc == 1 and res["without_launch"] == 100
+
+
+@pytest.mark.parametrize("name,nodes,per_step", [("train_mlp_cuda_graph", "26", 26),
+                                                 ("torch_mlp_graph", None, 43)])
+def test_h100_graphs(tmp_path, name, nodes, per_step):
+    """CUDA graphs recorded per node on an H100 (the example's graph and torch.cuda.graph): one
+    graph launch a step, its work under the launch's correlation id with graph and node ids, and
+    every piece of work launched in the window charged to a range (the work queued by the last
+    warm-up step's launch, which ran after the window opened, cannot be)."""
+    trace = os.path.join(H100, name + ".tprof.json.gz")
+    args = [nodes] if nodes else []
+    rc, res, out = check("graph", trace, _analysis(tmp_path, trace), "node", *args)
+    assert rc == 0 and res["steps"] == 10 and res["work_per_step"] == [per_step], out
+    assert res["attributed_us"] < res["work_us"]  # the work launched before the window

@@ -155,6 +155,8 @@ class Reference:
 
     def range(self, cat, ts, dur, name, track, corr, flops):
         kind = KINDS.get(cat.lower(), "host_range")
+        if kind == "host_range" and name == tprof_ref.DATALOADER_TWIN:
+            return  # tprof's copy of its dataloader range for TensorBoard's plugin (not an event)
         if kind:
             self.add(kind, ts, dur, name, track, corr, flops)
 

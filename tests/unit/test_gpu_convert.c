@@ -524,6 +524,16 @@ static void test_api_records(void **state) {
     assert_int_equal(tp_cupti_convert(&c, &m, (CUpti_Activity *)&api, 1000), 1);
     api.cbid = 500;
     assert_int_equal(tp_cupti_convert(&c, &m, (CUpti_Activity *)&api, 1000), 1);
+    /* left out: a runtime query (cudaGetDevice), a driver call that launches nothing
+     * (cuCtxGetCurrent: the DRIVER kind records every driver call the program makes) */
+    api.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020;
+    assert_int_equal(tp_cupti_convert(&c, &m, (CUpti_Activity *)&api, 1000), 0);
+    api.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    api.cbid = CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent;
+    assert_int_equal(tp_cupti_convert(&c, &m, (CUpti_Activity *)&api, 1000), 0);
+    api.cbid = CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch;
+    assert_int_equal(tp_cupti_convert(&c, &m, (CUpti_Activity *)&api, 1000), 1);
+    assert_int_equal(m.nevents, 5);
 
     const tp_event *ev = &m.events[0];
     assert_int_equal(ev->kind, TP_HOST_RANGE);

@@ -406,8 +406,10 @@ static int fake_kind_enabled(int kind) {
 static void test_graph_level(void **state) {
     (void)state;
     tp_log_reset();
+    setenv("FAKE_CUPTI_VERSION", "130100", 1); /* 13.1: the first tprof takes graph traces of */
     tp_gpu_opts o = {.required = 1, .now_ns = test_clock, .graph_level = 1};
     assert_int_equal(tp_cupti_source_create(&o, &src), 0);
+    unsetenv("FAKE_CUPTI_VERSION");
     assert_false(fake_kind_enabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
     src.on_action(src.ctx, TP_ACTION_RECORD);
     assert_true(fake_kind_enabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
@@ -443,7 +445,23 @@ static void test_graph_level(void **state) {
     tp_model_free(&m);
 }
 
-/* The "External id" of an event: its first arg, as Kineto writes it; -1 when it has none. */
+/* cuda_graphs: graph with CUPTI 13.0, whose graph-level trace crashed in cudaGraphLaunch on an
+ * H100: one warning, and every node recorded as without the key. */
+static void test_graph_level_refused_by_old_cupti(void **state) {
+    (void)state;
+    tp_log_reset();
+    setenv("FAKE_CUPTI_VERSION", "130001", 1);
+    tp_gpu_opts o = {.required = 1, .now_ns = test_clock, .graph_level = 1};
+    assert_int_equal(tp_cupti_source_create(&o, &src), 0);
+    unsetenv("FAKE_CUPTI_VERSION");
+    assert_int_equal(tp_log_count(), 1);
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    assert_false(fake_kind_enabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+    assert_true(fake_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    src.on_action(src.ctx, TP_ACTION_NONE);
+    assert_int_equal(tp_log_count(), 1);
+}
+
 /* The External id the model keeps for ev (tp_event.ext), -1 for none. */
 static int64_t external_id(const tp_event *ev) {
     return ev && ev->ext ? (int64_t)ev->ext : -1;
@@ -549,6 +567,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_teardown(test_kernel_never_completes, end_source),
         cmocka_unit_test_teardown(test_graph_nodes, end_source),
         cmocka_unit_test_teardown(test_graph_level, end_source),
+        cmocka_unit_test_teardown(test_graph_level_refused_by_old_cupti, end_source),
         cmocka_unit_test_teardown(test_external_ids, end_source),
         cmocka_unit_test_teardown(test_clock_offset_without_callback, end_source),
         cmocka_unit_test_teardown(test_no_gpu, end_source),

@@ -43,7 +43,8 @@ static CUpti_BuffersCallbackRequestFunc request_cb;
 static CUpti_BuffersCallbackCompleteFunc complete_cb;
 static CUpti_TimestampCallbackFunc clock_fn;
 static int kind_on[MAX_KINDS];
-static int driver_api_on[MAX_CBID];
+/* Runtime functions left out while RUNTIME is on (cuptiActivityEnableRuntimeApi(cbid, 0)). */
+static uint8_t runtime_api_off[MAX_CBID];
 static int subscribed;
 static int torn_down;
 typedef struct fake_buffer {
@@ -166,9 +167,9 @@ static uint32_t graph_of(const void *rec) {
 static int produced(const void *rec) {
     CUpti_ActivityKind kind = ((const CUpti_Activity *)rec)->kind;
     if (graph_of(rec) && kind_on[CUPTI_ACTIVITY_KIND_GRAPH_TRACE]) return 0;
-    if (kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+    if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
         uint32_t cbid = ((const CUpti_ActivityAPI *)rec)->cbid;
-        return kind_on[kind] || (cbid < MAX_CBID && driver_api_on[cbid]);
+        return kind_on[kind] && !(cbid < MAX_CBID && runtime_api_off[cbid]);
     }
     return kind < MAX_KINDS && kind_on[kind];
 }
@@ -180,7 +181,6 @@ FAKE_API int fake_cupti_push(const void *rec, size_t size);
 FAKE_API int fake_cupti_push_late(const void *rec, size_t size, int flushes);
 FAKE_API uint64_t fake_cupti_now(void);
 FAKE_API int fake_cupti_kind_enabled(int kind);
-FAKE_API int fake_cupti_driver_api_enabled(uint32_t cbid);
 FAKE_API int fake_cupti_subscribed(void);
 FAKE_API void fake_cupti_drop(size_t n);
 FAKE_API size_t fake_cupti_disabled_records(void);
@@ -250,9 +250,6 @@ uint64_t fake_cupti_now(void) {
 int fake_cupti_kind_enabled(int kind) {
     return kind >= 0 && kind < MAX_KINDS && kind_on[kind];
 }
-int fake_cupti_driver_api_enabled(uint32_t cbid) {
-    return cbid < MAX_CBID && driver_api_on[cbid];
-}
 int fake_cupti_subscribed(void) {
     return subscribed;
 }
@@ -265,8 +262,9 @@ size_t fake_cupti_disabled_records(void) {
 
 /* ---- the CUPTI API ---- */
 
+/* The API version of the headers, or FAKE_CUPTI_VERSION (tests of version-gated features). */
 FAKE_API CUptiResult cuptiGetVersion(uint32_t *v) {
-    *v = CUPTI_API_VERSION;
+    *v = (uint32_t)env_int("FAKE_CUPTI_VERSION", CUPTI_API_VERSION);
     return CUPTI_SUCCESS;
 }
 
@@ -396,9 +394,9 @@ FAKE_API CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
     return CUPTI_SUCCESS;
 }
 
-FAKE_API CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
-    check_alive("cuptiActivityEnableDriverApi");
-    if (cbid < MAX_CBID) driver_api_on[cbid] = enable;
+FAKE_API CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+    check_alive("cuptiActivityEnableRuntimeApi");
+    if (cbid < MAX_CBID) runtime_api_off[cbid] = !enable;
     return CUPTI_SUCCESS;
 }
 

@@ -1,0 +1,125 @@
+/* cupti_floor.c - CUPTI's own cost, without tprof: a CUDA injection library that turns on the
+ * activity kinds named in $TPROF_FLOOR_KINDS and does the least a tracer can do with the records
+ * (step over each one, count it, free the buffer), so that bench/gpu/check.sh can time an
+ * unmodified program with CUPTI at its floor next to the same program under tprof (issue 26).
+ *
+ *   CUDA_INJECTION64_PATH=build/bench/libcupti_floor.so TPROF_FLOOR_KINDS=kernel,runtime prog
+ *
+ * The CUDA driver loads the library named by CUDA_INJECTION64_PATH at cuInit and calls its
+ * InitializeInjection (the mechanism Nsight's own injection uses). Kinds: `kernel`
+ * (CONCURRENT_KERNEL), `runtime`, `memcpy`, `memcpy2`, `memset`, `sync`, `memory` (MEMORY2),
+ * `context`, `driver`, `graph` (GRAPH_TRACE), `clock` (a timestamp callback on CLOCK_MONOTONIC,
+ * as tprof registers one). `all` is tprof's set (src/gpu/cupti.c). At exit
+ * it prints one line to stderr: the kinds and the records CUPTI handed back by then.
+ *
+ * libcupti is found as tprof finds it ($TPROF_FLOOR_CUPTI, else libcupti.so.13/.12 on the
+ * loader's path, where CUDA's lib64 is) and loaded with dlopen: nothing links CUDA. */
+#include <cupti.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { BUFFER_BYTES = 4 << 20 }; /* tprof's buffer size (src/gpu/cupti.c) */
+
+/* The CUPTI calls used, resolved once. */
+static struct {
+    CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc,
+                                      CUpti_BuffersCallbackCompleteFunc);
+    CUptiResult (*enable)(CUpti_ActivityKind);
+    CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
+    CUptiResult (*register_clock)(CUpti_TimestampCallbackFunc);
+} C;
+
+static unsigned long long records; /* counted on CUPTI's thread; read once at exit */
+static char kinds_named[256];
+
+static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records) {
+    *buf = aligned_alloc(8, BUFFER_BYTES);
+    *size = *buf ? BUFFER_BYTES : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
+                                      size_t valid) {
+    (void)ctx, (void)stream, (void)size;
+    CUpti_Activity *r = NULL;
+    while (C.next_record(buf, valid, &r) == CUPTI_SUCCESS)
+        __atomic_add_fetch(&records, 1, 0);
+    free(buf);
+}
+
+static uint64_t CUPTIAPI monotonic_clock(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* No flush here: CUDA may already be torn down at exit, and a CUPTI call then can hang (see
+ * docs/GPU.md, "exit() without tprof_shutdown"); the count is a sign of life, not a total. */
+static void report(void) {
+    fprintf(stderr, "cupti_floor: kinds %s: %llu records\n", kinds_named,
+            __atomic_load_n(&records, 0));
+}
+
+static int load(void) {
+    const char *path = getenv("TPROF_FLOOR_CUPTI");
+    const char *names[] = {path, "libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+    void *h = NULL;
+    for (size_t i = path ? 0 : 1; !h && i < sizeof(names) / sizeof(names[0]); i++)
+        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h) return -1;
+    *(void **)&C.register_callbacks = dlsym(h, "cuptiActivityRegisterCallbacks");
+    *(void **)&C.enable = dlsym(h, "cuptiActivityEnable");
+    *(void **)&C.next_record = dlsym(h, "cuptiActivityGetNextRecord");
+    *(void **)&C.register_clock = dlsym(h, "cuptiActivityRegisterTimestampCallback");
+    return C.register_callbacks && C.enable && C.next_record ? 0 : -1;
+}
+
+/* One named kind turned on; -1 for a name it does not know or CUPTI refuses. */
+static int enable_named(const char *name) {
+    static const struct {
+        const char *name;
+        CUpti_ActivityKind kind;
+    } kinds[] = {
+        {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
+        {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
+        {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+        {"memcpy2", CUPTI_ACTIVITY_KIND_MEMCPY2},
+        {"memset", CUPTI_ACTIVITY_KIND_MEMSET},
+        {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+        {"memory", CUPTI_ACTIVITY_KIND_MEMORY2},
+        {"context", CUPTI_ACTIVITY_KIND_CONTEXT},
+        {"driver", CUPTI_ACTIVITY_KIND_DRIVER},
+        {"graph", CUPTI_ACTIVITY_KIND_GRAPH_TRACE},
+    };
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (!strcmp(name, kinds[i].name)) return C.enable(kinds[i].kind) == CUPTI_SUCCESS ? 0 : -1;
+    if (!strcmp(name, "clock"))
+        return C.register_clock && C.register_clock(monotonic_clock) == CUPTI_SUCCESS ? 0 : -1;
+    return -1;
+}
+
+/* Called by the CUDA driver, once, at cuInit; 1 tells it the injection succeeded. The one symbol
+ * exported (the build hides the rest). */
+__attribute__((visibility("default"))) int InitializeInjection(void);
+
+int InitializeInjection(void) {
+    const char *want = getenv("TPROF_FLOOR_KINDS");
+    if (!want || !*want) return 1;
+    if (!strcmp(want, "all"))
+        want = "kernel,runtime,memcpy,memcpy2,memset,sync,memory,context,driver,clock";
+    snprintf(kinds_named, sizeof(kinds_named), "%s", want);
+    if (load() || C.register_callbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) {
+        fprintf(stderr, "cupti_floor: cannot load or start libcupti\n");
+        return 0;
+    }
+    char list[256];
+    snprintf(list, sizeof(list), "%s", want);
+    for (char *save = NULL, *k = strtok_r(list, ",", &save); k; k = strtok_r(NULL, ",", &save))
+        if (enable_named(k)) fprintf(stderr, "cupti_floor: kind %s refused or unknown\n", k);
+    atexit(report);
+    return 1;
+}
