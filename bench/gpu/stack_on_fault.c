@@ -10,9 +10,11 @@
 static void on_fault(int sig) {
     static const char head[] = "stack_on_fault: fatal signal; stack of the faulting thread:\n";
     void *frames[64];
-    int n = backtrace(frames, 64); /* async-signal-safe once libgcc is loaded: see install */
+    /* backtrace is async-signal-safe once libgcc is loaded (see install), backtrace_symbols_fd
+     * writes without allocating: what glibc's own crash reporters did */
+    int n = backtrace(frames, 64); /* NOLINT(bugprone-signal-handler) */
     (void)!write(STDERR_FILENO, head, sizeof(head) - 1);
-    backtrace_symbols_fd(frames, n, STDERR_FILENO);
+    backtrace_symbols_fd(frames, n, STDERR_FILENO); /* NOLINT(bugprone-signal-handler) */
     signal(sig, SIG_DFL);
     raise(sig);
 }
