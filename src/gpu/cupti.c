@@ -1,8 +1,9 @@
 /* cupti.c - the CUPTI activity source: GPU kernels, copies, sets, synchronizations, CUDA API calls
  * and device memory of each window, from libcupti loaded at run time (src/gpu/cupti.h).
  *
- * Life cycle: create subscribes (claiming CUPTI, so another profiler cannot interleave) and
- * registers the callbacks; the window's activity kinds go on at WARMUP and off outside windows;
+ * Life cycle: create loads libcupti; the first window subscribes (claiming CUPTI, so another
+ * profiler cannot interleave: the first of them to record holds it) and registers the callbacks;
+ * the window's activity kinds go on at WARMUP and off outside windows;
  * buffers come back on CUPTI's threads and are reduced into pending records at once; collect
  * flushes, waits briefly for kernels the window launched, and moves the window's records into the
  * model. Failures warn once and leave tprof CPU-only; nothing here aborts or blocks for long. */
@@ -78,7 +79,9 @@ static struct {
     pthread_mutex_t ctl, lock;
     tp_cupti_api api; /* loaded once per process (never unloaded) */
     int loaded;
-    int alive;   /* between create and shutdown (ctl and lock to write, either to read) */
+    int created; /* between create and shutdown: the process's one source (ctl) */
+    int alive;   /* subscribed, from the first window to shutdown (ctl and lock to write, either
+                    to read) */
     int enabled; /* the window kinds are on (ctl) */
     int held;    /* the session kinds are on (ctl) */
     int exiting; /* exit() began: CUDA may be torn down, so CUPTI is called no more (ctl; atomic) */
@@ -293,12 +296,26 @@ void tp_gpu_ext_pop(void) {
 
 /* ---- the tp_source --------------------------------------------------------------------------- */
 
+static int start_cupti(char *cause, size_t n);
+
+/* CUPTI is claimed (subscribed) when the first window starts recording, not when the session
+ * starts: another profiler of the process that starts recording before it (torch.profiler's
+ * Kineto subscribes when its schedule first warms up) keeps CUPTI, and tprof says so then. */
+static int claim_cupti(void) {
+    char cause[1024];
+    if (S.alive) return 0;
+    if (!start_cupti(cause, sizeof(cause))) return 0;
+    warn_unavailable(S.required, cause);
+    S.broken = 1;
+    return -1;
+}
+
 static void cupti_on_action(void *ctx, tp_action action) {
     (void)ctx;
     pthread_mutex_lock(&S.ctl);
-    if (S.alive && !S.exiting && !S.broken) {
+    if (S.created && !S.exiting && !S.broken) {
         int want = action != TP_ACTION_NONE;
-        if (want && !S.enabled) start_window_kinds();
+        if (want && !S.enabled && !claim_cupti()) start_window_kinds();
         if (!want && S.enabled) stop_window_kinds();
     }
     pthread_mutex_unlock(&S.ctl);
@@ -400,8 +417,8 @@ static void cupti_shutdown(void *ctx) {
             S.api.Unsubscribe(S.sub);
         }
         release();
-        S.broken = S.devices_known = 0;
     }
+    S.created = S.broken = S.devices_known = 0;
     pthread_mutex_unlock(&S.ctl);
 }
 
@@ -538,11 +555,13 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
     char cause[1024];
     int rc = -1;
     pthread_mutex_lock(&S.ctl);
-    if (S.alive) {
+    if (S.created) {
         tp_log_warn("GPU profiling: a CUPTI source is already active in this process");
         goto out;
     }
     if (S.exiting) goto out;
+    /* gpu: auto without the NVIDIA driver: nothing to profile, nothing to say (warn_unavailable) */
+    if (!o->required && !tp_cuda_driver_present()) goto out;
     if (!S.loaded) {
         tp_cupti_load_status st =
             tp_cupti_load(&S.api, o->library, o->extra_dirs, cause, sizeof(cause));
@@ -554,11 +573,8 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
     }
     session_clock = o->now_ns ? o->now_ns : monotonic_ns;
     S.required = o->required;
-    if (start_cupti(cause, sizeof(cause))) {
-        warn_unavailable(o->required, cause);
-        goto out;
-    }
     S.graph_level = o->graph_level && graph_level_usable();
+    S.created = 1; /* CUPTI itself is claimed at the first window (claim_cupti) */
     *src = (tp_source){.name = "cupti",
                        .on_action = cupti_on_action,
                        .collect = cupti_collect,

@@ -46,7 +46,7 @@ def test_real_libcupti_without_driver_fails_once_and_exits():
     p = run([os.path.join(TOOLS, "cupti_exit"), "real"])
     assert p.returncode == 0, p.stdout + p.stderr
     lines = p.stdout.splitlines()
-    assert lines[0] == "create=-1 warnings=1"
+    assert lines[0] == "create=0 warnings=1"  # CUPTI is claimed, and fails, at the first window
     assert "cannot start: no NVIDIA driver (libcuda.so.1" in lines[1]
     assert lines[1].endswith("; continuing CPU-only")
 

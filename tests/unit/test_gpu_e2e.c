@@ -131,6 +131,7 @@ static void test_found_through_cuda_home(void **state) {
     create();
     assert_non_null(dlopen(TPROF_FAKE_CUPTI, RTLD_NOW | RTLD_NOLOAD));
     assert_null(dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD)); /* the real one stayed out */
+    src.on_action(src.ctx, TP_ACTION_WARMUP); /* CUPTI is claimed at the first window */
     now_ns = 12345;
     assert_int_equal(fake_now(), 12345); /* CUPTI timestamps come from the session clock */
     assert_int_equal(tp_log_count(), 0);
@@ -518,8 +519,8 @@ static void test_clock_offset_without_callback(void **state) {
     setenv("FAKE_CUPTI_NO_TS_CALLBACK", "1", 1);
     now_ns = 7000; /* the fake's cuptiGetTimestamp says 5000: CUPTI time + 2000 = session time */
     create();
+    src.on_action(src.ctx, TP_ACTION_RECORD); /* CUPTI claimed, and its clock read, now */
     unsetenv("FAKE_CUPTI_NO_TS_CALLBACK");
-    src.on_action(src.ctx, TP_ACTION_RECORD);
     CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 20, 5100, 30);
     assert_true(push(&a, sizeof(a)));
     tp_model m;
@@ -538,9 +539,13 @@ static void test_no_gpu(void **state) {
     setenv("FAKE_CUDA_DEVICES", "0", 1);
     setenv("FAKE_CUPTI_SUBSCRIBE", "999", 1);
     tp_gpu_opts o = {.required = 0, .now_ns = test_clock};
-    assert_int_equal(tp_cupti_source_create(&o, &src), -1);
+    assert_int_equal(tp_cupti_source_create(&o, &src), 0);
+    assert_int_equal(tp_log_count(), 0);
+    src.on_action(src.ctx, TP_ACTION_WARMUP); /* claiming CUPTI fails: said once, CPU-only */
+    src.on_action(src.ctx, TP_ACTION_RECORD);
     unsetenv("FAKE_CUPTI_SUBSCRIBE");
     unsetenv("FAKE_CUDA_DEVICES");
+    assert_false(fake_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     assert_int_equal(tp_log_count(), 1);
     assert_string_equal(tp_log_get(0), "GPU profiling off: CUPTI (" TPROF_FAKE_CUDA_HOME
                                        "/lib64/libcupti.so) cannot start: no CUDA-capable GPU "

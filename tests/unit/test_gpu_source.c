@@ -27,7 +27,7 @@
 
 typedef struct report {
     int status;      /* the child's exit status */
-    int rc;          /* tp_cupti_source_create's result */
+    int rc;          /* 0: the source recorded at its first window; -1: not (see create_only) */
     int nwarn;       /* warnings logged */
     char text[4096]; /* what the child printed: "rc=..", "warning=..", "note=.." lines */
 } report;
@@ -88,13 +88,22 @@ typedef struct create_args {
 
 static tp_source src;
 
+/* Creates the source and starts its first window, where it claims CUPTI: 0 when it records then,
+ * -1 when creating it failed or claiming CUPTI did (each says why in one warning). */
+static int create_and_claim(const tp_gpu_opts *o) {
+    if (tp_cupti_source_create(o, &src)) return -1;
+    size_t warned = tp_log_count();
+    src.on_action(src.ctx, TP_ACTION_WARMUP);
+    return tp_log_count() > warned ? -1 : 0;
+}
+
 static void create_only(FILE *out, const void *arg) {
     const create_args *a = arg;
     for (int i = 0; i < 4 && a->env[i]; i++)
         putenv((char *)a->env[i]);
     unsetenv("CUDA_HOME");
     tp_gpu_opts o = {.required = a->required, .library = a->library};
-    fprintf(out, "rc=%d\n", tp_cupti_source_create(&o, &src));
+    fprintf(out, "rc=%d\n", create_and_claim(&o));
 }
 
 static void expect_one_warning(const report *r, const char *const *needles) {
@@ -174,7 +183,8 @@ static void test_another_subscriber(void **state) {
                                             NULL});
 }
 
-/* Another tool subscribed first (sharing CUPTI or not), then tprof creates its source. */
+/* Another tool subscribed first (sharing CUPTI or not), then tprof creates its source and starts
+ * its first window. */
 typedef struct beside_args {
     const char *library;
     const char *env;
@@ -190,12 +200,49 @@ static void create_beside(FILE *out, const void *arg) {
     memcpy(&other, &sym, sizeof(sym));
     fprintf(out, "other=%d\n", other ? other("Nsight Systems", a->other_shares) : -1);
     tp_gpu_opts o = {.required = 1, .library = a->library};
-    fprintf(out, "rc=%d\n", tp_cupti_source_create(&o, &src));
+    fprintf(out, "rc=%d\n", create_and_claim(&o));
     int (*count)(void) = NULL;
     sym = h ? dlsym(h, "fake_cupti_nsubscribers") : NULL;
     memcpy(&count, &sym, sizeof(sym));
     fprintf(out, "subscribers=%d\n", count ? count() : -1);
     if (h) dlclose(h);
+}
+
+/* Another profiler that subscribes after tprof's session started (Kineto subscribes when its
+ * schedule first warms up): before tprof's first window, it holds CUPTI and tprof's window says
+ * so; after it, tprof holds CUPTI and the other is refused. */
+static void other_arrives(FILE *out, const void *arg) {
+    int before_window = *(const int *)arg;
+    void *h = dlopen(TPROF_FAKE_CUPTI, RTLD_NOW | RTLD_LOCAL);
+    int (*other)(const char *, int) = NULL;
+    void *sym = h ? dlsym(h, "fake_cupti_other_subscriber") : NULL;
+    memcpy(&other, &sym, sizeof(sym));
+    tp_gpu_opts o = {.required = 1, .library = TPROF_FAKE_CUPTI};
+    fprintf(out, "create=%d\n", tp_cupti_source_create(&o, &src));
+    if (before_window) fprintf(out, "other=%d\n", other ? other("Kineto", 0) : -1);
+    src.on_action(src.ctx, TP_ACTION_WARMUP);
+    if (!before_window) fprintf(out, "other=%d\n", other ? other("Kineto", 0) : -1);
+    fprintf(out, "kernel=%d\n",
+            fake_int("fake_cupti_kind_enabled", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    src.shutdown(src.ctx);
+    if (h) dlclose(h);
+}
+
+static void test_first_to_record_holds_cupti(void **state) {
+    (void)state;
+    report r;
+    int before_window = 1;
+    in_child(other_arrives, &before_window, &r);
+    expect_line(&r, "create=0\n");
+    expect_line(&r, "other=0\n");
+    expect_line(&r, "kernel=0\n");
+    assert_int_equal(r.nwarn, 1);
+    expect_line(&r, "another profiler holds CUPTI (CUPTI for Kineto)");
+    before_window = 0;
+    in_child(other_arrives, &before_window, &r);
+    expect_line(&r, "kernel=1\n");
+    if (strstr(r.text, "other=0\n")) fail_msg("the other subscriber got CUPTI too:\n%s", r.text);
+    assert_int_equal(r.nwarn, 0);
 }
 
 /* cuptiSubscribe_v2 asking to share: beside a subscriber that shares too, both record, where
@@ -366,6 +413,7 @@ int main(void) {
         cmocka_unit_test(test_another_subscriber),
         cmocka_unit_test(test_beside_another_subscriber),
         cmocka_unit_test(test_without_subscribe_v2),
+        cmocka_unit_test(test_first_to_record_holds_cupti),
         cmocka_unit_test(test_subscribe_fails_without_driver),
         cmocka_unit_test(test_kinds_follow_the_schedule),
         cmocka_unit_test(test_enable_refused),
