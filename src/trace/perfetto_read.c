@@ -42,6 +42,8 @@ enum {
     MAX_EXTRA = 1 << 10,    /* extra counter values per event */
     BUDGET_EVERY = 1 << 14, /* packets between two checks of the memory budget */
     NO_IID = 0xff,          /* iid entry flag: never defined */
+    WINDOW = 1 << 20,       /* bytes of a file read at a time */
+    MAX_PACKET = 256 << 20, /* a longer packet is refused (its length is likely garbage) */
 };
 
 /* An interned string and what it means to the reader. */
@@ -82,11 +84,12 @@ typedef struct rd {
     desc *d;
     size_t nd, capd;
     tp_hashtab index; /* uuid -> desc + 1 */
+    uint32_t last;    /* the desc found last + 1: events come track by track */
     mine *mine;       /* by model track */
     size_t capmine;
     tp_str k_memcat; /* "cpu_instant_event", a memory instant's category in the JSON */
     size_t first_event;
-    const uint8_t *header;
+    char *header; /* the tprof_header entry's JSON, copied out of the input's window */
     size_t header_len;
     const tp_read_opts *o;
     uint64_t packet;  /* the packet being read, from 1; 0 for a problem of the whole trace */
@@ -173,8 +176,10 @@ static size_t desc_find(rd *r, uint64_t uuid) {
 }
 
 static desc *desc_of(rd *r, uint64_t uuid) {
+    if (r->last && r->d[r->last - 1].uuid == uuid) return &r->d[r->last - 1];
     if (!r->index.nslots) return NULL;
     uint32_t ref = tp_hashtab_ref(&r->index, desc_find(r, uuid));
+    if (ref) r->last = ref;
     return ref ? &r->d[ref - 1] : NULL;
 }
 
@@ -390,9 +395,18 @@ typedef struct te_fields {
     double dcounter;
 } te_fields;
 
-static void scalars(tp_pb_in in, te_fields *t) {
+/* The scalar fields; for a slice's begin or an instant, up to the first annotation (the writer
+ * puts them first), where *rest then starts: those kinds have no field after their args that
+ * the reader needs. */
+static void scalars(tp_pb_in in, te_fields *t, tp_pb_in *rest) {
     tp_pb_field f;
+    tp_pb_in all = in, before = in;
     while (tp_pb_next(&in, &f)) {
+        if (f.num == TE_ANNOTATIONS && (t->type == TYPE_BEGIN || t->type == TYPE_INSTANT)) {
+            *rest = before;
+            return;
+        }
+        before = in;
         if (f.wire == TP_PB_VARINT && f.num == TE_TYPE) t->type = f.u;
         if (f.wire == TP_PB_VARINT && f.num == TE_TRACK) t->track = f.u, t->has_track = 1;
         if (f.wire == TP_PB_VARINT && f.num == TE_NAME_IID) t->name_iid = f.u, t->has_name = 1;
@@ -403,6 +417,7 @@ static void scalars(tp_pb_in in, te_fields *t) {
         if (f.wire == TP_PB_I64 && f.num == TE_DOUBLE_COUNTER_VALUE)
             t->dcounter = tp_pb_as_double(&f), t->has_double = 1;
     }
+    *rest = in.bad ? in : all;
 }
 
 /* One debug annotation: its name's entry and its value field; -1 when malformed. */
@@ -610,7 +625,9 @@ static int slice_end(rd *r, desc *d, int64_t ts) {
 
 static int track_event(rd *r, tp_pb_in in, int64_t ts) {
     te_fields t = {0};
-    scalars(in, &t);
+    tp_pb_in rest;
+    scalars(in, &t, &rest);
+    if (rest.bad) return bad(r, "a malformed track event");
     desc *d = t.has_track ? desc_of(r, t.track) : NULL;
     if (!d) return bad(r, "an event on an unknown track");
     uint32_t owner = resolve(r, (uint32_t)(d - r->d), 0);
@@ -625,12 +642,12 @@ static int track_event(rd *r, tp_pb_in in, int64_t ts) {
     uint32_t track = model_track(r, &r->d[owner]);
     if (track == UINT32_MAX) return -1;
     tp_str c = cat ? cat->s : TP_STR_EMPTY;
-    if (t.type == TYPE_BEGIN) return slice_begin(r, d, track, name->s, c, in, ts);
-    if (t.type == TYPE_INSTANT) return memory_instant(r, track, name->s, in, ts);
+    if (t.type == TYPE_BEGIN) return slice_begin(r, d, track, name->s, c, rest, ts);
+    if (t.type == TYPE_INSTANT) return memory_instant(r, track, name->s, rest, ts);
     return counter(r, track, &t, name->s, c, in, ts);
 }
 
-static void metadata(rd *r, tp_pb_in in) {
+static int metadata(rd *r, tp_pb_in in) {
     tp_pb_field f, e;
     while (tp_pb_next(&in, &f)) {
         if (f.num != CEB_METADATA || f.wire != TP_PB_LEN) continue;
@@ -644,8 +661,14 @@ static void metadata(rd *r, tp_pb_in in) {
                        memcmp(e.data, TP_PERFETTO_HEADER, e.len) == 0;
             if (e.num == CM_JSON && e.wire == TP_PB_LEN) json = e.data, len = e.len;
         }
-        if (ours && json) r->header = json, r->header_len = len;
+        if (!ours || !json) continue;
+        free(r->header);
+        r->header = malloc(len ? len : 1);
+        if (!r->header) return bad(r, "out of memory");
+        memcpy(r->header, json, len);
+        r->header_len = len;
     }
+    return 0;
 }
 
 /* One TracePacket, in one walk: its interned strings serve the event in the same packet, so
@@ -671,8 +694,7 @@ static int packet(rd *r, tp_pb_in in) {
     case PK_TRACK_EVENT:
         return track_event(r, tp_pb_sub(&body), ts);
     case PK_CHROME_EVENTS:
-        metadata(r, tp_pb_sub(&body));
-        return 0;
+        return metadata(r, tp_pb_sub(&body));
     default:
         return 0;
     }
@@ -700,6 +722,7 @@ static void rd_free(rd *r) {
     free(r->d);
     free(r->index.slots);
     free(r->mine);
+    free(r->header);
     tp_evread_free(&r->er);
 }
 
@@ -806,37 +829,95 @@ static int check_budget(rd *r) {
     return -1;
 }
 
-static int read_packets(rd *r, const void *data, size_t len) {
-    tp_pb_in in = tp_pb_in_of(data, len);
-    tp_pb_field f;
-    int rc = 0;
-    while (rc == 0 && tp_pb_next(&in, &f)) {
-        r->packet++;
-        if (f.num == TRACE_PACKET && f.wire == TP_PB_LEN) rc = packet(r, tp_pb_sub(&f));
-        if (rc == 0 && r->packet % BUDGET_EVERY == 0) rc = check_budget(r);
-        if (rc == 0 && r->why[0]) rc = -1;
+/* ---- the stream of packets ------------------------------------------------------------- */
+
+/* The input's bytes, a window at a time (a file is not held whole: memory stays the model's);
+ * a memory input is its own window. */
+typedef struct stream {
+    tp_input *in; /* NULL: data is the whole input */
+    uint8_t *buf; /* the window, owned when in */
+    const uint8_t *data;
+    size_t cap, start, end;
+    int eof;
+    uint64_t consumed; /* bytes before data[0] */
+} stream;
+
+/* Keeps data[start..end), moved to the front, and reads behind it until the window holds need
+ * bytes (growing it when need is more) or the input ends. */
+static int refill(rd *r, stream *s, size_t need) {
+    size_t keep = s->end - s->start;
+    if (need > s->cap) {
+        size_t cap = s->cap * 2 > need ? s->cap * 2 : need;
+        uint8_t *p = realloc(s->buf, cap);
+        if (!p) return bad(r, "out of memory");
+        s->buf = p, s->cap = cap;
     }
-    if (rc == 0 && in.bad) rc = bad(r, "a malformed packet");
-    if (rc == 0) rc = check_budget(r);
-    r->packets = r->packet;
-    if (rc == 0) r->packet = 0;
-    for (size_t i = 0; rc == 0 && i < r->nd; i++)
-        if (r->d[i].nopen) rc = bad(r, "a slice begun and never ended");
-    return rc;
+    memmove(s->buf, s->buf + s->start, keep);
+    s->consumed += s->start;
+    s->data = s->buf, s->start = 0, s->end = keep;
+    while (s->end < s->cap && !s->eof) {
+        ptrdiff_t n = tp_input_read(s->in, (char *)s->buf + s->end, s->cap - s->end);
+        if (n < 0) return bad(r, tp_input_error(s->in));
+        s->eof = n == 0;
+        s->end += (size_t)n;
+    }
+    return 0;
 }
 
-int tp_perfetto_read_mem(const void *data, size_t len, const char *name, tp_model *out,
-                         const tp_read_opts *o, char *err, size_t errlen) {
-    if (!name) name = "<memory>";
+/* The next field of the Trace message: 1 with f (valid until the next call), 0 at the end, -1
+ * (r->why) when malformed. */
+static int next_field(rd *r, stream *s, tp_pb_field *f) {
+    for (;;) {
+        tp_pb_in in = tp_pb_in_of(s->data + s->start, s->end - s->start);
+        if (in.p == in.end && s->eof) return 0;
+        if (tp_pb_next(&in, f)) {
+            s->start = (size_t)(in.p - s->data);
+            return 1;
+        }
+        /* cut by the window's end, or malformed: a length-delimited field says its size */
+        tp_pb_in h = tp_pb_in_of(s->data + s->start, s->end - s->start);
+        uint64_t key = 0, len = 0;
+        size_t need = 32, avail = s->end - s->start;
+        if (!tp_pb_read_varint(&h, &key) && (key & 7) == TP_PB_LEN && !tp_pb_read_varint(&h, &len))
+            need = (size_t)(h.p - (s->data + s->start)) + (len < MAX_PACKET ? len : MAX_PACKET);
+        r->packet++;
+        if (s->eof || need <= avail) return bad(r, "a malformed packet");
+        if (len >= MAX_PACKET) return bad(r, "a packet longer than 256 MB");
+        r->packet--;
+        if (refill(r, s, need)) return -1;
+    }
+}
+
+static int read_packets(rd *r, stream *s) {
+    tp_pb_field f;
+    int rc;
+    while ((rc = next_field(r, s, &f)) == 1) {
+        r->packet++;
+        if (f.num == TRACE_PACKET && f.wire == TP_PB_LEN && packet(r, tp_pb_sub(&f))) return -1;
+        if (r->packet % BUDGET_EVERY == 0 && check_budget(r)) return -1;
+        if (r->why[0]) return -1;
+    }
+    if (rc < 0 || check_budget(r)) return -1;
+    r->packets = r->packet;
+    r->packet = 0; /* what follows is of the whole trace */
+    for (size_t i = 0; i < r->nd; i++)
+        if (r->d[i].nopen) return bad(r, "a slice begun and never ended");
+    return 0;
+}
+
+/* The read of s, as perfetto_read.h says. */
+static int read_stream(stream *s, const char *name, tp_model *out, const tp_read_opts *o,
+                       char *err, size_t errlen) {
     rd r = {.m = out, .o = o, .first_event = out->nevents};
     size_t first_arg = out->nargs;
     tp_evread_init(&r.er, out, NULL);
-    int rc = read_packets(&r, data, len);
+    int rc = s->in ? refill(&r, s, WINDOW) : 0;
+    if (rc == 0) rc = read_packets(&r, s);
     if (rc == 0) rc = header_facts(&r);
     if (rc == 0) {
         name_tracks(&r);
         out->input_events += r.packets; /* its entries: packets, where JSON has events */
-        out->input_bytes += len;
+        out->input_bytes += s->consumed + s->end;
         if (out->failed || out->strings.failed) rc = bad(&r, "out of memory");
     }
     if (rc) { /* the events of a trace read in part are of no use, their times not even relative */
@@ -850,5 +931,19 @@ int tp_perfetto_read_mem(const void *data, size_t len, const char *name, tp_mode
             snprintf(err, errlen, "%s: %s", name, r.why);
     }
     rd_free(&r);
+    return rc;
+}
+
+int tp_perfetto_read_mem(const void *data, size_t len, const char *name, tp_model *out,
+                         const tp_read_opts *o, char *err, size_t errlen) {
+    stream s = {.data = data, .end = len, .eof = 1};
+    return read_stream(&s, name ? name : "<memory>", out, o, err, errlen);
+}
+
+int tp_perfetto_read_input(tp_input *in, const char *name, tp_model *out, const tp_read_opts *o,
+                           char *err, size_t errlen) {
+    stream s = {.in = in};
+    int rc = read_stream(&s, name, out, o, err, errlen);
+    free(s.buf);
     return rc;
 }
