@@ -505,16 +505,12 @@ static int range_args(rd *r, tp_pb_in in, tp_open_range *o) {
  * set at its end. */
 static int slice_begin(rd *r, desc *d, uint32_t track, tp_str name, tp_str cat, tp_pb_in in,
                        int64_t ts) {
-    static const tp_num_arg none = {.type = -1};
-    tp_open_range o = {.ts = ts,
-                       .name = name,
-                       .cat = cat,
-                       .flops = none,
-                       .fcm = none,
-                       .seq = none,
-                       .async = none,
-                       .seqnr = none,
-                       .fwd_tid = none};
+    /* field by field: an initializer cleared the whole struct with rep stos, a tenth of the
+     * read; the values of the numbers without a type are never read */
+    tp_open_range o;
+    o.ts = ts, o.name = name, o.cat = cat, o.corr = 0, o.ext = 0;
+    o.flops.type = o.fcm.type = o.seq.type = o.async.type = o.seqnr.type = o.fwd_tid.type = -1;
+    o.coll_name = o.dims = o.itype = o.setup = TP_STR_EMPTY;
     if (range_args(r, in, &o)) return -1;
     tp_event *ev = tp_evread_add_range(&r->er, track, &o, 0);
     if (!ev && r->m->failed) return bad(r, "out of memory");
@@ -906,8 +902,8 @@ static int read_packets(rd *r, stream *s) {
 }
 
 /* The read of s, as perfetto_read.h says. */
-static int read_stream(stream *s, const char *name, tp_model *out, const tp_read_opts *o,
-                       char *err, size_t errlen) {
+static int read_stream(stream *s, const char *name, tp_model *out, const tp_read_opts *o, char *err,
+                       size_t errlen) {
     rd r = {.m = out, .o = o, .first_event = out->nevents};
     size_t first_arg = out->nargs;
     tp_evread_init(&r.er, out, NULL);

@@ -46,10 +46,12 @@ typedef struct tp_pb_in {
  * length-delimited field's bytes in data/len; a fixed32 in u). */
 typedef struct tp_pb_field {
     uint32_t num;
-    enum tp_pb_wire wire;
     uint64_t u;
     const uint8_t *data;
     size_t len;
+    /* Not next to num: a test of both (f.num == 5 && f.wire == 2) would be compiled to one
+     * 8-byte load of the two 4-byte stores, which waits for them to reach the cache. */
+    enum tp_pb_wire wire;
 } tp_pb_field;
 
 static inline tp_pb_in tp_pb_in_of(const void *p, size_t n) {
@@ -92,20 +94,26 @@ __attribute__((always_inline)) static inline int tp_pb_next(tp_pb_in *in, tp_pb_
     f->data = NULL;
     f->len = 0;
     f->u = 0;
-    size_t n;
+    uint64_t u64;
+    uint32_t u32;
     switch (key & 7) {
     case TP_PB_VARINT:
         return tp_pb_read_varint(in, &f->u) ? tp_pb_fail(in) : 1;
     case TP_PB_I64:
+        if ((size_t)(in->end - in->p) < 8) return tp_pb_fail(in);
+        memcpy(&u64, in->p, 8); /* sizes known here: a memcpy of variable size would keep f in
+                                   memory, and every field read after it would wait on it */
+        f->u = u64;
+        in->p += 8;
+        return 1;
     case TP_PB_I32:
-        n = (key & 7) == TP_PB_I64 ? 8 : 4;
-        if ((size_t)(in->end - in->p) < n) return tp_pb_fail(in);
-        memcpy(&f->u, in->p, n);
-        in->p += n;
+        if ((size_t)(in->end - in->p) < 4) return tp_pb_fail(in);
+        memcpy(&u32, in->p, 4);
+        f->u = u32;
+        in->p += 4;
         return 1;
     case TP_PB_LEN:
-        if (tp_pb_read_varint(in, &f->u) || f->u > (size_t)(in->end - in->p))
-            return tp_pb_fail(in);
+        if (tp_pb_read_varint(in, &f->u) || f->u > (size_t)(in->end - in->p)) return tp_pb_fail(in);
         f->data = in->p;
         f->len = (size_t)f->u;
         in->p += f->len;
