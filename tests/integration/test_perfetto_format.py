@@ -7,14 +7,19 @@ calls and times in that decoding are those of op_stats.csv, which the library co
 window in memory. `tprof analyze`, `check`, `report` and `merge` read the files; the analysis of a
 .pftrace equals the run's summary.json and the analysis of its JSON (written by `tprof merge`),
 and tprof_ref (the independent Python reference) agrees on that JSON. SIGTERM mid-window leaves a
-valid partial .pftrace that summary.json describes."""
+valid partial .pftrace that summary.json describes. `tprof merge -o FILE.pftrace` writes the
+merged ranks (or one converted trace: CPU, GPU, two ranks) as Perfetto's format: Perfetto's
+definitions decode the same slices, counters and instants as the JSON `merge` writes of the same
+inputs, and `tprof analyze` gives the same analysis of both."""
 
 import collections
 import csv
+import gzip
 import json
 
 import pytest
-from cli_helpers import ALL, check_sum, profiled_run, ref_sum, sigterm_mid_window, tprof
+from cli_helpers import (ALL, FIXTURES, check_sum, profiled_run, ref_sum, sigterm_mid_window,
+                         tprof)
 
 pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
 
@@ -136,3 +141,59 @@ def test_sigterm_mid_window(tmp_path):
     got = json.loads(tprof("analyze", "--json", path, rc=0).stdout)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert got["steps"]["count"] == summary["steps"]["count"] == len(steps)
+
+
+# tprof's copy of each dataloader range for TensorBoard's plugin: in the JSON trace only
+DATALOADER_TWIN = "enumerate(DataLoader)#dataloader.__next__"
+
+
+def json_events(path):
+    """The slices (name, categories, absolute ns, ns), the count of counters and of instants of
+    a JSON trace tprof wrote, as decode() gives them for a Perfetto trace."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        doc = json.load(f)
+    base = doc["baseTimeNanoseconds"]
+    slices, counters, instants = [], 0, 0
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X" and e["name"] != DATALOADER_TWIN:
+            slices.append((e["name"], [e["cat"]] if "cat" in e else [],
+                           base + round(e["ts"] * 1000), round(e["dur"] * 1000)))
+        counters += e["ph"] == "C"
+        instants += e["ph"] == "i"
+    return slices, counters, instants
+
+
+@pytest.mark.parametrize("inputs", [
+    ["torch2/cnn_cpu_3steps.pt.trace.json.gz"],
+    ["gpu-h200/torch_mlp.tprof.json.gz"],
+    ["gpu-h200/train_mlp_cuda.tprof.json.gz"],
+    ["gpu-h200/torch_mlp.torch_profiler.pt.trace.json.gz"],
+    ["kineto/sampled_rank-0.json.gz", "kineto/sampled_rank-1.json.gz"],
+], ids=["cpu", "gpu-tprof", "gpu-cuda", "gpu-torch", "ranks"])
+def test_merge_writes_perfetto(tmp_path, inputs):
+    paths = [FIXTURES / i for i in inputs]
+    pf, js = tmp_path / "m.pftrace", tmp_path / "m.json"
+    tprof("merge", *paths, "-o", pf, rc=0)
+    tprof("merge", *paths, "-o", js, rc=0)
+    assert pf.read_bytes()[:1] == b"\x0a"  # a TracePacket, not JSON
+    slices, counters, instants, header = decode(pf)
+    want_slices, want_counters, want_instants = json_events(js)
+    assert slices and sorted(slices) == sorted(want_slices)
+    assert (counters, instants) == (want_counters, want_instants)
+    assert header["traceName"] == "tprof merge"
+    assert [r["rank"] for r in header["tprof"]["merged"]["ranks"]] == list(range(len(inputs)))
+    a = json.loads(tprof("analyze", "--json", "--top", ALL, pf, rc=0).stdout)
+    b = json.loads(tprof("analyze", "--json", "--top", ALL, js, rc=0).stdout)
+    for k in ("input", "windows", "warnings"):
+        del a[k], b[k]
+    assert a == b
+    if len(inputs) > 1:
+        return  # merged again, the ranks would become one
+    # and back: the Perfetto trace converted to JSON analyses the same
+    back = tmp_path / "back.json"
+    tprof("merge", pf, "-o", back, rc=0)
+    c = json.loads(tprof("analyze", "--json", "--top", ALL, back, rc=0).stdout)
+    for k in ("input", "windows", "warnings"):
+        del c[k]
+    assert c == a
