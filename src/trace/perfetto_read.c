@@ -12,6 +12,9 @@
  * other instants and flows left out, the run facts from the "tprof_header" metadata entry (the
  * JSON trace's own header and trailer, read by the JSON reader).
  *
+ * Other producers' traces (perfetto_read.h lists what is read of them) go the same way, with no
+ * header: nothing in them is the JSON trace's, so the only rule is to read what they say.
+ *
  * Speed: the interned tables keep what each id means to the reader (an arg name's slot, an event
  * name's "[memory]" mark) as well as its string, so an event costs a few table lookups and no
  * string is interned twice; a track's ids are worked out once, at its first event. */
@@ -38,12 +41,13 @@
 #include <string.h>
 
 enum {
-    MAX_IID = 1 << 24,      /* interned ids past this are refused (the tables are arrays) */
-    MAX_EXTRA = 1 << 10,    /* extra counter values per event */
-    BUDGET_EVERY = 1 << 14, /* packets between two checks of the memory budget */
-    NO_IID = 0xff,          /* iid entry flag: never defined */
-    WINDOW = 1 << 20,       /* bytes of a file read at a time */
-    MAX_PACKET = 256 << 20, /* a longer packet is refused (its length is likely garbage) */
+    MAX_IID = 1 << 24,         /* interned ids past this are refused (the tables are arrays) */
+    MAX_EXTRA = 1 << 10,       /* extra counter values per event */
+    BUDGET_EVERY = 1 << 14,    /* packets between two checks of the memory budget */
+    NO_IID = 0xff,             /* iid entry flag: never defined */
+    WINDOW = 1 << 20,          /* bytes of a file read at a time */
+    MAX_PACKET = 256 << 20,    /* a longer packet is refused (its length is likely garbage) */
+    FIRST_SEQUENCE_CLOCK = 64, /* clock ids from here on are a sequence's own */
 };
 
 /* An interned string and what it means to the reader. */
@@ -76,11 +80,20 @@ typedef struct mine {
     tp_str pname, tname;
 } mine;
 
-typedef struct rd {
-    tp_model *m;
-    tp_evread er; /* the JSON reader's per-model state: kinds, name classes, arg keys */
+/* A packet sequence's own state: its interned strings and default track. */
+typedef struct sequence {
+    uint64_t id;
     iid_ent *iid[3];
     size_t capiid[3];
+    uint64_t default_track; /* TrackEventDefaults.track_uuid, 0 when none */
+    uint64_t default_clock; /* TracePacketDefaults.timestamp_clock_id, 0 when none */
+} sequence;
+
+typedef struct rd {
+    tp_model *m;
+    tp_evread er;   /* the JSON reader's per-model state: kinds, name classes, arg keys */
+    sequence *seqs; /* tprof writes one; other producers one per thread */
+    size_t nseqs, capseqs, cur;
     desc *d;
     size_t nd, capd;
     tp_hashtab index; /* uuid -> desc + 1 */
@@ -113,20 +126,32 @@ static tp_str intern_field(rd *r, const tp_pb_field *f) {
 
 /* ---- interned strings ---------------------------------------------------------------------- */
 
+/* The sequence of id, made current (added when new). */
+static int use_sequence(rd *r, uint64_t id) {
+    if (r->nseqs && r->seqs[r->cur].id == id) return 0;
+    for (r->cur = 0; r->cur < r->nseqs; r->cur++)
+        if (r->seqs[r->cur].id == id) return 0;
+    if (TP_GROW(r->seqs, r->capseqs, r->nseqs + 1)) return bad(r, "out of memory");
+    r->seqs[r->nseqs++] = (sequence){.id = id};
+    return 0;
+}
+
 static iid_ent *iid_slot(rd *r, int which, uint64_t iid) {
+    sequence *q = &r->seqs[r->cur];
     if (iid == 0 || iid >= MAX_IID) return NULL;
-    if (iid >= r->capiid[which]) {
-        size_t old = r->capiid[which];
-        if (TP_GROW(r->iid[which], r->capiid[which], (size_t)iid + 1)) return NULL;
-        for (size_t i = old; i < r->capiid[which]; i++)
-            r->iid[which][i] = (iid_ent){0, NO_IID, 0, 0};
+    if (iid >= q->capiid[which]) {
+        size_t old = q->capiid[which];
+        if (TP_GROW(q->iid[which], q->capiid[which], (size_t)iid + 1)) return NULL;
+        for (size_t i = old; i < q->capiid[which]; i++)
+            q->iid[which][i] = (iid_ent){0, NO_IID, 0, 0};
     }
-    return &r->iid[which][iid];
+    return &q->iid[which][iid];
 }
 
 /* The entry of iid in table which; NULL (and the read stops) when unknown. */
 static const iid_ent *iid_get(rd *r, int which, uint64_t iid) {
-    const iid_ent *e = iid < r->capiid[which] && iid ? &r->iid[which][iid] : NULL;
+    const sequence *q = &r->seqs[r->cur];
+    const iid_ent *e = iid < q->capiid[which] && iid ? &q->iid[which][iid] : NULL;
     if (!e || e->undefined) return bad(r, "an interned id that was never defined"), NULL;
     return e;
 }
@@ -162,6 +187,14 @@ static int interned(rd *r, tp_pb_in in) {
         classify(slot, (int)f.num - 1, name->data, name->len);
     }
     return in.bad ? bad(r, "malformed interned data") : 0;
+}
+
+/* A string written inline (other producers' names) as an entry of table which, in e. */
+static const iid_ent *inline_entry(rd *r, iid_ent *e, int which, const tp_pb_field *f) {
+    *e = (iid_ent){intern_field(r, f), 0, 0, 0};
+    if (r->why[0]) return NULL;
+    classify(e, which, f->data, f->len);
+    return e;
 }
 
 /* ---- tracks -------------------------------------------------------------------------------- */
@@ -242,22 +275,26 @@ static void id_of(rd *r, tp_str text, int64_t *num, tp_str *str) {
     *num = 0, *str = text;
 }
 
-/* The ids and names of thread track (or named track) d under its parent p. */
+/* The ids and names of thread track (or named track) d under its parent p: a process, or a
+ * named track standing for one; a thread track may also stand alone (other producers write
+ * them so). A named track's own id is its description, else (other producers) its name. */
 static int owner_ids(rd *r, desc *d, const desc *p) {
-    int64_t pid;
-    tp_str pid_str = 0, pname;
+    int64_t pid = d->pid;
+    tp_str pid_str = 0, pname = 0;
     if (p && p->is_process) {
         pid = p->pid, pname = p->process_name;
     } else if (p && p->description) {
         id_of(r, p->description, &pid, &pid_str);
         pname = p->name != p->description ? p->name : 0;
-    } else {
-        return bad(r, "a thread track without its process");
+    } else if (!d->is_thread) {
+        return bad(r, "a track with neither a thread nor a process above it");
     }
     if (d->is_thread && (pid_str || d->pid != pid)) return bad(r, "a thread of another process");
     d->pid = pid, d->pid_str = pid_str, d->pname = pname, d->tid_str = 0;
-    if (!d->is_thread) id_of(r, d->description, &d->tid, &d->tid_str);
-    d->tname = d->is_thread ? d->thread_name : d->name != d->description ? d->name : 0;
+    tp_str id = d->description ? d->description : d->name;
+    if (!d->is_thread && !id) return bad(r, "a track without a name or a thread");
+    if (!d->is_thread) id_of(r, id, &d->tid, &d->tid_str);
+    d->tname = d->is_thread ? d->thread_name : d->name != id ? d->name : 0;
     return 0;
 }
 
@@ -269,9 +306,9 @@ static uint32_t resolve(rd *r, uint32_t i, int depth) {
     if (depth > 2) return bad(r, "a track nested too deep"), UINT32_MAX;
     desc *p = d->has_parent ? desc_of(r, d->parent) : NULL;
     uint32_t owner = i;
-    if (!d->is_thread && !d->description) {
-        if (!p || p->is_process) return bad(r, "an event on a process track"), UINT32_MAX;
-        owner = resolve(r, (uint32_t)(p - r->d), depth + 1);
+    if (d->has_parent && !p) return bad(r, "a track whose parent is not described"), UINT32_MAX;
+    if (!d->is_thread && !d->description && p && !p->is_process) {
+        owner = resolve(r, (uint32_t)(p - r->d), depth + 1); /* a lane, a counter track */
         if (owner == UINT32_MAX) return UINT32_MAX;
     } else if (owner_ids(r, d, p)) {
         return UINT32_MAX;
@@ -391,6 +428,7 @@ static const char *array_of(const tp_pb_field *v, size_t *n) {
 typedef struct te_fields {
     uint64_t type, track, name_iid, cat_iid;
     int has_track, has_name, has_cat, has_int, has_double;
+    tp_pb_field name, cat; /* inline ones (num 0: none) */
     int64_t counter;
     double dcounter;
 } te_fields;
@@ -416,23 +454,30 @@ static void scalars(tp_pb_in in, te_fields *t, tp_pb_in *rest) {
             t->counter = (int64_t)f.u, t->has_int = 1;
         if (f.wire == TP_PB_I64 && f.num == TE_DOUBLE_COUNTER_VALUE)
             t->dcounter = tp_pb_as_double(&f), t->has_double = 1;
+        if (f.wire == TP_PB_LEN && f.num == TE_NAME) t->name = f;
+        if (f.wire == TP_PB_LEN && f.num == TE_CATEGORIES && !t->cat.num) t->cat = f;
     }
     *rest = in.bad ? in : all;
 }
 
-/* One debug annotation: its name's entry and its value field; -1 when malformed. */
-static int annotation(rd *r, tp_pb_in in, const iid_ent **key, tp_pb_field *v) {
+/* One debug annotation: its name's entry (an interned one, or an inline one kept in own) and its
+ * value field; -1 when malformed. A value of a kind tprof does not read (nested, pointer,
+ * interned string) leaves v->num 0: the annotation is skipped. */
+static int annotation(rd *r, tp_pb_in in, const iid_ent **key, iid_ent *own, tp_pb_field *v) {
     tp_pb_field f;
     *key = NULL;
     v->num = 0;
     while (tp_pb_next(&in, &f)) {
         if (f.num == DA_NAME_IID && f.wire == TP_PB_VARINT) {
             if (!(*key = iid_get(r, ID_ARG_NAMES - 1, f.u))) return -1;
-        } else if (f.num >= DA_BOOL && f.num <= DA_JSON) {
+        } else if (f.num == DA_NAME && f.wire == TP_PB_LEN) {
+            if (!(*key = inline_entry(r, own, ID_ARG_NAMES - 1, &f))) return -1;
+        } else if (f.num >= DA_BOOL && f.num <= DA_JSON && f.num != DA_POINTER &&
+                   f.num != DA_NESTED) {
             *v = f;
         }
     }
-    if (in.bad || !*key || !v->num) return bad(r, "a malformed debug annotation");
+    if (in.bad || !*key) return bad(r, "a malformed debug annotation");
     return 0;
 }
 
@@ -441,12 +486,14 @@ static int annotation(rd *r, tp_pb_in in, const iid_ent **key, tp_pb_field *v) {
 static int range_args(rd *r, tp_pb_in in, tp_open_range *o) {
     tp_pb_field f, v;
     const iid_ent *key;
+    iid_ent own;
     const char *dims = NULL, *conc = NULL, *s;
     size_t dlen = 0, clen = 0, n;
     int64_t id;
     while (tp_pb_next(&in, &f)) {
         if (f.num != TE_ANNOTATIONS || f.wire != TP_PB_LEN) continue;
-        if (annotation(r, tp_pb_sub(&f), &key, &v)) return -1;
+        if (annotation(r, tp_pb_sub(&f), &key, &own, &v)) return -1;
+        if (!v.num) continue;
         tp_num_arg a;
         switch (key->slot) {
         case TP_S_CORR:
@@ -527,10 +574,11 @@ static int memory_instant(rd *r, uint32_t track, tp_str name, tp_pb_in in, int64
         vals[i].type = -1;
     tp_pb_field f, v;
     const iid_ent *key;
+    iid_ent own;
     while (tp_pb_next(&in, &f)) {
         if (f.num != TE_ANNOTATIONS || f.wire != TP_PB_LEN) continue;
-        if (annotation(r, tp_pb_sub(&f), &key, &v)) return -1;
-        if (key->mem_slot >= TP_S_MEM && key->mem_slot < TP_NSLOTS)
+        if (annotation(r, tp_pb_sub(&f), &key, &own, &v)) return -1;
+        if (v.num && key->mem_slot >= TP_S_MEM && key->mem_slot < TP_NSLOTS)
             vals[key->mem_slot - TP_S_MEM] = num_of(&v);
     }
     if (!r->k_memcat) r->k_memcat = tp_model_intern_cstr(r->m, tp_kcat_cpu_instant_event);
@@ -550,9 +598,11 @@ static int series_key(rd *r, desc *d, tp_str event_name, tp_str *key) {
     }
     const char *n = tp_model_str(r->m, event_name), *t = tp_model_str(r->m, d->name);
     size_t nl = strlen(n);
-    if (!d->is_counter || strncmp(t, n, nl) != 0 || t[nl] != ' ')
+    if (!d->is_counter || strncmp(t, n, nl) != 0 || (t[nl] != ' ' && t[nl]))
         return bad(r, "a counter value on a track not named for its event");
-    *key = d->series = tp_model_intern_cstr(r->m, t + nl + 1);
+    /* "<event> <series>" as tprof names them; a track of its event's name alone (other
+     * producers') is its one series */
+    *key = d->series = t[nl] ? tp_model_intern_cstr(r->m, t + nl + 1) : d->name;
     d->series_event = event_name;
     return 0;
 }
@@ -624,16 +674,28 @@ static int track_event(rd *r, tp_pb_in in, int64_t ts) {
     tp_pb_in rest;
     scalars(in, &t, &rest);
     if (rest.bad) return bad(r, "a malformed track event");
-    desc *d = t.has_track ? desc_of(r, t.track) : NULL;
+    if (!t.has_track && r->seqs[r->cur].default_track)
+        t.track = r->seqs[r->cur].default_track, t.has_track = 1;
+    if (!t.has_track) return bad(r, "an event without a track (no track_uuid, no default)");
+    desc *d = desc_of(r, t.track);
     if (!d) return bad(r, "an event on an unknown track");
     uint32_t owner = resolve(r, (uint32_t)(d - r->d), 0);
     if (owner == UINT32_MAX) return -1;
     if (t.type == TYPE_END) return slice_end(r, d, ts);
     if (t.type < TYPE_BEGIN || t.type > TYPE_COUNTER) return bad(r, "an event of an unknown type");
-    const iid_ent *name = t.has_name ? iid_get(r, ID_NAMES - 1, t.name_iid) : NULL;
+    iid_ent inline_name, inline_cat;
+    const iid_ent *name = t.has_name   ? iid_get(r, ID_NAMES - 1, t.name_iid)
+                          : t.name.num ? inline_entry(r, &inline_name, ID_NAMES - 1, &t.name)
+                                       : NULL;
+    if (!name && t.type == TYPE_COUNTER && d->name) { /* other producers': the track's name */
+        inline_name = (iid_ent){d->name, 0, 0, 0};
+        name = &inline_name;
+    }
     if (!name) return bad(r, "an event without a name");
-    const iid_ent *cat = t.has_cat ? iid_get(r, ID_CATEGORIES - 1, t.cat_iid) : NULL;
-    if (t.has_cat && !cat) return -1;
+    const iid_ent *cat = t.has_cat   ? iid_get(r, ID_CATEGORIES - 1, t.cat_iid)
+                         : t.cat.num ? inline_entry(r, &inline_cat, ID_CATEGORIES - 1, &t.cat)
+                                     : NULL;
+    if ((t.has_cat || t.cat.num) && !cat) return -1;
     if (t.type == TYPE_INSTANT && !name->slot) return 0; /* the JSON reader keeps no other */
     uint32_t track = model_track(r, &r->d[owner]);
     if (track == UINT32_MAX) return -1;
@@ -667,27 +729,59 @@ static int metadata(rd *r, tp_pb_in in) {
     return 0;
 }
 
-/* One TracePacket, in one walk: its interned strings serve the event in the same packet, so
- * they are taken first whatever their place. */
-static int packet(rd *r, tp_pb_in in) {
-    tp_pb_field f, body = {0};
-    int64_t ts = 0;
+/* TracePacketDefaults: the sequence's default track for events without track_uuid. */
+static int packet_defaults(rd *r, tp_pb_in in) {
+    tp_pb_field f, g;
     while (tp_pb_next(&in, &f)) {
-        if (f.num == PK_SEQ_FLAGS && f.wire == TP_PB_VARINT && (f.u & SEQ_CLEARED))
-            for (int i = 0; i < 3; i++)
-                for (size_t k = 0; k < r->capiid[i]; k++)
-                    r->iid[i][k].undefined = NO_IID;
-        if (f.num == PK_TIMESTAMP && f.wire == TP_PB_VARINT) ts = (int64_t)f.u;
-        if (f.num == PK_INTERNED && f.wire == TP_PB_LEN && interned(r, tp_pb_sub(&f))) return -1;
-        if (f.wire == TP_PB_LEN &&
-            (f.num == PK_TRACK_DESC || f.num == PK_TRACK_EVENT || f.num == PK_CHROME_EVENTS))
-            body = f;
+        if (f.num == PK_CLOCK_ID && f.wire == TP_PB_VARINT) r->seqs[r->cur].default_clock = f.u;
+        if (f.num != PKD_TRACK_EVENT_DEFAULTS || f.wire != TP_PB_LEN) continue;
+        tp_pb_in d = tp_pb_sub(&f);
+        while (tp_pb_next(&d, &g))
+            if (g.num == TED_TRACK_UUID && g.wire == TP_PB_VARINT)
+                r->seqs[r->cur].default_track = g.u;
+        if (d.bad) return bad(r, "malformed packet defaults");
+    }
+    return in.bad ? bad(r, "malformed packet defaults") : 0;
+}
+
+/* One TracePacket, in one walk; then its sequence's state (cleared, defaults, interned strings,
+ * which serve the event of the same packet), then its body. */
+static int packet(rd *r, tp_pb_in in) {
+    tp_pb_field f, body = {0}, strings = {0}, defaults = {0};
+    uint64_t seq = 0, flags = 0, clock = 0;
+    int64_t ts = 0;
+    int has_clock = 0;
+    while (tp_pb_next(&in, &f)) {
+        if (f.wire == TP_PB_VARINT) {
+            if (f.num == PK_SEQ_ID) seq = f.u;
+            if (f.num == PK_SEQ_FLAGS) flags = f.u;
+            if (f.num == PK_TIMESTAMP) ts = (int64_t)f.u;
+            if (f.num == PK_CLOCK_ID) clock = f.u, has_clock = 1;
+        } else if (f.wire == TP_PB_LEN) {
+            if (f.num == PK_INTERNED) strings = f;
+            if (f.num == PK_DEFAULTS) defaults = f;
+            if (f.num == PK_TRACK_DESC || f.num == PK_TRACK_EVENT || f.num == PK_CHROME_EVENTS)
+                body = f;
+        }
     }
     if (in.bad) return bad(r, "a malformed packet");
+    if (use_sequence(r, seq)) return -1;
+    sequence *q = &r->seqs[r->cur];
+    if (flags & SEQ_CLEARED) {
+        q->default_track = q->default_clock = 0;
+        for (int i = 0; i < 3; i++)
+            for (size_t k = 0; k < q->capiid[i]; k++)
+                q->iid[i][k].undefined = NO_IID;
+    }
+    if (defaults.num && packet_defaults(r, tp_pb_sub(&defaults))) return -1;
+    if (strings.num && interned(r, tp_pb_sub(&strings))) return -1;
     switch (body.num) {
     case PK_TRACK_DESC:
         return track_descriptor(r, tp_pb_sub(&body));
     case PK_TRACK_EVENT:
+        if ((has_clock ? clock : r->seqs[r->cur].default_clock) >= FIRST_SEQUENCE_CLOCK)
+            return bad(r, "an event timed by a clock of its sequence (incremental timestamps): "
+                          "tprof reads absolute ones only");
         return track_event(r, tp_pb_sub(&body), ts);
     case PK_CHROME_EVENTS:
         return metadata(r, tp_pb_sub(&body));
@@ -711,8 +805,10 @@ int tp_perfetto_sniff(const unsigned char *p, size_t n) {
 }
 
 static void rd_free(rd *r) {
-    for (int i = 0; i < 3; i++)
-        free(r->iid[i]);
+    for (size_t q = 0; q < r->nseqs; q++)
+        for (int i = 0; i < 3; i++)
+            free(r->seqs[q].iid[i]);
+    free(r->seqs);
     for (size_t i = 0; i < r->nd; i++)
         free(r->d[i].open);
     free(r->d);
@@ -732,11 +828,12 @@ static int64_t sat_add(int64_t a, int64_t b) {
  * reader on their own, into the model as the JSON reader applies them (reader.c). Events go
  * from absolute times onto the model's base, checked against the JSON reader's limit. */
 static int header_facts(rd *r) {
-    if (!r->header) return bad(r, "no " TP_PERFETTO_HEADER " metadata: not a trace tprof wrote");
     tp_model h, *m = r->m;
-    tp_model_init(&h);
+    tp_model_init(&h); /* without one (another producer's trace): times as they are, no facts */
     char why[256];
-    int rc = tp_trace_read_mem(r->header, r->header_len, TP_PERFETTO_HEADER, &h, why, sizeof(why));
+    int rc = r->header ? tp_trace_read_mem(r->header, r->header_len, TP_PERFETTO_HEADER, &h, why,
+                                           sizeof(why))
+                       : 0;
     if (rc || h.nevents) rc = bad(r, "its " TP_PERFETTO_HEADER " metadata is not a trace header");
     if (r->first_event == 0) m->base_ns = h.base_ns;
     for (size_t i = r->first_event; rc == 0 && i < m->nevents; i++) {

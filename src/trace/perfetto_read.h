@@ -1,8 +1,14 @@
-/* perfetto_read.h - reading back the Perfetto protobuf traces tprof writes (export/perfetto.h).
+/* perfetto_read.h - reading back the Perfetto protobuf traces tprof writes (export/perfetto.h),
+ * and the track events of other producers' (the Perfetto SDK's).
  *
  * The subset export/perfetto.c writes: track descriptors (processes, threads, named tracks,
  * counter tracks), track events (slice begin/end, instants, counters with extra values) with
- * interned names, categories and annotation names, and the "tprof_header" metadata entry. The
+ * interned names, categories and annotation names, and the "tprof_header" metadata entry. Of
+ * other producers' traces also: packet sequences with their own interned strings, a sequence's
+ * default track, names, categories and annotation names written inline, threads without a
+ * process track, tracks named under a process, counters named by their track, no header (times
+ * then as written, no run facts); annotations of other kinds are skipped, and what cannot be
+ * read (timestamps of a sequence's own clock: incremental ones) stops the read. The
  * trace becomes the model the JSON reader (reader.h) makes of the JSON trace of the same window,
  * read straight from the packets (perfetto_read.c says how it keeps to the JSON reader's
  * decisions), so that every figure tprof computes from either file is the same. The model's
