@@ -30,7 +30,6 @@
 #include "util/hash.h"
 #include "util/hashtab.h"
 #include "util/jsonvalid.h"
-#include "util/log.h"
 #include "util/pb.h"
 #include "util/vec.h"
 
