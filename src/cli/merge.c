@@ -388,7 +388,7 @@ static int run(int argc, char **argv) {
 
 const tp_cli_verb tp_cli_merge = {
     .name = "merge",
-    .summary = "the traces of several ranks as one Chrome trace, clocks aligned",
+    .summary = "the traces of several ranks as one Chrome or Perfetto trace, clocks aligned",
     .help = help,
     .run = run,
 };
