@@ -3,9 +3,11 @@
  * time `tprof analyze` takes to read it and analyse it (one thread), as ratios to the JSON's,
  * measured in the same run.
  *
- * Usage: bench_perfetto TRACE [RUNS]: TRACE (any trace tprof reads; bench/make_big_trace.py
+ * Usage: bench_perfetto TRACE [RUNS [KEEP]]: TRACE (any trace tprof reads; bench/make_big_trace.py
  * makes a large one) is read once into the model that is written three ways into a temporary
- * folder; each figure is the median of RUNS (default 3). */
+ * folder; each figure is the median of RUNS (default 3). With KEEP, an existing folder, the three
+ * files are written there and left (t.json, t.json.gz, t.pftrace), for `tprof analyze` to be
+ * timed on them (its peak RSS too: BENCHMARKS.md). */
 #include "bench.h"
 #include "analysis/analysis.h"
 #include "export/chrome.h"
@@ -50,7 +52,7 @@ static double analyse(const char *path) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_perfetto TRACE [RUNS]\n");
+        fprintf(stderr, "usage: bench_perfetto TRACE [RUNS [KEEP]]\n");
         return 2;
     }
     int runs = argc > 2 ? atoi(argv[2]) : 3;
@@ -59,7 +61,8 @@ int main(int argc, char **argv) {
     char err[512], dir[] = "/tmp/tprof_bench_formats_XXXXXX";
     tp_model m;
     tp_model_init(&m);
-    if (tp_trace_read_file(argv[1], &m, NULL, err, sizeof(err)) || !mkdtemp(dir)) {
+    const char *keep = argc > 3 ? argv[3] : NULL;
+    if (tp_trace_read_file(argv[1], &m, NULL, err, sizeof(err)) || (!keep && !mkdtemp(dir))) {
         fprintf(stderr, "bench_perfetto: %s\n", err);
         return 1;
     }
@@ -68,7 +71,7 @@ int main(int argc, char **argv) {
     char paths[FORMATS][600];
     double size[FORMATS], wr[FORMATS], rd[FORMATS], v[MAX_RUNS] = {0};
     for (int f = 0; f < FORMATS; f++) {
-        snprintf(paths[f], sizeof(paths[f]), "%s/%s", dir, files[f]);
+        snprintf(paths[f], sizeof(paths[f]), "%s/%s", keep ? keep : dir, files[f]);
         for (int r = 0; r < runs; r++) {
             double t0 = bench_now_s(CLOCK_PROCESS_CPUTIME_ID);
             if (write_format(&m, f, paths[f], err, sizeof(err))) {
@@ -94,9 +97,9 @@ int main(int argc, char **argv) {
     for (int f = 0; f < FORMATS; f++)
         printf("  %-10s %12.0f %8.3f %10.3f %8.2f %12.3f %8.2f\n", names[f], size[f],
                size[f] / size[0], wr[f], wr[f] / wr[0], rd[f], rd[f] / rd[0]);
-    for (int f = 0; f < FORMATS; f++)
+    for (int f = 0; f < FORMATS && !keep; f++)
         unlink(paths[f]);
-    rmdir(dir);
+    if (!keep) rmdir(dir);
     tp_model_free(&m);
     return 0;
 }

@@ -10,7 +10,10 @@
  * as those end at one instant on every rank). The second reads each trace again, copies it
  * shifted by its rank's offset onto the rank's process, and streams it to the output
  * (tp_chrome_stream: under a temporary name, renamed when the last trace is written, so a
- * failure midway leaves nothing). Reading twice rules out stdin and pipes as inputs.
+ * failure midway leaves nothing). Reading twice rules out stdin and pipes as inputs. An output
+ * named .pftrace or .perfetto-trace is Perfetto's protobuf trace (export/perfetto.h): its writer
+ * sorts each track's ranges, so the ranks are gathered into one model first (memory: the sum of
+ * the ranks), then written whole or not at all.
  * A trace's rank: ".rank<N>" in its file name, else its distributedInfo, else its position among
  * the inputs. */
 #include "cli/cli.h"
@@ -18,6 +21,7 @@
 #include "analysis/ranks.h"
 #include "run/rundir.h"
 #include "export/chrome.h"
+#include "export/perfetto.h"
 #include "model/copy.h"
 #include "trace/reader.h"
 #include "util/log.h"
@@ -32,10 +36,12 @@
 static const char help[] =
     "usage: tprof merge [options] INPUT... -o FILE\n"
     "\n"
-    "Merges the traces of several ranks into one Chrome trace (for Perfetto UI): one process\n"
-    "per rank, named \"rank N\", with its threads and GPU streams; clocks aligned from each\n"
-    "trace's absolute time, refined so that the same blocking collective ends at the same\n"
-    "instant on every rank. The offsets used are printed on stderr and kept in the trace.\n"
+    "Merges the traces of several ranks into one Chrome trace (for Perfetto UI), or one Perfetto\n"
+    "protobuf trace when FILE ends in .pftrace or .perfetto-trace: one process per rank, named\n"
+    "\"rank N\", with its threads and GPU streams; clocks aligned from each trace's absolute\n"
+    "time, refined so that the same blocking collective ends at the same instant on every rank.\n"
+    "The offsets used are printed on stderr and kept in the trace. Given one trace, merge\n"
+    "converts it (JSON to Perfetto, or back).\n"
     "\n"
     "INPUT is a trace (.json, .json.gz, tprof's .pftrace; or Kineto's) or a run directory;\n"
     "each is read twice (collectives, then events, written rank by rank), so not stdin or a pipe.\n"
@@ -43,7 +49,8 @@ static const char help[] =
     "position among the inputs.\n"
     "\n"
     "options:\n"
-    "  -o, --output FILE    the merged trace (.json, or .json.gz compressed); required\n"
+    "  -o, --output FILE    the merged trace (.json, .json.gz compressed, or .pftrace:\n"
+    "                       Perfetto's protobuf format); required\n"
     "  --no-refine          align by absolute time only (no offsets from collectives)\n"
     "  -h, --help           this help\n"
     "\n"
@@ -260,9 +267,9 @@ static uint32_t map_track(void *ctx, tp_model *dst, const tp_model *src, uint32_
     return d;
 }
 
-/* The trace t as its rank's process, shifted by the rank's offset: a model of its own, which
- * the source is freed before writing. */
-static int copy_as_rank(merge_job *j, const trace_ref *t, tp_model *one) {
+/* The trace t as its rank's process, shifted by the rank's offset, appended to dst (its own
+ * model for the JSON output, the source freed before writing; all the ranks' one for Perfetto). */
+static int copy_as_rank(merge_job *j, const trace_ref *t, tp_model *dst) {
     tp_model m;
     if (read_trace(t, &m)) return -1;
     const rank_info *r = rank_of(j, t->rank);
@@ -274,12 +281,9 @@ static int copy_as_rank(merge_job *j, const trace_ref *t, tp_model *one) {
             tm.gpu[m.events[e].track] = 1;
     tp_copy_opts o = {
         .shift_ns = r->offset_ns, .corr_base = r->corr_base, .map_track = map_track, .ctx = &tm};
-    tp_model_init(one);
-    one->base_ns = j->doc.base_ns;
-    if (rc == 0) rc = tp_model_append(one, &m, &o);
+    if (rc == 0) rc = tp_model_append(dst, &m, &o);
     free(tm.gpu);
     tp_model_free(&m);
-    if (rc) tp_model_free(one);
     return rc ? tp_cli_error("%s: out of memory", tp_log_name(t->path)) : 0;
 }
 
@@ -310,6 +314,46 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* A Perfetto output (.pftrace, .perfetto-trace): the writer deals each track's ranges to
+ * nesting lanes, so every rank is gathered into one model, then written. */
+static int is_perfetto(const char *path) {
+    return ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace");
+}
+
+static int write_perfetto(merge_job *j, const char *target, const tp_chrome_opts *o) {
+    tp_model all;
+    tp_model_init(&all);
+    all.base_ns = j->doc.base_ns;
+    tp_model_copy_devices(&all, &j->doc);
+    int rc = 0;
+    for (size_t i = 0; i < j->ntraces && rc == 0; i++)
+        rc = copy_as_rank(j, &j->traces[i], &all);
+    char err[1024];
+    if (rc == 0 && tp_perfetto_write_file(&all, target, o, err, sizeof(err))) rc = FAIL("%s", err);
+    tp_model_free(&all);
+    return rc;
+}
+
+/* The JSON output: rank by rank, one in memory at a time. */
+static int write_json(merge_job *j, const char *target, const tp_chrome_opts *o) {
+    char err[1024];
+    tp_chrome_stream *out = tp_chrome_stream_open(&j->doc, target, o, err, sizeof(err));
+    int rc = out ? 0 : FAIL("%s", err);
+    for (size_t i = 0; i < j->ntraces && rc == 0; i++) {
+        tp_model one;
+        tp_model_init(&one);
+        one.base_ns = j->doc.base_ns;
+        rc = copy_as_rank(j, &j->traces[i], &one);
+        if (rc == 0) tp_chrome_stream_add(out, &one); /* a failure is the commit's to report */
+        tp_model_free(&one);
+    }
+    if (rc && out)
+        tp_chrome_stream_abort(out);
+    else if (rc == 0 && tp_chrome_stream_commit(out, NULL, err, sizeof(err)))
+        rc = FAIL("%s", err);
+    return rc;
+}
+
 static int write_merged(merge_job *j) {
     tp_buf members;
     tp_buf_init(&members);
@@ -322,24 +366,11 @@ static int write_merged(merge_job *j) {
     tp_chrome_opts o = {.gzip = ends_with(j->output, ".gz"),
                         .trace_name = "tprof merge",
                         .tprof_members = members.data};
-    char err[1024];
     char *target = tp_cli_output_target(j->output); /* an -o link is written through */
-    tp_chrome_stream *out =
-        target ? tp_chrome_stream_open(&j->doc, target, &o, err, sizeof(err)) : NULL;
-    int rc = out ? 0 : target ? FAIL("%s", err) : -1;
+    int rc = !target               ? -1
+             : is_perfetto(target) ? write_perfetto(j, target, &o)
+                                   : write_json(j, target, &o);
     free(target);
-    for (size_t i = 0; i < j->ntraces && rc == 0; i++) {
-        tp_model one;
-        rc = copy_as_rank(j, &j->traces[i], &one);
-        if (rc == 0) {
-            tp_chrome_stream_add(out, &one); /* a failure is the commit's to report */
-            tp_model_free(&one);
-        }
-    }
-    if (rc && out)
-        tp_chrome_stream_abort(out);
-    else if (rc == 0 && tp_chrome_stream_commit(out, NULL, err, sizeof(err)))
-        rc = FAIL("%s", err);
     tp_buf_free(&members);
     return rc;
 }
@@ -357,7 +388,7 @@ static int run(int argc, char **argv) {
 
 const tp_cli_verb tp_cli_merge = {
     .name = "merge",
-    .summary = "the traces of several ranks as one Chrome trace, clocks aligned",
+    .summary = "the traces of several ranks as one Chrome or Perfetto trace, clocks aligned",
     .help = help,
     .run = run,
 };

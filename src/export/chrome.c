@@ -155,12 +155,19 @@ static void buf_id(writer *w, tp_buf *dst, int64_t num, tp_str str) {
         tp_buf_i64(dst, num);
 }
 
-/* "label N" with quotes; label holds nothing that needs escaping. */
-static void buf_labelled(tp_buf *dst, const char *label, int64_t n) {
-    tp_buf_putc(dst, '"');
-    tp_buf_puts(dst, label);
-    tp_buf_i64(dst, n);
-    tp_buf_putc(dst, '"');
+const char *tp_chrome_process_label(const tp_model *m, const tp_track *t, int gpu, char *out,
+                                    size_t n) {
+    if (t->pid_str != TP_STR_EMPTY) return tp_model_str(m, t->pid_str);
+    if (!gpu && t->pid == (int64_t)getpid()) return program_invocation_short_name;
+    snprintf(out, n, "%s%lld", gpu ? "GPU " : "process ", (long long)t->pid);
+    return out;
+}
+
+const char *tp_chrome_thread_label(const tp_model *m, const tp_track *t, int gpu, char *out,
+                                   size_t n) {
+    if (t->tid_str != TP_STR_EMPTY) return tp_model_str(m, t->tid_str);
+    snprintf(out, n, "%s%lld", gpu ? "stream " : "thread ", (long long)t->tid);
+    return out;
 }
 
 static void render_tracks(writer *w) {
@@ -503,28 +510,22 @@ static void put_process_name(writer *w, const track_ref *r, size_t n, int gpu) {
     size_t i = 0;
     while (i < n && r[i].t.process_name == TP_STR_EMPTY)
         i++;
+    char label[64];
     if (i < n)
         buf_str(w, &w->out, r[i].t.process_name);
-    else if (t->pid_str != TP_STR_EMPTY)
-        buf_str(w, &w->out, t->pid_str);
-    else if (gpu)
-        buf_labelled(&w->out, "GPU ", t->pid);
-    else if (t->pid == (int64_t)getpid())
-        tp_buf_json_cstr(&w->out, program_invocation_short_name);
     else
-        buf_labelled(&w->out, "process ", t->pid);
+        tp_buf_json_cstr(&w->out, tp_chrome_process_label(w->m, t, gpu, label, sizeof(label)));
     TP_BUF_LIT(&w->out, "}}");
 }
 
 static void put_thread_meta(writer *w, const tp_track *t, int gpu) {
     begin_meta(w, "thread_name", t, 0);
     TP_BUF_LIT(&w->out, "\"name\":");
+    char label[64];
     if (t->thread_name != TP_STR_EMPTY)
         buf_str(w, &w->out, t->thread_name);
-    else if (t->tid_str != TP_STR_EMPTY)
-        buf_str(w, &w->out, t->tid_str);
     else
-        buf_labelled(&w->out, gpu ? "stream " : "thread ", t->tid);
+        tp_buf_json_cstr(&w->out, tp_chrome_thread_label(w->m, t, gpu, label, sizeof(label)));
     TP_BUF_LIT(&w->out, "}}");
     if (t->tid_str == TP_STR_EMPTY) put_sort_meta(w, "thread_sort_index", t, 0, t->tid);
 }

@@ -43,6 +43,18 @@ typedef struct tp_chrome_opts {
 int tp_chrome_write(const tp_model *m, const tp_chrome_opts *o,
                     int (*write)(void *ctx, const void *data, size_t len), void *ctx);
 
+/* The names the trace gives a process none of whose tracks is named (its "process_name"
+ * metadata: the pid when it is a string, "GPU <pid>" when gpu says one of its tracks carries
+ * device work, this program's name for this process, else "process <pid>") and a thread without
+ * a name ("thread_name": the tid when it is a string, "stream <tid>" for device work, else
+ * "thread <tid>"), which JSON readers take for the tracks' names. out (n bytes) may hold the
+ * name returned. The Perfetto reader names tracks by them, so that the JSON trace and the
+ * .pftrace of one window read alike. */
+const char *tp_chrome_process_label(const tp_model *m, const tp_track *t, int gpu, char *out,
+                                    size_t n);
+const char *tp_chrome_thread_label(const tp_model *m, const tp_track *t, int gpu, char *out,
+                                   size_t n);
+
 /* 1 once the deadline that deadline_ns points to (tp_chrome_opts.deadline_ns; none when NULL or
  * 0) has passed: the check of this writer and of export/perfetto.c's, between two events. */
 int tp_chrome_past_deadline(const int64_t *deadline_ns);

@@ -14,8 +14,12 @@ enum {
     PK_TRACK_EVENT = 11,
     PK_INTERNED = 12,
     PK_SEQ_FLAGS = 13,
+    PK_CLOCK_ID = 58, /* timestamp_clock_id (read, not written) */
+    PK_DEFAULTS = 59, /* trace_packet_defaults (read, not written) */
     PK_TRACK_DESC = 60,
-    SEQ_CLEARED = 1, /* sequence_flags */
+    PKD_TRACK_EVENT_DEFAULTS = 11, /* TracePacketDefaults (and PK_CLOCK_ID) */
+    TED_TRACK_UUID = 11,           /* TrackEventDefaults */
+    SEQ_CLEARED = 1,               /* sequence_flags */
     SEQ_NEEDS_STATE = 2,
     CEB_METADATA = 2, /* ChromeEventBundle */
     CM_NAME = 1,      /* ChromeMetadata */
@@ -37,6 +41,8 @@ enum {
     TE_TYPE = 9,
     TE_NAME_IID = 10,
     TE_TRACK = 11,
+    TE_CATEGORIES = 22, /* inline, as other producers write them (read, not written) */
+    TE_NAME = 23,
     TE_EXTRA_COUNTER_VALUES = 12,
     TE_COUNTER_VALUE = 30,
     TE_EXTRA_COUNTER_TRACKS = 31,
@@ -59,7 +65,10 @@ enum {
     DA_INT = 4,
     DA_DOUBLE = 5,
     DA_STRING = 6,
+    DA_POINTER = 7, /* (read: skipped) */
+    DA_NESTED = 8,
     DA_JSON = 9,
+    DA_NAME = 10, /* inline (read, not written) */
 };
 
 #endif

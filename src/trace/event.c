@@ -15,33 +15,8 @@
 
 enum { KIND_DROP = 0xff }; /* cat_kind of category Trace: the profiler's own span */
 
-/* A numeric arg converted out of the buffer (B ranges outlive it). */
-typedef struct num_arg {
-    int type; /* -1 none, else tp_arg_type TP_ARG_INT or TP_ARG_DOUBLE */
-    union {
-        int64_t i;
-        double d;
-    } v;
-} num_arg;
-
-/* A range being built: an X event, or a B waiting for its E. */
-typedef struct open_range {
-    int64_t ts;
-    tp_str name, cat;
-    uint64_t corr;
-    num_arg flops;
-    num_arg fcm;            /* FlopCounterMode's FLOPs, from the shapes (model/flops.h) */
-    num_arg seq, async;     /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
-    uint32_t ext;           /* "External id" (tp_event.ext) */
-    num_arg seqnr, fwd_tid; /* autograd's link from an op to its backward (analysis/modules.h) */
-    tp_str coll_name;
-    tp_str dims;  /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
-    tp_str itype; /* "Input type" likewise */
-    tp_str setup; /* "tprof.setup", TP_STR_EMPTY when absent */
-} open_range;
-
 struct tp_range_stack {
-    open_range *r;
+    tp_open_range *r;
     size_t n, cap;
 };
 
@@ -354,13 +329,13 @@ static int event_time(tp_evread *er, tp_jval *v, const char *start, int64_t *out
 }
 
 /* A numeric arg; none when n is NULL. */
-static num_arg number_arg(tp_evread *er, const tp_jnum *n) {
-    num_arg a = {.type = -1};
+static tp_num_arg number_arg(tp_evread *er, const tp_jnum *n) {
+    tp_num_arg a = {.type = -1};
     if (n) a.type = tp_jnum_value(er->sc, n, &a.v.i, &a.v.d) ? TP_ARG_INT : TP_ARG_DOUBLE;
     return a;
 }
 
-static void add_number_arg(tp_model *m, tp_event *ev, tp_str key, const num_arg *a) {
+static void add_number_arg(tp_model *m, tp_event *ev, tp_str key, const tp_num_arg *a) {
     if (a->type >= 0) tp_model_add_arg(m, ev, key, (tp_arg_type)a->type, &a->v);
 }
 
@@ -369,13 +344,13 @@ static tp_event *new_event(tp_evread *er, uint32_t track, int kind, int64_t ts, 
     return track == UINT32_MAX ? NULL : tp_model_new_event(er->m, track, kind, ts, name, cat);
 }
 
-static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_t dur) {
+tp_event *tp_evread_add_range(tp_evread *er, uint32_t track, const tp_open_range *r, int64_t dur) {
     uint8_t kind = kind_of(er, r->cat);
-    if (!kind || kind == KIND_DROP) return;
+    if (!kind || kind == KIND_DROP) return NULL;
     uint8_t name = kind == TP_HOST_RANGE ? name_class(er, r->name) : NAME_PLAIN;
-    if (name == NAME_TWIN) return;
+    if (name == NAME_TWIN) return NULL;
     tp_event *ev = new_event(er, track, kind, r->ts, r->name, r->cat);
-    if (!ev) return;
+    if (!ev) return NULL;
     ev->dur = dur;
     ev->corr = r->corr;
     ev->ext = r->ext;
@@ -412,6 +387,7 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
         if (er->k_setup == TP_STR_EMPTY) er->k_setup = tp_model_intern_cstr(er->m, tp_karg_setup);
         tp_model_add_arg(er->m, ev, er->k_setup, TP_ARG_STR, &r->setup);
     }
+    return ev;
 }
 
 /* An op's input shapes (record_shapes), kept for the op table by shape (analysis/shapes.c),
@@ -425,21 +401,14 @@ static tp_str array_of(tp_evread *er, tp_evfields *f, int slot) {
     return tp_model_intern(er->m, dims->s.s, dims->s.len);
 }
 
-/* An op's FLOPs by its input shapes (model/flops.h) where its trace has none: torch.profiler's
- * (fcm 0) or FlopCounterMode's (fcm 1); an int arg when the formula gives a positive count, else
- * none. */
-static num_arg flops_from_shapes(tp_evread *er, tp_evfields *f, tp_str name, int fcm) {
-    num_arg a = {.type = -1};
-    const tp_jval *dims = tp_ev_val(f, TP_S_DIMS), *conc = tp_ev_val(f, TP_S_CONCRETE);
-    if (!dims || dims->kind != TP_J_ARRAY) return a;
+tp_num_arg tp_evread_shape_flops(tp_evread *er, tp_str name, const char *dims, size_t dims_len,
+                                 const char *conc, size_t conc_len, int fcm) {
+    tp_num_arg a = {.type = -1};
     const char *s = tp_model_str(er->m, name);
     size_t len = tp_strtab_len(&er->m->strings, name);
     if (!(fcm ? tp_flops_fcm_counted(s, len) : tp_flops_counted(s, len))) return a;
-    int has_conc = conc && conc->kind == TP_J_ARRAY;
-    const char *ctext = has_conc ? conc->s.s : NULL;
-    size_t clen = has_conc ? conc->s.len : 0;
-    int64_t n = fcm ? tp_flops_fcm_of(s, len, dims->s.s, dims->s.len, ctext, clen)
-                    : tp_flops_of(s, len, dims->s.s, dims->s.len, ctext, clen);
+    int64_t n = fcm ? tp_flops_fcm_of(s, len, dims, dims_len, conc, conc_len)
+                    : tp_flops_of(s, len, dims, dims_len, conc, conc_len);
     if (n > 0) {
         a.type = TP_ARG_INT;
         a.v.i = n;
@@ -447,7 +416,18 @@ static num_arg flops_from_shapes(tp_evread *er, tp_evfields *f, tp_str name, int
     return a;
 }
 
-static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_range *r) {
+/* tp_evread_shape_flops of the event's "Input Dims" and "Concrete Inputs" arrays, none without
+ * the shapes. */
+static tp_num_arg flops_from_shapes(tp_evread *er, tp_evfields *f, tp_str name, int fcm) {
+    tp_num_arg none = {.type = -1};
+    const tp_jval *dims = tp_ev_val(f, TP_S_DIMS), *conc = tp_ev_val(f, TP_S_CONCRETE);
+    if (!dims || dims->kind != TP_J_ARRAY) return none;
+    int has_conc = conc && conc->kind == TP_J_ARRAY;
+    return tp_evread_shape_flops(er, name, dims->s.s, dims->s.len, has_conc ? conc->s.s : NULL,
+                                 has_conc ? conc->s.len : 0, fcm);
+}
+
+static int range_start(tp_evread *er, tp_evfields *f, const char *start, tp_open_range *r) {
     if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &r->ts)) return 0;
     r->name = intern(er, tp_ev_str(f, TP_S_NAME));
     r->cat = intern(er, tp_ev_str(f, TP_S_CAT));
@@ -471,7 +451,7 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, open_ra
 }
 
 static void complete_event(tp_evread *er, tp_evfields *f, const char *start) {
-    open_range r;
+    tp_open_range r;
     int64_t dur = 0;
     if (!range_start(er, f, start, &r)) return;
     /* A missing dur reads as 0 (an instant-like range); one that is there but no number (NaN,
@@ -483,7 +463,7 @@ static void complete_event(tp_evread *er, tp_evfields *f, const char *start) {
         left_out(er, start);
         return;
     }
-    add_range(er, track_of(er, f), &r, dur);
+    tp_evread_add_range(er, track_of(er, f), &r, dur);
 }
 
 static struct tp_range_stack *stack_of(tp_evread *er, uint32_t track) {
@@ -497,7 +477,7 @@ static struct tp_range_stack *stack_of(tp_evread *er, uint32_t track) {
 }
 
 static void begin_event(tp_evread *er, tp_evfields *f, const char *start) {
-    open_range r;
+    tp_open_range r;
     if (!range_start(er, f, start, &r)) return;
     struct tp_range_stack *st = stack_of(er, track_of(er, f));
     if (!st || TP_GROW(st->r, st->cap, st->n + 1)) {
@@ -515,14 +495,14 @@ static void end_event(tp_evread *er, tp_evfields *f, const char *start) {
         er->orphan_ends++;
         return;
     }
-    open_range r = st->r[--st->n];
+    tp_open_range r = st->r[--st->n];
     int64_t ts;
     if (!event_time(er, tp_ev_val(f, TP_S_TS), start, &ts)) return;
     if (ts < r.ts) {
         left_out(er, start);
         return;
     }
-    add_range(er, track, &r, ts - r.ts);
+    tp_evread_add_range(er, track, &r, ts - r.ts);
 }
 
 /* A point event (memory instant, counter sample) of the given kind at the event's time, with
@@ -537,7 +517,7 @@ static tp_event *point_event(tp_evread *er, tp_evfields *f, const char *start, i
 static void memory_event(tp_evread *er, tp_evfields *f, const char *start) {
     tp_event *ev = point_event(er, f, start, TP_MEMORY);
     for (int i = 0; ev && i < TP_NMEM; i++) {
-        num_arg a = number_arg(er, tp_ev_num(f, TP_S_MEM + i));
+        tp_num_arg a = number_arg(er, tp_ev_num(f, TP_S_MEM + i));
         add_number_arg(er->m, ev, er->k_mem[i], &a);
     }
 }
@@ -545,7 +525,7 @@ static void memory_event(tp_evread *er, tp_evfields *f, const char *start) {
 static void counter_event(tp_evread *er, tp_evfields *f, const char *start) {
     tp_event *ev = point_event(er, f, start, TP_COUNTER);
     for (size_t i = 0; ev && i < er->ncargs; i++) {
-        num_arg a = number_arg(er, &er->cargs[i].val);
+        tp_num_arg a = number_arg(er, &er->cargs[i].val);
         add_number_arg(er->m, ev, intern(er, &er->cargs[i].key), &a);
     }
 }

@@ -17,6 +17,32 @@
 /* Times beyond ±2^62 ns (146 years) are refused, so ts + dur never overflows in an analysis. */
 #define TP_TIME_LIMIT ((int64_t)1 << 62)
 
+/* A numeric arg converted out of the buffer (B ranges outlive it). */
+typedef struct tp_num_arg {
+    int type; /* -1 none, else tp_arg_type TP_ARG_INT or TP_ARG_DOUBLE */
+    union {
+        int64_t i;
+        double d;
+    } v;
+} tp_num_arg;
+
+/* A range being built: an X event, a B waiting for its E, or a slice of a Perfetto trace
+ * (perfetto_read.c): what the reader keeps of its args, before the range is added. */
+typedef struct tp_open_range {
+    int64_t ts;
+    tp_str name, cat;
+    uint64_t corr;
+    tp_num_arg flops;
+    tp_num_arg fcm;            /* FlopCounterMode's FLOPs, from the shapes (model/flops.h) */
+    tp_num_arg seq, async;     /* a collective's, for the cross-rank analysis (analysis/ranks.h) */
+    uint32_t ext;              /* "External id" (tp_event.ext) */
+    tp_num_arg seqnr, fwd_tid; /* autograd's link from an op to its backward (analysis/modules.h) */
+    tp_str coll_name;
+    tp_str dims;  /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
+    tp_str itype; /* "Input type" likewise */
+    tp_str setup; /* "tprof.setup", TP_STR_EMPTY when absent */
+} tp_open_range;
+
 /* A pid or tid as last written. */
 struct tp_id_text {
     uint32_t len; /* UINT32_MAX: too long to keep */
@@ -77,6 +103,16 @@ int tp_evread_event(tp_evread *er);
 /* Gives the process and thread names read so far to the tracks of the model. */
 void tp_evread_finish(tp_evread *er);
 void tp_evread_free(tp_evread *er);
+/* The range r, dur long, on track, as the reader keeps it (docs/SEMANTICS.md §2): its kind by
+ * category, the step flag by name, the args it kept; NULL when left out (category Trace, the
+ * dataloader's copy for TensorBoard) or out of memory (m->failed). The event is the model's
+ * last. */
+tp_event *tp_evread_add_range(tp_evread *er, uint32_t track, const tp_open_range *r, int64_t dur);
+/* An op's FLOPs by its input shapes (model/flops.h) where its trace has none: torch.profiler's
+ * (fcm 0) or FlopCounterMode's (fcm 1), from the texts of its "Input Dims" and "Concrete Inputs"
+ * arrays (conc may be NULL); an int arg when the formula gives a positive count, else none. */
+tp_num_arg tp_evread_shape_flops(tp_evread *er, tp_str name, const char *dims, size_t dims_len,
+                                 const char *conc, size_t conc_len, int fcm);
 /* B ranges still waiting for their E. */
 size_t tp_evread_open_ranges(const tp_evread *er);
 /* Appends the process and thread names src read (into another model) to dst's; map turns

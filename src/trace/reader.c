@@ -29,7 +29,6 @@
 #include "trace/perfetto_read.h"
 #include "trace/parts.h"
 #include "trace/scan.h"
-#include "util/buf.h"
 #include "util/log.h"
 #include "util/vec.h"
 
@@ -639,25 +638,6 @@ static int is_perfetto(const char *path) {
     return tp_perfetto_sniff(head, n);
 }
 
-/* A Perfetto trace is read whole (it is compact), then as perfetto_read.h says. */
-static int read_perfetto(tp_input *in, const char *name, tp_model *m, const tp_read_opts *o,
-                         char *err, size_t errlen) {
-    tp_buf b;
-    tp_buf_init(&b);
-    ptrdiff_t got = 1;
-    while (got > 0 && !tp_buf_reserve(&b, TP_READ_BUF)) {
-        got = tp_input_read(in, b.data + b.len, TP_READ_BUF);
-        if (got > 0) b.len += (size_t)got;
-    }
-    int rc = -1;
-    if (got < 0 || b.failed)
-        snprintf(err, errlen, "%s: %s", name, b.failed ? "out of memory" : tp_input_error(in));
-    else
-        rc = tp_perfetto_read_mem(b.data, b.len, name, m, o, err, errlen);
-    tp_buf_free(&b);
-    return rc;
-}
-
 int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, char *err,
                        size_t errlen) {
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : o && o->name ? o->name : path;
@@ -668,7 +648,7 @@ int tp_trace_read_file(const char *path, tp_model *m, const tp_read_opts *o, cha
         return -1;
     }
     if (is_perfetto(path)) {
-        int rc = read_perfetto(in, name, m, o, err, errlen);
+        int rc = tp_perfetto_read_input(in, name, m, o, err, errlen);
         tp_input_close(in);
         return rc;
     }

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum tp_pb_wire { TP_PB_VARINT = 0, TP_PB_I64 = 1, TP_PB_LEN = 2, TP_PB_I32 = 5 };
 
@@ -45,17 +46,82 @@ typedef struct tp_pb_in {
  * length-delimited field's bytes in data/len; a fixed32 in u). */
 typedef struct tp_pb_field {
     uint32_t num;
-    enum tp_pb_wire wire;
     uint64_t u;
     const uint8_t *data;
     size_t len;
+    /* Not next to num: a test of both (f.num == 5 && f.wire == 2) would be compiled to one
+     * 8-byte load of the two 4-byte stores, which waits for them to reach the cache. */
+    enum tp_pb_wire wire;
 } tp_pb_field;
 
 static inline tp_pb_in tp_pb_in_of(const void *p, size_t n) {
     return (tp_pb_in){(const uint8_t *)p, (const uint8_t *)p + n, 0};
 }
-/* The next field: 1, or 0 at the end of the message or on a malformed field (in->bad). */
-int tp_pb_next(tp_pb_in *in, tp_pb_field *f);
+/* A varint at in->p; 0, or -1 when it runs past the end or over 10 bytes. */
+__attribute__((always_inline)) static inline int tp_pb_read_varint(tp_pb_in *in, uint64_t *v) {
+    if (in->p < in->end && *in->p < 0x80) { /* most keys and values: one byte */
+        *v = *in->p++;
+        return 0;
+    }
+    uint64_t r = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        if (in->p >= in->end) return -1;
+        uint8_t c = *in->p++;
+        r |= (uint64_t)(c & 0x7f) << (shift < 64 ? shift : 0);
+        if (!(c & 0x80)) {
+            *v = r;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static inline int tp_pb_fail(tp_pb_in *in) {
+    in->bad = 1;
+    in->p = in->end;
+    return 0;
+}
+
+/* The next field: 1, or 0 at the end of the message or on a malformed field (in->bad). Inline:
+ * a reader calls it for every field of every packet, and a call per field was half the read. */
+__attribute__((always_inline)) static inline int tp_pb_next(tp_pb_in *in, tp_pb_field *f) {
+    if (in->bad || in->p >= in->end) return 0;
+    uint64_t key;
+    if (tp_pb_read_varint(in, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
+        return tp_pb_fail(in);
+    f->num = (uint32_t)(key >> 3);
+    f->wire = (enum tp_pb_wire)(key & 7);
+    f->data = NULL;
+    f->len = 0;
+    f->u = 0;
+    uint64_t u64;
+    uint32_t u32;
+    switch (key & 7) {
+    case TP_PB_VARINT:
+        return tp_pb_read_varint(in, &f->u) ? tp_pb_fail(in) : 1;
+    case TP_PB_I64:
+        if ((size_t)(in->end - in->p) < 8) return tp_pb_fail(in);
+        memcpy(&u64, in->p, 8); /* sizes known here: a memcpy of variable size would keep f in
+                                   memory, and every field read after it would wait on it */
+        f->u = u64;
+        in->p += 8;
+        return 1;
+    case TP_PB_I32:
+        if ((size_t)(in->end - in->p) < 4) return tp_pb_fail(in);
+        memcpy(&u32, in->p, 4);
+        f->u = u32;
+        in->p += 4;
+        return 1;
+    case TP_PB_LEN:
+        if (tp_pb_read_varint(in, &f->u) || f->u > (size_t)(in->end - in->p)) return tp_pb_fail(in);
+        f->data = in->p;
+        f->len = (size_t)f->u;
+        in->p += f->len;
+        return 1;
+    default:
+        return tp_pb_fail(in);
+    }
+}
 /* A length-delimited field's bytes as a message to walk. */
 static inline tp_pb_in tp_pb_sub(const tp_pb_field *f) {
     return tp_pb_in_of(f->data, f->len);

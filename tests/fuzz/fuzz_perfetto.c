@@ -5,7 +5,8 @@
  * "fuzz: problem"); never crash, hang, leak or read out of bounds (the sanitizers check the
  * rest). A model read has every event on one of its tracks and no negative duration, and reading
  * the same bytes again gives the same model. Seeds: tests/fuzz/corpus/fuzz_perfetto/, cut from
- * traces tprof wrote. */
+ * traces tprof wrote, and sdk_sequences.pftrace, the Perfetto SDK-like trace of
+ * tests/integration/test_perfetto_format.py (sequences, default tracks, inline names). */
 #include "../unit/reader_same.h"
 #include "model/model.h"
 #include "trace/perfetto_read.h"

@@ -4,7 +4,10 @@
  * Each fixture (Kineto's, torch.profiler's, tprof's own from a GPU run) is read from its JSON,
  * written as a Perfetto trace and read back from it: the analysis of both, rendered as
  * `tprof analyze --json` and as its text report, is the same byte for byte (the input's size,
- * which differs by nature, set aside). That the files are Perfetto's format is checked with the
+ * which differs by nature, set aside). Below the figures, the models themselves: the JSON trace
+ * and the Perfetto trace of one model read back give the same events, args, tracks with their
+ * names, devices and run facts (in another order: the Perfetto writer sorts ranges by track).
+ * That the files are Perfetto's format is checked with the
  * Perfetto project's own definitions by tests/integration/test_perfetto_format.py. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +16,7 @@
 #include <cmocka.h>
 
 #include "analysis/analysis.h"
+#include "export/chrome.h"
 #include "export/perfetto.h"
 #include "report/report.h"
 #include "trace/reader.h"
@@ -73,23 +77,150 @@ static void round_trip(const char *path) {
     tp_model_free(&b);
 }
 
-static void test_fixtures_round_trip(void **state) {
-    (void)state;
+static const char *const fixtures[] = {
+    "kineto/gaunernst_bert-small-uncased__1016001.json.gz",
+    "kineto/sampled_rank-0.json.gz",
+    "kineto/nccl_data.json.gz",
+    "kineto/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "torch-legacy/mlp_cpu_300steps.json.gz",
+    "torch2/cnn_cpu_3steps.pt.trace.json.gz",
+    "gpu-h200/torch_mlp.tprof.json.gz",
+    "gpu-h200/torch_mlp.torch_profiler.pt.trace.json.gz",
+    "gpu-h200/train_mlp_cuda.tprof.json.gz",
+};
+enum { NFIXTURES = sizeof(fixtures) / sizeof(fixtures[0]) };
+
+static const char *fixture(size_t i, char *path, size_t n) {
     const char *root = getenv("TPROF_FIXTURES");
     assert_non_null(root);
-    static const char *const files[] = {
-        "kineto/gaunernst_bert-small-uncased__1016001.json.gz",
-        "torch-legacy/mlp_cpu_300steps.json.gz",
-        "torch2/cnn_cpu_3steps.pt.trace.json.gz",
-        "gpu-h200/torch_mlp.tprof.json.gz",
-        "gpu-h200/torch_mlp.torch_profiler.pt.trace.json.gz",
-        "gpu-h200/train_mlp_cuda.tprof.json.gz",
-    };
+    snprintf(path, n, "%s/%s", root, fixtures[i]);
+    return path;
+}
+
+static void test_fixtures_round_trip(void **state) {
+    (void)state;
     tp_log_set_quiet(1);
-    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+    for (size_t i = 0; i < NFIXTURES; i++) {
         char path[1024];
-        snprintf(path, sizeof(path), "%s/%s", root, files[i]);
-        round_trip(path);
+        round_trip(fixture(i, path, sizeof(path)));
+    }
+}
+
+/* ---- the models, compared as text: one line per event, track and fact, sorted ------------- */
+
+static int cmp_line(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void put_track(tp_buf *b, const tp_model *m, uint32_t t) {
+    const tp_track *tr = &m->tracks[t];
+    tp_buf_printf(b, "%lld/%s/%lld/%s", (long long)tr->pid, tp_model_str(m, tr->pid_str),
+                  (long long)tr->tid, tp_model_str(m, tr->tid_str));
+}
+
+/* Every event, track and run fact of m as sorted lines, joined. */
+static char *model_text(const tp_model *m) {
+    size_t n = m->nevents + m->ntracks + m->ndevices + 1, k = 0;
+    char **lines = calloc(n, sizeof(*lines));
+    assert_non_null(lines);
+    tp_buf b;
+    for (size_t i = 0; i < m->nevents; i++) {
+        const tp_event *e = &m->events[i];
+        tp_buf_init(&b);
+        put_track(&b, m, e->track);
+        tp_buf_printf(&b, " %lld+%lld k%d f%d c%llu x%u %s [%s]", (long long)e->ts,
+                      (long long)e->dur, e->kind, e->flags, (unsigned long long)e->corr, e->ext,
+                      tp_model_str(m, e->name), tp_model_str(m, e->cat));
+        for (size_t a = 0; a < e->nargs; a++) {
+            const tp_arg *g = &m->args[e->arg0 + a];
+            tp_buf_printf(&b, " %s=", tp_model_str(m, g->key));
+            if (g->type == TP_ARG_INT)
+                tp_buf_printf(&b, "i%lld", (long long)g->v.i);
+            else if (g->type == TP_ARG_DOUBLE)
+                tp_buf_printf(&b, "d%.17g", g->v.d);
+            else
+                tp_buf_printf(&b, "s%d:%s", g->type, tp_model_str(m, g->v.s));
+        }
+        tp_buf_putc(&b, '\0');
+        lines[k++] = b.data;
+    }
+    for (uint32_t t = 0; t < m->ntracks; t++) {
+        tp_buf_init(&b);
+        tp_buf_puts(&b, "track ");
+        put_track(&b, m, t);
+        tp_buf_printf(&b, " %s | %s", tp_model_str(m, m->tracks[t].process_name),
+                      tp_model_str(m, m->tracks[t].thread_name));
+        tp_buf_putc(&b, '\0');
+        lines[k++] = b.data;
+    }
+    for (size_t i = 0; i < m->ndevices; i++) {
+        const tp_device *d = &m->devices[i];
+        tp_buf_init(&b);
+        tp_buf_printf(&b, "device %lld %s %llu %d.%d %d", (long long)d->id,
+                      tp_model_str(m, d->name), (unsigned long long)d->total_mem, d->compute_major,
+                      d->compute_minor, d->num_sms);
+        tp_buf_putc(&b, '\0');
+        lines[k++] = b.data;
+    }
+    tp_buf_init(&b);
+    tp_buf_printf(&b, "facts base %lld rank %lld/%lld dropped %llu partial %d flight %lld %s",
+                  (long long)m->base_ns, (long long)m->rank, (long long)m->world_size,
+                  (unsigned long long)m->dropped_events, m->partial, (long long)m->flight_step,
+                  tp_model_str(m, m->flight_reason));
+    tp_buf_putc(&b, '\0');
+    lines[k++] = b.data;
+    qsort(lines, k, sizeof(*lines), cmp_line);
+    tp_buf all;
+    tp_buf_init(&all);
+    for (size_t i = 0; i < k; i++) {
+        tp_buf_printf(&all, "%s\n", lines[i]);
+        free(lines[i]);
+    }
+    free(lines);
+    tp_buf_putc(&all, '\0');
+    assert_false(all.failed);
+    return all.data;
+}
+
+/* The first line where two texts differ, for the failure message. */
+static const char *first_difference(const char *a, const char *b) {
+    const char *line = a;
+    for (; *a && *a == *b; a++, b++)
+        if (*a == '\n') line = a + 1;
+    return line;
+}
+
+static void read_written(const tp_model *a, int perfetto, tp_model *out) {
+    tp_buf b;
+    tp_buf_init(&b);
+    int rc =
+        perfetto ? tp_perfetto_write(a, NULL, to_buf, &b) : tp_chrome_write(a, NULL, to_buf, &b);
+    assert_int_equal(rc, 0);
+    char err[512] = "";
+    tp_model_init(out);
+    if (tp_trace_read_mem(b.data, b.len, perfetto ? "p" : "j", out, err, sizeof(err)))
+        fail_msg("%s", err);
+    tp_buf_free(&b);
+}
+
+/* Each fixture's model written both ways and read back: the same model. */
+static void test_same_model_as_json(void **state) {
+    (void)state;
+    tp_log_set_quiet(1);
+    for (size_t i = 0; i < NFIXTURES; i++) {
+        char path[1024], err[512] = "";
+        tp_model a, j, p;
+        tp_model_init(&a);
+        if (tp_trace_read_file(fixture(i, path, sizeof(path)), &a, NULL, err, sizeof(err)))
+            fail_msg("%s", err);
+        read_written(&a, 0, &j);
+        read_written(&a, 1, &p);
+        char *tj = model_text(&j), *tp = model_text(&p);
+        if (strcmp(tj, tp) != 0)
+            fail_msg("%s: JSON and Perfetto models differ at:\n%.400s\n----\n%.400s", path,
+                     first_difference(tj, tp), first_difference(tp, tj));
+        free(tj), free(tp);
+        tp_model_free(&a), tp_model_free(&j), tp_model_free(&p);
     }
 }
 
@@ -219,6 +350,7 @@ static void test_malformed(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_round_trip),
+        cmocka_unit_test(test_same_model_as_json),
         cmocka_unit_test(test_overlaps_and_counters),
         cmocka_unit_test(test_order_and_deadline),
         cmocka_unit_test(test_malformed),
