@@ -180,3 +180,28 @@ def test_dominant_op_names_its_module_path(tmp_path):
                 and any(o["ts"] <= e["ts"] <= o["ts"] + o["dur"] for o in ops))
     share = float(msg.split(" takes ")[1].split("%")[0])
     assert share == pytest.approx(100 * (sum(o["dur"] for o in ops) - inner) / steps, abs=0.5)
+
+
+def test_op_stats_csv_has_flops_fcm(tmp_path):
+    """The run's op_stats.csv ends with flops_fcm, each op's FlopCounterMode FLOPs as
+    `tprof analyze --json` of the run has them (nonzero with shapes recorded: Linear forward and
+    backward)."""
+    import csv
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with tprof.profile(model=model, record_ops=True, record_shapes=True, output_dir=str(tmp_path),
+                       run_id="fcm", wait=0, warmup=0, active=STEPS, repeat=1,
+                       summary=False) as prof:
+        train(model, opt, prof.step)
+    run = str(tmp_path / "fcm")
+    with open(os.path.join(run, "op_stats.csv"), newline="") as f:
+        reader = csv.reader(f)
+        head = next(reader)
+        rows = {r[0]: r for r in reader}
+    assert head[-2:] == ["flops", "flops_fcm"]
+    out = subprocess.run([tprof_cli(), "analyze", "--json", "--top", "100000", run],
+                         capture_output=True, check=True)
+    want = {o["name"]: o["flops_fcm"] for o in json.loads(out.stdout)["top_cpu_ops"]}
+    assert {n: float(r[-1]) for n, r in rows.items()} == want
+    assert sum(want.values()) > 0
