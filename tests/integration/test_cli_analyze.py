@@ -112,7 +112,8 @@ def test_csv_flops_fcm_last_column():
     stages; the columns before it are unchanged, for readers by position."""
     j = json.loads(tprof("analyze", "--json", "--top", "500", CNN, rc=0).stdout)
     fcm = {o["name"]: o["flops_fcm"] for o in j["top_cpu_ops"]}
-    assert sum(fcm.values()) == pytest.approx(j["flops_fcm"]["total"]) and j["flops_fcm"]["total"] > 0
+    total = j["flops_fcm"]["total"]
+    assert sum(fcm.values()) == pytest.approx(total) and total > 0
     out = tprof("analyze", "--csv", "--top", "500", CNN, rc=0).stdout.decode("utf-8")
     assert out.startswith("kind,name,calls,total_us,self_us,mean_us,min_us,max_us,pct,flops,"
                           "flops_fcm\r\n")
