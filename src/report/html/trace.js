@@ -320,9 +320,7 @@
   }
 
   function argsOf(i) {
-    var text = T.src.args_text[T.src.args[i]] || '';
-    if (!text) return {};
-    try { return JSON.parse(text); } catch (e) { return { '(args, cut)': text }; }
+    return T.src.args_json[T.src.args[i]] || {};
   }
 
   function select(i) {
