@@ -4,6 +4,7 @@
 
 #include "report/jsonw.h"
 #include "report/series.h"
+#include "trace/reader.h"
 #include "util/jsonvalid.h"
 #include "util/sort.h"
 #include "util/vec.h"
@@ -56,6 +57,7 @@ static uint32_t new_lane(tp_trace_view *v, const tp_model *m, const tp_track *t,
 typedef struct model_seen {
     uint32_t *name;
     uint8_t *json_ok;
+    tp_str raw_key; /* TP_READ_RAW_ARGS in the model's strings, UINT32_MAX: no range has one */
 } model_seen;
 
 /* Whether the raw JSON arg string id of m is valid JSON, checked once per string. */
@@ -66,22 +68,42 @@ static int json_arg_ok(model_seen *seen, const tp_model *m, tp_str id) {
     return ok;
 }
 
-/* The event's args as one JSON object text ("External id" first, as Kineto writes it; a raw
- * JSON value as written, or as a string when it is not valid JSON), interned in v->args while
- * the texts fit TP_TRACE_VIEW_ARGS_MAX; TP_STR_EMPTY when it has none or they do not fit. */
+/* An args text interned in v->args while the texts fit TP_TRACE_VIEW_ARGS_MAX, else none. */
+static tp_str keep_args(tp_trace_view *v, const char *text, size_t len) {
+    tp_str found = tp_strtab_find(&v->args, text, len);
+    if (found != UINT32_MAX) return found;
+    if (v->args.bytes + len > TP_TRACE_VIEW_ARGS_MAX) {
+        v->args_left_out++;
+        return TP_STR_EMPTY;
+    }
+    return tp_strtab_intern(&v->args, text, len);
+}
+
+/* The event's args as one JSON object text: the whole object as the trace wrote it where the
+ * reader kept it (tp_read_opts.keep_args) and it is valid JSON; else ("External id" first, as
+ * Kineto writes it; a raw JSON value as written, or as a string when it is not valid JSON),
+ * interned in v->args while the texts fit TP_TRACE_VIEW_ARGS_MAX; TP_STR_EMPTY when it has none or
+ * they do not fit. */
 static tp_str args_of(tp_trace_view *v, model_seen *seen, const tp_model *m, const tp_event *e,
                       tp_buf *text) {
     size_t n = (size_t)e->arg0 + e->nargs <= m->nargs ? e->nargs : 0;
     if (!n && !e->ext) return TP_STR_EMPTY;
+    const tp_arg *raw = n && seen->raw_key != UINT32_MAX ? tp_event_arg(m, e, seen->raw_key) : NULL;
+    size_t raw_len = raw ? tp_strtab_len(&m->strings, raw->v.s) : 0;
+    /* Past the bound a text is kept only if it is there already (so checked): not checked again */
+    if (raw && (v->args.bytes + raw_len > TP_TRACE_VIEW_ARGS_MAX || json_arg_ok(seen, m, raw->v.s)))
+        return keep_args(v, tp_model_str(m, raw->v.s), raw_len);
     text->len = 0;
     tp_buf_putc(text, '{');
     if (e->ext) {
         TP_BUF_LIT(text, "\"External id\":");
         tp_buf_u64(text, e->ext);
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0, comma = e->ext != 0; i < n; i++) {
         const tp_arg *a = &m->args[e->arg0 + i];
-        if (i || e->ext) tp_buf_putc(text, ',');
+        if (a == raw) continue; /* not valid JSON: the args the reader keeps instead */
+        if (comma) tp_buf_putc(text, ',');
+        comma = 1;
         tp_buf_json_cstr(text, tp_model_str(m, a->key));
         tp_buf_putc(text, ':');
         if (a->type == TP_ARG_INT)
@@ -94,14 +116,7 @@ static tp_str args_of(tp_trace_view *v, model_seen *seen, const tp_model *m, con
             tp_buf_json_cstr(text, tp_model_str(m, a->v.s));
     }
     tp_buf_putc(text, '}');
-    if (text->failed) return TP_STR_EMPTY;
-    tp_str found = tp_strtab_find(&v->args, text->data, text->len);
-    if (found != UINT32_MAX) return found;
-    if (v->args.bytes + text->len > TP_TRACE_VIEW_ARGS_MAX) {
-        v->args_left_out++;
-        return TP_STR_EMPTY;
-    }
-    return tp_strtab_intern(&v->args, text->data, text->len);
+    return text->failed ? TP_STR_EMPTY : keep_args(v, text->data, text->len);
 }
 
 /* The view's id of a model's name, cut as the page would cut it (TP_TRACE_VIEW_NAME_MAX, with
@@ -158,7 +173,8 @@ static void cut_by_time(tp_trace_view *v) {
 
 void tp_trace_view_add_model(tp_trace_view *v, const tp_model *m) {
     uint32_t *lanes = calloc(m->ntracks ? 2 * m->ntracks : 1, sizeof(*lanes)); /* host, device */
-    model_seen seen = {calloc(m->strings.n + 1, sizeof(uint32_t)), calloc(m->strings.n + 1, 1)};
+    model_seen seen = {calloc(m->strings.n + 1, sizeof(uint32_t)), calloc(m->strings.n + 1, 1),
+                       tp_strtab_find(&m->strings, TP_READ_RAW_ARGS, sizeof(TP_READ_RAW_ARGS) - 1)};
     tp_buf text;
     tp_buf_init(&text);
     if (!lanes || !seen.name || !seen.json_ok) {

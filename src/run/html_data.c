@@ -28,6 +28,7 @@ static tp_analysis *analyse(char *const *inputs, size_t n, const tp_inputs_opts 
     tp_inputs_opts with = *r;
     with.on_model = feed_model;
     with.on_model_ctx = &f;
+    with.keep_args = f.trace != NULL; /* the Trace view shows every arg of a range */
     return tp_inputs_analyse(inputs, n, &with, err, errlen);
 }
 

@@ -64,6 +64,8 @@ typedef struct tp_evread {
     const char *nul_at;   /* a raw NUL inside a string of the current event, or NULL */
     uint64_t with_phase;  /* objects read with a "ph" member: without any, no trace */
     uint64_t orphan_ends; /* E events with no B open on their thread (ignored) */
+    int keep_args;        /* tp_read_opts.keep_args: each range's args object as one more arg */
+    tp_str k_raw;         /* TP_READ_RAW_ARGS, interned with the first */
 } tp_evread;
 
 /* 0 sends every event through the general path (tests compare the two paths). */

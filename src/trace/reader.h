@@ -34,7 +34,16 @@ typedef struct tp_read_opts {
     /* How messages name a file (the tprof command's quoted spelling of an odd name); NULL: the
      * path itself. Standard input is always "<stdin>". */
     const char *name;
+    /* Keep each range's whole args object ("X" and "B" events), as written, as one more arg of
+     * the event: TP_ARG_JSON under the key TP_READ_RAW_ARGS (the report's Trace view shows
+     * every arg; the analysis reads args by key and never sees it). Costs the args' text. */
+    int keep_args;
 } tp_read_opts;
+
+/* The key of an event's whole args object with tp_read_opts.keep_args: a name no trace's arg
+ * has (a control byte, which a JSON key can only spell escaped, and the reader keeps no key so
+ * spelled). */
+#define TP_READ_RAW_ARGS "\x01args"
 
 /* Bytes an analysis is estimated to take per event beyond the model (its per-thread range
  * lists, keyed records, op table rows): measured at 80-100 for traces of tiny events. */

@@ -6,7 +6,8 @@ at full zoom-out the ranges the view covers equal the ranges of the trace, count
 JSON (every "X" event but Kineto's own "Trace" span); after zooming with W and panning with D the
 view's range changes as the keys say and the count still equals the trace's ranges overlapping
 the view, and a drag pans by the time under the pointer's move; a click on a kernel shows its
-args as the trace has them and links the launch of its correlation id. On two ranks' traces
+args as the trace has them (every one: grid, block, registers...) and links the launch of its
+correlation id. On two ranks' traces
 read together, each rank has lanes of its own. Skipped, with the reason, only where Chromium or
 its driver is missing."""
 
@@ -198,8 +199,10 @@ def test_click_shows_args_and_launch(browser, gpu_page):
         int(box["y"] - canvas.size["height"] / 2)).click().perform()
     assert stats(browser)["selected"] == i
     rows = shown_args(browser)
-    # the args tprof's reader keeps (docs/REPORT.md, "Trace view"): the ids at least, as written
-    assert {"External id", "correlation"} <= set(rows) <= set(kernel["args"])
+    # every arg of the kernel as the trace wrote it (docs/REPORT.md, "Trace view"): its grid,
+    # block, registers and shared memory too, not only what the analysis reads
+    assert set(rows) == set(kernel["args"])
+    assert {"grid", "block", "registers per thread", "shared memory"} <= set(rows)
     for k, v in rows.items():
         assert shown_equals(v, kernel["args"][k]), k
     links = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#trace-links a")]
@@ -257,7 +260,7 @@ def test_served_trace_view(browser, tmp_path):
         assert i >= 0
         browser.execute_script("window.tprofTrace.select(arguments[0])", i)
         rows = shown_args(browser)
-        assert {"External id", "correlation"} <= set(rows)
+        assert set(rows) == set(kernel["args"])
         for k, v in rows.items():
             assert shown_equals(v, kernel["args"][k]), k
         n = len(browser.execute_script("return window.tprofAsked"))
