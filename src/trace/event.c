@@ -423,12 +423,14 @@ static void add_range(tp_evread *er, uint32_t track, const open_range *r, int64_
 }
 
 /* The event's whole args object as written, interned (tp_evread.keep_args): TP_STR_EMPTY when
- * not kept, absent, not an object, or holding a raw NUL. */
+ * not kept, absent, not an object, past the part's budget, or holding a raw NUL. */
 static tp_str raw_args(tp_evread *er, const tp_evfields *f) {
     if (__builtin_expect(!er->keep_args, 1) || !f->args || !f->args_end || *f->args != '{')
         return TP_STR_EMPTY;
     size_t len = (size_t)(f->args_end - f->args);
-    if (len <= 2 || memchr(f->args, '\0', len)) return TP_STR_EMPTY; /* {} holds nothing */
+    if (len <= 2 || len > er->raw_left || memchr(f->args, '\0', len))
+        return TP_STR_EMPTY; /* {} holds nothing; past the budget, the args parsed only */
+    er->raw_left -= len;
     return tp_model_intern(er->m, f->args, len);
 }
 

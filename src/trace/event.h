@@ -65,6 +65,7 @@ typedef struct tp_evread {
     uint64_t with_phase;  /* objects read with a "ph" member: without any, no trace */
     uint64_t orphan_ends; /* E events with no B open on their thread (ignored) */
     int keep_args;        /* tp_read_opts.keep_args: each range's args object as one more arg */
+    size_t raw_left;      /* bytes of args objects it may still keep (TP_READ_RAW_ARGS_MAX) */
     tp_str k_raw;         /* TP_READ_RAW_ARGS, interned with the first */
 } tp_evread;
 

@@ -584,6 +584,7 @@ void tp_part_read(tp_part *p) {
     tp_scan_init(&r.sc);
     tp_evread_init(&p->ev, p->m, &r.sc);
     p->ev.keep_args = p->keep_args;
+    p->ev.raw_left = TP_READ_RAW_ARGS_MAX;
     int rc = 0;
     if (tp_scan_reserve(&r.sc, p->cap)) {
         rc = fail_at(&r, p->start, "out of memory");

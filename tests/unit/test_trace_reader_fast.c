@@ -306,6 +306,40 @@ static void test_keep_args_all_paths(void **state) {
     free(data);
 }
 
+/* keep_args keeps at most TP_READ_RAW_ARGS_MAX bytes of args objects per part: the first
+ * ones; the ranges after them have the args the reader parses, as without it. */
+static void test_keep_args_budget(void **state) {
+    (void)state;
+    enum { N = 20000, PAD = 1000 };
+    tp_buf b;
+    tp_buf_init(&b);
+    char pad[PAD + 1];
+    memset(pad, 'x', PAD);
+    pad[PAD] = '\0';
+    TP_BUF_LIT(&b, "{\"traceEvents\": [");
+    for (int i = 0; i < N; i++)
+        tp_buf_printf(&b,
+                      "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
+                      "\"tid\": 7, \"ts\": %d, \"dur\": 1, \"args\": {\"correlation\": %d, "
+                      "\"pad\": \"%s\"}}",
+                      i ? ", " : "", 2 * i, i + 1, pad);
+    TP_BUF_LIT(&b, "]}");
+    assert_false(b.failed);
+    tp_read_opts o = {.threads = 1, .keep_args = 1};
+    tp_model m;
+    tp_model_init(&m);
+    assert_int_equal(tp_trace_read_mem_opts(b.data, b.len, "t.json", &m, &o, err, sizeof(err)), 0);
+    assert_int_equal(m.nevents, N);
+    size_t one = strlen("{\"correlation\": 1, \"pad\": \"\"}") + PAD; /* ids of 1..5 digits */
+    size_t kept = raw_args_valid(&m);
+    assert_true(kept >= TP_READ_RAW_ARGS_MAX / (one + 4) && kept <= TP_READ_RAW_ARGS_MAX / one);
+    assert_true(kept < N);
+    /* the later ranges keep what the reader parses: the correlation id */
+    assert_int_equal(m.events[N - 1].corr, N);
+    tp_model_free(&m);
+    tp_buf_free(&b);
+}
+
 /* Shapes the fast path declines or must tell apart, each between ordinary Kineto events (so
  * the layout is learned first): both paths must agree, and a few values are checked. */
 static void test_unusual_shapes_agree(void **state) {
@@ -482,6 +516,7 @@ int main(void) {
         cmocka_unit_test(test_fixtures_both_paths),
         cmocka_unit_test(test_unusual_shapes_agree),
         cmocka_unit_test(test_keep_args_all_paths),
+        cmocka_unit_test(test_keep_args_budget),
         cmocka_unit_test(test_changing_layouts),
         cmocka_unit_test(test_skip_resumes_inside_strings),
     };
