@@ -70,13 +70,11 @@ static int json_arg_ok(model_seen *seen, const tp_model *m, tp_str id) {
 
 /* An args text interned in v->args while the texts fit TP_TRACE_VIEW_ARGS_MAX, else none. */
 static tp_str keep_args(tp_trace_view *v, const char *text, size_t len) {
+    if (v->args.bytes + len <= TP_TRACE_VIEW_ARGS_MAX) /* fits, new or not: one lookup */
+        return tp_strtab_intern(&v->args, text, len);
     tp_str found = tp_strtab_find(&v->args, text, len);
-    if (found != UINT32_MAX) return found;
-    if (v->args.bytes + len > TP_TRACE_VIEW_ARGS_MAX) {
-        v->args_left_out++;
-        return TP_STR_EMPTY;
-    }
-    return tp_strtab_intern(&v->args, text, len);
+    if (found == UINT32_MAX) v->args_left_out++;
+    return found == UINT32_MAX ? TP_STR_EMPTY : found;
 }
 
 /* The event's args as one JSON object text: the whole object as the trace wrote it where the
