@@ -3,8 +3,10 @@
 
 An analysis is an Analysis: the dict of that JSON (docs/ANALYZE_JSON.md), whose tables are also
 pandas DataFrames (ops(), ops_by_shape(), kernels(), stages(), steps(), memory(), ranks()): one
-row per JSON row, one column per key, the same numbers (null as NaN or None). pandas is optional:
-it is imported by those methods only, and its absence is an ImportError naming it.
+row per JSON row, one column per key, the same numbers (null as NaN or None); the module tree and
+the call stacks, nested in the JSON, are flattened (modules(), module_ops(), call_stacks()).
+pandas is optional: it is imported by those methods only, and its absence is an ImportError
+naming it.
 """
 from __future__ import annotations
 
@@ -40,7 +42,27 @@ _COLUMNS = {
                "capacity_pct"],
     "ranks": ["rank", "steps", "step_mean_ns", "step_p95_ns", "compute_ns", "communication_ns",
               "idle_ns", "overlap_pct", "collectives", "clock_offset_ns", "collective_wait_ns"],
+    "modules": ["path", "name", "parent", "depth", "calls", "forward_us", "forward_self_us",
+                "backward_calls", "backward_us", "backward_self_us", "flops", "flops_self",
+                "gpu_us", "gpu_self_us", "kernels"],
+    "module_ops": ["path", "name", "pass", "calls", "total_us", "flops", "gpu_us", "kernels"],
+    "call_stacks": ["kind", "name", "total_us", "python_pct", "stacks", "stack", "calls",
+                    "time_us", "pct"],
 }
+
+# A module's path in modules() and module_ops(): its name and its ancestors', root first.
+_PATH_SEP = "/"
+
+
+def _module_rows(modules: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+    """(path, node) for the nodes of the JSON's module tree, depth first, as it lists them: a
+    parent comes before its children, so each path is its parent's and its name."""
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for node in (modules or {}).get("nodes", []):
+        parent = node["parent"]
+        path = node["name"] if parent is None else rows[parent][0] + _PATH_SEP + node["name"]
+        rows.append((path, node))
+    return rows
 
 
 def _pandas() -> Any:
@@ -122,6 +144,42 @@ class Analysis(dict[str, Any]):
         per step as "stages_per_step_ns.<name>"); empty for a single rank."""
         ranks = self.get("ranks")
         return _frame(ranks["per_rank"] if ranks else [], "ranks")
+
+
+    def modules(self) -> pandas.DataFrame:
+        """modules.nodes: the module tree, depth first, one row per node: "path" (the names
+        from its root, joined by "/": "Net/Net.encoder" for tprof's paths, "Sequential_0/Conv2d_0"
+        for Kineto's), "name", "parent" (its parent's path, None for a root), "depth", then the
+        node's figures as the JSON has them (calls, forward and backward times, total and self,
+        FLOPs, GPU time, kernels); its ops are module_ops(). Empty without module ranges."""
+        rows = _module_rows(self.get("modules"))
+        paths = [p for p, _ in rows]
+        return _frame([{"path": p, "name": n["name"],
+                        "parent": None if n["parent"] is None else paths[n["parent"]],
+                        **{k: v for k, v in n.items() if k not in ("name", "parent", "ops")}}
+                       for p, n in rows], "modules")
+
+    def module_ops(self) -> pandas.DataFrame:
+        """modules.nodes[].ops: the ops directly inside each module's forward, then the backward
+        nodes joined to it, one row per (module, op): "path" (the module's, as modules()),
+        "name", "pass" ("forward" or "backward"), calls, total_us, flops, gpu_us, kernels; in
+        the tree's order. Empty without module ranges."""
+        return _frame([{"path": p, **op} for p, n in _module_rows(self.get("modules"))
+                       for op in n["ops"]], "module_ops")
+
+    def call_stacks(self) -> pandas.DataFrame:
+        """call_stacks: one row per (op or kernel, calling stack): "kind" ("op", "kernel"),
+        "name", its total_us, python_pct and stacks, then the caller's "stack" (a tuple of its
+        frames, outermost first), calls, time_us and pct; ops first, in the JSON's order. An op
+        that ran under no Python frame has no row. Empty without python_function ranges."""
+        stacks = self.get("call_stacks") or {}
+        rows = []
+        for kind, key in (("op", "ops"), ("kernel", "kernels")):
+            for item in stacks.get(key, []):
+                head = {"kind": kind, **{k: v for k, v in item.items() if k != "callers"}}
+                rows += [{**head, **caller, "stack": tuple(caller["stack"])}
+                         for caller in item["callers"]]
+        return _frame(rows, "call_stacks")
 
 
 class Comparison(dict[str, Any]):

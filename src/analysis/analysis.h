@@ -55,8 +55,9 @@ typedef struct tp_op_row {
                             op of, on the allocating thread (torch's self memory) */
     uint64_t allocs;     /* their count */
     uint64_t fp32_calls; /* calls whose "Input type" starts with "float" (matrix ops only) */
-    char *module;        /* ops: the module range ("nn.Module: ...") around its longest call in the
-                            first input that had one; NULL none (and in ops_by_shape) */
+    char *module; /* ops: the module range ("nn.Module: ..." or a tprof.torch path, modules.c)
+                     around its longest call in the first input that had one; NULL none
+                     (and in ops_by_shape) */
 } tp_op_row;
 
 typedef struct tp_kernel_row {

@@ -92,7 +92,8 @@ typedef struct tp_name_stats {
     int64_t alloc_bytes; /* allocations whose innermost enclosing op this is (nesting.c) */
     uint64_t allocs;
     uint64_t fp32_calls; /* TP_NAME_MATRIX calls whose "Input type" starts with "float" */
-    tp_str module;       /* the module range around its longest call, TP_STR_EMPTY none */
+    tp_str module; /* the module range around its longest call (nesting.c: Kineto's; modules.c:
+                      paths), TP_STR_EMPTY none */
 } tp_name_stats;
 
 /* The correlation ids of one model's GPU work, sorted and unique (corr.c). A host range finds

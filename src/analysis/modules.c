@@ -65,6 +65,7 @@ struct tp_module_scan {
     uint8_t *what;                   /* per string: S_* */
     uint32_t *cache_row, *cache_par; /* per name: the node last found for it (+1), its parent */
     uint32_t *confirmed;     /* per name: the thread (walk) on which it is a path, +1; NULL none */
+    int64_t *path_longest;   /* per name: its longest call inside a path module (with confirmed) */
     uint32_t thread;         /* the walks begun, the current one's number + 1 */
     tp_str seq_key, fwd_key; /* "Sequence number", "Fwd thread id"; UINT32_MAX none */
     tp_keyed *fwd;           /* key: a forward op's sequence number, val: its node */
@@ -86,6 +87,7 @@ typedef struct op_slot {
 typedef struct mframe {
     int64_t end;
     uint32_t node, op, bwd;
+    tp_str mod; /* the innermost module range's name (with node), for the op rows' module */
 } mframe;
 
 /* ---- the tree's rows, in the analysis ---- */
@@ -218,7 +220,9 @@ int tp_modules_begin(tp_walk *s) {
     ms->cache_row = tp_arena_calloc(&s->keep, n + 1, sizeof(uint32_t));
     ms->cache_par = tp_arena_alloc(&s->keep, n + 1, sizeof(uint32_t));
     if (!ms->cache_row || !ms->cache_par) return -1;
-    if (paths && !(ms->confirmed = tp_arena_calloc(&s->keep, n + 1, sizeof(uint32_t)))) return -1;
+    if (paths && (!(ms->confirmed = tp_arena_calloc(&s->keep, n + 1, sizeof(uint32_t))) ||
+                  !(ms->path_longest = tp_arena_calloc(&s->keep, n + 1, sizeof(int64_t)))))
+        return -1;
     ms->seq_key =
         tp_strtab_find(&s->m->strings, tp_karg_sequence_number, TP_KLEN(tp_karg_sequence_number));
     ms->fwd_key =
@@ -332,12 +336,27 @@ static int open_op(tp_walk *s, const tp_event *e, mframe *f) {
     return 0;
 }
 
+/* The op rows' module (tp_op_row.module, which the advice names) where the module around e is
+ * a path: nesting.c knows Kineto's module ranges by their names alone, the paths only this walk
+ * confirms. As there, the module around its longest call; Kineto's, where a trace has both. */
+static void note_path_module(tp_walk *s, const tp_event *e, tp_str mod) {
+    struct tp_module_scan *ms = s->mods;
+    if (mod == TP_STR_EMPTY || (ms->what[mod] & S_KINETO_MODULE)) return;
+    tp_name_stats *ns = tp_walk_name(s, e->name); /* counted by nesting.c: no new row */
+    int64_t dur = tp_ev_dur(e);
+    assert(ns && ms->path_longest);
+    if (ns->module != TP_STR_EMPTY && (ms->what[ns->module] & S_KINETO_MODULE)) return;
+    if (ns->module == TP_STR_EMPTY || dur > ms->path_longest[e->name])
+        ns->module = mod, ms->path_longest[e->name] = dur;
+}
+
 /* Range e, its frame f filled from its parent's: module, op, FLOPs, launch. 0 or -1. */
 static int open_range(tp_walk *s, uint32_t ev, const tp_event *e, mframe *f) {
     struct tp_module_scan *ms = s->mods;
     tp_modules *t = s->a->modules;
     int64_t dur = tp_ev_dur(e);
     if (e->flags & TP_EVF_STEP) return 0;
+    if (f->bwd == NONE && !(cat_bits(s, e->cat) & S_CAT_NOT_OP)) note_path_module(s, e, f->mod);
     if (f->bwd == NONE && is_module(s, e)) {
         uint32_t row = node_of(s, f->node, e->name);
         if (row == NONE) return -1;
@@ -348,6 +367,7 @@ static int open_range(tp_walk *s, uint32_t ev, const tp_event *e, mframe *f) {
         if (f->node != NONE) t->rows[f->node].fwd_self_ns -= dur; /* <= its own duration */
         f->node = row;
         f->op = NONE;
+        f->mod = e->name;
     } else if (!(cat_bits(s, e->cat) & S_CAT_NOT_OP) && open_op(s, e, f)) {
         return -1;
     }
@@ -377,7 +397,8 @@ int tp_modules_walk(tp_walk *s, const uint32_t *idx, size_t n) {
         int64_t end = tp_ev_end(e);
         while (depth && (e->ts >= stack[depth - 1].end || end > stack[depth - 1].end))
             depth--;
-        mframe f = depth ? stack[depth - 1] : (mframe){.node = NONE, .op = NONE, .bwd = NONE};
+        mframe f = depth ? stack[depth - 1]
+                         : (mframe){.node = NONE, .op = NONE, .bwd = NONE, .mod = TP_STR_EMPTY};
         f.end = end;
         if (open_range(s, idx[i], e, &f) || TP_GROW(stack, cap, depth + 1))
             rc = -1;

@@ -1,7 +1,8 @@
 /* csv.c - the analysis as CSV (RFC 4180): `tprof analyze --csv` and the op_stats.csv artifact.
  *
  * Times are microseconds with nanosecond precision, as in the JSON; an empty field is a figure
- * that does not apply to the row's kind. */
+ * that does not apply to the row's kind. Columns are only ever added at the end (flops_fcm was),
+ * so readers by position keep working. */
 #include "report/report.h"
 
 #include "report/columns.h"
@@ -74,14 +75,15 @@ static void op_columns(tp_buf *out, const char *kind, const tp_op_row *r) {
 }
 
 void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
-    static const char *const cols[] = {tp_col_kind, tp_col_name, tp_col_calls, tp_col_total,
-                                       tp_col_self, tp_col_mean, tp_col_min,   tp_col_max,
-                                       tp_col_pct,  tp_col_flops};
+    static const char *const cols[] = {tp_col_kind, tp_col_name,  tp_col_calls,    tp_col_total,
+                                       tp_col_self, tp_col_mean,  tp_col_min,      tp_col_max,
+                                       tp_col_pct,  tp_col_flops, tp_col_flops_fcm};
     header(out, cols, sizeof(cols) / sizeof(cols[0]));
     for (size_t i = 0; i < tp_report_rows(o, a->nops); i++) {
         op_columns(out, "op", &a->ops[i]);
         sep_double(out, a->ops[i].self_pct);
         sep_double(out, a->ops[i].flops);
+        sep_double(out, a->ops[i].fcm_flops);
         TP_BUF_LIT(out, "\r\n");
     }
     for (size_t i = 0; i < tp_report_rows(o, a->nkernels); i++) {
@@ -90,7 +92,7 @@ void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
         tp_buf_putc(out, ','); /* no self time */
         spread(out, r->calls, r->total_ns, r->min_ns, r->max_ns);
         sep_double(out, r->pct);
-        TP_BUF_LIT(out, ",\r\n");
+        TP_BUF_LIT(out, ",,\r\n"); /* no FLOPs */
     }
     for (size_t st = 0; st <= a->nstages; st++) {
         /* the stages, then "other" (kind other: its count is the steps) */
@@ -102,18 +104,21 @@ void tp_report_csv(tp_buf *out, const tp_analysis *a, const tp_report_opts *o) {
         else
             TP_BUF_LIT(out, ",,,");
         sep_double(out, r->pct);
-        TP_BUF_LIT(out, ",\r\n");
+        TP_BUF_LIT(out, ",,\r\n");
     }
 }
 
 void tp_report_op_stats_csv(tp_buf *out, const tp_analysis *a) {
-    static const char *const cols[] = {tp_col_name, tp_col_calls, tp_col_total, tp_col_self,
-                                       tp_col_mean, tp_col_min,   tp_col_max,   tp_col_flops};
+    static const char *const cols[] = {tp_col_name, tp_col_calls, tp_col_total,
+                                       tp_col_self, tp_col_mean,  tp_col_min,
+                                       tp_col_max,  tp_col_flops, tp_col_flops_fcm};
     header(out, cols, sizeof(cols) / sizeof(cols[0]));
     for (size_t i = 0; i < a->nops; i++) {
         op_columns(out, NULL, &a->ops[i]);
         tp_buf_putc(out, ',');
         tp_buf_double(out, a->ops[i].flops);
+        tp_buf_putc(out, ',');
+        tp_buf_double(out, a->ops[i].fcm_flops);
         TP_BUF_LIT(out, "\r\n");
     }
 }

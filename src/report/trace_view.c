@@ -4,6 +4,7 @@
 
 #include "report/jsonw.h"
 #include "report/series.h"
+#include "trace/reader.h"
 #include "util/jsonvalid.h"
 #include "util/sort.h"
 #include "util/vec.h"
@@ -50,47 +51,76 @@ static uint32_t new_lane(tp_trace_view *v, const tp_model *m, const tp_track *t,
     return (uint32_t)v->nlanes++;
 }
 
-/* The event's args as one JSON object text ("External id" first, as Kineto writes it; a raw
- * JSON value as written, or as a string when it is not valid JSON), interned in v->args while
- * the texts fit TP_TRACE_VIEW_ARGS_MAX; TP_STR_EMPTY when it has none or they do not fit. */
-static tp_str args_of(tp_trace_view *v, const tp_model *m, const tp_event *e, tp_buf *text) {
+/* What one model's ranges look up once per string rather than once per range: the view's name
+ * of each model name (+1; 0 not yet known or left out by the bound, which counts every range),
+ * and whether each raw JSON arg parses (0 not yet known, 1 it does, 2 it does not). */
+typedef struct model_seen {
+    uint32_t *name;
+    uint8_t *json_ok;
+    tp_str raw_key; /* TP_READ_RAW_ARGS in the model's strings, UINT32_MAX: no range has one */
+} model_seen;
+
+/* Whether the raw JSON arg string id of m is valid JSON, checked once per string. */
+static int json_arg_ok(model_seen *seen, const tp_model *m, tp_str id) {
+    if (id < m->strings.n && seen->json_ok[id]) return seen->json_ok[id] == 1;
+    int ok = tp_json_valid(tp_model_str(m, id), tp_strtab_len(&m->strings, id));
+    if (id < m->strings.n) seen->json_ok[id] = ok ? 1 : 2;
+    return ok;
+}
+
+/* An args text interned in v->args while the texts fit TP_TRACE_VIEW_ARGS_MAX, else none. */
+static tp_str keep_args(tp_trace_view *v, const char *text, size_t len) {
+    if (v->args.bytes + len <= TP_TRACE_VIEW_ARGS_MAX) /* fits, new or not: one lookup */
+        return tp_strtab_intern(&v->args, text, len);
+    tp_str found = tp_strtab_find(&v->args, text, len);
+    if (found == UINT32_MAX) v->args_left_out++;
+    return found == UINT32_MAX ? TP_STR_EMPTY : found;
+}
+
+/* The event's args as one JSON object text: the whole object as the trace wrote it where the
+ * reader kept it (tp_read_opts.keep_args) and it is valid JSON; else ("External id" first, as
+ * Kineto writes it; a raw JSON value as written, or as a string when it is not valid JSON),
+ * interned in v->args while the texts fit TP_TRACE_VIEW_ARGS_MAX; TP_STR_EMPTY when it has none or
+ * they do not fit. */
+static tp_str args_of(tp_trace_view *v, model_seen *seen, const tp_model *m, const tp_event *e,
+                      tp_buf *text) {
     size_t n = (size_t)e->arg0 + e->nargs <= m->nargs ? e->nargs : 0;
     if (!n && !e->ext) return TP_STR_EMPTY;
+    const tp_arg *raw = n && seen->raw_key != UINT32_MAX ? tp_event_arg(m, e, seen->raw_key) : NULL;
+    size_t raw_len = raw ? tp_strtab_len(&m->strings, raw->v.s) : 0;
+    /* Past the bound a text is kept only if it is there already (so checked): not checked again */
+    if (raw && (v->args.bytes + raw_len > TP_TRACE_VIEW_ARGS_MAX || json_arg_ok(seen, m, raw->v.s)))
+        return keep_args(v, tp_model_str(m, raw->v.s), raw_len);
     text->len = 0;
     tp_buf_putc(text, '{');
     if (e->ext) {
         TP_BUF_LIT(text, "\"External id\":");
         tp_buf_u64(text, e->ext);
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0, comma = e->ext != 0; i < n; i++) {
         const tp_arg *a = &m->args[e->arg0 + i];
-        if (i || e->ext) tp_buf_putc(text, ',');
+        if (a == raw) continue; /* not valid JSON: the args the reader keeps instead */
+        if (comma) tp_buf_putc(text, ',');
+        comma = 1;
         tp_buf_json_cstr(text, tp_model_str(m, a->key));
         tp_buf_putc(text, ':');
         if (a->type == TP_ARG_INT)
             tp_buf_i64(text, a->v.i);
         else if (a->type == TP_ARG_DOUBLE)
             tp_buf_double(text, a->v.d);
-        else if (a->type == TP_ARG_JSON &&
-                 tp_json_valid(tp_model_str(m, a->v.s), tp_strtab_len(&m->strings, a->v.s)))
+        else if (a->type == TP_ARG_JSON && json_arg_ok(seen, m, a->v.s))
             tp_buf_put(text, tp_model_str(m, a->v.s), tp_strtab_len(&m->strings, a->v.s));
         else
             tp_buf_json_cstr(text, tp_model_str(m, a->v.s));
     }
     tp_buf_putc(text, '}');
-    if (text->failed) return TP_STR_EMPTY;
-    tp_str found = tp_strtab_find(&v->args, text->data, text->len);
-    if (found != UINT32_MAX) return found;
-    if (v->args.bytes + text->len > TP_TRACE_VIEW_ARGS_MAX) {
-        v->args_left_out++;
-        return TP_STR_EMPTY;
-    }
-    return tp_strtab_intern(&v->args, text->data, text->len);
+    return text->failed ? TP_STR_EMPTY : keep_args(v, text->data, text->len);
 }
 
 /* The view's id of a model's name, cut as the page would cut it (TP_TRACE_VIEW_NAME_MAX, with
  * an ellipsis), kept while the names fit TP_TRACE_VIEW_NAMES_MAX. */
-static tp_str name_of(tp_trace_view *v, const tp_model *m, tp_str id) {
+static tp_str name_of(tp_trace_view *v, model_seen *seen, const tp_model *m, tp_str id) {
+    if (id < m->strings.n && seen->name[id]) return seen->name[id] - 1;
     const char *name = tp_model_str(m, id);
     size_t len = tp_strtab_len(&m->strings, id),
            keep = tp_jw_cut(name, len, TP_TRACE_VIEW_NAME_MAX);
@@ -104,13 +134,14 @@ static tp_str name_of(tp_trace_view *v, const tp_model *m, tp_str id) {
         len = keep + 3;
     }
     tp_str found = tp_strtab_find(&v->names, name, len);
-    if (found != UINT32_MAX) return found;
-    if (v->names.bytes + len > TP_TRACE_VIEW_NAMES_MAX) {
-        v->names_left_out++;
-        name = TP_TRACE_VIEW_NAME_LEFT;
-        len = sizeof(TP_TRACE_VIEW_NAME_LEFT) - 1;
+    if (found == UINT32_MAX && v->names.bytes + len > TP_TRACE_VIEW_NAMES_MAX) {
+        v->names_left_out++; /* not remembered: each range so named is counted */
+        return tp_strtab_intern(&v->names, TP_TRACE_VIEW_NAME_LEFT,
+                                sizeof(TP_TRACE_VIEW_NAME_LEFT) - 1);
     }
-    return tp_strtab_intern(&v->names, name, len);
+    if (found == UINT32_MAX) found = tp_strtab_intern(&v->names, name, len);
+    if (id < m->strings.n && found != UINT32_MAX) seen->name[id] = found + 1;
+    return found;
 }
 
 /* Keeps the TP_TRACE_VIEW_EVENTS earliest ranges: the start of the first one past them becomes
@@ -140,11 +171,13 @@ static void cut_by_time(tp_trace_view *v) {
 
 void tp_trace_view_add_model(tp_trace_view *v, const tp_model *m) {
     uint32_t *lanes = calloc(m->ntracks ? 2 * m->ntracks : 1, sizeof(*lanes)); /* host, device */
+    model_seen seen = {calloc(m->strings.n + 1, sizeof(uint32_t)), calloc(m->strings.n + 1, 1),
+                       tp_strtab_find(&m->strings, TP_READ_RAW_ARGS, sizeof(TP_READ_RAW_ARGS) - 1)};
     tp_buf text;
     tp_buf_init(&text);
-    if (!lanes) {
+    if (!lanes || !seen.name || !seen.json_ok) {
         v->failed = 1;
-        return;
+        goto done;
     }
     for (size_t i = 0; i < m->nevents; i++) {
         const tp_event *e = &m->events[i];
@@ -163,15 +196,18 @@ void tp_trace_view_add_model(tp_trace_view *v, const tp_model *m) {
         v->r[v->n++] = (tp_tv_range){.start_ns = start,
                                      .dur_ns = e->dur > 0 ? e->dur : 0,
                                      .corr = e->corr,
-                                     .name = name_of(v, m, e->name),
-                                     .args = args_of(v, m, e, &text),
+                                     .name = name_of(v, &seen, m, e->name),
+                                     .args = args_of(v, &seen, m, e, &text),
                                      .lane = *lane - 1,
                                      .ext = e->ext};
         if (v->n == 2 * (size_t)TP_TRACE_VIEW_EVENTS) cut_by_time(v);
     }
     if (v->n > TP_TRACE_VIEW_EVENTS) cut_by_time(v); /* cut when twice over, and at the end */
     v->nmodels++;
+done:
     tp_buf_free(&text);
+    free(seen.name);
+    free(seen.json_ok);
     free(lanes);
 }
 
@@ -234,15 +270,19 @@ typedef int64_t (*column_fn)(const cols *c, size_t i);
 
 /* "key": [v0, v1, ...], col(c, i) of each range i in c->order. */
 static void column(tp_jw *w, const char *key, const cols *c, column_fn col) {
+    enum { CHUNK = 4096 }; /* numbers formatted in place, room reserved a chunk at a time */
     tp_buf *b = w->b;
     tp_jw_key(w, key);
-    tp_buf_reserve(b, c->v->n * 8 + 2);
     tp_buf_putc(b, '[');
-    for (size_t i = 0; i < c->v->n; i++) {
-        char num[TP_FMT_NUM_MAX + 1], *p = num;
-        if (i) *p++ = ',';
-        p = tp_fmt_i64(p, col(c, i));
-        tp_buf_put(b, num, (size_t)(p - num));
+    for (size_t i = 0; i < c->v->n;) {
+        size_t end = c->v->n - i > CHUNK ? i + CHUNK : c->v->n;
+        if (tp_buf_reserve(b, (end - i) * (TP_FMT_NUM_MAX + 1))) return;
+        char *p = b->data + b->len;
+        for (; i < end; i++) {
+            if (i) *p++ = ',';
+            p = tp_fmt_i64(p, col(c, i));
+        }
+        b->len = (size_t)(p - b->data);
     }
     tp_buf_putc(b, ']');
     tp_jw_end_raw(w);
@@ -277,6 +317,24 @@ static void strings(tp_jw *w, const char *key, const tp_strtab *t) {
     tp_jw_array(w, key);
     for (uint32_t i = 0; i < t->n; i++)
         tp_jw_str(w, NULL, tp_strtab_get(t, i));
+    tp_jw_end_array(w);
+}
+
+/* "args_json": the args texts as the JSON objects they are (null for id 0, none), each copied
+ * as it is but for bytes that are no UTF-8 (then U+FFFD, inside a string: JSON has them nowhere
+ * else): no escaping, and the page parses them with the rest of the data. Not cut: each is
+ * bounded by TP_TRACE_VIEW_ARGS_MAX, and a cut object would not parse. */
+static void args_json(tp_jw *w, const tp_strtab *t) {
+    tp_jw_array(w, "args_json");
+    for (uint32_t i = 0; i < t->n; i++) {
+        size_t len = tp_strtab_len(t, i);
+        if (!len) {
+            tp_jw_null(w, NULL);
+            continue;
+        }
+        tp_jw_key(w, NULL);
+        tp_buf_utf8(w->b, tp_strtab_get(t, i), len);
+    }
     tp_jw_end_array(w);
 }
 
@@ -346,9 +404,7 @@ void tp_trace_view_json(tp_buf *out, const tp_trace_view *v) {
     tp_jw_bool(&w, "partial", v->failed || v->names.failed || v->args.failed);
     lanes_and_rows(&w, v, by_pos, order);
     strings(&w, "names", &v->names);
-    w.max_str =
-        0; /* an args text is bounded by TP_TRACE_VIEW_ARGS_MAX, and cut it would not parse */
-    strings(&w, "args_text", &v->args);
+    args_json(&w, &v->args);
     column(&w, "start", &c, col_start);
     column(&w, "dur", &c, col_dur);
     column(&w, "name", &c, col_name);

@@ -28,6 +28,7 @@ static tp_analysis *analyse(char *const *inputs, size_t n, const tp_inputs_opts 
     tp_inputs_opts with = *r;
     with.on_model = feed_model;
     with.on_model_ctx = &f;
+    with.keep_args = f.trace != NULL; /* the Trace view shows every arg of a range */
     return tp_inputs_analyse(inputs, n, &with, err, errlen);
 }
 
@@ -72,17 +73,25 @@ int tp_run_html_render(tp_buf *out, tp_run_html *r, const tp_run_html_opts *o) {
     return out->failed ? -1 : 0;
 }
 
-int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, int compare,
-                 uint64_t max_memory, char *err, size_t errlen) {
+/* What `tprof serve` asks of a run (or a pair): the report data, or the Trace view alone. */
+static int served(tp_buf *out, const char *const *inputs, size_t n_inputs, int compare, int trace,
+                  uint64_t max_memory, char *err, size_t errlen) {
     tp_inputs_opts read;
     tp_inputs_opts_init(&read);
     read.max_memory = max_memory;
     read.progress = TP_INPUTS_PROGRESS_OFF;
-    tp_run_html_opts o = {.read = &read, .compare = compare};
+    tp_run_html_opts o = {.read = &read, .compare = compare, .trace = trace};
     tp_run_html r;
     char raw[1024], line[1024];
     int rc = tp_run_html_analyse(&r, (char *const *)inputs, n_inputs, &o, raw, sizeof(raw));
-    if (rc == 0 && tp_run_html_render(out, &r, &o)) {
+    if (rc == 0 && trace) {
+        TP_BUF_LIT(out, "{\"trace\":");
+        tp_trace_view_json(out, &r.trace);
+        TP_BUF_LIT(out, "}\n");
+    } else if (rc == 0) {
+        tp_run_html_render(out, &r, &o);
+    }
+    if (rc == 0 && out->failed) {
         snprintf(raw, sizeof(raw), "out of memory");
         rc = -1;
     }
@@ -90,4 +99,14 @@ int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, int co
     if (rc && err && errlen) snprintf(err, errlen, "%s", line);
     tp_run_html_free(&r);
     return rc;
+}
+
+int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, int compare,
+                 uint64_t max_memory, char *err, size_t errlen) {
+    return served(out, inputs, n_inputs, compare, 0, max_memory, err, errlen);
+}
+
+int tp_html_trace(tp_buf *out, const char *const *inputs, size_t n_inputs, uint64_t max_memory,
+                  char *err, size_t errlen) {
+    return served(out, inputs, n_inputs, 0, 1, max_memory, err, errlen);
 }

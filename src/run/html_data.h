@@ -1,6 +1,7 @@
 /* html_data.h - the report data of inputs (run directories, traces, ranks, read as
  * `tprof analyze` reads them: inputs.h), for `tprof report` and `tprof check --report`
- * (src/cli/report.c, check_report.c) and, as tp_html_data, for `tprof serve` (src/serve/cache.c).
+ * (src/cli/report.c, check_report.c) and, as tp_html_data and tp_html_trace, for `tprof serve`
+ * (src/serve/cache.c).
  * The inputs are read once: the same analysis gives the page and, for `tprof check --report`,
  * the text report. */
 #ifndef TP_RUN_HTML_DATA_H
@@ -51,5 +52,10 @@ int tp_run_html_render(tp_buf *out, tp_run_html *r, const tp_run_html_opts *o);
  * escaped, as the command prints it). */
 int tp_html_data(tp_buf *out, const char *const *inputs, size_t n_inputs, int compare,
                  uint64_t max_memory, char *err, size_t errlen);
+/* The Trace view of the inputs, as tp_html_data reads them: `{"trace": ...}`, the member the
+ * report data of `tprof report` holds (docs/REPORT.md, "Trace view"), for `tprof serve`'s
+ * api/trace, which the page asks once per run, apart from the data it polls. */
+int tp_html_trace(tp_buf *out, const char *const *inputs, size_t n_inputs, uint64_t max_memory,
+                  char *err, size_t errlen);
 
 #endif

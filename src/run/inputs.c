@@ -100,6 +100,7 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
     tp_read_opts ro = {.progress = r->progress, .threads = r->threads, .name = tp_log_name(path)};
     ro.max_memory = r->max_memory;
     ro.memory_used = seen->memory;
+    ro.keep_args = r->keep_args;
     uint64_t cuts[16];
     ro.nsplits = test_cuts(cuts, 16);
     ro.splits = ro.nsplits ? cuts : NULL;

@@ -33,6 +33,7 @@ typedef struct tp_inputs_opts {
      * report's timeline and memory curve); NULL for none. */
     void (*on_model)(void *ctx, const tp_model *m);
     void *on_model_ctx;
+    int keep_args; /* tp_read_opts.keep_args: each range's whole args (the Trace view's) */
 } tp_inputs_opts;
 
 /* The reader's progress line: off; on for inputs over ~100 MB when stderr is a terminal (the

@@ -92,17 +92,19 @@ static tp_serve_blob *lookup(tp_serve_cache *c, const char *name, uint64_t key) 
     return h ? &h->blob : NULL;
 }
 
-/* The report data of paths (two: compared), or its error as {"error": "..."}; NULL when memory
- * ran out. */
-static held *compute(const char *const *paths, size_t npaths, uint64_t key, uint64_t max_memory) {
+/* The report data of paths (two: compared) or their Trace view, or its error as
+ * {"error": "..."}; NULL when memory ran out. */
+static held *compute(const char *const *paths, size_t npaths, tp_serve_what what, uint64_t key,
+                     uint64_t max_memory) {
     held *h = calloc(1, sizeof(*h));
     if (!h) return NULL;
     tp_buf out;
     tp_buf_init(&out);
     char line[1024] = "", err[512];
-    h->blob.ok =
-        tp_html_data(&out, paths, npaths, npaths == 2, max_memory, line, sizeof(line)) == 0 &&
-        !out.failed;
+    int rc = what == TP_SERVE_TRACE
+                 ? tp_html_trace(&out, paths, npaths, max_memory, line, sizeof(line))
+                 : tp_html_data(&out, paths, npaths, npaths == 2, max_memory, line, sizeof(line));
+    h->blob.ok = rc == 0 && !out.failed;
     if (!h->blob.ok) {
         /* the line on stderr too, as the command prints its errors; the answer's is shorter */
         if (line[0]) fprintf(stderr, "tprof: %s\n", line);
@@ -147,13 +149,13 @@ static void insert(tp_serve_cache *c, const char *name, held *h) {
 }
 
 tp_serve_blob *tp_serve_cache_get(tp_serve_cache *c, const char *name, const char *const *paths,
-                                  size_t npaths, uint64_t key) {
+                                  size_t npaths, tp_serve_what what, uint64_t key) {
     tp_serve_blob *b = lookup(c, name, key);
     if (b) return b;
     pthread_mutex_lock(&c->compute);
     b = lookup(c, name, key); /* computed while this thread waited */
     if (!b) {
-        held *h = compute(paths, npaths, key, c->max_memory);
+        held *h = compute(paths, npaths, what, key, c->max_memory);
         if (h) insert(c, name, h);
         b = h ? &h->blob : NULL;
     }

@@ -27,12 +27,19 @@ typedef struct tp_serve_blob {
 tp_serve_cache *tp_serve_cache_new(size_t max_bytes, uint64_t max_memory);
 void tp_serve_cache_free(tp_serve_cache *c);
 
+/* What a blob holds. */
+typedef enum tp_serve_what {
+    TP_SERVE_DATA, /* the report data of a run, or of a pair compared (tp_html_data) */
+    TP_SERVE_TRACE /* the Trace view of a run (tp_html_trace) */
+} tp_serve_what;
+
 /* The data of run `name` (the run directory paths[0], npaths 1), or of the comparison of two runs
  * (paths[0] against paths[1], npaths 2: `tprof report --compare`'s data; `name` then names the
- * pair, "A/B", which no run name can be), for change key `key`: the cached blob, or one computed
- * now by tp_html_data. NULL only when memory ran out. */
+ * pair, "A/B", which no run name can be), or with TP_SERVE_TRACE a run's Trace view (`name` then
+ * "NAME/", which no run nor pair can be), for change key `key`: the cached blob, or one computed
+ * now. NULL only when memory ran out. */
 tp_serve_blob *tp_serve_cache_get(tp_serve_cache *c, const char *name, const char *const *paths,
-                                  size_t npaths, uint64_t key);
+                                  size_t npaths, tp_serve_what what, uint64_t key);
 /* Drops the caller's reference (NULL is ignored). */
 void tp_serve_blob_release(tp_serve_blob *b);
 

@@ -5,6 +5,8 @@
  *   GET /api/data?run=NAME      the report data of a run (serve/cache.h); ETag = its change key
  *   GET /api/compare?a=A&b=B    the report data of run A compared with run B (both checked as
  *                               api/data's run); ETag = a key of both change keys
+ *   GET /api/trace?run=NAME     a run's Trace view, `{"trace": ...}` (the page asks it once per
+ *                               run, not every second); ETag = its change key
  *   GET /runs/NAME/FILE         a file of a run, read-only (serve/confine.h)
  *
  * HEAD is GET without the body; any other method gets 405. The request path and every run name
@@ -128,7 +130,8 @@ static char *run_path(const tp_server *s, const char *name) {
 /* The cached (or computed) report data of the runs at paths for change key `key`, as the
  * answer: ETag the key, 304 when the client has it, 422 for a run that cannot be analysed. */
 static enum MHD_Result answer_blob(tp_server *s, struct MHD_Connection *conn, const char *name,
-                                   const char *const *paths, size_t npaths, uint64_t key) {
+                                   const char *const *paths, size_t npaths, tp_serve_what what,
+                                   uint64_t key) {
     char etag[40];
     snprintf(etag, sizeof(etag), "\"%016" PRIx64 "\"", key);
     const char *since = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
@@ -138,7 +141,7 @@ static enum MHD_Result answer_blob(tp_server *s, struct MHD_Connection *conn, co
         if (r) MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
         return queue(conn, MHD_HTTP_NOT_MODIFIED, r, NULL);
     }
-    tp_serve_blob *blob = tp_serve_cache_get(s->cache, name, paths, npaths, key);
+    tp_serve_blob *blob = tp_serve_cache_get(s->cache, name, paths, npaths, what, key);
     if (!blob) return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
     struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
         blob->len, blob->data, release_cb, blob);
@@ -152,18 +155,22 @@ static enum MHD_Result answer_blob(tp_server *s, struct MHD_Connection *conn, co
     return queue(conn, status, r, "application/json");
 }
 
-static enum MHD_Result answer_data(tp_server *s, struct MHD_Connection *conn) {
-    char name[TP_SERVE_NAME_MAX + 1];
+/* api/data?run=NAME and api/trace?run=NAME: the run's report data, cached under its name, or
+ * its Trace view, cached under "NAME/". */
+static enum MHD_Result answer_run(tp_server *s, struct MHD_Connection *conn, tp_serve_what what) {
+    char name[TP_SERVE_NAME_MAX + 2];
     tp_serve_run run;
     const char *why;
     unsigned status = named_run(s, conn, "run", name, &run, &why);
     if (status == MHD_HTTP_BAD_REQUEST && strcmp(why, "missing") == 0)
-        why = "api/data needs ?run=NAME";
+        why = what == TP_SERVE_TRACE ? "api/trace needs ?run=NAME" : "api/data needs ?run=NAME";
     if (status) return answer_text(conn, status, why);
     char *path = run_path(s, name);
     if (!path) return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
     const char *paths[1] = {path};
-    enum MHD_Result ret = answer_blob(s, conn, name, paths, 1, run.key);
+    size_t len = strlen(name); /* at most TP_SERVE_NAME_MAX: room for the slash */
+    if (what == TP_SERVE_TRACE) name[len] = '/', name[len + 1] = '\0';
+    enum MHD_Result ret = answer_blob(s, conn, name, paths, 1, what, run.key);
     free(path);
     return ret;
 }
@@ -192,7 +199,7 @@ static enum MHD_Result answer_compare(tp_server *s, struct MHD_Connection *conn)
     } else {
         /* either run's change moves the pair's key; a and b swapped give another key */
         uint64_t key = runs[0].key * 0x9e3779b97f4a7c15u ^ (runs[1].key + 0x632be59bd9b4e019u);
-        ret = answer_blob(s, conn, pair, (const char *const *)paths, 2, key);
+        ret = answer_blob(s, conn, pair, (const char *const *)paths, 2, TP_SERVE_DATA, key);
     }
     free(paths[0]), free(paths[1]);
     return ret;
@@ -339,7 +346,8 @@ enum MHD_Result tp_serve_handle(void *cls, struct MHD_Connection *conn, const ch
     if (p.n == 0) return MHD_queue_response(conn, MHD_HTTP_OK, s->page);
     if (strcmp(p.seg[0], "api") == 0 && p.n == 2) {
         if (strcmp(p.seg[1], "runs") == 0) return answer_runs(s, conn);
-        if (strcmp(p.seg[1], "data") == 0) return answer_data(s, conn);
+        if (strcmp(p.seg[1], "data") == 0) return answer_run(s, conn, TP_SERVE_DATA);
+        if (strcmp(p.seg[1], "trace") == 0) return answer_run(s, conn, TP_SERVE_TRACE);
         if (strcmp(p.seg[1], "compare") == 0) return answer_compare(s, conn);
     }
     if (strcmp(p.seg[0], "runs") == 0 && p.n >= 3) return answer_file(s, conn, p.seg + 1, p.n - 1);

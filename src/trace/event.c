@@ -5,6 +5,7 @@
 #include "model/kineto.h"
 #include "trace/fast.h"
 #include "trace/fields.h"
+#include "trace/reader.h"
 #include "model/flops.h"
 #include "util/vec.h"
 
@@ -114,7 +115,9 @@ static int field_value(tp_evread *er, tp_evfields *f, const tp_jstr *key) {
         f->args = sc->p;
         /* Kineto and PyTorch write ph before args: then the args are read in the same pass. */
         f->args_read = tp_ev_str(f, TP_S_PH) != NULL;
-        return f->args_read ? args_value(er, f, f->want) : tp_scan_skip_value(sc);
+        rc = f->args_read ? args_value(er, f, f->want) : tp_scan_skip_value(sc);
+        f->args_end = sc->p;
+        return rc;
     }
     if (slot == TP_K_SKIP) return tp_scan_skip_value(sc);
     if ((rc = lex_value(sc, tp_ev_slot(f, slot))) == TP_SCAN_OK && slot == TP_S_PH)
@@ -387,7 +390,23 @@ tp_event *tp_evread_add_range(tp_evread *er, uint32_t track, const tp_open_range
         if (er->k_setup == TP_STR_EMPTY) er->k_setup = tp_model_intern_cstr(er->m, tp_karg_setup);
         tp_model_add_arg(er->m, ev, er->k_setup, TP_ARG_STR, &r->setup);
     }
+    if (r->raw != TP_STR_EMPTY) {
+        if (er->k_raw == TP_STR_EMPTY) er->k_raw = tp_model_intern_cstr(er->m, TP_READ_RAW_ARGS);
+        tp_model_add_arg(er->m, ev, er->k_raw, TP_ARG_JSON, &r->raw);
+    }
     return ev;
+}
+
+/* The event's whole args object as written, interned (tp_evread.keep_args): TP_STR_EMPTY when
+ * not kept, absent, not an object, past the part's budget, or holding a raw NUL. */
+static tp_str raw_args(tp_evread *er, const tp_evfields *f) {
+    if (__builtin_expect(!er->keep_args, 1) || !f->args || !f->args_end || *f->args != '{')
+        return TP_STR_EMPTY;
+    size_t len = (size_t)(f->args_end - f->args);
+    if (len <= 2 || len > er->raw_left || memchr(f->args, '\0', len))
+        return TP_STR_EMPTY; /* {} holds nothing; past the budget, the args parsed only */
+    er->raw_left -= len;
+    return tp_model_intern(er->m, f->args, len);
 }
 
 /* An op's input shapes (record_shapes), kept for the op table by shape (analysis/shapes.c),
@@ -447,6 +466,7 @@ static int range_start(tp_evread *er, tp_evfields *f, const char *start, tp_open
     r->dims = array_of(er, f, TP_S_DIMS);
     r->itype = array_of(er, f, TP_S_ITYPE);
     r->setup = intern(er, tp_ev_str(f, TP_S_SETUP));
+    r->raw = raw_args(er, f);
     return 1;
 }
 

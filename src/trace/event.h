@@ -41,6 +41,7 @@ typedef struct tp_open_range {
     tp_str dims;  /* "Input Dims" as written (an array's raw JSON), TP_STR_EMPTY when absent */
     tp_str itype; /* "Input type" likewise */
     tp_str setup; /* "tprof.setup", TP_STR_EMPTY when absent */
+    tp_str raw;   /* the whole args object as written (tp_evread.keep_args), TP_STR_EMPTY none */
 } tp_open_range;
 
 /* A pid or tid as last written. */
@@ -90,6 +91,9 @@ typedef struct tp_evread {
     const char *nul_at;   /* a raw NUL inside a string of the current event, or NULL */
     uint64_t with_phase;  /* objects read with a "ph" member: without any, no trace */
     uint64_t orphan_ends; /* E events with no B open on their thread (ignored) */
+    int keep_args;        /* tp_read_opts.keep_args: each range's args object as one more arg */
+    size_t raw_left;      /* bytes of args objects it may still keep (TP_READ_RAW_ARGS_MAX) */
+    tp_str k_raw;         /* TP_READ_RAW_ARGS, interned with the first */
 } tp_evread;
 
 /* 0 sends every event through the general path (tests compare the two paths). */

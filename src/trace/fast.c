@@ -211,6 +211,7 @@ HOT int member_value(fast *fs, int what, const tp_jstr *key, const char *v, cons
         if (what == TP_K_SERIES && tp_ev_series(fs->er, key, out) != TP_SCAN_OK) return F_DECLINE;
     }
     if (!e) return F_DECLINE;
+    if (what == TP_K_ARGS) fs->f->args = v, fs->f->args_end = e;
     *at = e;
     return what == TP_S_PH ? after_phase(fs) : F_OK;
 }
@@ -364,6 +365,7 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
                 if (outer || *v != '{' || !tp_ev_str(fs->f, TP_S_PH) || fs->f->want == TP_W_NONE)
                     break;
                 fs->er->ncargs = 0; /* a repeated args member: the last counts */
+                fs->f->args = v;
                 outer = n;
                 outer_obj = obj;
                 root = ROOT_ARGS + (uint32_t)fs->f->want;
@@ -405,6 +407,7 @@ static int object_at(fast *fs, uint32_t root, const char *open, const char **at)
             }
             /* the args closed: on with the event's members */
             assert(root != ROOT_EVENT);
+            fs->f->args_end = v;
             root = ROOT_EVENT;
             cur = outer;
             obj = outer_obj;

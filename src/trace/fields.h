@@ -68,11 +68,12 @@ typedef struct tp_jval {
  * whole struct per event would cost more than reading the event); when a key comes twice the
  * last value wins, as in Python's json module. */
 typedef struct tp_evfields {
-    unsigned present; /* bit per slot */
-    int want;         /* the args ph needs (TP_W_NONE while ph is absent) */
-    int ph_unused;    /* the phase adds nothing to the model: the rest can be skipped */
-    const char *args; /* where args began */
-    int args_read;    /* args were read with want (ph came before them) */
+    unsigned present;     /* bit per slot */
+    int want;             /* the args ph needs (TP_W_NONE while ph is absent) */
+    int ph_unused;        /* the phase adds nothing to the model: the rest can be skipped */
+    const char *args;     /* where args began */
+    const char *args_end; /* past their value, once read or skipped (tp_evread.keep_args) */
+    int args_read;        /* args were read with want (ph came before them) */
     tp_jval val[TP_NSLOTS];
 } tp_evfields;
 
@@ -86,7 +87,7 @@ static inline void tp_evfields_clear(tp_evfields *f) {
     f->present = 0;
     f->want = TP_W_NONE;
     f->ph_unused = f->args_read = 0;
-    f->args = NULL;
+    f->args = f->args_end = NULL;
 }
 
 /* Whether a slot keeps an array's raw text (the others skip arrays). */

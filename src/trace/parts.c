@@ -406,6 +406,7 @@ static int run_parts(const tp_split_src *src, uint64_t size, const char *name, t
         p->in = part_input(src, size, p->start, p->err, sizeof(p->err));
         p->form = k ? form : TP_FORM_UNKNOWN;
         p->progress = k ? 0 : progress;
+        p->keep_args = o ? o->keep_args : 0;
         if (!p->in) rc = -1;
     }
     tp_input *peers[TP_PARTS_MAX];

@@ -556,7 +556,7 @@ static int slice_begin(rd *r, desc *d, uint32_t track, tp_str name, tp_str cat, 
     tp_open_range o;
     o.ts = ts, o.name = name, o.cat = cat, o.corr = 0, o.ext = 0;
     o.flops.type = o.fcm.type = o.seq.type = o.async.type = o.seqnr.type = o.fwd_tid.type = -1;
-    o.coll_name = o.dims = o.itype = o.setup = TP_STR_EMPTY;
+    o.coll_name = o.dims = o.itype = o.setup = o.raw = TP_STR_EMPTY;
     if (range_args(r, in, &o)) return -1;
     tp_event *ev = tp_evread_add_range(&r->er, track, &o, 0);
     if (!ev && r->m->failed) return bad(r, "out of memory");

@@ -582,6 +582,8 @@ void tp_part_read(tp_part *p) {
     reserve_events(p);
     tp_scan_init(&r.sc);
     tp_evread_init(&p->ev, p->m, &r.sc);
+    p->ev.keep_args = p->keep_args;
+    p->ev.raw_left = TP_READ_RAW_ARGS_MAX;
     int rc = 0;
     if (tp_scan_reserve(&r.sc, p->cap)) {
         rc = fail_at(&r, p->start, "out of memory");
@@ -619,6 +621,7 @@ static int read_input(tp_input *in, const char *name, tp_model *m, const tp_read
     p.name = name;
     p.m = m;
     p.progress = o ? o->progress : 0;
+    p.keep_args = o ? o->keep_args : 0;
     p.cap = cap;
     size_t first_event = m->nevents;
     tp_part_read(&p);

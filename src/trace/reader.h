@@ -34,7 +34,23 @@ typedef struct tp_read_opts {
     /* How messages name a file (the tprof command's quoted spelling of an odd name); NULL: the
      * path itself. Standard input is always "<stdin>". */
     const char *name;
+    /* Keep each range's whole args object ("X" and "B" events), as written, as one more arg of
+     * the event: TP_ARG_JSON under the key TP_READ_RAW_ARGS (the report's Trace view shows
+     * every arg; the analysis reads args by key and never sees it). Costs the args' text, at
+     * most TP_READ_RAW_ARGS_MAX bytes of it per part read at once: the first objects of each
+     * part by position (so the file's first TP_READ_RAW_ARGS_MAX bytes of them whatever the
+     * thread count; past them which ranges have theirs depends on the parts). */
+    int keep_args;
 } tp_read_opts;
+
+/* What keep_args keeps of args objects, per part: the Trace view shows no more (trace_view.h's
+ * TP_TRACE_VIEW_ARGS_MAX), and a huge trace's args must not all stay in memory. */
+#define TP_READ_RAW_ARGS_MAX ((size_t)16 << 20)
+
+/* The key of an event's whole args object with tp_read_opts.keep_args: a name no trace's arg
+ * has (a control byte, which a JSON key can only spell escaped, and the reader keeps no key so
+ * spelled). */
+#define TP_READ_RAW_ARGS "\x01args"
 
 /* Bytes an analysis is estimated to take per event beyond the model (its per-thread range
  * lists, keyed records, op table rows): measured at 80-100 for traces of tiny events. */

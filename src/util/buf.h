@@ -37,6 +37,26 @@ static inline void tp_buf_putc(tp_buf *b, char c) {
 }
 #define TP_BUF_LIT(b, lit) tp_buf_put((b), (lit), sizeof(lit) - 1)
 
+/* Word-at-a-time tests of 8 bytes at once, for the plain runs of strings (buf.c's writers,
+ * util/jsonvalid.c's check). */
+#define TP_BYTES_ONES  UINT64_C(0x0101010101010101)
+#define TP_BYTES_HIGHS UINT64_C(0x8080808080808080)
+
+/* The high bit of each byte of w that is below `below` (exact for the lowest such byte: a
+ * borrow only comes from a lower byte that is below too). */
+static inline uint64_t tp_bytes_below(uint64_t w, unsigned below) {
+    return (w - TP_BYTES_ONES * below) & ~w & TP_BYTES_HIGHS;
+}
+
+/* Whether any byte of w needs more than a plain copy in a JSON string: a control byte
+ * (< 0x20), '"', '\\', DEL or a byte of a multi-byte sequence (>= 0x7f). A false alarm only
+ * sends the word through the byte loop, which decides exactly. */
+static inline int tp_json_word_escapes(uint64_t w) {
+    uint64_t high = (w | (w + TP_BYTES_ONES)) & TP_BYTES_HIGHS; /* a byte of 0x7f or more */
+    return (tp_bytes_below(w, 0x20) | high | tp_bytes_below(w ^ (TP_BYTES_ONES * '"'), 1) |
+            tp_bytes_below(w ^ (TP_BYTES_ONES * '\\'), 1)) != 0;
+}
+
 void tp_buf_puts(tp_buf *b, const char *s);
 void tp_buf_printf(tp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tp_buf_u64(tp_buf *b, uint64_t v);

@@ -25,6 +25,10 @@ static int is_hex(unsigned ch) {
 static int scan_string(cursor *c) {
     const unsigned char *p = c->p + 1, *end = c->end;
     while (p < end) {
+        uint64_t w; /* eight plain bytes at a time (args texts are long strings) */
+        while (end - p >= 8 && (memcpy(&w, p, 8), !tp_json_word_escapes(w)))
+            p += 8;
+        if (p == end) break;
         unsigned ch = *p;
         if (ch == '"') {
             c->p = p + 1;

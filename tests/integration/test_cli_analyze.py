@@ -15,7 +15,7 @@ import select
 import subprocess
 
 import pytest
-from cli_helpers import ALL, TPROF, TRACES, check_sum, close, ref_sum, tprof
+from cli_helpers import ALL, FIXTURES, TPROF, TRACES, check_sum, close, ref_sum, tprof
 
 import tprof_ref
 
@@ -101,6 +101,26 @@ def test_csv(path, refs):
             w["name"], w["calls"], w["total_us"])
     assert [(s["name"], int(s["calls"]), float(s["total_us"])) for s in stages] == [
         (s["stage"], s["count"], s["total_us"]) for s in want["stages"]]
+
+
+CNN = FIXTURES / "torch2" / "cnn_cpu_3steps.pt.trace.json.gz"
+
+
+def test_csv_flops_fcm_last_column():
+    """flops_fcm (FlopCounterMode's convention, forward and backward) is the last column of both
+    CSVs, each op's as --json has it (nonzero on a CNN with shapes), empty for kernels and
+    stages; the columns before it are unchanged, for readers by position."""
+    j = json.loads(tprof("analyze", "--json", "--top", "500", CNN, rc=0).stdout)
+    fcm = {o["name"]: o["flops_fcm"] for o in j["top_cpu_ops"]}
+    total = j["flops_fcm"]["total"]
+    assert sum(fcm.values()) == pytest.approx(total) and total > 0
+    out = tprof("analyze", "--csv", "--top", "500", CNN, rc=0).stdout.decode("utf-8")
+    assert out.startswith("kind,name,calls,total_us,self_us,mean_us,min_us,max_us,pct,flops,"
+                          "flops_fcm\r\n")
+    rows = list(csv.DictReader(io.StringIO(out, newline="")))
+    ops = [r for r in rows if r["kind"] == "op"]
+    assert {r["name"]: float(r["flops_fcm"]) for r in ops} == fcm
+    assert all(r["flops_fcm"] == "" for r in rows if r["kind"] != "op")
 
 
 def markdown_tables(md):

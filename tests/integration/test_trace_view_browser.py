@@ -6,7 +6,8 @@ at full zoom-out the ranges the view covers equal the ranges of the trace, count
 JSON (every "X" event but Kineto's own "Trace" span); after zooming with W and panning with D the
 view's range changes as the keys say and the count still equals the trace's ranges overlapping
 the view, and a drag pans by the time under the pointer's move; a click on a kernel shows its
-args as the trace has them and links the launch of its correlation id. On two ranks' traces
+args as the trace has them (every one: grid, block, registers...) and links the launch of its
+correlation id. On two ranks' traces
 read together, each rank has lanes of its own. Skipped, with the reason, only where Chromium or
 its driver is missing."""
 
@@ -14,6 +15,7 @@ import gzip
 import json
 import os
 import pathlib
+import time
 
 import pytest
 from cli_helpers import FIXTURES, tprof
@@ -197,8 +199,10 @@ def test_click_shows_args_and_launch(browser, gpu_page):
         int(box["y"] - canvas.size["height"] / 2)).click().perform()
     assert stats(browser)["selected"] == i
     rows = shown_args(browser)
-    # the args tprof's reader keeps (docs/REPORT.md, "Trace view"): the ids at least, as written
-    assert {"External id", "correlation"} <= set(rows) <= set(kernel["args"])
+    # every arg of the kernel as the trace wrote it (docs/REPORT.md, "Trace view"): its grid,
+    # block, registers and shared memory too, not only what the analysis reads
+    assert set(rows) == set(kernel["args"])
+    assert {"grid", "block", "registers per thread", "shared memory"} <= set(rows)
     for k, v in rows.items():
         assert shown_equals(v, kernel["args"][k]), k
     links = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#trace-links a")]
@@ -217,3 +221,52 @@ def test_ranks_have_lanes_of_their_own(browser, tmp_path):
     for r, path in enumerate(RANKS):
         threads = {(str(e["pid"]), str(e["tid"])) for e in ranges_of(path)}
         assert sum(1 for la in lanes if la["name"].startswith("rank %d / " % r)) == len(threads)
+
+
+def test_served_trace_view(browser, tmp_path):
+    """tprof serve's dashboard: the Trace tab asks api/trace once for the open run (not with the
+    data it polls every second), and draws every range of the run's trace, counted from its
+    JSON; a click shows a kernel's args as in the report. Asked again only by its button."""
+    from served import Served, has_serve
+    if not has_serve():
+        pytest.skip("tprof built without libmicrohttpd")
+    (tmp_path / "gpu").mkdir()
+    trace = tmp_path / "gpu" / "trace_0001.json.gz"
+    trace.write_bytes(GPU_TRACE.read_bytes())
+    ranges = ranges_of(GPU_TRACE)
+    with Served(tmp_path) as s:
+        browser.get(s.url)
+        browser.execute_script(
+            "window.tprofAsked = [];"
+            "var f = window.fetch; window.fetch = function (u, o) {"
+            " window.tprofAsked.push(String(u)); return f.call(window, u, o); };")
+        browser.find_element(By.CSS_SELECTOR, "button[data-view=trace]").click()
+        deadline = time.monotonic() + 30  # the data, then the ranges, arrive
+        while not browser.find_elements(By.ID, "trace-canvas") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert stats(browser)["drawn"] == len(ranges)
+        time.sleep(2.5)  # two more polls of the data: the ranges are not asked again
+        asked = browser.execute_script("return window.tprofAsked")
+        assert sum("api/trace?run=gpu" in u for u in asked) == 1, asked
+        assert sum("api/data?run=gpu" in u for u in asked) >= 2, asked
+        assert stats(browser)["drawn"] == len(ranges)
+        kernel = max((e for e in ranges if e["cat"] == "kernel"), key=lambda e: e["dur"])
+        i = browser.execute_script(
+            "var c = arguments[0], n = arguments[1];"
+            "return fetch('api/trace?run=gpu').then(function (r) { return r.json(); })"
+            ".then(function (d) { var t = d.trace; for (var i = 0; i < t.ranges; i++)"
+            " if (t.corr[i] === c && t.names[t.name[i]] === n) return i; return -1; });",
+            kernel["args"]["correlation"], kernel["name"])
+        assert i >= 0
+        browser.execute_script("window.tprofTrace.select(arguments[0])", i)
+        rows = shown_args(browser)
+        assert set(rows) == set(kernel["args"])
+        for k, v in rows.items():
+            assert shown_equals(v, kernel["args"][k]), k
+        n = len(browser.execute_script("return window.tprofAsked"))
+        browser.find_element(By.ID, "trace-reload").click()
+        time.sleep(1.0)
+        asked = browser.execute_script("return window.tprofAsked")[n:]
+        assert sum("api/trace?run=gpu" in u for u in asked) == 1, asked
+        assert stats(browser)["drawn"] == len(ranges)
+        assert errors(browser) == []

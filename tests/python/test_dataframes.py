@@ -164,3 +164,57 @@ def test_without_pandas_an_import_error_names_it():
     assert "STEPS 3" in r.stdout
     assert "ERROR pandas " in r.stdout and "pip install pandas" in r.stdout
     assert "PANDAS False" in r.stdout
+
+
+# fixtures with a module tree (Kineto's names with stacks, tprof's paths with GPU kernels)
+TREES = ["torch2/cnn_cpu_3steps.pt.trace.json.gz", "gpu-h200/torch_mlp.tprof.json.gz",
+         "kineto/gaunernst_bert-small-uncased__1016001.json.gz"]
+
+
+@pytest.mark.parametrize("trace", TREES)
+def test_modules_and_call_stacks_equal_the_cli_json(trace):
+    """modules(), module_ops() and call_stacks() hold the numbers of the CLI's `modules` and
+    `call_stacks` keys: each node's path rebuilt here from its parent chain, every figure equal;
+    one row per module op and per (op or kernel, caller)."""
+    path = os.path.join(FIXTURES, trace)
+    analysis, doc = tprof.analyze(path, top_k=7), cli_json([path], top_k=7)
+    nodes = doc["modules"]["nodes"]
+    assert nodes
+
+    def chain(i):
+        return (chain(nodes[i]["parent"]) if nodes[i]["parent"] is not None else []) + [
+            nodes[i]["name"]]
+
+    frame = analysis.modules()
+    assert frame["path"].tolist() == ["/".join(chain(i)) for i in range(len(nodes))]
+    assert [None if isinstance(p, float) else p for p in frame["parent"].tolist()] == [
+        "/".join(chain(n["parent"])) if n["parent"] is not None else None for n in nodes]
+    assert_frame_is(frame.drop(columns=["path", "parent"]),
+                    [{k: v for k, v in n.items() if k not in ("parent", "ops")} for n in nodes])
+    ops = analysis.module_ops()
+    assert_frame_is(ops.drop(columns=["path"]), [o for n in nodes for o in n["ops"]])
+    assert ops["path"].tolist() == ["/".join(chain(i)) for i, n in enumerate(nodes)
+                                    for _ in n["ops"]]
+    stacks = analysis.call_stacks()
+    want = [(kind, item, c) for kind, key in (("op", "ops"), ("kernel", "kernels"))
+            for item in doc.get("call_stacks", {}).get(key, []) for c in item["callers"]]
+    assert len(stacks) == len(want)
+    for row, (kind, item, c) in zip(stacks.to_dict("records"), want):
+        assert row["kind"] == kind and row["stack"] == tuple(c["stack"])
+        for k in ("name", "total_us", "python_pct", "stacks"):
+            assert same(row[k], item[k]), k
+        for k in ("calls", "time_us", "pct"):
+            assert same(row[k], c[k]), k
+    if "call_stacks" in doc:
+        assert len(stacks) > 0
+
+
+def test_modules_and_call_stacks_empty_without_them():
+    """A trace without module or python_function ranges: empty tables with their columns."""
+    analysis = tprof.analyze(os.path.join(FIXTURES, "kineto", "sampled_rank-0.json.gz"))
+    assert "modules" not in analysis and "call_stacks" not in analysis
+    full = tprof.analyze(os.path.join(FIXTURES, TREES[0]))
+    for table in ("modules", "module_ops", "call_stacks"):
+        empty, rows = getattr(analysis, table)(), getattr(full, table)()
+        assert len(empty) == 0 and len(rows) > 0, table
+        assert list(empty.columns) == list(rows.columns), table

@@ -127,3 +127,81 @@ def test_own_tree_is_torch_profilers_tree(traces):
     assert [n["name"] for n in theirs["nodes"]][:3] == ["Net_0", "Sequential_0", "Block_0"]
     assert shape(got) == shape(theirs)
     assert got["unlinked_backward_calls"] == theirs["unlinked_backward_calls"]
+
+
+def test_dominant_op_names_its_module_path(tmp_path):
+    """tprof's own recording, where one op takes most of each step (a custom op sleeping 4 ms in
+    Net.enc.0): dominant_op names it and the module path around it, which only the module
+    tree knows (path ranges, unlike Kineto's "nn.Module: X", carry no marker in their names).
+    The trace itself says the op runs inside that range, and what share of the steps it takes;
+    the must-not-fire case is tests/integration/test_advice.py's."""
+    import time
+
+    @torch.library.custom_op("tprof_test_modules::slow_mix", mutates_args=())
+    def slow_mix(x: torch.Tensor) -> torch.Tensor:
+        time.sleep(0.004)
+        return x.clone()
+
+    class Mix(nn.Module):
+        def forward(self, x):
+            return slow_mix(x)
+
+    class Small(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = nn.Sequential(Mix(), nn.Linear(16, 16))  # the input needs no gradient
+            self.head = nn.Linear(16, 4)
+
+        def forward(self, x):
+            return self.head(self.enc(x))
+
+    model = Small()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    train(model, opt, lambda: None)
+    with tprof.profile(model=model, record_ops=True, output_dir=str(tmp_path), run_id="dom",
+                       wait=0, warmup=0, active=STEPS, repeat=1, summary=False) as prof:
+        train(model, opt, prof.step)
+    (trace,) = run_traces(str(tmp_path / "dom"))
+    out = subprocess.run([tprof_cli(), "analyze", "--json", trace], capture_output=True,
+                         check=True)
+    found = [r for r in json.loads(out.stdout)["recommendations"] if r["id"] == "dominant_op"]
+    assert found, json.loads(out.stdout)["recommendations"]
+    msg = found[0]["message"]
+    with open(trace) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    ops = [e for e in events if e["name"] == "tprof_test_modules::slow_mix"]
+    mods = [e for e in events if e["name"] == "Small.enc.0"]
+    assert len(ops) == STEPS and all(any(m["ts"] <= o["ts"] and o["ts"] + o["dur"] <=
+                                         m["ts"] + m["dur"] for m in mods) for o in ops)
+    assert msg.startswith("One op dominates: tprof_test_modules::slow_mix (in Small.enc.0) "
+                          "takes "), msg
+    steps = sum(e["dur"] for e in events if e["name"].startswith("ProfilerStep#"))
+    inner = sum(e["dur"] for e in events if e["name"] == "aten::clone"
+                and any(o["ts"] <= e["ts"] <= o["ts"] + o["dur"] for o in ops))
+    share = float(msg.split(" takes ")[1].split("%")[0])
+    assert share == pytest.approx(100 * (sum(o["dur"] for o in ops) - inner) / steps, abs=0.5)
+
+
+def test_op_stats_csv_has_flops_fcm(tmp_path):
+    """The run's op_stats.csv ends with flops_fcm, each op's FlopCounterMode FLOPs as
+    `tprof analyze --json` of the run has them (nonzero with shapes recorded: Linear forward and
+    backward)."""
+    import csv
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with tprof.profile(model=model, record_ops=True, record_shapes=True, output_dir=str(tmp_path),
+                       run_id="fcm", wait=0, warmup=0, active=STEPS, repeat=1,
+                       summary=False) as prof:
+        train(model, opt, prof.step)
+    run = str(tmp_path / "fcm")
+    with open(os.path.join(run, "op_stats.csv"), newline="") as f:
+        reader = csv.reader(f)
+        head = next(reader)
+        rows = {r[0]: r for r in reader}
+    assert head[-2:] == ["flops", "flops_fcm"]
+    out = subprocess.run([tprof_cli(), "analyze", "--json", "--top", "100000", run],
+                         capture_output=True, check=True)
+    want = {o["name"]: o["flops_fcm"] for o in json.loads(out.stdout)["top_cpu_ops"]}
+    assert {n: float(r[-1]) for n, r in rows.items()} == want
+    assert sum(want.values()) > 0

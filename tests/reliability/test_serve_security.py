@@ -174,6 +174,40 @@ BAD_RUNS = ["..", "%2e%2e", "%2E.", "/etc", "%2fetc", "run1%2f..", "run1/..", ".
 
 
 @pytest.mark.parametrize("run", BAD_RUNS)
+def test_trace_checks_its_run_name(server, run):
+    """api/trace names its run as api/data does, and is refused as api/data is."""
+    status, _, body = server.get("/api/trace?run=" + run)
+    assert status in (400, 404), (run, body)
+    assert SECRET.encode() not in body
+
+
+def test_trace_of_a_run(server, tree):
+    """api/trace: the run's Trace view, the member `tprof report` embeds in its page for the same
+    run (the same JSON), its ETag the run's change key as api/data's; a link in the run (run2)
+    or to a folder outside (linkrun) is refused as api/data refuses it; no name, 400."""
+    status, headers, body = server.get("/api/trace?run=run1")
+    assert status == 200 and headers["Content-Type"] == "application/json"
+    got = json.loads(body)["trace"]
+    page = tree / "run1.html"
+    subprocess.run([str(TPROF), "report", str(tree / "served" / "run1"), "-o", str(page)],
+                   check=True, capture_output=True)
+    html = page.read_text()
+    start = html.index(">", html.index('id="tprof-data"')) + 1
+    want = json.loads(html[start:html.index("</script>", start)])["trace"]
+    assert got == want and got["ranges"] > 0
+    assert headers["ETag"] == server.get("/api/data?run=run1")[1]["ETag"]
+    status, _, body = server.get("/api/trace?run=run1", {"If-None-Match": headers["ETag"]})
+    assert status == 304 and body == b""
+    status, _, body = server.get("/api/trace?run=run2")
+    assert status == 403 and SECRET.encode() not in body
+    status, _, body = server.get("/api/trace?run=linkrun")
+    assert status == 404 and SECRET.encode() not in body
+    status, _, body = server.get("/api/trace")
+    assert status == 400 and b"api/trace needs ?run=NAME" in body
+    assert_still_serving(server)
+
+
+@pytest.mark.parametrize("run", BAD_RUNS)
 @pytest.mark.parametrize("side", ["a", "b"])
 def test_compare_checks_both_run_names(server, run, side):
     """api/compare takes two run names: each is checked as api/data's run, whichever side holds

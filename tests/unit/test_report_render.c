@@ -249,14 +249,16 @@ static void test_csv_reports(void **state) {
     (void)state;
     tp_analysis *a = full_analysis();
     char *c = render(tp_report_csv, a, &(tp_report_opts){.top_k = 3});
-    contains(c, "kind,name,calls,total_us,self_us,mean_us,min_us,max_us,pct,flops\r\n");
+    contains(c, "kind,name,calls,total_us,self_us,mean_us,min_us,max_us,pct,flops,flops_fcm\r\n");
+    contains(c,
+             "op,aten::mm,1,2000,2000,2000,2000,2000,57.142857142857146,4000000000,6000000000\r\n");
     contains(c, "op,aten::mm,1,2000,2000,2000,2000,2000,");
     contains(c, "\"a|b, \"\"c\"\"\nd\""); /* quoted, quotes doubled */
-    contains(c, "kernel,relu,1,400,,400,400,400,40,\r\n");
-    contains(c, "stage,dataloader,1,1000,,1000,1000,1000,25,\r\n");
-    contains(c, "stage,forward,0,0,,,,,0,\r\n");
-    contains(c, "stage,validation,0,0,,,,,0,\r\n");
-    contains(c, "\r\nother,other,2,3000,,1500,0,3000,75,\r\n");
+    contains(c, "kernel,relu,1,400,,400,400,400,40,,\r\n");
+    contains(c, "stage,dataloader,1,1000,,1000,1000,1000,25,,\r\n");
+    contains(c, "stage,forward,0,0,,,,,0,,\r\n");
+    contains(c, "stage,validation,0,0,,,,,0,,\r\n");
+    contains(c, "\r\nother,other,2,3000,,1500,0,3000,75,,\r\n");
     /* header + 3 ops (one spans two lines) + 2 kernels + 5 stages + other */
     assert_int_equal(count_lines(c), 1 + 4 + 2 + 5 + 1);
     free(c);
@@ -264,9 +266,9 @@ static void test_csv_reports(void **state) {
     tp_buf_init(&b);
     tp_report_op_stats_csv(&b, a);
     tp_buf_putc(&b, '\0');
-    contains(b.data, "name,calls,total_us,self_us,mean_us,min_us,max_us,flops\r\n");
-    contains(b.data, "aten::mm,1,2000,2000,2000,2000,2000,4000000000\r\n");
-    contains(b.data, "dataloader,1,1000,1000,1000,1000,1000,0\r\n");
+    contains(b.data, "name,calls,total_us,self_us,mean_us,min_us,max_us,flops,flops_fcm\r\n");
+    contains(b.data, "aten::mm,1,2000,2000,2000,2000,2000,4000000000,6000000000\r\n");
+    contains(b.data, "dataloader,1,1000,1000,1000,1000,1000,0,0\r\n");
     tp_buf_free(&b);
     tp_buf_init(&b);
     tp_report_stage_times_json(&b, a);

@@ -69,7 +69,9 @@ static void test_lanes_rows_and_depths(void **state) {
     assert_non_null(strstr(json, "\"dur\": [100,50,20,10,5,1,30]"));
     assert_non_null(strstr(json, "\"corr\": [0,0,0,0,9,0,9]"));
     assert_non_null(strstr(json, "\"ext\": [0,4,0,0,0,0,4]"));
-    assert_non_null(strstr(json, "{\\\"External id\\\":4,\\\"Sequence number\\\":17}"));
+    /* args as the objects they are, each once, after null for none */
+    assert_non_null(strstr(json, "\"args_json\": [null, {\"External id\":4}, "
+                                 "{\"External id\":4,\"Sequence number\":17}]"));
     assert_non_null(strstr(json, "\"ranges\": 7, \"ranges_total\": 7"));
     free(json);
     tp_trace_view_free(&v);

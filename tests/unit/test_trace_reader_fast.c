@@ -16,6 +16,7 @@
 #include "trace/reader.h"
 #include "trace/scan.h"
 #include "util/buf.h"
+#include "util/jsonvalid.h"
 #include "util/log.h"
 
 #include <dirent.h>
@@ -252,6 +253,93 @@ static void test_fixtures_both_paths(void **state) {
     assert_true(files >= 8);
 }
 
+/* The ranges of m carrying their whole args (TP_READ_RAW_ARGS): each a valid JSON object. */
+static size_t raw_args_valid(const tp_model *m) {
+    tp_str key = tp_strtab_find(&m->strings, TP_READ_RAW_ARGS, sizeof(TP_READ_RAW_ARGS) - 1);
+    size_t n = 0;
+    for (size_t i = 0; key != UINT32_MAX && i < m->nevents; i++) {
+        const tp_arg *a = m->events[i].nargs ? tp_event_arg(m, &m->events[i], key) : NULL;
+        if (!a) continue;
+        const char *t = tp_model_str(m, a->v.s);
+        assert_int_equal(a->type, TP_ARG_JSON);
+        assert_int_equal(t[0], '{');
+        assert_true(tp_json_valid(t, tp_strtab_len(&m->strings, a->v.s)));
+        n++;
+    }
+    return n;
+}
+
+/* keep_args (the Trace view's whole args): the same model by the fast path, the general path
+ * and three parts read at once; the args kept are valid objects, on the ranges that have args;
+ * a read without it has no such arg and is otherwise the same (the analysis never sees it). */
+static void test_keep_args_all_paths(void **state) {
+    (void)state;
+    const char *root = getenv("TPROF_FIXTURES");
+    assert_non_null(root);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/kineto/gaunernst_bert-small-uncased__1016001.json.gz", root);
+    size_t len;
+    char *data = read_fixture(path, &len);
+    assert_non_null(data);
+    uint64_t cuts[2] = {len / 3, 2 * len / 3};
+    tp_read_opts one = {.threads = 1, .keep_args = 1}, parts = one, plain = {.threads = 1};
+    parts.threads = 3;
+    parts.splits = cuts;
+    parts.nsplits = 2;
+    tp_model f, g, p, none;
+    tp_model_init(&f), tp_model_init(&g), tp_model_init(&p), tp_model_init(&none);
+    assert_int_equal(tp_trace_read_mem_opts(data, len, "t.json", &f, &one, err, sizeof(err)), 0);
+    tp_evread_fast = 0;
+    assert_int_equal(tp_trace_read_mem_opts(data, len, "t.json", &g, &one, err, sizeof(err)), 0);
+    tp_evread_fast = 1;
+    assert_int_equal(tp_trace_read_mem_opts(data, len, "t.json", &p, &parts, err, sizeof(err)), 0);
+    assert_int_equal(tp_trace_read_mem_opts(data, len, "t.json", &none, &plain, err, sizeof(err)),
+                     0);
+    assert_true(reader_same_model(&f, &g));
+    assert_true(reader_same_model(&f, &p));
+    size_t kept = raw_args_valid(&f);
+    assert_true(kept > 1000); /* the fixture's ops, runtime calls and kernels have args */
+    assert_int_equal(f.nevents, none.nevents);
+    assert_int_equal(f.nargs, none.nargs + kept);
+    assert_int_equal(raw_args_valid(&none), 0);
+    tp_model_free(&f), tp_model_free(&g), tp_model_free(&p), tp_model_free(&none);
+    free(data);
+}
+
+/* keep_args keeps at most TP_READ_RAW_ARGS_MAX bytes of args objects per part: the first
+ * ones; the ranges after them have the args the reader parses, as without it. */
+static void test_keep_args_budget(void **state) {
+    (void)state;
+    enum { N = 20000, PAD = 1000 };
+    tp_buf b;
+    tp_buf_init(&b);
+    char pad[PAD + 1];
+    memset(pad, 'x', PAD);
+    pad[PAD] = '\0';
+    TP_BUF_LIT(&b, "{\"traceEvents\": [");
+    for (int i = 0; i < N; i++)
+        tp_buf_printf(&b,
+                      "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
+                      "\"tid\": 7, \"ts\": %d, \"dur\": 1, \"args\": {\"correlation\": %d, "
+                      "\"pad\": \"%s\"}}",
+                      i ? ", " : "", 2 * i, i + 1, pad);
+    TP_BUF_LIT(&b, "]}");
+    assert_false(b.failed);
+    tp_read_opts o = {.threads = 1, .keep_args = 1};
+    tp_model m;
+    tp_model_init(&m);
+    assert_int_equal(tp_trace_read_mem_opts(b.data, b.len, "t.json", &m, &o, err, sizeof(err)), 0);
+    assert_int_equal(m.nevents, N);
+    size_t one = strlen("{\"correlation\": 1, \"pad\": \"\"}") + PAD; /* ids of 1..5 digits */
+    size_t kept = raw_args_valid(&m);
+    assert_true(kept >= TP_READ_RAW_ARGS_MAX / (one + 4) && kept <= TP_READ_RAW_ARGS_MAX / one);
+    assert_true(kept < N);
+    /* the later ranges keep what the reader parses: the correlation id */
+    assert_int_equal(m.events[N - 1].corr, N);
+    tp_model_free(&m);
+    tp_buf_free(&b);
+}
+
 /* Shapes the fast path declines or must tell apart, each between ordinary Kineto events (so
  * the layout is learned first): both paths must agree, and a few values are checked. */
 static void test_unusual_shapes_agree(void **state) {
@@ -427,6 +515,8 @@ int main(void) {
         cmocka_unit_test(test_decimal_scaled),
         cmocka_unit_test(test_fixtures_both_paths),
         cmocka_unit_test(test_unusual_shapes_agree),
+        cmocka_unit_test(test_keep_args_all_paths),
+        cmocka_unit_test(test_keep_args_budget),
         cmocka_unit_test(test_changing_layouts),
         cmocka_unit_test(test_skip_resumes_inside_strings),
     };

@@ -1,7 +1,8 @@
 /* report.js - tprof's report page: renders "the report data" (docs/REPORT.md).
  *
  * The data is embedded in the page (<script id="tprof-data">, the offline report) or, without
- * it, fetched from tprof serve ("api/runs", "api/data?run=NAME", polled every second). Every
+ * it, fetched from tprof serve ("api/runs", "api/data?run=NAME", polled every second; the Trace
+ * view's "api/trace?run=NAME", asked once per run). Every
  * figure shown is a number of the data as tprof analyze --json gives it: this script only
  * formats, sorts, filters and draws; it computes no figure. Each shown figure carries its exact
  * value in a data-v attribute (what the browser tests compare with tprof analyze --json). */
@@ -558,7 +559,7 @@
   /* views of their own files, embedded before this one (stacks.js, modules.js), called with the
    * helpers they share with this one */
   var helpers = { $: $, el: el, clear: clear, empty: empty, table: table, fmtUs: fmtUs, fmtPct: fmtPct,
-                  formats: formats };
+                  formats: formats, liveTrace: function (fresh) { return liveTrace(fresh); } };
   Object.keys(window.tprofViews || {}).forEach(function (k) {
     views[k] = function (d) { window.tprofViews[k](d, helpers); };
   });
@@ -606,13 +607,34 @@
 
   /* ---- the live dashboard (tprof serve): runs listed, the chosen run's data polled ---- */
 
-  var live = { run: null, against: '', text: null };
+  var live = { run: null, against: '', text: null, trace: null };
 
   function fetchJson(url) {
     return fetch(url, { cache: 'no-store' }).then(function (r) {
       if (!r.ok) throw new Error(url + ': HTTP ' + r.status);
       return r.text();
     });
+  }
+
+  /* The chosen run's Trace view (api/trace), asked once per run and kept, not polled: its ranges
+   * may weigh tens of MB. {run, at, promise, trace once read, error}; null outside tprof serve;
+   * fresh: asked again. */
+  function liveTrace(fresh) {
+    if (!live.run) return null;
+    if (fresh || !live.trace || live.trace.run !== live.run) {
+      var asked = { run: live.run, at: new Date(), trace: null, error: null };
+      asked.promise = fetch('api/trace?run=' + encodeURIComponent(live.run), { cache: 'no-store' })
+        .then(function (r) {
+          return r.text().then(function (text) {
+            var body = null;
+            try { body = JSON.parse(text); } catch (e) { body = null; }
+            if (!r.ok || !body || !body.trace) throw new Error((body && body.error) || text.trim() || 'HTTP ' + r.status);
+            asked.trace = body.trace;
+          });
+        }).catch(function (e) { asked.error = String(e.message || e); });
+      live.trace = asked;
+    }
+    return live.trace;
   }
 
   /* Fills a menu with names (and a first empty choice when none is given), keeping its choice. */

@@ -1,6 +1,6 @@
 /* trace.js - the report's Trace view: a flame chart of every range of the window (docs/REPORT.md,
  * "Trace view"), drawn on one canvas from the columns of the report data's "trace" member
- * (src/report/trace_view.c writes them).
+ * (src/report/trace_view.c writes them), or of tprof serve's api/trace for the open run.
  *
  * Layout: one lane per thread, GPU stream and rank, one row per depth of nesting; the data comes
  * ordered by lane, depth and start, so each row is a contiguous run of ranges whose starts, and
@@ -320,9 +320,7 @@
   }
 
   function argsOf(i) {
-    var text = T.src.args_text[T.src.args[i]] || '';
-    if (!text) return {};
-    try { return JSON.parse(text); } catch (e) { return { '(args, cut)': text }; }
+    return T.src.args_json[T.src.args[i]] || {};
   }
 
   function select(i) {
@@ -460,13 +458,16 @@
     window.addEventListener('resize', redraw);
   }
 
+  /* Draws trace in container; false when it is the one shown already (kept as it is). */
   function render(container, trace) {
+    if (T && T.src === trace && ui && container.contains(ui.box)) { draw(); return false; }
     if (!ui || !container.contains(ui.box)) {
       while (container.firstChild) container.removeChild(container.firstChild);
       build(container);
     }
     listenOnce();
     T = parse(trace);
+    T.src = trace;
     state.sel = -1; state.links = [];
     setView(0, T.span);
     ui.spacer.style.height = Math.max(0, T.height - (ui.box.clientHeight || 600)) + 'px';
@@ -481,21 +482,43 @@
     ui.note.textContent = notes.join(' ');
     select(-1);
     draw();
+    return true;
+  }
+
+  /* tprof serve's view: the run's ranges asked once (api/trace, h.liveTrace), drawn when they
+   * arrive unless another run was picked meanwhile; a button asks again for the windows written
+   * since. */
+  function renderLive(box, h, asked) {
+    if (!asked.trace) {
+      ui = null;
+      h.clear(box).appendChild(h.empty(asked.error ? 'No Trace view: ' + asked.error :
+        'Reading the run\u2019s ranges (api/trace)\u2026'));
+      if (!asked.error) asked.promise.then(function () { if (h.liveTrace() === asked) renderLive(box, h, asked); });
+      return;
+    }
+    if (!render(box, asked.trace)) return;
+    var again = make('button', 'font:inherit;padding:1px 8px;margin-left:6px', 'read again');
+    again.id = 'trace-reload';
+    again.addEventListener('click', function () { renderLive(box, h, h.liveTrace(true)); });
+    ui.note.appendChild(document.createTextNode(' Read from the run at ' + asked.at.toLocaleTimeString() +
+                                                 ' (windows written since are not shown).'));
+    ui.note.appendChild(again);
   }
 
   /* The view, as report.js calls it (window.tprofViews): every range of side A's inputs, in
-   * `tprof report`'s page. With a comparison and side B shown, d is B's (its analysis is
-   * analysis_b): the view says it shows A's. */
+   * `tprof report`'s page, or fetched from tprof serve (h.liveTrace). With a comparison and
+   * side B shown, d is B's (its analysis is analysis_b): the view says it shows A's. */
   window.tprofViews = window.tprofViews || {};
   window.tprofViews.trace = function (d, h) {
     var box = h.$('trace-view');
-    if (!d.trace || (d.analysis_b && d.analysis === d.analysis_b)) {
+    var asked = !d.trace && h.liveTrace ? h.liveTrace() : null;
+    if (!(d.trace || asked) || (d.analysis_b && d.analysis === d.analysis_b)) {
       if (ui) ui = null;
-      h.clear(box).appendChild(h.empty(d.trace ? 'The Trace view shows side A: pick A above.' :
-        'No Trace view here: tprof report writes one (docs/REPORT.md, "Trace view").'));
+      h.clear(box).appendChild(h.empty(d.trace || asked ? 'The Trace view shows side A: pick A above.' :
+        'No Trace view here: tprof report and tprof serve show one (docs/REPORT.md, "Trace view").'));
       return;
     }
-    render(box, d.trace);
+    if (d.trace) render(box, d.trace); else renderLive(box, h, asked);
   };
 
   window.tprofTrace = {
