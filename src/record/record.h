@@ -48,7 +48,15 @@
  *     invariant 4 holds from its first record there; when no such chunk can be had, the ranges
  *     become ranges begun before the window, as at any other generation change. Chunks are then
  *     reused once their generation is released (tp_gens_release), not window by window.
- *     Asserted: carry_owed (record.c) checks invariant 4 in the new chunk. */
+ *     Asserted: carry_owed (record.c) checks invariant 4 in the new chunk.
+ *  8. A streamed window (the `stream` key, tp_stream_chunks) is read while it records: the writer
+ *     takes a thread's chunks of that window other than its newest, which the owner no longer
+ *     writes (it writes only its current chunk, always its newest: seq grows), and, once read,
+ *     sets the chunk's `streamed` (release) and returns its budget; the owner may then reuse it
+ *     at once (acquire), for this window too. A chunk taken again stores seq (release) after
+ *     resetting count and streamed, so a writer that reads the new seq (acquire) sees the reset
+ *     fields, and one that reads the old seq skips the chunk as read. Asserted: the writer never
+ *     reads a chunk twice (its seq is at least the thread's stream_next). */
 #ifndef TP_RECORD_RECORD_H
 #define TP_RECORD_RECORD_H
 
@@ -117,8 +125,11 @@ typedef struct tp_chunk {
     uint32_t count;        /* records published (invariant 2) */
     uint64_t dropped;      /* events the owner could not keep in this window */
     uint64_t too_deep;     /* of them, those dropped for nesting too deep (invariant 5) */
-    uint64_t seq;          /* order of the owner's chunks */
+    uint64_t seq;          /* order of the owner's chunks; stored with release after count,
+                              dropped and streamed were reset (a streaming writer reads it
+                              while the owner may take the chunk again: invariant 8) */
     uint32_t reserved;     /* max_events budget held; returned once, by whoever exchanges it */
+    uint32_t streamed;     /* a streamed window's writer read it: the owner may reuse it now */
     tp_rec recs[TP_CHUNK_RECS];
 } tp_chunk;
 
@@ -139,6 +150,8 @@ typedef struct tp_thread {
     tp_chunk *cursor;           /* owner only: where the next search for a reusable chunk starts */
     int exited;                 /* set by the thread's exit; the thread is then freed once its
                                    chunks' windows are written */
+    uint32_t stream_gen;        /* writer only: the streamed window whose chunks ... */
+    uint64_t stream_next;       /* ... of seq below this were read (tp_stream_chunks) */
 } tp_thread;
 
 /* The calling thread's recording state (initial-exec TLS: one segment-relative access). */
@@ -259,6 +272,11 @@ void tp_budget_reset(int64_t records);
  * generation is released. */
 typedef void (*tp_chunk_visit)(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n);
 int tp_collect_chunks(uint32_t lo, uint32_t hi, tp_chunk_visit fn, void *ctx);
+/* A streamed window's chunks not read yet (record.h, invariant 8), in recording order, thread by
+ * thread: each thread's chunks of generation gen other than its newest or, when `all`, every one
+ * (the window closed). Chunks read before `all` are marked streamed once fn returns: their owner
+ * may reuse them; those of the final call stay until tp_window_done(gen). Writer thread only. */
+int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx);
 /* The flight recorder: chunks of generations up to `upto` may be reused (their budget returns);
  * never lowers what was released. */
 void tp_gens_release(uint32_t upto);

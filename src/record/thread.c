@@ -10,6 +10,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,7 +122,7 @@ tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_
     for (int pass = 0; pass < 2 && !c; pass++) {
         tp_chunk *from = pass ? thr->chunks : thr->cursor, *to = pass ? thr->cursor : NULL;
         for (c = from; c != to; c = c->next)
-            if (c != current && TP_LOAD_RLX(&c->gen) <= done) break;
+            if (c != current && (TP_LOAD_RLX(&c->gen) <= done || TP_LOAD_ACQ(&c->streamed))) break;
         if (c == to) c = NULL;
     }
     if (c) thr->cursor = c->next;
@@ -131,8 +132,9 @@ tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_
     TP_STORE_RLX(&c->count, 0);
     TP_STORE_RLX(&c->dropped, 0);
     TP_STORE_RLX(&c->too_deep, 0);
-    c->seq = thr->next_seq++;
+    TP_STORE_RLX(&c->streamed, 0);
     TP_STORE_RLX(&c->reserved, budget_take(want));
+    TP_STORE_REL(&c->seq, thr->next_seq++); /* invariant 8: after the resets */
     TP_STORE_REL(&c->gen, gen);
     if (fresh) {
         c->next = thr->chunks;
@@ -142,8 +144,9 @@ tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_
 }
 
 static int chunk_seq_cmp(const void *a, const void *b) {
-    const tp_chunk *x = *(tp_chunk *const *)a, *y = *(tp_chunk *const *)b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    uint64_t x = TP_LOAD_RLX(&(*(tp_chunk *const *)a)->seq);
+    uint64_t y = TP_LOAD_RLX(&(*(tp_chunk *const *)b)->seq);
+    return x < y ? -1 : x > y;
 }
 
 static int in_gens(const tp_chunk *c, uint32_t lo, uint32_t hi) {
@@ -182,6 +185,63 @@ int tp_collect_chunks(uint32_t lo, uint32_t hi, tp_chunk_visit fn, void *ctx) {
             if (in_gens(c, lo, hi)) chunks[n++] = c;
         qsort(chunks, n, sizeof(*chunks), chunk_seq_cmp); /* NOLINT(bugprone-sizeof-expression) */
         fn(ctx, list[i], chunks, n);
+    }
+    free(chunks);
+    free(list);
+    return rc;
+}
+
+/* A thread's chunks of gen not read yet, in seq order, into *out (grown as needed); how many,
+ * or -1 when out of memory. The seqs are read before any count (invariant 8). */
+static ptrdiff_t unread_chunks(tp_thread *thr, uint32_t gen, tp_chunk ***out, size_t *cap) {
+    if (thr->stream_gen != gen) {
+        thr->stream_gen = gen;
+        thr->stream_next = 0;
+    }
+    size_t n = 0;
+    for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c; c = c->next) {
+        if (TP_LOAD_ACQ(&c->gen) != gen || TP_LOAD_ACQ(&c->seq) < thr->stream_next) continue;
+        if (TP_GROW(*out, *cap, n + 1)) return -1; /* NOLINT(bugprone-sizeof-expression) */
+        (*out)[n++] = c;
+    }
+    qsort(*out, n, sizeof(**out), chunk_seq_cmp); /* NOLINT(bugprone-sizeof-expression) */
+    return (ptrdiff_t)n;
+}
+
+int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx) {
+    size_t nthr = 0, cap = 0, cap_chunks = 0;
+    tp_thread **list = NULL;
+    tp_chunk **chunks = NULL;
+    int rc = 0;
+    pthread_mutex_lock(&threads_lock); /* as tp_collect_chunks: gathered, visited outside it */
+    for (tp_thread *thr = threads; thr; thr = thr->next) {
+        int mine = 0;
+        for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c && !mine; c = c->next)
+            mine = TP_LOAD_ACQ(&c->gen) == gen;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+        if (mine && TP_GROW(list, cap, nthr + 1)) {
+            rc = -1;
+            break;
+        }
+        if (mine) list[nthr++] = thr;
+    }
+    pthread_mutex_unlock(&threads_lock);
+    for (size_t i = 0; i < nthr; i++) {
+        tp_thread *thr = list[i];
+        ptrdiff_t n = unread_chunks(thr, gen, &chunks, &cap_chunks);
+        if (n < 0) {
+            rc = -1;
+            break;
+        }
+        if (!all && n > 0) n--; /* the newest: its owner may still be writing it */
+        if (n == 0 && !all) continue;
+        assert(n == 0 || TP_LOAD_RLX(&chunks[0]->seq) >= thr->stream_next); /* read once */
+        fn(ctx, thr, chunks, (size_t)n);
+        if (n > 0) thr->stream_next = TP_LOAD_RLX(&chunks[n - 1]->seq) + 1;
+        for (ptrdiff_t k = 0; k < n && !all; k++) {
+            budget_return(chunks[k]);
+            TP_STORE_REL(&chunks[k]->streamed, 1); /* after every read of it */
+        }
     }
     free(chunks);
     free(list);
