@@ -10,7 +10,6 @@
 
 #include <assert.h>
 #include <pthread.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,27 +190,33 @@ int tp_collect_chunks(uint32_t lo, uint32_t hi, tp_chunk_visit fn, void *ctx) {
     return rc;
 }
 
-/* A thread's chunks of gen not read yet, in seq order, into *out (grown as needed); how many,
- * or -1 when out of memory. The seqs are read before any count (invariant 8). */
-static ptrdiff_t unread_chunks(tp_thread *thr, uint32_t gen, tp_chunk ***out, size_t *cap) {
+typedef struct chunk_list {
+    tp_chunk **v;
+    size_t n, cap;
+} chunk_list;
+
+/* A thread's chunks of gen not read yet, in seq order, into l; 0, or -1 when out of memory. The
+ * seqs are read before any count (invariant 8). */
+static int unread_chunks(tp_thread *thr, uint32_t gen, chunk_list *l) {
     if (thr->stream_gen != gen) {
         thr->stream_gen = gen;
         thr->stream_next = 0;
     }
-    size_t n = 0;
+    l->n = 0;
     for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c; c = c->next) {
         if (TP_LOAD_ACQ(&c->gen) != gen || TP_LOAD_ACQ(&c->seq) < thr->stream_next) continue;
-        if (TP_GROW(*out, *cap, n + 1)) return -1; /* NOLINT(bugprone-sizeof-expression) */
-        (*out)[n++] = c;
+        if (TP_GROW(l->v, l->cap, l->n + 1)) return -1; /* NOLINT(bugprone-sizeof-expression) */
+        l->v[l->n++] = c;
     }
-    qsort(*out, n, sizeof(**out), chunk_seq_cmp); /* NOLINT(bugprone-sizeof-expression) */
-    return (ptrdiff_t)n;
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof(*l->v), chunk_seq_cmp); /* NOLINT(bugprone-sizeof-expression) */
+    return 0;
 }
 
 int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx) {
-    size_t nthr = 0, cap = 0, cap_chunks = 0;
+    size_t nthr = 0, cap = 0;
     tp_thread **list = NULL;
-    tp_chunk **chunks = NULL;
+    chunk_list l = {0};
     int rc = 0;
     pthread_mutex_lock(&threads_lock); /* as tp_collect_chunks: gathered, visited outside it */
     for (tp_thread *thr = threads; thr; thr = thr->next) {
@@ -226,24 +231,23 @@ int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx) {
         if (mine) list[nthr++] = thr;
     }
     pthread_mutex_unlock(&threads_lock);
-    for (size_t i = 0; i < nthr; i++) {
+    for (size_t i = 0; i < nthr && rc == 0; i++) {
         tp_thread *thr = list[i];
-        ptrdiff_t n = unread_chunks(thr, gen, &chunks, &cap_chunks);
-        if (n < 0) {
+        if (unread_chunks(thr, gen, &l)) {
             rc = -1;
             break;
         }
-        if (!all && n > 0) n--; /* the newest: its owner may still be writing it */
+        size_t n = !all && l.n ? l.n - 1 : l.n; /* the newest: its owner may still write it */
         if (n == 0 && !all) continue;
-        assert(n == 0 || TP_LOAD_RLX(&chunks[0]->seq) >= thr->stream_next); /* read once */
-        fn(ctx, thr, chunks, (size_t)n);
-        if (n > 0) thr->stream_next = TP_LOAD_RLX(&chunks[n - 1]->seq) + 1;
-        for (ptrdiff_t k = 0; k < n && !all; k++) {
-            budget_return(chunks[k]);
-            TP_STORE_REL(&chunks[k]->streamed, 1); /* after every read of it */
+        assert(n == 0 || TP_LOAD_RLX(&l.v[0]->seq) >= thr->stream_next); /* read once */
+        fn(ctx, thr, l.v, n);
+        if (n > 0) thr->stream_next = TP_LOAD_RLX(&l.v[n - 1]->seq) + 1;
+        for (size_t k = 0; k < n && !all; k++) {
+            budget_return(l.v[k]);
+            TP_STORE_REL(&l.v[k]->streamed, 1); /* after every read of it */
         }
     }
-    free(chunks);
+    free(l.v);
     free(list);
     return rc;
 }
