@@ -380,17 +380,16 @@ static void art_stream_abort(void *ctx, void *trace) {
     free(trace);
 }
 
-/* The window's model for the summary, read back from its trace: the segments are gone. Only
- * while its `events` would take no more memory as a model than the max_events records would (a
- * model's event and the analysis' share of it, tp_read_memory_estimate's count); past that the
- * summary leaves the window out and says so, and `tprof analyze` reads the trace. */
+/* The window's model for the summary, read back from its trace: the segments are gone. Only up
+ * to max_events / 2 events, as many ranges (two records each) as a window held whole keeps, so
+ * that the process's memory at the window's end stays what it was without streaming; past that
+ * the summary leaves the window out and says so, and `tprof analyze` reads the trace. */
 static void add_read_back(const char *path, const tp_window_info *w, size_t events) {
-    uint64_t per_event = sizeof(tp_event) + TP_READ_ANALYSIS_EVENT_BYTES;
-    if ((uint64_t)events > art.max_events * 16 / per_event) {
+    if ((uint64_t)events > art.max_events / 2) {
         tp_log_warn("window %s: %zu events are more than the summary reads back in the process "
-                    "(profiling.max_events=%llu records' memory): it leaves the window out; "
-                    "`tprof analyze %s` reads it",
-                    w->name, events, (unsigned long long)art.max_events, tp_log_name(path));
+                    "(profiling.max_events / 2 = %llu): it leaves the window out; `tprof analyze "
+                    "%s` reads it",
+                    w->name, events, (unsigned long long)art.max_events / 2, tp_log_name(path));
         return;
     }
     tp_model *m = malloc(sizeof(*m));

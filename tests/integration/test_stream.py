@@ -125,3 +125,23 @@ def test_sigterm_mid_streamed_window_leaves_a_valid_trace(tmp_path):
     summary = load(str(run_dir / "summary.json"))
     assert summary["run"]["interrupted"] is True
     assert summary["steps"]["count"] == len(steps)
+
+
+def test_window_past_the_read_back_bound_is_traced_whole_and_left_out_of_the_summary(tmp_path):
+    # max_events 8192 records, two buffers: the first window (60 steps, about 8,000 ranges)
+    # streams through them without a drop, but is more than the summary reads back (4,096
+    # events): the summary covers the second window only, and says why.
+    run = profile(tmp_path, "true", "--profiling.max_events=8192", "--steps", "80",
+                  "--profiling.active=60")
+    first, second = traces(run)
+    t = load(first)
+    assert t["tprof"]["dropped_events"] == 0
+    steps = [e for e in t["traceEvents"] if e["name"].startswith("ProfilerStep#")]
+    assert len(steps) == 60 and len(t["traceEvents"]) > 4096
+    s = load(os.path.join(run, "summary.json"))
+    assert s["run"]["dropped_events"] == 0
+    left_out = [e for e in s["run"]["errors"] if "leaves the window out" in e]
+    assert len(left_out) == 1 and os.path.basename(first) in left_out[0]
+    n_second = len([e for e in load(second)["traceEvents"]
+                    if e["name"].startswith("ProfilerStep#")])
+    assert s["steps"]["count"] == n_second > 0
