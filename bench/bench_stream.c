@@ -7,10 +7,11 @@
  *   record     ns per range on the recording threads (wall time of the loop / ranges)
  *   tail       the wall time tprof_shutdown takes after the loop (the writer finishing)
  *   written    ranges per second from the loop's start to the end of the shutdown
- *   dropped    the trace's dropped_events
- * Peak memory is the caller's to measure: /usr/bin/time -f %M build/bench/bench_stream ...
+ *   dropped    the trace's dropped_events (goal 0)
+ *   peak RSS   the process's (getrusage; /usr/bin/time -f %M gives the same)
  * Usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [OUTPUT_DIR [SPIN_NS]]]]: SPIN_NS of
- * busy work inside each op paces the loop (0: ranges back to back, faster than any writer). */
+ * busy work inside each op paces the loop (0: ranges back to back, faster than any writer).
+ * Without arguments (scripts/bench): 2000000 1 1 4194304 bench_stream_out 500. */
 #include "bench.h"
 #include "tprof.h"
 
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 enum { BLOCK = 1000 };
 
@@ -103,6 +105,9 @@ int main(int argc, char **argv) {
     printf("  tail     %8.3f s (tprof_shutdown after the loop)\n", t2 - t1);
     printf("  written  %8.2f M ranges/s (loop start to shutdown end)\n",
            (double)ranges / (t2 - t0) / 1e6);
-    printf("  dropped  %lld\n", dropped(dir));
+    printf("  dropped  %lld (goal 0)\n", dropped(dir));
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("  peak RSS %8.1f MB\n", (double)ru.ru_maxrss / 1024.0);
     return 0;
 }
