@@ -106,12 +106,13 @@ static void stream_segment(tp_window *w) {
     free(m);
 }
 
-/* The writer's poll: the streamed window recording now, if any, gives its filled chunks. */
+/* The writer's poll: the streamed window recording now, if any, gives its filled chunks; polled
+ * again soon while the sink takes its segments. */
 static int stream_poll(void *ctx) {
     (void)ctx;
     tp_window *w = TP_LOAD_ACQ(&tp_sess.streaming);
     if (w) stream_segment(w);
-    return w != NULL;
+    return w && w->ws;
 }
 
 /* A closed window's model to the sources and the sink: built whole, or a streamed window's last

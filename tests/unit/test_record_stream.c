@@ -269,6 +269,72 @@ static void test_segments_hold_the_windows_events(void **state) {
     cap_reset();
 }
 
+/* ---- the GPU's part: in the last segment, its devices in the trailer ---- */
+
+static tp_event *add_ev(tp_model *m, int kind, const char *name, uint32_t track, int64_t ts) {
+    tp_event *ev = tp_model_add_event(m);
+    assert_non_null(ev);
+    ev->kind = (uint8_t)kind;
+    ev->name = tp_model_intern_cstr(m, name);
+    ev->cat = tp_model_intern_cstr(m, kind == TP_KERNEL ? "kernel" : "cuda_runtime");
+    ev->track = track;
+    ev->ts = ts;
+    ev->dur = 10;
+    return ev;
+}
+
+/* Devices are known only once the window closed, after the header was written: the trailer has
+ * them; a launch and its kernel, both in the last segment, get their flow. */
+static void test_devices_and_flows_of_the_last_segment(void **state) {
+    (void)state;
+    char dir[] = "/tmp/tprof_stream_XXXXXX", path[64], out[64], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/p.json", dir);
+    snprintf(out, sizeof(out), "%s/t.json", dir);
+    tp_model head, seg, last;
+    tp_model_init(&head);
+    tp_model_init(&seg);
+    tp_model_init(&last);
+    tp_chrome_stream *cs = tp_chrome_stream_open(&head, path, NULL, err, sizeof(err));
+    assert_non_null(cs);
+    add_ev(&seg, TP_HOST_RANGE, "early", tp_model_track(&seg, 1, 0, 1, 0), 5);
+    assert_int_equal(tp_chrome_stream_add_events(cs, &seg), 0);
+    tp_device *d = tp_model_device(&last, 0);
+    assert_non_null(d);
+    d->name = tp_model_intern_cstr(&last, "Fake GPU");
+    d->num_sms = 132;
+    uint32_t host = tp_model_track(&last, 1, 0, 1, 0), gpu = tp_model_track(&last, 0, 0, 7, 0);
+    add_ev(&last, TP_HOST_RANGE, "cudaLaunchKernel", host, 100)->corr = 42;
+    add_ev(&last, TP_KERNEL, "kern", gpu, 120)->corr = 42;
+    assert_int_equal(tp_chrome_stream_end(cs, &last, out, NULL, err, sizeof(err)), 0);
+    FILE *f = fopen(out, "rb");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *events = strstr(text, "\"traceEvents\""),
+               *props = strstr(text, "\"deviceProperties\"");
+    assert_true(events && props && props > events); /* after the events: in the trailer */
+    assert_non_null(strstr(props, "\"numSms\":132"));
+    assert_non_null(strstr(text, "\"ph\":\"s\"")); /* the flow's start and end */
+    assert_non_null(strstr(text, "\"ph\":\"f\""));
+    const char *early = strstr(text, "\"early\""), *meta = strstr(text, "\"thread_name\"");
+    assert_true(early && meta && early < meta); /* the segment before the metadata */
+    tp_model m;
+    tp_model_init(&m);
+    if (tp_trace_read_file(out, &m, NULL, err, sizeof(err))) fail_msg("%s", err);
+    assert_int_equal(m.nevents, 3);
+    assert_int_equal(m.ndevices, 1);
+    assert_string_equal(tp_model_str(&m, m.devices[0].name), "Fake GPU");
+    tp_model_free(&m);
+    tp_model_free(&head);
+    tp_model_free(&seg);
+    tp_model_free(&last);
+    snprintf(err, sizeof(err), "rm -rf '%s'", dir);
+    assert_int_equal(system(err), 0);
+}
+
 /* ---- a streamed session: longer than max_events, nothing dropped ---- */
 
 typedef struct streamed {
@@ -350,6 +416,7 @@ static void test_stream_longer_than_max_events(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segments_hold_the_windows_events),
+        cmocka_unit_test(test_devices_and_flows_of_the_last_segment),
         cmocka_unit_test(test_stream_longer_than_max_events),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
