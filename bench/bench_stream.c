@@ -48,16 +48,18 @@ static void *record(void *arg) {
     return NULL;
 }
 
-/* The dropped_events of the trace tprof wrote: its summary.json's "run" member. */
+/* The dropped_events of the run: its summary.json's "run" member. */
 static long long dropped(const char *dir) {
-    char path[512], buf[1 << 16];
+    char path[512];
     snprintf(path, sizeof(path), "%s/stream/summary.json", dir);
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
+    static char buf[1 << 24];
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = '\0';
-    const char *p = strstr(buf, "\"dropped_events\":");
+    const char *run = strstr(buf, "\"run\":");
+    const char *p = run ? strstr(run, "\"dropped_events\":") : NULL;
     return p ? atoll(p + strlen("\"dropped_events\":")) : -1;
 }
 

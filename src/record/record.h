@@ -32,10 +32,14 @@
  *     One exception ends: a thread whose owed ends would not fit in a fresh chunk (ranges nested
  *     about TP_CHUNK_RECS deep) drops only the range that does not fit and those inside it
  *     (`deep` set, counted as too_deep); once its depth is back to drop_depth it keeps again.
+ *     So does a thread that ran out of budget in a streamed window (tp_stream_gen, invariant 8)
+ *     once its depth is back to drop_depth and the writer has given budget back: it keeps again
+ *     in a new chunk, its dropped ranges having all ended.
  *     Asserted by tp_tls_check (owed <= depth: the kept ranges are open ones; deep only while
  *     dropping) and by write_end (an end is written only for a kept range: owed > 0 and
  *     depth <= drop_depth). That the kept ranges lie below the dropped ones follows from
- *     drop_depth being set once per window, at the depth where dropping began.
+ *     drop_depth being set at the depth where dropping began, and cleared only once the depth is
+ *     back to it.
  *  6. Generations are never reused, not even across sessions, so a thread's stale gen can only
  *     differ from the current one. Windows are numbered 1, 2, ... in the order they open; each gap
  *     between windows gets a generation of its own too, marked TP_GEN_IDLE, so that a thread in
@@ -172,6 +176,8 @@ typedef struct tp_tls {
 #define TP_HIDDEN __attribute__((visibility("hidden")))
 extern __thread tp_tls tp_tls_cur TP_HIDDEN __attribute__((tls_model("initial-exec")));
 extern uint32_t tp_gen TP_HIDDEN; /* a window's generation, a gap's (TP_GEN_IDLE), or 0 */
+/* The streamed window's generation (stored before tp_gen), or 0; read on the slow path only. */
+extern uint32_t tp_stream_gen TP_HIDDEN;
 extern uint64_t tp_session_serial TP_HIDDEN; /* changes at every session start */
 
 #define TP_GEN_IDLE 0x80000000u
@@ -262,9 +268,13 @@ tp_thread *tp_thread_register(void);
  * (that session's windows are all written), its name is kept. */
 void tp_thread_new_session(tp_thread *thr);
 /* A chunk for window gen with up to `want` records of budget (0 if none is left), or NULL when
- * out of memory. */
-tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want);
+ * out of memory or, for min > 0, when fewer than min records of budget are left (then nothing is
+ * taken: the current chunk stays its owner's newest, invariant 8). */
+tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want,
+                        uint32_t min);
 void tp_budget_reset(int64_t records);
+/* 1 when at least `want` records of budget are left now (a hint: another thread may take them). */
+int tp_budget_left(uint32_t want);
 
 /* Calls fn for every thread with chunks of the generations lo .. hi (one window's: lo == hi, but
  * for the flight recorder's), with those chunks in recording order. Runs on the writer thread;

@@ -49,8 +49,9 @@ static void open_window(uint64_t now) {
         tp_flight_pin(w->gen_lo, now);
     } else {
         w->gen = next_gen(0);
-        TP_STORE_REL(&tp_gen, w->gen);
         w->stream = tp_sess.cfg->stream && tp_sess.sink.stream_open;
+        TP_STORE_RLX(&tp_stream_gen, w->stream ? w->gen : 0); /* published with tp_gen */
+        TP_STORE_REL(&tp_gen, w->gen);
     }
     if (w->stream) { /* the writer takes its chunks from now on */
         TP_STORE_REL(&tp_sess.streaming, w);

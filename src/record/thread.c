@@ -26,11 +26,16 @@ void tp_budget_reset(int64_t records) {
     TP_STORE_RLX(&budget, records);
 }
 
-static uint32_t budget_take(uint32_t want) {
+int tp_budget_left(uint32_t want) {
+    return TP_LOAD_RLX(&budget) >= (int64_t)want;
+}
+
+/* Up to want records of budget, or none when fewer than min are left. */
+static uint32_t budget_take(uint32_t want, uint32_t min) {
     int64_t avail = TP_LOAD_RLX(&budget);
     int64_t take;
     do {
-        if (avail <= 0) return 0;
+        if (avail <= 0 || avail < (int64_t)min) return 0;
         take = avail < want ? avail : want;
     } while (!__atomic_compare_exchange_n(&budget, &avail, avail - take, 1, __ATOMIC_RELAXED,
                                           __ATOMIC_RELAXED));
@@ -112,7 +117,8 @@ void tp_thread_new_session(tp_thread *thr) {
     TP_STORE_REL(&thr->name, copy);
 }
 
-tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want) {
+tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want,
+                        uint32_t min) {
     /* A reusable chunk, looked for from where the last search stopped, so that a thread
      * going through its chunks one after the other finds each in one step. */
     assert(thr == tp_tls_cur.thr); /* record.h, 1: only the owner takes its chunks */
@@ -124,15 +130,22 @@ tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_
             if (c != current && (TP_LOAD_RLX(&c->gen) <= done || TP_LOAD_ACQ(&c->streamed))) break;
         if (c == to) c = NULL;
     }
+    if (c) budget_return(c); /* a late chunk the writer never saw still holds budget */
+    uint32_t got = budget_take(want, min);
+    /* Nothing is published without the budget asked for: a chunk taken and left unused would be
+     * its owner's newest, and a streaming writer would take the one still written for sealed. */
+    if (min && got < min) return NULL;
     if (c) thr->cursor = c->next;
     int fresh = !c;
-    if (fresh && !(c = malloc(sizeof(*c)))) return NULL;
-    if (!fresh) budget_return(c); /* a late chunk the writer never saw still holds budget */
+    if (fresh && !(c = malloc(sizeof(*c)))) {
+        __atomic_fetch_add(&budget, (int64_t)got, __ATOMIC_RELAXED);
+        return NULL;
+    }
     TP_STORE_RLX(&c->count, 0);
     TP_STORE_RLX(&c->dropped, 0);
     TP_STORE_RLX(&c->too_deep, 0);
     TP_STORE_RLX(&c->streamed, 0);
-    TP_STORE_RLX(&c->reserved, budget_take(want));
+    TP_STORE_RLX(&c->reserved, got);
     TP_STORE_REL(&c->seq, thr->next_seq++); /* invariant 8: after the resets */
     TP_STORE_REL(&c->gen, gen);
     if (fresh) {

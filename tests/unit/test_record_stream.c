@@ -339,6 +339,7 @@ static void test_devices_and_flows_of_the_last_segment(void **state) {
 
 typedef struct streamed {
     size_t segments, events, ranges; /* ranges named "r" */
+    size_t after;                    /* ranges named "after" in segments before the last */
     tp_model *last;
 } streamed;
 
@@ -361,6 +362,7 @@ static void st_add(void *ctx, void *trace, const tp_model *seg) {
     s->segments++;
     s->events += seg->nevents;
     s->ranges += count_r(seg);
+    s->after += count_named(seg, "after");
     assert_int_equal(seg->base_ns, head_seen.base_ns);
 }
 
@@ -413,11 +415,60 @@ static void test_stream_longer_than_max_events(void **state) {
     cap_reset();
 }
 
+/* A burst the writer cannot keep up with drops ranges, counted; once the writer has caught up,
+ * the thread keeps its ranges again (record.h, invariant 5), within the same window. */
+static void test_stream_keeps_again_after_a_burst(void **state) {
+    (void)state;
+    enum { MAX = 65536, BURST = 2000000, AFTER = 1000 };
+    static const tp_sink sink = {.start = cap_start,
+                                 .window = cap_window,
+                                 .finish = cap_finish,
+                                 .stream_open = st_open,
+                                 .stream_add = st_add,
+                                 .stream_close = st_close};
+    cap_reset();
+    memset(&got, 0, sizeof(got));
+    tp_session_set_sink(&sink);
+    char max[32];
+    snprintf(max, sizeof(max), "%d", MAX);
+    tprof_config *c = cfg_of((const char *const[]){"stream", "true", "max_events", max, NULL});
+    assert_int_equal(tprof_start(c), 0);
+    tprof_config_free(c);
+    tprof_begin("outer");             /* kept: its end is owed through the drops */
+    for (int i = 0; i < BURST; i++) { /* 4 M records against 64 k of budget */
+        tprof_begin("r");
+        tprof_end();
+    }
+    struct timespec pause = {0, 200L * 1000000}, tick = {0, 1000000};
+    nanosleep(&pause, NULL); /* the writer takes every chunk but the newest */
+    for (int i = 0; i < AFTER; i++) {
+        tprof_begin("after");
+        tprof_end();
+        if (i % 100 == 99) nanosleep(&tick, NULL);
+    }
+    tprof_end();
+    tprof_shutdown();
+    assert_non_null(got.last);
+    uint64_t dropped = got.last->dropped_events;
+    assert_true(dropped > 0);
+    assert_int_equal(got.ranges + dropped, BURST);
+    assert_int_equal(count_named(got.last, "after") + got.after, AFTER);
+    const tp_event *outer = find_named(got.last, "outer");
+    assert_non_null(outer);
+    assert_false(outer->flags & TP_EVF_TRUNCATED); /* its own end, after the drops */
+    assert_int_equal(cap.run.dropped_events, dropped);
+    tp_model_free(got.last);
+    free(got.last);
+    tp_session_set_sink(NULL);
+    cap_reset();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segments_hold_the_windows_events),
         cmocka_unit_test(test_devices_and_flows_of_the_last_segment),
         cmocka_unit_test(test_stream_longer_than_max_events),
+        cmocka_unit_test(test_stream_keeps_again_after_a_burst),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
