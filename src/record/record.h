@@ -282,10 +282,14 @@ int tp_budget_left(uint32_t want);
  * generation is released. */
 typedef void (*tp_chunk_visit)(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n);
 int tp_collect_chunks(uint32_t lo, uint32_t hi, tp_chunk_visit fn, void *ctx);
+/* Chunks a thread gives a streamed window's segment at most (4 MB of records), so that a segment's
+ * model stays small when the writer has fallen behind: it takes several segments then. */
+enum { TP_STREAM_BATCH = 64 };
 /* A streamed window's chunks not read yet (record.h, invariant 8), in recording order, thread by
- * thread: each thread's chunks of generation gen other than its newest or, when `all`, every one
- * (the window closed). Chunks read before `all` are marked streamed once fn returns: their owner
- * may reuse them; those of the final call stay until tp_window_done(gen). Writer thread only. */
+ * thread: each thread's chunks of generation gen other than its newest, up to TP_STREAM_BATCH, or,
+ * when `all`, every one (the window closed). Chunks read before `all` are marked streamed once fn
+ * returns: their owner may reuse them; those of the final call stay until tp_window_done(gen).
+ * Writer thread only. */
 int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx);
 /* The flight recorder: chunks of generations up to `upto` may be reused (their budget returns);
  * never lowers what was released. */

@@ -85,9 +85,9 @@ static void fill_run_info(tp_run_info *run);
 
 /* ---- the writer thread's side ---- */
 
-/* A streamed window's next segment to the sink's trace: begun at the first, when the sink takes
- * one (else the window is built whole at its end). */
-static void stream_segment(tp_window *w) {
+/* A streamed window's next segments (up to `passes`) to the sink's trace: begun at the first,
+ * when the sink takes one (else the window is built whole at its end). */
+static void stream_segments(tp_window *w, size_t passes) {
     if (!w->ws && !w->head) {
         w->head = calloc(1, sizeof(*w->head));
         if (w->head) {
@@ -99,11 +99,13 @@ static void stream_segment(tp_window *w) {
         }
         if (w->trace) w->ws = tp_wstream_new(w, &tp_sess.env);
     }
-    if (!w->ws) return;
-    tp_model *m = tp_wstream_pass(w->ws);
-    if (m && m->nevents) tp_sess.sink.stream_add(tp_sess.sink.ctx, w->trace, m);
-    if (m) tp_model_free(m);
-    free(m);
+    for (size_t n = 1, k = 0; w->ws && n && k < passes; k++) {
+        tp_model *m = tp_wstream_pass(w->ws);
+        n = m ? m->nevents : 0;
+        if (n) tp_sess.sink.stream_add(tp_sess.sink.ctx, w->trace, m);
+        if (m) tp_model_free(m);
+        free(m);
+    }
 }
 
 /* The writer's poll: the streamed window recording now, if any, gives its filled chunks; polled
@@ -111,7 +113,7 @@ static void stream_segment(tp_window *w) {
 static int stream_poll(void *ctx) {
     (void)ctx;
     tp_window *w = TP_LOAD_ACQ(&tp_sess.streaming);
-    if (w) stream_segment(w);
+    if (w) stream_segments(w, 8); /* back soon to a flush a signal may ask for meanwhile */
     return w && w->ws;
 }
 
@@ -119,7 +121,9 @@ static int stream_poll(void *ctx) {
  * segment. */
 static void build_window(tp_window *w) {
     tp_window_info info;
-    if (w->stream) stream_segment(w); /* a window that closed before the first poll too */
+    if (w->stream) /* all but the threads' newest chunks, a segment's worth at a time (also a
+                      window that closed before the first poll) */
+        stream_segments(w, SIZE_MAX);
     tp_model *m = w->ws ? tp_wstream_finish(w->ws, &info) : tp_window_build(w, &tp_sess.env, &info);
     w->ws = NULL;
     info.deadline_ns = &tp_sess.writer.deadline_ns;

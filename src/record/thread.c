@@ -251,6 +251,7 @@ int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx) {
             break;
         }
         size_t n = !all && l.n ? l.n - 1 : l.n; /* the newest: its owner may still write it */
+        if (!all && n > TP_STREAM_BATCH) n = TP_STREAM_BATCH;
         if (n == 0 && !all) continue;
         assert(n == 0 || TP_LOAD_RLX(&l.v[0]->seq) >= thr->stream_next); /* read once */
         fn(ctx, thr, l.v, n);

@@ -69,8 +69,9 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
 /* w must stay until finish; its opening fields are read (gen, start_ticks, opened). NULL when
  * out of memory. */
 tp_wstream *tp_wstream_new(const tp_window *w, const tp_window_env *env);
-/* A segment of the chunks the threads filled since the last one (the caller owns it; it may be
- * empty); NULL when out of memory. Their owners may reuse those chunks as it returns. */
+/* A segment of the chunks the threads filled since the last one, up to TP_STREAM_BATCH per
+ * thread (the caller owns it; it may be empty); NULL when out of memory. Their owners may reuse
+ * those chunks as it returns. */
 tp_model *tp_wstream_pass(tp_wstream *s);
 /* The window closed (w's end fields set): the last segment, with w's info as tp_window_build
  * gives it, the dropped events of every segment and its warnings; frees s. */
