@@ -49,6 +49,7 @@ struct tprof_config {
     int trace_format; /* tp_trace_format */
     int clock;        /* tp_clock_mode */
     int64_t max_events;
+    int stream; /* windows written while they record (record/window.h, tp_wstream) */
     int summary;
     int html_report; /* report.html in the run directory at shutdown */
     int64_t top_k;

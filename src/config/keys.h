@@ -73,6 +73,7 @@ enum tp_key_type {
     X(TRACE_FORMAT, trace_format, TP_T_CHOICE, TP_CHOICES_TRACE_FORMAT, 0, "json")                 \
     X(TENSORBOARD_NAMES, tensorboard_names, TP_T_BOOL, 0, 0, "false")                              \
     X(MAX_EVENTS, max_events, TP_T_INT, 16, INT64_C(1) << 40, "4194304")                           \
+    X(STREAM, stream, TP_T_BOOL, 0, 0, "false")                                                    \
     X(SUMMARY, summary, TP_T_BOOL, 0, 0, "true")                                                   \
     X(TOP_K, top_k, TP_T_INT, 1, 100000, "10")                                                     \
     X(HTML_REPORT, html_report, TP_T_BOOL, 0, 0, "true")                                           \

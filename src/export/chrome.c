@@ -57,6 +57,9 @@ typedef struct writer {
     size_t nevents;   /* events of the models written so far */
     size_t nwritten;  /* of those, written (fewer when the deadline passed) */
     int64_t first_ts; /* earliest event time, the ts of the metadata entries */
+    int64_t seen_ts;  /* the earliest of the segments written without metadata ... */
+    int seen;         /* ... when there were any */
+    int devices_out;  /* deviceProperties written (in the header) */
     int gzip;
     z_stream z;
     unsigned char *zout;
@@ -591,17 +594,22 @@ static void put_device(writer *w, const tp_device *d) {
     tp_buf_putc(&w->out, '}');
 }
 
+static void put_devices(writer *w) {
+    const tp_model *m = w->doc;
+    if (!m->ndevices || w->devices_out) return;
+    TP_BUF_LIT(&w->out, ",\n\"deviceProperties\":[");
+    for (size_t i = 0; i < m->ndevices; i++) {
+        if (i) tp_buf_putc(&w->out, ',');
+        put_device(w, &m->devices[i]);
+    }
+    tp_buf_putc(&w->out, ']');
+    w->devices_out = 1;
+}
+
 static void put_header(writer *w) {
     const tp_model *m = w->doc;
     TP_BUF_LIT(&w->out, "{\"schemaVersion\":1");
-    if (m->ndevices) {
-        TP_BUF_LIT(&w->out, ",\n\"deviceProperties\":[");
-        for (size_t i = 0; i < m->ndevices; i++) {
-            if (i) tp_buf_putc(&w->out, ',');
-            put_device(w, &m->devices[i]);
-        }
-        tp_buf_putc(&w->out, ']');
-    }
+    put_devices(w);
     if (m->rank >= 0) {
         /* "rank": N with its space: traceinsight (HTA) finds a file's rank by the pattern
          * "rank":\s+N, and without it takes every rank's trace for rank 0 */
@@ -619,6 +627,7 @@ static void put_trailer(writer *w) {
     const tp_chrome_opts *o = w->o;
     TP_BUF_LIT(&w->out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
     tp_buf_i64(&w->out, m->base_ns);
+    put_devices(w); /* a streamed trace's, known at its end */
     if (o->trace_name) {
         TP_BUF_LIT(&w->out, ",\n\"traceName\":");
         tp_buf_json_cstr(&w->out, o->trace_name);
@@ -720,11 +729,19 @@ static void segment_free(writer *w) {
     w->m = NULL;
 }
 
-/* One model's part of the document: its tracks' metadata, then its events. */
-static int write_segment(writer *w, const tp_model *m) {
+/* One model's part of the document: its tracks' metadata (unless `events_only`), then its events.
+ * Metadata is dated at the earliest event of its segment and of the segments before it written
+ * without metadata. */
+static int write_segment(writer *w, const tp_model *m, int events_only) {
     w->m = m;
     w->nevents += m->nevents;
-    if (prepare(w) || put_metadata(w)) w->stop = 1;
+    if (prepare(w)) w->stop = 1;
+    if (w->seen && (!m->nevents || w->seen_ts < w->first_ts)) w->first_ts = w->seen_ts;
+    if (events_only && m->nevents) {
+        w->seen_ts = w->first_ts;
+        w->seen = 1;
+    }
+    if (!w->stop && !events_only && put_metadata(w)) w->stop = 1;
     size_t i = 0;
     for (; i < m->nevents && !w->stop; i++) {
         if (i % DEADLINE_EVERY == 0 && tp_chrome_past_deadline(w->o->deadline_ns)) break;
@@ -780,7 +797,7 @@ int tp_chrome_write(const tp_model *m, const tp_chrome_opts *o,
                     int (*write)(void *ctx, const void *data, size_t len), void *ctx) {
     writer w;
     if (!m || !write || writer_open(&w, m, o, write, ctx)) return -1;
-    int rc = write_segment(&w, m) || writer_finish(&w) ? -1 : 0;
+    int rc = write_segment(&w, m, 0) || writer_finish(&w) ? -1 : 0;
     if (o && o->events_written) *o->events_written = w.nwritten;
     writer_free(&w);
     return rc;
@@ -828,7 +845,21 @@ tp_chrome_stream *tp_chrome_stream_open(const tp_model *doc, const char *path,
 
 int tp_chrome_stream_add(tp_chrome_stream *s, const tp_model *m) {
     assert(s && m && m->base_ns == s->w.doc->base_ns); /* times are written relative to it */
-    return s->w.stop ? -1 : write_segment(&s->w, m);
+    return s->w.stop ? -1 : write_segment(&s->w, m, 0);
+}
+
+int tp_chrome_stream_add_events(tp_chrome_stream *s, const tp_model *m) {
+    assert(s && m && m->base_ns == s->w.doc->base_ns);
+    return s->w.stop ? -1 : write_segment(&s->w, m, 1);
+}
+
+int tp_chrome_stream_end(tp_chrome_stream *s, const tp_model *last, const char *path,
+                         size_t *events_written, char *err, size_t errlen) {
+    assert(last->base_ns == s->w.doc->base_ns);
+    s->w.doc = last;
+    if (!s->w.stop) write_segment(&s->w, last, 0);
+    if (tp_ofile_rename_to(s->f, path)) s->w.stop = 1;
+    return tp_chrome_stream_commit(s, events_written, err, errlen);
 }
 
 void tp_chrome_stream_abort(tp_chrome_stream *s) {

@@ -82,6 +82,17 @@ int tp_chrome_stream_add(tp_chrome_stream *s, const tp_model *m);
 /* Ends the document and renames the file into place; frees s. events_written (may be NULL): the
  * events written. 0, or -1 with err filled and nothing left behind. */
 int tp_chrome_stream_commit(tp_chrome_stream *s, size_t *events_written, char *err, size_t errlen);
+/* A streamed window's trace (record/window.h's segments): m's events without its tracks'
+ * metadata, which the last segment writes for every track (tp_chrome_stream_end). 0, or -1 once
+ * the output is lost. */
+int tp_chrome_stream_add_events(tp_chrome_stream *s, const tp_model *m);
+/* Ends a streamed trace: last (the last segment, which has every track) is written with its
+ * metadata, at the time of the earliest event of every segment; last is the document from now
+ * on (the trailer's facts; deviceProperties there when the header had none, as devices are known
+ * only once the window closed); the file is renamed to path (same folder) rather than the path
+ * it was opened with. As tp_chrome_stream_commit otherwise. */
+int tp_chrome_stream_end(tp_chrome_stream *s, const tp_model *last, const char *path,
+                         size_t *events_written, char *err, size_t errlen);
 /* Removes the temporary file; frees s. */
 void tp_chrome_stream_abort(tp_chrome_stream *s);
 

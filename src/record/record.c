@@ -14,13 +14,14 @@
 
 __thread tp_tls tp_tls_cur __attribute__((tls_model("initial-exec")));
 uint32_t tp_gen;
+uint32_t tp_stream_gen;
 uint64_t tp_session_serial;
 int tprof_active_;
 
 /* The flight recorder's step change: the kept ranges still open go on in a chunk of the new
  * generation, taken now with room for their ends (record.h, 7). */
 static void carry_owed(tp_tls *t, uint32_t g, uint32_t owed) {
-    tp_chunk *c = tp_chunk_take(t->thr, NULL, g, TP_CHUNK_RECS);
+    tp_chunk *c = tp_chunk_take(t->thr, NULL, g, TP_CHUNK_RECS, 0);
     if (!c) return; /* out of memory: they become ranges begun before this step */
     uint32_t got = TP_LOAD_RLX(&c->reserved);
     t->chunk = c; /* the step's first chunk, kept even without budget: it carries the drops */
@@ -105,26 +106,29 @@ tp_rec *tp_room_slow(tp_tls *t, uint32_t need) {
     uint32_t g = tp_tls_sync(t);
     if (!tp_gen_records(g) || !t->thr) return NULL;
     if (t->drop_depth != INT32_MAX) {
-        if (!t->deep || t->depth > t->drop_depth) return count_drop(t);
-        /* back out of the too-deep ranges: keep again, with the room the chunk had */
-        t->deep = 0;
-        t->drop_depth = INT32_MAX;
-        t->cap = t->deep_cap;
+        if (t->depth > t->drop_depth) return count_drop(t);
+        if (t->deep) { /* back out of the too-deep ranges: keep again, with the room it had */
+            t->deep = 0;
+            t->drop_depth = INT32_MAX;
+            t->cap = t->deep_cap;
+        } else if (TP_LOAD_RLX(&tp_stream_gen) == g && tp_budget_left(t->owed + need)) {
+            t->drop_depth = INT32_MAX; /* the writer gave budget back: a new chunk (record.h, 5) */
+        } else {
+            return count_drop(t);
+        }
     }
     if (t->chunk && t->cap - t->n >= t->owed + need) return t->recs + t->n;
     if (t->chunk && t->owed + need > TP_CHUNK_RECS) return start_too_deep(t);
-    tp_chunk *c = tp_chunk_take(t->thr, t->chunk, g, TP_CHUNK_RECS);
+    /* The first chunk of a window is taken even without budget: it carries the drop count. A
+     * later one only with room for the owed ends and this record. */
+    tp_chunk *c = tp_chunk_take(t->thr, t->chunk, g, TP_CHUNK_RECS, t->chunk ? t->owed + need : 0);
     if (!c) return start_dropping(t);
     uint32_t got = TP_LOAD_RLX(&c->reserved);
-    /* The first chunk of a window is kept even when it got no budget: it carries the drop
-     * count. A later one that cannot hold the owed ends stays empty; the writer skips it. */
-    if (got >= t->owed + need || !t->chunk) {
-        t->chunk = c;
-        t->recs = c->recs;
-        t->n = 0;
-        t->cap = got;
-        if (got >= t->owed + need) return t->recs;
-    }
+    t->chunk = c;
+    t->recs = c->recs;
+    t->n = 0;
+    t->cap = got;
+    if (got >= t->owed + need) return t->recs;
     return start_dropping(t);
 }
 

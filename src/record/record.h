@@ -32,10 +32,14 @@
  *     One exception ends: a thread whose owed ends would not fit in a fresh chunk (ranges nested
  *     about TP_CHUNK_RECS deep) drops only the range that does not fit and those inside it
  *     (`deep` set, counted as too_deep); once its depth is back to drop_depth it keeps again.
+ *     So does a thread that ran out of budget in a streamed window (tp_stream_gen, invariant 8)
+ *     once its depth is back to drop_depth and the writer has given budget back: it keeps again
+ *     in a new chunk, its dropped ranges having all ended.
  *     Asserted by tp_tls_check (owed <= depth: the kept ranges are open ones; deep only while
  *     dropping) and by write_end (an end is written only for a kept range: owed > 0 and
  *     depth <= drop_depth). That the kept ranges lie below the dropped ones follows from
- *     drop_depth being set once per window, at the depth where dropping began.
+ *     drop_depth being set at the depth where dropping began, and cleared only once the depth is
+ *     back to it.
  *  6. Generations are never reused, not even across sessions, so a thread's stale gen can only
  *     differ from the current one. Windows are numbered 1, 2, ... in the order they open; each gap
  *     between windows gets a generation of its own too, marked TP_GEN_IDLE, so that a thread in
@@ -48,7 +52,15 @@
  *     invariant 4 holds from its first record there; when no such chunk can be had, the ranges
  *     become ranges begun before the window, as at any other generation change. Chunks are then
  *     reused once their generation is released (tp_gens_release), not window by window.
- *     Asserted: carry_owed (record.c) checks invariant 4 in the new chunk. */
+ *     Asserted: carry_owed (record.c) checks invariant 4 in the new chunk.
+ *  8. A streamed window (the `stream` key, tp_stream_chunks) is read while it records: the writer
+ *     takes a thread's chunks of that window other than its newest, which the owner no longer
+ *     writes (it writes only its current chunk, always its newest: seq grows), and, once read,
+ *     sets the chunk's `streamed` (release) and returns its budget; the owner may then reuse it
+ *     at once (acquire), for this window too. A chunk taken again stores seq (release) after
+ *     resetting count and streamed, so a writer that reads the new seq (acquire) sees the reset
+ *     fields, and one that reads the old seq skips the chunk as read. Asserted: the writer never
+ *     reads a chunk twice (its seq is at least the thread's stream_next). */
 #ifndef TP_RECORD_RECORD_H
 #define TP_RECORD_RECORD_H
 
@@ -117,8 +129,11 @@ typedef struct tp_chunk {
     uint32_t count;        /* records published (invariant 2) */
     uint64_t dropped;      /* events the owner could not keep in this window */
     uint64_t too_deep;     /* of them, those dropped for nesting too deep (invariant 5) */
-    uint64_t seq;          /* order of the owner's chunks */
+    uint64_t seq;          /* order of the owner's chunks; stored with release after count,
+                              dropped and streamed were reset (a streaming writer reads it
+                              while the owner may take the chunk again: invariant 8) */
     uint32_t reserved;     /* max_events budget held; returned once, by whoever exchanges it */
+    uint32_t streamed;     /* a streamed window's writer read it: the owner may reuse it now */
     tp_rec recs[TP_CHUNK_RECS];
 } tp_chunk;
 
@@ -139,6 +154,8 @@ typedef struct tp_thread {
     tp_chunk *cursor;           /* owner only: where the next search for a reusable chunk starts */
     int exited;                 /* set by the thread's exit; the thread is then freed once its
                                    chunks' windows are written */
+    uint32_t stream_gen;        /* writer only: the streamed window whose chunks ... */
+    uint64_t stream_next;       /* ... of seq below this were read (tp_stream_chunks) */
 } tp_thread;
 
 /* The calling thread's recording state (initial-exec TLS: one segment-relative access). */
@@ -159,6 +176,8 @@ typedef struct tp_tls {
 #define TP_HIDDEN __attribute__((visibility("hidden")))
 extern __thread tp_tls tp_tls_cur TP_HIDDEN __attribute__((tls_model("initial-exec")));
 extern uint32_t tp_gen TP_HIDDEN; /* a window's generation, a gap's (TP_GEN_IDLE), or 0 */
+/* The streamed window's generation (stored before tp_gen), or 0; read on the slow path only. */
+extern uint32_t tp_stream_gen TP_HIDDEN;
 extern uint64_t tp_session_serial TP_HIDDEN; /* changes at every session start */
 
 #define TP_GEN_IDLE 0x80000000u
@@ -249,9 +268,13 @@ tp_thread *tp_thread_register(void);
  * (that session's windows are all written), its name is kept. */
 void tp_thread_new_session(tp_thread *thr);
 /* A chunk for window gen with up to `want` records of budget (0 if none is left), or NULL when
- * out of memory. */
-tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want);
+ * out of memory or, for min > 0, when fewer than min records of budget are left (then nothing is
+ * taken: the current chunk stays its owner's newest, invariant 8). */
+tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want,
+                        uint32_t min);
 void tp_budget_reset(int64_t records);
+/* 1 when at least `want` records of budget are left now (a hint: another thread may take them). */
+int tp_budget_left(uint32_t want);
 
 /* Calls fn for every thread with chunks of the generations lo .. hi (one window's: lo == hi, but
  * for the flight recorder's), with those chunks in recording order. Runs on the writer thread;
@@ -259,6 +282,15 @@ void tp_budget_reset(int64_t records);
  * generation is released. */
 typedef void (*tp_chunk_visit)(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n);
 int tp_collect_chunks(uint32_t lo, uint32_t hi, tp_chunk_visit fn, void *ctx);
+/* Chunks a thread gives a streamed window's segment at most (4 MB of records), so that a segment's
+ * model stays small when the writer has fallen behind: it takes several segments then. */
+enum { TP_STREAM_BATCH = 64 };
+/* A streamed window's chunks not read yet (record.h, invariant 8), in recording order, thread by
+ * thread: each thread's chunks of generation gen other than its newest, up to TP_STREAM_BATCH, or,
+ * when `all`, every one (the window closed). Chunks read before `all` are marked streamed once fn
+ * returns: their owner may reuse them; those of the final call stay until tp_window_done(gen).
+ * Writer thread only. */
+int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx);
 /* The flight recorder: chunks of generations up to `upto` may be reused (their budget returns);
  * never lowers what was released. */
 void tp_gens_release(uint32_t upto);

@@ -85,10 +85,47 @@ static void fill_run_info(tp_run_info *run);
 
 /* ---- the writer thread's side ---- */
 
-/* A closed window's model to the sources and the sink. */
+/* A streamed window's next segments (up to `passes`) to the sink's trace: begun at the first,
+ * when the sink takes one (else the window is built whole at its end). */
+static void stream_segments(tp_window *w, size_t passes) {
+    if (!w->ws && !w->head) {
+        w->head = calloc(1, sizeof(*w->head));
+        if (w->head) {
+            tp_model_init(w->head);
+            w->head->base_ns = tp_sess.env.base_ns;
+            w->head->rank = tp_sess.env.rank;
+            w->head->world_size = tp_sess.env.world_size;
+            w->trace = tp_sess.sink.stream_open(tp_sess.sink.ctx, w->head);
+        }
+        if (w->trace) w->ws = tp_wstream_new(w, &tp_sess.env);
+    }
+    for (size_t n = 1, k = 0; w->ws && n && k < passes; k++) {
+        tp_model *m = tp_wstream_pass(w->ws);
+        n = m ? m->nevents : 0;
+        if (n) tp_sess.sink.stream_add(tp_sess.sink.ctx, w->trace, m);
+        if (m) tp_model_free(m);
+        free(m);
+    }
+}
+
+/* The writer's poll: the streamed window recording now, if any, gives its filled chunks; polled
+ * again soon while the sink takes its segments. */
+static int stream_poll(void *ctx) {
+    (void)ctx;
+    tp_window *w = TP_LOAD_ACQ(&tp_sess.streaming);
+    if (w) stream_segments(w, 8); /* back soon to a flush a signal may ask for meanwhile */
+    return w && w->ws;
+}
+
+/* A closed window's model to the sources and the sink: built whole, or a streamed window's last
+ * segment. */
 static void build_window(tp_window *w) {
     tp_window_info info;
-    tp_model *m = tp_window_build(w, &tp_sess.env, &info);
+    if (w->stream) /* all but the threads' newest chunks, a segment's worth at a time (also a
+                      window that closed before the first poll) */
+        stream_segments(w, SIZE_MAX);
+    tp_model *m = w->ws ? tp_wstream_finish(w->ws, &info) : tp_window_build(w, &tp_sess.env, &info);
+    w->ws = NULL;
     info.deadline_ns = &tp_sess.writer.deadline_ns;
     if (m) {
         tp_source src[TP_MAX_SOURCES];
@@ -105,7 +142,10 @@ static void build_window(tp_window *w) {
                 "were held at once",
                 w->name, (unsigned long long)(m->dropped_events - info.too_deep),
                 (long long)tp_sess.cfg->max_events);
-        tp_sess.sink.window(tp_sess.sink.ctx, m, &info);
+        if (w->trace)
+            tp_sess.sink.stream_close(tp_sess.sink.ctx, w->trace, m, &info);
+        else
+            tp_sess.sink.window(tp_sess.sink.ctx, m, &info);
     } else {
         tp_log_warn("window %s: out of memory; it is not written", w->name);
     }
@@ -113,11 +153,17 @@ static void build_window(tp_window *w) {
 
 static void write_window(void *ctx, tp_window *w) {
     (void)ctx;
-    if (!w->empty) build_window(w);
+    if (!w->empty)
+        build_window(w);
+    else if (w->trace)
+        tp_sess.sink.stream_abort(tp_sess.sink.ctx, w->trace);
     if (w->gen_lo)
         tp_flight_window_done(w);
     else
         tp_window_done(w->gen);
+    tp_wstream_free(w->ws); /* an empty window's */
+    if (w->head) tp_model_free(w->head);
+    free(w->head);
     free(w->steps);
     free(w);
 }
@@ -212,6 +258,7 @@ static void fill_run_info(tp_run_info *run) {
                          .world_size = tp_sess.rank.world_size,
                          .gzip = cfg->gzip,
                          .trace_format = cfg->trace_format,
+                         .max_events = (uint64_t)cfg->max_events,
                          .tensorboard_names = cfg->tensorboard_names,
                          .print_summary = cfg->summary && tp_sess.rank.rank == 0,
                          .top_k = (size_t)cfg->top_k,
@@ -341,6 +388,7 @@ static int start_locked(const tprof_config *cfg, const char *fn) {
     tp_sess.writer.flush = signal_flush;
     tp_sess.writer.after_flush = signal_finish;
     tp_sess.writer.flight = flight_serve;
+    tp_sess.writer.poll = stream_poll;
     if (tp_writer_start(&tp_sess.writer)) {
         tp_log_warn("cannot start the writer thread: %s; profiling is off", strerror(errno));
         free_run();

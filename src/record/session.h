@@ -57,6 +57,7 @@ typedef struct tp_session {
     tp_window_env env;
     char process_name[64];
     tp_window *open;           /* the recording window, or NULL */
+    tp_window *streaming;      /* it, while it is streamed (atomic: the writer polls it) */
     uint64_t step_start;       /* ticks at which the current step began */
     int64_t stepper;           /* the thread driving steps; 0 until the first tprof_step */
     int64_t step_tid;          /* the ProfilerStep ranges' thread: the stepper, else the starter */

@@ -23,7 +23,8 @@ typedef struct tp_run_info {
     int tensorboard_names;    /* <worker>.<time_ns>.pt.trace.json names */
     int print_summary;        /* this process prints the console summary (rank 0, summary on) */
     size_t top_k;
-    int html_report; /* write report.html (the html_report key) */
+    int html_report;     /* write report.html (the html_report key) */
+    uint64_t max_events; /* the max_events key */
     const tp_stage_def *stages;
     size_t nstages;
     double peak_tflops; /* a device's peak for MFU (the peak_tflops key); 0: the GPU table */
@@ -46,6 +47,17 @@ typedef struct tp_sink {
      * ended the recording (on the writer thread, run->interrupted set; called once: shutdown
      * then calls it no more). */
     void (*finish)(void *ctx, const tp_run_info *run);
+    /* Optional: a streamed window (the `stream` key) is written while it records, on the writer
+     * thread. stream_open begins its trace, head giving what a trace says first (base_ns, rank,
+     * world_size; it stays valid until stream_close), and returns the trace, or NULL (the
+     * window is then delivered whole through `window`). stream_add writes a segment's events
+     * (record/window.h; the caller frees it). stream_close gets the last segment, which the sink
+     * owns as `window`'s m, and the window's info: the trace ends, and the window joins the
+     * run's files as through `window`. */
+    void *(*stream_open)(void *ctx, const tp_model *head);
+    void (*stream_add)(void *ctx, void *trace, const tp_model *segment);
+    void (*stream_close)(void *ctx, void *trace, tp_model *last, const tp_window_info *w);
+    void (*stream_abort)(void *ctx, void *trace); /* the window holds no step: no trace */
     /* Optional, after start: the run directory the sink took when it is not run->run_dir (the
      * default sink's is another when <output_dir>/<run_id> is not tprof's to use, run/claim.h);
      * NULL keeps run->run_dir. The session reports it from then on. */

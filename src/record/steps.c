@@ -49,7 +49,13 @@ static void open_window(uint64_t now) {
         tp_flight_pin(w->gen_lo, now);
     } else {
         w->gen = next_gen(0);
+        w->stream = tp_sess.cfg->stream && tp_sess.sink.stream_open;
+        TP_STORE_RLX(&tp_stream_gen, w->stream ? w->gen : 0); /* published with tp_gen */
         TP_STORE_REL(&tp_gen, w->gen);
+    }
+    if (w->stream) { /* the writer takes its chunks from now on */
+        TP_STORE_REL(&tp_sess.streaming, w);
+        tp_writer_poke(&tp_sess.writer);
     }
     tp_mem_record_snapshot();
 }
@@ -85,6 +91,7 @@ static void close_window(uint64_t now, int partial, int64_t last_step) {
     else
         TP_STORE_REL(&tp_gen, next_gen(1));
     tp_sess.open = NULL;
+    TP_STORE_REL(&tp_sess.streaming, NULL); /* before the push: the writer polls it no more */
     w->end_ticks = now;
     w->partial = partial;
     w->last_step = last_step;

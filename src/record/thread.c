@@ -26,11 +26,16 @@ void tp_budget_reset(int64_t records) {
     TP_STORE_RLX(&budget, records);
 }
 
-static uint32_t budget_take(uint32_t want) {
+int tp_budget_left(uint32_t want) {
+    return TP_LOAD_RLX(&budget) >= (int64_t)want;
+}
+
+/* Up to want records of budget, or none when fewer than min are left. */
+static uint32_t budget_take(uint32_t want, uint32_t min) {
     int64_t avail = TP_LOAD_RLX(&budget);
     int64_t take;
     do {
-        if (avail <= 0) return 0;
+        if (avail <= 0 || avail < (int64_t)min) return 0;
         take = avail < want ? avail : want;
     } while (!__atomic_compare_exchange_n(&budget, &avail, avail - take, 1, __ATOMIC_RELAXED,
                                           __ATOMIC_RELAXED));
@@ -112,7 +117,8 @@ void tp_thread_new_session(tp_thread *thr) {
     TP_STORE_REL(&thr->name, copy);
 }
 
-tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want) {
+tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_t want,
+                        uint32_t min) {
     /* A reusable chunk, looked for from where the last search stopped, so that a thread
      * going through its chunks one after the other finds each in one step. */
     assert(thr == tp_tls_cur.thr); /* record.h, 1: only the owner takes its chunks */
@@ -121,18 +127,26 @@ tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_
     for (int pass = 0; pass < 2 && !c; pass++) {
         tp_chunk *from = pass ? thr->chunks : thr->cursor, *to = pass ? thr->cursor : NULL;
         for (c = from; c != to; c = c->next)
-            if (c != current && TP_LOAD_RLX(&c->gen) <= done) break;
+            if (c != current && (TP_LOAD_RLX(&c->gen) <= done || TP_LOAD_ACQ(&c->streamed))) break;
         if (c == to) c = NULL;
     }
+    if (c) budget_return(c); /* a late chunk the writer never saw still holds budget */
+    uint32_t got = budget_take(want, min);
+    /* Nothing is published without the budget asked for: a chunk taken and left unused would be
+     * its owner's newest, and a streaming writer would take the one still written for sealed. */
+    if (min && got < min) return NULL;
     if (c) thr->cursor = c->next;
     int fresh = !c;
-    if (fresh && !(c = malloc(sizeof(*c)))) return NULL;
-    if (!fresh) budget_return(c); /* a late chunk the writer never saw still holds budget */
+    if (fresh && !(c = malloc(sizeof(*c)))) {
+        __atomic_fetch_add(&budget, (int64_t)got, __ATOMIC_RELAXED);
+        return NULL;
+    }
     TP_STORE_RLX(&c->count, 0);
     TP_STORE_RLX(&c->dropped, 0);
     TP_STORE_RLX(&c->too_deep, 0);
-    c->seq = thr->next_seq++;
-    TP_STORE_RLX(&c->reserved, budget_take(want));
+    TP_STORE_RLX(&c->streamed, 0);
+    TP_STORE_RLX(&c->reserved, got);
+    TP_STORE_REL(&c->seq, thr->next_seq++); /* invariant 8: after the resets */
     TP_STORE_REL(&c->gen, gen);
     if (fresh) {
         c->next = thr->chunks;
@@ -142,8 +156,9 @@ tp_chunk *tp_chunk_take(tp_thread *thr, tp_chunk *current, uint32_t gen, uint32_
 }
 
 static int chunk_seq_cmp(const void *a, const void *b) {
-    const tp_chunk *x = *(tp_chunk *const *)a, *y = *(tp_chunk *const *)b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    uint64_t x = TP_LOAD_RLX(&(*(tp_chunk *const *)a)->seq);
+    uint64_t y = TP_LOAD_RLX(&(*(tp_chunk *const *)b)->seq);
+    return x < y ? -1 : x > y;
 }
 
 static int in_gens(const tp_chunk *c, uint32_t lo, uint32_t hi) {
@@ -184,6 +199,69 @@ int tp_collect_chunks(uint32_t lo, uint32_t hi, tp_chunk_visit fn, void *ctx) {
         fn(ctx, list[i], chunks, n);
     }
     free(chunks);
+    free(list);
+    return rc;
+}
+
+typedef struct chunk_list {
+    tp_chunk **v;
+    size_t n, cap;
+} chunk_list;
+
+/* A thread's chunks of gen not read yet, in seq order, into l; 0, or -1 when out of memory. The
+ * seqs are read before any count (invariant 8). */
+static int unread_chunks(tp_thread *thr, uint32_t gen, chunk_list *l) {
+    if (thr->stream_gen != gen) {
+        thr->stream_gen = gen;
+        thr->stream_next = 0;
+    }
+    l->n = 0;
+    for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c; c = c->next) {
+        if (TP_LOAD_ACQ(&c->gen) != gen || TP_LOAD_ACQ(&c->seq) < thr->stream_next) continue;
+        if (TP_GROW(l->v, l->cap, l->n + 1)) return -1; /* NOLINT(bugprone-sizeof-expression) */
+        l->v[l->n++] = c;
+    }
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof(*l->v), chunk_seq_cmp); /* NOLINT(bugprone-sizeof-expression) */
+    return 0;
+}
+
+int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx) {
+    size_t nthr = 0, cap = 0;
+    tp_thread **list = NULL;
+    chunk_list l = {0};
+    int rc = 0;
+    pthread_mutex_lock(&threads_lock); /* as tp_collect_chunks: gathered, visited outside it */
+    for (tp_thread *thr = threads; thr; thr = thr->next) {
+        int mine = 0;
+        for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c && !mine; c = c->next)
+            mine = TP_LOAD_ACQ(&c->gen) == gen;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+        if (mine && TP_GROW(list, cap, nthr + 1)) {
+            rc = -1;
+            break;
+        }
+        if (mine) list[nthr++] = thr;
+    }
+    pthread_mutex_unlock(&threads_lock);
+    for (size_t i = 0; i < nthr && rc == 0; i++) {
+        tp_thread *thr = list[i];
+        if (unread_chunks(thr, gen, &l)) {
+            rc = -1;
+            break;
+        }
+        size_t n = !all && l.n ? l.n - 1 : l.n; /* the newest: its owner may still write it */
+        if (!all && n > TP_STREAM_BATCH) n = TP_STREAM_BATCH;
+        if (n == 0 && !all) continue;
+        assert(n == 0 || TP_LOAD_RLX(&l.v[0]->seq) >= thr->stream_next); /* read once */
+        fn(ctx, thr, l.v, n);
+        if (n > 0) thr->stream_next = TP_LOAD_RLX(&l.v[n - 1]->seq) + 1;
+        for (size_t k = 0; k < n && !all; k++) {
+            budget_return(l.v[k]);
+            TP_STORE_REL(&l.v[k]->streamed, 1); /* after every read of it */
+        }
+    }
+    free(l.v);
     free(list);
     return rc;
 }

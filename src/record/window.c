@@ -41,15 +41,30 @@ typedef struct open_range {
 /* Names are mostly the same few literal pointers: remember each pointer's interned id. */
 enum { NAME_CACHE = 1024 };
 
-typedef struct convert {
-    tp_model *m;
-    const tp_window *w;
-    const tp_window_env *env;
-    int64_t end_ts; /* the window's end as a model time */
+/* One thread's conversion: its open ranges and their pending args. A whole window converts
+ * threads one after the other with one of these; a streamed window keeps one per thread from
+ * pass to pass, as its ranges span chunks read at different times. */
+typedef struct thread_conv {
+    const tp_thread *thr;
+    int64_t tid;
+    const char *name; /* the thread's name, the owner's copy (valid all session) */
     open_range *stack;
     size_t depth, cap_stack;
     pending_arg *pending;
     size_t npending, cap_pending;
+    tp_strtab texts; /* ops' inputs texts the pending args point to (add_inputs) */
+    int late;        /* a record past the window's end was met: the rest are later still */
+} thread_conv;
+
+typedef struct convert {
+    tp_model *m; /* the window's model, or a streamed window's segment */
+    const tp_window *w;
+    const tp_window_env *env;
+    uint64_t start_ticks; /* the window's start */
+    tp_clock_cal cal;     /* ticks to session-clock ns: the window's line, or while a streamed
+                             window records the process's rate from its opening anchor */
+    int64_t end_ts;       /* the window's end as a model time (INT64_MAX while it records) */
+    thread_conv *tc;      /* the thread being converted */
     size_t truncated;
     char first_truncated[96];
     uint64_t too_deep; /* of the dropped events, those nested too deep */
@@ -73,8 +88,8 @@ static tp_str name_id(convert *cv, const char *s) {
 
 /* A record's time; a range begun before the window (tp_range_complete's) starts with it. */
 static int64_t model_ts(const convert *cv, uint64_t ticks) {
-    if (ticks < cv->w->start_ticks) ticks = cv->w->start_ticks;
-    return tp_clock_to_ns(&cv->w->cal, ticks) - cv->env->origin_ns;
+    if (ticks < cv->start_ticks) ticks = cv->start_ticks;
+    return tp_clock_to_ns(&cv->cal, ticks) - cv->env->origin_ns;
 }
 
 static tp_event *add_event(convert *cv, int kind, const char *name, int64_t ts, uint32_t track) {
@@ -88,12 +103,12 @@ static tp_event *add_event(convert *cv, int kind, const char *name, int64_t ts, 
 }
 
 static void add_pending(convert *cv, const char *key, int type, int64_t i, const char *s) {
-    if (!cv->depth) return; /* the innermost range began before the window */
-    if (TP_GROW(cv->pending, cv->cap_pending, cv->npending + 1)) {
+    if (!cv->tc->depth) return; /* the innermost range began before the window */
+    if (TP_GROW(cv->tc->pending, cv->tc->cap_pending, cv->tc->npending + 1)) {
         cv->m->failed = 1;
         return;
     }
-    cv->pending[cv->npending++] = (pending_arg){key, type, i, s};
+    cv->tc->pending[cv->tc->npending++] = (pending_arg){key, type, i, s};
 }
 
 /* A range's length in the model (and so in its trace and artifacts): end - ts - 1 ns, never
@@ -108,14 +123,14 @@ static int64_t range_dur(int64_t ts, int64_t end) {
 }
 
 static void close_range(convert *cv, int64_t end, uint32_t track, int truncated) {
-    open_range *r = &cv->stack[--cv->depth];
+    open_range *r = &cv->tc->stack[--cv->tc->depth];
     tp_event *ev = add_event(cv, TP_HOST_RANGE, r->name, r->ts, track);
     if (ev) {
         ev->dur = range_dur(r->ts, end);
         ev->cat = name_id(cv, r->cat ? r->cat : tp_kcat_user_annotation);
         if (truncated || r->before) ev->flags |= TP_EVF_TRUNCATED;
-        for (size_t i = r->arg0; i < cv->npending; i++) {
-            const pending_arg *a = &cv->pending[i];
+        for (size_t i = r->arg0; i < cv->tc->npending; i++) {
+            const pending_arg *a = &cv->tc->pending[i];
             if (a->type == TP_ARG_INT && strcmp(a->key, tp_karg_external_id) == 0) {
                 ev->ext = tp_ext_id(a->i); /* a field of the event (tp_event.ext) */
                 continue;
@@ -136,18 +151,18 @@ static void close_range(convert *cv, int64_t end, uint32_t track, int truncated)
     if (truncated && !r->before && cv->truncated++ == 0) /* cut at both ends by design */
         snprintf(cv->first_truncated, sizeof(cv->first_truncated), "%s",
                  r->name ? r->name : "(null)");
-    cv->npending = r->arg0;
+    cv->tc->npending = r->arg0;
 }
 
 static void open_range_at(convert *cv, const char *name, uint64_t ticks) {
-    if (TP_GROW(cv->stack, cv->cap_stack, cv->depth + 1)) {
+    if (TP_GROW(cv->tc->stack, cv->tc->cap_stack, cv->tc->depth + 1)) {
         cv->m->failed = 1;
         return;
     }
-    cv->stack[cv->depth++] = (open_range){.name = name,
-                                          .ts = model_ts(cv, ticks),
-                                          .before = ticks < cv->w->start_ticks,
-                                          .arg0 = cv->npending};
+    cv->tc->stack[cv->tc->depth++] = (open_range){.name = name,
+                                                  .ts = model_ts(cv, ticks),
+                                                  .before = ticks < cv->start_ticks,
+                                                  .arg0 = cv->tc->npending};
 }
 
 static void add_counter(convert *cv, const tp_rec *r, int64_t ts, uint32_t track) {
@@ -190,18 +205,19 @@ static void add_json_arg(convert *cv, const char *key, const char *json) {
 /* An op's inputs as the observer recorded them (record/inputs.h): the three texts Kineto writes,
  * formatted here, and its FLOPs from the same texts, as the trace reader counts them. */
 static void add_inputs(convert *cv, const tp_rec *r) {
-    if (!cv->depth) return; /* the op began before the window */
+    if (!cv->tc->depth) return; /* the op began before the window */
     tp_inputs_text *t = &cv->inputs;
     if (tp_inputs_format((const uint8_t *)&r[1], (size_t)r->a, t)) return;
     int flags = (int)(r->b & TP_REC_PAYLOAD);
     if (flags & TP_INPUTS_SHAPES) {
         const char *texts[3] = {t->dims.data, t->types.data, t->concrete.data};
         const char *keys[3] = {tp_karg_input_dims, tp_karg_input_type, tp_karg_concrete_inputs};
-        for (int i = 0; i < 3; i++) /* into the model now: the buffers are reused */
+        tp_strtab *st = &cv->tc->texts; /* kept now: the buffers are reused */
+        for (int i = 0; i < 3; i++)
             add_pending(cv, keys[i], TP_ARG_JSON, 0,
-                        tp_model_str(cv->m, tp_model_intern_cstr(cv->m, texts[i])));
+                        tp_strtab_get(st, tp_strtab_intern(st, texts[i], strlen(texts[i]))));
     }
-    open_range *op = &cv->stack[cv->depth - 1];
+    open_range *op = &cv->tc->stack[cv->tc->depth - 1];
     int64_t flops = (flags & TP_INPUTS_FLOPS) ? tp_inputs_flops(op->name, t) : 0;
     if (flops > 0) {
         op->flops += (uint64_t)flops;
@@ -223,12 +239,12 @@ static int convert_records(convert *cv, const tp_rec *recs, uint32_t n, uint32_t
             open_range_at(cv, tp_rec_str(r->b), r->a);
             break;
         case TP_REC_END:
-            if (cv->depth) close_range(cv, ts, track, 0);
+            if (cv->tc->depth) close_range(cv, ts, track, 0);
             break;
         case TP_REC_FLOPS:
-            if (cv->depth) {
-                cv->stack[cv->depth - 1].flops += r->a;
-                cv->stack[cv->depth - 1].has_flops = 1;
+            if (cv->tc->depth) {
+                cv->tc->stack[cv->tc->depth - 1].flops += r->a;
+                cv->tc->stack[cv->tc->depth - 1].has_flops = 1;
             }
             break;
         case TP_REC_ARG_INT:
@@ -244,7 +260,7 @@ static int convert_records(convert *cv, const tp_rec *recs, uint32_t n, uint32_t
             add_json_arg(cv, tp_rec_str(r->b), tp_rec_str(r->a));
             break;
         case TP_REC_CATEGORY:
-            if (cv->depth) cv->stack[cv->depth - 1].cat = tp_rec_str(r->b);
+            if (cv->tc->depth) cv->tc->stack[cv->tc->depth - 1].cat = tp_rec_str(r->b);
             break;
         case TP_REC_COUNTER:
             if (i + 1 < n) add_counter(cv, r, ts, track);
@@ -277,9 +293,20 @@ static uint32_t track_of(convert *cv, int64_t tid, const char *thread_name) {
     return t;
 }
 
-static void visit_thread(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n) {
-    convert *cv = ctx;
-    uint32_t track = track_of(cv, thr->tid, TP_LOAD_ACQ(&thr->name));
+/* Frees what tc holds and makes it empty. */
+static void thread_conv_free(thread_conv *tc) {
+    free(tc->stack);
+    free(tc->pending);
+    tp_strtab_free(&tc->texts);
+    memset(tc, 0, sizeof(*tc));
+    tp_strtab_init(&tc->texts);
+}
+
+/* Converts chunks[0 .. n) of the thread tc converts; with `all`, closes its ranges still open at
+ * the window's end. */
+static void convert_chunks(convert *cv, tp_chunk **chunks, size_t n, int all) {
+    thread_conv *tc = cv->tc;
+    uint32_t track = track_of(cv, tc->tid, tc->name);
     if (track == UINT32_MAX) return;
     /* Room for the thread's ranges at once (about one event per two records), rather than by
      * repeated doubling of a large array. */
@@ -288,17 +315,28 @@ static void visit_thread(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n)
         records += TP_LOAD_ACQ(&chunks[c]->count);
     if (TP_GROW(cv->m->events, cv->m->cap_events, cv->m->nevents + records / 2 + 1))
         cv->m->failed = 1;
-    int late = 0;
     for (size_t c = 0; c < n; c++) {
         cv->m->dropped_events += TP_LOAD_ACQ(&chunks[c]->dropped);
         cv->too_deep += TP_LOAD_ACQ(&chunks[c]->too_deep);
         uint32_t count = TP_LOAD_ACQ(&chunks[c]->count);
         assert(count <= TP_CHUNK_RECS); /* record.h, 2 */
-        if (!late) late = convert_records(cv, chunks[c]->recs, count, track);
+        if (!tc->late) tc->late = convert_records(cv, chunks[c]->recs, count, track);
     }
-    while (cv->depth)
+    while (all && tc->depth)
         close_range(cv, cv->end_ts, track, 1);
-    cv->npending = 0;
+    if (!tc->npending && tc->texts.n > 1) { /* no arg points into the texts any more */
+        tp_strtab_free(&tc->texts);
+        tp_strtab_init(&tc->texts);
+    }
+}
+
+static void visit_thread(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n) {
+    convert *cv = ctx;
+    thread_conv_free(cv->tc); /* threads one after the other: each from an empty state */
+    cv->tc->thr = thr;
+    cv->tc->tid = thr->tid;
+    cv->tc->name = TP_LOAD_ACQ(&thr->name);
+    convert_chunks(cv, chunks, n, 1);
 }
 
 /* A flight save's triggering step: the model's flight_step, and for trace viewers an arg on its
@@ -334,23 +372,20 @@ static void add_steps(convert *cv) {
     }
 }
 
-tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_window_info *info) {
+static tp_model *new_model(const tp_window *w, const tp_window_env *env) {
     tp_model *m = malloc(sizeof(*m));
-    convert *cv = calloc(1, sizeof(*cv));
-    if (!m || !cv) {
-        free(m);
-        free(cv);
-        return NULL;
-    }
+    if (!m) return NULL;
     tp_model_init(m);
     m->base_ns = env->base_ns;
     m->rank = env->rank;
     m->world_size = env->world_size;
     m->partial = w->partial;
-    *cv = (convert){.m = m, .w = w, .env = env};
-    cv->end_ts = model_ts(cv, w->end_ticks);
-    if (tp_collect_chunks(w->gen_lo ? w->gen_lo : w->gen, w->gen, visit_thread, cv)) m->failed = 1;
-    add_steps(cv);
+    return m;
+}
+
+/* The window's warnings and its info for sources and sinks, once its last records are in. */
+static void end_window(convert *cv, tp_window_info *info) {
+    const tp_window *w = cv->w;
     if (cv->truncated && !w->flight_reason[0]) /* a flight save cuts its steps by design */
         tp_log_warn("window %s: %zu range%s still open at its end %s closed there and flagged "
                     "truncated (first: \"%s\")",
@@ -361,7 +396,7 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
             "window %s: %d tprof_shapes value%s not a JSON array of arrays of integers; kept "
             "as text",
             w->name, cv->bad_dims, cv->bad_dims == 1 ? " is" : "s are");
-    if (m->failed) tp_log_warn("window %s: out of memory; the trace is incomplete", w->name);
+    if (cv->m->failed) tp_log_warn("window %s: out of memory; the trace is incomplete", w->name);
     if (cv->too_deep)
         tp_log_warn("window %s: %llu events dropped: ranges nested more than %d deep on one "
                     "thread (the nesting limit, docs/RELIABILITY.md); the ranges around them "
@@ -373,16 +408,132 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
                              .first_step = w->first_step,
                              .last_step = w->last_step,
                              .partial = w->partial,
-                             .model_offset_ns = env->origin_ns,
+                             .model_offset_ns = cv->env->origin_ns,
                              .too_deep = cv->too_deep,
                              .flight_reason = w->flight_reason[0] ? w->flight_reason : NULL,
                              .flight_step = w->flight_step,
                              .flight_note = w->flight_note};
     tp_inputs_text_free(&cv->inputs);
-    free(cv->stack);
-    free(cv->pending);
+}
+
+tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_window_info *info) {
+    tp_model *m = new_model(w, env);
+    convert *cv = calloc(1, sizeof(*cv));
+    if (!m || !cv) {
+        free(m);
+        free(cv);
+        return NULL;
+    }
+    thread_conv tc = {0};
+    tp_strtab_init(&tc.texts);
+    *cv = (convert){
+        .m = m, .w = w, .env = env, .start_ticks = w->start_ticks, .cal = w->cal, .tc = &tc};
+    cv->end_ts = model_ts(cv, w->end_ticks);
+    if (tp_collect_chunks(w->gen_lo ? w->gen_lo : w->gen, w->gen, visit_thread, cv)) m->failed = 1;
+    add_steps(cv);
+    end_window(cv, info);
+    thread_conv_free(&tc);
+    tp_strtab_free(&tc.texts);
     free(cv);
     return m;
+}
+
+/* ---- a streamed window ---------------------------------------------------------------------- */
+
+struct tp_wstream {
+    convert cv;
+    thread_conv **threads; /* one per thread met, in the order met */
+    size_t nthreads, cap_threads;
+    int final;        /* the window closed: every chunk is read, every range closed */
+    int failed;       /* an earlier segment ran out of memory */
+    uint64_t dropped; /* the earlier segments' dropped events */
+};
+
+tp_wstream *tp_wstream_new(const tp_window *w, const tp_window_env *env) {
+    tp_wstream *s = calloc(1, sizeof(*s));
+    if (!s) return NULL;
+    s->cv = (convert){.w = w, .env = env, .start_ticks = w->start_ticks, .end_ts = INT64_MAX};
+    /* The window's own line needs its closing anchor: its events take the process's rate from
+     * the opening anchor, all of them, so that the segments agree (clock.h). */
+    tp_clock_cal_span(&s->cv.cal, &w->opened, &w->opened);
+    return s;
+}
+
+static thread_conv *thread_of(tp_wstream *s, const tp_thread *thr) {
+    for (size_t i = 0; i < s->nthreads; i++)
+        if (s->threads[i]->thr == thr) return s->threads[i];
+    thread_conv *tc = calloc(1, sizeof(*tc));
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    if (!tc || TP_GROW(s->threads, s->cap_threads, s->nthreads + 1)) {
+        free(tc);
+        return NULL;
+    }
+    tp_strtab_init(&tc->texts);
+    tc->thr = thr;
+    tc->tid = thr->tid;
+    s->threads[s->nthreads++] = tc;
+    return tc;
+}
+
+static void stream_visit(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n) {
+    tp_wstream *s = ctx;
+    thread_conv *tc = thread_of(s, thr);
+    if (!tc) {
+        s->cv.m->failed = 1;
+        return;
+    }
+    tc->name = TP_LOAD_ACQ(&thr->name);
+    s->cv.tc = tc;
+    convert_chunks(&s->cv, chunks, n, s->final);
+}
+
+/* An empty model for the next segment, the name cache emptied with it. */
+static tp_model *next_segment(tp_wstream *s) {
+    tp_model *m = new_model(s->cv.w, s->cv.env);
+    s->cv.m = m;
+    memset(s->cv.cache, 0, sizeof(s->cv.cache));
+    return m;
+}
+
+tp_model *tp_wstream_pass(tp_wstream *s) {
+    tp_model *m = next_segment(s);
+    if (!m) return NULL;
+    if (tp_stream_chunks(s->cv.w->gen, 0, stream_visit, s)) m->failed = 1;
+    s->dropped += m->dropped_events;
+    s->failed |= m->failed;
+    return m;
+}
+
+tp_model *tp_wstream_finish(tp_wstream *s, tp_window_info *info) {
+    tp_model *m = next_segment(s);
+    if (m) {
+        convert *cv = &s->cv;
+        s->final = 1;
+        cv->end_ts = model_ts(cv, cv->w->end_ticks);
+        if (tp_stream_chunks(cv->w->gen, 1, stream_visit, s)) m->failed = 1;
+        for (size_t i = 0; i < s->nthreads; i++) { /* threads with nothing left to read too */
+            cv->tc = s->threads[i];
+            convert_chunks(cv, NULL, 0, 1); /* also every thread's track, for its metadata */
+        }
+        m->dropped_events += s->dropped;
+        m->failed |= s->failed;
+        add_steps(cv);
+        end_window(cv, info);
+    }
+    tp_wstream_free(s);
+    return m;
+}
+
+void tp_wstream_free(tp_wstream *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->nthreads; i++) {
+        thread_conv_free(s->threads[i]);
+        tp_strtab_free(&s->threads[i]->texts);
+        free(s->threads[i]);
+    }
+    free(s->threads);
+    tp_inputs_text_free(&s->cv.inputs);
+    free(s);
 }
 
 /* JSON arrays of integers at any depth, e.g. [[64, 784], [], [[1, 2], [3]]]. */

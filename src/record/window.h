@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct tp_wstream tp_wstream;
+
 typedef struct tp_step_span {
     int64_t step;
     uint64_t start, end; /* ticks */
@@ -36,6 +38,12 @@ typedef struct tp_window {
     tp_clock_anchor opened; /* both clocks as the window opened */
     tp_clock_cal cal;       /* taken as the window closed: the line from opened to then */
     struct tp_window *next; /* the writer's queue */
+    int stream;             /* streamed (the `stream` key): set as it opens */
+    /* writer thread only: a streamed window's conversion, its trace's head and the sink's trace
+     * (all NULL until the first segment; the trace NULL too when the sink took none) */
+    struct tp_wstream *ws;
+    struct tp_model *head;
+    void *trace;
 } tp_window;
 
 /* What the conversion takes from the session. */
@@ -50,6 +58,25 @@ typedef struct tp_window_env {
 /* The window's model (the caller owns it: tp_model_free, then free), with w's info filled for
  * sources and sinks. Never NULL unless out of memory; a partial conversion sets m->failed. */
 tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_window_info *info);
+
+/* A streamed window (the `stream` key): its model made in segments while it records, so that
+ * memory holds a few chunks per thread rather than the window. Each segment holds the ranges
+ * that ended in the chunks read for it (complete, with their args) and the thread's other
+ * events, in each thread's order; the last one also the ranges still open at the window's end,
+ * the steps and every thread's track. Taken together the segments hold the events
+ * tp_window_build makes of the same records, with the same figures, times converted at the
+ * process's rate from the window's opening anchor (clock.h). Writer thread only. */
+/* w must stay until finish; its opening fields are read (gen, start_ticks, opened). NULL when
+ * out of memory. */
+tp_wstream *tp_wstream_new(const tp_window *w, const tp_window_env *env);
+/* A segment of the chunks the threads filled since the last one, up to TP_STREAM_BATCH per
+ * thread (the caller owns it; it may be empty); NULL when out of memory. Their owners may reuse
+ * those chunks as it returns. */
+tp_model *tp_wstream_pass(tp_wstream *s);
+/* The window closed (w's end fields set): the last segment, with w's info as tp_window_build
+ * gives it, the dropped events of every segment and its warnings; frees s. */
+tp_model *tp_wstream_finish(tp_wstream *s, tp_window_info *info);
+void tp_wstream_free(tp_wstream *s);
 
 /* 1 when s is a JSON array of arrays of integers at any depth ("Input Dims"), else 0. */
 int tp_dims_json_valid(const char *s);

@@ -16,11 +16,29 @@ static tp_window *pop(tp_writer *wr, int *stop) {
     return w;
 }
 
+/* Until woken or TP_POLL_MS passed. */
+static void wait_poll(tp_writer *wr) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* sem_timedwait's clock */
+    until.tv_nsec += TP_POLL_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (sem_timedwait(&wr->wake, &until) != 0 && errno == EINTR) {
+    }
+}
+
 static void *writer_main(void *arg) {
     tp_writer *wr = arg;
+    int polling = 0;
     for (;;) {
-        while (sem_wait(&wr->wake) != 0 && errno == EINTR) {
-        }
+        if (polling)
+            wait_poll(wr);
+        else
+            while (sem_wait(&wr->wake) != 0 && errno == EINTR) {
+            }
+        polling = wr->poll && wr->poll(wr->ctx);
         int flush = __atomic_exchange_n(&wr->flush_req, 0, __ATOMIC_ACQ_REL);
         if (flush) wr->flush(wr->ctx);
         if (__atomic_exchange_n(&wr->flight_req, 0, __ATOMIC_ACQ_REL) && wr->flight)
@@ -69,6 +87,10 @@ void tp_writer_push(tp_writer *wr, tp_window *w) {
         wr->head = w;
     wr->tail = w;
     pthread_mutex_unlock(&wr->lock);
+    sem_post(&wr->wake);
+}
+
+void tp_writer_poke(tp_writer *wr) {
     sem_post(&wr->wake);
 }
 

@@ -11,6 +11,10 @@
 #include <semaphore.h>
 #include <stdint.h>
 
+/* How often a streamed window's chunks are taken while it records: at 10 M records a second,
+ * 50 k records (0.8 MB) wait between two polls. */
+enum { TP_POLL_MS = 5 };
+
 typedef struct tp_writer {
     pthread_t thread;
     sem_t wake;    /* posted for each queued window, the flush request and the stop */
@@ -28,6 +32,8 @@ typedef struct tp_writer {
     void (*flush)(void *ctx);               /* closes the open window (queues it) */
     void (*after_flush)(void *ctx);         /* after a flush's windows: the run's files, partial */
     void (*flight)(void *ctx);              /* serves flight_req (queues a window) */
+    int (*poll)(void *ctx); /* at every wake: 1 while it wants another call within TP_POLL_MS
+                               (a streamed window records) */
     void *ctx;
 } tp_writer;
 
@@ -35,6 +41,8 @@ typedef struct tp_writer {
  * run on the writer). 0, or -1 when the thread cannot be created. */
 int tp_writer_start(tp_writer *wr);
 void tp_writer_push(tp_writer *wr, tp_window *w);
+/* Wakes the thread for a poll (a streamed window opened). */
+void tp_writer_poke(tp_writer *wr);
 /* Async-signal-safe: asks the thread to call wr->flight. */
 void tp_writer_wake_flight(tp_writer *wr);
 /* Writes what is queued, then ends and joins the thread. */

@@ -34,6 +34,7 @@
 #include "report/report.h"
 #include "run/claim.h"
 #include "run/runfiles.h"
+#include "trace/reader.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -62,6 +63,7 @@ typedef struct artifacts {
     char worker[128];     /* TensorBoard's worker name: <host>_<pid> */
     size_t seq;           /* windows written so far */
     int html_report;      /* report.html at the end; series collects its timeline */
+    uint64_t max_events;  /* the max_events key: bounds a streamed window's read back */
     tp_series series;
     char **traces; /* file names of the written traces, in order */
     size_t ntraces, cap_traces;
@@ -172,6 +174,7 @@ static int art_start(void *ctx, const tp_run_info *run) {
     art.perfetto = run->trace_format == TP_TRACE_PERFETTO;
     art.tensorboard_names = run->tensorboard_names;
     art.html_report = run->html_report;
+    art.max_events = run->max_events;
     if (run->world_size > 1)
         snprintf(art.rank_suffix, sizeof(art.rank_suffix), ".rank%lld", (long long)run->rank);
     char host[64] = "localhost";
@@ -268,21 +271,50 @@ static void keep_written(tp_model *m, size_t written) {
     free(keep);
 }
 
+/* <run_dir>/<name> of w's trace (name in *name), with room for it in art.traces; NULL after
+ * warning when out of memory. */
+static char *trace_path(const tp_window_info *w, char **name) {
+    *name = trace_name(w);
+    size_t n = strlen(art.run_dir) + (*name ? strlen(*name) : 0) + 2;
+    char *path = *name ? malloc(n) : NULL;
+    if (!path || TP_GROW(art.traces, art.cap_traces, art.ntraces + 1)) {
+        tp_log_warn("window %s: out of memory; its trace is not written", w->name);
+        free(*name);
+        free(path);
+        return NULL;
+    }
+    snprintf(path, n, "%s/%s", art.run_dir, *name);
+    return path;
+}
+
+/* The trace of w was written to path (rc 0; name is then the run's) or not (rc -1, err says
+ * why): listed, linked, announced. recorded of its events, written were. */
+static void trace_done(int rc, char *name, const char *path, const tp_window_info *w,
+                       size_t written, size_t recorded, const char *err) {
+    if (rc != 0) {
+        tp_log_warn("%s", err);
+        free(name);
+        return;
+    }
+    art.traces[art.ntraces++] = name;
+    if (!art.tensorboard_names && !art.perfetto) link_for_tensorboard(name); /* JSON only */
+    if (w->flight_reason) /* the one line an operator needs: what happened, and where */
+        tp_msg_printf(TP_MSG_OUTPUT, "tprof: %s: saved steps %lld-%lld to %s", w->flight_note,
+                      (long long)w->first_step, (long long)w->last_step, path);
+    if (written < recorded)
+        tp_log_warn("window %s: profiling.flush_timeout_ms ran out: %zu of %zu events saved "
+                    "(%.1f%%); the trace is marked truncated",
+                    w->name, written, recorded, 100.0 * (double)written / (double)recorded);
+}
+
 /* Writes m's trace. A signal's flush may run out of time (w->deadline_ns): the trace then holds
  * the events written before it, and so does m afterwards, so that the summary files describe
  * exactly what the trace holds. */
 static void write_trace(tp_model *m, const tp_window_info *w) {
-    char *name = trace_name(w);
-    size_t n = strlen(art.run_dir) + (name ? strlen(name) : 0) + 2;
-    char *path = name ? malloc(n) : NULL;
+    char *name;
+    char *path = trace_path(w, &name);
+    if (!path) return;
     char err[512];
-    if (!path || TP_GROW(art.traces, art.cap_traces, art.ntraces + 1)) {
-        tp_log_warn("window %s: out of memory; its trace is not written", w->name);
-        free(name);
-        free(path);
-        return;
-    }
-    snprintf(path, n, "%s/%s", art.run_dir, name);
     size_t written = 0;
     tp_chrome_opts o = {.gzip = art.gzip,
                         .config_json = art.config_json,
@@ -291,34 +323,110 @@ static void write_trace(tp_model *m, const tp_window_info *w) {
                         .events_written = &written};
     int rc = art.perfetto ? tp_perfetto_write_file(m, path, &o, err, sizeof(err))
                           : tp_chrome_write_file(m, path, &o, err, sizeof(err));
-    if (rc == 0) {
-        art.traces[art.ntraces++] = name;
-        if (!art.tensorboard_names && !art.perfetto) link_for_tensorboard(name); /* JSON only */
-        if (w->flight_reason) /* the one line an operator needs: what happened, and where */
-            tp_msg_printf(TP_MSG_OUTPUT, "tprof: %s: saved steps %lld-%lld to %s", w->flight_note,
-                          (long long)w->first_step, (long long)w->last_step, path);
-        if (written < m->nevents) {
-            tp_log_warn("window %s: profiling.flush_timeout_ms ran out: %zu of %zu events saved "
-                        "(%.1f%%); the trace is marked truncated",
-                        w->name, written, m->nevents, 100.0 * (double)written / (double)m->nevents);
-            keep_written(m, written);
-        }
-    } else {
-        tp_log_warn("%s", err);
-        free(name);
-    }
+    trace_done(rc, name, path, w, written, m->nevents, err);
+    if (rc == 0 && written < m->nevents) keep_written(m, written);
     free(path);
+}
+
+/* m, the window's model, joins the run's analysis and report data; frees m. */
+static void add_window(tp_model *m, const tp_window_info *w) {
+    if (tp_analysis_add_model(art.analysis, m, NULL))
+        tp_log_warn("window %s: out of memory; the summary misses part of it", w->name);
+    if (art.html_report && art.dir_ok) tp_series_add_model(&art.series, m);
+    tp_model_free(m);
+    free(m);
 }
 
 static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
     (void)ctx;
     art.seq++;
     if (art.dir_ok) write_trace(m, w);
-    if (tp_analysis_add_model(art.analysis, m, NULL))
-        tp_log_warn("window %s: out of memory; the summary misses part of it", w->name);
-    if (art.html_report && art.dir_ok) tp_series_add_model(&art.series, m);
-    tp_model_free(m);
-    free(m);
+    add_window(m, w);
+}
+
+/* ---- streamed windows (record/sink.h) ---- */
+
+typedef struct art_stream {
+    tp_chrome_stream *cs;
+    tp_chrome_opts o; /* the writer reads them until the end */
+} art_stream;
+
+/* A JSON trace under a provisional name (renamed at its end, when the window has its name). */
+static void *art_stream_open(void *ctx, const tp_model *head) {
+    (void)ctx;
+    if (!art.dir_ok || art.perfetto) return NULL; /* Perfetto's format is written whole */
+    art_stream *st = calloc(1, sizeof(*st));
+    char *path = run_path("trace_streaming", ".json");
+    char err[512];
+    if (st && path) {
+        st->o = (tp_chrome_opts){.gzip = art.gzip, .config_json = art.config_json};
+        st->cs = tp_chrome_stream_open(head, path, &st->o, err, sizeof(err));
+        if (!st->cs) tp_log_warn("%s; the window is written when it ends", err);
+    }
+    free(path);
+    if (st && st->cs) return st;
+    free(st);
+    return NULL;
+}
+
+static void art_stream_add(void *ctx, void *trace, const tp_model *segment) {
+    (void)ctx;
+    tp_chrome_stream_add_events(((art_stream *)trace)->cs, segment);
+}
+
+static void art_stream_abort(void *ctx, void *trace) {
+    (void)ctx;
+    tp_chrome_stream_abort(((art_stream *)trace)->cs);
+    free(trace);
+}
+
+/* The window's model for the summary, read back from its trace: the segments are gone. Only up
+ * to max_events / 2 events, as many ranges (two records each) as a window held whole keeps, so
+ * that the process's memory at the window's end stays what it was without streaming; past that
+ * the summary leaves the window out and says so, and `tprof analyze` reads the trace. */
+static void add_read_back(const char *path, const tp_window_info *w, size_t events) {
+    if ((uint64_t)events > art.max_events / 2) {
+        tp_log_warn("window %s: %zu events are more than the summary reads back in the process "
+                    "(profiling.max_events / 2 = %llu): it leaves the window out; `tprof analyze "
+                    "%s` reads it",
+                    w->name, events, (unsigned long long)art.max_events / 2, tp_log_name(path));
+        return;
+    }
+    tp_model *m = malloc(sizeof(*m));
+    char err[512];
+    tp_read_opts ro = {.threads = 1};
+    if (m) tp_model_init(m);
+    if (!m || tp_trace_read_file(path, m, &ro, err, sizeof(err))) {
+        tp_log_warn("window %s: left out of the summary: %s", w->name, m ? err : "out of memory");
+        if (m) tp_model_free(m);
+        free(m);
+        return;
+    }
+    add_window(m, w);
+}
+
+static void art_stream_close(void *ctx, void *trace, tp_model *last, const tp_window_info *w) {
+    (void)ctx;
+    art_stream *st = trace;
+    art.seq++;
+    char *name;
+    char *path = trace_path(w, &name);
+    char err[512] = "out of memory";
+    size_t written = 0;
+    st->o.window = w->name;
+    st->o.deadline_ns = w->deadline_ns;
+    int rc = -1;
+    if (path) {
+        rc = tp_chrome_stream_end(st->cs, last, path, &written, err, sizeof(err));
+        trace_done(rc, name, path, w, written, written, err);
+    } else {
+        tp_chrome_stream_abort(st->cs);
+    }
+    free(st);
+    tp_model_free(last);
+    free(last);
+    if (rc == 0) add_read_back(path, w, written);
+    free(path);
 }
 
 /* summary.json's "run" member: where the files are and what happened. */
@@ -423,7 +531,13 @@ static const char *art_run_dir(void *ctx) {
 }
 
 const tp_sink *tp_default_sink(void) {
-    static const tp_sink sink = {
-        .start = art_start, .run_dir = art_run_dir, .window = art_window, .finish = art_finish};
+    static const tp_sink sink = {.start = art_start,
+                                 .run_dir = art_run_dir,
+                                 .window = art_window,
+                                 .finish = art_finish,
+                                 .stream_open = art_stream_open,
+                                 .stream_add = art_stream_add,
+                                 .stream_close = art_stream_close,
+                                 .stream_abort = art_stream_abort};
     return &sink;
 }

@@ -236,6 +236,14 @@ int tp_ofile_write(tp_ofile *f, const void *data, size_t len) {
     return f->error ? -1 : 0;
 }
 
+int tp_ofile_rename_to(tp_ofile *f, const char *path) {
+    char *p = strdup(path);
+    if (!p) return -1;
+    free(f->path);
+    f->path = p;
+    return 0;
+}
+
 int tp_ofile_commit(tp_ofile *f, char *err, size_t errlen) {
     if (f->gz) {
         errno = 0;

@@ -26,6 +26,9 @@ int tp_mkdirs(const char *path, char *err, size_t errlen);
 tp_ofile *tp_ofile_open(const char *path, int gzip, char *err, size_t errlen);
 /* 0, or -1 once any write failed (later writes are ignored, commit then fails). */
 int tp_ofile_write(tp_ofile *f, const void *data, size_t len);
+/* The name f will be renamed to, changed before commit (a streamed trace, named when it ends); it
+ * must be in the same folder. 0, or -1 when out of memory (the name is then unchanged). */
+int tp_ofile_rename_to(tp_ofile *f, const char *path);
 /* Closes and renames into place; on any error removes the temporary file. Frees f. */
 int tp_ofile_commit(tp_ofile *f, char *err, size_t errlen);
 /* Closes and removes the temporary file. Frees f. */

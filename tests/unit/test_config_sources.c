@@ -80,7 +80,7 @@ static void test_defaults(void **state) {
         "d[\"slow_step_factor\"] == 3.0 and d[\"flight_warmup_steps\"] == 50 and "
         "d[\"flight_cooldown_steps\"] == 100 and d[\"flight_max_saves\"] == 10 and "
         "d[\"flight_signal\"] is False and d[\"clock\"] == \"auto\" and d[\"trace_format\"] == "
-        "\"json\" and len(d) == 41",
+        "\"json\" and d[\"stream\"] is False and len(d) == 42",
         (int)getpid());
     assert_int_equal(python_check(json, pid_expr), 0);
     free(json);
@@ -112,6 +112,7 @@ static void test_each_key_from_set(void **state) {
         {"gzip", "True"},
         {"tensorboard_names", "on"},
         {"max_events", "1000"},
+        {"stream", "on"},
         {"summary", "no"},
         {"top_k", "25"},
         {"html_report", "off"},
@@ -151,7 +152,8 @@ static void test_each_key_from_set(void **state) {
                   "\"record_shapes\": True, \"profile_memory\": True, \"with_flops\": False, "
                   "\"stages\": [\"dataloader\", \"fwd=*fwd*|forward\"], "
                   "\"gzip\": True, "
-                  "\"tensorboard_names\": True, \"max_events\": 1000, \"summary\": False, "
+                  "\"tensorboard_names\": True, \"max_events\": 1000, \"stream\": True, "
+                  "\"summary\": False, "
                   "\"top_k\": 25, \"html_report\": False, \"config\": \"c.yaml\", \"signals\": "
                   "False, \"gpu\": \"off\", \"cuda_graphs\": \"graph\", "
                   "\"nsight\": True, \"flush_timeout_ms\": 250, \"with_stack\": True, "

@@ -81,7 +81,7 @@ CAP_FN void cap_reset(void) {
 }
 
 CAP_FN void cap_install(void) {
-    static const tp_sink sink = {NULL, cap_start, cap_window, cap_finish, NULL};
+    static const tp_sink sink = {.start = cap_start, .window = cap_window, .finish = cap_finish};
     cap_reset();
     tp_session_set_sink(&sink);
 }

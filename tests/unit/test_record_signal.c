@@ -62,7 +62,7 @@ static void *worker(void *arg) {
 
 static void run_child(const child_opts *o) {
     if (o->own_handler) signal(o->sig, previous_handler);
-    static const tp_sink sink = {NULL, NULL, report_window, NULL, NULL};
+    static const tp_sink sink = {.window = report_window};
     tp_session_set_sink(&sink);
     tprof_config *c = tprof_config_new();
     tprof_config_set(c, "enabled", "true");

@@ -1,0 +1,115 @@
+/* bench_stream.c - one long window, streamed (`stream: true`) or held whole: what it costs the
+ * training thread, how fast the writer gets it to disk, and what it drops.
+ *
+ * Records `events` ranges (begin+end, 2 records each) on each of `threads` threads, as a loop of
+ * `op` ranges inside a `block` range every 1000 ops, in the one window of a session without a
+ * schedule (it closes at tprof_shutdown), then prints
+ *   record     ns per range on the recording threads (wall time of the loop / ranges)
+ *   tail       the wall time tprof_shutdown takes after the loop (the writer finishing)
+ *   written    ranges per second from the loop's start to the end of the shutdown
+ *   dropped    the trace's dropped_events (goal 0)
+ *   peak RSS   the process's (getrusage; /usr/bin/time -f %M gives the same)
+ * Usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [OUTPUT_DIR [SPIN_NS]]]]: SPIN_NS of
+ * busy work inside each op paces the loop (0: ranges back to back, faster than any writer).
+ * Without arguments (scripts/bench): 2000000 1 1 4194304 bench_stream_out 500. */
+#include "bench.h"
+#include "tprof.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+enum { BLOCK = 1000 };
+
+static long per_thread;
+static double spin_s; /* work inside each op, so that the loop runs at a training loop's pace */
+
+static void spin(void) {
+    if (spin_s <= 0) return;
+    double until = bench_now_s(CLOCK_MONOTONIC) + spin_s;
+    while (bench_now_s(CLOCK_MONOTONIC) < until) {
+    }
+}
+
+static void *record(void *arg) {
+    (void)arg;
+    for (long i = 0; i < per_thread; i += BLOCK) {
+        tprof_begin("block");
+        for (long k = 1; k < BLOCK && i + k < per_thread; k++) {
+            tprof_begin("op");
+            spin();
+            tprof_end();
+        }
+        tprof_end();
+    }
+    return NULL;
+}
+
+/* The dropped_events of the run: its summary.json's "run" member. */
+static long long dropped(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof(path), "%s/stream/summary.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    static char buf[1 << 24];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *run = strstr(buf, "\"run\":");
+    const char *p = run ? strstr(run, "\"dropped_events\":") : NULL;
+    return p ? atoll(p + strlen("\"dropped_events\":")) : -1;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr,
+                "usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [DIR [SPIN_NS]]]]\n");
+        return 2;
+    }
+    long events = atol(argv[1]);
+    int threads = argc > 3 ? atoi(argv[3]) : 1;
+    const char *max = argc > 4 ? argv[4] : "4194304";
+    const char *dir = argc > 5 ? argv[5] : "bench_stream_out";
+    spin_s = argc > 6 ? atof(argv[6]) * 1e-9 : 0;
+    if (events <= 0 || threads <= 0 || threads > 64) return 2;
+    per_thread = events / threads;
+    tprof_config *c = tprof_config_new();
+    tprof_config_set(c, "enabled", "true");
+    tprof_config_set(c, "signals", "false");
+    tprof_config_set(c, "summary", "false");
+    tprof_config_set(c, "html_report", "false");
+    tprof_config_set(c, "output_dir", dir);
+    tprof_config_set(c, "run_id", "stream");
+    tprof_config_set(c, "max_events", max);
+    tprof_config_set(c, "stream", argv[2][0] == '1' ? "true" : "false");
+    if (tprof_start(c)) {
+        fprintf(stderr, "bench_stream: %s\n", tprof_last_error());
+        return 1;
+    }
+    tprof_config_free(c);
+    pthread_t t[64];
+    double t0 = bench_now_s(CLOCK_MONOTONIC);
+    for (int i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, record, NULL);
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    double t1 = bench_now_s(CLOCK_MONOTONIC);
+    tprof_shutdown();
+    double t2 = bench_now_s(CLOCK_MONOTONIC);
+    long ranges = per_thread * threads;
+    printf("ranges %ld threads %d stream %s max_events %s spin %.0f ns\n", ranges, threads, argv[2],
+           max, spin_s * 1e9);
+    printf("  record   %8.2f ns per range (spin included)\n",
+           (t1 - t0) * 1e9 / (double)ranges * threads);
+    printf("  tail     %8.3f s (tprof_shutdown after the loop)\n", t2 - t1);
+    printf("  written  %8.2f M ranges/s (loop start to shutdown end)\n",
+           (double)ranges / (t2 - t0) / 1e6);
+    printf("  dropped  %lld (goal 0)\n", dropped(dir));
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("  peak RSS %8.1f MB\n", (double)ru.ru_maxrss / 1024.0);
+    return 0;
+}

@@ -1,0 +1,147 @@
+"""Streamed windows (`stream: true`, docs/CONFIG.md) on the C example.
+
+The same training loop (same seed, same schedule) profiled with and without streaming gives traces
+that hold the same events (names, categories, threads' share, args, steps) and summary files
+that agree (ops and their calls and FLOPs, steps, stages); the streamed trace was written while
+the window recorded (its first entries are events, its metadata comes at the end); its figures
+are what an independent reading of the trace (tprof_ref) finds; and SIGTERM in the middle of a
+streamed window leaves a valid partial trace that `tprof analyze` reads.
+"""
+
+import collections
+import glob
+import json
+import os
+import signal
+import subprocess
+
+from cli_helpers import ref_sum
+
+BUILD = os.environ["TPROF_BUILD_DIR"]
+EXAMPLE = os.path.join(BUILD, "examples", "train_mlp")
+TPROF = os.path.join(BUILD, "tprof")
+
+
+def clean_env():
+    return {k: v for k, v in os.environ.items() if not k.startswith("TPROF_")}
+
+
+def profile(out, stream, *args):
+    """Runs the example, 64 samples a batch (about 150 ranges a step: several 4096-record
+    buffers a window), into out/run; returns the run directory."""
+    r = subprocess.run(
+        [EXAMPLE, "--batch", "64", "--log-every", "1000", "--steps", "40", "--profile",
+         "--profiling.output_dir", str(out), "--profiling.run_id", "run",
+         "--profiling.warmup=2", "--profiling.active=30", "--profiling.summary=false",
+         f"--profiling.stream={stream}", *args],
+        capture_output=True, text=True, env=clean_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    return os.path.join(str(out), "run")
+
+
+def traces(run_dir):
+    return sorted(glob.glob(os.path.join(run_dir, "trace_*.json")))
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def event_kinds(trace):
+    """Each event by what does not depend on the run's timing or pids."""
+    return collections.Counter(
+        (e["ph"], e["name"], e.get("cat"), json.dumps(
+            {k: v for k, v in e.get("args", {}).items() if k != "sort_index"}, sort_keys=True)
+         if e["ph"] != "M" else "")
+        for e in trace["traceEvents"] if e["ph"] != "C")
+
+
+def ops(summary):
+    return {o["name"]: (o["calls"], o["flops"]) for o in summary["top_cpu_ops"]}
+
+
+def test_streamed_and_whole_windows_agree(tmp_path):
+    whole = profile(tmp_path / "whole", "false", "--profiling.top_k=1000")
+    streamed = profile(tmp_path / "streamed", "true", "--profiling.top_k=1000")
+    tw, ts = traces(whole), traces(streamed)
+    assert [os.path.basename(p) for p in tw] == [os.path.basename(p) for p in ts]
+    assert len(ts) == 2  # steps 2-31, and the window the end of the run cuts
+    for a, b in zip(tw, ts):
+        ta, tb = load(a), load(b)
+        assert event_kinds(ta) == event_kinds(tb)
+        assert {k: v for k, v in ta["tprof"].items() if k != "config"} == \
+            {k: v for k, v in tb["tprof"].items() if k != "config"}
+    first = load(ts[0])["traceEvents"]
+    assert first[0]["ph"] == "X"  # written before the window's end: events, then metadata
+    assert first[-1]["ph"] != "M" and any(e["ph"] == "M" for e in first)
+    assert load(tw[0])["traceEvents"][0]["ph"] == "M"
+    sw = load(os.path.join(whole, "summary.json"))
+    ss = load(os.path.join(streamed, "summary.json"))
+    assert ops(sw) == ops(ss) and len(ops(ss)) >= 10
+    assert sw["steps"]["count"] == ss["steps"]["count"] >= 31
+    assert sw["run"]["dropped_events"] == ss["run"]["dropped_events"] == 0
+    assert [(s["stage"], s["count"]) for s in sw["stages"]] == \
+        [(s["stage"], s["count"]) for s in ss["stages"]]
+    # the summary's figures (read back from the streamed traces) are the traces' own
+    ref = ref_sum(ts)
+    assert ss["steps"]["count"] == ref["steps"]
+    for o in ss["top_cpu_ops"]:
+        assert o["calls"] == ref["ops"][o["name"]]["calls"], o["name"]
+        assert abs(o["self_us"] * 1000 - ref["ops"][o["name"]]["self_ns"]) <= o["calls"], o
+    r = subprocess.run([TPROF, "analyze", "--json", ts[0]], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["steps"]["count"] == 30
+
+
+def test_sigterm_mid_streamed_window_leaves_a_valid_trace(tmp_path):
+    proc = subprocess.Popen(
+        [EXAMPLE, "--steps", "100000", "--batch", "64", "--log-every", "1", "--profile",
+         "--profiling.output_dir", str(tmp_path), "--profiling.run_id", "run",
+         "--profiling.wait=2", "--profiling.active=100000", "--profiling.stream=true"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    seen = 0
+    while seen < 120:  # well past the first buffers: the trace is being written
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        seen += "step" in line
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM
+    run_dir = tmp_path / "run"
+    [path] = traces(str(run_dir))
+    t = load(path)
+    assert t["tprof"]["partial"] is True
+    assert t["traceEvents"][0]["ph"] == "X"
+    steps = sorted(int(e["name"].split("#")[1]) for e in t["traceEvents"]
+                   if e["ph"] == "X" and e["name"].startswith("ProfilerStep#"))
+    assert steps[0] == 2 and steps == list(range(2, 2 + len(steps))) and len(steps) >= 117
+    assert not [p for p in os.listdir(run_dir) if ".tmp." in p]
+    r = subprocess.run([TPROF, "analyze", "--json", path], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["steps"]["count"] == len(steps)
+    summary = load(str(run_dir / "summary.json"))
+    assert summary["run"]["interrupted"] is True
+    assert summary["steps"]["count"] == len(steps)
+
+
+def test_window_past_the_read_back_bound_is_traced_whole_and_left_out_of_the_summary(tmp_path):
+    # max_events 8192 records, two buffers: the first window (60 steps, about 8,000 ranges)
+    # streams through them without a drop, but is more than the summary reads back (4,096
+    # events): the summary covers the second window only, and says why.
+    run = profile(tmp_path, "true", "--profiling.max_events=8192", "--steps", "80",
+                  "--profiling.active=60")
+    first, second = traces(run)
+    t = load(first)
+    assert t["tprof"]["dropped_events"] == 0
+    steps = [e for e in t["traceEvents"] if e["name"].startswith("ProfilerStep#")]
+    assert len(steps) == 60 and len(t["traceEvents"]) > 4096
+    s = load(os.path.join(run, "summary.json"))
+    assert s["run"]["dropped_events"] == 0
+    left_out = [e for e in s["run"]["errors"] if "leaves the window out" in e]
+    assert len(left_out) == 1 and os.path.basename(first) in left_out[0]
+    n_second = len([e for e in load(second)["traceEvents"]
+                    if e["name"].startswith("ProfilerStep#")])
+    assert s["steps"]["count"] == n_second > 0
