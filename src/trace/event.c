@@ -161,8 +161,7 @@ static tp_str intern(tp_evread *er, const tp_jstr *s) {
     return tp_model_intern(er->m, t, n);
 }
 
-/* A decimal string ("25738", "-1") as its number, as docs/SEMANTICS.md §2 asks. */
-static int decimal(const char *s, size_t n, int64_t *out) {
+int tp_evread_decimal(const char *s, size_t n, int64_t *out) {
     size_t i = n && s[0] == '-';
     if (i == n || n - i > 19) return 0;
     uint64_t v = 0;
@@ -196,7 +195,7 @@ static void resolve_id(tp_evread *er, tp_jval *id, int64_t *num, tp_str *str) {
     } else if (id && id->kind == TP_J_STRING) {
         size_t len;
         const char *s = tp_scan_text(er->sc, &id->s, &len);
-        if (!decimal(s, len, num)) *str = tp_model_intern(er->m, s, len);
+        if (!tp_evread_decimal(s, len, num)) *str = tp_model_intern(er->m, s, len);
     }
 }
 

@@ -99,6 +99,10 @@ typedef struct tp_evread {
 /* 0 sends every event through the general path (tests compare the two paths). */
 extern int tp_evread_fast;
 
+/* 1 when s[0..n) is a decimal integer ("25738", "-1") that fits an int64, into *out: how a pid or
+ * tid written as a string is read (docs/SEMANTICS.md §2), and a Perfetto annotation's text. */
+int tp_evread_decimal(const char *s, size_t n, int64_t *out);
+
 void tp_evread_init(tp_evread *er, tp_model *m, tp_scan *sc);
 /* Parses the object at sc->p (its '{') and adds what it means to the model: TP_SCAN_OK,
  * TP_SCAN_MORE (nothing was added) or TP_SCAN_ERR. The fast path (fast.h) reads it when it

@@ -336,20 +336,6 @@ static uint32_t model_track(rd *r, desc *o) {
 
 /* ---- values, as the JSON trace of the window writes them and the JSON reader reads them ---- */
 
-/* 1 when s[0..n) is a JSON integer ([-]digits) that fits an int64, into *out. */
-static int int_text(const char *s, size_t n, int64_t *out) {
-    size_t i = n && s[0] == '-';
-    if (i == n || n - i > 19) return 0;
-    uint64_t v = 0;
-    for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (v > (uint64_t)INT64_MAX) return 0;
-    *out = s[0] == '-' ? -(int64_t)v : (int64_t)v;
-    return 1;
-}
-
 /* A double as it reads back from chrome.c's text of it: an int when written without fraction
  * or exponent, none when not finite (no JSON number). */
 static tp_num_arg num_of_double(double d) {
@@ -357,7 +343,7 @@ static tp_num_arg num_of_double(double d) {
     if (!isfinite(d)) return a;
     char text[TP_FMT_DOUBLE_MAX + 1];
     size_t n = (size_t)(tp_fmt_double(text, d) - text);
-    a.type = int_text(text, n, &a.v.i) ? TP_ARG_INT : TP_ARG_DOUBLE;
+    a.type = tp_evread_decimal(text, n, &a.v.i) ? TP_ARG_INT : TP_ARG_DOUBLE;
     if (a.type == TP_ARG_DOUBLE) a.v.d = d;
     return a;
 }
@@ -393,7 +379,7 @@ static tp_num_arg num_of(const tp_pb_field *v) {
     case DA_JSON:
         s = v->wire == TP_PB_LEN ? json_text(v, &n) : NULL;
         if (!s || !n || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))) return a;
-        if (int_text(s, n, &a.v.i)) {
+        if (tp_evread_decimal(s, n, &a.v.i)) {
             a.type = TP_ARG_INT;
         } else if (n < sizeof(text)) {
             memcpy(text, s, n);

@@ -375,9 +375,9 @@ static void st_close(void *ctx, void *trace, tp_model *last, const tp_window_inf
     s->last = last;
 }
 
-static void test_stream_longer_than_max_events(void **state) {
-    (void)state;
-    enum { MAX = 65536, RANGES = 4 * MAX, PACE = 20000 };
+/* A session streaming its windows into the capturing hooks (st_*), with max_events records of
+ * budget. */
+static void start_streamed(int max_events) {
     static const tp_sink sink = {.start = cap_start,
                                  .window = cap_window,
                                  .finish = cap_finish,
@@ -388,10 +388,16 @@ static void test_stream_longer_than_max_events(void **state) {
     memset(&got, 0, sizeof(got));
     tp_session_set_sink(&sink);
     char max[32];
-    snprintf(max, sizeof(max), "%d", MAX);
+    snprintf(max, sizeof(max), "%d", max_events);
     tprof_config *c = cfg_of((const char *const[]){"stream", "true", "max_events", max, NULL});
     assert_int_equal(tprof_start(c), 0);
     tprof_config_free(c);
+}
+
+static void test_stream_longer_than_max_events(void **state) {
+    (void)state;
+    enum { MAX = 65536, RANGES = 4 * MAX, PACE = 20000 };
+    start_streamed(MAX);
     /* 8 records per max_events: without streaming all but the first max_events would drop. The
      * loop waits now and then, so that the writer (polling every TP_POLL_MS) keeps up on a loaded
      * machine: it is the budget's bound that is tested, not the writer's speed. */
@@ -420,20 +426,7 @@ static void test_stream_longer_than_max_events(void **state) {
 static void test_stream_keeps_again_after_a_burst(void **state) {
     (void)state;
     enum { MAX = 65536, BURST = 2000000, AFTER = 1000 };
-    static const tp_sink sink = {.start = cap_start,
-                                 .window = cap_window,
-                                 .finish = cap_finish,
-                                 .stream_open = st_open,
-                                 .stream_add = st_add,
-                                 .stream_close = st_close};
-    cap_reset();
-    memset(&got, 0, sizeof(got));
-    tp_session_set_sink(&sink);
-    char max[32];
-    snprintf(max, sizeof(max), "%d", MAX);
-    tprof_config *c = cfg_of((const char *const[]){"stream", "true", "max_events", max, NULL});
-    assert_int_equal(tprof_start(c), 0);
-    tprof_config_free(c);
+    start_streamed(MAX);
     tprof_begin("outer");             /* kept: its end is owed through the drops */
     for (int i = 0; i < BURST; i++) { /* 4 M records against 64 k of budget */
         tprof_begin("r");
