@@ -62,10 +62,10 @@ def profiled_run(out_dir, run_id, *options, env=None, steps=12):
     return pathlib.Path(out_dir) / run_id
 
 
-def sigterm_mid_window(out_dir, *options):
+def sigterm_mid_window(out_dir, *options, after=20):
     """Runs the example profiled into out_dir/run, its window open for the whole run, and stops
-    it with SIGTERM after its 20th step (well inside the window): tprof's flush must write the
-    window, then the signal's default action end the process. Returns out_dir/run."""
+    it with SIGTERM after its `after`th step (well inside the window): tprof's flush must write
+    the window, then the signal's default action end the process. Returns out_dir/run."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TPROF_")}
     proc = subprocess.Popen(
         [str(TRAIN), "--steps", "100000", "--batch", "8", "--log-every", "1", "--profile",
@@ -73,7 +73,7 @@ def sigterm_mid_window(out_dir, *options):
          "--profiling.active=100000"] + list(options),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     seen = 0
-    while seen < 20:
+    while seen < after:
         line = proc.stdout.readline()
         assert line, proc.stderr.read()
         seen += "step" in line

@@ -12,10 +12,9 @@ import collections
 import glob
 import json
 import os
-import signal
 import subprocess
 
-from cli_helpers import ref_sum
+from cli_helpers import ref_sum, sigterm_mid_window
 
 BUILD = os.environ["TPROF_BUILD_DIR"]
 EXAMPLE = os.path.join(BUILD, "examples", "train_mlp")
@@ -96,20 +95,9 @@ def test_streamed_and_whole_windows_agree(tmp_path):
 
 
 def test_sigterm_mid_streamed_window_leaves_a_valid_trace(tmp_path):
-    proc = subprocess.Popen(
-        [EXAMPLE, "--steps", "100000", "--batch", "64", "--log-every", "1", "--profile",
-         "--profiling.output_dir", str(tmp_path), "--profiling.run_id", "run",
-         "--profiling.wait=2", "--profiling.active=100000", "--profiling.stream=true"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
-    seen = 0
-    while seen < 120:  # well past the first buffers: the trace is being written
-        line = proc.stdout.readline()
-        assert line, proc.stderr.read()
-        seen += "step" in line
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGTERM
-    run_dir = tmp_path / "run"
+    # 120 steps: well past the first buffers, the trace is being written
+    run_dir = sigterm_mid_window(tmp_path, "--profiling.wait=2", "--profiling.stream=true",
+                                 after=120)
     [path] = traces(str(run_dir))
     t = load(path)
     assert t["tprof"]["partial"] is True
