@@ -56,15 +56,21 @@ def kernels(events):
             if e.get("ph") == "X" and str(e.get("cat", "")).lower() in KERNEL_CATS]
 
 
-def kernels_by_step(events):
-    """Each kernel goes to the step whose range holds its launch (same correlation id)."""
-    steps = steps_of(events)
+def launches_of(events):
+    """The trace's launches (runtime or driver calls with a correlation id), by that id."""
     launches = {}
     for e in events:
         if e.get("ph") == "X" and str(e.get("cat", "")).lower() in LAUNCH_CATS:
             corr = e.get("args", {}).get("correlation")
             if corr is not None:
                 launches[corr] = e
+    return launches
+
+
+def kernels_by_step(events):
+    """Each kernel goes to the step whose range holds its launch (same correlation id)."""
+    steps = steps_of(events)
+    launches = launches_of(events)
     per_step = defaultdict(lambda: [0, 0.0])
     unplaced = 0
     for k in kernels(events):
@@ -278,8 +284,7 @@ def launched_before(events):
     """Microseconds of GPU work in the trace whose launch is not in it: work the GPU still ran
     after the window opened, launched before it (the last warm-up step's graph, queued behind
     the CPU). No analysis can charge it to a range; the rest it must."""
-    launched = {e.get("args", {}).get("correlation") for e in events
-                if e.get("ph") == "X" and str(e.get("cat", "")).lower() in LAUNCH_CATS}
+    launched = launches_of(events)
     return sum(float(e["dur"]) for e in events
                if e.get("ph") == "X" and str(e.get("cat", "")).lower() in WORK_CATS
                and e.get("args", {}).get("correlation") not in launched)
@@ -354,8 +359,7 @@ def cmd_compiled(trace_path, torch_trace, analyze_path):
     step as torch.profiler's (names and counts), each launched (through the driver) inside the
     compiled region's ranges, and `tprof analyze` charging all GPU work launched in the window."""
     events = load(trace_path)
-    launches = {e.get("args", {}).get("correlation"): e for e in events
-                if e.get("ph") == "X" and str(e.get("cat", "")).lower() in LAUNCH_CATS}
+    launches = launches_of(events)
     by_thread = ancestors(events)
     triton, unlaunched, outside, launch_names, regions = 0, 0, 0, defaultdict(int), defaultdict(int)
     for k in kernels(events):
