@@ -9,7 +9,9 @@
  * InitializeInjection (the mechanism Nsight's own injection uses). Kinds: `kernel`
  * (CONCURRENT_KERNEL), `runtime`, `memcpy`, `memcpy2`, `memset`, `sync`, `memory` (MEMORY2),
  * `context`, `driver`, `graph` (GRAPH_TRACE), `clock` (a timestamp callback on CLOCK_MONOTONIC,
- * as tprof registers one). `all` is tprof's set (src/gpu/cupti.c). At exit
+ * as tprof registers one), `runtime_launch` (the RUNTIME kind with every function but the kernel
+ * and graph launches turned off one by one: does CUPTI's cost follow the records or the kind?).
+ * `all` is tprof's set (src/gpu/cupti.c). At exit
  * it prints one line to stderr: the kinds and the records CUPTI handed back by then.
  *
  * libcupti is found as tprof finds it ($TPROF_FLOOR_CUPTI, else libcupti.so.13/.12 on the
@@ -31,6 +33,7 @@ static struct {
     CUptiResult (*enable)(CUpti_ActivityKind);
     CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
     CUptiResult (*register_clock)(CUpti_TimestampCallbackFunc);
+    CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t);
 } C;
 
 static unsigned long long records; /* counted on CUPTI's thread; read once at exit */
@@ -75,7 +78,27 @@ static int load(void) {
     *(void **)&C.enable = dlsym(h, "cuptiActivityEnable");
     *(void **)&C.next_record = dlsym(h, "cuptiActivityGetNextRecord");
     *(void **)&C.register_clock = dlsym(h, "cuptiActivityRegisterTimestampCallback");
+    *(void **)&C.enable_runtime_api = dlsym(h, "cuptiActivityEnableRuntimeApi");
     return C.register_callbacks && C.enable && C.next_record ? 0 : -1;
+}
+
+/* The RUNTIME kind on, then every runtime function but the launches off. */
+static int enable_runtime_launches(void) {
+    static const CUpti_CallbackId launches[] = {
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+    };
+    if (!C.enable_runtime_api || C.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS) return -1;
+    for (CUpti_CallbackId id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; id++) {
+        int keep = 0;
+        for (size_t i = 0; i < sizeof(launches) / sizeof(launches[0]); i++) keep |= id == launches[i];
+        if (!keep) C.enable_runtime_api(id, 0);
+    }
+    return 0;
 }
 
 /* One named kind turned on; -1 for a name it does not know or CUPTI refuses. */
@@ -97,6 +120,7 @@ static int enable_named(const char *name) {
     };
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if (!strcmp(name, kinds[i].name)) return C.enable(kinds[i].kind) == CUPTI_SUCCESS ? 0 : -1;
+    if (!strcmp(name, "runtime_launch")) return enable_runtime_launches();
     if (!strcmp(name, "clock"))
         return C.register_clock && C.register_clock(monotonic_clock) == CUPTI_SUCCESS ? 0 : -1;
     return -1;

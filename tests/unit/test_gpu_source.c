@@ -51,7 +51,8 @@ static void in_child(void (*fn)(FILE *out, const void *arg), const void *arg, re
     close(fds[1]);
     size_t len = 0;
     ssize_t got;
-    while ((got = read(fds[0], r->text + len, sizeof(r->text) - 1 - len)) > 0)
+    while (len < sizeof(r->text) - 1 &&
+           (got = read(fds[0], r->text + len, sizeof(r->text) - 1 - len)) > 0)
         len += (size_t)got;
     r->text[len] = '\0';
     close(fds[0]);

@@ -19,6 +19,7 @@
  *                                    would hang */
 #include <cupti.h>
 
+#include <assert.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -340,7 +341,8 @@ FAKE_API int fake_cupti_nsubscribers(void) {
 FAKE_API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s) {
     (void)s;
     check_alive("cuptiUnsubscribe");
-    for (int i = 0; i < nsubs; i++)
+    assert(nsubs <= (int)(sizeof(subs) / sizeof(subs[0])));
+    for (int i = nsubs - 1; i >= 0; i--) /* backwards: the last one moves into a checked slot */
         if (strcmp(subs[i].name, "CUPTI for tprof") == 0) subs[i] = subs[--nsubs];
     subscribed = 0;
     return CUPTI_SUCCESS;
