@@ -424,7 +424,7 @@ static int write_html_report(const tp_analysis *a, const tp_run_info *run) {
     if (!art.dir_ok || !art.html_report || run->interrupted) return 0;
     tp_buf page; /* the data is rendered straight into the page */
     tp_buf_init(&page);
-    tp_html_extras x = {.title = run->run_dir, .run_dir = art.run_dir, .series = &art.series};
+    tp_html_extras x = {.title = run->run_dir, .run_dir = art.files_dir, .series = &art.series};
     size_t data_start = tp_html_page_open(&page);
     tp_html_data_of(&page, a, &x);
     int ok = tp_html_page_close(&page, data_start) == 0;

@@ -111,6 +111,6 @@ def test_ranks(runs):
         partial = sum(json.loads(p.read_text())["tprof"]["partial"] for p in mine)
         assert got["warnings"] == (["%d window%s closed early (shutdown or signal)" % (
             partial, "" if partial == 1 else "s")] if partial else [])
-        summary = json.loads((run / ("summary.rank%d.json" % rank)).read_text())
+        summary = json.loads((files_dir(run) / ("summary.rank%d.json" % rank)).read_text())
         assert got["steps"]["count"] == summary["steps"]["count"]
     assert "rank 2" in tprof("analyze", "--rank", 2, run, rc=2).stderr.decode()

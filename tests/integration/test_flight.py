@@ -120,7 +120,7 @@ def test_explicit_save_marks_the_step(tmp_path):
                           "--profiling.slow_step_factor", 0)
     (name,) = flight_traces(run_dir)
     assert name.startswith("trace_0001_flight_explicit_steps_")
-    trace = load(run_dir / name)
+    trace = load(files_dir(run_dir) / name)
     assert trace["tprof"]["flight"] == {"reason": "explicit", "step": 100}
     steps = sorted(step_ranges(trace))
     # step 100, cut at the call, and the 20 before it
@@ -135,7 +135,7 @@ def test_sigusr1_saves_the_running_step(tmp_path):
     p, run_dir = run_loop(tmp_path, "--steps", 200, "--spin-us", 100, "--usr1-at", 150,
                           "--profiling.flight_signal", "true", "--profiling.slow_step_factor", 0)
     (name,) = flight_traces(run_dir)
-    trace = load(run_dir / name)
+    trace = load(files_dir(run_dir) / name)
     # the step running when the writer served the signal: step 150, which sleeps 200 ms for it,
     # unless the loaded machine kept the writer waiting longer
     k = trace["tprof"]["flight"]["step"]
@@ -199,7 +199,7 @@ def test_ranges_across_steps_keep_their_end(tmp_path):
     _, run_dir = run_loop(tmp_path, "--steps", 100, "--spin-us", 50, "--save-at", 50,
                           "--cross-steps", "--profiling.slow_step_factor", 0)
     (name,) = flight_traces(run_dir)
-    trace = load(run_dir / name)
+    trace = load(files_dir(run_dir) / name)
     steps = step_ranges(trace)
     cross = [e for e in trace["traceEvents"] if e.get("name") == "cross"]
     assert cross
