@@ -180,7 +180,8 @@ def test_with_a_schedule_windows_are_saved_as_today(tmp_path):
                           "--profiling.active", 3, "--profiling.repeat", 2)
     names = sorted(p.name for p in files_dir(run_dir).glob("trace_*"))
     assert "trace_0001_steps_5-7.json" in names and "trace_0002_steps_13-15.json" in names
-    assert sorted(step_ranges(load(files_dir(run_dir) / "trace_0002_steps_13-15.json"))) == [13, 14, 15]
+    second = load(files_dir(run_dir) / "trace_0002_steps_13-15.json")
+    assert sorted(step_ranges(second)) == [13, 14, 15]
     assert len([n for n in names if "_flight_explicit_" in n]) == 1
 
 

@@ -278,7 +278,8 @@ def test_live_page_fetches_and_follows_the_run(browser, tmp_path):
     first = DATA_RE.search(page).group(1).replace(b"\\u003c", b"<")
     live_page = DATA_RE.sub(b"", page)
     run = profiled_run(tmp_path / "runs", "grow", steps=20)
-    second = DATA_RE.search((run / "tprof" / "report.html").read_bytes()).group(1).replace(b"\\u003c", b"<")
+    grown = (run / "tprof" / "report.html").read_bytes()
+    second = DATA_RE.search(grown).group(1).replace(b"\\u003c", b"<")
     state = {"data": first, "asked": []}
 
     class Handler(http.server.BaseHTTPRequestHandler):

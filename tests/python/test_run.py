@@ -15,6 +15,7 @@ pytest.importorskip("torch")
 
 from conftest import PYTHON, ranges, run_traces, step_numbers, trace_events  # noqa: E402
 from lightning_jobs import lightning_script
+from run_files import artifact  # noqa: E402
 
 TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
 
@@ -83,7 +84,7 @@ def tprof_lines_removed(stderr):
 
 def run_summary(run_dir):
     """The run's summary.json (the sink's run-level counts)."""
-    with open(os.path.join(run_dir, "summary.json"), encoding="utf-8") as f:
+    with open(artifact(run_dir, "summary.json"), encoding="utf-8") as f:
         return json.load(f)
 
 

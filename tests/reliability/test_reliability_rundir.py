@@ -3,7 +3,6 @@
 of its rank (docs/RELIABILITY.md), so a run directory holds one run and analyze reads exactly it."""
 
 import json
-import os
 import signal
 import subprocess
 
