@@ -24,6 +24,10 @@ static uint64_t now(void) {
     return tp_clock_ticks();
 }
 
+static void begin(const char *name) {
+    if (tprof_active()) tprof_begin_copy_(name);
+}
+
 static void complete(const char *name, uint64_t begin_ticks) {
     if (tprof_active()) tp_range_complete(name, begin_ticks);
 }
@@ -45,6 +49,7 @@ static const tp_observer_api api = {
     .flops_counted = tp_flops_counted,
     .memory = tp_memory_reported,
     .warn = warn,
+    .begin = begin,
 };
 
 int tp_py_add_observer_api(PyObject *module) {

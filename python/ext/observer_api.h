@@ -46,6 +46,10 @@ typedef struct tp_observer_api {
                    int64_t total_reserved);
     /* One warning line, once per distinct text (the library's log). */
     void (*warn)(const char *text);
+    /* A range on the calling thread's stack ("user_annotation"), named by a copy of name, ended
+     * by end on this thread: one still open when its window closes is cut there and flagged
+     * truncated, as every range is (src/record/window.c). */
+    void (*begin)(const char *name);
 } tp_observer_api;
 
 #endif

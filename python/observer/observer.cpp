@@ -205,11 +205,11 @@ void annotate_inputs(const at::RecordFunction &fn, const char *name) {
 }
 
 /* The state a RecordFunction needs at its end, kept only when the thread id it records is not
- * enough: a USER_SCOPE one (record_function) is written whole at its end, from its begin time
- * (tp_range_complete: torch's Optimizer.step encloses Lightning's hooks, which end tprof's own
- * stage ranges, so it must not sit on the thread's stack of ranges); one begun on another
- * thread than the one that made it (gloo's work, begun on the backend's thread) ends its range
- * where it began. */
+ * enough: a USER_SCOPE one (record_function) begun on the thread that made it is written whole
+ * at its end, from its begin time (tp_range_complete: torch's Optimizer.step encloses
+ * Lightning's hooks, which end tprof's own stage ranges, so it must not sit on the thread's
+ * stack of ranges); one begun on another thread than the one that made it (gloo's work, begun
+ * on the backend's thread) ends its range where it began. */
 struct observed : at::ObserverContext {
     uint64_t thread = at::RecordFunction::currentThreadId();
     uint64_t begin_ticks = 0;
@@ -231,6 +231,16 @@ bool is_evaluate(const at::RecordFunction &fn, const char *name) {
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
+    bool made_here = fn.threadId() == at::RecordFunction::currentThreadId();
+    if (fn.scope() == at::RecordScope::USER_SCOPE && !made_here) {
+        /* gloo's work on the backend's thread, alone on that thread's stack: begun now. Its end
+         * comes after the work's future completes, so the caller may have gone on and closed
+         * the window by then (seen under load for the last all-reduce of a window): written
+         * whole at its end, it would be lost; begun here, it is kept, cut at the window's end
+         * and flagged truncated, as any range still open then. */
+        api->begin(fn.name());
+        return std::make_unique<observed>();
+    }
     if (fn.scope() == at::RecordScope::USER_SCOPE) {
         auto ctx = std::make_unique<observed>();
         ctx->begin_ticks = api->now();
@@ -261,7 +271,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
     } catch (...) {
         api->warn("the op observer failed to describe an op (its range has no args)");
     }
-    if ((evaluate && kept) || pushed || fn.threadId() != at::RecordFunction::currentThreadId()) {
+    if ((evaluate && kept) || pushed || !made_here) {
         auto ctx = std::make_unique<observed>();
         ctx->link = evaluate && kept;
         ctx->pushed = pushed;
