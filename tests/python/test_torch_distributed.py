@@ -167,8 +167,12 @@ def test_observer_records_torch_collectives_and_touches_nothing(job):
         gloo = collections.Counter(e["name"] for e in events if e["name"].startswith("gloo:"))
         assert gloo == {"gloo:all_reduce": 6, "gloo:barrier": 1,
                         "gloo:broadcast": count["c10d::broadcast_"]}, gloo
-        assert not any(e["args"].get("tprof truncated") for e in events
-                       if e["name"].startswith("gloo:") and "args" in e)
+        # torch ends a gloo range after its work's future completes: under load the last one
+        # of a window can end after the window closed; it is then cut at the window's end
+        # (flagged truncated), never lost
+        end = max(e["ts"] + e["dur"] for e in events if e["name"].startswith("ProfilerStep#"))
+        assert all(e["ts"] + e["dur"] == pytest.approx(end, abs=0.01) for e in events
+                   if e["name"].startswith("gloo:") and e.get("args", {}).get("tprof truncated"))
         # DDP's gradient all-reduce runs inside the backward stage
         backward = [e for e in events if e["name"] == "backward"]
         assert sum(any(inside(e, b) for b in backward) for e in ops
