@@ -9,7 +9,7 @@
 #   make bench     run the benchmarks (figures go into BENCHMARKS.md by hand)
 #   make lint      clang-tidy, cppcheck and a clang-format check; ruff and mypy --strict
 #   make profile   run the demo training loop (C) profiled: run directories under PROFILE_DIR
-#                  (tprof_runs), each with its traces, summary files and report.html
+#                  (tprof_runs), each with its traces, summary files and report.html (in tprof/)
 #   make profile-train      train the PyTorch example (examples/train_torch.py, CPU, .venv)
 #                           profiled into PROFILE_DIR/train: STEPS steps per epoch (30), 2 epochs
 #   make profile-check      tprof check on every run directory of PROFILE_DIR

@@ -449,10 +449,13 @@ def cmd_overhead(runs_path):
 
 def cmd_find(directory):
     """The first file under directory (sorted) holding a trace: .json or .json.gz with
-    traceEvents at the top (not config.json, summary.json, ...)."""
-    for root, _, files in sorted(os.walk(directory)):
+    traceEvents at the top (not config.json, summary.json, ...); in a run directory, a window's
+    trace in its tprof/ folder, not the top-level copy of every window."""
+    for root, dirs, files in sorted(os.walk(directory)):
         for name in sorted(files):
             if not name.endswith((".json", ".json.gz")):
+                continue
+            if "tprof" in dirs and ".pt.trace.json" in name:
                 continue
             path = os.path.join(root, name)
             try:

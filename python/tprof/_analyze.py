@@ -25,6 +25,9 @@ __all__ = ["Analysis", "Comparison", "analyze", "compare"]
 # plain exports.
 _TRACE_SUFFIXES = (".json", ".json.gz", ".pftrace")
 _NOT_TRACES = ("config.json", "summary.json", "stage_times.json")
+# The folder of a run directory with tprof's own files (src/run/runfiles.h, TP_RUN_FILES_DIR); its
+# top level then holds one trace per rank for TensorBoard and traceinsight, a copy of its windows.
+_FILES_DIR = "tprof"
 
 # The columns of each table when it has no row (docs/ANALYZE_JSON.md); a table with rows takes
 # its columns from them, in the JSON's order. tests/python/test_dataframes.py checks both agree.
@@ -190,12 +193,23 @@ class Comparison(dict[str, Any]):
         return _html.comparison(self)
 
 
+def _files_dir(run_dir: str | os.PathLike[str]) -> str:
+    """The folder of a run directory that holds tprof's files (summary.json, the windows'
+    traces...): its tprof/ folder when it has one (a real folder, not a link: as the C reader,
+    src/run/rundir.c), else the directory itself (a run of tprof before that folder, any folder
+    of traces)."""
+    sub = os.path.join(run_dir, _FILES_DIR)
+    return sub if os.path.isdir(sub) and not os.path.islink(sub) else os.fspath(run_dir)
+
+
 def _trace_files(path: str | os.PathLike[str]) -> list[str]:
-    """The trace files directly in a folder (a run directory), in name order, or [path] for a
-    file. Sub-folders are not read: a run's torch.profiler traces (torch/) are another view of
-    the same steps and would count them twice."""
+    """The trace files of a run directory (those of its tprof/ folder when it has one, not the
+    top-level copies for other tools), in name order, or [path] for a file. Other sub-folders
+    are not read: a run's torch.profiler traces (torch/) are another view of the same steps and
+    would count them twice."""
     if not os.path.isdir(path):
         return [os.fspath(path)]
+    path = _files_dir(path)
     return [os.path.join(path, name) for name in sorted(os.listdir(path))
             if name.endswith(_TRACE_SUFFIXES) and name not in _NOT_TRACES
             and os.path.isfile(os.path.join(path, name))]

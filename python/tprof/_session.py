@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any, Literal, Protocol
 
 from tprof import _html, _keys, _stack, _tprof
-from tprof._analyze import Analysis, _trace_files, analyze
+from tprof._analyze import Analysis, _files_dir, _trace_files, analyze
 from tprof._cupti import pass_wheel_cupti_dirs
 
 __all__ = ["Profile", "config_from_args", "epoch", "flight_save", "profile", "stage", "step"]
@@ -412,7 +412,7 @@ class Profile(contextlib.ContextDecorator):
     def summary(self) -> Analysis | None:
         """The run's summary.json as a tprof.Analysis (a dict, its tables as DataFrames), or None
         when the run wrote none."""
-        path = self.run_dir and os.path.join(self.run_dir, "summary.json")
+        path = self.run_dir and os.path.join(_files_dir(self.run_dir), "summary.json")
         if not path or not os.path.exists(path):
             return None
         with open(path, encoding="utf-8") as f:

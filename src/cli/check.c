@@ -26,13 +26,14 @@ static const char help[] =
     "parseable (for each rank when there are several); the steps of the traces match\n"
     "stage_times.json (numbers and durations, to the nanosecond); every op_stats.csv row\n"
     "(calls, total, self, min, max) and summary.json's step count and top ops agree with a\n"
-    "fresh analysis of the traces; config.json is a JSON object.\n"
+    "fresh analysis of the traces; config.json is a JSON object. These files are in RUN/tprof/\n"
+    "(RUN itself for runs of tprof before that folder).\n"
     "\n"
     "Each problem is printed as one line, \"FILE: problem\".\n"
     "\n"
     "options:\n"
     "  --analysis   then print the run's analysis (the text report of tprof analyze RUN)\n"
-    "  --report     then write the run's HTML report into it, RUN/report.html (as tprof\n"
+    "  --report     then write the run's HTML report into it, RUN/tprof/report.html (as tprof\n"
     "               report writes it; replaced whole). A run with a trace that cannot be read\n"
     "               gets the analysis of its other traces and keeps its report.html\n"
     "  -h, --help   this help\n"
@@ -212,6 +213,8 @@ static int flight_without_trigger(const json_t *config, const json_t *summary) {
            json_array_size(traces) == 0 && json_integer_value(json_object_get(run, "windows")) == 0;
 }
 
+/* dir: the folder of the run's artifacts (its tprof/ folder, or the run directory of an older
+ * run). */
 static void check_group(tp_checker *c, const char *dir, const group *g, totals *t) {
     json_t *docs[TP_RUN_TRACE] = {0};
     for (int k = 0; k < TP_RUN_TRACE; k++) {
@@ -279,16 +282,19 @@ static int check_dir(const char *dir, tp_checker *c) {
     int64_t *ranks = ranks_of(&d, &nranks);
     totals t = {0};
     int rc = ranks ? TP_EXIT_OK : tp_cli_error("out of memory");
+    char *files = tp_run_files_dir(dir); /* where a missing artifact should be */
+    if (!files) rc = tp_cli_error("out of memory");
     if (ranks && nranks == 0) tp_check_problem(c, dir, "no tprof artifacts and no traces");
-    for (size_t i = 0; ranks && i < nranks; i++) {
+    for (size_t i = 0; files && ranks && i < nranks; i++) {
         group g;
         if (gather(&g, &d, ranks[i])) {
             rc = tp_cli_error("out of memory");
         } else {
-            check_group(c, dir, &g, &t);
+            check_group(c, files, &g, &t);
         }
         free(g.traces);
     }
+    free(files);
     tp_check_flush(c);
     if (rc == TP_EXIT_OK && c->problems) {
         fflush(stdout); /* the problem lines first, where both streams go to one file */

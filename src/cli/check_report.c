@@ -1,6 +1,7 @@
 /* check_report.c - what `tprof check --analysis --report` adds after validating a run
  * directory: the text report of its analysis (what `tprof analyze RUN` prints) and its HTML
- * report written into it as report.html (what `tprof report RUN -o RUN/report.html` would write,
+ * report written into it as report.html, in its tprof/ folder when it has one (what `tprof report
+ * RUN -o RUN/tprof/report.html` would write,
  * were an output inside an input run directory allowed), both from one read of its traces
  * (src/run/html_data.c). A run whose validation found traces that cannot be read gets the analysis
  * of the others, said in one line, and its report.html is left as it was. */
@@ -47,12 +48,11 @@ static void inputs_free(inputs *in) {
     if (in->files.files) tp_run_dir_free(&in->files);
 }
 
-/* dir's report.html: "<dir>/report.html", without doubling a trailing slash. */
+/* dir's report.html, beside its other artifacts (rundir.h's tp_run_files_dir). */
 static char *report_path(const char *dir) {
-    size_t n = strlen(dir), size = n + sizeof("/report.html");
-    char *path = malloc(size);
-    const char *sep = n && dir[n - 1] == '/' ? "" : "/";
-    if (path) snprintf(path, size, "%s%sreport.html", dir, sep);
+    char *files = tp_run_files_dir(dir);
+    char *path = files ? tp_run_join(files, "report.html") : NULL;
+    free(files);
     return path;
 }
 

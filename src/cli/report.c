@@ -151,7 +151,9 @@ int tp_cli_html_write(const char *output, tp_run_html *r, const tp_run_html_opts
 static int report(report_args *x, char **inputs) {
     const char *output = x->shared.output ? x->shared.output : "report.html";
     if (tp_cli_check_output(output, inputs, x->ninputs)) return TP_EXIT_ERROR;
-    char *href = artifacts_href(strcmp(output, "-") == 0 ? "./-" : output, inputs[0]);
+    char *files = tp_run_files_dir(inputs[0]); /* where a run directory's files are */
+    char *href = files ? artifacts_href(strcmp(output, "-") == 0 ? "./-" : output, files) : NULL;
+    free(files);
     x->html.read = &x->shared.read;
     x->html.artifacts_href = href;
     x->html.trace = !x->no_trace; /* the Trace view: every range (docs/REPORT.md) */

@@ -46,7 +46,7 @@ int tp_html_page_close(tp_buf *out, size_t data_start);
 /* What the report data holds beside the analysis; every member may be NULL. */
 typedef struct tp_html_extras {
     const char *title;          /* the page's title; NULL: the first input's path */
-    const char *run_dir;        /* its files become "artifacts" ... */
+    const char *run_dir;        /* the folder whose files become "artifacts" ... */
     const char *artifacts_href; /* ... linked as <href><name> ("" beside them; NULL: "") */
     tp_series *series;          /* the timeline and memory curve (tp_series_json's) */
     tp_series *series_b;        /* with compare: side B's ("series_b") */

@@ -8,6 +8,7 @@
 #include "util/log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What each model read feeds beside the analysis. */
@@ -61,8 +62,10 @@ void tp_run_html_free(tp_run_html *r) {
 
 int tp_run_html_render(tp_buf *out, tp_run_html *r, const tp_run_html_opts *o) {
     int one_dir = r->n == 1 || o->compare ? tp_run_is_dir(r->inputs[0]) : 0;
+    char *files = one_dir ? tp_run_files_dir(r->inputs[0]) : NULL; /* its tprof/ folder */
+    if (one_dir && !files) return -1;
     tp_html_extras x = {.title = o->title ? o->title : r->inputs[0],
-                        .run_dir = one_dir ? r->inputs[0] : NULL,
+                        .run_dir = files,
                         .artifacts_href = o->artifacts_href,
                         .series = &r->series,
                         .series_b = r->b ? &r->series_b : NULL,
@@ -70,6 +73,7 @@ int tp_run_html_render(tp_buf *out, tp_run_html *r, const tp_run_html_opts *o) {
                         .compare = r->c,
                         .trace = r->has_trace ? &r->trace : NULL};
     tp_html_data_of(out, r->a, &x);
+    free(files);
     return out->failed ? -1 : 0;
 }
 
@@ -80,7 +84,15 @@ static int served(tp_buf *out, const char *const *inputs, size_t n_inputs, int c
     tp_inputs_opts_init(&read);
     read.max_memory = max_memory;
     read.progress = TP_INPUTS_PROGRESS_OFF;
-    tp_run_html_opts o = {.read = &read, .compare = compare, .trace = trace};
+    /* The dashboard links a run's files from runs/<run>/: they are in its tprof/ folder, when it
+     * has one. */
+    char *files = n_inputs ? tp_run_files_dir(inputs[0]) : NULL;
+    int sub = files && strcmp(files, inputs[0]) != 0;
+    free(files);
+    tp_run_html_opts o = {.read = &read,
+                          .compare = compare,
+                          .trace = trace,
+                          .artifacts_href = sub ? TP_RUN_FILES_DIR "/" : ""};
     tp_run_html r;
     char raw[1024], line[1024];
     int rc = tp_run_html_analyse(&r, (char *const *)inputs, n_inputs, &o, raw, sizeof(raw));

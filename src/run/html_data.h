@@ -20,7 +20,8 @@
 typedef struct tp_run_html_opts {
     const tp_inputs_opts *read; /* --stage, --rank, --peak-tflops, progress */
     const char *title;          /* NULL: the first input */
-    const char *artifacts_href; /* how the page links a run directory's files ("" beside) */
+    const char *artifacts_href; /* how the page links a run directory's files ("" beside them; for
+                                   the dashboard, from the run's folder: "tprof/" or "") */
     int compare;                /* inputs are A and B: the Compare view of A against B */
     int trace;                  /* keep every range for the Trace view (`tprof report`) */
 } tp_run_html_opts;

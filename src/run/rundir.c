@@ -1,4 +1,7 @@
-/* rundir.c - lists the artifacts and traces of a run directory (names: src/run/runfiles.c). */
+/* rundir.c - lists the artifacts and traces of a run directory (names: src/run/runfiles.c):
+ * those of its tprof/ folder when it has one, else those of its top level (runs of tprof before
+ * that folder, or any folder of traces). The folder is taken only as a real directory, never
+ * through a symbolic link, as state.c takes it: `tprof serve` confines what it reads so. */
 #include "run/rundir.h"
 
 #include "util/vec.h"
@@ -32,11 +35,25 @@ static int add_file(tp_run_dir *d, const char *dir, const char *name, int kind, 
     return 0;
 }
 
-int tp_run_dir_list(const char *dir, tp_run_dir *out, char *err, size_t errlen) {
+char *tp_run_files_dir(const char *dir) {
+    char *sub = tp_run_join(dir, TP_RUN_FILES_DIR);
+    struct stat st;
+    if (sub && lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) return sub;
+    free(sub);
+    return strdup(dir);
+}
+
+int tp_run_dir_list(const char *top, tp_run_dir *out, char *err, size_t errlen) {
     *out = (tp_run_dir){0};
+    char *dir = tp_run_files_dir(top);
+    if (!dir) {
+        snprintf(err, errlen, "%s: cannot read: %s", top, strerror(ENOMEM));
+        return -1;
+    }
     DIR *dh = opendir(dir);
     if (!dh) {
         snprintf(err, errlen, "%s: cannot read: %s", dir, strerror(errno));
+        free(dir);
         return -1;
     }
     struct dirent *de;
@@ -61,6 +78,7 @@ int tp_run_dir_list(const char *dir, tp_run_dir *out, char *err, size_t errlen) 
         rc = -1;
     }
     closedir(dh);
+    free(dir);
     if (rc) {
         tp_run_dir_free(out);
         return -1;

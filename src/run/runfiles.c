@@ -2,6 +2,8 @@
  * (see runfiles.h). */
 #include "run/runfiles.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* In tp_run_kind order; the part before the extension is the stem. */
@@ -67,4 +69,11 @@ int tp_run_file_kind(const char *name, int64_t *rank) {
         return -1;
     *rank = trace_rank(name);
     return TP_RUN_TRACE;
+}
+
+char *tp_run_join(const char *dir, const char *name) {
+    size_t n = strlen(dir), size = n + strlen(name) + 2;
+    char *p = malloc(size);
+    if (p) snprintf(p, size, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+    return p;
 }

@@ -1,7 +1,9 @@
 /* runfiles.h - the names of a run directory's files, as the default sink writes them
  * (src/sink/artifacts.c) and as `tprof analyze`/`check` read them back (src/run/rundir.c):
  * config.json, stage_times.json, op_stats.csv, summary.json and the traces, each with a
- * ".rank<N>" part in its name when the run had several ranks.
+ * ".rank<N>" part in its name when the run had several ranks. They are in the run directory's
+ * tprof/ folder (TP_RUN_FILES_DIR), its top level being for TensorBoard and traceinsight; runs
+ * of tprof before that folder have them at the top level, and are read so still.
  *
  * A trace is any other *.json or *.json.gz file, so a directory of torch.profiler traces
  * (<worker>.<time>.pt.trace.json) is read the same way. Hidden files are none of them. */
@@ -9,6 +11,9 @@
 #define TP_RUN_RUNFILES_H
 
 #include <stdint.h>
+
+/* The folder of a run directory that holds tprof's own files. */
+#define TP_RUN_FILES_DIR "tprof"
 
 typedef enum tp_run_kind {
     TP_RUN_CONFIG,
@@ -28,5 +33,7 @@ int tp_run_file_kind(const char *name, int64_t *rank);
  * without a rank part), else 0. Not an artifact kind: the html_report key may turn it off, so
  * `tprof check` does not require it; a reused run_id removes it with the other artifacts. */
 int tp_run_is_report(const char *name, int64_t *rank);
+/* "<dir>/<name>" (malloc'd; one slash between them), or NULL when out of memory. */
+char *tp_run_join(const char *dir, const char *name);
 
 #endif

@@ -4,7 +4,11 @@
  * one order-independent sum, plus the directory's own times: tprof writes every artifact under
  * a temporary name and renames it into place, so a new window changes the directory and adds a
  * name; a file rewritten in place changes its own times. Reading costs one fstatat per file,
- * which is what lets the dashboard poll every second without analysing anything again. */
+ * which is what lets the dashboard poll every second without analysing anything again.
+ *
+ * A run directory with a tprof/ folder (a real directory, opened without following a link, as
+ * rundir.c lists it) is read there: its top level then holds only the traces for other tools,
+ * which copy the windows of tprof/. */
 #include "run/state.h"
 
 #include "run/runfiles.h"
@@ -44,6 +48,11 @@ static int add_entry(int dfd, const char *name, tp_run_state *r) {
 
 int tp_run_state_read(int dfd, tp_run_state *out) {
     struct stat st;
+    int sub = openat(dfd, TP_RUN_FILES_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub >= 0) {
+        close(dfd);
+        dfd = sub;
+    }
     DIR *dh = fstat(dfd, &st) == 0 ? fdopendir(dfd) : NULL;
     if (!dh) {
         close(dfd);

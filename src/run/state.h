@@ -16,7 +16,8 @@ typedef struct tp_run_state {
     int has_link;     /* a symbolic link among its run files */
 } tp_run_state;
 
-/* Reads the open directory dfd (closed here, whatever the result) into out. 0, or -1 when it
+/* Reads the open directory dfd (closed here, whatever the result) into out: its tprof/ folder
+ * when it has one (runfiles.h). 0, or -1 when it
  * cannot be read or holds no run file. */
 int tp_run_state_read(int dfd, tp_run_state *out);
 

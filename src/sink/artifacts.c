@@ -1,20 +1,24 @@
 /* artifacts.c - the default sink: what a profiled run leaves behind.
  *
- * In <output_dir>/<run_id>/: config.json when the run starts, one trace per closed window, and
- * at the end stage_times.json, op_stats.csv and summary.json, all derived from one analysis to
- * which every window was added, and report.html (the html_report key: the page `tprof report`
- * writes, from the same analysis and tp_html_data_of, with the windows' timeline and memory
- * curve); then the console summary (rank 0), which names it. With several ranks each file
- * name carries ".rank<N>". An output directory that cannot be written costs the files, never the
- * summary: the windows are still analysed.
+ * In <output_dir>/<run_id>/tprof/ (TP_RUN_FILES_DIR): config.json when the run starts, one trace
+ * per closed window, and at the end stage_times.json, op_stats.csv and summary.json, all derived
+ * from one analysis to which every window was added, and report.html (the html_report key: the
+ * page `tprof report` writes, from the same analysis and tp_html_data_of, with the windows'
+ * timeline and memory curve); then the console summary (rank 0), which names it. With several
+ * ranks each file name carries ".rank<N>". An output directory that cannot be written costs the
+ * files, never the summary: the windows are still analysed.
  *
- * TensorBoard's PyTorch profiler plugin lists only files named <worker>.<span>.pt.trace.json, and
- * traceinsight (HTA) takes every *.json of the folder it is given for a trace. So each trace also
- * gets a relative symbolic link tensorboard/<worker><rank>.<seq>.pt.trace.json[.gz] -> ../<trace>:
- * TensorBoard pointed at the run directory (or at output_dir) finds every window of every rank
- * (the same seq is the same window on every rank: the plugin's span), while tprof's own names,
- * which tprof analyze, check and serve read at the top level only, stay as they are. With
- * tensorboard_names the traces themselves carry the plugin's names and no link is made.
+ * The top level of the run directory is for other tools: one trace per rank holding every
+ * window, <worker>[.rank<N>].pt.trace.json[.gz], streamed as the windows close (under a temporary
+ * name that no tool reads) and renamed into place at the end of the run. traceinsight (HTA) takes
+ * every top-level *.json and *.gz of the folder it is given, one per rank (the first
+ * "rank":\s+N of the file, a later file of a rank replacing the earlier), and TensorBoard's
+ * PyTorch profiler plugin lists the <worker>[.<span>].pt.trace.json files of any folder below
+ * its logdir: both, pointed at the run directory as it is, find every rank with every window.
+ * tprof's own readers take the run's files from tprof/ (run/rundir.c), so the copy is never
+ * counted twice. Perfetto's format has no such copy (neither tool reads it). With
+ * tensorboard_names the window traces in tprof/ carry the plugin's names too (TensorBoard then
+ * also lists tprof/ as a run, one span per window).
  *
  * A run directory never mixes two runs: a run_id used again first removes the earlier run's
  * files of this rank (with one rank, or on rank 0, also those of ranks the run does not have),
@@ -29,6 +33,7 @@
 #include "config/config.h"
 #include "export/chrome.h"
 #include "export/perfetto.h"
+#include "model/copy.h"
 #include "report/html.h"
 #include "report/jsonw.h"
 #include "report/report.h"
@@ -53,11 +58,11 @@
 typedef struct artifacts {
     tp_analysis *analysis;
     char *run_dir;           /* claim.dir: the run directory taken */
+    char *files_dir;         /* <run_dir>/tprof: tprof's own files */
     tp_claim claim;          /* its marker's lock, held until the run's end */
     const char *config_json; /* the session's, valid until finish */
     int dir_ok;              /* run_dir exists: files are written */
     int gzip, tensorboard_names;
-    int link_warned;      /* a TensorBoard link could not be made (warned once) */
     int perfetto;         /* trace_format: perfetto (gzip applies to JSON only) */
     char rank_suffix[32]; /* ".rank<N>" with several ranks, else "" */
     char worker[128];     /* TensorBoard's worker name: <host>_<pid> */
@@ -67,11 +72,22 @@ typedef struct artifacts {
     tp_series series;
     char **traces; /* file names of the written traces, in order */
     size_t ntraces, cap_traces;
+    /* The top-level trace of every window (see the head of this file): its document's facts
+     * (rank, base time, devices, partial, dropped events) and the stream, open from the first
+     * window on; export_pid, the process that opened it (a forked child must not remove it). */
+    tp_model export_doc;
+    tp_chrome_opts export_opts;
+    tp_chrome_stream *export;
+    pid_t export_pid;
+    int export_failed; /* warned: no top-level trace this run */
 } artifacts;
 
 static artifacts art; /* one session at a time (the recorder guarantees it) */
 
 static void art_reset(void) {
+    if (art.export && art.export_pid == getpid()) tp_chrome_stream_abort(art.export);
+    tp_model_free(&art.export_doc);
+    free(art.files_dir);
     tp_analysis_free(art.analysis);
     tp_series_free(&art.series);
     tp_claim_release(&art.claim);
@@ -81,31 +97,24 @@ static void art_reset(void) {
     memset(&art, 0, sizeof(art));
 }
 
-/* <run_dir>/<stem><rank suffix><ext>, or NULL when out of memory. */
-static char *run_path(const char *stem, const char *ext) {
-    size_t n = strlen(art.run_dir) + strlen(stem) + strlen(art.rank_suffix) + strlen(ext) + 2;
+/* <dir>/<stem><rank suffix><ext>, or NULL when out of memory. */
+static char *run_path(const char *dir, const char *stem, const char *ext) {
+    size_t n = strlen(dir) + strlen(stem) + strlen(art.rank_suffix) + strlen(ext) + 2;
     char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s%s%s", art.run_dir, stem, art.rank_suffix, ext);
+    if (p) snprintf(p, n, "%s/%s%s%s", dir, stem, art.rank_suffix, ext);
     return p;
 }
 
-/* The folder of the TensorBoard links, in the run directory. */
-#define TB_LINK_DIR "tensorboard"
+/* The folder where runs of tprof before the tprof/ subfolder put TensorBoard's links: cleared
+ * with the rest of an earlier run that used this run_id. */
+#define OLD_TB_LINK_DIR "tensorboard"
 
-/* <run_dir>/<name>, or NULL when out of memory. */
-static char *run_path_plain(const char *name) {
-    size_t n = strlen(art.run_dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", art.run_dir, name);
-    return p;
-}
-
-/* Writes data as <run_dir>/<stem><rank><ext>; a failure is warned about once per file. 0 when
+/* Writes data as <files_dir>/<stem><rank><ext>; a failure is warned about once per file. 0 when
  * written. */
 static int write_artifact(const char *stem, const char *ext, const tp_buf *data) {
     if (!art.dir_ok) return -1;
     char err[512];
-    char *path = run_path(stem, ext);
+    char *path = run_path(art.files_dir, stem, ext);
     int rc = -1;
     if (!path || data->failed) {
         tp_log_warn("out of memory writing %s%s", stem, ext);
@@ -133,8 +142,8 @@ static int earlier_runs_file(const char *name, const tp_run_info *run) {
     return run->rank == 0 && (rank < 0 || rank >= run->world_size);
 }
 
-/* Removes the earlier run's files of dir (in tensorboard/, only the links tprof made there); how
- * many. */
+/* Removes the earlier run's files of dir (in an old run's tensorboard/, only the links tprof
+ * made there); how many. */
 static size_t clear_folder(const char *dir, const tp_run_info *run, int links_only) {
     DIR *dh = opendir(dir);
     if (!dh) return 0;
@@ -155,8 +164,8 @@ static size_t clear_folder(const char *dir, const tp_run_info *run, int links_on
 }
 
 static void clear_earlier_run(const tp_run_info *run) {
-    size_t removed = clear_folder(art.run_dir, run, 0);
-    char *links = run_path_plain(TB_LINK_DIR);
+    size_t removed = clear_folder(art.run_dir, run, 0) + clear_folder(art.files_dir, run, 0);
+    char *links = tp_run_join(art.run_dir, OLD_TB_LINK_DIR);
     if (links) removed += clear_folder(links, run, 1);
     free(links);
     if (removed)
@@ -198,6 +207,16 @@ static int art_start(void *ctx, const tp_run_info *run) {
         return 0;
     }
     art.run_dir = art.claim.dir;
+    art.files_dir = tp_run_join(art.run_dir, TP_RUN_FILES_DIR);
+    struct stat st; /* a real folder: a link planted in its place is not followed */
+    if (!art.files_dir ||
+        ((mkdir(art.files_dir, 0777) != 0 && errno != EEXIST) || lstat(art.files_dir, &st) != 0 ||
+         (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)))) {
+        tp_log_warn("%s: cannot make the folder of tprof's files: %s; no traces or artifacts "
+                    "will be written, the summary still will",
+                    tp_log_name(art.run_dir), strerror(art.files_dir ? errno : ENOMEM));
+        return 0;
+    }
     art.dir_ok = 1;
     if (art.claim.reused) clear_earlier_run(run);
     tp_buf cfg;
@@ -225,28 +244,6 @@ static char *trace_name(const tp_window_info *w) {
     return strdup(name);
 }
 
-/* tensorboard/<worker><rank>.<seq>.pt.trace.json[.gz] -> ../<name>, the trace just written (see
- * the head of this file). The seq is zero-padded because the plugin orders spans as strings. A
- * link that cannot be made costs TensorBoard that window, nothing else: one warning per run. */
-static void link_for_tensorboard(const char *name) {
-    static const char *const exts[] = {".json", ".json.gz"};
-    char link[512], target[512];
-    char *dir = run_path_plain(TB_LINK_DIR);
-    if (!dir) return;
-    snprintf(link, sizeof(link), "%s/%s%s.%06zu.pt.trace%s", dir, art.worker, art.rank_suffix,
-             art.seq, exts[art.gzip != 0]);
-    snprintf(target, sizeof(target), "../%s", name);
-    struct stat st; /* a real folder: a link planted in its place is not followed */
-    int ok = (mkdir(dir, 0777) == 0 || errno == EEXIST) && lstat(dir, &st) == 0 &&
-             (S_ISDIR(st.st_mode) || (errno = ENOTDIR, 0)) && symlink(target, link) == 0;
-    if (!ok && !art.link_warned) {
-        art.link_warned = 1;
-        tp_log_warn("%s: cannot link the traces for TensorBoard: %s", tp_log_name(dir),
-                    strerror(errno));
-    }
-    free(dir);
-}
-
 /* After a trace cut short: m keeps the events it holds, the first `written` of the JSON writer's
  * order (the model's) or of the Perfetto writer's (tp_perfetto_order), so that the summary files
  * describe exactly the trace. */
@@ -271,11 +268,11 @@ static void keep_written(tp_model *m, size_t written) {
     free(keep);
 }
 
-/* <run_dir>/<name> of w's trace (name in *name), with room for it in art.traces; NULL after
+/* <files_dir>/<name> of w's trace (name in *name), with room for it in art.traces; NULL after
  * warning when out of memory. */
 static char *trace_path(const tp_window_info *w, char **name) {
     *name = trace_name(w);
-    size_t n = strlen(art.run_dir) + (*name ? strlen(*name) : 0) + 2;
+    size_t n = strlen(art.files_dir) + (*name ? strlen(*name) : 0) + 2;
     char *path = *name ? malloc(n) : NULL;
     if (!path || TP_GROW(art.traces, art.cap_traces, art.ntraces + 1)) {
         tp_log_warn("window %s: out of memory; its trace is not written", w->name);
@@ -283,7 +280,7 @@ static char *trace_path(const tp_window_info *w, char **name) {
         free(path);
         return NULL;
     }
-    snprintf(path, n, "%s/%s", art.run_dir, *name);
+    snprintf(path, n, "%s/%s", art.files_dir, *name);
     return path;
 }
 
@@ -297,7 +294,6 @@ static void trace_done(int rc, char *name, const char *path, const tp_window_inf
         return;
     }
     art.traces[art.ntraces++] = name;
-    if (!art.tensorboard_names && !art.perfetto) link_for_tensorboard(name); /* JSON only */
     if (w->flight_reason) /* the one line an operator needs: what happened, and where */
         tp_msg_printf(TP_MSG_OUTPUT, "tprof: %s: saved steps %lld-%lld to %s", w->flight_note,
                       (long long)w->first_step, (long long)w->last_step, path);
@@ -328,6 +324,79 @@ static void write_trace(tp_model *m, const tp_window_info *w) {
     free(path);
 }
 
+/* ---- the top-level trace of every window (see the head of this file) ---- */
+
+/* The top-level trace lost: warned once, the rest of the run goes on without it. */
+static void export_lost(const char *err) {
+    tp_log_warn("%s; the run directory's top-level trace (for TensorBoard and traceinsight) is "
+                "not written, " TP_RUN_FILES_DIR "/ holds every window",
+                err);
+    if (art.export) tp_chrome_stream_abort(art.export);
+    art.export = NULL;
+    art.export_failed = 1;
+}
+
+/* Ends the top-level trace and renames it into place (the end of the run, or a write that
+ * failed: the commit says why). */
+static void export_commit(void) {
+    char err[512];
+    if (!art.export) return;
+    tp_chrome_stream *s = art.export;
+    art.export = NULL;
+    if (tp_chrome_stream_commit(s, NULL, err, sizeof(err))) export_lost(err);
+}
+
+/* Opens the top-level trace <run_dir>/<worker><rank>.pt.trace.json[.gz] at the first window, the
+ * document's facts (rank, base time, devices) taken from m, its first model (a streamed window's
+ * head: its devices are known only at its end, so such a trace's header has none). 0, or -1
+ * with err filled. */
+static int export_open(const tp_model *m, const int64_t *deadline_ns, char *err, size_t errlen) {
+    char *path =
+        run_path(art.run_dir, art.worker, art.gzip ? ".pt.trace.json.gz" : ".pt.trace.json");
+    if (!path) return snprintf(err, errlen, "out of memory"), -1;
+    tp_model_init(&art.export_doc);
+    art.export_doc.rank = m->rank;
+    art.export_doc.world_size = m->world_size;
+    art.export_doc.base_ns = m->base_ns;
+    tp_model_copy_devices(&art.export_doc, m);
+    art.export_opts = (tp_chrome_opts){
+        .gzip = art.gzip, .config_json = art.config_json, .deadline_ns = deadline_ns};
+    art.export = tp_chrome_stream_open(&art.export_doc, path, &art.export_opts, err, errlen);
+    art.export_pid = getpid();
+    free(path);
+    return art.export ? 0 : -1;
+}
+
+/* Whether m (a window, or a streamed window's segment) can join the top-level trace: opened at
+ * the first, on the same clock base. */
+static int export_takes(const tp_model *m, const int64_t *deadline_ns) {
+    char err[512];
+    if (!art.dir_ok || art.perfetto || art.export_failed) return 0;
+    if (!art.export && export_open(m, deadline_ns, err, sizeof(err))) {
+        export_lost(err);
+        return 0;
+    }
+    if (m->base_ns != art.export_doc.base_ns) {
+        export_lost("a window on another clock base");
+        return 0;
+    }
+    return 1;
+}
+
+/* Adds window m, whole or a streamed window's last segment, with its tracks' metadata. */
+static void export_window(const tp_model *m, const int64_t *deadline_ns) {
+    if (!export_takes(m, deadline_ns)) return;
+    art.export_doc.partial |= m->partial;
+    art.export_doc.dropped_events += m->dropped_events;
+    if (tp_chrome_stream_add(art.export, m)) export_commit();
+}
+
+/* Adds a streamed window's segment, its events only (its last segment has every track). */
+static void export_segment(const tp_model *segment) {
+    if (export_takes(segment, NULL) && tp_chrome_stream_add_events(art.export, segment))
+        export_commit();
+}
+
 /* m, the window's model, joins the run's analysis and report data; frees m. */
 static void add_window(tp_model *m, const tp_window_info *w) {
     if (tp_analysis_add_model(art.analysis, m, NULL))
@@ -341,6 +410,7 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
     (void)ctx;
     art.seq++;
     if (art.dir_ok) write_trace(m, w);
+    export_window(m, w->deadline_ns);
     add_window(m, w);
 }
 
@@ -356,7 +426,7 @@ static void *art_stream_open(void *ctx, const tp_model *head) {
     (void)ctx;
     if (!art.dir_ok || art.perfetto) return NULL; /* Perfetto's format is written whole */
     art_stream *st = calloc(1, sizeof(*st));
-    char *path = run_path("trace_streaming", ".json");
+    char *path = run_path(art.files_dir, "trace_streaming", ".json");
     char err[512];
     if (st && path) {
         st->o = (tp_chrome_opts){.gzip = art.gzip, .config_json = art.config_json};
@@ -372,6 +442,7 @@ static void *art_stream_open(void *ctx, const tp_model *head) {
 static void art_stream_add(void *ctx, void *trace, const tp_model *segment) {
     (void)ctx;
     tp_chrome_stream_add_events(((art_stream *)trace)->cs, segment);
+    export_segment(segment);
 }
 
 static void art_stream_abort(void *ctx, void *trace) {
@@ -423,6 +494,7 @@ static void art_stream_close(void *ctx, void *trace, tp_model *last, const tp_wi
         tp_chrome_stream_abort(st->cs);
     }
     free(st);
+    export_window(last, w->deadline_ns);
     tp_model_free(last);
     free(last);
     if (rc == 0) add_read_back(path, w, written);
@@ -481,7 +553,7 @@ static int write_html_report(const tp_analysis *a, const tp_run_info *run) {
     if (!art.dir_ok || !art.html_report || run->interrupted) return 0;
     tp_buf page; /* the data is rendered straight into the page */
     tp_buf_init(&page);
-    tp_html_extras x = {.title = run->run_dir, .run_dir = art.run_dir, .series = &art.series};
+    tp_html_extras x = {.title = run->run_dir, .run_dir = art.files_dir, .series = &art.series};
     size_t data_start = tp_html_page_open(&page);
     tp_html_data_of(&page, a, &x);
     int ok = tp_html_page_close(&page, data_start) == 0;
@@ -500,7 +572,9 @@ static void print_summary(const tp_analysis *a, const tp_run_info *run, int html
     tp_buf_init(&b);
     tp_report_text(&b, a, &o);
     if (art.dir_ok) tp_buf_printf(&b, "Artifacts: %s/\n", run->run_dir);
-    if (html) tp_buf_printf(&b, "Report: %s/report%s.html\n", run->run_dir, art.rank_suffix);
+    if (html)
+        tp_buf_printf(&b, "Report: %s/" TP_RUN_FILES_DIR "/report%s.html\n", run->run_dir,
+                      art.rank_suffix);
     tp_msg_write(TP_MSG_OUTPUT, b.data, b.len);
     tp_buf_free(&b);
 }
@@ -516,6 +590,7 @@ static void art_finish(void *ctx, const tp_run_info *run) {
         tp_analysis_add_warning(a, "the run was interrupted by a signal: the figures cover what "
                                    "was recorded until then");
     tp_analysis_finish(a);
+    export_commit();
     write_summary_files(a, run, run->top_k);
     int html = write_html_report(a, run);
     if (run->print_summary) print_summary(a, run, html);

@@ -29,11 +29,7 @@ struct tp_ofile {
     int error;  /* errno of the first failure, or -1 for a zlib error without errno */
     char *path; /* final name */
     char *tmp;  /* temporary name */
-    /* SIGXFSZ is blocked in the writing thread while the file is open (see fs.h); the mask to
-     * restore, and whether the signal was already pending before (then it is not ours). */
-    sigset_t saved_mask;
-    int xfsz_was_pending;
-    int slot; /* its entry in temporaries[], or -1 */
+    int slot;   /* its entry in temporaries[], or -1 */
 };
 
 /* The temporary files open now, for a signal handler to remove (tp_fs_discard_temporaries).
@@ -107,32 +103,53 @@ int tp_mkdirs(const char *path, char *err, size_t errlen) {
 }
 
 /* A file-size limit (RLIMIT_FSIZE) makes write() raise SIGXFSZ, whose default action kills the
- * host. Blocked, the write fails with EFBIG instead, handled like ENOSPC. */
-static void block_xfsz(tp_ofile *f) {
+ * host. Blocked, the write fails with EFBIG instead, handled like ENOSPC. It is blocked around
+ * each call that may write (see fs.h), in the calling thread: the thread's mask to restore, and
+ * whether the signal was already pending before (then it is not ours). */
+typedef struct xfsz_guard {
+    sigset_t saved_mask;
+    int was_pending;
+} xfsz_guard;
+
+static void block_xfsz(xfsz_guard *g) {
     sigset_t xfsz, pending;
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &xfsz, &f->saved_mask);
-    f->xfsz_was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &g->saved_mask);
+    g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
 }
 
 /* Restores the mask, first discarding a SIGXFSZ our writes raised (unblocked, it would be
  * delivered at once). */
-static void unblock_xfsz(tp_ofile *f) {
+static void unblock_xfsz(const xfsz_guard *g) {
     sigset_t xfsz, pending;
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
-    if (!f->xfsz_was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+    if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
         struct timespec now = {0, 0};
         while (sigtimedwait(&xfsz, NULL, &now) == SIGXFSZ) {
         }
     }
-    pthread_sigmask(SIG_SETMASK, &f->saved_mask, NULL);
+    pthread_sigmask(SIG_SETMASK, &g->saved_mask, NULL);
+}
+
+/* Flushes and closes the streams, with SIGXFSZ blocked; 0, or -1 with f->error set. */
+static int close_streams(tp_ofile *f) {
+    xfsz_guard g;
+    block_xfsz(&g);
+    if (f->gz) {
+        errno = 0;
+        int rc = gzclose(f->gz);
+        if (rc != Z_OK && !f->error) f->error = rc == Z_ERRNO && errno ? errno : -1;
+    }
+    if (fflush(f->plain) != 0 && !f->error) f->error = errno ? errno : EIO;
+    if (fclose(f->plain) != 0 && !f->error) f->error = errno ? errno : EIO;
+    unblock_xfsz(&g);
+    return f->error ? -1 : 0;
 }
 
 static void ofile_free(tp_ofile *f) {
     forget_temporary(f->slot);
-    unblock_xfsz(f);
     free(f->tmp);
     free(f->path);
     free(f);
@@ -193,7 +210,6 @@ static FILE *create_temporary(char *tmp, const char *path) {
 tp_ofile *tp_ofile_open(const char *path, int gzip, char *err, size_t errlen) {
     tp_ofile *f = calloc(1, sizeof(*f));
     if (f) f->slot = -1;
-    if (f) block_xfsz(f);
     if (f) f->tmp = malloc(strlen(path) + TMP_SUFFIX);
     if (f) f->path = strdup(path);
     if (!f || !f->tmp || !f->path) {
@@ -224,6 +240,8 @@ tp_ofile *tp_ofile_open(const char *path, int gzip, char *err, size_t errlen) {
 int tp_ofile_write(tp_ofile *f, const void *data, size_t len) {
     if (f->error) return -1;
     if (len == 0) return 0;
+    xfsz_guard g;
+    block_xfsz(&g);
     if (f->gz) {
         if (gzwrite(f->gz, data, (unsigned)len) != (int)len) {
             int zerr;
@@ -233,6 +251,7 @@ int tp_ofile_write(tp_ofile *f, const void *data, size_t len) {
     } else if (fwrite(data, 1, len, f->plain) != len) {
         f->error = errno ? errno : EIO;
     }
+    unblock_xfsz(&g);
     return f->error ? -1 : 0;
 }
 
@@ -245,13 +264,7 @@ int tp_ofile_rename_to(tp_ofile *f, const char *path) {
 }
 
 int tp_ofile_commit(tp_ofile *f, char *err, size_t errlen) {
-    if (f->gz) {
-        errno = 0;
-        int rc = gzclose(f->gz);
-        if (rc != Z_OK && !f->error) f->error = rc == Z_ERRNO && errno ? errno : -1;
-    }
-    if (fflush(f->plain) != 0 && !f->error) f->error = errno ? errno : EIO;
-    if (fclose(f->plain) != 0 && !f->error) f->error = errno ? errno : EIO;
+    close_streams(f);
     if (!f->error && rename(f->tmp, f->path) != 0) f->error = errno;
     if (f->error) {
         set_err(err, errlen, "write", f->path, f->error);
@@ -264,8 +277,7 @@ int tp_ofile_commit(tp_ofile *f, char *err, size_t errlen) {
 }
 
 void tp_ofile_abort(tp_ofile *f) {
-    if (f->gz) gzclose(f->gz);
-    fclose(f->plain);
+    close_streams(f);
     unlink(f->tmp);
     ofile_free(f);
 }

@@ -9,10 +9,12 @@
  * this user at <path> keeps its mode. Errors come back as one line
  * naming the path and the system's reason.
  *
- * From open to commit/abort, SIGXFSZ is blocked in the calling thread: under RLIMIT_FSIZE a
- * write then fails with EFBIG (reported like ENOSPC) instead of killing the host, and a SIGXFSZ
- * those writes raised is discarded before the mask is restored. Open, write and commit a file on
- * one thread. */
+ * During each call that may write (tp_ofile_write, commit, abort), SIGXFSZ is blocked in the
+ * calling thread: under RLIMIT_FSIZE a write then fails with EFBIG (reported like ENOSPC) instead
+ * of killing the host, and a SIGXFSZ those writes raised is discarded before the thread's mask is
+ * restored. Per call, so a file may be written and committed by different threads (one at a
+ * time): the run's top-level trace is written by the writer thread window by window and
+ * committed by the thread ending the run. */
 #ifndef TP_UTIL_FS_H
 #define TP_UTIL_FS_H
 

@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 from cli_helpers import BUILD, profiled_run, tprof
+from run_files import files_dir
 
 FEED_TOOL = BUILD / "tests" / "tp_analyze_feed"
 
@@ -44,7 +45,7 @@ def problems(run_dir, count=None):
 
 
 def trace_files(run_dir):
-    return sorted(p for p in run_dir.iterdir() if p.name.startswith("trace_"))
+    return sorted(p for p in files_dir(run_dir).iterdir() if p.name.startswith("trace_"))
 
 
 def test_clean_run_passes(clean):
@@ -55,21 +56,21 @@ def test_clean_run_passes(clean):
 @pytest.mark.parametrize("artifact", ["config.json", "stage_times.json", "op_stats.csv",
                                       "summary.json"])
 def test_missing_artifact(run, artifact):
-    (run / artifact).unlink()
-    assert problems(run, 1) == ["%s/%s: missing" % (run, artifact)]
+    (files_dir(run) / artifact).unlink()
+    assert problems(run, 1) == ["%s/%s: missing" % (files_dir(run), artifact)]
 
 
 def test_no_trace(run):
     for p in trace_files(run):
         p.unlink()
     lines = problems(run)
-    assert "%s: no trace" % run in lines
+    assert "%s: no trace" % files_dir(run) in lines
     assert any("is not in the directory" in line for line in lines)  # summary.json lists them
 
 
 @pytest.mark.parametrize("artifact", ["config.json", "stage_times.json", "summary.json"])
 def test_corrupt_json(run, artifact):
-    path = run / artifact
+    path = files_dir(run) / artifact
     text = path.read_bytes()
     path.write_bytes(text[:len(text) // 2])
     (line,) = problems(run, 1)
@@ -77,19 +78,19 @@ def test_corrupt_json(run, artifact):
 
 
 def test_config_not_an_object(run):
-    (run / "config.json").write_text("[1, 2, 3]\n")
-    assert problems(run, 1) == ["%s/config.json: not a JSON object" % run]
+    (files_dir(run) / "config.json").write_text("[1, 2, 3]\n")
+    assert problems(run, 1) == ["%s/config.json: not a JSON object" % files_dir(run)]
 
 
 def read_op_stats(run):
-    text = (run / "op_stats.csv").read_bytes().decode("utf-8")
+    text = (files_dir(run) / "op_stats.csv").read_bytes().decode("utf-8")
     return list(csv.reader(io.StringIO(text, newline="")))
 
 
 def write_op_stats(run, rows):
     buf = io.StringIO(newline="")
     csv.writer(buf, lineterminator="\r\n").writerows(rows)
-    (run / "op_stats.csv").write_bytes(buf.getvalue().encode("utf-8"))
+    (files_dir(run) / "op_stats.csv").write_bytes(buf.getvalue().encode("utf-8"))
 
 
 def test_changed_op_stats_row(run):
@@ -101,7 +102,7 @@ def test_changed_op_stats_row(run):
     write_op_stats(run, rows)
     lines = problems(run, 2)
     assert lines[0].startswith("%s/op_stats.csv: line 2: op \"%s\": calls %s (the traces: %d)"
-                               % (run, first[0], first[col["calls"]],
+                               % (files_dir(run), first[0], first[col["calls"]],
                                   int(first[col["calls"]]) - 1))
     assert "line 3: op \"%s\": self_us" % rows[2][0] in lines[1]
 
@@ -120,14 +121,14 @@ def test_missing_extra_and_repeated_op_stats_rows(run):
 
 
 def test_broken_csv(run):
-    path = run / "op_stats.csv"
+    path = files_dir(run) / "op_stats.csv"
     path.write_bytes(path.read_bytes() + b'"unclosed,1,2,3,4,5,6,7\r\n')
     (line,) = problems(run, 1)
     assert "invalid CSV: a quoted field is not closed" in line
 
 
 def test_step_removed_from_stage_times(run):
-    path = run / "stage_times.json"
+    path = files_dir(run) / "stage_times.json"
     doc = json.loads(path.read_text())
     removed = doc["steps"].pop(1)
     doc["steps"][0]["dur_us"] = round(doc["steps"][0]["dur_us"] + 0.001, 3)
@@ -146,7 +147,7 @@ def test_truncated_trace(run):
 
 
 def test_summary_disagrees(run):
-    path = run / "summary.json"
+    path = files_dir(run) / "summary.json"
     doc = json.loads(path.read_text())
     doc["steps"]["count"] += 1
     doc["top_cpu_ops"][0]["total_us"] += 1
@@ -214,5 +215,5 @@ def test_quoted_names(tmp_path):
             row[col] = "%.3f" % (float(row[col]) + 1)
     write_op_stats(run, rows)
     (line,) = problems(run, 1)
-    assert line.startswith('%s/op_stats.csv: line ' % run)
+    assert line.startswith('%s/op_stats.csv: line ' % run)  # a run without tprof/: as before
     assert 'op "all, \\"of\\"\\r\\nthem": max_us' in line

@@ -119,18 +119,18 @@ def test_names_cannot_close_the_data_element(tmp_path):
 def test_run_directory_report_and_artifacts(tmp_path):
     run = profiled_run(tmp_path / "runs", "r1", "--profiling.profile_memory", "true")
     # the library wrote report.html; tprof check accepts the directory with it
-    lib_page = (run / "report.html").read_bytes()
+    lib_page = (run / "tprof" / "report.html").read_bytes()
     tprof("check", run, rc=0)
     lib = report_data(lib_page)
     assert lib["analysis"]["steps"] == analyze_json(run)["steps"]
     names = {a["name"]: a["bytes"] for a in lib["artifacts"]}
     for f in ("config.json", "summary.json", "stage_times.json", "op_stats.csv"):
-        assert names[f] == (run / f).stat().st_size
+        assert names[f] == (run / "tprof" / f).stat().st_size
     assert lib["artifacts_href"] == ""
     # tprof report of the directory, written elsewhere, links the files by absolute path
     data = report_data(write_report(tmp_path, run))
     assert data["analysis"] == analyze_json(run)
-    assert data["artifacts_href"] == str(run.resolve()) + "/"
+    assert data["artifacts_href"] == str(run.resolve()) + "/tprof/"
     assert "report.html" in {a["name"] for a in data["artifacts"]}
 
 
@@ -142,14 +142,14 @@ def test_console_summary_names_the_report(tmp_path):
                         "--profiling.output_dir", str(tmp_path), "--profiling.run_id", "s"],
                        capture_output=True, timeout=120)
     assert p.returncode == 0
-    assert ("Report: %s/s/report.html" % tmp_path) in p.stderr.decode()
-    assert (tmp_path / "s" / "report.html").exists()
+    assert ("Report: %s/s/tprof/report.html" % tmp_path) in p.stderr.decode()
+    assert (tmp_path / "s" / "tprof" / "report.html").exists()
 
 
 def test_html_report_off(tmp_path):
     run = profiled_run(tmp_path, "off", "--profiling.html_report", "false")
-    assert not (run / "report.html").exists()
-    assert (run / "summary.json").exists()
+    assert not (run / "tprof" / "report.html").exists()
+    assert (run / "tprof" / "summary.json").exists()
 
 
 def test_compare_view_is_tprof_compare(tmp_path):

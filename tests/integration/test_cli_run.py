@@ -7,6 +7,7 @@ import json
 
 import pytest
 from cli_helpers import ALL, check_sum, profiled_run, ref_sum, tprof
+from run_files import files_dir
 
 SCHEDULES = {
     "one_window": [],
@@ -21,7 +22,7 @@ STAGES = ["dataloader", "fwd=forward|linear?", "learn=*backward*|optimizer"]
 
 
 def traces(run):
-    return sorted(p for p in run.iterdir() if p.name.endswith((".json", ".json.gz")) and
+    return sorted(p for p in files_dir(run).iterdir() if p.name.endswith((".json", ".json.gz")) and
                   not p.name.startswith(("config", "summary", "stage_times")))
 
 
@@ -68,7 +69,7 @@ def test_analyze_matches_reference(runs, name):
 def test_analyze_agrees_with_the_run_summary(runs, name):
     """The library's summary.json and `tprof analyze` of its traces: the same figures."""
     run = runs[name]
-    summary = json.loads((run / "summary.json").read_text())
+    summary = json.loads((files_dir(run) / "summary.json").read_text())
     got = json.loads(tprof("analyze", "--json", run, rc=0).stdout)
     for k in ("count", "total_us", "mean_us", "p50_us", "p95_us", "max_us"):
         assert got["steps"][k] == summary["steps"][k], k
@@ -80,7 +81,7 @@ def test_analyze_agrees_with_the_run_summary(runs, name):
 def test_configured_stages(runs):
     """A run with stages configured: its stage_times.json and `tprof analyze --stage` agree."""
     run = runs["stages"]
-    stage_times = json.loads((run / "stage_times.json").read_text())
+    stage_times = json.loads((files_dir(run) / "stage_times.json").read_text())
     assert [s["stage"] for s in stage_times["stages"]] == ["dataloader", "fwd", "learn"]
     args = []
     for s in STAGES:
@@ -92,7 +93,7 @@ def test_configured_stages(runs):
 
 def test_ranks(runs):
     run = runs["ranks"]
-    names = [p.name for p in run.iterdir()]
+    names = [p.name for p in files_dir(run).iterdir()]
     for rank in (0, 1):
         for artifact in ("config.rank%d.json", "stage_times.rank%d.json", "op_stats.rank%d.csv",
                          "summary.rank%d.json"):
@@ -110,6 +111,6 @@ def test_ranks(runs):
         partial = sum(json.loads(p.read_text())["tprof"]["partial"] for p in mine)
         assert got["warnings"] == (["%d window%s closed early (shutdown or signal)" % (
             partial, "" if partial == 1 else "s")] if partial else [])
-        summary = json.loads((run / ("summary.rank%d.json" % rank)).read_text())
+        summary = json.loads((files_dir(run) / ("summary.rank%d.json" % rank)).read_text())
         assert got["steps"]["count"] == summary["steps"]["count"]
     assert "rank 2" in tprof("analyze", "--rank", 2, run, rc=2).stderr.decode()

@@ -12,6 +12,7 @@ import statistics
 import subprocess
 
 import pytest
+from run_files import files_dir
 
 BUILD = pathlib.Path(os.environ.get("TPROF_BUILD_DIR", "build"))
 LOOP = BUILD / "tests" / "tp_flight_loop"
@@ -28,7 +29,7 @@ def run_loop(tmp_path, *args, run_id="run"):
 
 
 def flight_traces(run_dir):
-    return sorted(p.name for p in run_dir.iterdir() if "_flight_" in p.name)
+    return sorted(p.name for p in files_dir(run_dir).iterdir() if "_flight_" in p.name)
 
 
 def load(path):
@@ -58,7 +59,7 @@ def test_slow_step_saves_steps_480_to_500(tmp_path):
                           "--slow-ms", 3000, "--profiling.slow_step_factor", 50,
                           "--profiling.flight_cooldown_steps", 1000)
     assert flight_traces(run_dir) == ["trace_0001_flight_slow_step_steps_480-500.json"]
-    path = run_dir / "trace_0001_flight_slow_step_steps_480-500.json"
+    path = files_dir(run_dir) / "trace_0001_flight_slow_step_steps_480-500.json"
     lines = [line for line in p.stderr.splitlines() if "saved steps" in line]
     assert len(lines) == 1 and lines[0].startswith("tprof: step 500 took ")
     assert lines[0].endswith("saved steps 480-500 to %s" % os.path.relpath(path, os.getcwd())) \
@@ -119,7 +120,7 @@ def test_explicit_save_marks_the_step(tmp_path):
                           "--profiling.slow_step_factor", 0)
     (name,) = flight_traces(run_dir)
     assert name.startswith("trace_0001_flight_explicit_steps_")
-    trace = load(run_dir / name)
+    trace = load(files_dir(run_dir) / name)
     assert trace["tprof"]["flight"] == {"reason": "explicit", "step": 100}
     steps = sorted(step_ranges(trace))
     # step 100, cut at the call, and the 20 before it
@@ -134,7 +135,7 @@ def test_sigusr1_saves_the_running_step(tmp_path):
     p, run_dir = run_loop(tmp_path, "--steps", 200, "--spin-us", 100, "--usr1-at", 150,
                           "--profiling.flight_signal", "true", "--profiling.slow_step_factor", 0)
     (name,) = flight_traces(run_dir)
-    trace = load(run_dir / name)
+    trace = load(files_dir(run_dir) / name)
     # the step running when the writer served the signal: step 150, which sleeps 200 ms for it,
     # unless the loaded machine kept the writer waiting longer
     k = trace["tprof"]["flight"]["step"]
@@ -177,9 +178,10 @@ def test_with_a_schedule_windows_are_saved_as_today(tmp_path):
     _, run_dir = run_loop(tmp_path, "--steps", 120, "--spin-us", 50, "--save-at", 60,
                           "--profiling.slow_step_factor", 0, "--profiling.wait", 5,
                           "--profiling.active", 3, "--profiling.repeat", 2)
-    names = sorted(p.name for p in run_dir.glob("trace_*"))
+    names = sorted(p.name for p in files_dir(run_dir).glob("trace_*"))
     assert "trace_0001_steps_5-7.json" in names and "trace_0002_steps_13-15.json" in names
-    assert sorted(step_ranges(load(run_dir / "trace_0002_steps_13-15.json"))) == [13, 14, 15]
+    second = load(files_dir(run_dir) / "trace_0002_steps_13-15.json")
+    assert sorted(step_ranges(second)) == [13, 14, 15]
     assert len([n for n in names if "_flight_explicit_" in n]) == 1
 
 
@@ -198,7 +200,7 @@ def test_ranges_across_steps_keep_their_end(tmp_path):
     _, run_dir = run_loop(tmp_path, "--steps", 100, "--spin-us", 50, "--save-at", 50,
                           "--cross-steps", "--profiling.slow_step_factor", 0)
     (name,) = flight_traces(run_dir)
-    trace = load(run_dir / name)
+    trace = load(files_dir(run_dir) / name)
     steps = step_ranges(trace)
     cross = [e for e in trace["traceEvents"] if e.get("name") == "cross"]
     assert cross

@@ -21,6 +21,7 @@ import pytest
 from cli_helpers import BUILD, SOURCE, tprof
 
 from served import has_serve
+from run_files import files_dir
 
 TIMEOUT = 300
 STAGES = ("dataloader", "forward", "backward", "optimizer")
@@ -77,7 +78,7 @@ def words(text):
 
 
 def summary_steps(run_dir):
-    return json.loads((run_dir / "summary.json").read_text())["steps"]["count"]
+    return json.loads((files_dir(run_dir) / "summary.json").read_text())["steps"]["count"]
 
 
 def test_profile_train(trained):
@@ -85,52 +86,52 @@ def test_profile_train(trained):
     run_dir = runs / "train"
     out = p.stdout + p.stderr
     assert "tprof summary: 2 windows of %s" % run_dir in out  # the library's summary
-    assert "Report: %s/report.html" % run_dir in out
+    assert "Report: %s/report.html" % files_dir(run_dir) in out
     assert "%s: ok: 2 traces" % run_dir in p.stdout  # the script's check
-    names = sorted(f.name for f in run_dir.iterdir())
+    names = sorted(f.name for f in files_dir(run_dir).iterdir())
     assert [n for n in names if n.startswith("trace_")] == ["trace_0001_epoch_0.json",
                                                             "trace_0002_epoch_1.json"]
-    config = json.loads((run_dir / "config.json").read_text())
+    config = json.loads((files_dir(run_dir) / "config.json").read_text())
     assert config["record_shapes"] is True  # ARGS reached tprof
-    assert report_steps(run_dir / "report.html") == summary_steps(run_dir) >= 4
+    assert report_steps(files_dir(run_dir) / "report.html") == summary_steps(run_dir) >= 4
 
 
 def test_check_analysis_report(run):
-    (run / "report.html").unlink()
+    (files_dir(run) / "report.html").unlink()
     p = tprof("check", run, "--analysis", "--report", rc=0)
     out = p.stdout.decode()
     steps = summary_steps(run)
     assert out.startswith("%s: ok: 2 traces, %d steps" % (run, steps))
     analysis = out[out.index("tprof report\n"):]
-    assert "inputs: 2 files, first %s/trace_0001_epoch_0.json" % run in words(analysis)
+    assert "inputs: 2 files, first %s/trace_0001_epoch_0.json" % files_dir(run) in words(analysis)
     for stage in STAGES:
         assert re.search(r"^  %s +\d" % stage, analysis, re.M), stage
-    assert out.endswith("Report: %s/report.html\n" % run)
-    assert report_steps(run / "report.html") == steps
+    assert out.endswith("Report: %s/report.html\n" % files_dir(run))
+    assert report_steps(files_dir(run) / "report.html") == steps
     assert not [f for f in os.listdir(run) if ".tmp" in f]
     assert p.stderr == b""
 
 
 def test_check_broken_run(run, tmp_path):
     good = pathlib.Path(shutil.copytree(run, tmp_path / "good"))
-    trace = run / "trace_0002_epoch_1.json"
+    trace = files_dir(run) / "trace_0002_epoch_1.json"
     trace.write_bytes(trace.read_bytes()[:trace.stat().st_size // 2])
-    (run / "report.html").write_text("the earlier report")
+    (files_dir(run) / "report.html").write_text("the earlier report")
     p = tprof("check", run, good, "--analysis", "--report", rc=1)
     out, err = p.stdout.decode(), p.stderr.decode()
     assert out.startswith("%s: byte " % trace)
     assert "%s: ok: 2 traces" % good in out
     # the broken run's analysis: its readable trace, every stage named
     first = out[out.index("tprof report\n"):out.index("%s: ok" % good)]
-    assert "input: %s/trace_0001_epoch_0.json" % run in words(first)
+    assert "input: %s/trace_0001_epoch_0.json" % files_dir(run) in words(first)
     for stage in STAGES:
         assert re.search(r"^  %s +\d" % stage, first, re.M), stage
     assert err.splitlines() == [
         "tprof: check: 1 problem in %s" % run,
         "tprof: check: %s: the analysis of 1 trace, without the 1 that cannot be read; "
         "report.html not written" % run]
-    assert (run / "report.html").read_text() == "the earlier report"
-    assert report_steps(good / "report.html") == summary_steps(good)
+    assert (files_dir(run) / "report.html").read_text() == "the earlier report"
+    assert report_steps(files_dir(good) / "report.html") == summary_steps(good)
 
     p = tprof("check", run, "--report", rc=1)
     assert p.stderr.decode().splitlines()[-1] == (
@@ -153,11 +154,11 @@ def test_check_exit_status_is_the_worst(run, tmp_path):
 def test_make_profile_check_and_clean(trained, tmp_path):
     runs = tmp_path / "runs"
     shutil.copytree(trained[1], runs)
-    (runs / "train" / "report.html").unlink()
+    (runs / "train" / "tprof" / "report.html").unlink()
     p = make("profile-check", runs, "ARGS=--analysis --report")
     assert p.returncode == 0, p.stderr
     assert "%s/train/: ok: 2 traces" % runs in p.stdout and "tprof report" in p.stdout
-    assert (runs / "train" / "report.html").is_file()
+    assert (runs / "train" / "tprof" / "report.html").is_file()
     p = make("profile-clean", runs)
     assert p.returncode == 0 and not runs.exists()
     p = make("profile-check", runs)

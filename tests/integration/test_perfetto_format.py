@@ -19,6 +19,7 @@ import json
 
 import pytest
 from cli_helpers import ALL, FIXTURES, check_sum, profiled_run, ref_sum, sigterm_mid_window, tprof
+from run_files import files_dir
 
 pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
 
@@ -31,7 +32,7 @@ def run(tmp_path_factory):
 
 
 def pftraces(run_dir):
-    return sorted(run_dir.glob("trace_*.pftrace"))
+    return sorted(files_dir(run_dir).glob("trace_*.pftrace"))
 
 
 def decode(path):
@@ -89,7 +90,7 @@ def test_decoded_by_perfettos_definitions(run):
             calls[name] += 1
             total[name] += dur
     assert counters > 0 and instants > 0  # profile_memory: the memory counter and its events
-    with open(run / "op_stats.csv", newline="") as f:
+    with open(files_dir(run) / "op_stats.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert rows
     for row in rows:
@@ -101,7 +102,7 @@ def test_decoded_by_perfettos_definitions(run):
 def test_commands_read_it(run, tmp_path):
     assert tprof("check", run, rc=0).stdout.decode().startswith(f"{run}: ok: 3 traces")
     got = json.loads(tprof("analyze", "--json", "--top", ALL, run, rc=0).stdout)
-    summary = json.loads((run / "summary.json").read_text())
+    summary = json.loads((files_dir(run) / "summary.json").read_text())
     for k in ("count", "total_us", "mean_us", "p50_us", "p95_us", "max_us", "list"):
         assert got["steps"][k] == summary["steps"][k], k
     assert got["stages"] == summary["stages"]
@@ -138,7 +139,7 @@ def test_sigterm_mid_window(tmp_path):
     steps = sorted(int(n.split("#")[1]) for n, _, _, _ in slices if n.startswith("ProfilerStep#"))
     assert steps == list(range(len(steps))) and len(steps) >= 19
     got = json.loads(tprof("analyze", "--json", path, rc=0).stdout)
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = json.loads((files_dir(run_dir) / "summary.json").read_text())
     assert got["steps"]["count"] == summary["steps"]["count"] == len(steps)
 
 

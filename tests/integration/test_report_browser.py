@@ -219,7 +219,7 @@ def check_zoom(driver):
 
 
 def test_demo_run_report(browser, demo_run):
-    page = demo_run / "report.html"
+    page = demo_run / "tprof" / "report.html"
     assert page.exists(), "the library wrote no report.html"
     want = analyze(demo_run)
     open_report(browser, page)
@@ -228,7 +228,7 @@ def test_demo_run_report(browser, demo_run):
     # the artifacts view links the run's files beside the report
     links = {a.text: a.get_attribute("href")
              for a in browser.find_elements(By.CSS_SELECTOR, "#artifacts-table a")}
-    assert links["summary.json"] == (demo_run / "summary.json").resolve().as_uri()
+    assert links["summary.json"] == (demo_run / "tprof" / "summary.json").resolve().as_uri()
     check_table(browser, "memory", "allocs", ["name", "alloc_bytes", "allocs"],
                 want["top_ops_by_allocation"])
     check_sorting(browser, want)
@@ -278,7 +278,8 @@ def test_live_page_fetches_and_follows_the_run(browser, tmp_path):
     first = DATA_RE.search(page).group(1).replace(b"\\u003c", b"<")
     live_page = DATA_RE.sub(b"", page)
     run = profiled_run(tmp_path / "runs", "grow", steps=20)
-    second = DATA_RE.search((run / "report.html").read_bytes()).group(1).replace(b"\\u003c", b"<")
+    grown = (run / "tprof" / "report.html").read_bytes()
+    second = DATA_RE.search(grown).group(1).replace(b"\\u003c", b"<")
     state = {"data": first, "asked": []}
 
     class Handler(http.server.BaseHTTPRequestHandler):

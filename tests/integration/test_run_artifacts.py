@@ -17,6 +17,7 @@ import signal
 import subprocess
 
 import pytest
+from run_files import files_dir
 from cli_helpers import sigterm_mid_window
 
 import tprof_ref
@@ -44,7 +45,8 @@ def load(path):
 
 
 def traces(run_dir):
-    return sorted(glob.glob(os.path.join(run_dir, "trace_*.json*")))
+    """The windows' traces, in tprof/ (run_files.files_dir)."""
+    return sorted(glob.glob(os.path.join(files_dir(run_dir), "trace_*.json*")))
 
 
 def step_numbers(trace):
@@ -118,17 +120,23 @@ def test_artifacts_parse_and_agree(tmp_path):
                     "--profiling.profile_memory=true", "--profiling.record_shapes=true")
     assert r.returncode == 0, r.stderr
     run_dir = tmp_path / "run"
-    names = sorted(os.listdir(run_dir))
-    assert names == [".tprof", "config.json", "op_stats.csv", "report.html", "stage_times.json",
-                     "summary.json", "tensorboard", "trace_0001_steps_1-4.json",
-                     "trace_0002_steps_6-9.json", "trace_0003_steps_11-12.json"]
-    # TensorBoard's names for the same traces: relative links, the window's number as the span
-    links = sorted(os.listdir(run_dir / "tensorboard"))
-    assert [re.search(r"\.(\d+)\.pt\.trace\.json$", n).group(1) for n in links] == [
-        "000001", "000002", "000003"]
-    assert [os.readlink(run_dir / "tensorboard" / n) for n in links] == [
-        "../" + n for n in names[-3:]]
-    config = load(str(run_dir / "config.json"))
+    # the top level: one trace for TensorBoard and traceinsight (<host>_<pid>.pt.trace.json),
+    # tprof's own files in tprof/
+    top = sorted(os.listdir(run_dir))
+    others = [n for n in top if n not in (".tprof", "tprof")]
+    assert len(top) == 3 and len(others) == 1, top
+    assert re.fullmatch(r".+_\d+\.pt\.trace\.json", others[0]), top
+    names = sorted(os.listdir(run_dir / "tprof"))
+    assert names == ["config.json", "op_stats.csv", "report.html", "stage_times.json",
+                     "summary.json", "trace_0001_steps_1-4.json", "trace_0002_steps_6-9.json",
+                     "trace_0003_steps_11-12.json"]
+    # the top-level trace holds every window: their events one after another
+    whole = load(str(run_dir / others[0]))
+    windows = [load(p) for p in traces(run_dir)]
+    assert step_numbers(whole) == [n for w in windows for n in step_numbers(w)]
+    assert sorted(e.get("name", "") for e in whole["traceEvents"] if e.get("ph") != "M") == \
+        sorted(e.get("name", "") for w in windows for e in w["traceEvents"] if e.get("ph") != "M")
+    config = load(str(run_dir / "tprof" / "config.json"))
     assert config["wait"] == 1 and config["active"] == 4 and config["profile_memory"] is True
 
     # Every trace: object form, steps, the four stages, nesting, FLOPs on the layers, memory.
@@ -149,8 +157,8 @@ def test_artifacts_parse_and_agree(tmp_path):
 
     # stage_times.json and summary.json against an independent reading of the traces.
     ref = [tprof_ref.analyze(p) for p in traces(run_dir)]
-    stage_times = load(str(run_dir / "stage_times.json"))
-    summary = load(str(run_dir / "summary.json"))
+    stage_times = load(str(run_dir / "tprof" / "stage_times.json"))
+    summary = load(str(run_dir / "tprof" / "summary.json"))
     assert summary["steps"]["count"] == len(all_steps) == sum(x["steps"]["count"] for x in ref)
     ref_total = sum(x["steps"]["total_us"] for x in ref)
     assert summary["steps"]["total_us"] == pytest.approx(ref_total, rel=1e-9)
@@ -163,7 +171,7 @@ def test_artifacts_parse_and_agree(tmp_path):
 
     # op_stats.csv: one row per range name, calls and totals as the traces say (less the copies
     # of the dataloader ranges for TensorBoard: one per dataloader range, no row of their own)
-    with open(run_dir / "op_stats.csv", newline="") as f:
+    with open(run_dir / "tprof" / "op_stats.csv", newline="") as f:
         rows = {row["name"]: row for row in csv.DictReader(f)}
     calls = {}
     for path in traces(run_dir):
@@ -181,8 +189,11 @@ def test_gzip_and_tensorboard_names(tmp_path):
     r = run_example(tmp_path, "--steps", "3", "--profiling.gzip=true",
                     "--profiling.tensorboard_names=true")
     assert r.returncode == 0, r.stderr
-    files = glob.glob(str(tmp_path / "run" / "*.pt.trace.json.gz"))
+    files = glob.glob(str(tmp_path / "run" / "tprof" / "*.pt.trace.json.gz"))
     assert len(files) == 1
+    # the top-level trace, gzip too, holds the same window
+    (top,) = glob.glob(str(tmp_path / "run" / "*.pt.trace.json.gz"))
+    assert step_numbers(load(top)) == step_numbers(load(files[0]))
     worker, time_ns = os.path.basename(files[0]).split(".")[:2]
     assert worker.endswith(f"_{worker.rsplit('_', 1)[1]}") and int(time_ns) > 1.6e18
     # no schedule: one window from the start to shutdown, the tail after the last step included
@@ -193,14 +204,17 @@ def test_rank_file_names_and_only_rank0_prints(tmp_path):
     r1 = run_example(tmp_path, "--steps", "2", env={"RANK": "1", "WORLD_SIZE": "2"})
     r0 = run_example(tmp_path, "--steps", "2", env={"RANK": "0", "WORLD_SIZE": "2"})
     assert r0.returncode == 0 and r1.returncode == 0
-    names = sorted(os.listdir(tmp_path / "run"))
+    names = sorted(os.listdir(tmp_path / "run" / "tprof"))
+    top = sorted(os.listdir(tmp_path / "run"))
     for rank in (0, 1):
+        (mine,) = [n for n in top if n.endswith(".rank%d.pt.trace.json" % rank)]
+        assert load(str(tmp_path / "run" / mine))["distributedInfo"]["rank"] == rank
         for stem in ("config", "stage_times", "summary"):
             assert f"{stem}.rank{rank}.json" in names
         assert f"op_stats.rank{rank}.csv" in names
         assert f"trace_0001_steps_0-2.rank{rank}.json" in names
         assert f"report.rank{rank}.html" in names
-    t = load(str(tmp_path / "run" / "trace_0001_steps_0-2.rank1.json"))
+    t = load(str(tmp_path / "run" / "tprof" / "trace_0001_steps_0-2.rank1.json"))
     assert t["distributedInfo"] == {"rank": 1, "world_size": 2}
     assert "tprof summary" in r0.stderr and "tprof summary" not in r1.stderr
 
@@ -231,9 +245,10 @@ def test_full_disk_leaves_nothing_half_written(tmp_path):
     assert "tprof summary" in r.stderr
     run_dir = tmp_path / "run"
     assert not traces(run_dir)  # the trace did not fit: not there at all, not half there
-    for name in os.listdir(run_dir):  # what did fit is whole
-        if name.endswith(".json"):
-            load(str(run_dir / name))
+    for folder, _, names in os.walk(run_dir):  # what did fit is whole
+        for name in names:
+            if name.endswith(".json"):
+                load(os.path.join(folder, name))
     assert_no_leftovers(tmp_path)
 
 
@@ -263,7 +278,7 @@ def test_peak_tflops_key_gives_the_summary_its_mfu(tmp_path):
     r = run_example(tmp_path, "--steps", "12", "--profiling.peak_tflops=0.25",
                     "--profiling.summary=false")
     assert r.returncode == 0, r.stderr
-    mfu = load(os.path.join(tmp_path, "run", "summary.json"))["mfu"]
+    mfu = load(os.path.join(tmp_path, "run", "tprof", "summary.json"))["mfu"]
     assert mfu["peak_tflops"] == 0.25 and mfu["peak_source"] == "given"
     events = [e for t in traces(os.path.join(tmp_path, "run")) for e in load(t)["traceEvents"]
               if e.get("ph") == "X"]

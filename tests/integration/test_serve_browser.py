@@ -92,14 +92,15 @@ def test_served_dashboard(browser, runs):  # noqa: F811
         visit_views(browser, "served-demo")
         links = {a.text: a.get_attribute("href")
                  for a in browser.find_elements(By.CSS_SELECTOR, "#artifacts-table a")}
-        assert links["summary.json"] == s.url + "runs/demo/summary.json"
-        status, _, body = s.get("/runs/demo/summary.json")
-        assert status == 200 and body == (demo / "summary.json").read_bytes()
+        # the run's files, in its tprof/ folder
+        assert links["summary.json"] == s.url + "runs/demo/tprof/summary.json"
+        status, _, body = s.get("/runs/demo/tprof/summary.json")
+        assert status == 200 and body == (demo / "tprof" / "summary.json").read_bytes()
         check_sorting(browser, want)
         check_zoom(browser)
         # the run's own report.html, served among its files (in a sandbox: an origin of its
         # own), shows the same figures
-        browser.get(s.url + "runs/demo/report.html")
+        browser.get(s.url + "runs/demo/tprof/report.html")
         check_figures(browser, want)
         assert errors(browser) == []
         assert browser.execute_script("return window.origin;") == "null"
@@ -110,11 +111,11 @@ def test_served_dashboard(browser, runs):  # noqa: F811
         # set in the page survives
         browser.find_element(By.CSS_SELECTOR, "button[data-view=overview]").click()
         browser.execute_script("window.tprofMarker = 42;")
-        trace = sorted(spare.glob("trace_*.json"))[-1]
-        staged = demo / ".staged.json"  # hidden: not a run file until renamed into place
+        trace = sorted((spare / "tprof").glob("trace_*.json"))[-1]
+        staged = demo / "tprof" / ".staged.json"  # hidden: not a run file until renamed
         shutil.copy(trace, staged)
         before = want["steps"]["count"]
-        os.rename(staged, demo / "trace_0099_steps_900-919.json")
+        os.rename(staged, demo / "tprof" / "trace_0099_steps_900-919.json")
         took = wait(browser, lambda d: steps_shown(d) != str(before), 10)
         print("the new window was on the page after %.2f s" % took)
         assert took <= APPEAR_S, "the new window appeared after %.2f s" % took

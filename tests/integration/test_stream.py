@@ -15,6 +15,7 @@ import os
 import subprocess
 
 from cli_helpers import ref_sum, sigterm_mid_window
+from run_files import artifact, files_dir
 
 BUILD = os.environ["TPROF_BUILD_DIR"]
 EXAMPLE = os.path.join(BUILD, "examples", "train_mlp")
@@ -39,7 +40,18 @@ def profile(out, stream, *args):
 
 
 def traces(run_dir):
-    return sorted(glob.glob(os.path.join(run_dir, "trace_*.json")))
+    return sorted(glob.glob(os.path.join(files_dir(str(run_dir)), "trace_*.json")))
+
+
+def top_level_trace(run_dir):
+    """The run directory's one trace of every window, for TensorBoard and traceinsight."""
+    [path] = glob.glob(os.path.join(str(run_dir), "*.pt.trace.json"))
+    return load(path)
+
+
+def x_events(trace):
+    return collections.Counter((e["name"], e.get("cat"), e["ts"], e["dur"])
+                               for e in trace["traceEvents"] if e["ph"] == "X")
 
 
 def load(path):
@@ -75,8 +87,12 @@ def test_streamed_and_whole_windows_agree(tmp_path):
     assert first[0]["ph"] == "X"  # written before the window's end: events, then metadata
     assert first[-1]["ph"] != "M" and any(e["ph"] == "M" for e in first)
     assert load(tw[0])["traceEvents"][0]["ph"] == "M"
-    sw = load(os.path.join(whole, "summary.json"))
-    ss = load(os.path.join(streamed, "summary.json"))
+    # the top-level trace holds every window's events, segments joined as they were written
+    top_s = top_level_trace(streamed)
+    assert x_events(top_s) == sum((x_events(load(p)) for p in ts), collections.Counter())
+    assert event_kinds(top_s) == event_kinds(top_level_trace(whole))
+    sw = load(artifact(whole, "summary.json"))
+    ss = load(artifact(streamed, "summary.json"))
     assert ops(sw) == ops(ss) and len(ops(ss)) >= 10
     assert sw["steps"]["count"] == ss["steps"]["count"] >= 31
     assert sw["run"]["dropped_events"] == ss["run"]["dropped_events"] == 0
@@ -105,12 +121,13 @@ def test_sigterm_mid_streamed_window_leaves_a_valid_trace(tmp_path):
     steps = sorted(int(e["name"].split("#")[1]) for e in t["traceEvents"]
                    if e["ph"] == "X" and e["name"].startswith("ProfilerStep#"))
     assert steps[0] == 2 and steps == list(range(2, 2 + len(steps))) and len(steps) >= 117
-    assert not [p for p in os.listdir(run_dir) if ".tmp." in p]
+    assert not [p for d in (run_dir, files_dir(run_dir)) for p in os.listdir(d) if ".tmp." in p]
+    assert x_events(top_level_trace(run_dir)) == x_events(t)
     r = subprocess.run([TPROF, "analyze", "--json", path], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["steps"]["count"] == len(steps)
-    summary = load(str(run_dir / "summary.json"))
+    summary = load(artifact(run_dir, "summary.json"))
     assert summary["run"]["interrupted"] is True
     assert summary["steps"]["count"] == len(steps)
 
@@ -126,7 +143,7 @@ def test_window_past_the_read_back_bound_is_traced_whole_and_left_out_of_the_sum
     assert t["tprof"]["dropped_events"] == 0
     steps = [e for e in t["traceEvents"] if e["name"].startswith("ProfilerStep#")]
     assert len(steps) == 60 and len(t["traceEvents"]) > 4096
-    s = load(os.path.join(run, "summary.json"))
+    s = load(artifact(run, "summary.json"))
     assert s["run"]["dropped_events"] == 0
     left_out = [e for e in s["run"]["errors"] if "leaves the window out" in e]
     assert len(left_out) == 1 and os.path.basename(first) in left_out[0]

@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 from cli_helpers import BUILD, SOURCE, tprof
+from run_files import files_dir
 
 import tprof_ref
 
@@ -42,7 +43,7 @@ def test_summaries_give_the_ranks_of_the_traces(run_dir, tmp_path):
     # no trace is read: there is none left
     copy = tmp_path / "run"
     copy.mkdir()
-    for f in run_dir.iterdir():
+    for f in files_dir(run_dir).iterdir():
         if "trace" not in f.name and f.is_file():
             (copy / f.name).write_bytes(f.read_bytes())
     assert not list(copy.glob("*trace*"))
@@ -67,7 +68,7 @@ def test_summaries_give_the_ranks_of_the_traces(run_dir, tmp_path):
 
 def test_straggler_agrees_with_reference(run_dir):
     """From the summaries' collectives alone: who arrives last (latest start) and how late."""
-    rs = [json.loads((run_dir / ("summary.rank%d.json" % r)).read_text())["rank_summary"]
+    rs = [json.loads((files_dir(run_dir) / ("summary.rank%d.json" % r)).read_text())["rank_summary"]
           for r in (0, 1)]
     colls = [{c[0]: c for c in s["collectives"]} for s in rs]
     seqs = sorted(set(colls[0]) & set(colls[1]))
@@ -88,13 +89,13 @@ def test_straggler_agrees_with_reference(run_dir):
 
 
 def test_bad_summaries_are_one_clear_error(run_dir, tmp_path):
-    one = run_dir / "summary.rank0.json"
+    one = files_dir(run_dir) / "summary.rank0.json"
     p = tprof("analyze", "--summaries", one, rc=2)
     assert b"1 rank found" in p.stderr
     p = tprof("analyze", "--summaries", one, one, rc=2)
     assert b"rank 0: two summaries" in p.stderr
     broken = tmp_path / "summary.rank1.json"
-    text = (run_dir / "summary.rank1.json").read_text()
+    text = (files_dir(run_dir) / "summary.rank1.json").read_text()
     broken.write_text(text.replace('"collectives": [[', '"collectives": [["x", ', 1))
     p = tprof("analyze", "--summaries", one, broken, rc=2)
     assert re.match(rb"tprof analyze: .*summary.rank1.json: byte \d+: a number expected", p.stderr)
@@ -114,6 +115,6 @@ def test_rank_summary_keys_are_documented(run_dir):
         keys.add(m.group(1))
         base = m.group(1).rsplit(".", 1)[0]
         keys.update(base + "." + k for k in re.findall(r"`([^`]+)`", m.group(2)))
-    got = json.loads((run_dir / "summary.rank0.json").read_text())["rank_summary"]
+    got = json.loads((files_dir(run_dir) / "summary.rank0.json").read_text())["rank_summary"]
     seen = {"rank_summary." + k + ("[]" if isinstance(v, list) else "") for k, v in got.items()}
     assert seen == keys

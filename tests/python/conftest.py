@@ -12,6 +12,8 @@ import textwrap
 
 import pytest
 
+from run_files import artifact
+
 PYTHON = os.environ.get("TPROF_PYTHON", sys.executable)
 
 
@@ -29,7 +31,7 @@ def trace_events(path):
 
 def run_traces(run_dir):
     """A run directory's tprof traces, in window order (their names sort so)."""
-    return sorted(glob.glob(os.path.join(run_dir, "trace_*.json*")))
+    return sorted(glob.glob(artifact(run_dir, "trace_*.json*")))
 
 
 def ranges(events, ph="X"):

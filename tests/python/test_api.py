@@ -9,6 +9,7 @@ import pytest
 
 import tprof
 from conftest import inside, ranges, read_json, run_python, run_traces, step_numbers, trace_events
+from run_files import artifact
 
 
 def only_trace(run_dir):
@@ -219,7 +220,7 @@ def test_config_sources_in_order(out_dir, tmp_path, monkeypatch):
     # YAML < keyword arguments < environment; enabled=True is tprof.profile's own default
     assert (got["wait"], got["warmup"], got["active"], got["top_k"]) == (5, 1, 2, 7)
     assert got["enabled"] is True
-    assert read_json(os.path.join(prof.run_dir, "config.json")) == got
+    assert read_json(artifact(prof.run_dir, "config.json")) == got
     # A Config is taken as it is: no environment on top of it.
     cfg = tprof.Config()
     cfg.set("enabled", True)
@@ -374,7 +375,7 @@ def test_exit_and_interrupt_end_the_session(out_dir):
             tprof.step()
         """, args=[out_dir])
     assert r.returncode == 0, r.stderr
-    summary = read_json(os.path.join(out_dir, "exit", "summary.json"))
+    summary = read_json(artifact(os.path.join(out_dir, "exit"), "summary.json"))
     assert summary["run"]["windows"] == 1 and summary["steps"]["count"] == 2
     r = run_python("""
         import os, signal, sys, tprof

@@ -6,6 +6,8 @@
 - traceinsight (the PyPI successor of Holistic Trace Analysis, package `hta`): its
   TraceAnalysis loads tprof's traces and the Kineto fixtures; its kernel breakdown and step
   durations agree with `tprof analyze --json` on the same files.
+- Both pointed at a run directory as tprof wrote it (its top level: one trace per rank with
+  every window; tprof's own files in tprof/): every rank, every window's events and steps.
 
 Each client is skipped, with the reason, where it is not installed."""
 import glob
@@ -14,7 +16,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import subprocess
 from decimal import Decimal
 
@@ -24,7 +25,8 @@ torch = pytest.importorskip("torch")
 
 import tprof  # noqa: E402
 import tprof.torch  # noqa: E402
-from conftest import PYTHON, free_port, ranges, run_traces  # noqa: E402
+from conftest import PYTHON, free_port, ranges, run_traces, trace_events  # noqa: E402
+from run_files import artifact  # noqa: E402
 
 FIXTURES = os.path.join(os.environ.get("TPROF_FIXTURES", ""), "kineto")
 TPROF = os.path.join(os.environ.get("TPROF_BUILD_DIR", "."), "tprof")
@@ -56,7 +58,7 @@ def tprof_run(tmp_path_factory):
                 opt.step()
                 opt.zero_grad()
             prof.step()
-    (trace,) = glob.glob(os.path.join(prof.run_dir, "*.pt.trace.json"))
+    (trace,) = glob.glob(artifact(prof.run_dir, "*.pt.trace.json"))  # the window's, in tprof/
     return prof.run_dir, trace
 
 
@@ -70,7 +72,7 @@ def test_a_step_never_ends_after_the_next_begins(tmp_path):
             with tprof.range("work"):
                 pass
             prof.step()
-    (trace,) = glob.glob(os.path.join(prof.run_dir, "trace_*.json"))
+    (trace,) = glob.glob(artifact(prof.run_dir, "trace_*.json"))
     with open(trace, encoding="utf-8") as f:
         events = json.load(f, parse_float=Decimal)["traceEvents"]
     steps = sorted((e for e in ranges(events) if e["name"].startswith("ProfilerStep#")),
@@ -240,32 +242,37 @@ def tensorboard_load(logdir):
     return json.loads(r.stdout)
 
 
+def window_rank(path):
+    """The rank of a window's trace by its name (.rank<N>.), or None with one rank."""
+    m = re.search(r"\.rank(\d+)\.", os.path.basename(path))
+    return int(m.group(1)) if m else None
+
+
 def check_tensorboard_sees_the_run(run_dir, ranks):
-    """The plugin pointed at the run directory, then at its output_dir, finds one run whose
-    profiles are the run's traces: one per window and rank, with tprof's steps each, and its
-    DataLoader time is tprof's dataloader stage time of that trace (not 0)."""
-    traces = run_traces(run_dir)
-    assert traces and len(traces) % ranks == 0
-    ours = {t: tprof_analyze(t) for t in traces}
-    want = sorted(tuple(str(s["number"]) for s in a["steps"]["list"]) for a in ours.values())
+    """The plugin pointed at the run directory, then at its output_dir, finds one run, the run
+    directory itself (not tprof/), whose profiles are its top-level traces: one per rank (a
+    worker, without span), each with the steps of every window of that rank in order, and as
+    its DataLoader time tprof's dataloader stage time of those windows (not 0)."""
+    windows = run_traces(run_dir)
+    assert len(windows) >= 2 * ranks and len(windows) % ranks == 0, windows
+    ours = {t: tprof_analyze(t) for t in windows}
     for logdir in (run_dir, os.path.dirname(run_dir)):
         got = tensorboard_load(logdir)
-        assert got["dirs"] == [os.path.join(run_dir, "tensorboard")], got["dirs"]
+        assert got["dirs"] == [run_dir], got["dirs"]
         profiles = got["profiles"]
-        assert len(profiles) == len(traces)
-        assert len({p["worker"] for p in profiles}) == ranks
-        spans = {p["span"] for p in profiles}  # a window is the same span on every rank
-        assert spans == set(range(1, len(traces) // ranks + 1))
-        assert sorted(tuple(p["steps"]) for p in profiles) == want
-        for p in profiles:  # the worker's rank and the span (the window's number): its trace
+        assert len(profiles) == ranks and len({p["worker"] for p in profiles}) == ranks
+        assert all(p["span"] is None for p in profiles), profiles
+        for p in profiles:  # the worker's rank: its windows, in order
             rank = re.search(r"\.rank(\d+)$", p["worker"])
-            mine = [t for t in traces if not rank or ".rank%s." % rank.group(1) in t]
-            (stage,) = [s for s in ours[mine[p["span"] - 1]]["stages"]
-                        if s["stage"] == "dataloader"]
-            assert stage["total_us"] > 0
-            assert p["dataloader_us"] == pytest.approx(stage["total_us"], abs=0.01)
-        if ranks > 1:  # the plugin's distributed view: one per window, across the ranks
-            assert sorted(int(s) for s in got["distributed"]) == sorted(spans)
+            mine = [t for t in windows if window_rank(t) == (int(rank.group(1)) if rank else None)]
+            assert len(mine) == len(windows) // ranks
+            assert p["steps"] == [str(s["number"]) for t in mine for s in ours[t]["steps"]["list"]]
+            loading = sum(s["total_us"] for t in mine for s in ours[t]["stages"]
+                          if s["stage"] == "dataloader")
+            assert loading > 0
+            assert p["dataloader_us"] == pytest.approx(loading, abs=0.01 * len(mine))
+        if ranks > 1:  # the plugin's distributed view: one, across the ranks (span "default")
+            assert len(got["distributed"]) == 1, got["distributed"]
 
 
 def test_tensorboard_loads_the_c_example_run_as_it_is(tmp_path):
@@ -339,22 +346,25 @@ def test_tensorboard_loads_two_ranks_as_they_are(two_ranks):
     check_tensorboard_sees_the_run(two_ranks, 2)
 
 
-def test_traceinsight_tells_the_ranks_apart(two_ranks, tmp_path):
-    """HTA finds a file's rank by the pattern "rank":\\s+N in its text; tprof's distributedInfo
-    matches it, so one window's traces of both ranks load as ranks 0 and 1, each with the steps
-    tprof finds in it."""
-    folder = tmp_path / "window1"
-    folder.mkdir()
-    for t in run_traces(two_ranks):
-        if os.path.basename(t).startswith("trace_0001_"):
-            shutil.copy(t, folder)
-    analysis = hta_analysis(str(folder), include_last_profiler_step=True)
+def test_traceinsight_loads_the_run_directory_as_it_is(two_ranks):
+    """traceinsight pointed at the run directory as tprof wrote it. HTA takes every top-level
+    *.json and *.gz of the folder, one per rank, the rank from the first "rank":\\s+N of the file
+    (a later file of a rank replacing an earlier one): before, config.json, summary.json and
+    each window's trace competed for rank 0 and 1. Now the top level holds one trace per rank
+    with every window, so HTA loads ranks 0 and 1, each with every event of both its windows in
+    tprof/ and their steps with tprof's durations."""
+    analysis = hta_analysis(two_ranks, include_last_profiler_step=True)
     assert sorted(analysis.t.get_ranks()) == [0, 1]
     names = analysis.t.symbol_table.get_sym_table()
-    is_step = [n.startswith("ProfilerStep#") for n in names]
-    for t in sorted(folder.iterdir()):
-        rank = int(re.search(r"\.rank(\d+)\.", t.name).group(1))
+    windows = run_traces(two_ranks)
+    for rank in (0, 1):
+        mine = [t for t in windows if window_rank(t) == rank]
+        assert len(mine) == 2
+        events = [e for t in mine for e in trace_events(t) if e.get("ph") == "X"]
         trace = analysis.t.get_trace(rank)
-        steps = trace[trace["name"].map(is_step.__getitem__)]
-        ours = [s["dur_us"] for s in tprof_analyze(str(t))["steps"]["list"]]
+        assert len(trace) == len(events)
+        assert sorted(names[i] for i in trace["name"]) == sorted(e["name"] for e in events)
+        steps = trace[trace["name"].map(lambda i: names[i].startswith("ProfilerStep#"))]
+        ours = [s["dur_us"] for t in mine for s in tprof_analyze(t)["steps"]["list"]]
+        assert len(ours) == 6
         assert sorted(float(d) for d in steps["dur"]) == pytest.approx(sorted(ours), rel=0.01)

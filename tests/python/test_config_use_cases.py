@@ -3,12 +3,12 @@ every Python integration's keys take (issue 11, item 5): the decorator's keys, H
 overrides and `--profiling.with_stack False` command lines, and a YAML `profiling:` section
 without `enabled`. The C side of each form is tested in tests/unit/test_config.c."""
 import json
-import os
 import sys
 
 import pytest
 
 from conftest import read_json, run_traces, step_numbers, trace_events
+from run_files import artifact
 from tprof import _tprof
 
 
@@ -148,7 +148,7 @@ def test_hydra_block_as_lightning_keywords(out_dir, kind):
         trainer(profiler=integration, limit_val_batches=0).fit(Net(), loader(25))
         session = integration.session
     assert session is not None and session.enabled
-    config = read_json(os.path.join(session.run_dir, "config.json"))
+    config = read_json(artifact(session.run_dir, "config.json"))
     assert config["epochs"] == [] and config["warmup"] == 1
     # the closest schedule of a cycle of 10 with warmup 1, active 3: wait 6
     assert recorded_steps(session.run_dir) == torch_recorded(25, wait=6, warmup=1, active=3,
@@ -170,7 +170,7 @@ def test_callbacks_profiler_override_reaches_the_callback(out_dir, monkeypatch):
     trainer([cb], limit_val_batches=0).fit(Net(), loader(6))
     assert sys.argv == argv
     assert cb.profile is not None and cb.profile.enabled
-    config = read_json(os.path.join(cb.profile.run_dir, "config.json"))
+    config = read_json(artifact(cb.profile.run_dir, "config.json"))
     assert config["enabled"] is True and config["epoch_steps"] == 2 and config["epochs"] == [0]
     assert recorded_steps(cb.profile.run_dir) == [0, 1]
     # and through tprof.config_from_args, for a loop of its own

@@ -6,6 +6,7 @@ import pytest
 
 import tprof_ref
 from conftest import PYTHON, read_json, run_traces
+from run_files import artifact
 
 pytest.importorskip("torch")
 SOURCE = os.environ.get("TPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -27,7 +28,7 @@ def test_example_flags_the_slow_loader(out_dir):
     assert len(losses) == 16 and min(losses[-4:]) < losses[0]
     assert "[dataloader] (could save up to " in r.stderr and ") Data loading takes" in r.stderr
     run_dir = os.path.join(out_dir, "demo")
-    summary = read_json(os.path.join(run_dir, "summary.json"))
+    summary = read_json(artifact(run_dir, "summary.json"))
     # data loading leads (the most time to save); what else fires depends on the machine's speed
     # (the optimizer's share of a step, near its 5% threshold, crosses it on a loaded machine)
     ids = [x["id"] for x in summary["recommendations"]]
@@ -45,7 +46,7 @@ def test_example_with_workers_and_ops(out_dir):
     r = run_example("--profile", "--profiling.output_dir", out_dir, "--profiling.run_id", "w",
                     "--workers", "2", "--record-ops", "--steps", "6", "--epochs", "1")
     assert r.returncode == 0, r.stderr
-    summary = read_json(os.path.join(out_dir, "w", "summary.json"))
+    summary = read_json(artifact(os.path.join(out_dir, "w"), "summary.json"))
     assert summary["steps"]["count"] == 7 and summary["flops"]["total"] > 0
     assert summary["run"]["errors"] == []
 

@@ -20,6 +20,7 @@ from torch.utils import flop_counter  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 import tprof  # noqa: E402
+from run_files import artifact  # noqa: E402
 from tprof.torch import observer  # noqa: E402
 
 SOURCE = os.environ.get("TPROF_SOURCE_DIR",
@@ -137,7 +138,7 @@ def tprof_recording(fn, out_dir):
         fn()
         prof.step()
     run_dir = prof.run_dir
-    with open(os.path.join(run_dir, "summary.json"), encoding="utf-8") as f:
+    with open(artifact(run_dir, "summary.json"), encoding="utf-8") as f:
         return run_dir, json.load(f)
 
 

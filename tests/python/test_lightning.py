@@ -14,6 +14,7 @@ pl = pytest.importorskip("lightning.pytorch")
 import tprof  # noqa: E402
 import tprof.torch  # noqa: E402
 from conftest import inside, ranges, read_json, run_traces, step_numbers, trace_events  # noqa: E402
+from run_files import artifact  # noqa: E402
 
 nn = torch.nn
 torch.set_num_threads(1)  # 2 shared cores: no spinning intra-op pool
@@ -304,7 +305,7 @@ def test_last_epoch_block_prints_before_the_summary(out_dir, capfd, kind):
         shares = [float(part.rsplit(" ", 1)[1].rstrip("%")) for part in line.split("; ")[1]
                   .split(", ")]
         assert len(shares) == len(STAGES) + 1 and sum(shares) == pytest.approx(100.0, abs=0.3)
-    run = read_json(os.path.join(run_dir, "summary.json"))["run"]
+    run = read_json(artifact(run_dir, "summary.json"))["run"]
     assert run["windows"] == 2 and run["partial_windows"] == 0
     assert [os.path.basename(t) for t in run_traces(run_dir)] == ["trace_0001_epoch_0.json",
                                                                   "trace_0002_epoch_1.json"]
@@ -328,11 +329,11 @@ def test_failure_inside_fit_leaves_a_partial_trace(out_dir, error):
     run_dir = cb.profile.run_dir
     assert not tprof._tprof.is_active()
     for name in ("config.json", "summary.json", "stage_times.json", "op_stats.csv"):
-        assert os.path.exists(os.path.join(run_dir, name)), name
+        assert os.path.exists(artifact(run_dir, name)), name
     (trace,) = run_traces(run_dir)
     doc = read_json(trace)
     assert step_numbers(doc["traceEvents"])[:5] == [0, 1, 2, 3, 4]  # then the failing one
-    assert read_json(os.path.join(run_dir, "summary.json"))["windows"]["partial"] == 1
+    assert read_json(artifact(run_dir, "summary.json"))["windows"]["partial"] == 1
 
 
 # ---- off, and configuration errors ----
@@ -364,14 +365,14 @@ def test_callback_keywords_verbatim(out_dir, caplog):
                               activities=["cpu", "cuda"], record_shapes=True, with_stack=False,
                               output_dir=out_dir, export_chrome_trace=False, log_top_k_ops=7)
     trainer([cb], limit_val_batches=0).fit(Net(), loader(6))
-    config = read_json(os.path.join(cb.profile.run_dir, "config.json"))
+    config = read_json(artifact(cb.profile.run_dir, "config.json"))
     assert (config["epochs"], config["epoch_steps"], config["warmup"]) == ([0], 3, 1)
     assert (config["record_shapes"], config["top_k"], config["gpu"]) == (True, 7, "auto")
     assert config["output_dir"] == out_dir and list(config["stages"]) == list(STAGES)
     assert caplog.text.count("export_chrome_trace=False") == 1
     cb = tprof.torch.Callback(activities=["cpu"], output_dir=out_dir, summary=False)
     trainer([cb], limit_val_batches=0, max_steps=2).fit(Net(), loader(6))
-    assert read_json(os.path.join(cb.profile.run_dir, "config.json"))["gpu"] == "off"
+    assert read_json(artifact(cb.profile.run_dir, "config.json"))["gpu"] == "off"
 
 
 def test_decorator_keys_verbatim(out_dir, capfd, caplog):
@@ -387,7 +388,7 @@ def test_decorator_keys_verbatim(out_dir, capfd, caplog):
         return recorded
 
     assert train() == [False, False, False, True, True, False, False, False]
-    config = read_json(os.path.join(out_dir, "decorated", "config.json"))
+    config = read_json(artifact(os.path.join(out_dir, "decorated"), "config.json"))
     assert (config["skip_first"], config["wait"], config["warmup"], config["active"],
             config["repeat"], config["nsight"]) == (1, 1, 1, 2, 1, False)
     mapped = "nsight_enabled=False (from tprof.profile) is tprof's nsight=False"

@@ -17,6 +17,7 @@ event_accumulator = pytest.importorskip(
 import tprof  # noqa: E402
 import tprof.torch  # noqa: E402
 from conftest import read_json, run_traces, step_numbers, trace_events  # noqa: E402
+from run_files import artifact  # noqa: E402
 from test_lightning import STAGES, Net, loader  # noqa: E402
 
 torch.set_num_threads(1)
@@ -57,9 +58,9 @@ def csv_scalars(log_dir):
 
 def expected(run_dir, top_k):
     """{step: {name: value}}: each epoch window's figures computed here from the run's files."""
-    rows = read_json(os.path.join(run_dir, "stage_times.json"))["steps"]
+    rows = read_json(artifact(run_dir, "stage_times.json"))["steps"]
     traces = run_traces(run_dir)
-    summary = read_json(os.path.join(run_dir, "summary.json"))
+    summary = read_json(artifact(run_dir, "summary.json"))
     out = {}
     for path in traces:
         epoch = int(os.path.basename(path).split("_epoch_")[1].split(".")[0])

@@ -11,6 +11,7 @@ pl = pytest.importorskip("lightning.pytorch")
 
 import tprof.torch  # noqa: E402
 from conftest import inside, ranges, read_json, run_traces, step_numbers, trace_events  # noqa: E402
+from run_files import artifact  # noqa: E402
 from test_lightning import STAGES, Net, assert_stages_partition_steps, loader, stage_names, trainer  # noqa: E402
 
 
@@ -89,7 +90,7 @@ def test_failure_inside_fit_writes_the_run(out_dir):
     assert not tprof._tprof.is_active()
     run_dir = prof.session.run_dir
     for name in ("config.json", "summary.json", "op_stats.csv"):
-        assert os.path.exists(os.path.join(run_dir, name)), name
+        assert os.path.exists(artifact(run_dir, name)), name
     assert step_numbers(events_of(run_dir))[:3] == [0, 1, 2]
 
 
@@ -100,7 +101,7 @@ def test_keys_as_the_callback_and_errors(out_dir, caplog):
     (trace,) = run_traces(prof.session.run_dir)
     assert os.path.basename(trace) == "trace_0001_epoch_1.json"
     assert step_numbers(trace_events(trace)) == [7, 8, 9]
-    config = read_json(os.path.join(prof.session.run_dir, "config.json"))
+    config = read_json(artifact(prof.session.run_dir, "config.json"))
     assert config["gpu"] == "off"
     # issue 23: with a schedule, every action the window timed is in the table (the epoch's
     # own range included), each as a share of the recorded window, not of the whole run

@@ -12,6 +12,7 @@ import time
 
 import tprof
 from conftest import read_json, run_python
+from run_files import artifact
 
 BUILD = os.environ.get("TPROF_BUILD_DIR", "build")
 
@@ -31,9 +32,9 @@ def test_summary_goes_to_redirected_stderr(out_dir, capfd):
         prof = profiled_steps(output_dir=out_dir)
     text = buf.getvalue()
     assert text.startswith("tprof summary: 1 window of %s\n" % prof.run_dir), text
-    steps = read_json(os.path.join(prof.run_dir, "summary.json"))["steps"]["count"]
+    steps = read_json(artifact(prof.run_dir, "summary.json"))["steps"]["count"]
     assert "  steps: %d, window " % steps in text  # the run's own figure, as summary.json has it
-    assert text.endswith("Report: %s/report.html\n" % prof.run_dir)
+    assert text.endswith("Report: %s\n" % artifact(prof.run_dir, "report.html"))
     assert text.count("tprof summary:") == 1
     assert "tprof" not in capfd.readouterr().err  # not also on file descriptor 2
 
@@ -74,7 +75,7 @@ def test_line_of_the_writer_thread_arrives(out_dir, capfd):
                 time.sleep(0.01)
             arrived = buf.getvalue()
     assert arrived == 'tprof: flight save "manual" asked at step 6: saved steps 2-6 to %s\n' \
-        % os.path.join(prof.run_dir, "trace_0001_flight_manual_steps_2-6.json"), arrived
+        % artifact(prof.run_dir, "trace_0001_flight_manual_steps_2-6.json"), arrived
     assert "saved steps" not in capfd.readouterr().err
 
 

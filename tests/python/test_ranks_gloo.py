@@ -16,6 +16,7 @@ if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
 from conftest import PYTHON, free_port, ranges, read_json  # noqa: E402
+from run_files import artifact  # noqa: E402
 
 TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
 SLEEP_S = 0.03
@@ -175,7 +176,7 @@ def test_merged_trace_has_a_process_per_rank_and_aligned_steps(job, tmp_path):
 def shifted_copy(run_dir, rank, shift_us, dest):
     """The run's traces, rank's with every time moved by shift_us (its clock off by that)."""
     os.makedirs(dest)
-    for path in glob.glob(os.path.join(run_dir, "trace_*.json")):
+    for path in glob.glob(artifact(run_dir, "trace_*.json")):
         doc = read_json(path)
         if path.endswith(".rank%d.json" % rank):
             for e in doc["traceEvents"]:

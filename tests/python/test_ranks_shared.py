@@ -15,6 +15,7 @@ if not torch.distributed.is_available():
 
 from conftest import PYTHON, free_port, run_traces, step_numbers, trace_events  # noqa: E402
 from lightning_jobs import lightning_script  # noqa: E402
+from run_files import files_dir  # noqa: E402
 
 TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
 
@@ -100,7 +101,7 @@ def one_run_dir_of_two_ranks(out):
     runs = os.listdir(out)
     assert len(runs) == 1, runs
     run_dir = os.path.join(out, runs[0])
-    files = os.listdir(run_dir)
+    files = os.listdir(files_dir(run_dir))
     for rank in (0, 1):
         assert "summary.rank%d.json" % rank in files, files
         assert any(f.startswith("trace_") and ".rank%d." % rank in f for f in files), files

@@ -15,6 +15,7 @@ pytest.importorskip("torch")
 
 from conftest import PYTHON, ranges, run_traces, step_numbers, trace_events  # noqa: E402
 from lightning_jobs import lightning_script
+from run_files import artifact, files_dir  # noqa: E402
 
 TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
 
@@ -83,7 +84,7 @@ def tprof_lines_removed(stderr):
 
 def run_summary(run_dir):
     """The run's summary.json (the sink's run-level counts)."""
-    with open(os.path.join(run_dir, "summary.json"), encoding="utf-8") as f:
+    with open(artifact(run_dir, "summary.json"), encoding="utf-8") as f:
         return json.load(f)
 
 
@@ -124,8 +125,11 @@ def test_plain_loop(tmp_path, workers):
     runs = os.listdir(tmp_path / "runs")
     assert len(runs) == 1 and named == [str(tmp_path / "runs" / runs[0])]
     assert p.stderr.rstrip().endswith(named[0])
-    files = os.listdir(named[0])
+    files = os.listdir(files_dir(named[0]))
     assert not [f for f in files if ".rank" in f or f.endswith(".pt.trace.json")], files
+    # at the top level, the one trace of this one process (its every window)
+    top = [f for f in os.listdir(named[0]) if f not in (".tprof", "tprof")]
+    assert len(top) == 1 and top[0].endswith(".pt.trace.json") and ".rank" not in top[0], top
     check_run_dir(named[0])
     found = steps_and_stages(named[0])
     # steps 0..19 end at the 20 optimizer steps, each with its batch's fetch (step 10 also

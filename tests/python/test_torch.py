@@ -17,6 +17,7 @@ import tprof  # noqa: E402
 import tprof.torch  # noqa: E402
 import tprof_ref  # noqa: E402
 from conftest import inside, ranges, read_json, run_python, run_traces, step_numbers, trace_events  # noqa
+from run_files import artifact  # noqa: E402
 from tprof.torch import observer  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.environ.get("TPROF_SOURCE_DIR", os.path.join(
@@ -344,7 +345,7 @@ def test_torch_profiler_on_the_same_schedule(out_dir, tmp_path):
     model = Net()
     with tprof.profile(torch_profiler=True, output_dir=out_dir, summary=False, **sched) as prof:
         train(prof, model, make_data(10))
-    cfg = read_json(os.path.join(prof.run_dir, "config.json"))
+    cfg = read_json(artifact(prof.run_dir, "config.json"))
     assert cfg["gpu"] == "off"  # one CUPTI subscriber: torch.profiler's
     assert len(prof.torch_traces) == 2
     assert all(os.path.dirname(t) == os.path.join(prof.run_dir, "torch") for t in prof.torch_traces)
@@ -378,7 +379,7 @@ def test_torch_profiler_running_turns_tprof_gpu_off(out_dir):
     with torch.profiler.profile(activities=[ProfilerActivity.CPU]):
         with tprof.profile(output_dir=out_dir, summary=False) as prof:
             pass
-    assert read_json(os.path.join(prof.run_dir, "config.json"))["gpu"] == "off"
+    assert read_json(artifact(prof.run_dir, "config.json"))["gpu"] == "off"
 
 
 # ---- CUDA memory counters ----

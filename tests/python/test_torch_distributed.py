@@ -20,6 +20,7 @@ if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
 from conftest import PYTHON, free_port, inside, ranges, trace_events  # noqa: E402
+from run_files import artifact, files_dir  # noqa: E402
 
 WORKER = r'''
 import os, sys
@@ -98,18 +99,18 @@ def job(request, tmp_path_factory):
 
 
 def rank_events(run_dir, rank):
-    traces = sorted(glob.glob(os.path.join(run_dir, "trace_*.rank%d.json" % rank)))
+    traces = sorted(glob.glob(os.path.join(files_dir(run_dir), "trace_*.rank%d.json" % rank)))
     assert len(traces) == 1, traces
     return ranges(trace_events(traces[0]))
 
 
 def test_per_rank_files_and_one_summary(job):
     run_dir, r, _ = job
-    names = sorted(os.listdir(run_dir))
+    names = sorted(os.listdir(files_dir(run_dir)))
     for rank in (0, 1):
         assert any(n.startswith("trace_") and n.endswith(".rank%d.json" % rank) for n in names)
         assert "summary.rank%d.json" % rank in names
-        with open(os.path.join(run_dir, "summary.rank%d.json" % rank), encoding="utf-8") as f:
+        with open(artifact(run_dir, "summary.rank%d.json" % rank), encoding="utf-8") as f:
             summary = json.load(f)
         assert summary["steps"]["count"] == 3
     # only rank 0 prints the summary: one report in the job's output

@@ -24,6 +24,8 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, schedule  # noqa: E402
 
+from run_files import artifact, files_dir  # noqa: E402
+
 SOURCE = os.environ.get("TPROF_SOURCE_DIR",
                         os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FIXTURE = os.path.join(SOURCE, "tests", "fixtures", "torch2")
@@ -239,9 +241,9 @@ def tprof_op_flops(out_dir, fn):
     with tprof.profile(record_ops=True, output_dir=out_dir, summary=False) as prof:
         fn()
     flops = collections.Counter()
-    for name in sorted(os.listdir(prof.run_dir)):
+    for name in sorted(os.listdir(files_dir(prof.run_dir))):
         if name.startswith("trace_"):
-            for e in trace_events(os.path.join(prof.run_dir, name)):
+            for e in trace_events(artifact(prof.run_dir, name)):
                 if e.get("ph") == "X":
                     flops[e["name"]] += e.get("args", {}).get("flops", 0)
     return flops

@@ -150,8 +150,9 @@ def test_another_hook_wins_with_one_warning():
         names = [e["name"] for e in json.load(open(os.path.join(out, "t.json")))["traceEvents"]
                  if e.get("cat") == "python_function"]
         print("TORCH", any(n.endswith(": f") for n in names))
-        ours = [e for n in os.listdir(prof.run_dir) if n.startswith("trace_")
-                for e in json.load(open(os.path.join(prof.run_dir, n)))["traceEvents"]
+        files = os.path.join(prof.run_dir, "tprof")
+        ours = [e for n in os.listdir(files) if n.startswith("trace_")
+                for e in json.load(open(os.path.join(files, n)))["traceEvents"]
                 if e.get("cat") == "python_function"]
         print("OURS", len(ours))
     """)
@@ -215,8 +216,9 @@ def test_exceptions_generators_and_deep_recursion_stay_balanced():
         list(gen())
         deep(5000)
         prof.stop()
-        evs = [e for n in os.listdir(prof.run_dir) if n.startswith("trace_")
-               for e in json.load(open(os.path.join(prof.run_dir, n)))["traceEvents"]
+        files = os.path.join(prof.run_dir, "tprof")
+        evs = [e for n in os.listdir(files) if n.startswith("trace_")
+               for e in json.load(open(os.path.join(files, n)))["traceEvents"]
                if e.get("ph") == "X" and e.get("cat") == "python_function"]
         names = [e["name"].split(": ")[1] for e in evs]
         print("BOOM", names.count("boom"), "GEN", names.count("gen"), "DEEP", names.count("deep"))

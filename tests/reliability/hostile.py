@@ -18,6 +18,7 @@ TIMEOUT = 300
 # running tprof and reading its one error line: as the command's own tests do
 sys.path.insert(0, str(SOURCE / "tests" / "integration"))
 from cli_helpers import error_line, tprof  # noqa: E402,F401  (re-exported to the tests)
+from run_files import files_dir  # noqa: E402
 
 
 def clean_env(**extra):
@@ -45,7 +46,8 @@ def leftovers(directory):
 
 
 def traces(run_dir):
-    return sorted(p for p in pathlib.Path(run_dir).iterdir() if p.name.startswith("trace_"))
+    return sorted(p for p in files_dir(pathlib.Path(run_dir)).iterdir()
+                  if p.name.startswith("trace_"))
 
 
 def load(path):

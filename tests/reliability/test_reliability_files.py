@@ -14,7 +14,7 @@ ARTIFACTS = ("config.json", "summary.json", "stage_times.json", "op_stats.csv",
 
 def test_planted_symlinks_at_temporary_names_are_not_followed(tmp_path):
     """Before: "<file>.tmp.<pid>" opened with fopen("wb") wrote through a symlink planted there."""
-    run_dir = tmp_path / "run"
+    run_dir = tmp_path / "run" / "tprof"  # where tprof's files are
     profiled("steps", 2, tmp_path, "run")  # an earlier run: a folder tprof made (claim.h)
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
@@ -40,7 +40,7 @@ def test_planted_symlinks_at_temporary_names_are_not_followed(tmp_path):
 def test_files_at_the_old_temporary_names_are_left_alone(tmp_path):
     """Before: a file at "<file>.tmp.<pid>" was truncated, written and renamed away. Now the
     temporary names are unpredictable and created O_EXCL: such a file is never touched."""
-    run_dir = tmp_path / "run"
+    run_dir = tmp_path / "run" / "tprof"  # where tprof's files are
     profiled("steps", 2, tmp_path, "run")  # an earlier run: a folder tprof made (claim.h)
 
     def plant():
@@ -67,7 +67,7 @@ def test_file_size_limit_never_kills_the_host(tmp_path):
     p = profiled("steps", 200, tmp_path, "run", "--profiling.wait", "1",
                  "--profiling.active", "100", preexec_fn=limit, rc=None)
     assert p.returncode == 0, "exit %d; stderr: %s" % (p.returncode, p.stderr)
-    run_dir = tmp_path / "run"
+    run_dir = tmp_path / "run" / "tprof"
     assert load(run_dir / "config.json")["run_id"] == "run"  # it fit: it is whole
     assert not (run_dir / "summary.json").exists() and not traces(run_dir)  # too big: not there
     lines = p.stderr.splitlines()

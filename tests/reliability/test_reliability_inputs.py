@@ -7,6 +7,7 @@ import os
 
 import pytest
 from hostile import error_line, load, profiled, tprof, traces
+from run_files import files_dir
 
 
 def write(path, data):
@@ -29,12 +30,12 @@ def test_invalid_utf8_names_are_spelled_the_same_in_every_artifact(tmp_path):
     want = {n.decode("utf-8", errors="replace") for n in
             (b"bad\xff name", b"half \xc3", b"ok \xc3\xa9", b"\xed\xa0\x80")}
     csv_names = {line.split(",")[0] for line in
-                 (run / "op_stats.csv").read_bytes().decode("utf-8").splitlines()[1:]}
+                 (files_dir(run) / "op_stats.csv").read_bytes().decode("utf-8").splitlines()[1:]}
     assert csv_names == want  # valid UTF-8, U+FFFD for each bad byte, as Python decodes it
     [trace] = traces(run)
     assert {e["name"] for e in load(trace)["traceEvents"]
             if e.get("ph") == "X" and not e["name"].startswith("ProfilerStep")} == want
-    summary = load(run / "summary.json")
+    summary = load(files_dir(run) / "summary.json")
     assert {r["name"] for r in summary["top_cpu_ops"]} == want
 
 

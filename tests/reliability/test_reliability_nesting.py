@@ -7,6 +7,7 @@ import collections
 
 import pytest
 from hostile import load, profiled, traces
+from run_files import files_dir
 
 LIMIT = 4095
 
@@ -34,5 +35,5 @@ def test_deep_nesting_loses_only_the_too_deep_ranges(tmp_path, depth):
         assert "max_events" not in line
     else:
         assert "dropped" not in p.stderr
-    summary = load(tmp_path / "run" / "summary.json")
+    summary = load(files_dir(tmp_path / "run") / "summary.json")
     assert summary["windows"]["dropped_events"] == too_deep

@@ -3,7 +3,6 @@
 of its rank (docs/RELIABILITY.md), so a run directory holds one run and analyze reads exactly it."""
 
 import json
-import os
 import signal
 import subprocess
 
@@ -26,19 +25,48 @@ def test_reused_run_id_leaves_one_run_in_the_directory(tmp_path):
     p = profiled("steps", 6, tmp_path, "run", "--profiling.wait", "1", "--profiling.active", "1",
                  "--profiling.repeat", "1", "--profiling.gzip", "true")
     assert "file" in p.stderr and "earlier run" in p.stderr
-    names = sorted(f.name for f in run.iterdir())
-    assert names == [".tprof", "config.json", "notes.txt", "op_stats.csv", "report.html",
-                     "stage_times.json", "summary.json", "tensorboard",
-                     "trace_0001_steps_1-1.json.gz"], names
-    # the earlier run's TensorBoard links went with its traces: one link, to this run's trace
-    links = list((run / "tensorboard").iterdir())
-    assert [os.readlink(p) for p in links] == ["../trace_0001_steps_1-1.json.gz"], links
-    assert load(run / "config.json")["gzip"] is True
-    summary = load(run / "summary.json")
+    # the earlier run's top-level trace went with its files: this run's alone
+    top = sorted(f.name for f in run.iterdir())
+    assert [n for n in top if not n.endswith(".pt.trace.json.gz")] == [
+        ".tprof", "notes.txt", "tprof"] and len(top) == 4, top
+    names = sorted(f.name for f in (run / "tprof").iterdir())
+    assert names == ["config.json", "op_stats.csv", "report.html", "stage_times.json",
+                     "summary.json", "trace_0001_steps_1-1.json.gz"], names
+    assert load(run / "tprof" / "config.json")["gzip"] is True
+    summary = load(run / "tprof" / "summary.json")
     steps, paths = analyzed_steps(run)
     assert steps == summary["steps"]["count"] == 1
     assert [p.rsplit("/", 1)[1] for p in paths] == summary["run"]["traces"]
     assert tprof("check", run, rc=0).stdout.decode().startswith("%s: ok" % run)
+
+
+def test_reused_run_id_of_an_older_tprof_leaves_one_run(tmp_path):
+    """A run directory as tprof wrote it before the tprof/ folder (its files at the top level,
+    TensorBoard's links in tensorboard/), its run_id used again: its files go, the user's stay,
+    and the directory is read as the new run only."""
+    run = tmp_path / "run"
+    profiled("steps", 12, tmp_path, "run", "--profiling.wait", "1", "--profiling.active", "2",
+             "--profiling.repeat", "2")
+    for f in run.iterdir():  # the older layout, made from this run's files
+        if f.name.endswith(".pt.trace.json"):
+            f.unlink()
+    for f in sorted((run / "tprof").iterdir()):
+        f.rename(run / f.name)
+    (run / "tprof").rmdir()
+    (run / "tensorboard").mkdir()
+    (run / "tensorboard" / "host_1.000001.pt.trace.json").symlink_to(
+        "../" + traces(run)[0].name)
+    (run / "notes.txt").write_text("mine")
+    assert analyzed_steps(run)[0] == 4  # an older run directory is read as it is
+    p = profiled("steps", 6, tmp_path, "run", "--profiling.wait", "1", "--profiling.active", "1",
+                 "--profiling.repeat", "1")
+    assert "earlier run" in p.stderr
+    top = sorted(f.name for f in run.iterdir())
+    assert [n for n in top if not n.endswith(".pt.trace.json")] == [
+        ".tprof", "notes.txt", "tensorboard", "tprof"], top
+    assert list((run / "tensorboard").iterdir()) == []
+    steps, paths = analyzed_steps(run)
+    assert steps == 1 and [p.rsplit("/", 1)[1] for p in paths] == ["trace_0001_steps_1-1.json"]
 
 
 def test_ranks_replace_only_their_own_files(tmp_path):
@@ -48,11 +76,13 @@ def test_ranks_replace_only_their_own_files(tmp_path):
     for rank in (1, 0):
         profiled("steps", 4, tmp_path, "run", "--profiling.wait", "1",
                  "--profiling.active", "2", env=clean_env(RANK=str(rank), WORLD_SIZE="2"))
-    names = sorted(f.name for f in run.iterdir())
-    assert names[0] == ".tprof"  # the marker: tprof made the folder (run/claim.h)
-    assert not [n for n in names[1:] if ".rank" not in n and n != "tensorboard"], names
-    # the one-rank run is gone, its TensorBoard links too
-    assert all(".rank" in p.name for p in (run / "tensorboard").iterdir())
+    top = sorted(f.name for f in run.iterdir())
+    assert top[0] == ".tprof"  # the marker: tprof made the folder (run/claim.h)
+    # the one-rank run is gone, its top-level trace too: one per rank
+    assert sorted(n.rsplit(".rank", 1)[1] for n in top if n.endswith(".pt.trace.json")) == [
+        "0.pt.trace.json", "1.pt.trace.json"], top
+    names = sorted(f.name for f in (run / "tprof").iterdir())
+    assert not [n for n in names if ".rank" not in n], names
     for rank in (0, 1):  # and neither rank removed the other's files
         assert "summary.rank%d.json" % rank in names
         assert [n for n in names if n.startswith("trace_") and ".rank%d." % rank in n]
@@ -80,7 +110,7 @@ def written_to(run_dir, stderr):
     lines = [line for line in stderr.splitlines() if "this run is written to" in line]
     assert len(lines) == 1 and lines[0].endswith(str(run_dir)), stderr
     assert tprof("check", run_dir, rc=0).stdout.decode().startswith("%s: ok" % run_dir)
-    assert load(run_dir / "summary.json")["run"]["dir"] == str(run_dir)
+    assert load(run_dir / "tprof" / "summary.json")["run"]["dir"] == str(run_dir)
 
 
 def test_planted_symlink_at_the_run_directory_is_not_followed(tmp_path):
@@ -133,7 +163,7 @@ def test_flight_recorder_run_without_a_trigger_passes_check(tmp_path):
     finding 15). Before: `tprof check` (and so `make profile-check`) said "no trace"."""
     profiled("steps", 5, tmp_path, "run", "--profiling.flight_recorder", "true")
     run = tmp_path / "run"
-    assert traces(run) == [] and load(run / "summary.json")["run"]["traces"] == []
+    assert traces(run) == [] and load(run / "tprof" / "summary.json")["run"]["traces"] == []
     assert tprof("check", run, rc=0).stdout.decode().startswith("%s: ok" % run)
     # a run that should have traces and has none still fails
     profiled("steps", 5, tmp_path, "plain")

@@ -12,6 +12,7 @@ import time
 
 import pytest
 from hostile import HOSTILE, TIMEOUT, clean_env, leftovers, load, tprof, traces
+from run_files import files_dir
 
 
 def killed_run(tmp_path, sig, ranges, *options):
@@ -36,7 +37,7 @@ def entries(trace):
 
 def check_run_is_complete_and_partial(run_dir):
     assert tprof("check", run_dir, rc=0).stdout.decode().startswith(str(run_dir) + ": ok")
-    summary = load(run_dir / "summary.json")
+    summary = load(files_dir(run_dir) / "summary.json")
     assert summary["run"]["interrupted"] is True
     assert summary["windows"]["partial"] == 1
     assert any("interrupted by a signal" in w for w in summary["warnings"])
@@ -75,8 +76,8 @@ def test_signal_writes_the_summary_files_marked_partial(tmp_path, sig):
     assert meta["partial"] is True and "truncated" not in meta  # it had the time it needed
     assert "events saved" not in err
     for name in ("summary.json", "stage_times.json", "op_stats.csv"):
-        assert (run_dir / name).is_file(), name
-    ops = (run_dir / "op_stats.csv").read_text().splitlines()
+        assert (files_dir(run_dir) / name).is_file(), name
+    ops = (files_dir(run_dir) / "op_stats.csv").read_text().splitlines()
     assert ops[1].startswith("op,2000,")  # every recorded range is counted
     assert leftovers(tmp_path) == []
     check_run_is_complete_and_partial(run_dir)

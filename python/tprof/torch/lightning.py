@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import tprof
 from tprof import _keys, _session, _tprof
+from tprof._analyze import _files_dir
 from tprof.torch import lightning_metrics, lightning_report
 from tprof.torch.setup import loader_setup, params_setup, record_setup
 
@@ -229,7 +230,7 @@ class _EpochReports:
         """[(epoch, path)] of rank 0's epoch traces in the run directory, in window order."""
         assert self.run_dir is not None
         out = []
-        for path in sorted(glob.glob(os.path.join(self.run_dir, "trace_*"))):
+        for path in sorted(glob.glob(os.path.join(_files_dir(self.run_dir), "trace_*"))):
             m = self._EPOCH.search(os.path.basename(path))
             if m and (m.group(2) or "0") == "0":  # rank 0's own
                 out.append((int(m.group(1)), path))

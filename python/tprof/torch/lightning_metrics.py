@@ -17,6 +17,8 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from tprof._analyze import _files_dir
+
 __all__ = ["log_windows", "window_metrics"]
 
 _PREFIX = "tprof/"
@@ -49,6 +51,7 @@ def _windows(run_dir: str, epochs: Mapping[int, Mapping[str, Any]]
              ) -> list[tuple[int | None, list[dict[str, Any]], list[dict[str, Any]]]]:
     """[(epoch or None, stage_times rows, ops)] of the run: one per analysed epoch window
     (epochs: {epoch: its window's analysis}), else the whole run as one."""
+    run_dir = _files_dir(run_dir)  # where the run's own files are
     stage_times = os.path.join(run_dir, "stage_times.json")
     if not os.path.exists(stage_times):
         return []

@@ -29,6 +29,7 @@ from typing import Any
 
 import tprof
 from tprof import _session, _tprof
+from tprof._analyze import _files_dir
 from tprof.torch import lightning_report
 from tprof.torch.lightning import (
     STAGES,
@@ -306,7 +307,7 @@ class ProfilerLogic:
     def _tables(self) -> str:
         assert self.session is not None and self.session.run_dir is not None
         run_dir = self.session.run_dir
-        parts = [self._action_table(os.path.join(run_dir, "op_stats.csv"))]
+        parts = [self._action_table(os.path.join(_files_dir(run_dir), "op_stats.csv"))]
         analysis = self.session.summary()  # the run's own analysis, with its stages
         if analysis is not None:
             parts.append(lightning_report.run_tables(analysis, self._top_k()))

@@ -539,7 +539,9 @@
   function artifacts(d) {
     var box = clear($('artifacts'));
     if (!d.artifacts) { box.appendChild(empty('Not a run directory: no files to list.')); return; }
-    var base = live.run ? 'runs/' + encodeURIComponent(live.run) + '/' : d.artifacts_href || '';
+    // served: the run's folder, then where its files are in it (artifacts_href: "tprof/" or "")
+    var base = (live.run ? 'runs/' + encodeURIComponent(live.run) + '/' : '') +
+      (d.artifacts_href || '');
     var tbody = el('tbody');
     d.artifacts.forEach(function (f) {
       var link = el('a', { href: base + encodeURIComponent(f.name), text: f.name });
