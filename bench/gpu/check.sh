@@ -43,7 +43,7 @@ STEPS_OVERHEAD=${STEPS_OVERHEAD:-300}
 REPS_OVERHEAD=${REPS_OVERHEAD:-3}
 STEPS_FLOOR=${STEPS_FLOOR:-1000}
 REPS_FLOOR=${REPS_FLOOR:-5}
-FLOOR_MODES=${FLOOR_MODES:-off kernel kernel_launch kernel_driver kernel_runtime all cpu gpu torch torch_prof}
+FLOOR_MODES=${FLOOR_MODES:-off kernel kernel_callback kernel_launch kernel_driver kernel_runtime all cpu gpu torch torch_prof}
 mkdir -p "$OUT"
 RESULTS=$OUT/results.jsonl
 : > "$RESULTS"
@@ -264,7 +264,8 @@ fi
 
 if want floor; then
 say "CUPTI's floor (issue 26): the example at batch 64, every step, $REPS_FLOOR alternating runs of $STEPS_FLOOR steps"
-# off: unprofiled; kernel, kernel_launch (+ the runtime's launches only), kernel_driver,
+# off: unprofiled; kernel, kernel_callback (+ a callback on each launch, no runtime records),
+# kernel_launch (+ the runtime's launches only), kernel_driver,
 # kernel_runtime, all: CUPTI alone with those kinds on, records counted
 # and dropped (bench/gpu/cupti_floor.c, injected by the driver); cpu, gpu: tprof (every step
 # recorded) without and with its CUPTI source; torch, torch_prof: PyTorch without and with
@@ -280,6 +281,7 @@ else
       case $mode in
         kernel) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel) ;;
         kernel_launch) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,runtime_launch) ;;
+        kernel_callback) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,launch_callback) ;;
         kernel_driver) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,driver) ;;
         kernel_runtime) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,runtime) ;;
         all) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=all) ;;

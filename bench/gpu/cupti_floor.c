@@ -10,7 +10,10 @@
  * (CONCURRENT_KERNEL), `runtime`, `memcpy`, `memcpy2`, `memset`, `sync`, `memory` (MEMORY2),
  * `context`, `driver`, `graph` (GRAPH_TRACE), `clock` (a timestamp callback on CLOCK_MONOTONIC,
  * as tprof registers one), `runtime_launch` (the RUNTIME kind with every function but the kernel
- * and graph launches turned off one by one: does CUPTI's cost follow the records or the kind?).
+ * and graph launches turned off one by one: does CUPTI's cost follow the records or the kind?),
+ * `launch_callback` (no activity kind: a callback on the runtime's kernel and graph launches,
+ * which takes two clock readings and the correlation id into a per-thread array, as a tracer
+ * that ties kernel records to launches by itself would).
  * `all` is tprof's set (src/gpu/cupti.c). At exit
  * it prints one line to stderr: the kinds and the records CUPTI handed back by then.
  *
@@ -34,7 +37,20 @@ static struct {
     CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
     CUptiResult (*register_clock)(CUpti_TimestampCallbackFunc);
     CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t);
+    CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+    CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                   CUpti_CallbackId);
 } C;
+
+/* What launch_callback keeps of a launch: its correlation id and when it began and ended. */
+typedef struct launch_mark {
+    uint32_t correlation;
+    uint64_t begin_ns, end_ns;
+} launch_mark;
+enum { MARKS = 1 << 16 }; /* per thread, reused round: the cost of the store, not a trace */
+static _Thread_local launch_mark marks[MARKS];
+static _Thread_local size_t nmarks;
+static unsigned long long launches; /* launch callbacks taken */
 
 static unsigned long long records; /* counted on CUPTI's thread; read once at exit */
 static char kinds_named[256];
@@ -63,8 +79,10 @@ static uint64_t CUPTIAPI monotonic_clock(void) {
 /* No flush here: CUDA may already be torn down at exit, and a CUPTI call then can hang (see
  * docs/GPU.md, "exit() without tprof_shutdown"); the count is a sign of life, not a total. */
 static void report(void) {
-    fprintf(stderr, "cupti_floor: kinds %s: %llu records\n", kinds_named,
-            __atomic_load_n(&records, 0));
+    const launch_mark *last = nmarks ? &marks[(nmarks - 1) % MARKS] : NULL; /* keeps the stores */
+    fprintf(stderr, "cupti_floor: kinds %s: %llu records, %llu launch callbacks (last %llu ns)\n",
+            kinds_named, __atomic_load_n(&records, 0), __atomic_load_n(&launches, 0),
+            last ? (unsigned long long)(last->end_ns - last->begin_ns) : 0ULL);
 }
 
 static int load(void) {
@@ -79,25 +97,58 @@ static int load(void) {
     *(void **)&C.next_record = dlsym(h, "cuptiActivityGetNextRecord");
     *(void **)&C.register_clock = dlsym(h, "cuptiActivityRegisterTimestampCallback");
     *(void **)&C.enable_runtime_api = dlsym(h, "cuptiActivityEnableRuntimeApi");
+    *(void **)&C.subscribe = dlsym(h, "cuptiSubscribe");
+    *(void **)&C.enable_callback = dlsym(h, "cuptiEnableCallback");
     return C.register_callbacks && C.enable && C.next_record ? 0 : -1;
 }
 
+/* The runtime's kernel and graph launches. */
+static const CUpti_CallbackId launch_ids[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+};
+enum { NLAUNCH_IDS = sizeof(launch_ids) / sizeof(launch_ids[0]) };
+
 /* The RUNTIME kind on, then every runtime function but the launches off. */
 static int enable_runtime_launches(void) {
-    static const CUpti_CallbackId launches[] = {
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-        CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-        CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
-    };
     if (!C.enable_runtime_api || C.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS) return -1;
     for (CUpti_CallbackId id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; id++) {
         int keep = 0;
-        for (size_t i = 0; i < sizeof(launches) / sizeof(launches[0]); i++) keep |= id == launches[i];
+        for (size_t i = 0; i < NLAUNCH_IDS; i++)
+            keep |= id == launch_ids[i];
         if (!keep) C.enable_runtime_api(id, 0);
     }
+    return 0;
+}
+
+/* A launch's callback, at its entry and exit, on the launching thread. */
+static void CUPTIAPI on_launch(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                               const void *info) {
+    (void)user, (void)domain, (void)id;
+    const CUpti_CallbackData *cb = info;
+    launch_mark *m = &marks[nmarks % MARKS];
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        m->correlation = cb->correlationId;
+        m->begin_ns = monotonic_clock();
+        return;
+    }
+    m->end_ns = monotonic_clock();
+    nmarks++;
+    __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
+}
+
+/* Callbacks on the launches, no activity kind. */
+static int enable_launch_callbacks(void) {
+    CUpti_SubscriberHandle sub;
+    if (!C.subscribe || !C.enable_callback || C.subscribe(&sub, on_launch, NULL) != CUPTI_SUCCESS)
+        return -1;
+    for (size_t i = 0; i < NLAUNCH_IDS; i++)
+        if (C.enable_callback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, launch_ids[i]) != CUPTI_SUCCESS)
+            return -1;
     return 0;
 }
 
@@ -121,6 +172,7 @@ static int enable_named(const char *name) {
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if (!strcmp(name, kinds[i].name)) return C.enable(kinds[i].kind) == CUPTI_SUCCESS ? 0 : -1;
     if (!strcmp(name, "runtime_launch")) return enable_runtime_launches();
+    if (!strcmp(name, "launch_callback")) return enable_launch_callbacks();
     if (!strcmp(name, "clock"))
         return C.register_clock && C.register_clock(monotonic_clock) == CUPTI_SUCCESS ? 0 : -1;
     return -1;
