@@ -28,6 +28,7 @@ enum {
     DEADLINE_EVERY = 4096, /* events written between two looks at the clock */
     COPY_SLACK = 16,       /* readable bytes behind every cached rendering (see copy_text) */
     ZCHUNK = 1 << 18,      /* compressed bytes per write call */
+    PENDING_MAX = 4 << 20, /* a checkpointed stream's output held for one write, at most */
     /* process_sort_index of GPU 0: past every Linux pid (pid_max <= 2^22), so host processes
      * sort before GPUs in the viewers, as in Kineto's traces. */
     GPU_SORT_BASE = 0x1000000,
@@ -622,12 +623,16 @@ static void put_header(writer *w) {
     TP_BUF_LIT(&w->out, ",\n\"traceEvents\":[");
 }
 
-static void put_trailer(writer *w) {
+/* The document's end; `provisional`: a checkpoint's (tp_chrome_stream_checkpoints), marked
+ * partial and interrupted, which the next segment overwrites. */
+static void put_trailer(writer *w, int provisional) {
     const tp_model *m = w->doc;
     const tp_chrome_opts *o = w->o;
     TP_BUF_LIT(&w->out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
     tp_buf_i64(&w->out, m->base_ns);
+    int devices_out = w->devices_out;
     put_devices(w); /* a streamed trace's, known at its end */
+    if (provisional) w->devices_out = devices_out;
     if (o->trace_name) {
         TP_BUF_LIT(&w->out, ",\n\"traceName\":");
         tp_buf_json_cstr(&w->out, o->trace_name);
@@ -644,7 +649,9 @@ static void put_trailer(writer *w) {
         tp_buf_i64(&w->out, m->flight_step);
         TP_BUF_LIT(&w->out, "}");
     }
-    if (m->partial)
+    if (provisional)
+        TP_BUF_LIT(&w->out, ",\"partial\":true,\"interrupted\":true");
+    else if (m->partial)
         TP_BUF_LIT(&w->out, ",\"partial\":true");
     else
         TP_BUF_LIT(&w->out, ",\"partial\":false");
@@ -779,7 +786,7 @@ static int writer_open(writer *w, const tp_model *doc, const tp_chrome_opts *o,
 
 /* The trailer, and the end of the output; 0, or -1 when any step failed. */
 static int writer_finish(writer *w) {
-    if (!w->stop) put_trailer(w);
+    if (!w->stop) put_trailer(w, 0);
     if (!w->stop) flush(w, 1);
     return w->stop ? -1 : 0;
 }
@@ -810,13 +817,71 @@ struct tp_chrome_stream {
     tp_ofile *f;
     int write_failed; /* tp_ofile_write failed: commit reports the system's reason */
     char *path;
+    /* Checkpoints (tp_chrome_stream_checkpoints): the name the file takes at the first (NULL:
+     * none), and the output since the last, written with the next in one call. */
+    char *partial_path;
+    int published;
+    tp_buf pending;
+    int in_checkpoint; /* pending is not spilled while the trailer goes in */
 };
 
 static int write_to_file(void *ctx, const void *data, size_t len) {
     tp_chrome_stream *s = ctx;
-    if (tp_ofile_write(s->f, data, len) == 0) return 0;
-    s->write_failed = 1;
-    return -1;
+    int rc = 0;
+    if (!s->partial_path) {
+        rc = tp_ofile_write(s->f, data, len);
+    } else {
+        tp_buf_put(&s->pending, data, len);
+        rc = s->pending.failed ? -1 : 0;
+        if (!rc && s->pending.len >= PENDING_MAX && !s->in_checkpoint) {
+            /* a segment larger than memory should hold: the file is torn until the checkpoint */
+            rc = tp_ofile_write(s->f, s->pending.data, s->pending.len);
+            s->pending.len = 0;
+        }
+    }
+    if (rc) s->write_failed = 1;
+    return rc;
+}
+
+/* After a segment: its output and a provisional trailer in one write, the trailer's bytes
+ * provisional (util/fs.h), so that the file is a whole trace of what was written so far. With
+ * gzip the segment's member is ended and the trailer is a member of its own, which the next
+ * segment's member overwrites: a gzip file may be several members, which zlib, Python's gzip,
+ * zcat and tprof's reader all read as one stream; the cost is a member's header and trailer (18
+ * bytes) and a dictionary restarted per segment, against a trace that survives a SIGKILL. */
+static void checkpoint(tp_chrome_stream *s) {
+    writer *w = &s->w;
+    if (!s->partial_path || w->stop) return;
+    flush(w, w->gzip);
+    if (w->gzip) deflateReset(&w->z);
+    s->in_checkpoint = 1;
+    size_t events = s->pending.len;
+    put_trailer(w, 1);
+    flush(w, 1);
+    if (w->gzip) deflateReset(&w->z);
+    s->in_checkpoint = 0;
+    if (w->stop) return;
+    if (tp_ofile_write_provisional(s->f, s->pending.data, s->pending.len,
+                                   s->pending.len - events)) {
+        s->write_failed = w->write_failed = w->stop = 1;
+        return;
+    }
+    s->pending.len = 0;
+    if (!s->published) /* once: a file that cannot take the name keeps its temporary one */
+        tp_ofile_publish(s->f, s->partial_path);
+    s->published = 1;
+}
+
+int tp_chrome_stream_checkpoints(tp_chrome_stream *s, const char *partial_path) {
+    s->partial_path = strdup(partial_path);
+    return s->partial_path ? 0 : -1;
+}
+
+static void stream_free(tp_chrome_stream *s) {
+    tp_buf_free(&s->pending);
+    free(s->partial_path);
+    free(s->path);
+    free(s);
 }
 
 static void no_memory(const char *path, char *err, size_t errlen) {
@@ -845,12 +910,16 @@ tp_chrome_stream *tp_chrome_stream_open(const tp_model *doc, const char *path,
 
 int tp_chrome_stream_add(tp_chrome_stream *s, const tp_model *m) {
     assert(s && m && m->base_ns == s->w.doc->base_ns); /* times are written relative to it */
-    return s->w.stop ? -1 : write_segment(&s->w, m, 0);
+    if (s->w.stop || write_segment(&s->w, m, 0)) return -1;
+    checkpoint(s);
+    return s->w.stop ? -1 : 0;
 }
 
 int tp_chrome_stream_add_events(tp_chrome_stream *s, const tp_model *m) {
     assert(s && m && m->base_ns == s->w.doc->base_ns);
-    return s->w.stop ? -1 : write_segment(&s->w, m, 1);
+    if (s->w.stop || write_segment(&s->w, m, 1)) return -1;
+    checkpoint(s);
+    return s->w.stop ? -1 : 0;
 }
 
 int tp_chrome_stream_end(tp_chrome_stream *s, const tp_model *last, const char *path,
@@ -866,20 +935,22 @@ void tp_chrome_stream_abort(tp_chrome_stream *s) {
     if (!s) return;
     writer_free(&s->w);
     tp_ofile_abort(s->f);
-    free(s->path);
-    free(s);
+    stream_free(s);
 }
 
 int tp_chrome_stream_commit(tp_chrome_stream *s, size_t *events_written, char *err, size_t errlen) {
     int rc = writer_finish(&s->w);
+    /* what a checkpointed stream held since the last, with the end, in one write as well */
+    if (s->partial_path && s->pending.len &&
+        tp_ofile_write_provisional(s->f, s->pending.data, s->pending.len, 0))
+        s->write_failed = 1;
     if (events_written) *events_written = s->w.nwritten;
     if (rc == 0 || s->write_failed) {
         /* After a failed write, commit is what reports the system's reason and removes the
          * temporary file; it renames only when every write succeeded. */
         writer_free(&s->w);
         rc = tp_ofile_commit(s->f, err, errlen);
-        free(s->path);
-        free(s);
+        stream_free(s);
         return rc;
     }
     no_memory(s->path, err, errlen);

@@ -95,5 +95,15 @@ int tp_chrome_stream_end(tp_chrome_stream *s, const tp_model *last, const char *
                          size_t *events_written, char *err, size_t errlen);
 /* Removes the temporary file; frees s. */
 void tp_chrome_stream_abort(tp_chrome_stream *s);
+/* Makes s a trace valid at every checkpoint, one after each model added (a process killed
+ * outright, by SIGKILL or the OOM killer, leaves what was written): each model's output goes out
+ * with a provisional trailer (the tprof object marked "partial" and "interrupted", no metadata
+ * for tracks that have none yet) in one write, which the next model overwrites; at the first
+ * checkpoint the file takes the name partial_path (same folder, never the final name: a reader
+ * tells it from a finished trace), and keeps it until commit or end renames it. The finished
+ * file is byte for byte what it is without checkpoints, except that with gzip it is one member
+ * per checkpoint (the same text uncompressed). Before the first model; 0, or -1 when out of
+ * memory (then none). */
+int tp_chrome_stream_checkpoints(tp_chrome_stream *s, const char *partial_path);
 
 #endif

@@ -101,6 +101,11 @@ static void stream_segments(tp_window *w, size_t passes) {
     }
     for (size_t n = 1, k = 0; w->ws && n && k < passes; k++) {
         tp_model *m = tp_wstream_pass(w->ws);
+        if (m) { /* the steps ended meanwhile: the stepping thread adds them under the lock */
+            tp_session_lock();
+            tp_wstream_add_steps(w->ws, w->steps, w->nsteps, tp_sess.step_tid, tp_sess.step_name);
+            tp_session_unlock();
+        }
         n = m ? m->nevents : 0;
         if (n) tp_sess.sink.stream_add(tp_sess.sink.ctx, w->trace, m);
         if (m) tp_model_free(m);

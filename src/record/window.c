@@ -353,22 +353,24 @@ static void mark_trigger(convert *cv, tp_event *step, uint32_t track) {
     tp_model_add_arg(cv->m, ev, name_id(cv, "reason"), TP_ARG_STR, &reason);
 }
 
-static void add_steps(convert *cv) {
+/* The ProfilerStep#k ranges of steps[0 .. n) on the stepping thread's track (tid, thread), which
+ * the model gets even when n is 0 (a streamed window's last segment names every track). */
+static void add_steps(convert *cv, const tp_step_span *steps, size_t n, int64_t tid,
+                      const char *thread) {
     const tp_window *w = cv->w;
-    if (!w->nsteps) return;
-    uint32_t track = track_of(cv, w->step_tid, w->step_thread);
+    uint32_t track = track_of(cv, tid, thread);
     char name[40];
-    for (size_t i = 0; i < w->nsteps && track != UINT32_MAX; i++) {
-        snprintf(name, sizeof(name), "%s%lld", tp_kname_step, (long long)w->steps[i].step);
-        int64_t ts = model_ts(cv, w->steps[i].start), end = model_ts(cv, w->steps[i].end);
+    for (size_t i = 0; i < n && track != UINT32_MAX; i++) {
+        snprintf(name, sizeof(name), "%s%lld", tp_kname_step, (long long)steps[i].step);
+        int64_t ts = model_ts(cv, steps[i].start), end = model_ts(cv, steps[i].end);
         tp_event *ev = add_event(cv, TP_HOST_RANGE, NULL, ts, track);
         if (!ev) return;
         ev->name = tp_model_intern_cstr(cv->m, name); /* not through the pointer cache */
         ev->dur = range_dur(ts, end);
         ev->cat = name_id(cv, tp_kcat_user_annotation);
         ev->flags = TP_EVF_STEP;
-        if (w->cut_last && i + 1 == w->nsteps) ev->flags |= TP_EVF_TRUNCATED;
-        if (w->flight_reason[0] && w->steps[i].step == w->flight_step) mark_trigger(cv, ev, track);
+        if (w->cut_last && &steps[i] == &w->steps[w->nsteps - 1]) ev->flags |= TP_EVF_TRUNCATED;
+        if (w->flight_reason[0] && steps[i].step == w->flight_step) mark_trigger(cv, ev, track);
     }
 }
 
@@ -430,7 +432,7 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
         .m = m, .w = w, .env = env, .start_ticks = w->start_ticks, .cal = w->cal, .tc = &tc};
     cv->end_ts = model_ts(cv, w->end_ticks);
     if (tp_collect_chunks(w->gen_lo ? w->gen_lo : w->gen, w->gen, visit_thread, cv)) m->failed = 1;
-    add_steps(cv);
+    if (w->nsteps) add_steps(cv, w->steps, w->nsteps, w->step_tid, w->step_thread);
     end_window(cv, info);
     thread_conv_free(&tc);
     tp_strtab_free(&tc.texts);
@@ -445,6 +447,7 @@ struct tp_wstream {
     thread_conv **threads; /* one per thread met, in the order met */
     size_t nthreads, cap_threads;
     int final;        /* the window closed: every chunk is read, every range closed */
+    size_t steps_out; /* the window's steps written in earlier segments (tp_wstream_add_steps) */
     int failed;       /* an earlier segment ran out of memory */
     uint64_t dropped; /* the earlier segments' dropped events */
 };
@@ -504,6 +507,14 @@ tp_model *tp_wstream_pass(tp_wstream *s) {
     return m;
 }
 
+void tp_wstream_add_steps(tp_wstream *s, const tp_step_span *steps, size_t nsteps, int64_t tid,
+                          const char *thread) {
+    assert(s->cv.m && s->steps_out <= nsteps);
+    if (nsteps == s->steps_out) return;
+    add_steps(&s->cv, steps + s->steps_out, nsteps - s->steps_out, tid, thread);
+    s->steps_out = nsteps;
+}
+
 tp_model *tp_wstream_finish(tp_wstream *s, tp_window_info *info) {
     tp_model *m = next_segment(s);
     if (m) {
@@ -517,7 +528,10 @@ tp_model *tp_wstream_finish(tp_wstream *s, tp_window_info *info) {
         }
         m->dropped_events += s->dropped;
         m->failed |= s->failed;
-        add_steps(cv);
+        const tp_window *w = cv->w;
+        if (w->nsteps)
+            add_steps(cv, w->steps + s->steps_out, w->nsteps - s->steps_out, w->step_tid,
+                      w->step_thread);
         end_window(cv, info);
     }
     tp_wstream_free(s);

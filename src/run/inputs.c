@@ -10,6 +10,7 @@
 #include "run/inputs.h"
 
 #include "run/rundir.h"
+#include "run/runfiles.h"
 #include "trace/reader.h"
 #include "util/log.h"
 #include "util/vec.h"
@@ -115,8 +116,15 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
     } else if (tp_analysis_add_model(a, &m, path)) {
         rc = -1;
         snprintf(seen->err, seen->errlen, "%s: out of memory", tp_log_name(path));
-    } else if (r->on_model) {
-        r->on_model(r->on_model_ctx, &m);
+    } else {
+        const char *slash = strrchr(path, '/');
+        if (tp_run_is_partial(slash ? slash + 1 : path))
+            tp_analysis_add_warning(a,
+                                    "%s: an unfinished trace (the process ended while its "
+                                    "window recorded, without writing its end): read up to "
+                                    "its last flush",
+                                    tp_log_name(path));
+        if (r->on_model) r->on_model(r->on_model_ctx, &m);
     }
     if (rc > 0) note_rank(seen, rank);
     seen->added += rc > 0;

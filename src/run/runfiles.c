@@ -71,6 +71,18 @@ int tp_run_file_kind(const char *name, int64_t *rank) {
     return TP_RUN_TRACE;
 }
 
+int tp_run_is_partial(const char *name) {
+    static const char *const exts[] = {".json", ".json.gz", ".pt.trace.json", ".pt.trace.json.gz"};
+    size_t len = strlen(name), n = strlen(TP_RUN_PARTIAL);
+    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+        size_t e = strlen(exts[i]);
+        if (ends_with(name, len, exts[i]) && len >= e + n &&
+            memcmp(name + len - e - n, TP_RUN_PARTIAL, n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 char *tp_run_join(const char *dir, const char *name) {
     size_t n = strlen(dir), size = n + strlen(name) + 2;
     char *p = malloc(size);

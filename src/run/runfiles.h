@@ -24,6 +24,16 @@ typedef enum tp_run_kind {
     TP_RUN_NKINDS
 } tp_run_kind;
 
+/* The part of a trace's name that says it is unfinished: a streamed window's (and the run's
+ * top-level trace's) name while it is written, valid after each segment, which a process killed
+ * outright leaves (trace_0003_streaming.partial.json, <worker>.partial.pt.trace.json). Read as
+ * a trace, with a warning that the window was interrupted (run/inputs.c). */
+#define TP_RUN_PARTIAL ".partial"
+
+/* 1 when a trace's file name (no folder) says it is unfinished (TP_RUN_PARTIAL before its
+ * extension), else 0. */
+int tp_run_is_partial(const char *name);
+
 /* The artifact file name of a kind, without rank part: "config.json", ...; "trace". */
 const char *tp_run_kind_name(tp_run_kind kind);
 /* The kind of a file name and its rank (the ".rank<N>" part; -1 when none), or -1 for a name

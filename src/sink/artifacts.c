@@ -364,6 +364,14 @@ static int export_open(const tp_model *m, const int64_t *deadline_ns, char *err,
     art.export = tp_chrome_stream_open(&art.export_doc, path, &art.export_opts, err, errlen);
     art.export_pid = getpid();
     free(path);
+    /* valid after each window or segment under a name for the same tools, until the end */
+    path =
+        run_path(art.run_dir, art.worker,
+                 art.gzip ? TP_RUN_PARTIAL ".pt.trace.json.gz" : TP_RUN_PARTIAL ".pt.trace.json");
+    if (art.export && (!path || tp_chrome_stream_checkpoints(art.export, path)))
+        tp_log_warn("out of memory: a process killed before the run's end leaves no top-level "
+                    "trace");
+    free(path);
     return art.export ? 0 : -1;
 }
 
@@ -421,18 +429,31 @@ typedef struct art_stream {
     tp_chrome_opts o; /* the writer reads them until the end */
 } art_stream;
 
-/* A JSON trace under a provisional name (renamed at its end, when the window has its name). */
+/* A JSON trace under a temporary name, valid after each segment under the name
+ * trace_<seq>_streaming[.rank<N>].partial.json[.gz] (a trace to tprof's readers, told from a
+ * finished window by its name: run/runfiles.h), which a process killed while the window records
+ * leaves, and a later run with its run_id removes; renamed at its end, when the window has its
+ * name. */
 static void *art_stream_open(void *ctx, const tp_model *head) {
     (void)ctx;
     if (!art.dir_ok || art.perfetto) return NULL; /* Perfetto's format is written whole */
     art_stream *st = calloc(1, sizeof(*st));
     char *path = run_path(art.files_dir, "trace_streaming", ".json");
+    char stem[64];
+    snprintf(stem, sizeof(stem), "trace_%04zu_streaming", art.seq + 1);
+    char *partial = run_path(art.files_dir, stem,
+                             art.gzip ? TP_RUN_PARTIAL ".json.gz" : TP_RUN_PARTIAL ".json");
     char err[512];
-    if (st && path) {
+    if (st && path && partial) {
         st->o = (tp_chrome_opts){.gzip = art.gzip, .config_json = art.config_json};
         st->cs = tp_chrome_stream_open(head, path, &st->o, err, sizeof(err));
         if (!st->cs) tp_log_warn("%s; the window is written when it ends", err);
+        if (st->cs && tp_chrome_stream_checkpoints(st->cs, partial))
+            tp_log_warn("out of memory: a process killed while window %zu records leaves no "
+                        "trace of it",
+                        art.seq + 1);
     }
+    free(partial);
     free(path);
     if (st && st->cs) return st;
     free(st);

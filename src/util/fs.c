@@ -3,6 +3,7 @@
 
 #include "util/log.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -30,6 +31,7 @@ struct tp_ofile {
     char *path; /* final name */
     char *tmp;  /* temporary name */
     int slot;   /* its entry in temporaries[], or -1 */
+    off_t size; /* bytes on disk, past the position after a provisional tail (else 0) */
 };
 
 /* The temporary files open now, for a signal handler to remove (tp_fs_discard_temporaries).
@@ -133,10 +135,20 @@ static void unblock_xfsz(const xfsz_guard *g) {
     pthread_sigmask(SIG_SETMASK, &g->saved_mask, NULL);
 }
 
+/* After provisional writes (size set): the file ends where the last write did, a provisional tail
+ * longer than what replaced it cut. */
+static void cut_provisional(tp_ofile *f) {
+    if (!f->size || f->error) return;
+    off_t end = fflush(f->plain) == 0 ? ftello(f->plain) : -1;
+    if (end < 0 || (end < f->size && ftruncate(fileno(f->plain), end) != 0))
+        f->error = errno ? errno : EIO;
+}
+
 /* Flushes and closes the streams, with SIGXFSZ blocked; 0, or -1 with f->error set. */
 static int close_streams(tp_ofile *f) {
     xfsz_guard g;
     block_xfsz(&g);
+    cut_provisional(f);
     if (f->gz) {
         errno = 0;
         int rc = gzclose(f->gz);
@@ -253,6 +265,50 @@ int tp_ofile_write(tp_ofile *f, const void *data, size_t len) {
     }
     unblock_xfsz(&g);
     return f->error ? -1 : 0;
+}
+
+/* write(2) of the whole buffer (a short write goes on, EINTR retried). */
+static int write_all(int fd, const char *p, size_t len) {
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        p += n, len -= (size_t)n;
+    }
+    return 0;
+}
+
+int tp_ofile_write_provisional(tp_ofile *f, const void *data, size_t len, size_t tail) {
+    assert(!f->gz && tail <= len);
+    if (f->error) return -1;
+    xfsz_guard g;
+    block_xfsz(&g);
+    int fd = fileno(f->plain);
+    off_t at = fflush(f->plain) == 0 ? ftello(f->plain) : -1;
+    /* One write: the file is torn only if the process dies inside this call. */
+    if (at < 0 || write_all(fd, data, len) != 0) {
+        f->error = errno ? errno : EIO;
+    } else {
+        off_t end = at + (off_t)len;
+        if (f->size > end && ftruncate(fd, end) != 0) f->error = errno; /* a shorter tail */
+        f->size = end;
+        if (!f->error && fseeko(f->plain, end - (off_t)tail, SEEK_SET) != 0) f->error = errno;
+    }
+    unblock_xfsz(&g);
+    return f->error ? -1 : 0;
+}
+
+int tp_ofile_publish(tp_ofile *f, const char *path) {
+    char *p = strdup(path);
+    if (!p || rename(f->tmp, p) != 0) {
+        free(p);
+        return -1;
+    }
+    free(f->tmp);
+    f->tmp = p;
+    forget_temporary(f->slot); /* a valid file now: left to be found if the process dies */
+    f->slot = -1;
+    return 0;
 }
 
 int tp_ofile_rename_to(tp_ofile *f, const char *path) {

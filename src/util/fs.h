@@ -31,6 +31,17 @@ int tp_ofile_write(tp_ofile *f, const void *data, size_t len);
 /* The name f will be renamed to, changed before commit (a streamed trace, named when it ends); it
  * must be in the same folder. 0, or -1 when out of memory (the name is then unchanged). */
 int tp_ofile_rename_to(tp_ofile *f, const char *path);
+/* A file valid at every step of its writing (a streamed trace, docs/CONFIG.md's `stream`): data
+ * (len bytes) is written in one write(2) at the current position, its last `tail` bytes
+ * provisional: the next write starts where they start, overwriting them, and commit cuts the
+ * file where the last write ended, so the provisional tail never outlives what replaced it.
+ * Not for a gzip tp_ofile (the caller compresses). 0, or -1 once any write failed. */
+int tp_ofile_write_provisional(tp_ofile *f, const void *data, size_t len, size_t tail);
+/* Renames the temporary file to `path` (same folder) before commit, so that a file valid while
+ * it is written (tp_ofile_write_provisional) is found under that name if the process dies: a
+ * signal handler's tp_fs_discard_temporaries leaves it; abort removes it; commit renames it to
+ * the final name. 0, or -1 (the file keeps its temporary name). */
+int tp_ofile_publish(tp_ofile *f, const char *path);
 /* Closes and renames into place; on any error removes the temporary file. Frees f. */
 int tp_ofile_commit(tp_ofile *f, char *err, size_t errlen);
 /* Closes and removes the temporary file. Frees f. */

@@ -7,6 +7,7 @@ import os
 import pathlib
 import signal
 import subprocess
+import time
 
 import tprof_ref
 
@@ -62,10 +63,11 @@ def profiled_run(out_dir, run_id, *options, env=None, steps=12):
     return pathlib.Path(out_dir) / run_id
 
 
-def sigterm_mid_window(out_dir, *options, after=20):
+def sigterm_mid_window(out_dir, *options, after=20, signum=signal.SIGTERM, settle=0.0):
     """Runs the example profiled into out_dir/run, its window open for the whole run, and stops
     it with SIGTERM after its `after`th step (well inside the window): tprof's flush must write
-    the window, then the signal's default action end the process. Returns out_dir/run."""
+    the window, then the signal's default action end the process. Another `signum` (SIGKILL: no
+    flush) is sent `settle` seconds after that step. Returns out_dir/run."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TPROF_")}
     proc = subprocess.Popen(
         [str(TRAIN), "--steps", "100000", "--batch", "8", "--log-every", "1", "--profile",
@@ -77,9 +79,10 @@ def sigterm_mid_window(out_dir, *options, after=20):
         line = proc.stdout.readline()
         assert line, proc.stderr.read()
         seen += "step" in line
-    proc.send_signal(signal.SIGTERM)
+    time.sleep(settle)
+    proc.send_signal(signum)
     proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGTERM
+    assert proc.returncode == -signum
     return pathlib.Path(out_dir) / "run"
 
 

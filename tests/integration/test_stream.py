@@ -4,17 +4,24 @@ The same training loop (same seed, same schedule) profiled with and without stre
 that hold the same events (names, categories, threads' share, args, steps) and summary files
 that agree (ops and their calls and FLOPs, steps, stages); the streamed trace was written while
 the window recorded (its first entries are events, its metadata comes at the end); its figures
-are what an independent reading of the trace (tprof_ref) finds; and SIGTERM in the middle of a
-streamed window leaves a valid partial trace that `tprof analyze` reads.
+are what an independent reading of the trace (tprof_ref) finds; SIGTERM in the middle of a
+streamed window leaves a valid partial trace that `tprof analyze` reads; and so does SIGKILL,
+which leaves no time to flush: the trace is valid after each segment the writer appended, under
+a name that says it is unfinished (trace_0001_streaming.partial.json), which a later run with the
+same run_id removes.
 """
 
 import collections
 import glob
+import gzip
 import json
 import os
+import signal
 import subprocess
 
+import pytest
 from cli_helpers import ref_sum, sigterm_mid_window
+
 from run_files import artifact, files_dir
 
 BUILD = os.environ["TPROF_BUILD_DIR"]
@@ -55,7 +62,7 @@ def x_events(trace):
 
 
 def load(path):
-    with open(path, encoding="utf-8") as f:
+    with (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
         return json.load(f)
 
 
@@ -130,6 +137,45 @@ def test_sigterm_mid_streamed_window_leaves_a_valid_trace(tmp_path):
     summary = load(artifact(run_dir, "summary.json"))
     assert summary["run"]["interrupted"] is True
     assert summary["steps"]["count"] == len(steps)
+
+
+def step_numbers(trace):
+    return sorted(int(e["name"].split("#")[1]) for e in trace["traceEvents"]
+                  if e["ph"] == "X" and e["name"].startswith("ProfilerStep#"))
+
+
+@pytest.mark.parametrize("compress", ["false", "true"])
+def test_sigkill_mid_streamed_window_leaves_a_valid_unfinished_trace(tmp_path, compress):
+    # 120 steps, then half a second more (the writer appends a segment every few ms): no flush
+    run_dir = sigterm_mid_window(tmp_path, "--profiling.wait=2", "--profiling.stream=true",
+                                 f"--profiling.gzip={compress}", after=120,
+                                 signum=signal.SIGKILL, settle=0.5)
+    ext = ".json.gz" if compress == "true" else ".json"
+    names = sorted(os.listdir(files_dir(run_dir)))
+    assert names == ["config.json", "trace_0001_streaming.partial" + ext]  # no summary files
+    path = os.path.join(files_dir(run_dir), names[1])
+    t = load(path)  # json.load: the whole document, closed
+    assert t["tprof"]["partial"] is True and t["tprof"]["interrupted"] is True
+    steps = step_numbers(t)
+    assert steps[0] == 2 and steps == list(range(2, 2 + len(steps))) and len(steps) >= 118
+    # an independent reading of the trace finds the same steps
+    assert ref_sum([path])["steps"] == len(steps)
+    # the run directory's top-level trace, for TensorBoard and traceinsight, holds the same
+    [top] = glob.glob(os.path.join(str(run_dir), "*.partial.pt.trace" + ext))
+    assert x_events(load(top)) == x_events(t)
+    r = subprocess.run([TPROF, "analyze", "--json", str(run_dir)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    a = json.loads(r.stdout)
+    assert a["steps"]["count"] == len(steps)
+    unfinished = [w for w in a["warnings"] if "unfinished trace" in w]
+    assert len(unfinished) == 1 and names[1] in unfinished[0]
+    # a later run with the run_id removes it with the rest of the earlier run
+    again = profile(tmp_path, "true", f"--profiling.gzip={compress}")
+    assert again == str(run_dir)
+    left = os.listdir(files_dir(again)) + os.listdir(again)
+    assert not [n for n in left if ".partial." in n]
+    assert len([n for n in left if n.startswith("trace_") and n.endswith(ext)]) == 2
 
 
 def test_window_past_the_read_back_bound_is_traced_whole_and_left_out_of_the_summary(tmp_path):

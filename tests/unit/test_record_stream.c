@@ -21,6 +21,7 @@
 #include "trace/reader.h"
 #include "tprof.h"
 #include "util/buf.h"
+#include "util/jsonvalid.h"
 #include "util/log.h"
 
 #include <pthread.h>
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 enum { NTHREADS = 3, PER_THREAD = 6000 };
 
@@ -335,11 +337,113 @@ static void test_devices_and_flows_of_the_last_segment(void **state) {
     assert_int_equal(system(err), 0);
 }
 
+/* ---- checkpoints: valid after each segment, the finished file unchanged ---- */
+
+/* The whole text of a trace file, through zlib (a plain file reads as is; gzip members one after
+ * another as one stream); n its length. */
+static char *file_text(const char *path, size_t *n) {
+    gzFile g = gzopen(path, "rb");
+    if (!g) return NULL;
+    size_t room = 1 << 16, len = 0;
+    char *text = malloc(room);
+    int got;
+    while (text && (got = gzread(g, text + len, (unsigned)(room - len - 1))) > 0) {
+        len += (size_t)got;
+        char *grown = room - len < 2 ? realloc(text, room *= 2) : text;
+        if (!grown) free(text);
+        text = grown;
+    }
+    gzclose(g);
+    if (text) text[len] = '\0';
+    *n = len;
+    return text;
+}
+
+/* Three segments of `per` ranges on two threads, and a last one with every track and a device:
+ * written with and without checkpoints (gzip or not). After each segment the partial file is a
+ * valid trace of every event so far, marked interrupted, and no file is at the final name; the
+ * finished file is the one written without checkpoints, its text byte for byte (and, plain, its
+ * bytes); the partial name is gone. */
+static void check_checkpoints(int gzip) {
+    enum { SEGMENTS = 3, PER = 200 };
+    char dir[] = "/tmp/tprof_ckpt_XXXXXX", a[64], b[64], tmp_a[64], tmp_b[64], part[64], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(tmp_a, sizeof(tmp_a), "%s/a.tmpname", dir);
+    snprintf(tmp_b, sizeof(tmp_b), "%s/b.tmpname", dir);
+    snprintf(a, sizeof(a), "%s/a.json", dir);
+    snprintf(b, sizeof(b), "%s/b.json", dir);
+    snprintf(part, sizeof(part), "%s/b.partial.json", dir);
+    tp_model head, seg[SEGMENTS], last;
+    tp_model_init(&head);
+    tp_model_init(&last);
+    tp_chrome_opts o = {.gzip = gzip, .config_json = "{\"stream\": true}"};
+    tp_chrome_stream *plain = tp_chrome_stream_open(&head, tmp_a, &o, err, sizeof(err));
+    tp_chrome_stream *ck = tp_chrome_stream_open(&head, tmp_b, &o, err, sizeof(err));
+    assert_true(plain && ck);
+    assert_int_equal(tp_chrome_stream_checkpoints(ck, part), 0);
+    for (int k = 0; k < SEGMENTS; k++) {
+        tp_model_init(&seg[k]);
+        for (int i = 0; i < PER; i++)
+            add_ev(&seg[k], TP_HOST_RANGE, i % 2 ? "odd" : "even",
+                   tp_model_track(&seg[k], 1, 0, 10 + i % 2, 0), k * 1000 + i);
+        assert_int_equal(tp_chrome_stream_add_events(plain, &seg[k]), 0);
+        assert_int_equal(tp_chrome_stream_add_events(ck, &seg[k]), 0);
+        size_t n;
+        char *text = file_text(part, &n);
+        assert_non_null(text);
+        assert_true(tp_json_valid(text, n));
+        assert_non_null(strstr(text, "\"partial\":true,\"interrupted\":true"));
+        free(text);
+        tp_model m;
+        tp_model_init(&m);
+        if (tp_trace_read_file(part, &m, NULL, err, sizeof(err))) fail_msg("%s", err);
+        assert_int_equal(m.nevents, (size_t)(k + 1) * PER);
+        assert_true(m.partial);
+        tp_model_free(&m);
+        assert_int_equal(access(b, F_OK), -1);
+        assert_int_equal(access(tmp_b, F_OK), -1); /* published under the partial name */
+    }
+    tp_device *d = tp_model_device(&last, 0);
+    d->name = tp_model_intern_cstr(&last, "Fake GPU");
+    for (int t = 0; t < 2; t++)
+        add_ev(&last, TP_HOST_RANGE, "end", tp_model_track(&last, 1, 0, 10 + t, 0), 9000 + t);
+    assert_int_equal(tp_chrome_stream_end(plain, &last, a, NULL, err, sizeof(err)), 0);
+    assert_int_equal(tp_chrome_stream_end(ck, &last, b, NULL, err, sizeof(err)), 0);
+    assert_int_equal(access(part, F_OK), -1);
+    size_t na, nb;
+    char *ta = file_text(a, &na), *tb = file_text(b, &nb);
+    assert_true(ta && tb && na == nb && memcmp(ta, tb, na) == 0);
+    assert_null(strstr(tb, "interrupted"));
+    free(ta);
+    free(tb);
+    if (!gzip) {
+        snprintf(err, sizeof(err), "cmp -s '%s' '%s'", a, b);
+        assert_int_equal(system(err), 0);
+    }
+    for (int k = 0; k < SEGMENTS; k++)
+        tp_model_free(&seg[k]);
+    tp_model_free(&last);
+    tp_model_free(&head);
+    snprintf(err, sizeof(err), "rm -rf '%s'", dir);
+    assert_int_equal(system(err), 0);
+}
+
+static void test_checkpoints_plain(void **state) {
+    (void)state;
+    check_checkpoints(0);
+}
+
+static void test_checkpoints_gzip(void **state) {
+    (void)state;
+    check_checkpoints(1);
+}
+
 /* ---- a streamed session: longer than max_events, nothing dropped ---- */
 
 typedef struct streamed {
     size_t segments, events, ranges; /* ranges named "r" */
     size_t after;                    /* ranges named "after" in segments before the last */
+    size_t steps;                    /* ProfilerStep#0, in whichever segment (its end's) */
     tp_model *last;
 } streamed;
 
@@ -363,6 +467,7 @@ static void st_add(void *ctx, void *trace, const tp_model *seg) {
     s->events += seg->nevents;
     s->ranges += count_r(seg);
     s->after += count_named(seg, "after");
+    s->steps += count_named(seg, "ProfilerStep#0");
     assert_int_equal(seg->base_ns, head_seen.base_ns);
 }
 
@@ -372,6 +477,7 @@ static void st_close(void *ctx, void *trace, tp_model *last, const tp_window_inf
     streamed *s = trace;
     s->events += last->nevents;
     s->ranges += count_r(last);
+    s->steps += count_named(last, "ProfilerStep#0");
     s->last = last;
 }
 
@@ -413,7 +519,7 @@ static void test_stream_longer_than_max_events(void **state) {
     assert_true(got.segments >= 2);
     assert_int_equal(got.last->dropped_events, 0);
     assert_int_equal(got.ranges, RANGES);
-    assert_int_equal(count_named(got.last, "ProfilerStep#0"), 1);
+    assert_int_equal(got.steps, 1);
     assert_int_equal(cap.run.dropped_events, 0);
     tp_model_free(got.last);
     free(got.last);
@@ -460,6 +566,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segments_hold_the_windows_events),
         cmocka_unit_test(test_devices_and_flows_of_the_last_segment),
+        cmocka_unit_test(test_checkpoints_plain),
+        cmocka_unit_test(test_checkpoints_gzip),
         cmocka_unit_test(test_stream_longer_than_max_events),
         cmocka_unit_test(test_stream_keeps_again_after_a_burst),
     };
