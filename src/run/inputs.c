@@ -102,6 +102,10 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
     ro.max_memory = r->max_memory;
     ro.memory_used = seen->memory;
     ro.keep_args = r->keep_args;
+    const char *slash = strrchr(path, '/');
+    int cut_short = 0;
+    ro.cut_short_ok = tp_run_is_partial(slash ? slash + 1 : path);
+    ro.cut_short = &cut_short;
     uint64_t cuts[16];
     ro.nsplits = test_cuts(cuts, 16);
     ro.splits = ro.nsplits ? cuts : NULL;
@@ -117,13 +121,14 @@ static int add_trace(tp_analysis *a, const char *path, int64_t name_rank, const 
         rc = -1;
         snprintf(seen->err, seen->errlen, "%s: out of memory", tp_log_name(path));
     } else {
-        const char *slash = strrchr(path, '/');
-        if (tp_run_is_partial(slash ? slash + 1 : path))
+        if (ro.cut_short_ok)
             tp_analysis_add_warning(a,
                                     "%s: an unfinished trace (the process ended while its "
-                                    "window recorded, without writing its end): read up to "
-                                    "its last flush",
-                                    tp_log_name(path));
+                                    "window recorded, without writing its end): read up to %s",
+                                    tp_log_name(path),
+                                    cut_short ? "its last whole event (cut short while a segment "
+                                                "was written)"
+                                              : "its last flush");
         if (r->on_model) r->on_model(r->on_model_ctx, &m);
     }
     if (rc > 0) note_rank(seen, rank);

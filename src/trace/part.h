@@ -63,8 +63,10 @@ typedef struct tp_part {
     int form;              /* tp_form: UNKNOWN reads the document's start */
     const uint64_t *stops; /* ascending offsets where the part may end (not owned) */
     size_t nstops;
-    int progress;  /* as tp_read_opts.progress */
-    int keep_args; /* as tp_read_opts.keep_args */
+    int progress;     /* as tp_read_opts.progress */
+    int keep_args;    /* as tp_read_opts.keep_args */
+    int cut_short_ok; /* as tp_read_opts.cut_short_ok; cut_short: the input ended so */
+    int cut_short;
     /* part 0 of a parallel read: the inputs of the parts that begin at its stops (peers[i] at
      * stops[i]), so that its progress line counts every part's bytes; else NULL */
     tp_input *const *peers;

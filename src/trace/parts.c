@@ -407,6 +407,7 @@ static int run_parts(const tp_split_src *src, uint64_t size, const char *name, t
         p->form = k ? form : TP_FORM_UNKNOWN;
         p->progress = k ? 0 : progress;
         p->keep_args = o ? o->keep_args : 0;
+        p->cut_short_ok = o ? o->cut_short_ok : 0;
         if (!p->in) rc = -1;
     }
     tp_input *peers[TP_PARTS_MAX];
@@ -427,6 +428,7 @@ static int run_parts(const tp_split_src *src, uint64_t size, const char *name, t
         }
         rc = tp_part_finish(first, first_event);
         if (rc && err && errlen) snprintf(err, errlen, "%s", first->err);
+        if (o && o->cut_short) *o->cut_short = last->cut_short;
     }
     for (size_t k = 0; k < njobs; k++) {
         tp_part_free(&jobs[k].part);

@@ -461,6 +461,13 @@ static int fail_end(reader *r) {
     tp_scan *sc = &r->sc;
     uint64_t end = tp_scan_offset(sc, sc->end);
     if (r->state == ST_START) return fail_at(r, end, "empty input: no JSON trace");
+    if (r->state == ST_EVENTS && r->pt->cut_short_ok) { /* the events before it are whole */
+        r->pt->cut_short = 1;
+        r->f->partial = 1;
+        r->f->set |= TP_FACT_PARTIAL;
+        r->state = ST_DONE;
+        return 0;
+    }
     if (r->state == ST_EVENTS && *r->mark != ']') {
         const char *p = r->mark;
         while (tp_scan_class[(unsigned char)*p] & TP_CC_WS || *p == ',')
@@ -622,11 +629,13 @@ static int read_input(tp_input *in, const char *name, tp_model *m, const tp_read
     p.m = m;
     p.progress = o ? o->progress : 0;
     p.keep_args = o ? o->keep_args : 0;
+    p.cut_short_ok = o ? o->cut_short_ok : 0;
     p.cap = cap;
     size_t first_event = m->nevents;
     tp_part_read(&p);
     int rc = tp_part_finish(&p, first_event);
     if (rc && err && errlen) snprintf(err, errlen, "%s", p.err);
+    if (o && o->cut_short) *o->cut_short = p.cut_short;
     tp_part_free(&p);
     return rc;
 }

@@ -41,6 +41,13 @@ typedef struct tp_read_opts {
      * part by position (so the file's first TP_READ_RAW_ARGS_MAX bytes of them whatever the
      * thread count; past them which ranges have theirs depends on the parts). */
     int keep_args;
+    /* An unfinished trace (run/runfiles.h's TP_RUN_PARTIAL: a streamed window whose process was
+     * killed while it wrote a segment): input that ends inside the object form's traceEvents is
+     * no error; the events complete before the end are kept, the model is marked partial and
+     * cut_short is set (the end of a trace, baseTimeNanoseconds and the tprof object among it,
+     * is lost with it). */
+    int cut_short_ok;
+    int *cut_short; /* may be NULL */
 } tp_read_opts;
 
 /* What keep_args keeps of args objects, per part: the Trace view shows no more (trace_view.h's

@@ -5,7 +5,8 @@
  * Each input is read three times: with the event fast path, without it (tp_evread_fast), and
  * cut into parts read by threads (the parallel reader, cuts at a third and two thirds and where
  * the input's last byte points): the results must be the same model, byte for byte, and the
- * same message. Bytes that look like a Perfetto protobuf trace go to its reader (fuzz_perfetto.c).
+ * same message; and as an unfinished trace (cut_short_ok). Bytes that look like a Perfetto protobuf
+ * trace go to its reader (fuzz_perfetto.c).
  */
 #include "../unit/reader_same.h"
 #include "model/model.h"
@@ -53,6 +54,20 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
         if (sscanf(err, "fuzz: byte %llu:", &at) != 1 || (!gz && at > size) || strchr(err, '\n'))
             abort();
     }
+    /* An unfinished trace's read (tp_read_opts.cut_short_ok): what reads whole reads the same;
+     * what fails fails alike, unless the input ended inside its events (then it reads). */
+    tp_model c;
+    tp_model_init(&c);
+    int cut = 0;
+    char cerr[512] = "";
+    tp_read_opts co = {.threads = 1, .cut_short_ok = 1, .cut_short = &cut};
+    int crc = tp_trace_read_mem_opts(data, size, "fuzz", &c, &co, cerr, sizeof(cerr));
+    if (rc == 0 && (crc != 0 || cut || !reader_same_model(&m, &c))) abort();
+    if ((crc != 0 && strcmp(cerr, err) != 0) || (crc == 0 && rc != 0 && (!cut || !c.partial)))
+        abort();
+    for (size_t i = 0; i < c.nevents; i++)
+        if (c.events[i].track >= c.ntracks || c.events[i].dur < 0) abort();
+    tp_model_free(&c);
     for (size_t i = 0; i < m.nevents; i++)
         if (m.events[i].track >= m.ntracks || m.events[i].dur < 0) abort();
     tp_model_free(&m);

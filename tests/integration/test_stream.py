@@ -144,6 +144,27 @@ def step_numbers(trace):
                   if e["ph"] == "X" and e["name"].startswith("ProfilerStep#"))
 
 
+def torn_write_is_read_up_to_its_last_whole_event(tmp_path, path):
+    """A kill inside the writer's one write of a segment leaves the file cut short: `tprof
+    analyze` keeps the events before the cut (each on its line), and says so."""
+    with open(path, "rb") as f:
+        text = f.read()
+    cut = text.index(b"ProfilerStep#", len(text) // 2) + 5  # inside a step's event
+    torn = tmp_path / "torn" / "trace_0001_streaming.partial.json"
+    torn.parent.mkdir()
+    torn.write_bytes(text[:cut])
+    # one event a line, each but the last followed by a comma; the cut line is no event
+    whole = [json.loads(line.rstrip(b",")) for line in text[:cut].split(b"\n")[:-1]
+             if line.startswith(b'{"ph"')]
+    steps = len([e for e in whole if e["name"].startswith("ProfilerStep#")])
+    r = subprocess.run([TPROF, "analyze", "--json", str(torn.parent)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    a = json.loads(r.stdout)
+    assert a["input"]["events"] == len(whole) and a["steps"]["count"] == steps > 0
+    assert [w for w in a["warnings"] if "cut short" in w]
+
+
 @pytest.mark.parametrize("compress", ["false", "true"])
 def test_sigkill_mid_streamed_window_leaves_a_valid_unfinished_trace(tmp_path, compress):
     # 120 steps, then half a second more (the writer appends a segment every few ms): no flush
@@ -170,6 +191,8 @@ def test_sigkill_mid_streamed_window_leaves_a_valid_unfinished_trace(tmp_path, c
     assert a["steps"]["count"] == len(steps)
     unfinished = [w for w in a["warnings"] if "unfinished trace" in w]
     assert len(unfinished) == 1 and names[1] in unfinished[0]
+    if compress == "false":
+        torn_write_is_read_up_to_its_last_whole_event(tmp_path, path)
     # a later run with the run_id removes it with the rest of the earlier run
     again = profile(tmp_path, "true", f"--profiling.gzip={compress}")
     assert again == str(run_dir)
