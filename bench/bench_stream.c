@@ -51,7 +51,7 @@ static void *record(void *arg) {
 /* The dropped_events of the run: its summary.json's "run" member. */
 static long long dropped(const char *dir) {
     char path[512];
-    snprintf(path, sizeof(path), "%s/stream/summary.json", dir);
+    snprintf(path, sizeof(path), "%s/stream/tprof/summary.json", dir);
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
     static char buf[1 << 24];

@@ -28,7 +28,7 @@ enum {
     DEADLINE_EVERY = 4096, /* events written between two looks at the clock */
     COPY_SLACK = 16,       /* readable bytes behind every cached rendering (see copy_text) */
     ZCHUNK = 1 << 18,      /* compressed bytes per write call */
-    PENDING_MAX = 4 << 20, /* a checkpointed stream's output held for one write, at most */
+    PENDING_MAX = 1 << 20, /* compressed output held for a checkpoint's one write, at most */
     /* process_sort_index of GPU 0: past every Linux pid (pid_max <= 2^22), so host processes
      * sort before GPUs in the viewers, as in Kineto's traces. */
     GPU_SORT_BASE = 0x1000000,
@@ -77,6 +77,9 @@ typedef struct writer {
     uint8_t *gpu;
     uint8_t *flow;     /* FLOW_* by event; NULL when no event starts or ends a flow */
     tp_str dataloader; /* the model's id of "dataloader" (UINT32_MAX: none), see put_event */
+    /* A checkpointed stream's (tp_chrome_stream_checkpoints): called in place of a flush when
+     * the buffer is full, between two entries; NULL otherwise. */
+    void (*full)(struct writer *w);
 } writer;
 
 /* ---- output stream --------------------------------------------------------------------------- */
@@ -112,7 +115,11 @@ static void flush(writer *w, int final) {
 }
 
 static void maybe_flush(writer *w) {
-    if (w->out.len >= CHUNK) flush(w, 0);
+    if (w->out.len < CHUNK) return;
+    if (w->full)
+        w->full(w);
+    else
+        flush(w, 0);
 }
 
 /* ---- strings and tracks ---------------------------------------------------------------------- */
@@ -655,7 +662,7 @@ static void put_trailer(writer *w, int provisional) {
         TP_BUF_LIT(&w->out, ",\"partial\":true");
     else
         TP_BUF_LIT(&w->out, ",\"partial\":false");
-    if (w->nwritten < w->nevents) {
+    if (w->nwritten < w->nevents && !provisional) { /* (a segment being written) */
         TP_BUF_LIT(&w->out, ",\"truncated\":true,\"events_written\":");
         tp_buf_u64(&w->out, w->nwritten);
         TP_BUF_LIT(&w->out, ",\"events_recorded\":");
@@ -813,12 +820,12 @@ int tp_chrome_write(const tp_model *m, const tp_chrome_opts *o,
 /* ---- files ----------------------------------------------------------------------------------- */
 
 struct tp_chrome_stream {
-    writer w;
+    writer w; /* first: writer.full gets the stream from it */
     tp_ofile *f;
     int write_failed; /* tp_ofile_write failed: commit reports the system's reason */
     char *path;
     /* Checkpoints (tp_chrome_stream_checkpoints): the name the file takes at the first (NULL:
-     * none), and the output since the last, written with the next in one call. */
+     * none), and with gzip the compressed output since the last, written with it in one call. */
     char *partial_path;
     int published;
     tp_buf pending;
@@ -828,13 +835,13 @@ struct tp_chrome_stream {
 static int write_to_file(void *ctx, const void *data, size_t len) {
     tp_chrome_stream *s = ctx;
     int rc = 0;
-    if (!s->partial_path) {
+    if (!s->partial_path || !s->w.gzip) {
         rc = tp_ofile_write(s->f, data, len);
     } else {
         tp_buf_put(&s->pending, data, len);
         rc = s->pending.failed ? -1 : 0;
         if (!rc && s->pending.len >= PENDING_MAX && !s->in_checkpoint) {
-            /* a segment larger than memory should hold: the file is torn until the checkpoint */
+            /* a segment past what is held: the file is torn until the checkpoint */
             rc = tp_ofile_write(s->f, s->pending.data, s->pending.len);
             s->pending.len = 0;
         }
@@ -844,36 +851,51 @@ static int write_to_file(void *ctx, const void *data, size_t len) {
 }
 
 /* After a segment: its output and a provisional trailer in one write, the trailer's bytes
- * provisional (util/fs.h), so that the file is a whole trace of what was written so far. With
- * gzip the segment's member is ended and the trailer is a member of its own, which the next
- * segment's member overwrites: a gzip file may be several members, which zlib, Python's gzip,
- * zcat and tprof's reader all read as one stream; the cost is a member's header and trailer (18
- * bytes) and a dictionary restarted per segment, against a trace that survives a SIGKILL. */
+ * provisional (util/fs.h), so that the file is a whole trace of what was written so far. Plain,
+ * the segment's text is still in the output buffer (flushed before only past CHUNK): the trailer
+ * joins it there and both go out without a copy. With gzip the segment's member is ended and the
+ * trailer is a member of its own, which the next segment's member overwrites, both held in
+ * pending: a gzip file may be several members, which zlib, Python's gzip, zcat and tprof's
+ * reader all read as one stream; the cost is a member's header and trailer (18 bytes) and a
+ * dictionary restarted per segment (about 2% larger files), against a trace that survives a
+ * SIGKILL. */
 static void checkpoint(tp_chrome_stream *s) {
     writer *w = &s->w;
     if (!s->partial_path || w->stop) return;
-    flush(w, w->gzip);
-    if (w->gzip) deflateReset(&w->z);
+    tp_buf *held = w->gzip ? &s->pending : &w->out;
+    if (w->gzip) {
+        flush(w, 1);
+        deflateReset(&w->z);
+    }
+    size_t events = held->len;
     s->in_checkpoint = 1;
-    size_t events = s->pending.len;
     put_trailer(w, 1);
-    flush(w, 1);
-    if (w->gzip) deflateReset(&w->z);
+    if (w->gzip) {
+        flush(w, 1);
+        deflateReset(&w->z);
+    }
     s->in_checkpoint = 0;
+    if (out_of_memory(w) || held->failed) w->stop = 1;
     if (w->stop) return;
-    if (tp_ofile_write_provisional(s->f, s->pending.data, s->pending.len,
-                                   s->pending.len - events)) {
+    if (tp_ofile_write_provisional(s->f, held->data, held->len, held->len - events)) {
         s->write_failed = w->write_failed = w->stop = 1;
         return;
     }
-    s->pending.len = 0;
+    held->len = 0;
     if (!s->published) /* once: a file that cannot take the name keeps its temporary one */
         tp_ofile_publish(s->f, s->partial_path);
     s->published = 1;
 }
 
+/* A full buffer in the middle of a segment (a large one, the writer behind the loop): a
+ * checkpoint too, so that a kill loses no more than the write under way (at most CHUNK). */
+static void checkpoint_full(writer *w) {
+    checkpoint((tp_chrome_stream *)w);
+}
+
 int tp_chrome_stream_checkpoints(tp_chrome_stream *s, const char *partial_path) {
     s->partial_path = strdup(partial_path);
+    if (s->partial_path) s->w.full = checkpoint_full;
     return s->partial_path ? 0 : -1;
 }
 
@@ -940,7 +962,7 @@ void tp_chrome_stream_abort(tp_chrome_stream *s) {
 
 int tp_chrome_stream_commit(tp_chrome_stream *s, size_t *events_written, char *err, size_t errlen) {
     int rc = writer_finish(&s->w);
-    /* what a checkpointed stream held since the last, with the end, in one write as well */
+    /* what a checkpointed gzip stream held since the last, with the end, in one write too */
     if (s->partial_path && s->pending.len &&
         tp_ofile_write_provisional(s->f, s->pending.data, s->pending.len, 0))
         s->write_failed = 1;

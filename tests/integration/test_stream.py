@@ -144,6 +144,19 @@ def step_numbers(trace):
                   if e["ph"] == "X" and e["name"].startswith("ProfilerStep#"))
 
 
+def tensorboard_plugin_lists_its_steps(tmp_path, trace, steps):
+    """TensorBoard's PyTorch profiler plugin lists the unfinished top-level trace (its name
+    matches the plugin's pattern) and parses the steps it holds."""
+    pytest.importorskip("torch_tb_profiler", reason="torch-tb-profiler is not installed")
+    from torch_tb_profiler import consts
+    from torch_tb_profiler.profiler.data import RunProfileData
+
+    match = consts.WORKER_PATTERN.match(os.path.basename(trace))
+    assert match and match.group(1).endswith(".partial")
+    data = RunProfileData.parse(match.group(1), match.group(2), trace, str(tmp_path / "tb"))
+    assert data.steps_names == [str(s) for s in steps]
+
+
 def torn_write_is_read_up_to_its_last_whole_event(tmp_path, path):
     """A kill inside the writer's one write of a segment leaves the file cut short: `tprof
     analyze` keeps the events before the cut (each on its line), and says so."""
@@ -184,6 +197,8 @@ def test_sigkill_mid_streamed_window_leaves_a_valid_unfinished_trace(tmp_path, c
     # the run directory's top-level trace, for TensorBoard and traceinsight, holds the same
     [top] = glob.glob(os.path.join(str(run_dir), "*.partial.pt.trace" + ext))
     assert x_events(load(top)) == x_events(t)
+    if compress == "false":
+        tensorboard_plugin_lists_its_steps(tmp_path, top, steps)
     r = subprocess.run([TPROF, "analyze", "--json", str(run_dir)], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
