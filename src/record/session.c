@@ -86,8 +86,11 @@ static void fill_run_info(tp_run_info *run);
 /* ---- the writer thread's side ---- */
 
 /* A streamed window's next segments (up to `passes`) to the sink's trace: begun at the first,
- * when the sink takes one (else the window is built whole at its end). */
-static void stream_segments(tp_window *w, size_t passes) {
+ * when the sink takes one (else the window is built whole at its end). While it records
+ * (`recording`), each with the steps that ended meanwhile, so that a trace cut short holds them;
+ * once it closed, its last steps go with its last segment, never empty then, which ends with
+ * events after the metadata as a trace written while it recorded does. */
+static void stream_segments(tp_window *w, size_t passes, int recording) {
     if (!w->ws && !w->head) {
         w->head = calloc(1, sizeof(*w->head));
         if (w->head) {
@@ -101,7 +104,7 @@ static void stream_segments(tp_window *w, size_t passes) {
     }
     for (size_t n = 1, k = 0; w->ws && n && k < passes; k++) {
         tp_model *m = tp_wstream_pass(w->ws);
-        if (m) { /* the steps ended meanwhile: the stepping thread adds them under the lock */
+        if (m && recording) { /* the stepping thread adds steps under the lock */
             tp_session_lock();
             tp_wstream_add_steps(w->ws, w->steps, w->nsteps, tp_sess.step_tid, tp_sess.step_name);
             tp_session_unlock();
@@ -118,7 +121,7 @@ static void stream_segments(tp_window *w, size_t passes) {
 static int stream_poll(void *ctx) {
     (void)ctx;
     tp_window *w = TP_LOAD_ACQ(&tp_sess.streaming);
-    if (w) stream_segments(w, 8); /* back soon to a flush a signal may ask for meanwhile */
+    if (w) stream_segments(w, 8, 1); /* back soon to a flush a signal may ask for meanwhile */
     return w && w->ws;
 }
 
@@ -128,7 +131,7 @@ static void build_window(tp_window *w) {
     tp_window_info info;
     if (w->stream) /* all but the threads' newest chunks, a segment's worth at a time (also a
                       window that closed before the first poll) */
-        stream_segments(w, SIZE_MAX);
+        stream_segments(w, SIZE_MAX, 0);
     tp_model *m = w->ws ? tp_wstream_finish(w->ws, &info) : tp_window_build(w, &tp_sess.env, &info);
     w->ws = NULL;
     info.deadline_ns = &tp_sess.writer.deadline_ns;

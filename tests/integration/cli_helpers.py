@@ -63,11 +63,14 @@ def profiled_run(out_dir, run_id, *options, env=None, steps=12):
     return pathlib.Path(out_dir) / run_id
 
 
-def sigterm_mid_window(out_dir, *options, after=20, signum=signal.SIGTERM, settle=0.0):
+def sigterm_mid_window(out_dir, *options, after=20, signum=signal.SIGTERM, settle=0.0,
+                       stop_first=False):
     """Runs the example profiled into out_dir/run, its window open for the whole run, and stops
     it with SIGTERM after its `after`th step (well inside the window): tprof's flush must write
     the window, then the signal's default action end the process. Another `signum` (SIGKILL: no
-    flush) is sent `settle` seconds after that step. Returns out_dir/run."""
+    flush) is sent `settle` seconds after that step; with stop_first, to the process stopped by
+    SIGSTOP first, so that each of its threads is between two system calls (a write to a file
+    is not cut by SIGSTOP; SIGKILL may cut it). Returns out_dir/run."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TPROF_")}
     proc = subprocess.Popen(
         [str(TRAIN), "--steps", "100000", "--batch", "8", "--log-every", "1", "--profile",
@@ -80,6 +83,9 @@ def sigterm_mid_window(out_dir, *options, after=20, signum=signal.SIGTERM, settl
         assert line, proc.stderr.read()
         seen += "step" in line
     time.sleep(settle)
+    if stop_first:
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(0.1)
     proc.send_signal(signum)
     proc.communicate(timeout=60)
     assert proc.returncode == -signum

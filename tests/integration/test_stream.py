@@ -180,10 +180,12 @@ def torn_write_is_read_up_to_its_last_whole_event(tmp_path, path):
 
 @pytest.mark.parametrize("compress", ["false", "true"])
 def test_sigkill_mid_streamed_window_leaves_a_valid_unfinished_trace(tmp_path, compress):
-    # 120 steps, then half a second more (the writer appends a segment every few ms): no flush
+    # 120 steps, then half a second more (the writer appends a segment every few ms): no flush.
+    # The process is stopped first, its writer between two writes: the file must be whole there
+    # (a SIGKILL landing inside the writer's write cuts it short, which the reader takes below)
     run_dir = sigterm_mid_window(tmp_path, "--profiling.wait=2", "--profiling.stream=true",
                                  f"--profiling.gzip={compress}", after=120,
-                                 signum=signal.SIGKILL, settle=0.5)
+                                 signum=signal.SIGKILL, settle=0.5, stop_first=True)
     ext = ".json.gz" if compress == "true" else ".json"
     names = sorted(os.listdir(files_dir(run_dir)))
     assert names == ["config.json", "trace_0001_streaming.partial" + ext]  # no summary files
