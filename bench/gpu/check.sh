@@ -265,7 +265,8 @@ fi
 if want floor; then
 say "CUPTI's floor (issue 26): the example at batch 64, every step, $REPS_FLOOR alternating runs of $STEPS_FLOOR steps"
 # off: unprofiled; kernel, kernel_callback (+ a callback on each launch, no runtime records),
-# kernel_launch (+ the runtime's launches only), kernel_driver,
+# kernel_launch (+ the runtime's launches only), kernel_driver, cupti:KIND,KIND... (any set of
+# cupti_floor.c's kinds),
 # kernel_runtime, all: CUPTI alone with those kinds on, records counted
 # and dropped (bench/gpu/cupti_floor.c, injected by the driver); cpu, gpu: tprof (every step
 # recorded) without and with its CUPTI source; torch, torch_prof: PyTorch without and with
@@ -281,6 +282,7 @@ else
       case $mode in
         kernel) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel) ;;
         kernel_launch) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,runtime_launch) ;;
+        cupti:*) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS="${mode#cupti:}") ;;
         kernel_callback) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,launch_callback) ;;
         kernel_driver) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,driver) ;;
         kernel_runtime) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,runtime) ;;
