@@ -56,23 +56,29 @@ static uint32_t new_lane(tp_trace_view *v, const tp_model *m, const tp_track *t,
  * and whether each raw JSON arg parses (0 not yet known, 1 it does, 2 it does not). */
 typedef struct model_seen {
     uint32_t *name;
+    uint32_t *raw; /* the view's args id of each raw args text + 1, or ARGS_LEFT; 0 not yet known */
     uint8_t *json_ok;
     tp_str raw_key; /* TP_READ_RAW_ARGS in the model's strings, UINT32_MAX: no range has one */
 } model_seen;
 
+/* seen.raw of a text left out by TP_TRACE_VIEW_ARGS_MAX: it stays out (the args only grow), and
+ * each range that has it is counted. */
+#define ARGS_LEFT UINT32_MAX
+
 /* Whether the raw JSON arg string id of m is valid JSON, checked once per string. */
 static int json_arg_ok(model_seen *seen, const tp_model *m, tp_str id) {
     if (id < m->strings.n && seen->json_ok[id]) return seen->json_ok[id] == 1;
-    int ok = tp_json_valid(tp_model_str(m, id), tp_strtab_len(&m->strings, id));
+    int ok = tp_json_valid_z(tp_model_str(m, id), tp_strtab_len(&m->strings, id));
     if (id < m->strings.n) seen->json_ok[id] = ok ? 1 : 2;
     return ok;
 }
 
-/* An args text interned in v->args while the texts fit TP_TRACE_VIEW_ARGS_MAX, else none. */
-static tp_str keep_args(tp_trace_view *v, const char *text, size_t len) {
+/* An args text (h its tp_strtab_hash_of) interned in v->args while the texts fit
+ * TP_TRACE_VIEW_ARGS_MAX, else none. */
+static tp_str keep_args(tp_trace_view *v, const char *text, size_t len, uint32_t h) {
     if (v->args.bytes + len <= TP_TRACE_VIEW_ARGS_MAX) /* fits, new or not: one lookup */
-        return tp_strtab_intern(&v->args, text, len);
-    tp_str found = tp_strtab_find(&v->args, text, len);
+        return tp_strtab_intern_h(&v->args, text, len, h);
+    tp_str found = tp_strtab_find_h(&v->args, text, len, h);
     if (found == UINT32_MAX) v->args_left_out++;
     return found == UINT32_MAX ? TP_STR_EMPTY : found;
 }
@@ -87,10 +93,21 @@ static tp_str args_of(tp_trace_view *v, model_seen *seen, const tp_model *m, con
     size_t n = (size_t)e->arg0 + e->nargs <= m->nargs ? e->nargs : 0;
     if (!n && !e->ext) return TP_STR_EMPTY;
     const tp_arg *raw = n && seen->raw_key != UINT32_MAX ? tp_event_arg(m, e, seen->raw_key) : NULL;
+    uint32_t *known = raw && raw->v.s < m->strings.n ? &seen->raw[raw->v.s] : NULL;
+    if (known && *known) { /* the model's ranges repeat their texts: each looked up once */
+        v->args_left_out += *known == ARGS_LEFT;
+        return *known == ARGS_LEFT ? TP_STR_EMPTY : *known - 1;
+    }
     size_t raw_len = raw ? tp_strtab_len(&m->strings, raw->v.s) : 0;
     /* Past the bound a text is kept only if it is there already (so checked): not checked again */
-    if (raw && (v->args.bytes + raw_len > TP_TRACE_VIEW_ARGS_MAX || json_arg_ok(seen, m, raw->v.s)))
-        return keep_args(v, tp_model_str(m, raw->v.s), raw_len);
+    if (raw &&
+        (v->args.bytes + raw_len > TP_TRACE_VIEW_ARGS_MAX || json_arg_ok(seen, m, raw->v.s))) {
+        uint64_t left = v->args_left_out;
+        tp_str id = keep_args(v, tp_model_str(m, raw->v.s), raw_len,
+                              tp_strtab_hash(&m->strings, raw->v.s)); /* hashed by the reader */
+        if (known && !v->args.failed) *known = v->args_left_out != left ? ARGS_LEFT : id + 1;
+        return id;
+    }
     text->len = 0;
     tp_buf_putc(text, '{');
     if (e->ext) {
@@ -114,7 +131,9 @@ static tp_str args_of(tp_trace_view *v, model_seen *seen, const tp_model *m, con
             tp_buf_json_cstr(text, tp_model_str(m, a->v.s));
     }
     tp_buf_putc(text, '}');
-    return text->failed ? TP_STR_EMPTY : keep_args(v, text->data, text->len);
+    return text->failed
+               ? TP_STR_EMPTY
+               : keep_args(v, text->data, text->len, tp_strtab_hash_of(text->data, text->len));
 }
 
 /* The view's id of a model's name, cut as the page would cut it (TP_TRACE_VIEW_NAME_MAX, with
@@ -171,11 +190,12 @@ static void cut_by_time(tp_trace_view *v) {
 
 void tp_trace_view_add_model(tp_trace_view *v, const tp_model *m) {
     uint32_t *lanes = calloc(m->ntracks ? 2 * m->ntracks : 1, sizeof(*lanes)); /* host, device */
-    model_seen seen = {calloc(m->strings.n + 1, sizeof(uint32_t)), calloc(m->strings.n + 1, 1),
+    model_seen seen = {calloc(m->strings.n + 1, sizeof(uint32_t)),
+                       calloc(m->strings.n + 1, sizeof(uint32_t)), calloc(m->strings.n + 1, 1),
                        tp_strtab_find(&m->strings, TP_READ_RAW_ARGS, sizeof(TP_READ_RAW_ARGS) - 1)};
     tp_buf text;
     tp_buf_init(&text);
-    if (!lanes || !seen.name || !seen.json_ok) {
+    if (!lanes || !seen.name || !seen.raw || !seen.json_ok) {
         v->failed = 1;
         goto done;
     }
@@ -207,6 +227,7 @@ void tp_trace_view_add_model(tp_trace_view *v, const tp_model *m) {
 done:
     tp_buf_free(&text);
     free(seen.name);
+    free(seen.raw);
     free(seen.json_ok);
     free(lanes);
 }
