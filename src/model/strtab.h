@@ -51,5 +51,10 @@ static inline size_t tp_strtab_len(const tp_strtab *t, tp_str id) {
 static inline uint32_t tp_strtab_hash(const tp_strtab *t, tp_str id) {
     return id < t->n ? t->ents[id].hash : t->ents[0].hash;
 }
+/* String id of table `from`, interned in t with the hash `from` keeps of it. */
+static inline tp_str tp_strtab_intern_from(tp_strtab *t, const tp_strtab *from, tp_str id) {
+    return tp_strtab_intern_h(t, tp_strtab_get(from, id), tp_strtab_len(from, id),
+                              tp_strtab_hash(from, id));
+}
 
 #endif

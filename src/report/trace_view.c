@@ -242,40 +242,111 @@ static int lane_cmp(const void *x, const void *y) {
     return strcmp(a->label, b->label);
 }
 
-/* order[0..n) becomes the ranges by (lane position, start, longest first), then by (lane
- * position, depth, start); depth[i] is range i's nesting depth on its lane. 0, or -1. */
-static int order_ranges(const tp_trace_view *v, const uint32_t *pos, tp_keyed *order,
-                        uint32_t *depth) {
-    tp_sort_buf spare = {0};
-    int64_t *ends = NULL;
-    size_t nends = 0, cap_ends = 0;
-    int rc = 0;
+/* Bits to write x in. */
+static unsigned bit_width(uint64_t x) {
+    return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
+}
+
+/* order[0..n) by (lane position, start): both in one key where they fit in 64 bits (lanes are
+ * few and a window's starts span far less than 2^40 ns), else a sort by each. 0, or -1. */
+static int by_lane_start(const tp_trace_view *v, const uint32_t *pos, tp_keyed *order,
+                         tp_sort_buf *spare) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < v->n; i++) {
+        lo = v->r[i].start_ns < lo ? v->r[i].start_ns : lo;
+        hi = v->r[i].start_ns > hi ? v->r[i].start_ns : hi;
+    }
+    unsigned bits = v->n ? bit_width((uint64_t)hi - (uint64_t)lo) : 0;
+    if (bits + bit_width(v->nlanes) <= 64) {
+        for (size_t i = 0; i < v->n; i++)
+            order[i] = (tp_keyed){((uint64_t)pos[v->r[i].lane] << bits) |
+                                      ((uint64_t)v->r[i].start_ns - (uint64_t)lo),
+                                  i};
+        return tp_sort_keyed(spare, order, v->n);
+    }
     for (size_t i = 0; i < v->n; i++)
-        order[i] = (tp_keyed){~(uint64_t)v->r[i].dur_ns, i};
-    rc |= tp_sort_keyed(&spare, order, v->n);
-    for (size_t i = 0; i < v->n; i++)
-        order[i].key = tp_time_key(v->r[order[i].val].start_ns);
-    rc |= tp_sort_keyed(&spare, order, v->n);
+        order[i] = (tp_keyed){tp_time_key(v->r[i].start_ns), i};
+    int rc = tp_sort_keyed(spare, order, v->n);
     for (size_t i = 0; i < v->n; i++)
         order[i].key = pos[v->r[order[i].val].lane];
-    rc |= tp_sort_keyed(&spare, order, v->n);
-    /* depth: the ranges of the lane still open at the start (a stack of their ends) */
-    for (size_t i = 0; rc == 0 && i < v->n; i++) {
+    return rc | tp_sort_keyed(spare, order, v->n);
+}
+
+/* Longest first within each run of ranges of one lane that start together, else in the order
+ * they came (stable): such ties are few and short, so a run is sorted by itself, by insertion
+ * where short. 0, or -1. */
+static int longest_first(const tp_trace_view *v, tp_keyed *order, tp_sort_buf *spare) {
+    enum { SHORT_RUN = 32 };
+    int rc = 0;
+    for (size_t a = 0, b; a < v->n; a = b) {
+        const tp_tv_range *first = &v->r[order[a].val];
+        for (b = a + 1; b < v->n && v->r[order[b].val].lane == first->lane &&
+                        v->r[order[b].val].start_ns == first->start_ns;
+             b++)
+            order[b].key = ~(uint64_t)v->r[order[b].val].dur_ns;
+        order[a].key = ~(uint64_t)first->dur_ns;
+        if (b - a > SHORT_RUN) {
+            rc |= tp_sort_keyed(spare, order + a, b - a);
+            continue;
+        }
+        for (size_t i = a + 1; i < b; i++) {
+            tp_keyed k = order[i];
+            size_t j = i;
+            for (; j > a && order[j - 1].key > k.key; j--)
+                order[j] = order[j - 1];
+            order[j] = k;
+        }
+    }
+    return rc;
+}
+
+/* depth[i] becomes range i's nesting depth on its lane (the ranges of the lane still open at its
+ * start: a stack of their ends), order[0..n) being by (lane position, start, longest first), and
+ * rows[k] 1 + the deepest depth on the lane at position k. 0, or -1. */
+static int depths(const tp_trace_view *v, const uint32_t *pos, const tp_keyed *order,
+                  uint32_t *depth, uint32_t *rows) {
+    int64_t *ends = NULL;
+    size_t nends = 0, cap_ends = 0;
+    for (size_t i = 0; i < v->n; i++) {
         const tp_tv_range *r = &v->r[order[i].val];
-        if (i == 0 || order[i].key != order[i - 1].key) nends = 0;
+        if (i == 0 || r->lane != v->r[order[i - 1].val].lane) nends = 0;
         while (nends && ends[nends - 1] <= r->start_ns)
             nends--;
         depth[order[i].val] = (uint32_t)nends;
+        uint32_t *row = &rows[pos[r->lane]];
+        *row = *row > nends ? *row : (uint32_t)nends + 1;
         if (TP_GROW(ends, cap_ends, nends + 1)) {
-            rc = -1;
-            break;
+            free(ends);
+            return -1;
         }
         ends[nends++] = r->start_ns + r->dur_ns;
     }
+    free(ends);
+    return 0;
+}
+
+/* order[0..n) becomes the ranges by (lane position, start, longest first), then by (lane
+ * position, depth, start), each key ((lane position << 32) | depth); depth[i] is range i's
+ * nesting depth on its lane. 0, or -1. */
+static int order_ranges(const tp_trace_view *v, const uint32_t *pos, tp_keyed *order,
+                        uint32_t *depth) {
+    tp_sort_buf spare = {0};
+    uint32_t *rows = calloc(v->nlanes + 1, sizeof(*rows)); /* rows of each lane, then their first */
+    int rc = rows ? 0 : -1;
+    if (rc == 0) rc = by_lane_start(v, pos, order, &spare) | longest_first(v, order, &spare);
+    if (rc == 0) rc = depths(v, pos, order, depth, rows);
+    for (size_t k = 0, first = 0; rc == 0 && k < v->nlanes; k++) {
+        size_t n = rows[k];
+        rows[k] = (uint32_t)first;
+        first += n;
+    }
+    /* by row, numbered densely: one pass of the radix sort where a window has < 2048 rows */
+    for (size_t i = 0; rc == 0 && i < v->n; i++)
+        order[i].key = rows[pos[v->r[order[i].val].lane]] + depth[order[i].val];
+    if (rc == 0) rc = tp_sort_keyed(&spare, order, v->n);
     for (size_t i = 0; rc == 0 && i < v->n; i++)
         order[i].key = ((uint64_t)pos[v->r[order[i].val].lane] << 32) | depth[order[i].val];
-    if (rc == 0) rc = tp_sort_keyed(&spare, order, v->n);
-    free(ends);
+    free(rows);
     tp_sort_buf_free(&spare);
     return rc ? -1 : 0;
 }
@@ -342,9 +413,11 @@ static void strings(tp_jw *w, const char *key, const tp_strtab *t) {
 }
 
 /* "args_json": the args texts as the JSON objects they are (null for id 0, none), each copied
- * as it is but for bytes that are no UTF-8 (then U+FFFD, inside a string: JSON has them nowhere
- * else): no escaping, and the page parses them with the rest of the data. Not cut: each is
- * bounded by TP_TRACE_VIEW_ARGS_MAX, and a cut object would not parse. */
+ * as it is: no escaping, and the page parses them with the rest of the data. Each is valid JSON
+ * in UTF-8 already: a trace's text passed tp_json_valid_z (which checks the UTF-8 of its
+ * strings: JSON has other bytes nowhere else), and args_of wrote the others from checked or
+ * escaped parts. Not cut: each is bounded by TP_TRACE_VIEW_ARGS_MAX, and a cut object would
+ * not parse. */
 static void args_json(tp_jw *w, const tp_strtab *t) {
     tp_jw_array(w, "args_json");
     for (uint32_t i = 0; i < t->n; i++) {
@@ -353,8 +426,9 @@ static void args_json(tp_jw *w, const tp_strtab *t) {
             tp_jw_null(w, NULL);
             continue;
         }
+        assert(tp_json_valid_z(tp_strtab_get(t, i), len));
         tp_jw_key(w, NULL);
-        tp_buf_utf8(w->b, tp_strtab_get(t, i), len);
+        tp_buf_put(w->b, tp_strtab_get(t, i), len);
     }
     tp_jw_end_array(w);
 }
