@@ -121,7 +121,7 @@ STEP pos scan_key(pos p, pos end, int z) {
 
 /* The check of [p, end), z as the steps take it. */
 STEP int valid(pos p, pos end, int z) {
-    char close[TP_JSON_MAX_DEPTH]; /* the bracket that ends each open container */
+    unsigned char close[TP_JSON_MAX_DEPTH]; /* the bracket that ends each open container */
     size_t depth = 0;
     for (;;) {
         /* A value starts here. */
