@@ -49,7 +49,7 @@ static inline size_t tp_strtab_len(const tp_strtab *t, tp_str id) {
     return id < t->n ? t->ents[id].len : 0;
 }
 static inline uint32_t tp_strtab_hash(const tp_strtab *t, tp_str id) {
-    return id < t->n ? t->ents[id].hash : t->ents[0].hash;
+    return id < t->n ? t->ents[id].hash : tp_strtab_hash_of("", 0); /* as tp_strtab_get */
 }
 /* String id of table `from`, interned in t with the hash `from` keeps of it. */
 static inline tp_str tp_strtab_intern_from(tp_strtab *t, const tp_strtab *from, tp_str id) {
