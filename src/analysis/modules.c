@@ -192,10 +192,12 @@ static size_t mark_names(const tp_model *m, uint8_t *what, size_t *paths) {
             found++;
             continue;
         }
-        size_t dot = len;
-        while (dot > 0 && t[dot - 1] != '.')
-            dot--;
-        if (dot < 2 || dot == len || memchr(t, ' ', len)) continue; /* "P.c", P and c not empty */
+        /* The space first: long strings that are no names (args texts the reader keeps for the
+         * Trace view) mostly have one near their start, and memrchr finds the dot in words */
+        if (memchr(t, ' ', len)) continue;
+        const char *last = memrchr(t, '.', len);
+        size_t dot = last ? (size_t)(last - t) + 1 : 0;
+        if (dot < 2 || dot == len) continue; /* "P.c", P and c not empty */
         tp_str parent = tp_strtab_find(st, t, dot - 1);
         if (parent == UINT32_MAX || parent == TP_STR_EMPTY) continue;
         what[id] |= S_PATH_MODULE;

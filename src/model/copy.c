@@ -17,7 +17,7 @@ typedef struct copier {
 
 tp_str tp_model_restr(tp_model *dst, const tp_model *src, tp_str id) {
     if (id == TP_STR_EMPTY) return TP_STR_EMPTY;
-    return tp_model_intern(dst, tp_model_str(src, id), tp_strtab_len(&src->strings, id));
+    return tp_strtab_intern_from(&dst->strings, &src->strings, id);
 }
 
 static tp_str restr(copier *c, tp_str id) {
