@@ -289,7 +289,10 @@ enum { TP_STREAM_BATCH = 64 };
  * thread: each thread's chunks of generation gen other than its newest, up to TP_STREAM_BATCH, or,
  * when `all`, every one (the window closed). Chunks read before `all` are marked streamed once fn
  * returns: their owner may reuse them; those of the final call stay until tp_window_done(gen).
- * Writer thread only. */
+ * Before `all`, fn is called for every thread with records of gen, n possibly 0, and chunks[n]
+ * is the thread's first chunk left unread, which fn may only look at: its records[0 .. count)
+ * with count read with acquire (invariant 2), as its owner may still be writing it (window.c:
+ * what a later segment may still hold). Writer thread only. */
 int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx);
 /* The flight recorder: chunks of generations up to `upto` may be reused (their budget returns);
  * never lowers what was released. */
