@@ -113,8 +113,8 @@ static void stream_steps(tp_window *w) {
 }
 
 /* A streamed window's next segments (up to `passes`) to the sink's trace: begun at the first,
- * when the sink takes one (else the window is built whole at its end); with its steps ended so
- * far while it records. */
+ * when the sink takes one (else the window is built whole at its end); each with the steps
+ * ended so far while it records. */
 static void stream_segments(tp_window *w, size_t passes, int recording) {
     if (!w->ws && !w->head) {
         w->head = calloc(1, sizeof(*w->head));
@@ -127,8 +127,8 @@ static void stream_segments(tp_window *w, size_t passes, int recording) {
         }
         if (w->trace) w->ws = tp_wstream_new(w, &tp_sess.env);
     }
-    if (recording && w->ws) stream_steps(w);
     for (size_t n = 1, k = 0; w->ws && n && k < passes; k++) {
+        if (recording) stream_steps(w); /* at each pass: the loop steps on meanwhile */
         tp_model *m = tp_wstream_pass(w->ws);
         n = m ? m->nevents : 0;
         if (n) tp_sess.sink.stream_add(tp_sess.sink.ctx, w->trace, m);
