@@ -60,7 +60,10 @@
  *     at once (acquire), for this window too. A chunk taken again stores seq (release) after
  *     resetting count and streamed, so a writer that reads the new seq (acquire) sees the reset
  *     fields, and one that reads the old seq skips the chunk as read. Asserted: the writer never
- *     reads a chunk twice (its seq is at least the thread's stream_next). */
+ *     reads a chunk twice (its seq is at least the thread's stream_next). It also looks at a
+ *     thread's first unread chunk, its newest one included, without taking it: only the first of
+ *     its published records (count read with acquire, invariant 2), for the time before which
+ *     no later segment starts an event (window.c); the owner goes on writing past them. */
 #ifndef TP_RECORD_RECORD_H
 #define TP_RECORD_RECORD_H
 

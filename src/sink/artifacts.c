@@ -426,10 +426,14 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
  * is a sum, a maximum or a union over time. A piece that ends at a time T such that no range
  * starts before T and ends after it, and that holds every event starting before T (and none
  * after), therefore gives each range the same parent, children and step as the whole window:
- * the figures are equal, not approximated. So the segments (record/window.h: ranges that ended,
- * and the steps that ended, as the window records) are kept in `pending`, and once it holds
- * a piece's worth of events it is cut at the latest step start T that no range of it spans and
- * that the window has settled (tp_model.settled_ts: no later segment starts an event before it;
+ * the figures are equal, not approximated (each thread's events also keep the order they ended
+ * in, which breaks ties of start and length as in the whole window). Three things are not sums
+ * of the pieces', and the analysis takes the pieces as one window for them (tp_model.piece): the
+ * window count, the window's span (a piece's runs to the next piece's start) and an op's module
+ * (around its longest call in the window, add_model.c). So the segments (record/window.h: ranges
+ * that ended, and the steps that ended, as the window records) are kept in `pending`, and once it
+ * holds a piece's worth of events it is cut at the latest step start T that no range of it spans
+ * and that the window has settled (tp_model.settled_ts: no later segment starts an event before it;
  * the writer knows which ranges are still open and which records are not read yet). Rejected:
  * cutting anywhere and carrying what a range open at the cut lacks (its children's time for
  * its self time) across pieces, as its children's nesting (stage carving, module, call stack,
@@ -505,6 +509,11 @@ static void leave_out(art_stream *st, const char *why) {
     pending_free(st);
 }
 
+static int cmp_time(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The latest time, after the last cut and up to settled, that starts a step of m and that no
  * range of m spans (starts before, ends after); INT64_MIN when there is none. */
 static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
@@ -516,8 +525,8 @@ static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
         if (TP_GROW(at, cap, n + 1)) break;
         at[n++] = e->ts;
     }
-    /* steps arrive in order: at[] ascends, and ranges spanning at[k] block it */
-    uint8_t *spanned = calloc(n + 1, 1);
+    if (n) qsort(at, n, sizeof(*at), cmp_time); /* (steps arrive in order: sorted already) */
+    uint8_t *spanned = calloc(n + 1, 1); /* a range spans at[k]: no cut there */
     for (size_t i = 0; spanned && i < m->nevents; i++) {
         const tp_event *e = &m->events[i];
         int64_t end = e->ts + (e->dur > 0 ? e->dur : 0);
