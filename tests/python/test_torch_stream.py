@@ -88,3 +88,49 @@ def test_a_window_in_pieces_has_the_figures_of_its_trace(tmp_path, with_stack):
             for t in times["steps"]] == \
         [(t["name"], t["dur_us"], t["stages"], t["other_us"], t["lead_us"], t["flops"])
          for t in ref]
+
+
+EARLY = """
+import sys
+import torch
+import tprof
+from torch import nn
+model = nn.Linear(16, 4)
+x = torch.randn(8, 16)
+steps = int(sys.argv[2])
+with tprof.profile(model=model, record_ops=True, output_dir=sys.argv[1], run_id="run",
+                   summary=False, stream=True, max_events=16384, wait=1, warmup=1, active=steps,
+                   top_k=1000) as prof:
+    outer = tprof.range("outer")
+    outer.__enter__()  # open across the window's start, ended by name inside it
+    for i in range(steps + 2):
+        if i == steps - 10:  # long after the first pieces
+            outer.__exit__(None, None, None)
+        with tprof.range("forward"):
+            model(x).sum().backward()
+        prof.step()
+"""
+
+
+def test_a_range_begun_before_the_window_and_cut_off_is_said(tmp_path):
+    """The documented exception (docs/CONFIG.md, stream): a range begun before the window and
+    ended after the first piece comes with a later piece; its self time then also counts its
+    children of the earlier pieces, the summary says so, and every other figure is the
+    trace's."""
+    r = subprocess.run([sys.executable, "-c", EARLY, str(tmp_path), str(3 * STEPS)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    run = str(tmp_path / "run")
+    [trace] = run_traces(run)
+    s = json.loads(open(artifact(run, "summary.json"), encoding="utf-8").read())
+    [said] = s["run"]["errors"]
+    assert "1 range begun before the window came after" in said
+    whole = json.loads(analyze([trace], "--json", "--top", "1000"))
+    ops = {o["name"]: o for o in s["top_cpu_ops"]}
+    want = {o["name"]: o for o in whole["top_cpu_ops"]}
+    outer, outer_whole = ops.pop("outer"), want.pop("outer")
+    assert (outer["calls"], outer["total_us"]) == (outer_whole["calls"], outer_whole["total_us"])
+    assert outer["self_us"] > outer_whole["self_us"]  # its children of earlier pieces
+    assert {n: (o["calls"], o["self_us"]) for n, o in ops.items()} == \
+        {n: (o["calls"], o["self_us"]) for n, o in want.items()}
+    assert s["steps"] == whole["steps"]
