@@ -526,7 +526,7 @@ static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
         at[n++] = e->ts;
     }
     if (n) qsort(at, n, sizeof(*at), cmp_time); /* (steps arrive in order: sorted already) */
-    uint8_t *spanned = calloc(n + 1, 1); /* a range spans at[k]: no cut there */
+    uint8_t *spanned = calloc(n + 1, 1);        /* a range spans at[k]: no cut there */
     for (size_t i = 0; spanned && i < m->nevents; i++) {
         const tp_event *e = &m->events[i];
         int64_t end = e->ts + (e->dur > 0 ? e->dur : 0);
