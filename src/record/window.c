@@ -452,9 +452,10 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
  * first unread chunk's first record, when it has a time, is the earliest. A thread with no chunk
  * of the window when the pass lists them takes one before it reads the clock for its first
  * record (record.c: room, then the clock), so its events start after the pass began. The step
- * still running starts where the last step handed over ended. Ranges begun before the window
- * (tp_range_end_named, tp_ranges_open_cut) are the exception: they start with the window
- * whenever they are written, and a sink that cuts the window (src/sink/artifacts.c) knows it. */
+ * still running starts where the last step handed over ended. Ranges written whole at their end
+ * (record.h's tp_range_complete: those begun before the window, which start with it, and the
+ * observer's record_function ranges) are the exception: no stack shows them while they are
+ * open, and a sink that cuts the window (src/sink/artifacts.c) knows it. */
 
 struct tp_wstream {
     convert cv;

@@ -445,11 +445,13 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
  * chunk is not read while it records), or a source that adds events at the window's end (the
  * GPU's: no segment settles any time, as its work may fall in any step). Then `pending` grows,
  * up to max_events / 2 events (the bound of the read back before this design): past that the
- * summary leaves the rest of the window out and says so. Ranges begun before the window and
- * ended in it (Python's tprof.range across the window's start, LightningProfiler's open
- * actions) start with the window whenever they are written: one that arrives after a cut is
- * analysed in its piece, so its self time also counts its children of earlier pieces; the
- * summary says so when it happens. */
+ * summary leaves the rest of the window out and says so. Ranges written whole at their end
+ * (record/record.h's tp_range_complete: those begun before the window, Python's tprof.range
+ * across the window's start and LightningProfiler's open actions, which start with it, and
+ * torch's record_function ranges through the observer) sit on no stack while open, so nothing
+ * holds a cut back for them: one that spans a cut arrives after it and is analysed in its
+ * piece, so its self time also counts its children of earlier pieces; the summary says so when
+ * it happens. */
 
 enum { PIECE_EVENTS = 1 << 16 }; /* a piece's events before a cut is tried (less: max_events) */
 
@@ -591,7 +593,8 @@ static void cut_piece(art_stream *st, int64_t cut) {
     if (rc) leave_out(st, "out of memory");
 }
 
-/* Counts m's ranges that start before the last cut (the design above: begun before the window). */
+/* Counts m's ranges that start before the last cut (the design above: written whole at their
+ * end). */
 static void count_early(art_stream *st, const tp_model *m) {
     for (size_t i = 0; st->pieces && i < m->nevents; i++)
         st->early += m->events[i].kind == TP_HOST_RANGE && m->events[i].ts < st->cut;
@@ -647,12 +650,14 @@ static void add_last_piece(art_stream *st, tp_model *last, size_t kept, const tp
     if (kept < last->nevents) last->nevents = kept;
     count_early(st, last);
     if (st->pending && tp_model_append(st->pending, last, &co)) leave_out(st, "out of memory");
-    if (st->early)
-        tp_log_warn("window %s: %zu range%s begun before the window came after the summary "
-                    "analysed its first steps: %s self time also counts %s children of those "
-                    "steps",
-                    w->name, st->early, st->early == 1 ? "" : "s", st->early == 1 ? "its" : "their",
-                    st->early == 1 ? "its" : "their");
+    if (st->early) {
+        int one = st->early == 1;
+        tp_log_warn("window %s: %zu range%s written whole at %s end came after the summary had "
+                    "analysed steps %s: %s self time also counts %s children in those steps "
+                    "(docs/CONFIG.md, stream)",
+                    w->name, st->early, one ? "" : "s", one ? "its" : "their",
+                    one ? "it spans" : "they span", one ? "its" : "their", one ? "its" : "their");
+    }
     if (st->left_out[0]) {
         tp_log_warn("window %s: %s; the summary leaves %s out, `tprof analyze %s` reads it",
                     w->name, st->left_out, st->pieces ? "all but its first steps" : "it",

@@ -113,10 +113,10 @@ with tprof.profile(model=model, record_ops=True, output_dir=sys.argv[1], run_id=
 
 
 def test_a_range_begun_before_the_window_and_cut_off_is_said(tmp_path):
-    """The documented exception (docs/CONFIG.md, stream): a range begun before the window and
-    ended after the first piece comes with a later piece; its self time then also counts its
-    children of the earlier pieces, the summary says so, and every other figure is the
-    trace's."""
+    """The documented exception (docs/CONFIG.md, stream): a range begun before the window (written
+    whole at its end) and ended after the first pieces comes with a later piece; its self time
+    then also counts its children of the earlier pieces, the summary says so, and every other
+    figure is the trace's."""
     r = subprocess.run([sys.executable, "-c", EARLY, str(tmp_path), str(3 * STEPS)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
@@ -124,7 +124,7 @@ def test_a_range_begun_before_the_window_and_cut_off_is_said(tmp_path):
     [trace] = run_traces(run)
     s = json.loads(open(artifact(run, "summary.json"), encoding="utf-8").read())
     [said] = s["run"]["errors"]
-    assert "1 range begun before the window came after" in said
+    assert "1 range written whole at its end came after" in said
     whole = json.loads(analyze([trace], "--json", "--top", "1000"))
     ops = {o["name"]: o for o in s["top_cpu_ops"]}
     want = {o["name"]: o for o in whole["top_cpu_ops"]}
