@@ -348,8 +348,11 @@ static void note_path_module(tp_walk *s, const tp_event *e, tp_str mod) {
     int64_t dur = tp_ev_dur(e);
     assert(ns && ms->path_longest);
     if (ns->module != TP_STR_EMPTY && (ms->what[ns->module] & S_KINETO_MODULE)) return;
-    if (ns->module == TP_STR_EMPTY || dur > ms->path_longest[e->name])
+    if (ns->module == TP_STR_EMPTY || dur > ms->path_longest[e->name]) {
         ns->module = mod, ms->path_longest[e->name] = dur;
+        ns->module_ns = dur;
+        ns->module_path = 1;
+    }
 }
 
 /* Range e, its frame f filled from its parent's: module, op, FLOPs, launch. 0 or -1. */

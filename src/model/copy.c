@@ -64,6 +64,19 @@ void tp_model_copy_devices(tp_model *dst, const tp_model *src) {
     }
 }
 
+uint32_t tp_copy_track(void *ctx, tp_model *dst, const tp_model *src, uint32_t t) {
+    (void)ctx;
+    const tp_track *s = &src->tracks[t];
+    uint32_t d = tp_model_track(dst, s->pid, tp_model_restr(dst, src, s->pid_str), s->tid,
+                                tp_model_restr(dst, src, s->tid_str));
+    if (d == UINT32_MAX) return UINT32_MAX - 1;
+    if (s->process_name != TP_STR_EMPTY)
+        dst->tracks[d].process_name = tp_model_restr(dst, src, s->process_name);
+    if (s->thread_name != TP_STR_EMPTY)
+        dst->tracks[d].thread_name = tp_model_restr(dst, src, s->thread_name);
+    return d;
+}
+
 int tp_model_append(tp_model *dst, const tp_model *src, const tp_copy_opts *o) {
     copier c = {.dst = dst, .src = src};
     c.str_map = calloc(src->strings.n ? src->strings.n : 1, sizeof(*c.str_map));

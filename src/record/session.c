@@ -85,9 +85,37 @@ static void fill_run_info(tp_run_info *run);
 
 /* ---- the writer thread's side ---- */
 
+/* The steps w ended since the last poll, handed to its conversion for the next segment: copied
+ * under the session lock, as the stepping thread appends them, and only while w records (a
+ * closing window's last step may be cut: the last segment has it). Sources that add their events
+ * at the window's end (the GPU's) would add some to steps handed over already: with one, the
+ * steps wait for the last segment as before, and no segment settles any time (window.h). */
+static void stream_steps(tp_window *w) {
+    tp_step_span *copy = NULL;
+    size_t n = 0, given = tp_wstream_given(w->ws);
+    int64_t tid = 0;
+    char name[sizeof(w->step_thread)] = "";
+    int collects = 0;
+    tp_session_lock();
+    for (size_t i = 0; i < tp_sess.nsources; i++)
+        collects |= tp_sess.sources[i].collect != NULL;
+    if (!collects && TP_LOAD_RLX(&tp_sess.streaming) == w && w->nsteps > given &&
+        (copy = malloc((w->nsteps - given) * sizeof(*copy)))) {
+        n = w->nsteps - given;
+        memcpy(copy, w->steps + given, n * sizeof(*copy));
+        tid = tp_sess.step_tid;
+        memcpy(name, tp_sess.step_name, sizeof(name));
+    }
+    tp_session_unlock();
+    if (collects) tp_wstream_settle_none(w->ws);
+    if (n) tp_wstream_steps(w->ws, copy, n, tid, name); /* out of memory: they wait */
+    free(copy);
+}
+
 /* A streamed window's next segments (up to `passes`) to the sink's trace: begun at the first,
- * when the sink takes one (else the window is built whole at its end). */
-static void stream_segments(tp_window *w, size_t passes) {
+ * when the sink takes one (else the window is built whole at its end); each with the steps
+ * ended so far while it records. */
+static void stream_segments(tp_window *w, size_t passes, int recording) {
     if (!w->ws && !w->head) {
         w->head = calloc(1, sizeof(*w->head));
         if (w->head) {
@@ -100,6 +128,7 @@ static void stream_segments(tp_window *w, size_t passes) {
         if (w->trace) w->ws = tp_wstream_new(w, &tp_sess.env);
     }
     for (size_t n = 1, k = 0; w->ws && n && k < passes; k++) {
+        if (recording) stream_steps(w); /* at each pass: the loop steps on meanwhile */
         tp_model *m = tp_wstream_pass(w->ws);
         n = m ? m->nevents : 0;
         if (n) tp_sess.sink.stream_add(tp_sess.sink.ctx, w->trace, m);
@@ -113,7 +142,7 @@ static void stream_segments(tp_window *w, size_t passes) {
 static int stream_poll(void *ctx) {
     (void)ctx;
     tp_window *w = TP_LOAD_ACQ(&tp_sess.streaming);
-    if (w) stream_segments(w, 8); /* back soon to a flush a signal may ask for meanwhile */
+    if (w) stream_segments(w, 8, 1); /* back soon to a flush a signal may ask for meanwhile */
     return w && w->ws;
 }
 
@@ -123,7 +152,7 @@ static void build_window(tp_window *w) {
     tp_window_info info;
     if (w->stream) /* all but the threads' newest chunks, a segment's worth at a time (also a
                       window that closed before the first poll) */
-        stream_segments(w, SIZE_MAX);
+        stream_segments(w, SIZE_MAX, 0);
     tp_model *m = w->ws ? tp_wstream_finish(w->ws, &info) : tp_window_build(w, &tp_sess.env, &info);
     w->ws = NULL;
     info.deadline_ns = &tp_sess.writer.deadline_ns;
