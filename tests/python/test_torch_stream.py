@@ -19,8 +19,11 @@ from conftest import run_traces  # noqa: E402
 from run_files import artifact  # noqa: E402
 
 TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
-STEPS = 100
-MAX_EVENTS = 16384  # the summary holds 8,192 events of a window at most: the window has more
+STEPS = 200
+# a piece is cut once max_events / 8 events wait (src/sink/artifacts.c): the window (about 74 events
+# a step) makes several; a smaller budget (16,384 records, 4 chunks) dropped records on a loaded
+# 2-core machine, the writer thread behind a Python loop that records twice as fast as it runs
+MAX_EVENTS = 65536
 
 LOOP = """
 import sys
@@ -48,6 +51,11 @@ with tprof.profile(model=model, record_ops=True, record_shapes=True, profile_mem
 """
 
 
+def trace_events(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["traceEvents"]
+
+
 def analyze(paths, *args):
     r = subprocess.run([TPROF, "analyze", *args, *paths], capture_output=True, text=True,
                        timeout=300)
@@ -67,9 +75,8 @@ def test_a_window_in_pieces_has_the_figures_of_its_trace(tmp_path, with_stack):
     assert r.returncode == 0, r.stderr
     run = str(tmp_path / "run")
     [trace] = run_traces(run)
-    with open(trace, encoding="utf-8") as f:
-        events = json.load(f)["traceEvents"]
-    assert len(events) > MAX_EVENTS // 2
+    events = trace_events(trace)
+    assert len(events) > 2 * (MAX_EVENTS // 8)  # three pieces at least
     s = json.loads(open(artifact(run, "summary.json"), encoding="utf-8").read())
     assert s["run"]["errors"] == [] and s["run"]["dropped_events"] == 0
     assert s["windows"]["count"] == 1 and s["steps"]["count"] == STEPS
@@ -99,7 +106,8 @@ model = nn.Linear(16, 4)
 x = torch.randn(8, 16)
 steps = int(sys.argv[2])
 with tprof.profile(model=model, record_ops=True, output_dir=sys.argv[1], run_id="run",
-                   summary=False, stream=True, max_events=16384, wait=1, warmup=1, active=steps,
+                   summary=False, stream=True, max_events=int(sys.argv[3]), wait=1, warmup=1,
+                   active=steps,
                    top_k=1000) as prof:
     outer = tprof.range("outer")
     outer.__enter__()  # open across the window's start, ended by name inside it
@@ -117,12 +125,14 @@ def test_a_range_begun_before_the_window_and_cut_off_is_said(tmp_path):
     whole at its end) and ended after the first pieces comes with a later piece; its self time
     then also counts its children of the earlier pieces, the summary says so, and every other
     figure is the trace's."""
-    r = subprocess.run([sys.executable, "-c", EARLY, str(tmp_path), str(3 * STEPS)],
+    r = subprocess.run([sys.executable, "-c", EARLY, str(tmp_path), str(3 * STEPS),
+                        str(MAX_EVENTS)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     run = str(tmp_path / "run")
     [trace] = run_traces(run)
     s = json.loads(open(artifact(run, "summary.json"), encoding="utf-8").read())
+    assert s["run"]["dropped_events"] == 0 and len(trace_events(trace)) > 2 * (MAX_EVENTS // 8)
     [said] = s["run"]["errors"]
     assert "1 range written whole at its end came after" in said
     whole = json.loads(analyze([trace], "--json", "--top", "1000"))
