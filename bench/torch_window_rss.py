@@ -27,12 +27,13 @@ Nothing is asserted about speed.
 
 Run with the project's interpreter (the build's python/ folder on the path):
   .venv/bin/python bench/torch_window_rss.py --build build --events 1e6,1e7 --runs 3
-  .venv/bin/python bench/torch_window_rss.py --events 5e7 --modes tprof-stream --runs 1
+  .venv/bin/python bench/torch_window_rss.py --events 5e7 --modes tprof-stream --runs 1 --gzip
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import os
@@ -118,6 +119,8 @@ def _child(args: argparse.Namespace) -> None:
 
         keys: dict[str, Any] = {"record_ops": True, "with_modules": False, "with_flops": False,
                                 "output_dir": out, "summary": False, "gpu": "off"}
+        if args.gzip:
+            keys["gzip"] = True
         if mode == "tprof-stream":
             keys["stream"] = True
         else:
@@ -166,6 +169,7 @@ def _launch(args: argparse.Namespace, mode: str, steps: int, out: str,
     cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--steps", str(steps),
            "--out", out, "--build", args.build, "--width", str(args.width),
            "--depth", str(args.depth), "--max-events", str(max_events)]
+    cmd += ["--gzip"] if args.gzip else []
     env = dict(os.environ, PYTHONPATH=os.path.join(args.build, "python"))
     log = os.path.join(out, "child.log")
     with open(log, "wb") as err, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err,
@@ -200,7 +204,7 @@ def _launch(args: argparse.Namespace, mode: str, steps: int, out: str,
 def _scan(path: str) -> tuple[int, int]:
     """Return the `cpu_op` events of a JSON trace and its dropped_events (-1: none said)."""
     ops, dropped, buf, overlap = 0, -1, b"", 64  # overlap: longer than any match
-    with open(path, "rb") as f:
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
         while True:
             chunk = f.read(1 << 24)
             buf += chunk
@@ -224,7 +228,7 @@ def _traces(out: str, mode: str) -> list[str]:
     for root, _, files in os.walk(out):
         if os.path.basename(root) == "tprof":
             found += [os.path.join(root, f) for f in files
-                      if f.startswith("trace_") and f.endswith(".json")]
+                      if f.startswith("trace_") and f.endswith((".json", ".json.gz"))]
     return found
 
 
@@ -297,6 +301,9 @@ def _parse_args() -> argparse.Namespace:
     ap.add_argument("--tmp", default=None, help="where the traces go (removed after each run)")
     ap.add_argument("--max-events", type=int, default=0,
                     help="tprof-whole's max_events (default: 5 records per expected event)")
+    ap.add_argument("--gzip", action="store_true",
+                    help="tprof writes .json.gz traces (`gzip: true`): a 50 M window's JSON is "
+                    "6 GB, and tprof's run directory holds it twice")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--steps", type=int, default=10, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
