@@ -9,8 +9,8 @@ enough for about EVENTS op events, recorded by
   tprof-stream    tprof.profile(record_ops=True, stream=True): ops through torch's RecordFunction
                   observer, the trace written while the window records (docs/CONFIG.md, `stream`)
   tprof-whole     the same, the window held in memory and written at its end (`max_events` raised
-                  to hold the whole window: an op takes 2 records, 3-4 with its args (a
-                  backward op's Sequence number, Fwd thread id), so 5 per op)
+                  to hold the whole window: an op takes 2 records, 4 with autograd's
+                  Sequence number and Fwd thread id args; 5 per op leaves a margin)
   torch.profiler  torch.profiler.profile(activities=[CPU], record_shapes=False), then
                   export_chrome_trace (the trace on disk, as tprof writes one)
 
@@ -20,9 +20,11 @@ past --rss-limit-gb or --timeout-s is killed and reported as such ("killed at N 
 configuration: the op events the trace holds (`"cat":"cpu_op"` events counted in the file, against
 steps x ops per step counted by torch.profiler on the same model in a separate child), tprof's
 dropped_events (from the trace), peak RSS, wall time per step inside the window, the time the
-window's end takes (tprof's stop, torch.profiler's stop + export), the trace's size on disk, and
-the ratios of RSS and step time to the unprofiled loop measured in the same run. Several --runs
-are interleaved mode by mode (drifts of a shared machine hit all alike); the table gives medians.
+window's end takes (tprof's stop, torch.profiler's stop + export), the window's trace's size on
+disk and that of all the files the run left (tprof's run directory holds each window twice:
+tprof/trace_*.json and the top-level <worker>.pt.trace.json), and the ratios of RSS and step
+time to the unprofiled loop measured in the same run. Several --runs are interleaved mode by mode
+(drifts of a shared machine hit all alike); the table gives medians.
 Nothing is asserted about speed.
 
 Run with the project's interpreter (the build's python/ folder on the path):
