@@ -3,15 +3,17 @@
  *
  * Records `events` ranges (begin+end, 2 records each) on each of `threads` threads, as a loop of
  * `op` ranges inside a `block` range every 1000 ops, in the one window of a session without a
- * schedule (it closes at tprof_shutdown), then prints
+ * schedule (it closes at tprof_shutdown), the first thread calling tprof_step after every
+ * STEP blocks (0: never, the window is one step), then prints
  *   record     ns per range on the recording threads (wall time of the loop / ranges)
  *   tail       the wall time tprof_shutdown takes after the loop (the writer finishing)
  *   written    ranges per second from the loop's start to the end of the shutdown
  *   dropped    the trace's dropped_events (goal 0)
  *   peak RSS   the process's (getrusage; /usr/bin/time -f %M gives the same)
- * Usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [OUTPUT_DIR [SPIN_NS]]]]: SPIN_NS of
- * busy work inside each op paces the loop (0: ranges back to back, faster than any writer).
- * Without arguments (scripts/bench): 2000000 1 1 4194304 bench_stream_out 500. */
+ *   summary    whether summary.json holds the window (its steps), and any line leaving it out
+ * Usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [OUTPUT_DIR [SPIN_NS [STEP]]]]]:
+ * SPIN_NS of busy work inside each op paces the loop (0: ranges back to back, faster than any
+ * writer). Without arguments (scripts/bench): 2000000 1 1 4194304 bench_stream_out 500 0. */
 #include "bench.h"
 #include "tprof.h"
 
@@ -25,7 +27,8 @@
 enum { BLOCK = 1000 };
 
 static long per_thread;
-static double spin_s; /* work inside each op, so that the loop runs at a training loop's pace */
+static double spin_s;    /* work inside each op, so that the loop runs at a training loop's pace */
+static long step_blocks; /* blocks per step on the first thread (0: no tprof_step) */
 
 static void spin(void) {
     if (spin_s <= 0) return;
@@ -34,9 +37,9 @@ static void spin(void) {
     }
 }
 
-static void *record(void *arg) {
-    (void)arg;
-    for (long i = 0; i < per_thread; i += BLOCK) {
+static void *record(void *first) { /* first: non-NULL on the first thread, which steps */
+    int steps = step_blocks > 0 && first;
+    for (long i = 0, b = 0; i < per_thread; i += BLOCK) {
         tprof_begin("block");
         for (long k = 1; k < BLOCK && i + k < per_thread; k++) {
             tprof_begin("op");
@@ -44,23 +47,27 @@ static void *record(void *arg) {
             tprof_end();
         }
         tprof_end();
+        if (steps && ++b % step_blocks == 0) tprof_step();
     }
     return NULL;
 }
 
-/* The dropped_events of the run: its summary.json's "run" member. */
-static long long dropped(const char *dir) {
+static char summary[1 << 24]; /* the run's summary.json */
+
+static void read_summary(const char *dir) {
     char path[512];
     snprintf(path, sizeof(path), "%s/stream/tprof/summary.json", dir);
     FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    static char buf[1 << 24];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *run = strstr(buf, "\"run\":");
-    const char *p = run ? strstr(run, "\"dropped_events\":") : NULL;
-    return p ? atoll(p + strlen("\"dropped_events\":")) : -1;
+    size_t n = f ? fread(summary, 1, sizeof(summary) - 1, f) : 0;
+    if (f) fclose(f);
+    summary[n] = '\0';
+}
+
+/* The integer after key in the summary's member `in` (NULL: anywhere), or -1. */
+static long long summary_int(const char *in, const char *key) {
+    const char *at = in ? strstr(summary, in) : summary;
+    const char *p = at ? strstr(at, key) : NULL;
+    return p ? atoll(p + strlen(key)) : -1;
 }
 
 int main(int argc, char **argv) {
@@ -74,6 +81,7 @@ int main(int argc, char **argv) {
     const char *max = argc > 4 ? argv[4] : "4194304";
     const char *dir = argc > 5 ? argv[5] : "bench_stream_out";
     spin_s = argc > 6 ? atof(argv[6]) * 1e-9 : 0;
+    step_blocks = argc > 7 ? atol(argv[7]) : 0;
     if (events <= 0 || threads <= 0 || threads > 64) return 2;
     per_thread = events / threads;
     tprof_config *c = tprof_config_new();
@@ -93,7 +101,7 @@ int main(int argc, char **argv) {
     pthread_t t[64];
     double t0 = bench_now_s(CLOCK_MONOTONIC);
     for (int i = 0; i < threads; i++)
-        pthread_create(&t[i], NULL, record, NULL);
+        pthread_create(&t[i], NULL, record, i == 0 ? t : NULL);
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
     double t1 = bench_now_s(CLOCK_MONOTONIC);
@@ -107,7 +115,11 @@ int main(int argc, char **argv) {
     printf("  tail     %8.3f s (tprof_shutdown after the loop)\n", t2 - t1);
     printf("  written  %8.2f M ranges/s (loop start to shutdown end)\n",
            (double)ranges / (t2 - t0) / 1e6);
-    printf("  dropped  %lld (goal 0)\n", dropped(dir));
+    read_summary(dir);
+    printf("  dropped  %lld (goal 0)\n", summary_int("\"run\":", "\"dropped_events\":"));
+    const char *out = strstr(summary, "the summary leaves");
+    printf("  summary  %lld steps%s%.*s\n", summary_int("\"steps\":", "\"count\":"),
+           out ? ": " : "", out ? (int)strcspn(out, "\"") : 0, out ? out : "");
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("  peak RSS %8.1f MB\n", (double)ru.ru_maxrss / 1024.0);

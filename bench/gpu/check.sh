@@ -23,8 +23,9 @@
 #    API; tprof's kinds: bench/gpu/cupti_floor.c, injected by the driver), under tprof CPU-only
 #    and with CUPTI, and PyTorch without and with torch.profiler; STEPS_FLOOR (1000) steps,
 #    REPS_FLOOR (5) alternating runs of the FLOOR_MODES (default all);
-# 8. CUDA graphs: the example's graph per node and graph-level, torch.cuda.graph (a crash is
-#    rerun with its stack printed: bench/gpu/stack_on_fault.c);
+# 8. CUDA graphs: the example's graph per node and graph-level, torch.cuda.graph,
+#    torch.compile's reduce-overhead mode (a crash is rerun with its stack printed:
+#    bench/gpu/stack_on_fault.c);
 # 9. torch.compile: inductor's Triton kernels in tprof's trace as in torch.profiler's, launched
 #    inside the compiled region, all GPU work attributed;
 # 10. tprof.profile and torch.profiler recording the same steps at once, each started first:
@@ -265,7 +266,8 @@ fi
 if want floor; then
 say "CUPTI's floor (issue 26): the example at batch 64, every step, $REPS_FLOOR alternating runs of $STEPS_FLOOR steps"
 # off: unprofiled; kernel, kernel_callback (+ a callback on each launch, no runtime records),
-# kernel_launch (+ the runtime's launches only), kernel_driver,
+# kernel_launch (+ the runtime's launches only), kernel_driver, cupti:KIND,KIND... (any set of
+# cupti_floor.c's kinds),
 # kernel_runtime, all: CUPTI alone with those kinds on, records counted
 # and dropped (bench/gpu/cupti_floor.c, injected by the driver); cpu, gpu: tprof (every step
 # recorded) without and with its CUPTI source; torch, torch_prof: PyTorch without and with
@@ -281,6 +283,7 @@ else
       case $mode in
         kernel) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel) ;;
         kernel_launch) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,runtime_launch) ;;
+        cupti:*) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS="${mode#cupti:}") ;;
         kernel_callback) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,launch_callback) ;;
         kernel_driver) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,driver) ;;
         kernel_runtime) env=(CUDA_INJECTION64_PATH="$FLOOR_LIB" TPROF_FLOOR_KINDS=kernel,runtime) ;;
@@ -345,6 +348,12 @@ if [ -d "$BUILD/python/tprof" ]; then
     --cuda-graph --tprof "$OUT/torch_graph" > "$OUT/torch_graph.log" 2>&1
   tail -n 2 "$OUT/torch_graph.log"
   analyze_graph torch_graph "$(trace_in "$OUT/torch_graph/torch_mlp")" node
+  # torch.compile(mode="reduce-overhead"): inductor's CUDA graphs (forward and backward), replayed
+  PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
+    --compile --compile-mode reduce-overhead --tprof "$OUT/compiled_graph" \
+    > "$OUT/compiled_graph.log" 2>&1
+  tail -n 2 "$OUT/compiled_graph.log"
+  analyze_graph compiled_graph "$(trace_in "$OUT/compiled_graph/torch_mlp")" node any
 else
   record torch_graph SKIP '"the Python package was not built (see build.log)"'
 fi

@@ -60,6 +60,8 @@ def main():
     ap.add_argument("--device", default="cuda", help="cpu runs it where there is no GPU (tests)")
     ap.add_argument("--cuda-graph", action="store_true")
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--compile-mode", default="default",
+                    help="torch.compile's mode with --compile (reduce-overhead: CUDA graphs)")
     ap.add_argument("--beside", choices=("torch", "tprof"),
                     help="both profilers at once, this one started first")
     a = ap.parse_args()
@@ -77,7 +79,7 @@ def main():
         torch.nn.Linear(HIDDEN1, HIDDEN2), torch.nn.ReLU(),
         torch.nn.Linear(HIDDEN2, CLASSES)).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=a.lr)
-    run_model = torch.compile(model) if a.compile else model
+    run_model = torch.compile(model, mode=a.compile_mode) if a.compile else model
     x_host = torch.empty(a.batch, INPUT, pin_memory=cuda)
     y_host = torch.empty(a.batch, dtype=torch.long, pin_memory=cuda)
 

@@ -399,6 +399,27 @@ void tp_op_row_add(tp_op_row *r, const tp_name_stats *ns) {
     r->fp32_calls += ns->fp32_calls;
 }
 
+/* Whether ns's module replaces r's: the first input's stays, and within one window added in
+ * pieces, the one the whole window gives (nesting.c and modules.c): Kineto's module around the
+ * call that is longer than every call before it, else the path around the longest call. */
+static int takes_module(const tp_walk *s, const tp_op_row *r, const tp_name_stats *ns) {
+    uint64_t input = s->a->priv->inputs_done;
+    int64_t before = r->last_input == input ? r->last_input_max_ns : 0; /* earlier pieces' */
+    if (ns->module == TP_STR_EMPTY) return 0;
+    if (!r->module) return ns->module_path || ns->module_ns > before;
+    if (r->module_input != input) return 0; /* an earlier input's */
+    if (!ns->module_path) return ns->module_ns > before;
+    return r->module_path && ns->module_ns > r->module_ns;
+}
+
+/* Notes ns's calls in r's longest call of this input (takes_module). */
+static void note_input_max(const tp_walk *s, tp_op_row *r, const tp_name_stats *ns) {
+    uint64_t input = s->a->priv->inputs_done;
+    if (r->last_input != input || ns->max_ns > r->last_input_max_ns)
+        r->last_input_max_ns = ns->max_ns;
+    r->last_input = input;
+}
+
 static int merge_names(tp_walk *s) {
     tp_analysis *a = s->a;
     struct tp_analysis_priv *pv = a->priv;
@@ -409,10 +430,15 @@ static int merge_names(tp_walk *s) {
             tp_op_row *r =
                 tp_row_for(&pv->ops_ix, (void **)&a->ops, &a->nops, &a->cap_ops, sizeof(*r), name);
             if (!r) return -1;
+            if (takes_module(s, r, ns)) {
+                free(r->module);
+                if (!(r->module = strdup(tp_model_str(s->m, ns->module)))) return -1;
+                r->module_ns = ns->module_ns;
+                r->module_path = ns->module_path;
+                r->module_input = a->priv->inputs_done;
+            }
+            note_input_max(s, r, ns);
             tp_op_row_add(r, ns);
-            if (!r->module && ns->module != TP_STR_EMPTY &&
-                !(r->module = strdup(tp_model_str(s->m, ns->module))))
-                return -1;
             a->flops = tp_add_flops(a->flops, ns->flops);
             a->flops_time_ns = tp_add_sat(a->flops_time_ns, ns->flops_time_ns);
             a->fcm_flops = tp_add_flops(a->fcm_flops, ns->fcm_flops);
@@ -471,7 +497,8 @@ static int append_steps(tp_walk *s) {
 }
 
 /* GPU busy and capacity over the model's window: first step start to last step end, or the span
- * of all events when there are no steps. */
+ * of all events when there are no steps. A piece of a window (tp_model.piece) runs to where the
+ * next piece begins, so that the pieces' windows add up to the window's. */
 static int add_gpu(tp_walk *s, lists *l) {
     tp_analysis *a = s->a;
     int64_t first = l->first, last = l->last;
@@ -483,6 +510,7 @@ static int add_gpu(tp_walk *s, lists *l) {
             if (e->ts < first) first = e->ts;
             if (tp_ev_end(e) > last) last = tp_ev_end(e);
         }
+        if (s->m->piece && s->m->piece_end > last) last = s->m->piece_end;
     }
     int64_t window = last > first ? tp_add_sat(last, -first) : 0, busy = 0;
     size_t devices = l->device_ids.n;
@@ -506,6 +534,10 @@ static int add_gpu(tp_walk *s, lists *l) {
 }
 
 static int note_input(tp_analysis *a, const tp_model *m, const char *path) {
+    if (m->failed)
+        tp_analysis_add_warning(a, "%s: incomplete (memory ran out while it was built)",
+                                path && *path ? path : "a recorded window");
+    if (m->piece) return 0; /* a window's piece: the window counts with its last (sink/) */
     a->ninputs++;
     a->input_bytes += m->input_bytes;
     a->input_events += m->input_events;
@@ -523,9 +555,6 @@ static int note_input(tp_analysis *a, const tp_model *m, const char *path) {
         a->paths[a->npaths++] = copy;
     }
     if (!a->input_path) a->input_path = strdup(a->npaths ? a->paths[0] : "");
-    if (m->failed)
-        tp_analysis_add_warning(a, "%s: incomplete (memory ran out while it was built)",
-                                path && *path ? path : "a recorded window");
     return a->input_path ? 0 : -1;
 }
 
@@ -752,6 +781,7 @@ int tp_analysis_add_model(tp_analysis *a, const tp_model *m, const char *path) {
         rc = run_pass(&p, &passes[i]);
     if (join_rest(&p)) rc = -1;
     pipeline_free(&p);
+    a->priv->inputs_done += !m->piece; /* the pieces of a window and its last: one input */
     if (rc == 0 && a->priv->per_rank) rc = tp_ranks_add_model(a, m, path);
     if (rc) a->failed = 1;
     return rc;

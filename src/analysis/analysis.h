@@ -58,6 +58,12 @@ typedef struct tp_op_row {
     char *module; /* ops: the module range ("nn.Module: ..." or a tprof.torch path, modules.c)
                      around its longest call in the first input that had one; NULL none
                      (and in ops_by_shape) */
+    /* for a window added in pieces (add_model.c's takes_module): module's call's duration,
+     * whether it is a path, the input it came from; the longest call of input last_input */
+    int64_t module_ns;
+    int module_path;
+    uint64_t module_input, last_input;
+    int64_t last_input_max_ns;
 } tp_op_row;
 
 typedef struct tp_kernel_row {

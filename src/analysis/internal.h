@@ -52,6 +52,7 @@ struct tp_analysis_priv {
     struct tp_rank_accs *ranks; /* ranks.c: per rank, a sub-analysis and its collectives */
     int told_failed;            /* the incomplete-results warning was added */
     int told_run_facts;         /* the dropped-events and partial-window warnings were added */
+    uint64_t inputs_done;       /* models added that were no window's piece (tp_model.piece) */
 };
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */
@@ -92,8 +93,10 @@ typedef struct tp_name_stats {
     int64_t alloc_bytes; /* allocations whose innermost enclosing op this is (nesting.c) */
     uint64_t allocs;
     uint64_t fp32_calls; /* TP_NAME_MATRIX calls whose "Input type" starts with "float" */
-    tp_str module; /* the module range around its longest call (nesting.c: Kineto's; modules.c:
-                      paths), TP_STR_EMPTY none */
+    tp_str module;     /* the module range around its longest call (nesting.c: Kineto's; modules.c:
+                          paths), TP_STR_EMPTY none */
+    int64_t module_ns; /* that call's duration */
+    int module_path;   /* module is a path (modules.c), not Kineto's range */
 } tp_name_stats;
 
 /* The correlation ids of one model's GPU work, sorted and unique (corr.c). A host range finds

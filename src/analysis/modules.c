@@ -192,10 +192,12 @@ static size_t mark_names(const tp_model *m, uint8_t *what, size_t *paths) {
             found++;
             continue;
         }
-        size_t dot = len;
-        while (dot > 0 && t[dot - 1] != '.')
-            dot--;
-        if (dot < 2 || dot == len || memchr(t, ' ', len)) continue; /* "P.c", P and c not empty */
+        /* The space first: long strings that are no names (args texts the reader keeps for the
+         * Trace view) mostly have one near their start, and memrchr finds the dot in words */
+        if (memchr(t, ' ', len)) continue;
+        const char *last = memrchr(t, '.', len);
+        size_t dot = last ? (size_t)(last - t) + 1 : 0;
+        if (dot < 2 || dot == len) continue; /* "P.c", P and c not empty */
         tp_str parent = tp_strtab_find(st, t, dot - 1);
         if (parent == UINT32_MAX || parent == TP_STR_EMPTY) continue;
         what[id] |= S_PATH_MODULE;
@@ -346,8 +348,11 @@ static void note_path_module(tp_walk *s, const tp_event *e, tp_str mod) {
     int64_t dur = tp_ev_dur(e);
     assert(ns && ms->path_longest);
     if (ns->module != TP_STR_EMPTY && (ms->what[ns->module] & S_KINETO_MODULE)) return;
-    if (ns->module == TP_STR_EMPTY || dur > ms->path_longest[e->name])
+    if (ns->module == TP_STR_EMPTY || dur > ms->path_longest[e->name]) {
         ns->module = mod, ms->path_longest[e->name] = dur;
+        ns->module_ns = dur;
+        ns->module_path = 1;
+    }
 }
 
 /* Range e, its frame f filled from its parent's: module, op, FLOPs, launch. 0 or -1. */

@@ -267,7 +267,11 @@ static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *
     if (tp_walk_name_flags(s, ns, e) & TP_NAME_SETUP)
         return 0; /* metadata (tprof.torch's setup), no row */
     int64_t dur = tp_ev_dur(e);
-    if (module != TP_STR_EMPTY && dur > ns->max_ns) ns->module = module; /* its longest call's */
+    if (module != TP_STR_EMPTY && dur > ns->max_ns) { /* its longest call's */
+        ns->module = module;
+        ns->module_ns = dur;
+        ns->module_path = 0;
+    }
     double flops = count_flops(s, e);
     double fcm = (ns->what & TP_NAME_FCM) && !in_fcm && e->nargs ? count_fcm(s, e) : 0;
     tp_stats_call(ns, dur, flops);

@@ -83,14 +83,8 @@ static int64_t merged_rank(const tp_model *m, uint32_t t) {
 }
 
 static uint32_t keep_rank(void *ctx, tp_model *dst, const tp_model *src, uint32_t t) {
-    const tp_track *s = &src->tracks[t];
     if (merged_rank(src, t) != *(const int64_t *)ctx) return UINT32_MAX;
-    uint32_t d = tp_model_track(dst, s->pid, tp_model_restr(dst, src, s->pid_str), s->tid,
-                                tp_model_restr(dst, src, s->tid_str));
-    if (d == UINT32_MAX) return UINT32_MAX - 1;
-    dst->tracks[d].process_name = tp_model_restr(dst, src, s->process_name);
-    dst->tracks[d].thread_name = tp_model_restr(dst, src, s->thread_name);
-    return d;
+    return tp_copy_track(NULL, dst, src, t);
 }
 
 /* Each rank of a merged model as a model of its own. */

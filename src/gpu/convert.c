@@ -324,6 +324,19 @@ const uint32_t tp_cupti_runtime_queries[] = {
 const size_t tp_cupti_nruntime_queries =
     sizeof(tp_cupti_runtime_queries) / sizeof(tp_cupti_runtime_queries[0]);
 
+const uint32_t tp_cupti_driver_launches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+const size_t tp_cupti_ndriver_launches =
+    sizeof(tp_cupti_driver_launches) / sizeof(tp_cupti_driver_launches[0]);
+
 static int in_set(const uint32_t *set, size_t n, uint32_t cbid) {
     for (size_t i = 0; i < n; i++)
         if (set[i] == cbid) return 1;
@@ -336,16 +349,6 @@ int tp_cupti_api_kept(int driver, uint32_t cbid) {
 }
 
 int tp_cupti_launches_work(int driver, uint32_t cbid) {
-    static const uint32_t driver_launches[] = {
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-        CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-    };
     static const uint32_t runtime[] = {
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
@@ -360,7 +363,6 @@ int tp_cupti_launches_work(int driver, uint32_t cbid) {
         CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
 #endif
     };
-    return driver
-               ? in_set(driver_launches, sizeof(driver_launches) / sizeof(driver_launches[0]), cbid)
-               : in_set(runtime, sizeof(runtime) / sizeof(runtime[0]), cbid);
+    return driver ? in_set(tp_cupti_driver_launches, tp_cupti_ndriver_launches, cbid)
+                  : in_set(runtime, sizeof(runtime) / sizeof(runtime[0]), cbid);
 }

@@ -137,6 +137,10 @@ int tp_cupti_api_kept(int driver, uint32_t cbid);
  * function and in the reduction. */
 extern const uint32_t tp_cupti_runtime_queries[];
 extern const size_t tp_cupti_nruntime_queries;
+/* The driver's launch functions (cuLaunchKernel, cuGraphLaunch, ...): launches made without the
+ * runtime (Triton's, cuBLASLt's), caught by a callback on each of them (cupti.c). */
+extern const uint32_t tp_cupti_driver_launches[];
+extern const size_t tp_cupti_ndriver_launches;
 
 /* Kineto's "est. achieved occupancy %": the share of an SM's threads the kernel keeps busy,
  * min(blocks per SM, resident blocks) x block threads / max threads per SM, rounded, where

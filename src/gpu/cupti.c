@@ -4,7 +4,8 @@
  * Life cycle: create loads libcupti; the first window subscribes (claiming CUPTI, so another
  * profiler cannot interleave: the first of them to record holds it) and registers the callbacks;
  * the window's activity kinds go on at WARMUP and off outside windows;
- * buffers come back on CUPTI's threads and are reduced into pending records at once; collect
+ * buffers come back on CUPTI's threads and are reduced into pending records at once; launches
+ * made through the driver are caught by a callback on the launching thread (below); collect
  * flushes, waits briefly for kernels the window launched, and moves the window's records into the
  * model. Failures warn once and leave tprof CPU-only; nothing here aborts or blocks for long. */
 #include "gpu/cupti.h"
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum {
     BUFFER_BYTES = 4 << 20, /* one activity buffer */
@@ -46,12 +48,14 @@ static const kind_info window_kinds[] = {
     {"MEMCPY2", CUPTI_ACTIVITY_KIND_MEMCPY2, 0},
     {"MEMSET", CUPTI_ACTIVITY_KIND_MEMSET, 0},
     {"SYNCHRONIZATION", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0},
-    /* Launches made without the runtime (Triton's, cuBLASLt's). CUPTI records only the driver
-     * calls the program makes itself, not the runtime's own; the reduction keeps the launches.
-     * (Enabling the launch functions alone, cuptiActivityEnableDriverApi, gave no records on an
-     * H100 with CUDA 13.0: docs/GPU.md.) */
-    {"DRIVER", CUPTI_ACTIVITY_KIND_DRIVER, 0},
 };
+/* Launches made without the runtime (Triton's, cuBLASLt's) are caught by callbacks on the
+ * driver's launch functions alone (driver_launch_called). Where CUPTI cannot call back, the whole
+ * DRIVER kind records them instead, with every other driver call the program makes itself (58 a
+ * step for 25 launches on an H200, the costliest of tprof's kinds: BENCHMARKS.md), the reduction
+ * keeping the launches. (The kind limited to the launch functions, cuptiActivityEnableDriverApi,
+ * gave no records on an H100 with CUDA 13.0: docs/GPU.md.) */
+static const kind_info driver_kind[] = {{"DRIVER", CUPTI_ACTIVITY_KIND_DRIVER, 0}};
 /* With cuda_graphs: graph, on with the window kinds: one record per graph launch, and none for
  * the kernels, copies and sets inside it (CUPTI traces a graph at one level or the other). */
 static const kind_info graph_kinds[] = {
@@ -73,8 +77,9 @@ static const kind_info session_kinds[] = {
  * possibly after the session ended, and must always find valid memory.
  * Locks: `ctl` serialises the control paths (on_action, collect, shutdown, exit) and is held
  * across CUPTI calls; `lock` guards the data the buffer callbacks touch and is never held across
- * a CUPTI call that may call back (enable, disable, flush), so callbacks cannot deadlock. Order:
- * ctl, then lock. */
+ * a CUPTI call that may call back (enable, disable, flush), so callbacks cannot deadlock;
+ * `launch_lock` guards the launches the driver callbacks caught, taken on the program's threads
+ * for one append (never the reduction's longer hold of `lock`). Order: ctl, lock, launch_lock. */
 static struct {
     pthread_mutex_t ctl, lock;
     tp_cupti_api api; /* loaded once per process (never unloaded) */
@@ -90,6 +95,7 @@ static struct {
     int required;      /* gpu: on (ctl) */
     int graph_level;   /* cuda_graphs: graph (ctl) */
     int ext_on;        /* EXTERNAL_CORRELATION is on: ops push ids (ctl) */
+    int driver_calls;  /* driver launches come from callbacks, not the DRIVER kind (ctl) */
     CUpti_SubscriberHandle sub;
     /* lock: */
     tp_cupti_conv conv;
@@ -99,7 +105,13 @@ static struct {
     int64_t retain_from_ns; /* the flight recorder keeps nothing before (atomic; 0: all) */
     size_t prune_at;        /* pending records at which the next prune runs */
     int exit_hooked;        /* exit_flush is registered, after CUDA's own exit teardown */
-} S = {.ctl = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+    /* launch_lock: */
+    pthread_mutex_t launch_lock;
+    tp_cupti_pending called; /* driver launches caught, until moved into `pending` */
+    int calls_kept;          /* the callbacks' launches are kept (a window records) */
+} S = {.ctl = PTHREAD_MUTEX_INITIALIZER,
+       .lock = PTHREAD_MUTEX_INITIALIZER,
+       .launch_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int64_t (*session_clock)(void); /* set before CUPTI can call clock_cb */
 
@@ -157,6 +169,17 @@ static void cupti_retain(void *ctx, int64_t from_ns) {
     __atomic_store_n(&S.retain_from_ns, from_ns, __ATOMIC_RELAXED);
 }
 
+/* Moves the driver launches the callbacks caught into the pending records. S.lock held. */
+static void take_called(void) {
+    pthread_mutex_lock(&S.launch_lock);
+    for (size_t i = 0; i < S.called.n; i++)
+        tp_cupti_pending_add(&S.pending, &S.called.recs[i]);
+    S.pending.dropped += S.called.dropped;
+    S.called.n = 0;
+    S.called.dropped = 0;
+    pthread_mutex_unlock(&S.launch_lock);
+}
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
                                       size_t valid) {
     (void)size;
@@ -167,6 +190,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         tp_cupti_rec r;
         while (S.api.ActivityGetNextRecord(buf, valid, &raw) == CUPTI_SUCCESS)
             if (tp_cupti_reduce(&S.conv, raw, &r)) tp_cupti_pending_add(&S.pending, &r);
+        take_called();
         prune_pending();
         size_t dropped = 0;
         if (S.api.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
@@ -177,9 +201,51 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     free(buf);
 }
 
+/* The external ids this thread pushed (tp_gpu_ext_push), innermost last: CUPTI ties a call's
+ * correlation id to the innermost in a record of its own only for the API kinds that are on, so
+ * the driver callbacks tie their launches to it themselves. Deeper than EXT_DEPTH, the deepest
+ * kept stands for those below it. */
+enum { EXT_DEPTH = 64 };
+static _Thread_local uint64_t ext_ids[EXT_DEPTH];
+static _Thread_local int ext_depth;
+
+static _Thread_local int64_t launch_begin_ns;    /* the thread's driver launch, at its entry */
+static _Thread_local uint32_t launch_begin_corr; /* and its correlation id */
+
+/* A driver launch function, called back on the launching thread at its entry and exit: the record
+ * CUPTI's DRIVER kind would give (the session clock, the OS thread, the correlation id that its
+ * kernel's record and an op's external id carry), at the cost of two clock readings. */
+static void driver_launch_called(CUpti_CallbackId cbid, const CUpti_CallbackData *cb) {
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        launch_begin_ns = session_clock();
+        launch_begin_corr = cb->correlationId;
+        return;
+    }
+    if (launch_begin_corr != cb->correlationId) return; /* entered before the callbacks were on */
+    tp_cupti_rec r = {.kind = TP_CUPTI_DRIVER,
+                      .start = launch_begin_ns,
+                      .end = session_clock(),
+                      .corr = cb->correlationId};
+    r.u.api.cbid = cbid;
+    r.u.api.pid = (uint32_t)getpid();
+    r.u.api.tid = (uint32_t)gettid();
+    tp_cupti_rec ext = {
+        .kind = TP_CUPTI_EXTERNAL, .start = INT64_MAX, .end = INT64_MAX, .corr = cb->correlationId};
+    if (ext_depth) ext.ext = ext_ids[(ext_depth < EXT_DEPTH ? ext_depth : EXT_DEPTH) - 1];
+    pthread_mutex_lock(&S.launch_lock);
+    if (S.calls_kept) {
+        tp_cupti_pending_add(&S.called, &r);
+        if (ext.ext) tp_cupti_pending_add(&S.called, &ext);
+    }
+    pthread_mutex_unlock(&S.launch_lock);
+}
+
+/* Subscribed to hold CUPTI, and called back on the driver's launch functions while a window
+ * records (set_driver_calls). */
 static void CUPTIAPI subscriber_cb(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                    const void *data) {
-    (void)user, (void)domain, (void)cbid, (void)data; /* subscribed only to hold CUPTI */
+    (void)user;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) driver_launch_called(cbid, data);
 }
 
 static const char *api_name(int driver, uint32_t cbid) {
@@ -219,6 +285,24 @@ static void leave_out_runtime_queries(void) {
         S.api.ActivityEnableRuntimeApi(tp_cupti_runtime_queries[i], 0);
 }
 
+/* The callbacks on the driver's launch functions on or off; on: 0, or -1 (none left on) where
+ * CUPTI has no cuptiEnableCallback or refuses one. */
+static int set_driver_calls(int on) {
+    size_t n = tp_cupti_ndriver_launches, i = 0;
+    while (S.api.EnableCallback && i < n &&
+           S.api.EnableCallback((uint32_t)on, S.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+                                tp_cupti_driver_launches[i]) == CUPTI_SUCCESS)
+        i++;
+    if (on && i < n)
+        while (i--)
+            S.api.EnableCallback(0, S.sub, CUPTI_CB_DOMAIN_DRIVER_API, tp_cupti_driver_launches[i]);
+    int ok = !on || i == n;
+    pthread_mutex_lock(&S.launch_lock);
+    S.calls_kept = on && ok;
+    pthread_mutex_unlock(&S.launch_lock);
+    return ok ? 0 : -1;
+}
+
 /* Turns kinds on; an essential one failing turns them all back off. 0 or -1. */
 static int enable_kinds(const kind_info *k, size_t n) {
     char missing[256] = "";
@@ -256,6 +340,8 @@ static void start_window_kinds(void) {
         S.held = 1;
     }
     if (enable_kinds(window_kinds, COUNT(window_kinds))) goto broken;
+    S.driver_calls = !set_driver_calls(1);
+    if (!S.driver_calls) enable_kinds(driver_kind, COUNT(driver_kind));
     if (S.graph_level) enable_kinds(graph_kinds, COUNT(graph_kinds)); /* refused: per node */
     S.ext_on = S.api.ActivityPushExternalCorrelationId && S.api.ActivityPopExternalCorrelationId &&
                S.api.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS;
@@ -271,6 +357,11 @@ broken:
 
 static void stop_window_kinds(void) {
     set_kinds(window_kinds, COUNT(window_kinds), 0);
+    if (S.driver_calls)
+        set_driver_calls(0);
+    else
+        set_kinds(driver_kind, COUNT(driver_kind), 0);
+    S.driver_calls = 0;
     if (S.graph_level) set_kinds(graph_kinds, COUNT(graph_kinds), 0);
     if (S.ext_on) {
         tp_session_set_ext_corr(0); /* ops already pushed still pop theirs */
@@ -284,12 +375,15 @@ static void stop_window_kinds(void) {
  * calls are resolved once per process and never unloaded; after exit() began CUDA may be gone,
  * and CUPTI is called no more. */
 void tp_gpu_ext_push(uint64_t id) {
+    if (ext_depth < EXT_DEPTH) ext_ids[ext_depth] = id;
+    ext_depth++;
     if (S.api.ActivityPushExternalCorrelationId && !__atomic_load_n(&S.exiting, __ATOMIC_RELAXED))
         S.api.ActivityPushExternalCorrelationId(ext_kind, id);
 }
 
 void tp_gpu_ext_pop(void) {
     uint64_t last;
+    ext_depth -= ext_depth > 0;
     if (S.api.ActivityPopExternalCorrelationId && !__atomic_load_n(&S.exiting, __ATOMIC_RELAXED))
         S.api.ActivityPopExternalCorrelationId(ext_kind, &last);
 }
@@ -338,6 +432,7 @@ static void flush_and_drain(const tp_window_info *w) {
     for (;;) {
         S.api.ActivityFlushAll(0);
         pthread_mutex_lock(&S.lock);
+        take_called(); /* the driver's launches wait for their kernels too */
         size_t missing = tp_cupti_pending_unfinished(&S.pending, w->start_ns, w->end_ns);
         int held = S.buffers_out;
         pthread_mutex_unlock(&S.lock);
@@ -374,6 +469,7 @@ static void cupti_collect(void *ctx, tp_model *m, const tp_window_info *w) {
     }
     pthread_mutex_lock(&S.lock);
     tp_cupti_add_devices(&S.conv, m);
+    take_called();
     tp_cupti_pending_take(&S.pending, &S.conv, m, w); /* out of memory shows as m->failed */
     uint64_t dropped = S.cupti_dropped + S.pending.dropped - S.reported_dropped;
     S.reported_dropped += dropped;
@@ -393,6 +489,10 @@ static void release(void) {
     S.alive = 0;
     tp_cupti_conv_free(&S.conv);
     tp_cupti_pending_free(&S.pending);
+    pthread_mutex_lock(&S.launch_lock);
+    S.calls_kept = 0;
+    tp_cupti_pending_free(&S.called);
+    pthread_mutex_unlock(&S.launch_lock);
     pthread_mutex_unlock(&S.lock);
 }
 
@@ -525,6 +625,9 @@ static int start_cupti(char *cause, size_t n) {
     S.conv.demangle = find_demangler();
     S.conv.clock_delta_ns = delta;
     tp_cupti_pending_init(&S.pending, MAX_PENDING);
+    pthread_mutex_lock(&S.launch_lock);
+    tp_cupti_pending_init(&S.called, MAX_PENDING);
+    pthread_mutex_unlock(&S.launch_lock);
     S.cupti_dropped = S.reported_dropped = 0;
     S.retain_from_ns = 0;
     S.prune_at = PRUNE_MIN;

@@ -19,6 +19,8 @@ typedef struct tp_cupti_api {
     CUptiResult (*Subscribe_v2)(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb, void *user,
                                 CUpti_SubscriberParams *params); /* optional */
     CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle sub);
+    CUptiResult (*EnableCallback)(uint32_t enable, CUpti_SubscriberHandle sub,
+                                  CUpti_CallbackDomain d, CUpti_CallbackId cbid); /* optional */
     CUptiResult (*ActivityEnable)(CUpti_ActivityKind kind);
     CUptiResult (*ActivityDisable)(CUpti_ActivityKind kind);
     CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId cbid, uint8_t enable); /* optional */

@@ -31,6 +31,7 @@ static int resolve(tp_cupti_api *a, char *why, size_t n) {
         {"cuptiSubscribe", &a->Subscribe, 1},
         {"cuptiSubscribe_v2", &a->Subscribe_v2, 0},
         {"cuptiUnsubscribe", &a->Unsubscribe, 1},
+        {"cuptiEnableCallback", &a->EnableCallback, 0},
         {"cuptiActivityEnable", &a->ActivityEnable, 1},
         {"cuptiActivityDisable", &a->ActivityDisable, 1},
         {"cuptiActivityEnableRuntimeApi", &a->ActivityEnableRuntimeApi, 0},

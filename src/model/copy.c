@@ -17,7 +17,7 @@ typedef struct copier {
 
 tp_str tp_model_restr(tp_model *dst, const tp_model *src, tp_str id) {
     if (id == TP_STR_EMPTY) return TP_STR_EMPTY;
-    return tp_model_intern(dst, tp_model_str(src, id), tp_strtab_len(&src->strings, id));
+    return tp_strtab_intern_from(&dst->strings, &src->strings, id);
 }
 
 static tp_str restr(copier *c, tp_str id) {
@@ -62,6 +62,19 @@ void tp_model_copy_devices(tp_model *dst, const tp_model *src) {
         *d = *s;
         d->name = tp_model_restr(dst, src, s->name);
     }
+}
+
+uint32_t tp_copy_track(void *ctx, tp_model *dst, const tp_model *src, uint32_t t) {
+    (void)ctx;
+    const tp_track *s = &src->tracks[t];
+    uint32_t d = tp_model_track(dst, s->pid, tp_model_restr(dst, src, s->pid_str), s->tid,
+                                tp_model_restr(dst, src, s->tid_str));
+    if (d == UINT32_MAX) return UINT32_MAX - 1;
+    if (s->process_name != TP_STR_EMPTY)
+        dst->tracks[d].process_name = tp_model_restr(dst, src, s->process_name);
+    if (s->thread_name != TP_STR_EMPTY)
+        dst->tracks[d].thread_name = tp_model_restr(dst, src, s->thread_name);
+    return d;
 }
 
 int tp_model_append(tp_model *dst, const tp_model *src, const tp_copy_opts *o) {

@@ -25,6 +25,10 @@ int tp_model_append(tp_model *dst, const tp_model *src, const tp_copy_opts *o);
  * left alone. A device that cannot be added for want of memory is left out. */
 void tp_model_copy_devices(tp_model *dst, const tp_model *src);
 
+/* src's track t in dst, added if new, with src's process and thread names where it has them:
+ * a map_track (ctx unused) that keeps every track. UINT32_MAX - 1 when out of memory. */
+uint32_t tp_copy_track(void *ctx, tp_model *dst, const tp_model *src, uint32_t t);
+
 /* src's string id as a string of dst (interned there); TP_STR_EMPTY stays empty. */
 tp_str tp_model_restr(tp_model *dst, const tp_model *src, tp_str id);
 

@@ -17,6 +17,7 @@ void tp_model_init(tp_model *m) {
     m->rank = -1;
     m->world_size = -1;
     m->flight_step = -1;
+    m->settled_ts = INT64_MIN;
 }
 
 void tp_model_free(tp_model *m) {

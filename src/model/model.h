@@ -122,6 +122,13 @@ typedef struct tp_model {
     int64_t flight_step;     /* a flight recorder's save: the triggering step's number, else -1 */
     tp_str flight_reason;    /* ... and its reason (docs/FLIGHT.md) */
     int failed;              /* an allocation failed: the model is incomplete */
+    /* A streamed window's segment (record/window.h): no later segment of its window holds an
+     * event that starts before this time (INT64_MIN: nothing is settled; other models). */
+    int64_t settled_ts;
+    /* A piece of a window analysed in parts (src/sink/artifacts.c), other than its last: it
+     * counts as no window, and its time runs to piece_end, where the next piece begins. */
+    int piece;
+    int64_t piece_end;
 } tp_model;
 
 void tp_model_init(tp_model *m);

@@ -70,18 +70,28 @@ static int str_eq(const void *ctx, const tp_hslot *slot, const void *key) {
     return e->len == k->len && memcmp(e->s, k->s, k->len) == 0;
 }
 
-tp_str tp_strtab_find(const tp_strtab *t, const char *s, size_t len) {
+uint32_t tp_strtab_hash_of(const char *s, size_t len) {
+    return (uint32_t)tp_hash_bytes(s, len);
+}
+
+tp_str tp_strtab_find_h(const tp_strtab *t, const char *s, size_t len, uint32_t h) {
     if (!t->index.nslots) return UINT32_MAX;
     strkey k = {s, len};
-    uint32_t ref =
-        tp_hashtab_ref(&t->index, tp_hashtab_find(&t->index, (uint32_t)tp_hash_bytes(s, len),
-                                                  str_eq, t->ents, &k));
+    uint32_t ref = tp_hashtab_ref(&t->index, tp_hashtab_find(&t->index, h, str_eq, t->ents, &k));
     return ref ? ref - 1 : UINT32_MAX;
+}
+
+tp_str tp_strtab_find(const tp_strtab *t, const char *s, size_t len) {
+    return tp_strtab_find_h(t, s, len, tp_strtab_hash_of(s, len));
 }
 
 tp_str tp_strtab_intern(tp_strtab *t, const char *s, size_t len) {
     if (len > UINT32_MAX - 1) len = UINT32_MAX - 1;
-    uint32_t h = (uint32_t)tp_hash_bytes(s, len);
+    return tp_strtab_intern_h(t, s, len, tp_strtab_hash_of(s, len));
+}
+
+tp_str tp_strtab_intern_h(tp_strtab *t, const char *s, size_t len, uint32_t h) {
+    if (len > UINT32_MAX - 1) goto fail; /* no hash of it was stored: tp_strtab_intern's cut */
     if (tp_hashtab_reserve(&t->index, 1024)) goto fail;
     strkey k = {s, len};
     size_t i = tp_hashtab_find(&t->index, h, str_eq, t->ents, &k);
@@ -96,7 +106,7 @@ tp_str tp_strtab_intern(tp_strtab *t, const char *s, size_t len) {
     }
     char *copy = arena_copy(t, s, len);
     if (!copy) goto fail;
-    t->ents[t->n] = (struct tp_strent){copy, (uint32_t)len};
+    t->ents[t->n] = (struct tp_strent){copy, (uint32_t)len, h};
     tp_hashtab_put(&t->index, i, h, t->n + 1);
     return t->n++;
 fail:

@@ -60,7 +60,10 @@
  *     at once (acquire), for this window too. A chunk taken again stores seq (release) after
  *     resetting count and streamed, so a writer that reads the new seq (acquire) sees the reset
  *     fields, and one that reads the old seq skips the chunk as read. Asserted: the writer never
- *     reads a chunk twice (its seq is at least the thread's stream_next). */
+ *     reads a chunk twice (its seq is at least the thread's stream_next). It also looks at a
+ *     thread's first unread chunk, its newest one included, without taking it: only the first of
+ *     its published records (count read with acquire, invariant 2), for the time before which
+ *     no later segment starts an event (window.c); the owner goes on writing past them. */
 #ifndef TP_RECORD_RECORD_H
 #define TP_RECORD_RECORD_H
 
@@ -289,7 +292,10 @@ enum { TP_STREAM_BATCH = 64 };
  * thread: each thread's chunks of generation gen other than its newest, up to TP_STREAM_BATCH, or,
  * when `all`, every one (the window closed). Chunks read before `all` are marked streamed once fn
  * returns: their owner may reuse them; those of the final call stay until tp_window_done(gen).
- * Writer thread only. */
+ * Before `all`, fn is called for every thread with records of gen, n possibly 0, and chunks[n]
+ * is the thread's first chunk left unread, which fn may only look at: its records[0 .. count)
+ * with count read with acquire (invariant 2), as its owner may still be writing it (window.c:
+ * what a later segment may still hold). Writer thread only. */
 int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx);
 /* The flight recorder: chunks of generations up to `upto` may be reused (their budget returns);
  * never lowers what was released. */

@@ -85,11 +85,36 @@ static void fill_run_info(tp_run_info *run);
 
 /* ---- the writer thread's side ---- */
 
+/* The steps w ended since the last poll, handed to its conversion for the next segment: copied
+ * under the session lock, as the stepping thread appends them, and only while w records (a
+ * closing window's last step may be cut: the last segment has it). Sources that add their events
+ * at the window's end (the GPU's) would add some to steps handed over already: with one, the
+ * steps wait for the last segment as before, and no segment settles any time (window.h). */
+static void stream_steps(tp_window *w) {
+    tp_step_span *copy = NULL;
+    size_t n = 0, given = tp_wstream_given(w->ws);
+    int64_t tid = 0;
+    char name[sizeof(w->step_thread)] = "";
+    int collects = 0;
+    tp_session_lock();
+    for (size_t i = 0; i < tp_sess.nsources; i++)
+        collects |= tp_sess.sources[i].collect != NULL;
+    if (!collects && TP_LOAD_RLX(&tp_sess.streaming) == w && w->nsteps > given &&
+        (copy = malloc((w->nsteps - given) * sizeof(*copy)))) {
+        n = w->nsteps - given;
+        memcpy(copy, w->steps + given, n * sizeof(*copy));
+        tid = tp_sess.step_tid;
+        memcpy(name, tp_sess.step_name, sizeof(name));
+    }
+    tp_session_unlock();
+    if (collects) tp_wstream_settle_none(w->ws);
+    if (n) tp_wstream_steps(w->ws, copy, n, tid, name); /* out of memory: they wait */
+    free(copy);
+}
+
 /* A streamed window's next segments (up to `passes`) to the sink's trace: begun at the first,
- * when the sink takes one (else the window is built whole at its end). While it records
- * (`recording`), each with the steps that ended meanwhile, so that a trace cut short holds them;
- * once it closed, its last steps go with its last segment, never empty then, which ends with
- * events after the metadata as a trace written while it recorded does. */
+ * when the sink takes one (else the window is built whole at its end); each with the steps
+ * ended so far while it records. */
 static void stream_segments(tp_window *w, size_t passes, int recording) {
     if (!w->ws && !w->head) {
         w->head = calloc(1, sizeof(*w->head));
@@ -103,12 +128,8 @@ static void stream_segments(tp_window *w, size_t passes, int recording) {
         if (w->trace) w->ws = tp_wstream_new(w, &tp_sess.env);
     }
     for (size_t n = 1, k = 0; w->ws && n && k < passes; k++) {
+        if (recording) stream_steps(w); /* at each pass: the loop steps on meanwhile */
         tp_model *m = tp_wstream_pass(w->ws);
-        if (m && recording) { /* the stepping thread adds steps under the lock */
-            tp_session_lock();
-            tp_wstream_add_steps(w->ws, w->steps, w->nsteps, tp_sess.step_tid, tp_sess.step_name);
-            tp_session_unlock();
-        }
         n = m ? m->nevents : 0;
         if (n) tp_sess.sink.stream_add(tp_sess.sink.ctx, w->trace, m);
         if (m) tp_model_free(m);

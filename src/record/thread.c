@@ -250,9 +250,9 @@ int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx) {
             rc = -1;
             break;
         }
-        size_t n = !all && l.n ? l.n - 1 : l.n; /* the newest: its owner may still write it */
+        if (l.n == 0 && !all) continue; /* (its chunks were reused meanwhile) */
+        size_t n = all ? l.n : l.n - 1; /* the newest: its owner may still write it */
         if (!all && n > TP_STREAM_BATCH) n = TP_STREAM_BATCH;
-        if (n == 0 && !all) continue;
         assert(n == 0 || TP_LOAD_RLX(&l.v[0]->seq) >= thr->stream_next); /* read once */
         fn(ctx, thr, l.v, n);
         if (n > 0) thr->stream_next = TP_LOAD_RLX(&l.v[n - 1]->seq) + 1;

@@ -54,6 +54,8 @@ typedef struct thread_conv {
     size_t npending, cap_pending;
     tp_strtab texts; /* ops' inputs texts the pending args point to (add_inputs) */
     int late;        /* a record past the window's end was met: the rest are later still */
+    int64_t last_ts; /* a streamed window's: the time of the last timed record read (or the
+                        window's start), a bound on the times of those not read yet */
 } thread_conv;
 
 typedef struct convert {
@@ -234,6 +236,7 @@ static int convert_records(convert *cv, const tp_rec *recs, uint32_t n, uint32_t
                     kind == TP_REC_MEMORY;
         int64_t ts = timed ? model_ts(cv, r->a) : 0;
         if (timed && ts > cv->end_ts) return 1;
+        if (timed) cv->tc->last_ts = ts;
         switch (kind) {
         case TP_REC_BEGIN:
             open_range_at(cv, tp_rec_str(r->b), r->a);
@@ -353,12 +356,13 @@ static void mark_trigger(convert *cv, tp_event *step, uint32_t track) {
     tp_model_add_arg(cv->m, ev, name_id(cv, "reason"), TP_ARG_STR, &reason);
 }
 
-/* The ProfilerStep#k ranges of steps[0 .. n) on the stepping thread's track (tid, thread), which
- * the model gets even when n is 0 (a streamed window's last segment names every track). */
+/* The ProfilerStep ranges of steps[0 .. n) on the track of thread tid (named thread_name);
+ * cut_last: the last of them is the window's, cut at its end. */
 static void add_steps(convert *cv, const tp_step_span *steps, size_t n, int64_t tid,
-                      const char *thread) {
+                      const char *thread_name, int cut_last) {
     const tp_window *w = cv->w;
-    uint32_t track = track_of(cv, tid, thread);
+    if (!n) return;
+    uint32_t track = track_of(cv, tid, thread_name);
     char name[40];
     for (size_t i = 0; i < n && track != UINT32_MAX; i++) {
         snprintf(name, sizeof(name), "%s%lld", tp_kname_step, (long long)steps[i].step);
@@ -369,7 +373,7 @@ static void add_steps(convert *cv, const tp_step_span *steps, size_t n, int64_t 
         ev->dur = range_dur(ts, end);
         ev->cat = name_id(cv, tp_kcat_user_annotation);
         ev->flags = TP_EVF_STEP;
-        if (w->cut_last && &steps[i] == &w->steps[w->nsteps - 1]) ev->flags |= TP_EVF_TRUNCATED;
+        if (cut_last && i + 1 == n) ev->flags |= TP_EVF_TRUNCATED;
         if (w->flight_reason[0] && steps[i].step == w->flight_step) mark_trigger(cv, ev, track);
     }
 }
@@ -432,7 +436,7 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
         .m = m, .w = w, .env = env, .start_ticks = w->start_ticks, .cal = w->cal, .tc = &tc};
     cv->end_ts = model_ts(cv, w->end_ticks);
     if (tp_collect_chunks(w->gen_lo ? w->gen_lo : w->gen, w->gen, visit_thread, cv)) m->failed = 1;
-    if (w->nsteps) add_steps(cv, w->steps, w->nsteps, w->step_tid, w->step_thread);
+    add_steps(cv, w->steps, w->nsteps, w->step_tid, w->step_thread, w->cut_last);
     end_window(cv, info);
     thread_conv_free(&tc);
     tp_strtab_free(&tc.texts);
@@ -442,14 +446,33 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
 
 /* ---- a streamed window ---------------------------------------------------------------------- */
 
+/* Each segment says up to when the window is settled (tp_model.settled_ts): the earliest time
+ * at which an event of a later segment may start. A thread's later events are the ranges open on
+ * its stack and the records not read yet, which follow the last one read in time; of those the
+ * first unread chunk's first record, when it has a time, is the earliest. A thread with no chunk
+ * of the window when the pass lists them takes one before it reads the clock for its first
+ * record (record.c: room, then the clock), so its events start after the pass began. The step
+ * still running starts where the last step handed over ended. Ranges written whole at their end
+ * (record.h's tp_range_complete: those begun before the window, which start with it, and the
+ * observer's record_function ranges) are the exception: no stack shows them while they are
+ * open, and a sink that cuts the window (src/sink/artifacts.c) knows it. */
+
 struct tp_wstream {
     convert cv;
     thread_conv **threads; /* one per thread met, in the order met */
     size_t nthreads, cap_threads;
     int final;        /* the window closed: every chunk is read, every range closed */
-    size_t steps_out; /* the window's steps written in earlier segments (tp_wstream_add_steps) */
     int failed;       /* an earlier segment ran out of memory */
     uint64_t dropped; /* the earlier segments' dropped events */
+    /* steps ended while it records (tp_wstream_steps), for the next segment; steps_given of
+     * the window's steps were handed over, the last ending at step_end (ticks) */
+    tp_step_span *steps;
+    size_t nsteps, cap_steps, steps_given;
+    int64_t step_tid;
+    char step_thread[64];
+    uint64_t step_end;
+    int64_t settled; /* the pass's bound so far (the head of this section) */
+    int settle_none; /* tp_wstream_settle_none: no segment settles any time */
 };
 
 tp_wstream *tp_wstream_new(const tp_window *w, const tp_window_env *env) {
@@ -459,6 +482,7 @@ tp_wstream *tp_wstream_new(const tp_window *w, const tp_window_env *env) {
     /* The window's own line needs its closing anchor: its events take the process's rate from
      * the opening anchor, all of them, so that the segments agree (clock.h). */
     tp_clock_cal_span(&s->cv.cal, &w->opened, &w->opened);
+    s->step_end = w->start_ticks;
     return s;
 }
 
@@ -474,8 +498,24 @@ static thread_conv *thread_of(tp_wstream *s, const tp_thread *thr) {
     tp_strtab_init(&tc->texts);
     tc->thr = thr;
     tc->tid = thr->tid;
+    tc->last_ts = model_ts(&s->cv, s->cv.start_ticks);
     s->threads[s->nthreads++] = tc;
     return tc;
+}
+
+/* The earliest time a later segment may hold an event of tc's at, its first unread chunk being
+ * c: its owner may be writing c, so only its published records are looked at (record.h,
+ * invariant 2), and only the first, which starts the chunk's records. */
+static int64_t thread_settled(const convert *cv, const thread_conv *tc, const tp_chunk *c) {
+    int64_t t = tc->last_ts;
+    if (TP_LOAD_ACQ(&c->count) > 0) {
+        int kind = tp_rec_kind(&c->recs[0]);
+        if (kind == TP_REC_BEGIN || kind == TP_REC_END || kind == TP_REC_COUNTER ||
+            kind == TP_REC_MEMORY)
+            t = model_ts(cv, c->recs[0].a);
+    }
+    if (tc->depth && tc->stack[0].ts < t) t = tc->stack[0].ts;
+    return t;
 }
 
 static void stream_visit(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n) {
@@ -487,7 +527,11 @@ static void stream_visit(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n)
     }
     tc->name = TP_LOAD_ACQ(&thr->name);
     s->cv.tc = tc;
-    convert_chunks(&s->cv, chunks, n, s->final);
+    if (n || s->final) convert_chunks(&s->cv, chunks, n, s->final);
+    if (!s->final) { /* chunks[n] is its first unread chunk (tp_stream_chunks) */
+        int64_t t = thread_settled(&s->cv, tc, chunks[n]);
+        if (t < s->settled) s->settled = t;
+    }
 }
 
 /* An empty model for the next segment, the name cache emptied with it. */
@@ -498,40 +542,69 @@ static tp_model *next_segment(tp_wstream *s) {
     return m;
 }
 
+int tp_wstream_steps(tp_wstream *s, const tp_step_span *steps, size_t n, int64_t tid,
+                     const char *thread_name) {
+    if (!n) return 0;
+    if (TP_GROW(s->steps, s->cap_steps, s->nsteps + n)) return -1;
+    memcpy(s->steps + s->nsteps, steps, n * sizeof(*steps));
+    s->nsteps += n;
+    s->steps_given += n;
+    s->step_end = steps[n - 1].end;
+    s->step_tid = tid;
+    snprintf(s->step_thread, sizeof(s->step_thread), "%s", thread_name ? thread_name : "");
+    return 0;
+}
+
+size_t tp_wstream_given(const tp_wstream *s) {
+    return s->steps_given;
+}
+
+void tp_wstream_settle_none(tp_wstream *s) {
+    s->settle_none = 1;
+}
+
+/* The steps handed over since the last segment, into this one. */
+static void add_given_steps(tp_wstream *s) {
+    add_steps(&s->cv, s->steps, s->nsteps, s->step_tid, s->step_thread, 0);
+    s->nsteps = 0;
+}
+
 tp_model *tp_wstream_pass(tp_wstream *s) {
     tp_model *m = next_segment(s);
     if (!m) return NULL;
-    if (tp_stream_chunks(s->cv.w->gen, 0, stream_visit, s)) m->failed = 1;
+    convert *cv = &s->cv;
+    s->settled = model_ts(cv, tp_clock_ticks()); /* threads not listed yet start later */
+    if (tp_stream_chunks(cv->w->gen, 0, stream_visit, s)) m->failed = 1;
+    for (size_t i = 0; i < s->nthreads; i++) { /* threads not listed: their open ranges */
+        const thread_conv *tc = s->threads[i];
+        if (tc->depth && tc->stack[0].ts < s->settled) s->settled = tc->stack[0].ts;
+    }
+    int64_t step = model_ts(cv, s->step_end); /* the step running now began there */
+    m->settled_ts = s->settle_none ? INT64_MIN : step < s->settled ? step : s->settled;
+    add_given_steps(s);
     s->dropped += m->dropped_events;
     s->failed |= m->failed;
     return m;
-}
-
-void tp_wstream_add_steps(tp_wstream *s, const tp_step_span *steps, size_t nsteps, int64_t tid,
-                          const char *thread) {
-    assert(s->cv.m && s->steps_out <= nsteps);
-    if (nsteps == s->steps_out) return;
-    add_steps(&s->cv, steps + s->steps_out, nsteps - s->steps_out, tid, thread);
-    s->steps_out = nsteps;
 }
 
 tp_model *tp_wstream_finish(tp_wstream *s, tp_window_info *info) {
     tp_model *m = next_segment(s);
     if (m) {
         convert *cv = &s->cv;
+        const tp_window *w = cv->w;
         s->final = 1;
-        cv->end_ts = model_ts(cv, cv->w->end_ticks);
-        if (tp_stream_chunks(cv->w->gen, 1, stream_visit, s)) m->failed = 1;
+        cv->end_ts = model_ts(cv, w->end_ticks);
+        if (tp_stream_chunks(w->gen, 1, stream_visit, s)) m->failed = 1;
         for (size_t i = 0; i < s->nthreads; i++) { /* threads with nothing left to read too */
             cv->tc = s->threads[i];
             convert_chunks(cv, NULL, 0, 1); /* also every thread's track, for its metadata */
         }
         m->dropped_events += s->dropped;
         m->failed |= s->failed;
-        const tp_window *w = cv->w;
-        if (w->nsteps)
-            add_steps(cv, w->steps + s->steps_out, w->nsteps - s->steps_out, w->step_tid,
-                      w->step_thread);
+        add_given_steps(s);
+        size_t given = s->steps_given < w->nsteps ? s->steps_given : w->nsteps;
+        add_steps(cv, w->steps + given, w->nsteps - given, w->step_tid, w->step_thread,
+                  w->cut_last);
         end_window(cv, info);
     }
     tp_wstream_free(s);
@@ -546,6 +619,7 @@ void tp_wstream_free(tp_wstream *s) {
         free(s->threads[i]);
     }
     free(s->threads);
+    free(s->steps);
     tp_inputs_text_free(&s->cv.inputs);
     free(s);
 }

@@ -63,24 +63,27 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
  * memory holds a few chunks per thread rather than the window. Each segment holds the ranges
  * that ended in the chunks read for it (complete, with their args) and the thread's other
  * events, in each thread's order; the last one also the ranges still open at the window's end,
- * the steps not added before (tp_wstream_add_steps) and every thread's track. Taken together the
- * segments hold the events tp_window_build makes of the same records, with the same figures, times
- * converted at the process's rate from the window's opening anchor (clock.h). Writer thread only.
- */
+ * the steps and every thread's track. Taken together the segments hold the events
+ * tp_window_build makes of the same records, with the same figures, times converted at the
+ * process's rate from the window's opening anchor (clock.h). Writer thread only. */
 /* w must stay until finish; its opening fields are read (gen, start_ticks, opened). NULL when
  * out of memory. */
 tp_wstream *tp_wstream_new(const tp_window *w, const tp_window_env *env);
 /* A segment of the chunks the threads filled since the last one, up to TP_STREAM_BATCH per
- * thread (the caller owns it; it may be empty); NULL when out of memory. Their owners may reuse
- * those chunks as it returns. */
+ * thread, and of the steps handed over since (the caller owns it; it may be empty); NULL when out
+ * of memory. Their owners may reuse those chunks as it returns. Its settled_ts says how far the
+ * window is settled: no later segment holds an event that starts before it, except ranges written
+ * whole at their end (window.c says why; INT64_MIN: nothing is, after tp_wstream_settle_none). */
 tp_model *tp_wstream_pass(tp_wstream *s);
-/* The window's steps that ended since the last call, steps[done .. nsteps) of the stepping
- * thread's steps[0 .. nsteps) (read under the session lock, which guards them while the window
- * records), added to the segment tp_wstream_pass just returned, on the track of thread tid
- * (named thread): a trace cut short keeps the steps it covers (tp_chrome_stream_checkpoints).
- * The last segment holds those that came after the last call. */
-void tp_wstream_add_steps(tp_wstream *s, const tp_step_span *steps, size_t nsteps, int64_t tid,
-                          const char *thread);
+/* Steps the window ended while it records, steps[0 .. n) (copied), on thread tid named
+ * thread_name, for the next segment: in order, the first being the tp_wstream_given()-th of the
+ * window; those never handed over come with the last segment, as without streaming. 0, or -1
+ * when out of memory (they are not taken). */
+int tp_wstream_steps(tp_wstream *s, const tp_step_span *steps, size_t n, int64_t tid,
+                     const char *thread_name);
+size_t tp_wstream_given(const tp_wstream *s);
+/* No segment from now on settles any time (a source adds events at the window's end). */
+void tp_wstream_settle_none(tp_wstream *s);
 /* The window closed (w's end fields set): the last segment, with w's info as tp_window_build
  * gives it, the dropped events of every segment and its warnings; frees s. */
 tp_model *tp_wstream_finish(tp_wstream *s, tp_window_info *info);

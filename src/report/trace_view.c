@@ -56,23 +56,29 @@ static uint32_t new_lane(tp_trace_view *v, const tp_model *m, const tp_track *t,
  * and whether each raw JSON arg parses (0 not yet known, 1 it does, 2 it does not). */
 typedef struct model_seen {
     uint32_t *name;
+    uint32_t *raw; /* the view's args id of each raw args text + 1, or ARGS_LEFT; 0 not yet known */
     uint8_t *json_ok;
     tp_str raw_key; /* TP_READ_RAW_ARGS in the model's strings, UINT32_MAX: no range has one */
 } model_seen;
 
+/* seen.raw of a text left out by TP_TRACE_VIEW_ARGS_MAX: it stays out (the args only grow), and
+ * each range that has it is counted. */
+#define ARGS_LEFT UINT32_MAX
+
 /* Whether the raw JSON arg string id of m is valid JSON, checked once per string. */
 static int json_arg_ok(model_seen *seen, const tp_model *m, tp_str id) {
     if (id < m->strings.n && seen->json_ok[id]) return seen->json_ok[id] == 1;
-    int ok = tp_json_valid(tp_model_str(m, id), tp_strtab_len(&m->strings, id));
+    int ok = tp_json_valid_z(tp_model_str(m, id), tp_strtab_len(&m->strings, id));
     if (id < m->strings.n) seen->json_ok[id] = ok ? 1 : 2;
     return ok;
 }
 
-/* An args text interned in v->args while the texts fit TP_TRACE_VIEW_ARGS_MAX, else none. */
-static tp_str keep_args(tp_trace_view *v, const char *text, size_t len) {
+/* An args text (h its tp_strtab_hash_of) interned in v->args while the texts fit
+ * TP_TRACE_VIEW_ARGS_MAX, else none. */
+static tp_str keep_args(tp_trace_view *v, const char *text, size_t len, uint32_t h) {
     if (v->args.bytes + len <= TP_TRACE_VIEW_ARGS_MAX) /* fits, new or not: one lookup */
-        return tp_strtab_intern(&v->args, text, len);
-    tp_str found = tp_strtab_find(&v->args, text, len);
+        return tp_strtab_intern_h(&v->args, text, len, h);
+    tp_str found = tp_strtab_find_h(&v->args, text, len, h);
     if (found == UINT32_MAX) v->args_left_out++;
     return found == UINT32_MAX ? TP_STR_EMPTY : found;
 }
@@ -87,10 +93,21 @@ static tp_str args_of(tp_trace_view *v, model_seen *seen, const tp_model *m, con
     size_t n = (size_t)e->arg0 + e->nargs <= m->nargs ? e->nargs : 0;
     if (!n && !e->ext) return TP_STR_EMPTY;
     const tp_arg *raw = n && seen->raw_key != UINT32_MAX ? tp_event_arg(m, e, seen->raw_key) : NULL;
+    uint32_t *known = raw && raw->v.s < m->strings.n ? &seen->raw[raw->v.s] : NULL;
+    if (known && *known) { /* the model's ranges repeat their texts: each looked up once */
+        v->args_left_out += *known == ARGS_LEFT;
+        return *known == ARGS_LEFT ? TP_STR_EMPTY : *known - 1;
+    }
     size_t raw_len = raw ? tp_strtab_len(&m->strings, raw->v.s) : 0;
     /* Past the bound a text is kept only if it is there already (so checked): not checked again */
-    if (raw && (v->args.bytes + raw_len > TP_TRACE_VIEW_ARGS_MAX || json_arg_ok(seen, m, raw->v.s)))
-        return keep_args(v, tp_model_str(m, raw->v.s), raw_len);
+    if (raw &&
+        (v->args.bytes + raw_len > TP_TRACE_VIEW_ARGS_MAX || json_arg_ok(seen, m, raw->v.s))) {
+        uint64_t left = v->args_left_out;
+        tp_str id = keep_args(v, tp_model_str(m, raw->v.s), raw_len,
+                              tp_strtab_hash(&m->strings, raw->v.s)); /* hashed by the reader */
+        if (known && !v->args.failed) *known = v->args_left_out != left ? ARGS_LEFT : id + 1;
+        return id;
+    }
     text->len = 0;
     tp_buf_putc(text, '{');
     if (e->ext) {
@@ -114,7 +131,9 @@ static tp_str args_of(tp_trace_view *v, model_seen *seen, const tp_model *m, con
             tp_buf_json_cstr(text, tp_model_str(m, a->v.s));
     }
     tp_buf_putc(text, '}');
-    return text->failed ? TP_STR_EMPTY : keep_args(v, text->data, text->len);
+    return text->failed
+               ? TP_STR_EMPTY
+               : keep_args(v, text->data, text->len, tp_strtab_hash_of(text->data, text->len));
 }
 
 /* The view's id of a model's name, cut as the page would cut it (TP_TRACE_VIEW_NAME_MAX, with
@@ -171,11 +190,12 @@ static void cut_by_time(tp_trace_view *v) {
 
 void tp_trace_view_add_model(tp_trace_view *v, const tp_model *m) {
     uint32_t *lanes = calloc(m->ntracks ? 2 * m->ntracks : 1, sizeof(*lanes)); /* host, device */
-    model_seen seen = {calloc(m->strings.n + 1, sizeof(uint32_t)), calloc(m->strings.n + 1, 1),
+    model_seen seen = {calloc(m->strings.n + 1, sizeof(uint32_t)),
+                       calloc(m->strings.n + 1, sizeof(uint32_t)), calloc(m->strings.n + 1, 1),
                        tp_strtab_find(&m->strings, TP_READ_RAW_ARGS, sizeof(TP_READ_RAW_ARGS) - 1)};
     tp_buf text;
     tp_buf_init(&text);
-    if (!lanes || !seen.name || !seen.json_ok) {
+    if (!lanes || !seen.name || !seen.raw || !seen.json_ok) {
         v->failed = 1;
         goto done;
     }
@@ -207,6 +227,7 @@ void tp_trace_view_add_model(tp_trace_view *v, const tp_model *m) {
 done:
     tp_buf_free(&text);
     free(seen.name);
+    free(seen.raw);
     free(seen.json_ok);
     free(lanes);
 }
@@ -221,40 +242,111 @@ static int lane_cmp(const void *x, const void *y) {
     return strcmp(a->label, b->label);
 }
 
-/* order[0..n) becomes the ranges by (lane position, start, longest first), then by (lane
- * position, depth, start); depth[i] is range i's nesting depth on its lane. 0, or -1. */
-static int order_ranges(const tp_trace_view *v, const uint32_t *pos, tp_keyed *order,
-                        uint32_t *depth) {
-    tp_sort_buf spare = {0};
-    int64_t *ends = NULL;
-    size_t nends = 0, cap_ends = 0;
-    int rc = 0;
+/* Bits to write x in. */
+static unsigned bit_width(uint64_t x) {
+    return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
+}
+
+/* order[0..n) by (lane position, start): both in one key where they fit in 64 bits (lanes are
+ * few and a window's starts span far less than 2^40 ns), else a sort by each. 0, or -1. */
+static int by_lane_start(const tp_trace_view *v, const uint32_t *pos, tp_keyed *order,
+                         tp_sort_buf *spare) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < v->n; i++) {
+        lo = v->r[i].start_ns < lo ? v->r[i].start_ns : lo;
+        hi = v->r[i].start_ns > hi ? v->r[i].start_ns : hi;
+    }
+    unsigned bits = v->n ? bit_width((uint64_t)hi - (uint64_t)lo) : 0;
+    if (bits + bit_width(v->nlanes) <= 64) {
+        for (size_t i = 0; i < v->n; i++)
+            order[i] = (tp_keyed){((uint64_t)pos[v->r[i].lane] << bits) |
+                                      ((uint64_t)v->r[i].start_ns - (uint64_t)lo),
+                                  i};
+        return tp_sort_keyed(spare, order, v->n);
+    }
     for (size_t i = 0; i < v->n; i++)
-        order[i] = (tp_keyed){~(uint64_t)v->r[i].dur_ns, i};
-    rc |= tp_sort_keyed(&spare, order, v->n);
-    for (size_t i = 0; i < v->n; i++)
-        order[i].key = tp_time_key(v->r[order[i].val].start_ns);
-    rc |= tp_sort_keyed(&spare, order, v->n);
+        order[i] = (tp_keyed){tp_time_key(v->r[i].start_ns), i};
+    int rc = tp_sort_keyed(spare, order, v->n);
     for (size_t i = 0; i < v->n; i++)
         order[i].key = pos[v->r[order[i].val].lane];
-    rc |= tp_sort_keyed(&spare, order, v->n);
-    /* depth: the ranges of the lane still open at the start (a stack of their ends) */
-    for (size_t i = 0; rc == 0 && i < v->n; i++) {
+    return rc | tp_sort_keyed(spare, order, v->n);
+}
+
+/* Longest first within each run of ranges of one lane that start together, else in the order
+ * they came (stable): such ties are few and short, so a run is sorted by itself, by insertion
+ * where short. 0, or -1. */
+static int longest_first(const tp_trace_view *v, tp_keyed *order, tp_sort_buf *spare) {
+    enum { SHORT_RUN = 32 };
+    int rc = 0;
+    for (size_t a = 0, b; a < v->n; a = b) {
+        const tp_tv_range *first = &v->r[order[a].val];
+        for (b = a + 1; b < v->n && v->r[order[b].val].lane == first->lane &&
+                        v->r[order[b].val].start_ns == first->start_ns;
+             b++)
+            order[b].key = ~(uint64_t)v->r[order[b].val].dur_ns;
+        order[a].key = ~(uint64_t)first->dur_ns;
+        if (b - a > SHORT_RUN) {
+            rc |= tp_sort_keyed(spare, order + a, b - a);
+            continue;
+        }
+        for (size_t i = a + 1; i < b; i++) {
+            tp_keyed k = order[i];
+            size_t j = i;
+            for (; j > a && order[j - 1].key > k.key; j--)
+                order[j] = order[j - 1];
+            order[j] = k;
+        }
+    }
+    return rc;
+}
+
+/* depth[i] becomes range i's nesting depth on its lane (the ranges of the lane still open at its
+ * start: a stack of their ends), order[0..n) being by (lane position, start, longest first), and
+ * rows[k] 1 + the deepest depth on the lane at position k. 0, or -1. */
+static int depths(const tp_trace_view *v, const uint32_t *pos, const tp_keyed *order,
+                  uint32_t *depth, uint32_t *rows) {
+    int64_t *ends = NULL;
+    size_t nends = 0, cap_ends = 0;
+    for (size_t i = 0; i < v->n; i++) {
         const tp_tv_range *r = &v->r[order[i].val];
-        if (i == 0 || order[i].key != order[i - 1].key) nends = 0;
+        if (i == 0 || r->lane != v->r[order[i - 1].val].lane) nends = 0;
         while (nends && ends[nends - 1] <= r->start_ns)
             nends--;
         depth[order[i].val] = (uint32_t)nends;
+        uint32_t *row = &rows[pos[r->lane]];
+        *row = *row > nends ? *row : (uint32_t)nends + 1;
         if (TP_GROW(ends, cap_ends, nends + 1)) {
-            rc = -1;
-            break;
+            free(ends);
+            return -1;
         }
         ends[nends++] = r->start_ns + r->dur_ns;
     }
+    free(ends);
+    return 0;
+}
+
+/* order[0..n) becomes the ranges by (lane position, start, longest first), then by (lane
+ * position, depth, start), each key ((lane position << 32) | depth); depth[i] is range i's
+ * nesting depth on its lane. 0, or -1. */
+static int order_ranges(const tp_trace_view *v, const uint32_t *pos, tp_keyed *order,
+                        uint32_t *depth) {
+    tp_sort_buf spare = {0};
+    uint32_t *rows = calloc(v->nlanes + 1, sizeof(*rows)); /* rows of each lane, then their first */
+    int rc = rows ? 0 : -1;
+    if (rc == 0) rc = by_lane_start(v, pos, order, &spare) | longest_first(v, order, &spare);
+    if (rc == 0) rc = depths(v, pos, order, depth, rows);
+    for (size_t k = 0, first = 0; rc == 0 && k < v->nlanes; k++) {
+        size_t n = rows[k];
+        rows[k] = (uint32_t)first;
+        first += n;
+    }
+    /* by row, numbered densely: one pass of the radix sort where a window has < 2048 rows */
+    for (size_t i = 0; rc == 0 && i < v->n; i++)
+        order[i].key = rows[pos[v->r[order[i].val].lane]] + depth[order[i].val];
+    if (rc == 0) rc = tp_sort_keyed(&spare, order, v->n);
     for (size_t i = 0; rc == 0 && i < v->n; i++)
         order[i].key = ((uint64_t)pos[v->r[order[i].val].lane] << 32) | depth[order[i].val];
-    if (rc == 0) rc = tp_sort_keyed(&spare, order, v->n);
-    free(ends);
+    free(rows);
     tp_sort_buf_free(&spare);
     return rc ? -1 : 0;
 }
@@ -321,9 +413,11 @@ static void strings(tp_jw *w, const char *key, const tp_strtab *t) {
 }
 
 /* "args_json": the args texts as the JSON objects they are (null for id 0, none), each copied
- * as it is but for bytes that are no UTF-8 (then U+FFFD, inside a string: JSON has them nowhere
- * else): no escaping, and the page parses them with the rest of the data. Not cut: each is
- * bounded by TP_TRACE_VIEW_ARGS_MAX, and a cut object would not parse. */
+ * as it is: no escaping, and the page parses them with the rest of the data. Each is valid JSON
+ * in UTF-8 already: a trace's text passed tp_json_valid_z (which checks the UTF-8 of its
+ * strings: JSON has other bytes nowhere else), and args_of wrote the others from checked or
+ * escaped parts. Not cut: each is bounded by TP_TRACE_VIEW_ARGS_MAX, and a cut object would
+ * not parse. */
 static void args_json(tp_jw *w, const tp_strtab *t) {
     tp_jw_array(w, "args_json");
     for (uint32_t i = 0; i < t->n; i++) {
@@ -332,8 +426,9 @@ static void args_json(tp_jw *w, const tp_strtab *t) {
             tp_jw_null(w, NULL);
             continue;
         }
+        assert(tp_json_valid_z(tp_strtab_get(t, i), len));
         tp_jw_key(w, NULL);
-        tp_buf_utf8(w->b, tp_strtab_get(t, i), len);
+        tp_buf_put(w->b, tp_strtab_get(t, i), len);
     }
     tp_jw_end_array(w);
 }

@@ -108,7 +108,7 @@ static held *compute(const char *const *paths, size_t npaths, tp_serve_what what
     if (!h->blob.ok) {
         /* the line on stderr too, as the command prints its errors; the answer's is shorter */
         if (line[0]) fprintf(stderr, "tprof: %s\n", line);
-        snprintf(err, sizeof(err), "%s", line);
+        snprintf(err, sizeof(err), "%.*s", (int)sizeof(err) - 1, line); /* cut on purpose */
         out.len = 0;
         out.failed = 0;
         TP_BUF_LIT(&out, "{\"error\":");

@@ -39,7 +39,6 @@
 #include "report/report.h"
 #include "run/claim.h"
 #include "run/runfiles.h"
-#include "trace/reader.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -68,7 +67,7 @@ typedef struct artifacts {
     char worker[128];     /* TensorBoard's worker name: <host>_<pid> */
     size_t seq;           /* windows written so far */
     int html_report;      /* report.html at the end; series collects its timeline */
-    uint64_t max_events;  /* the max_events key: bounds a streamed window's read back */
+    uint64_t max_events;  /* the max_events key: bounds a streamed window's pending events */
     tp_series series;
     char **traces; /* file names of the written traces, in order */
     size_t ntraces, cap_traces;
@@ -405,10 +404,10 @@ static void export_segment(const tp_model *segment) {
         export_commit();
 }
 
-/* m, the window's model, joins the run's analysis and report data; frees m. */
-static void add_window(tp_model *m, const tp_window_info *w) {
+/* m, the window's model or a piece of it, joins the run's analysis and report data; frees m. */
+static void add_window(tp_model *m, const char *window) {
     if (tp_analysis_add_model(art.analysis, m, NULL))
-        tp_log_warn("window %s: out of memory; the summary misses part of it", w->name);
+        tp_log_warn("window %s: out of memory; the summary misses part of it", window);
     if (art.html_report && art.dir_ok) tp_series_add_model(&art.series, m);
     tp_model_free(m);
     free(m);
@@ -419,15 +418,79 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
     art.seq++;
     if (art.dir_ok) write_trace(m, w);
     export_window(m, w->deadline_ns);
-    add_window(m, w);
+    add_window(m, w->name);
 }
 
 /* ---- streamed windows (record/sink.h) ---- */
 
+/* A streamed window's summary is computed in the same pass as its trace, in pieces, so that
+ * memory holds a piece rather than the window (docs/CONFIG.md, `stream`).
+ *
+ * Design (issue 25). The analysis adds models one after another and sums them, so a window can
+ * be handed to it as several models, provided that each figure of the pieces adds up to the
+ * figure of the whole. Every figure is computed over one thread's ranges nested in each other
+ * (self time, calls, stages and their carving, modules, call stacks, the op around each
+ * allocation), or over one step's ranges (stage times by step, other, lead, FLOPs by step), or
+ * is a sum, a maximum or a union over time. A piece that ends at a time T such that no range
+ * starts before T and ends after it, and that holds every event starting before T (and none
+ * after), therefore gives each range the same parent, children and step as the whole window:
+ * the figures are equal, not approximated (each thread's events also keep the order they ended
+ * in, which breaks ties of start and length as in the whole window). Three things are not sums
+ * of the pieces', and the analysis takes the pieces as one window for them (tp_model.piece): the
+ * window count, the window's span (a piece's runs to the next piece's start) and an op's module
+ * (around its longest call in the window, add_model.c). So the segments (record/window.h: ranges
+ * that ended, and the steps that ended, as the window records) are kept in `pending`, and once it
+ * holds a piece's worth of events it is cut at the latest step start T that no range of it spans
+ * and that the window has settled (tp_model.settled_ts: no later segment starts an event before it;
+ * the writer knows which ranges are still open and which records are not read yet). Rejected:
+ * cutting anywhere and carrying what a range open at the cut lacks (its children's time for
+ * its self time) across pieces, as its children's nesting (stage carving, module, call stack,
+ * the op an allocation is charged to) would need the whole stack carried into every pass of
+ * the analysis, and step figures need each step whole anyway.
+ *
+ * What holds the cut back: a range open across steps (a `train` range around the loop), or a
+ * thread whose records wait in its buffer (it recorded a little, then nothing: its newest
+ * chunk is not read while it records), or a source that adds events at the window's end (the
+ * GPU's: no segment settles any time, as its work may fall in any step). Then `pending` grows,
+ * up to max_events / 2 events (the bound of the read back before this design): past that the
+ * summary leaves the rest of the window out and says so. Ranges written whole at their end
+ * (record/record.h's tp_range_complete: those begun before the window, Python's tprof.range
+ * across the window's start and LightningProfiler's open actions, which start with it, and
+ * torch's record_function ranges through the observer) sit on no stack while open, so nothing
+ * holds a cut back for them: one that spans a cut arrives after it and is analysed in its
+ * piece, so its self time also counts its children of earlier pieces; the summary says so when
+ * it happens. */
+
+enum { PIECE_EVENTS = 1 << 16 }; /* a piece's events before a cut is tried (less: max_events) */
+
 typedef struct art_stream {
     tp_chrome_stream *cs;
-    tp_chrome_opts o; /* the writer reads them until the end */
+    tp_chrome_opts o;   /* the writer reads them until the end */
+    tp_model *pending;  /* the window's events not analysed yet; NULL once left out */
+    size_t streamed;    /* events of the segments written to the trace */
+    size_t next_try;    /* pending's size at which a cut is tried next */
+    size_t pieces;      /* analysed so far */
+    int64_t cut;        /* where the last piece ended (INT64_MIN: no piece yet) */
+    size_t early;       /* ranges that started before a cut and came after it */
+    char left_out[200]; /* why the summary leaves the window's rest out ("" when it does not) */
 } art_stream;
+
+/* A pending model on the trace's clock, as the segments' head says. */
+static tp_model *pending_new(const tp_model *head) {
+    tp_model *m = malloc(sizeof(*m));
+    if (!m) return NULL;
+    tp_model_init(m);
+    m->base_ns = head->base_ns;
+    m->rank = head->rank;
+    m->world_size = head->world_size;
+    return m;
+}
+
+static void pending_free(art_stream *st) {
+    if (st->pending) tp_model_free(st->pending);
+    free(st->pending);
+    st->pending = NULL;
+}
 
 /* A JSON trace under a temporary name, valid after each segment under the name
  * trace_<seq>_streaming[.rank<N>].partial.json[.gz] (a trace to tprof's readers, told from a
@@ -452,6 +515,9 @@ static void *art_stream_open(void *ctx, const tp_model *head) {
             tp_log_warn("out of memory: a process killed while window %zu records leaves no "
                         "trace of it",
                         art.seq + 1);
+        st->pending = st->cs ? pending_new(head) : NULL;
+        st->cut = INT64_MIN;
+        if (st->cs && !st->pending) snprintf(st->left_out, sizeof(st->left_out), "out of memory");
     }
     free(partial);
     free(path);
@@ -460,41 +526,174 @@ static void *art_stream_open(void *ctx, const tp_model *head) {
     return NULL;
 }
 
+/* The summary leaves the rest of the window out, for the reason given. */
+static void leave_out(art_stream *st, const char *why) {
+    snprintf(st->left_out, sizeof(st->left_out), "%s", why);
+    pending_free(st);
+}
+
+static int cmp_time(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The latest time, after the last cut and up to settled, that starts a step of m and that no
+ * range of m spans (starts before, ends after); INT64_MIN when there is none. */
+static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
+    int64_t *at = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < m->nevents; i++) {
+        const tp_event *e = &m->events[i];
+        if (!(e->flags & TP_EVF_STEP) || e->ts <= after || e->ts > settled) continue;
+        if (TP_GROW(at, cap, n + 1)) break;
+        at[n++] = e->ts;
+    }
+    if (n) qsort(at, n, sizeof(*at), cmp_time); /* (steps arrive in order: sorted already) */
+    uint8_t *spanned = calloc(n + 1, 1);        /* a range spans at[k]: no cut there */
+    for (size_t i = 0; spanned && i < m->nevents; i++) {
+        const tp_event *e = &m->events[i];
+        int64_t end = e->ts + (e->dur > 0 ? e->dur : 0);
+        if (e->kind != TP_HOST_RANGE || end <= e->ts || !n || end <= at[0] || e->ts >= at[n - 1])
+            continue;
+        size_t lo = 0, hi = n; /* the first at[] past e's start */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (at[mid] <= e->ts)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo; k < n && at[k] < end; k++)
+            spanned[k] = 1;
+    }
+    int64_t cut = INT64_MIN;
+    for (size_t k = n; spanned && k-- > 0;)
+        if (!spanned[k]) {
+            cut = at[k];
+            break;
+        }
+    free(at);
+    free(spanned);
+    return cut;
+}
+
+/* pending's events before cut become a piece, analysed; those from cut on stay pending. */
+static void cut_piece(art_stream *st, int64_t cut) {
+    tp_model *m = st->pending;
+    size_t head = 0, tail = 0;
+    for (size_t i = 0; i < m->nevents; i++)
+        tail += m->events[i].ts >= cut;
+    tp_event *later = malloc((tail ? tail : 1) * sizeof(*later));
+    tp_model *rest = pending_new(m);
+    if (!later || !rest) {
+        free(later);
+        free(rest);
+        leave_out(st, "out of memory");
+        return;
+    }
+    tail = 0;
+    for (size_t i = 0; i < m->nevents; i++) /* stable: each thread's order is kept */
+        if (m->events[i].ts >= cut)
+            later[tail++] = m->events[i];
+        else
+            m->events[head++] = m->events[i];
+    memcpy(m->events + head, later, tail * sizeof(*later));
+    free(later);
+    tp_model view = *m; /* the later events, with m's strings, args and tracks */
+    view.events = m->events + head;
+    view.nevents = tail;
+    tp_copy_opts co = {.map_track = tp_copy_track};
+    int rc = tp_model_append(rest, &view, &co);
+    m->nevents = head;
+    m->piece = 1;
+    m->piece_end = cut;
+    st->pending = rest;
+    st->cut = cut;
+    st->pieces++;
+    add_window(m, "(streaming)");
+    if (rc) leave_out(st, "out of memory");
+}
+
+/* Counts m's ranges that start before the last cut (the design above: written whole at their
+ * end). */
+static void count_early(art_stream *st, const tp_model *m) {
+    for (size_t i = 0; st->pieces && i < m->nevents; i++)
+        st->early += m->events[i].kind == TP_HOST_RANGE && m->events[i].ts < st->cut;
+}
+
+/* The segment's events join pending; a piece is cut off when it is big enough and the window
+ * is settled far enough (the design above). */
+static void pending_add(art_stream *st, const tp_model *segment) {
+    size_t piece = art.max_events / 8 < PIECE_EVENTS ? (size_t)art.max_events / 8 : PIECE_EVENTS;
+    tp_copy_opts co = {.map_track = tp_copy_track};
+    if (!st->pending) return;
+    count_early(st, segment);
+    if (tp_model_append(st->pending, segment, &co)) {
+        leave_out(st, "out of memory");
+        return;
+    }
+    tp_model *m = st->pending;
+    if (m->nevents < piece || m->nevents < st->next_try) return;
+    int64_t cut = find_cut(m, st->cut, segment->settled_ts);
+    if (cut != INT64_MIN) {
+        cut_piece(st, cut);
+    } else if ((uint64_t)m->nevents > art.max_events / 2) {
+        leave_out(st, "no step boundary to cut it at: a range open across its steps, or a thread "
+                      "whose records wait in its buffer, or GPU work");
+    } else {
+        st->next_try = m->nevents + piece / 4; /* not at every segment */
+    }
+}
+
 static void art_stream_add(void *ctx, void *trace, const tp_model *segment) {
     (void)ctx;
-    tp_chrome_stream_add_events(((art_stream *)trace)->cs, segment);
+    art_stream *st = trace;
+    tp_chrome_stream_add_events(st->cs, segment);
+    st->streamed += segment->nevents;
     export_segment(segment);
+    pending_add(st, segment);
 }
 
 static void art_stream_abort(void *ctx, void *trace) {
     (void)ctx;
-    tp_chrome_stream_abort(((art_stream *)trace)->cs);
-    free(trace);
+    art_stream *st = trace;
+    tp_chrome_stream_abort(st->cs);
+    pending_free(st);
+    free(st);
 }
 
-/* The window's model for the summary, read back from its trace: the segments are gone. Only up
- * to max_events / 2 events, as many ranges (two records each) as a window held whole keeps, so
- * that the process's memory at the window's end stays what it was without streaming; past that
- * the summary leaves the window out and says so, and `tprof analyze` reads the trace. */
-static void add_read_back(const char *path, const tp_window_info *w, size_t events) {
-    if ((uint64_t)events > art.max_events / 2) {
-        tp_log_warn("window %s: %zu events are more than the summary reads back in the process "
-                    "(profiling.max_events / 2 = %llu): it leaves the window out; `tprof analyze "
-                    "%s` reads it",
-                    w->name, events, (unsigned long long)art.max_events / 2, tp_log_name(path));
-        return;
+/* The window's last piece, pending with the last segment (of which the trace holds `kept`
+ * events, fewer when a signal's flush ran out of time), to the summary; or, when the summary
+ * left its rest out, the window's facts alone and why. Frees pending. */
+static void add_last_piece(art_stream *st, tp_model *last, size_t kept, const tp_window_info *w,
+                           const char *path) {
+    tp_copy_opts co = {.map_track = tp_copy_track};
+    if (kept < last->nevents) last->nevents = kept;
+    count_early(st, last);
+    if (st->pending && tp_model_append(st->pending, last, &co)) leave_out(st, "out of memory");
+    if (st->early) {
+        int one = st->early == 1;
+        tp_log_warn("window %s: %zu range%s written whole at %s end came after the summary had "
+                    "analysed steps %s: %s self time also counts %s children in those steps "
+                    "(docs/CONFIG.md, stream)",
+                    w->name, st->early, one ? "" : "s", one ? "its" : "their",
+                    one ? "it spans" : "they span", one ? "its" : "their", one ? "its" : "their");
     }
-    tp_model *m = malloc(sizeof(*m));
-    char err[512];
-    tp_read_opts ro = {.threads = 1};
-    if (m) tp_model_init(m);
-    if (!m || tp_trace_read_file(path, m, &ro, err, sizeof(err))) {
-        tp_log_warn("window %s: left out of the summary: %s", w->name, m ? err : "out of memory");
-        if (m) tp_model_free(m);
-        free(m);
-        return;
+    if (st->left_out[0]) {
+        tp_log_warn("window %s: %s; the summary leaves %s out, `tprof analyze %s` reads it",
+                    w->name, st->left_out, st->pieces ? "all but its first steps" : "it",
+                    path ? tp_log_name(path) : "its trace");
+        if (!st->pieces) return;
+        st->pending = pending_new(last); /* the window's count, dropped events, partial */
+        if (!st->pending) return;
     }
-    add_window(m, w);
+    tp_model *m = st->pending;
+    if (!m) return; /* left out, as said above */
+    st->pending = NULL;
+    m->dropped_events = last->dropped_events;
+    m->partial = last->partial;
+    m->failed |= last->failed;
+    add_window(m, w->name);
 }
 
 static void art_stream_close(void *ctx, void *trace, tp_model *last, const tp_window_info *w) {
@@ -514,11 +713,15 @@ static void art_stream_close(void *ctx, void *trace, tp_model *last, const tp_wi
     } else {
         tp_chrome_stream_abort(st->cs);
     }
-    free(st);
     export_window(last, w->deadline_ns);
+    size_t kept = rc == 0 && written < st->streamed + last->nevents
+                      ? (written > st->streamed ? written - st->streamed : 0)
+                      : last->nevents;
+    add_last_piece(st, last, kept, w, rc == 0 ? path : NULL);
+    pending_free(st);
+    free(st);
     tp_model_free(last);
     free(last);
-    if (rc == 0) add_read_back(path, w, written);
     free(path);
 }
 

@@ -209,8 +209,7 @@ static int unify_part(tp_part *dst, tp_part *src, remap *r, size_t event_at, siz
     r->track = malloc((s->ntracks ? s->ntracks : 1) * sizeof(*r->track));
     int rc = r->str && r->track ? 0 : -1;
     for (uint32_t i = 0; rc == 0 && i < s->strings.n; i++)
-        r->str[i] =
-            tp_model_intern(m, tp_strtab_get(&s->strings, i), tp_strtab_len(&s->strings, i));
+        r->str[i] = tp_strtab_intern_from(&m->strings, &s->strings, i); /* hashed once */
     for (size_t t = 0; rc == 0 && t < s->ntracks; t++) {
         const tp_track *tr = &s->tracks[t];
         r->track[t] = tp_model_track(m, tr->pid, r->str[tr->pid_str], tr->tid, r->str[tr->tid_str]);

@@ -48,13 +48,19 @@ static inline uint64_t tp_bytes_below(uint64_t w, unsigned below) {
     return (w - TP_BYTES_ONES * below) & ~w & TP_BYTES_HIGHS;
 }
 
-/* Whether any byte of w needs more than a plain copy in a JSON string: a control byte
- * (< 0x20), '"', '\\', DEL or a byte of a multi-byte sequence (>= 0x7f). A false alarm only
- * sends the word through the byte loop, which decides exactly. */
-static inline int tp_json_word_escapes(uint64_t w) {
+/* The high bit of each byte of w that needs more than a plain copy in a JSON string: a control
+ * byte (< 0x20), '"', '\\', DEL or a byte of a multi-byte sequence (>= 0x7f). Exact for the
+ * lowest such byte (a carry or borrow only comes from a lower byte that is flagged too); above
+ * it a false alarm only sends a byte through the byte loop, which decides exactly. */
+static inline uint64_t tp_json_word_escape_bits(uint64_t w) {
     uint64_t high = (w | (w + TP_BYTES_ONES)) & TP_BYTES_HIGHS; /* a byte of 0x7f or more */
-    return (tp_bytes_below(w, 0x20) | high | tp_bytes_below(w ^ (TP_BYTES_ONES * '"'), 1) |
-            tp_bytes_below(w ^ (TP_BYTES_ONES * '\\'), 1)) != 0;
+    return tp_bytes_below(w, 0x20) | high | tp_bytes_below(w ^ (TP_BYTES_ONES * '"'), 1) |
+           tp_bytes_below(w ^ (TP_BYTES_ONES * '\\'), 1);
+}
+
+/* Whether any byte of w needs more than a plain copy in a JSON string. */
+static inline int tp_json_word_escapes(uint64_t w) {
+    return tp_json_word_escape_bits(w) != 0;
 }
 
 void tp_buf_puts(tp_buf *b, const char *s);

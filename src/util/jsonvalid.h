@@ -14,5 +14,8 @@
  * strings are valid UTF-8 without raw control bytes (DEL included: Perfetto rejects it);
  * else 0. */
 int tp_json_valid(const char *s, size_t n);
+/* The same of a text followed by a NUL (s[n] == '\0', as interned strings are): faster, the NUL
+ * standing for the end. */
+int tp_json_valid_z(const char *s, size_t n);
 
 #endif

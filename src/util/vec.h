@@ -15,8 +15,10 @@ int tp_grow(void **ptr, size_t *cap, size_t need, size_t elem);
  * compaction; the CLI, which owns its process, turns it on before it starts any thread. */
 void tp_grow_allow_huge_pages(void);
 
-/* TP_GROW(array, cap, need): tp_grow for a typed pointer. */
-#define TP_GROW(arr, cap, need) tp_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+/* TP_GROW(array, cap, need): tp_grow for a typed pointer, the common case (room already: most
+ * calls append one element) tested inline. Evaluates cap and need twice. */
+#define TP_GROW(arr, cap, need)                                                                    \
+    ((need) <= (cap) ? 0 : tp_grow((void **)&(arr), &(cap), (need), sizeof(*(arr))))
 
 /* Frees each of the n strings of v, then v. */
 void tp_free_strings(char **v, size_t n);

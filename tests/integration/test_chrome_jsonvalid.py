@@ -53,5 +53,6 @@ def test_agrees_with_python_json():
     assert len(got) == len(cases)
     want = [python_valid(c) for c in cases]
     assert sum(want) > 5000, "the mutations should keep many texts valid"
-    wrong = [(c, g) for c, g, w in zip(cases, got, want) if (g == "1") != w]
+    # "!": tp_json_valid and tp_json_valid_z (the NUL-terminated variant) disagree
+    wrong = [(c, g) for c, g, w in zip(cases, got, want) if g != ("1" if w else "0")]
     assert not wrong, wrong[:10]

@@ -288,7 +288,10 @@ def test_graph_check(tmp_path, level):
         assert check("graph", trace, analysis, level, "4")[0] == 1  # the example's count differs
         bad = _graph_trace(tmp_path / "bad.json", level, drop_node_id=True)
         rc, res, out = check("graph", bad, analysis, level)
-        assert rc == 1 and res["problems"] == ["step 8: 3 records of its graph launch"], out
+        assert rc == 1 and res["problems"] == ["step 8: 3 records of a graph launch"], out
+        assert check("graph", bad, analysis, level, "any")[0] == 1  # each launch's work checked
+        rc, res, out = check("graph", trace, analysis, level, "any")  # reduce-overhead's form
+        assert rc == 0 and res["work_per_step"] == [3], out
 
 
 H100 = os.path.join(FIXTURES, "gpu-h100")

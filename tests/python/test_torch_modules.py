@@ -17,6 +17,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 import tprof  # noqa: E402
 import tprof_ref  # noqa: E402
 from conftest import run_traces  # noqa: E402
+from run_files import artifact  # noqa: E402
 from tprof.torch import observer  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not observer.available(),
@@ -195,7 +196,7 @@ def test_op_stats_csv_has_flops_fcm(tmp_path):
                        summary=False) as prof:
         train(model, opt, prof.step)
     run = str(tmp_path / "fcm")
-    with open(os.path.join(run, "op_stats.csv"), newline="") as f:
+    with open(artifact(run, "op_stats.csv"), newline="") as f:
         reader = csv.reader(f)
         head = next(reader)
         rows = {r[0]: r for r in reader}

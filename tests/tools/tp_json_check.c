@@ -1,6 +1,7 @@
 /* tp_json_check.c - runs tp_json_valid over texts read from standard input, separated by NUL
- * bytes, and prints one character per text: 1 valid, 0 not. For
- * tests/integration/test_chrome_jsonvalid.py, which compares it with Python's json module. */
+ * bytes, and prints one character per text: 1 valid, 0 not, ! when tp_json_valid_z (the same
+ * check of a NUL-terminated text) disagrees. For tests/integration/test_chrome_jsonvalid.py,
+ * which compares it with Python's json module. */
 #include "util/jsonvalid.h"
 
 #include <stdio.h>
@@ -14,9 +15,11 @@ int main(void) {
         if (n == cap) buf = realloc(buf, cap *= 2);
     }
     if (!buf) return 2;
+    buf[n] = '\0'; /* every text NUL-terminated, the last one too */
     for (size_t start = 0, i = 0; i <= n; i++) {
         if (i < n && buf[i] != '\0') continue;
-        putchar(tp_json_valid(buf + start, i - start) ? '1' : '0');
+        int valid = tp_json_valid(buf + start, i - start);
+        putchar(valid != tp_json_valid_z(buf + start, i - start) ? '!' : valid ? '1' : '0');
         start = i + 1;
     }
     free(buf);

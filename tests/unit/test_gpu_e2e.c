@@ -60,6 +60,15 @@ static uint64_t fake_now(void) {
     return fn();
 }
 
+/* The program calls the driver's launch function cbid: tprof's callback catches it, or, where
+ * CUPTI calls nothing back, a DRIVER record lands (tests/tools/gpu/fake_cupti.c). */
+static int driver_launch(uint32_t cbid, uint32_t corr) {
+    int (*fn)(uint32_t, uint32_t);
+    void *sym = fake_sym("fake_cupti_driver_launch");
+    memcpy(&fn, &sym, sizeof(sym));
+    return fn(cbid, corr);
+}
+
 static void fake_drop(size_t n) {
     void (*fn)(size_t);
     void *sym = fake_sym("fake_cupti_drop");
@@ -177,11 +186,13 @@ static void test_one_window(void **state) {
                                 .correlationId = 12,
                                 .memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE};
     assert_true(push(&ms, sizeof(ms)));
-    /* a driver launch whose kernel still runs when the window closes: it completes only after
-     * three more flushes, and starts after the window's end */
-    a = api(CUPTI_ACTIVITY_KIND_DRIVER, 307, 1400, 13);
+    /* a driver launch (caught by the callback on cuLaunchKernel, at the session clock's 1400)
+     * whose kernel still runs when the window closes: it completes only after three more
+     * flushes, and starts after the window's end */
+    now_ns = 1400;
+    assert_true(driver_launch(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 13));
     k = kernel(2100, 2300, 13, "_Z4tailv");
-    assert_true(push(&a, sizeof(a)) && push_late(&k, sizeof(k), 3));
+    assert_true(push_late(&k, sizeof(k), 3));
     CUpti_ActivitySynchronization2 sy = {.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
                                          .type =
                                              CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
@@ -230,8 +241,9 @@ static void test_one_window(void **state) {
     ev = find(&m, TP_HOST_RANGE, 13);
     assert_non_null(ev);
     assert_string_equal(tp_model_str(&m, ev->name), "cuLaunchKernel");
-    assert_int_equal(m.tracks[ev->track].pid, 4242);
-    assert_int_equal(m.tracks[ev->track].tid, 4243);
+    assert_int_equal(ev->ts, 400);
+    assert_int_equal(m.tracks[ev->track].pid, getpid()); /* the launching thread's */
+    assert_int_equal(m.tracks[ev->track].tid, gettid());
     ev = find(&m, TP_HOST_RANGE, 11);
     assert_string_equal(tp_model_str(&m, ev->name), "cudaMemcpyAsync");
     ev = find(&m, TP_HOST_RANGE, 14);
@@ -482,15 +494,21 @@ static void test_external_ids(void **state) {
     static const struct {
         int push, pop; /* before the call: ids pushed (0: none), ops popped */
         uint32_t corr; /* the launch's */
+        int driver;    /* through the driver (tprof's callback), not the runtime (CUPTI's record) */
         int64_t want;  /* its External id */
-    } calls[] = {{41, 0, 70, 41}, {0, 1, 71, -1}, {42, 0, 72, 42}, {43, 0, 73, 43}, {0, 1, 74, 42}};
+    } calls[] = {{41, 0, 70, 0, 41}, {0, 1, 71, 0, -1}, {42, 0, 72, 1, 42}, {43, 0, 73, 0, 43},
+                 {0, 0, 76, 1, 43},  {0, 1, 74, 0, 42}, {0, 1, 75, 1, -1}};
     for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
         for (int j = 0; j < calls[i].pop; j++)
             tp_gpu_ext_pop();
         if (calls[i].push) tp_gpu_ext_push((uint64_t)calls[i].push);
         CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 11000 + 100 * i, calls[i].corr);
+        now_ns = 11000 + 100 * (int64_t)i;
+        assert_true(calls[i].driver
+                        ? driver_launch(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, calls[i].corr)
+                        : push(&a, sizeof(a)));
         CUpti_ActivityKernel10 k = kernel(11050 + 100 * i, 11090 + 100 * i, calls[i].corr, "k");
-        assert_true(push(&a, sizeof(a)) && push(&k, sizeof(k)));
+        assert_true(push(&k, sizeof(k)));
     }
     tp_gpu_ext_pop();
     int (*depth)(void);
@@ -501,7 +519,7 @@ static void test_external_ids(void **state) {
     tp_model_init(&m);
     tp_window_info w = {.name = "w", .start_ns = 11000, .end_ns = 12000, .model_offset_ns = 11000};
     src.collect(src.ctx, &m, &w);
-    assert_int_equal(m.nevents, 10);
+    assert_int_equal(m.nevents, 14);
     for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
         assert_int_equal(external_id(find(&m, TP_HOST_RANGE, calls[i].corr)), calls[i].want);
         assert_int_equal(external_id(find(&m, TP_KERNEL, calls[i].corr)), calls[i].want);
@@ -511,6 +529,49 @@ static void test_external_ids(void **state) {
     assert_false(fake_kind_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
     assert_int_equal(tp_log_count(), 0);
     tp_model_free(&m);
+}
+
+/* Driver launches are caught by callbacks on the launch functions alone, with the DRIVER kind
+ * (every driver call) off; a CUPTI that calls nothing back gets the kind instead, and the
+ * launches come as its records. Either way the window has the launch, named, on its thread. */
+static void test_driver_launches_with_and_without_callbacks(void **state) {
+    (void)state;
+    int (*called_back)(int);
+    void *sym = fake_sym("fake_cupti_called_back");
+    memcpy(&called_back, &sym, sizeof(sym));
+    for (int refuse = 0; refuse <= 1; refuse++) {
+        tp_log_reset();
+        if (refuse) setenv("FAKE_CUPTI_NO_CALLBACKS", "1", 1);
+        create();
+        src.on_action(src.ctx, TP_ACTION_RECORD);
+        assert_int_equal(fake_kind_enabled(CUPTI_ACTIVITY_KIND_DRIVER), refuse);
+        assert_int_equal(called_back(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel), !refuse);
+        assert_int_equal(called_back(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch), !refuse);
+        now_ns = 13100;
+        assert_true(driver_launch(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 90));
+        CUpti_ActivityKernel10 k = kernel(13200, 13300, 90, "k");
+        assert_true(push(&k, sizeof(k)));
+        src.on_action(src.ctx, TP_ACTION_NONE);
+        unsetenv("FAKE_CUPTI_NO_CALLBACKS");
+        assert_false(fake_kind_enabled(CUPTI_ACTIVITY_KIND_DRIVER));
+        assert_false(called_back(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+        assert_false(driver_launch(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 91)); /* no window */
+        tp_model m;
+        tp_model_init(&m);
+        tp_window_info w = {
+            .name = "w", .start_ns = 13000, .end_ns = 14000, .model_offset_ns = 13000};
+        src.collect(src.ctx, &m, &w);
+        assert_int_equal(m.nevents, 2);
+        const tp_event *ev = find(&m, TP_HOST_RANGE, 90);
+        assert_non_null(ev);
+        assert_string_equal(tp_model_str(&m, ev->name), "cuLaunchKernel");
+        assert_int_equal(ev->ts, 100);
+        assert_int_equal(m.tracks[ev->track].tid, gettid());
+        assert_int_equal(tp_log_count(), 0);
+        tp_model_free(&m);
+        src.shutdown(src.ctx);
+        memset(&src, 0, sizeof(src));
+    }
 }
 
 /* A CUPTI that cannot use the session clock: its own is mapped by the offset at start. */
@@ -574,6 +635,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_teardown(test_graph_level, end_source),
         cmocka_unit_test_teardown(test_graph_level_refused_by_old_cupti, end_source),
         cmocka_unit_test_teardown(test_external_ids, end_source),
+        cmocka_unit_test_teardown(test_driver_launches_with_and_without_callbacks, end_source),
         cmocka_unit_test_teardown(test_clock_offset_without_callback, end_source),
         cmocka_unit_test_teardown(test_no_gpu, end_source),
     };

@@ -328,7 +328,9 @@ static void walk_schedule(FILE *out, const void *arg) {
                  {TP_ACTION_NONE, "after"}};
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         src.on_action(src.ctx, steps[i].action);
-        fprintf(out, "%s: kernel=%d runtime=%d memcpy=%d memset=%d sync=%d memory=%d driver=%d\n",
+        fprintf(out,
+                "%s: kernel=%d runtime=%d memcpy=%d memset=%d sync=%d memory=%d driver=%d "
+                "launch_callbacks=%d\n",
                 steps[i].label,
                 fake_int("fake_cupti_kind_enabled", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
                 fake_int("fake_cupti_kind_enabled", CUPTI_ACTIVITY_KIND_RUNTIME),
@@ -336,7 +338,8 @@ static void walk_schedule(FILE *out, const void *arg) {
                 fake_int("fake_cupti_kind_enabled", CUPTI_ACTIVITY_KIND_MEMSET),
                 fake_int("fake_cupti_kind_enabled", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION),
                 fake_int("fake_cupti_kind_enabled", CUPTI_ACTIVITY_KIND_MEMORY2),
-                fake_int("fake_cupti_kind_enabled", CUPTI_ACTIVITY_KIND_DRIVER));
+                fake_int("fake_cupti_kind_enabled", CUPTI_ACTIVITY_KIND_DRIVER),
+                fake_int("fake_cupti_called_back", CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
     }
     tp_model m;
     tp_model_init(&m);
@@ -363,12 +366,20 @@ static void test_kinds_follow_the_schedule(void **state) {
     assert_int_equal(r.status, 0);
     assert_int_equal(r.rc, 0);
     expect_line(&r, "second=-1\n");
-    expect_line(&r, "none: kernel=0 runtime=0 memcpy=0 memset=0 sync=0 memory=0 driver=0\n");
-    expect_line(&r, "warmup: kernel=1 runtime=1 memcpy=1 memset=1 sync=1 memory=1 driver=1\n");
-    expect_line(&r, "record: kernel=1 runtime=1 memcpy=1 memset=1 sync=1 memory=1 driver=1\n");
-    expect_line(&r, "save: kernel=1 runtime=1 memcpy=1 memset=1 sync=1 memory=1 driver=1\n");
-    /* between windows only device memory stays on, so totals see every allocation */
-    expect_line(&r, "after: kernel=0 runtime=0 memcpy=0 memset=0 sync=0 memory=1 driver=0\n");
+    expect_line(
+        &r,
+        "none: kernel=0 runtime=0 memcpy=0 memset=0 sync=0 memory=0 driver=0 launch_callbacks=0\n");
+    expect_line(&r, "warmup: kernel=1 runtime=1 memcpy=1 memset=1 sync=1 memory=1 driver=0 "
+                    "launch_callbacks=1\n");
+    expect_line(&r, "record: kernel=1 runtime=1 memcpy=1 memset=1 sync=1 memory=1 driver=0 "
+                    "launch_callbacks=1\n");
+    expect_line(
+        &r,
+        "save: kernel=1 runtime=1 memcpy=1 memset=1 sync=1 memory=1 driver=0 launch_callbacks=1\n");
+    /* driver launches come from callbacks on the launch functions, not the DRIVER kind; between
+     * windows only device memory stays on, so totals see every allocation */
+    expect_line(&r, "after: kernel=0 runtime=0 memcpy=0 memset=0 sync=0 memory=1 driver=0 "
+                    "launch_callbacks=0\n");
     expect_line(&r, "events=0\n");
     expect_line(&r, "end: kernel=0 memory=0 subscribed=0\n");
     assert_int_equal(r.nwarn, 1);
@@ -386,8 +397,10 @@ static void test_enable_refused(void **state) {
     assert_int_equal(r.status, 0);
     assert_int_equal(r.rc, 0);
     /* one warning at the first window; nothing on afterwards, nothing collected, clean end */
-    expect_line(&r, "warmup: kernel=0 runtime=0 memcpy=0 memset=0 sync=0 memory=0 driver=0\n");
-    expect_line(&r, "save: kernel=0 runtime=0 memcpy=0 memset=0 sync=0 memory=0 driver=0\n");
+    expect_line(&r, "warmup: kernel=0 runtime=0 memcpy=0 memset=0 sync=0 memory=0 driver=0 "
+                    "launch_callbacks=0\n");
+    expect_line(&r, "save: kernel=0 runtime=0 memcpy=0 memset=0 sync=0 memory=0 driver=0 "
+                    "launch_callbacks=0\n");
     expect_line(&r, "events=0\n");
     expect_line(&r, "end: kernel=0 memory=0 subscribed=0\n");
     assert_int_equal(r.nwarn, 2); /* the second create's, and: */
@@ -399,7 +412,8 @@ static void test_enable_refused(void **state) {
     snprintf(spec, sizeof(spec), "FAKE_CUPTI_ENABLE_FAIL=%d:27",
              CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
     in_child(walk_schedule, &a, &r);
-    expect_line(&r, "record: kernel=1 runtime=1 memcpy=1 memset=1 sync=0 memory=1 driver=1\n");
+    expect_line(&r, "record: kernel=1 runtime=1 memcpy=1 memset=1 sync=0 memory=1 driver=0 "
+                    "launch_callbacks=1\n");
     assert_int_equal(r.nwarn, 2);
     expect_line(&r,
                 "warning=GPU activity without SYNCHRONIZATION (CUPTI_ERROR_NOT_SUPPORTED): CUPTI "

@@ -178,6 +178,21 @@ static void read_trace(const char *path, lines *l) {
     tp_model_free(&m);
 }
 
+/* No event of m starts before settled: what the earlier segments' settled_ts promised. */
+static void assert_settled(const tp_model *m, int64_t settled) {
+    for (size_t i = 0; i < m->nevents; i++)
+        assert_true(m->events[i].ts >= settled);
+}
+
+/* The ts of whole's range named name. */
+static int64_t range_ts(const tp_model *whole, const char *name) {
+    for (size_t i = 0; i < whole->nevents; i++)
+        if (strcmp(tp_model_str(whole, whole->events[i].name), name) == 0)
+            return whole->events[i].ts;
+    fail_msg("no range %s", name);
+    return 0;
+}
+
 /* The window still records (stream off: the session's writer leaves its chunks alone); the test
  * converts its records both ways, as if it closed now, with one clock line for both. */
 static void test_segments_hold_the_windows_events(void **state) {
@@ -217,10 +232,14 @@ static void test_segments_hold_the_windows_events(void **state) {
     assert_non_null(cs);
     lines a = {0}, b = {0};
     size_t segments = 0;
+    int64_t settled = INT64_MIN;
     for (;;) { /* each thread's chunks but its newest, then nothing more */
         tp_model *seg = tp_wstream_pass(s);
         assert_non_null(seg);
         size_t n = seg->nevents;
+        assert_settled(seg, settled);
+        assert_true(seg->settled_ts > INT64_MIN);
+        if (seg->settled_ts > settled) settled = seg->settled_ts;
         if (n) {
             segments++;
             add_model(&b, seg);
@@ -234,6 +253,9 @@ static void test_segments_hold_the_windows_events(void **state) {
     assert_true(b.n > 0 && b.n < whole->nevents);
     tp_model *last = tp_wstream_finish(s, &ib);
     assert_non_null(last);
+    assert_settled(last, settled);
+    /* main_open, open since before the first segment, held every segment's bound back */
+    assert_true(settled <= range_ts(whole, "main_open"));
     add_model(&b, last);
     assert_int_equal(last->dropped_events, whole->dropped_events);
     assert_int_equal(ia.too_deep, ib.too_deep);

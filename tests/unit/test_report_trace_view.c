@@ -131,10 +131,66 @@ static void test_long_names_cut(void **state) {
     tp_trace_view_free(&v);
 }
 
+/* Ranges of a lane that start together go longest first (so each later one nests in the one
+ * before), else in the order they came: a run longer than the insertion sort's (40 ranges, the
+ * shortest first) and a short one (durations 1, 3, 2, then a second range of 3). */
+static void test_ties_longest_first(void **state) {
+    (void)state;
+    enum { LONG = 40 };
+    tp_model m;
+    tp_model_init(&m);
+    for (int i = 0; i < LONG; i++)
+        tb_add(&m, TP_HOST_RANGE, 1, 1, "aten::add", NULL, 0, i + 1);
+    static const int64_t short_run[] = {1, 3, 2, 3};
+    static const char *const short_names[] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++)
+        tb_add(&m, TP_HOST_RANGE, 1, 2, short_names[i], NULL, 5, short_run[i]);
+    tp_trace_view v;
+    tp_trace_view_init(&v);
+    tp_trace_view_add_model(&v, &m);
+    tp_model_free(&m);
+    char *json = render(&v);
+    char want[512] = "\"dur\": [";
+    for (int i = 0; i < LONG; i++) /* a row each: 40 at depth 0, 39 at depth 1, ... */
+        snprintf(want + strlen(want), sizeof(want) - strlen(want), "%d,", LONG - i);
+    strcat(want, "3,3,2,1]"); /* thread 2: b before d (both 3: as they came), then c, a */
+    assert_non_null(strstr(json, want));
+    assert_non_null(strstr(json, "\"names\": [\"\", \"aten::add\", \"a\", \"b\", \"c\", \"d\"]"));
+    strcpy(want, "\"name\": [");
+    for (int i = 0; i < LONG; i++)
+        strcat(want, "1,");
+    strcat(want, "3,5,4,2]"); /* b, d, c, a */
+    assert_non_null(strstr(json, want));
+    free(json);
+    tp_trace_view_free(&v);
+}
+
+/* Starts too far apart to share a 64-bit key with the lane (2^63 ns between them) are still
+ * ordered by start on each lane. */
+static void test_far_starts(void **state) {
+    (void)state;
+    tp_model m;
+    tp_model_init(&m);
+    const int64_t far = (int64_t)1 << 62;
+    tb_add(&m, TP_HOST_RANGE, 1, 1, "late", NULL, far - 10, 1);
+    tb_add(&m, TP_HOST_RANGE, 1, 2, "other", NULL, 0, 1);
+    tb_add(&m, TP_HOST_RANGE, 1, 1, "early", NULL, -far, 1);
+    tp_trace_view v;
+    tp_trace_view_init(&v);
+    tp_trace_view_add_model(&v, &m);
+    tp_model_free(&m);
+    char *json = render(&v);
+    /* names: 1 late, 2 other, 3 early; thread 1 (early, late), then thread 2 */
+    assert_non_null(strstr(json, "\"name\": [3,1,2]"));
+    assert_non_null(strstr(json, "\"rows\": [[0, 0, 0], [1, 0, 2]]"));
+    free(json);
+    tp_trace_view_free(&v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lanes_rows_and_depths),
-        cmocka_unit_test(test_cut_by_time),
+        cmocka_unit_test(test_ties_longest_first),    cmocka_unit_test(test_far_starts),
+        cmocka_unit_test(test_lanes_rows_and_depths), cmocka_unit_test(test_cut_by_time),
         cmocka_unit_test(test_long_names_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -308,7 +308,11 @@ static void test_json_check(void **state) {
         if (!valid(good[i])) fail_msg("rejected: %s", good[i]);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (valid(bad[i])) fail_msg("accepted: %s", bad[i]);
-    assert_false(tp_json_valid("[1]\0", 4)); /* the length counts, not the NUL */
+    assert_false(tp_json_valid("[1]\0", 4));   /* the length counts, not the NUL */
+    assert_true(tp_json_valid_z("[1]", 3));    /* the NUL that follows stands for the end */
+    assert_false(tp_json_valid_z("[1]\0", 4)); /* one before it is no JSON */
+    assert_false(tp_json_valid_z("\"a\0\"", 4));
+    assert_false(tp_json_valid_z("[1, \0]", 6));
     /* Nesting: up to the limit is fine, beyond it is refused without recursion. */
     char deep[(size_t)2 * TP_JSON_MAX_DEPTH + 8];
     memset(deep, '[', TP_JSON_MAX_DEPTH);

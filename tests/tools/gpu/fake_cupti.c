@@ -13,10 +13,14 @@
  * Built twice: with cuptiSubscribe_v2, and without it (FAKE_NO_SUBSCRIBE_V2: an older CUPTI)
  *   FAKE_CUPTI_ENABLE_FAIL=<kind>:<code>[,...]   cuptiActivityEnable(kind) returns code
  *   FAKE_CUPTI_NO_TS_CALLBACK=1      no timestamp callback; cuptiGetTimestamp returns 5000
+ *   FAKE_CUPTI_NO_CALLBACKS=1        cuptiEnableCallback refuses (CUPTI_ERROR_NOT_SUPPORTED)
  *   FAKE_CUPTI_TEARDOWN=1            "CUDA starts" at the first activity (push) or at
  *                                    fake_cupti_start_cuda, registering its exit teardown as CUDA
  *                                    does; once that ran, a CUPTI call exits 97, as a real flush
  *                                    would hang */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* gettid */
+#endif
 #include <cupti.h>
 
 #include <assert.h>
@@ -46,6 +50,9 @@ static CUpti_TimestampCallbackFunc clock_fn;
 static int kind_on[MAX_KINDS];
 /* Runtime functions left out while RUNTIME is on (cuptiActivityEnableRuntimeApi(cbid, 0)). */
 static uint8_t runtime_api_off[MAX_CBID];
+static uint8_t driver_called[MAX_CBID];  /* cuptiEnableCallback on the driver's cbid */
+static CUpti_CallbackFunc subscriber_fn; /* tprof's subscriber callback, and its argument */
+static void *subscriber_arg;
 static int subscribed;
 static int torn_down;
 typedef struct fake_buffer {
@@ -187,6 +194,8 @@ FAKE_API void fake_cupti_drop(size_t n);
 FAKE_API size_t fake_cupti_disabled_records(void);
 FAKE_API int fake_cupti_other_subscriber(const char *name, int shares);
 FAKE_API int fake_cupti_nsubscribers(void);
+FAKE_API int fake_cupti_called_back(int cbid);
+FAKE_API int fake_cupti_driver_launch(uint32_t cbid, uint32_t corr);
 
 /* Activity happened: a record of an enabled kind lands in the current buffer. 1 if recorded. */
 void fake_cupti_start_cuda(void) {
@@ -296,8 +305,8 @@ static CUptiResult add_subscriber(const char *name, int shares, char *holder, si
 }
 
 FAKE_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *u) {
-    (void)cb, (void)u;
     check_alive("cuptiSubscribe");
+    subscriber_fn = cb, subscriber_arg = u;
     *s = (CUpti_SubscriberHandle)&subscribed;
     return add_subscriber("tprof", 0, NULL, 0);
 }
@@ -313,8 +322,8 @@ typedef struct params_13_2 {
 
 FAKE_API CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *u,
                                        CUpti_SubscriberParams *p) {
-    (void)cb, (void)u;
     check_alive("cuptiSubscribe_v2");
+    subscriber_fn = cb, subscriber_arg = u;
     if (p && p->structSize < CUpti_SubscriberParams_STRUCT_SIZE)
         return CUPTI_ERROR_INVALID_PARAMETER;
     int knows_multi = env_int("FAKE_CUPTI_MULTI", 0);
@@ -400,6 +409,44 @@ FAKE_API CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_
     check_alive("cuptiActivityEnableRuntimeApi");
     if (cbid < MAX_CBID) runtime_api_off[cbid] = !enable;
     return CUPTI_SUCCESS;
+}
+
+FAKE_API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s,
+                                         CUpti_CallbackDomain d, CUpti_CallbackId cbid) {
+    (void)s;
+    check_alive("cuptiEnableCallback");
+    if (env_int("FAKE_CUPTI_NO_CALLBACKS", 0)) return CUPTI_ERROR_NOT_SUPPORTED;
+    if (d == CUPTI_CB_DOMAIN_DRIVER_API && cbid < MAX_CBID) driver_called[cbid] = enable != 0;
+    return CUPTI_SUCCESS;
+}
+
+/* Whether the driver function cbid calls the subscriber back. */
+FAKE_API int fake_cupti_called_back(int cbid) {
+    return cbid >= 0 && cbid < MAX_CBID && driver_called[cbid];
+}
+
+/* The program calls the driver's launch function cbid (correlation id corr) on this thread: the
+ * subscriber is called back at its entry and exit where that is on, else a DRIVER record lands
+ * if the kind is on (times now, this process and OS thread). 1 if either happened. */
+FAKE_API int fake_cupti_driver_launch(uint32_t cbid, uint32_t corr) {
+    if (cbid < MAX_CBID && driver_called[cbid] && subscriber_fn) {
+        CUpti_CallbackData data = {.callbackSite = CUPTI_API_ENTER,
+                                   .functionName = "cuLaunchKernel",
+                                   .correlationId = corr};
+        subscriber_fn(subscriber_arg, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
+        data.callbackSite = CUPTI_API_EXIT;
+        subscriber_fn(subscriber_arg, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
+        return 1;
+    }
+    uint64_t now = fake_cupti_now();
+    CUpti_ActivityAPI a = {.kind = CUPTI_ACTIVITY_KIND_DRIVER,
+                           .cbid = cbid,
+                           .start = now,
+                           .end = now,
+                           .processId = (uint32_t)getpid(),
+                           .threadId = (uint32_t)gettid(),
+                           .correlationId = corr};
+    return fake_cupti_push(&a, sizeof(a));
 }
 
 FAKE_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
