@@ -4,7 +4,10 @@
  * one order-independent sum, plus the directory's own times: tprof writes every artifact under
  * a temporary name and renames it into place, so a new window changes the directory and adds a
  * name; a file rewritten in place changes its own times. Reading costs one fstatat per file,
- * which is what lets the dashboard poll every second without analysing anything again.
+ * which is what lets the dashboard poll every second without analysing anything again. An
+ * unfinished trace (a streamed window's .partial, rewritten every few milliseconds while it
+ * records) counts by its name alone: the window shows as it was when first read, and again when
+ * it ends and is renamed, rather than the dashboard reading the growing file on every poll.
  *
  * A run directory with a tprof/ folder (a real directory, opened without following a link, as
  * rundir.c lists it) is read there: its top level then holds only the traces for other tools,
@@ -39,7 +42,7 @@ static int add_entry(int dfd, const char *name, tp_run_state *r) {
     if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return 0; /* removed meanwhile */
     if (S_ISLNK(st.st_mode)) r->has_link = 1;
     if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) return 0;
-    r->key += entry_key(name, &st);
+    r->key += tp_run_is_partial(name) ? tp_hash_bytes(name, strlen(name)) : entry_key(name, &st);
     if (ns_of(st.st_mtim) > r->mtime_ns) r->mtime_ns = ns_of(st.st_mtim);
     if (kind == TP_RUN_TRACE) r->windows++;
     if (kind == TP_RUN_SUMMARY) r->partial = 0;
