@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 from cli_helpers import BUILD, profiled_run, tprof
+
 from run_files import files_dir
 
 FEED_TOOL = BUILD / "tests" / "tp_analyze_feed"

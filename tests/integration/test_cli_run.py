@@ -7,6 +7,7 @@ import json
 
 import pytest
 from cli_helpers import ALL, check_sum, profiled_run, ref_sum, tprof
+
 from run_files import files_dir
 
 SCHEDULES = {

@@ -12,6 +12,7 @@ import statistics
 import subprocess
 
 import pytest
+
 from run_files import files_dir
 
 BUILD = pathlib.Path(os.environ.get("TPROF_BUILD_DIR", "build"))

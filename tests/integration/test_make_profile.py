@@ -20,8 +20,8 @@ import urllib.request
 import pytest
 from cli_helpers import BUILD, SOURCE, tprof
 
-from served import has_serve
 from run_files import files_dir
+from served import has_serve
 
 TIMEOUT = 300
 STAGES = ("dataloader", "forward", "backward", "optimizer")

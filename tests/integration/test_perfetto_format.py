@@ -19,6 +19,7 @@ import json
 
 import pytest
 from cli_helpers import ALL, FIXTURES, check_sum, profiled_run, ref_sum, sigterm_mid_window, tprof
+
 from run_files import files_dir
 
 pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")

@@ -17,10 +17,10 @@ import signal
 import subprocess
 
 import pytest
-from run_files import files_dir
 from cli_helpers import sigterm_mid_window
 
 import tprof_ref
+from run_files import files_dir
 
 BUILD = os.environ["TPROF_BUILD_DIR"]
 EXAMPLE = os.path.join(BUILD, "examples", "train_mlp")

@@ -12,9 +12,9 @@ import subprocess
 
 import pytest
 from cli_helpers import BUILD, SOURCE, tprof
-from run_files import files_dir
 
 import tprof_ref
+from run_files import files_dir
 
 LOOP = BUILD / "tests" / "tp_rank_loop"
 

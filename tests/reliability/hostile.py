@@ -18,6 +18,7 @@ TIMEOUT = 300
 # running tprof and reading its one error line: as the command's own tests do
 sys.path.insert(0, str(SOURCE / "tests" / "integration"))
 from cli_helpers import error_line, tprof  # noqa: E402,F401  (re-exported to the tests)
+
 from run_files import files_dir  # noqa: E402
 
 

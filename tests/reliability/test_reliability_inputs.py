@@ -7,6 +7,7 @@ import os
 
 import pytest
 from hostile import error_line, load, profiled, tprof, traces
+
 from run_files import files_dir
 
 

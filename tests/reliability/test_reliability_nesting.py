@@ -7,6 +7,7 @@ import collections
 
 import pytest
 from hostile import load, profiled, traces
+
 from run_files import files_dir
 
 LIMIT = 4095

@@ -12,6 +12,7 @@ import time
 
 import pytest
 from hostile import HOSTILE, TIMEOUT, clean_env, leftovers, load, tprof, traces
+
 from run_files import files_dir
 
 
