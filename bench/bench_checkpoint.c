@@ -66,16 +66,6 @@ static double stream(const char *dir, const tp_model *seg, size_t segments, int 
     return t;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 enum { MAX_RUNS = 64 };
 
 int main(int argc, char **argv) {
@@ -107,8 +97,8 @@ int main(int argc, char **argv) {
             }
             printf("%s, %zu events a segment: without %.1f ns/event, with checkpoints %.1f "
                    "ns/event; ratio %.3f (median of %d); file %lld vs %lld bytes\n",
-                   gzip ? "gzip" : "plain", per[k], median(off, runs), median(on, runs),
-                   median(ratio, runs), runs, size_off, size_on);
+                   gzip ? "gzip" : "plain", per[k], bench_median(off, runs), bench_median(on, runs),
+                   bench_median(ratio, runs), runs, size_off, size_on);
             tp_model_free(&seg);
         }
     }

@@ -9,6 +9,7 @@
  *     bench_write [EVENTS] [RUNS] [OUT_DIR]
  * With OUT_DIR, both plain outputs are also written there once (tprof.json, baseline.json) so
  * that their equivalence can be checked. */
+#include "bench.h"
 #include "export/chrome.h"
 #include "model/model.h"
 
@@ -247,16 +248,6 @@ static timing time_baseline(const tp_model *m, int gzip, const char *path) {
     return since(t0);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv) {
     size_t nevents = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
     int runs = argc > 2 ? atoi(argv[2]) : 5;
@@ -287,11 +278,11 @@ int main(int argc, char **argv) {
             bc[r] = b.cpu * 1e9 / (double)m.nevents;
             ratio[r] = t.cpu / b.cpu;
         }
-        double rt = median(ratio, runs);
+        double rt = bench_median(ratio, runs);
         printf("%-5s tprof %6.1f (%6.1f)   fprintf baseline %7.1f (%7.1f)   CPU ratio %.3f "
                "(%.1fx faster)\n",
-               gzip ? "gzip" : "plain", median(tw, runs), median(tc, runs), median(bw, runs),
-               median(bc, runs), rt, 1 / rt);
+               gzip ? "gzip" : "plain", bench_median(tw, runs), bench_median(tc, runs),
+               bench_median(bw, runs), bench_median(bc, runs), rt, 1 / rt);
     }
     tp_model_free(&m);
     return 0;

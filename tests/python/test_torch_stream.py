@@ -3,10 +3,7 @@ with shapes, memory and FLOPs, module ranges, and with_stack's Python frames), t
 summary to hold whole (max_events / 2 events): the summary takes it in pieces cut at steps
 (src/sink/artifacts.c), and summary.json, op_stats.csv and stage_times.json say what `tprof
 analyze` and the independent reference (tprof_ref) find in its trace."""
-import csv
-import io
 import json
-import os
 import subprocess
 import sys
 
@@ -14,11 +11,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import tprof_ref  # noqa: E402
 from conftest import run_traces  # noqa: E402
 from run_files import artifact  # noqa: E402
+from summary_files import analyze, check_summary_files  # noqa: E402
 
-TPROF = os.path.join(os.environ["TPROF_BUILD_DIR"], "tprof")
 STEPS = 200
 # a piece is cut once max_events / 8 events wait (src/sink/artifacts.c): the window (about 74 events
 # a step) makes several; a smaller budget (16,384 records, 4 chunks) dropped records on a loaded
@@ -56,18 +52,6 @@ def trace_events(path):
         return json.load(f)["traceEvents"]
 
 
-def analyze(paths, *args):
-    r = subprocess.run([TPROF, "analyze", *args, *paths], capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
-
-
-def csv_rows(text, kind=None):
-    return [{k: v for k, v in r.items() if k not in ("kind", "pct")}
-            for r in csv.DictReader(io.StringIO(text)) if kind is None or r["kind"] == kind]
-
-
 @pytest.mark.parametrize("with_stack", [False, True])
 def test_a_window_in_pieces_has_the_figures_of_its_trace(tmp_path, with_stack):
     r = subprocess.run([sys.executable, "-c", LOOP, str(tmp_path), str(MAX_EVENTS), str(STEPS),
@@ -77,24 +61,10 @@ def test_a_window_in_pieces_has_the_figures_of_its_trace(tmp_path, with_stack):
     [trace] = run_traces(run)
     events = trace_events(trace)
     assert len(events) > 2 * (MAX_EVENTS // 8)  # three pieces at least
-    s = json.loads(open(artifact(run, "summary.json"), encoding="utf-8").read())
+    s = check_summary_files(run, [trace])
     assert s["run"]["errors"] == [] and s["run"]["dropped_events"] == 0
     assert s["windows"]["count"] == 1 and s["steps"]["count"] == STEPS
     assert len(s["modules"]) >= 3 and ("call_stacks" in s) == with_stack
-    whole = json.loads(analyze([trace], "--json", "--top", "1000"))
-    for key in ("run", "rank_summary", "input", "windows"):  # where the figures came from
-        s.pop(key, None)
-        whole.pop(key, None)
-    assert s == whole
-    with open(artifact(run, "op_stats.csv"), encoding="utf-8") as f:
-        assert csv_rows(f.read()) == csv_rows(analyze([trace], "--csv", "--top", "1000"), "op")
-    with open(artifact(run, "stage_times.json"), encoding="utf-8") as f:
-        times = json.load(f)
-    ref = tprof_ref.analyze(trace)["steps"]["list"]
-    assert [(t["name"], t["dur_us"], t["stages"], t["other_us"], t["lead_us"], t["flops"])
-            for t in times["steps"]] == \
-        [(t["name"], t["dur_us"], t["stages"], t["other_us"], t["lead_us"], t["flops"])
-         for t in ref]
 
 
 EARLY = """
