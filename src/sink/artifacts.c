@@ -9,8 +9,10 @@
  * files, never the summary: the windows are still analysed.
  *
  * The top level of the run directory is for other tools: one trace per rank holding every
- * window, <worker>[.rank<N>].pt.trace.json[.gz], streamed as the windows close (under a temporary
- * name that no tool reads) and renamed into place at the end of the run. traceinsight (HTA) takes
+ * window, <worker>[.rank<N>].pt.trace.json[.gz], streamed as the windows close (and a streamed
+ * window's segments as they are written) under <worker>[.rank<N>].partial.pt.trace.json[.gz],
+ * a whole trace after each, so that a process killed outright leaves one, and renamed into place
+ * at the end of the run. traceinsight (HTA) takes
  * every top-level *.json and *.gz of the folder it is given, one per rank (the first
  * "rank":\s+N of the file, a later file of a rank replacing the earlier), and TensorBoard's
  * PyTorch profiler plugin lists the <worker>[.<span>].pt.trace.json files of any folder below
