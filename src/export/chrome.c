@@ -850,6 +850,13 @@ static int write_to_file(void *ctx, const void *data, size_t len) {
     return rc;
 }
 
+/* With gzip, ends the member under way: what follows starts a new one. */
+static void end_member(writer *w) {
+    if (!w->gzip) return;
+    flush(w, 1);
+    deflateReset(&w->z);
+}
+
 /* After a segment: its output and a provisional trailer in one write, the trailer's bytes
  * provisional (util/fs.h), so that the file is a whole trace of what was written so far. Plain,
  * the segment's text is still in the output buffer (flushed before only past CHUNK): the trailer
@@ -863,17 +870,11 @@ static void checkpoint(tp_chrome_stream *s) {
     writer *w = &s->w;
     if (!s->partial_path || w->stop) return;
     tp_buf *held = w->gzip ? &s->pending : &w->out;
-    if (w->gzip) {
-        flush(w, 1);
-        deflateReset(&w->z);
-    }
+    end_member(w);
     size_t events = held->len;
     s->in_checkpoint = 1;
     put_trailer(w, 1);
-    if (w->gzip) {
-        flush(w, 1);
-        deflateReset(&w->z);
-    }
+    end_member(w);
     s->in_checkpoint = 0;
     if (out_of_memory(w) || held->failed) w->stop = 1;
     if (w->stop) return;

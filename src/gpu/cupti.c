@@ -95,7 +95,6 @@ static struct {
     int required;      /* gpu: on (ctl) */
     int graph_level;   /* cuda_graphs: graph (ctl) */
     int ext_on;        /* EXTERNAL_CORRELATION is on: ops push ids (ctl) */
-    int driver_calls;  /* driver launches come from callbacks, not the DRIVER kind (ctl) */
     CUpti_SubscriberHandle sub;
     /* lock: */
     tp_cupti_conv conv;
@@ -108,7 +107,9 @@ static struct {
     /* launch_lock: */
     pthread_mutex_t launch_lock;
     tp_cupti_pending called; /* driver launches caught, until moved into `pending` */
-    int calls_kept;          /* the callbacks' launches are kept (a window records) */
+    /* the callbacks are on and their launches kept (a window records), in place of the DRIVER
+     * kind; written with ctl and launch_lock held, so read under either */
+    int calls_kept;
 } S = {.ctl = PTHREAD_MUTEX_INITIALIZER,
        .lock = PTHREAD_MUTEX_INITIALIZER,
        .launch_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -340,8 +341,7 @@ static void start_window_kinds(void) {
         S.held = 1;
     }
     if (enable_kinds(window_kinds, COUNT(window_kinds))) goto broken;
-    S.driver_calls = !set_driver_calls(1);
-    if (!S.driver_calls) enable_kinds(driver_kind, COUNT(driver_kind));
+    if (set_driver_calls(1)) enable_kinds(driver_kind, COUNT(driver_kind));
     if (S.graph_level) enable_kinds(graph_kinds, COUNT(graph_kinds)); /* refused: per node */
     S.ext_on = S.api.ActivityPushExternalCorrelationId && S.api.ActivityPopExternalCorrelationId &&
                S.api.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS;
@@ -357,11 +357,10 @@ broken:
 
 static void stop_window_kinds(void) {
     set_kinds(window_kinds, COUNT(window_kinds), 0);
-    if (S.driver_calls)
+    if (S.calls_kept)
         set_driver_calls(0);
     else
         set_kinds(driver_kind, COUNT(driver_kind), 0);
-    S.driver_calls = 0;
     if (S.graph_level) set_kinds(graph_kinds, COUNT(graph_kinds), 0);
     if (S.ext_on) {
         tp_session_set_ext_corr(0); /* ops already pushed still pop theirs */
