@@ -155,7 +155,10 @@ int tp_cupti_occupancy_pct(const tp_cupti_dev *d, int regs_per_thread, int smem_
  *  - GPU work belongs to the window of its launch (an API record with the same correlation id),
  *    or, when the launch is not in the window, to the window its start lies in (work launched in
  *    warmup that ran inside the window);
- *  - memory records move the device totals in time order; those inside the window are emitted.
+ *  - memory records move the device totals in time order; those inside the window are emitted;
+ *  - a driver call made inside a runtime call carries the runtime call's correlation id (a
+ *    cudaLaunchKernel's cuLaunchKernel, called back like Triton's): the runtime's record stands
+ *    for the pair, and the driver's is dropped.
  * Records that may belong to a later window stay pending; older ones are dropped. */
 
 typedef struct tp_cupti_pending {

@@ -127,11 +127,23 @@ static int cmp_rec(const void *a, const void *b) {
     return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
+static int is_runtime_call(const tp_cupti_rec *r, int64_t start, int64_t end) {
+    (void)start, (void)end;
+    return r->kind == TP_CUPTI_RUNTIME;
+}
+
 enum placement { DROP, KEEP, EMIT, APPLY };
 
-static enum placement place(const tp_cupti_rec *r, const tp_window_info *w,
-                            const uint32_t *launches, size_t nlaunches) {
-    if (is_gpu_work(r) && has_corr(launches, nlaunches, r->corr)) return EMIT;
+/* The correlation ids of the window's launches and of every pending runtime call. */
+typedef struct corr_sets {
+    uint32_t *launches, *runtime;
+    size_t nlaunches, nruntime;
+} corr_sets;
+
+static enum placement place(const tp_cupti_rec *r, const tp_window_info *w, const corr_sets *s) {
+    if (is_gpu_work(r) && has_corr(s->launches, s->nlaunches, r->corr)) return EMIT;
+    /* the driver call inside a runtime call: the runtime's record stands for both */
+    if (r->kind == TP_CUPTI_DRIVER && has_corr(s->runtime, s->nruntime, r->corr)) return DROP;
     if (r->start >= w->end_ns) return KEEP;
     if (r->start >= w->start_ns) return EMIT;
     return r->kind == TP_CUPTI_MEMORY ? APPLY : DROP;
@@ -178,8 +190,9 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
     if (p->n) qsort(p->recs, p->n, sizeof(*p->recs), cmp_rec);
     size_t npairs;
     ext_pair *pairs = external_ids(p, &npairs);
-    size_t nlaunches;
-    uint32_t *launches = corr_set(p, is_launch_in, w->start_ns, w->end_ns, &nlaunches);
+    corr_sets sets;
+    sets.launches = corr_set(p, is_launch_in, w->start_ns, w->end_ns, &sets.nlaunches);
+    sets.runtime = corr_set(p, is_runtime_call, 0, 0, &sets.nruntime);
     size_t kept = 0;
     long appended = 0;
     int failed = 0;
@@ -191,7 +204,7 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
             p->recs[kept++] = *r;
             continue;
         }
-        switch (place(r, w, launches, nlaunches)) {
+        switch (place(r, w, &sets)) {
         case KEEP:
             p->recs[kept++] = *r;
             break;
@@ -212,7 +225,8 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
     }
     p->n = kept;
     drop_old_external(p);
-    free(launches);
+    free(sets.launches);
+    free(sets.runtime);
     free(pairs);
     return failed ? -1 : appended;
 }

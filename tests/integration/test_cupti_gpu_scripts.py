@@ -111,6 +111,9 @@ def test_overhead_summary(tmp_path):
     assert res["ratio"]["gpu@64"] == pytest.approx(0.6)
     assert res["ratio"]["gpu@1024"] == pytest.approx(1.1)
     assert res["ratio"]["torch_prof@64"] == pytest.approx(1.5)  # against torch's own baseline
+    # round by round (1.3/1, 1.2/3, 1.1/2): the median of the pairs, and the ratio of minimums
+    assert res["paired_ratio"]["gpu@64"] == pytest.approx(0.55)
+    assert res["min_ratio"]["gpu@64"] == pytest.approx(1.1)
     runs.write_text("gpu@64 1.3\n")
     rc, res, _ = check("overhead", runs)
     assert rc == 1 and "off@64" in res["reason"]
@@ -334,6 +337,16 @@ def test_h100_compiled(tmp_path):
     trimmed.write_text(json.dumps(data))
     rc, res, _ = check("compiled", trimmed, kineto, _analysis(tmp_path, str(trimmed)))
     assert rc == 1 and res["without_launch"] == 100
+    # each launch recorded twice (a runtime call and the driver call inside it, as the driver
+    # callbacks gave on an H100 before the reduction dropped the inner one): the check fails
+    doubled = tmp_path / "doubled.json"
+    with gzip.open(ours, "rt") as f:
+        data = json.load(f)
+    driver = [e for e in data["traceEvents"] if e.get("cat") == "cuda_driver"]
+    data["traceEvents"] += [dict(e, cat="cuda_runtime", name="cudaLaunchKernel") for e in driver]
+    doubled.write_text(json.dumps(data))
+    rc, res, _ = check("compiled", doubled, kineto, _analysis(tmp_path, str(doubled)))
+    assert rc == 1 and res["launched_twice"] == len(driver) > res["triton_kernels"]
 
 
 @pytest.mark.parametrize("name,nodes,per_step", [("train_mlp_cuda_graph", "26", 26),
