@@ -20,6 +20,7 @@ struct tp_gunzip {
     int raw_eof;
     int member_end; /* a member ended; another may follow */
     int done;       /* 1 at the end of the data, -1 after an error (err says which) */
+    int cut_short;  /* that error: the data ended inside a member */
     char err[256];
     /* The ring: blocks[head .. head + count) hold data, the consumer is pos bytes into head.
      * Guarded by lock; the producer fills the slot after the last full one outside it. */
@@ -75,9 +76,10 @@ static ptrdiff_t inflate_some(tp_gunzip *g, char *dst, size_t cap) {
         int rc = inflate(&g->zs, Z_NO_FLUSH);
         if (rc == Z_STREAM_END)
             g->member_end = 1;
-        else if (rc == Z_BUF_ERROR && g->raw_eof)
+        else if (rc == Z_BUF_ERROR && g->raw_eof) {
             fail(g, "truncated gzip data", NULL);
-        else if (rc == Z_MEM_ERROR)
+            g->cut_short = 1;
+        } else if (rc == Z_MEM_ERROR)
             fail(g, "out of memory", NULL);
         else if (rc != Z_OK && rc != Z_BUF_ERROR)
             fail(g, "corrupt gzip data", g->zs.msg ? g->zs.msg : "invalid stream");
@@ -176,6 +178,10 @@ ptrdiff_t tp_gunzip_read(tp_gunzip *g, char *dst, size_t cap) {
 
 const char *tp_gunzip_error(const tp_gunzip *g) {
     return g->err;
+}
+
+int tp_gunzip_cut_short(const tp_gunzip *g) {
+    return g->done < 0 && g->cut_short;
 }
 
 void tp_gunzip_free(tp_gunzip *g) {

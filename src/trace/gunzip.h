@@ -23,6 +23,9 @@ tp_gunzip *tp_gunzip_new(tp_raw_read raw, void *ctx, int threaded);
 ptrdiff_t tp_gunzip_read(tp_gunzip *g, char *dst, size_t cap);
 /* The error after a -1 ("truncated gzip data", "corrupt gzip data: ...", ...). */
 const char *tp_gunzip_error(const tp_gunzip *g);
+/* After a -1: whether the data ended inside a member ("truncated gzip data": a file still being
+ * written, or its writer killed mid-write), every byte inflated before the cut returned first. */
+int tp_gunzip_cut_short(const tp_gunzip *g);
 /* Stops the thread and frees g. */
 void tp_gunzip_free(tp_gunzip *g);
 

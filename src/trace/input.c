@@ -157,6 +157,10 @@ const char *tp_input_error(const tp_input *in) {
     return in->gz && !in->err[0] ? tp_gunzip_error(in->gz) : in->err;
 }
 
+int tp_input_cut_short(const tp_input *in) {
+    return in->gz && !in->err[0] && tp_gunzip_cut_short(in->gz);
+}
+
 void tp_input_progress(const tp_input *in, uint64_t *pos, uint64_t *size) {
     *pos = __atomic_load_n(&in->raw_pos, __ATOMIC_RELAXED);
     *size = in->raw_size;

@@ -25,6 +25,9 @@ uint64_t tp_input_splittable(const tp_input *in);
 ptrdiff_t tp_input_read(tp_input *in, char *dst, size_t cap);
 /* The error after a -1, one phrase ("read error: ...", "truncated gzip data", ...). */
 const char *tp_input_error(const tp_input *in);
+/* After a -1: whether the input is gzip cut inside a member, the bytes before the cut returned
+ * (a `.partial` trace whose writer was killed mid-write). */
+int tp_input_cut_short(const tp_input *in);
 /* Progress through the underlying file: bytes consumed and its size (0 when unknown). */
 void tp_input_progress(const tp_input *in, uint64_t *pos, uint64_t *size);
 void tp_input_close(tp_input *in);

@@ -444,8 +444,10 @@ static int refill(reader *r) {
     size_t len = keep;
     while (len < sc->cap) {
         ptrdiff_t n = tp_input_read(r->pt->in, sc->buf + len, sc->cap - len);
-        if (n < 0) return fail_at(r, sc->origin + len, tp_input_error(r->pt->in));
-        if (n == 0) {
+        /* an unfinished gzip trace cut inside a member ends there: its whole events count */
+        if (n < 0 && !(r->pt->cut_short_ok && tp_input_cut_short(r->pt->in)))
+            return fail_at(r, sc->origin + len, tp_input_error(r->pt->in));
+        if (n <= 0) {
             sc->eof = 1;
             break;
         }
