@@ -7,6 +7,8 @@
  * which differs by nature, set aside). Below the figures, the models themselves: the JSON trace
  * and the Perfetto trace of one model read back give the same events, args, tracks with their
  * names, devices and run facts (in another order: the Perfetto writer sorts ranges by track).
+ * A model streamed in segments (tp_perfetto_stream, each segment a model of its own) reads back
+ * after each segment, marked partial, and at its end as the model of the whole window's trace.
  * That the files are Perfetto's format is checked with the
  * Perfetto project's own definitions by tests/integration/test_perfetto_format.py. */
 #include <setjmp.h>
@@ -18,6 +20,7 @@
 #include "analysis/analysis.h"
 #include "export/chrome.h"
 #include "export/perfetto.h"
+#include "model/copy.h"
 #include "report/report.h"
 #include "trace/reader.h"
 #include "util/buf.h"
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int to_buf(void *ctx, const void *data, size_t len) {
@@ -347,6 +351,96 @@ static void test_malformed(void **state) {
     tp_model_free(&b);
 }
 
+/* ---- a streamed window ---------------------------------------------------------------------- */
+
+/* Events [from, from + n) of a as a segment of their own (strings and tracks its own); the
+ * last also with a's devices and run facts. */
+static void segment_of(const tp_model *a, size_t from, size_t n, int last, tp_model *seg) {
+    tp_model view = *a;
+    view.events = a->events + from;
+    view.nevents = n;
+    if (!last) view.ndevices = 0;
+    tp_model_init(seg);
+    seg->base_ns = a->base_ns;
+    seg->rank = a->rank;
+    seg->world_size = a->world_size;
+    tp_copy_opts co = {.map_track = tp_copy_track};
+    assert_int_equal(tp_model_append(seg, &view, &co), 0);
+    if (!last) return;
+    seg->partial = a->partial;
+    seg->dropped_events = a->dropped_events;
+    seg->flight_step = a->flight_step;
+    seg->flight_reason = tp_model_restr(seg, a, a->flight_reason);
+}
+
+/* a streamed `per` events a segment into dir; after each segment (the first ones, then every
+ * 256th: a read is of the whole file so far) the partial file reads back, marked partial; the
+ * finished trace read into out. */
+static void stream_model(const tp_model *a, size_t per, const char *dir, tp_model *out) {
+    char path[512], partial[512], final[512], err[512] = "";
+    snprintf(path, sizeof(path), "%s/trace_streaming.pftrace", dir);
+    snprintf(partial, sizeof(partial), "%s/trace_0001_streaming.partial.pftrace", dir);
+    snprintf(final, sizeof(final), "%s/trace_0001_window.pftrace", dir);
+    tp_model head;
+    tp_model_init(&head);
+    head.base_ns = a->base_ns, head.rank = a->rank, head.world_size = a->world_size;
+    tp_perfetto_stream *s = tp_perfetto_stream_open(&head, path, partial, NULL, err, sizeof(err));
+    if (!s) fail_msg("%s", err);
+    size_t from = 0, seen = 0;
+    for (size_t k = 0; a->nevents - from > per; from += per, k++) {
+        tp_model seg, r;
+        segment_of(a, from, per, 0, &seg);
+        assert_int_equal(tp_perfetto_stream_add(s, &seg), 0);
+        if (k >= 8 && k % 256) {
+            tp_model_free(&seg);
+            continue;
+        }
+        tp_model_init(&r);
+        if (tp_trace_read_file(partial, &r, NULL, err, sizeof(err))) fail_msg("%s", err);
+        assert_true(r.partial);
+        assert_true(r.nevents >= seen); /* (the reader leaves some instants out) */
+        seen = r.nevents;
+        tp_model_free(&seg), tp_model_free(&r);
+    }
+    tp_model last;
+    size_t written = 0;
+    segment_of(a, from, a->nevents - from, 1, &last);
+    if (tp_perfetto_stream_end(s, &last, final, &written, err, sizeof(err))) fail_msg("%s", err);
+    assert_int_equal(written, a->nevents);
+    struct stat st;
+    assert_int_equal(stat(partial, &st), -1); /* renamed */
+    tp_model_init(out);
+    if (tp_trace_read_file(final, out, NULL, err, sizeof(err))) fail_msg("%s", err);
+    unlink(final);
+    tp_model_free(&last);
+    tp_model_free(&head);
+}
+
+/* Each fixture streamed in segments of 7 events (names, tracks and flows across segments) reads
+ * back as the model of its whole Perfetto trace. */
+static void test_streamed_same_model(void **state) {
+    (void)state;
+    tp_log_set_quiet(1);
+    char dir[] = "/tmp/tprof_pfstream_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    for (size_t i = 0; i < NFIXTURES; i++) {
+        char path[1024], err[512] = "";
+        tp_model a, w, s;
+        tp_model_init(&a);
+        if (tp_trace_read_file(fixture(i, path, sizeof(path)), &a, NULL, err, sizeof(err)))
+            fail_msg("%s", err);
+        read_written(&a, 1, &w);
+        stream_model(&a, 7, dir, &s);
+        char *tw = model_text(&w), *ts = model_text(&s);
+        if (strcmp(tw, ts) != 0)
+            fail_msg("%s: whole and streamed models differ at:\n%.400s\n----\n%.400s", path,
+                     first_difference(tw, ts), first_difference(ts, tw));
+        free(tw), free(ts);
+        tp_model_free(&a), tp_model_free(&w), tp_model_free(&s);
+    }
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_round_trip),
@@ -354,6 +448,7 @@ int main(void) {
         cmocka_unit_test(test_overlaps_and_counters),
         cmocka_unit_test(test_order_and_deadline),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_streamed_same_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
