@@ -7,7 +7,16 @@
  *
  * Slices: Perfetto pairs a track's begins and ends as a stack, so each track's ranges are sorted
  * by start (longest first on ties) and dealt to lanes: a range goes to the first lane whose open
- * ranges, once those that ended are closed, all contain it. Lane 0 is the track itself. */
+ * ranges, once those that ended are closed, all contain it. Lane 0 is the track itself.
+ *
+ * A streamed window (tp_perfetto_stream, last section) cannot sort: its ranges come segment by
+ * segment as they end, children before parents, and memory must not hold them. So each range's
+ * begin and end are written together (a reader pairing an end with the last begin of its track
+ * then pairs them in the file's order), on the first lane where it nests with that lane's
+ * earlier ranges by time (slane: a reader that sorts by timestamp, as Perfetto's trace processor
+ * does, pairs them too); the tracks and interned names get ids of the stream's own (a tp_model
+ * holding only them), as each segment is a model with ids of its own. Rejected: holding a
+ * track's ranges until its outermost one ends (a range around the loop holds the window). */
 #include "export/perfetto.h"
 
 #include "export/perfetto_proto.h"
