@@ -11,7 +11,8 @@ op_stats.csv's, which the library computed in memory; `tprof analyze` of it give
 summary.json, the figures of the whole-window .pftrace and of the streamed JSON trace of the same
 loop (those that do not depend on the run's timing), and tprof_ref's on its JSON conversion. A
 SIGKILL mid-window leaves trace_0001_streaming.partial.pftrace, a whole trace of the segments
-written, which Perfetto's definitions and `tprof analyze` read."""
+written, which Perfetto's definitions and `tprof analyze` read; one cut inside a packet (a kill
+inside a write) `tprof analyze` reads up to its last whole packet."""
 
 import collections
 import csv
@@ -77,6 +78,51 @@ def lanes_nest_by_time(path):
                 return False
             stack.append((b, e))
     return True
+
+
+def varint(data, i):
+    value = shift = 0
+    while True:
+        value |= (data[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+        if not data[i - 1] & 0x80:
+            return value, i
+
+
+def torn_write_is_read_up_to_its_last_whole_packet(tmp_path, path):
+    """A kill inside the writer's one write of a segment leaves the file cut inside a packet:
+    `tprof analyze` keeps the slices whole before the cut (the protocol's own framing finds
+    them), and says so."""
+    data = path.read_bytes()
+    cut = len(data) * 2 // 3 + 3
+    whole = 0  # the end of the last whole packet before the cut
+    while True:
+        tag, i = varint(data, whole)
+        assert tag == 0x0A  # Trace.packet, length-delimited
+        size, i = varint(data, i)
+        if i + size > cut:
+            break
+        whole = i + size
+    assert whole < cut
+    torn = tmp_path / "torn" / path.name
+    torn.parent.mkdir()
+    torn.write_bytes(data[:cut])
+    prefix = tmp_path / "prefix.pftrace"
+    prefix.write_bytes(data[:whole])
+    ps = packets(prefix)
+    names, begun, steps = {}, {}, 0
+    for p in ps:
+        for e in p.interned_data.event_names:
+            names[e.iid] = e.name
+        te = p.track_event
+        if p.HasField("track_event") and te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+            begun[te.track_uuid] = names[te.name_iid]
+        elif p.HasField("track_event") and te.type == pb.TrackEvent.TYPE_SLICE_END:
+            steps += begun.pop(te.track_uuid).startswith("ProfilerStep#")
+    a = analysis(torn.parent)
+    assert a["steps"]["count"] == steps > 0
+    assert [w for w in a["warnings"] if "cut short" in w]
 
 
 def analysis(path):
@@ -158,6 +204,7 @@ def test_sigkill_mid_streamed_perfetto_window_leaves_a_valid_unfinished_trace(tm
     assert a["steps"]["count"] == len(steps)
     unfinished = [w for w in a["warnings"] if "unfinished trace" in w]
     assert len(unfinished) == 1 and names[1] in unfinished[0]
+    torn_write_is_read_up_to_its_last_whole_packet(tmp_path, path)
     # a later run with the run_id removes it with the rest of the earlier run
     again = run(tmp_path, "true", PERFETTO)
     assert again == run_dir

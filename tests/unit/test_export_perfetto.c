@@ -441,6 +441,74 @@ static void test_streamed_same_model(void **state) {
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* A streamed trace cut anywhere (a kill inside the one write of a segment) reads as an unfinished
+ * trace (tp_read_opts.cut_short_ok): the slices whole before the cut, a slice whose end was cut
+ * off left out, marked partial and cut short; never an error. */
+static void test_streamed_cut_anywhere(void **state) {
+    (void)state;
+    tp_model a;
+    tp_model_init(&a);
+    a.base_ns = 1000000000;
+    uint32_t t = tp_model_track(&a, 7, 0, 8, 0);
+    /* as a thread's ranges come: in the order they end */
+    static const int64_t span[][2] = {{10, 5}, {10, 20}, {30, 0}, {35, 10}, {40, 10}};
+    for (size_t i = 0; i < 5; i++) {
+        tp_event *ev = tp_model_add_event(&a);
+        ev->ts = span[i][0], ev->dur = span[i][1], ev->track = t, ev->kind = TP_HOST_RANGE;
+        ev->name = tp_model_intern_cstr(&a, i % 2 ? "odd" : "even");
+        tp_model_arg_int(&a, ev, "i", (int64_t)i);
+    }
+    char dir[] = "/tmp/tprof_pfcut_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    tp_model whole;
+    stream_model(&a, 2, dir, &whole);
+    assert_int_equal(whole.nevents, 5);
+    assert_false(whole.partial);
+    char *want = model_text(&whole);
+    /* the streamed file again, one segment, its bytes this time */
+    char path[512];
+    snprintf(path, sizeof(path), "%s/w.pftrace", dir);
+    tp_model head;
+    tp_model_init(&head);
+    head.base_ns = a.base_ns;
+    char err[512] = "";
+    tp_perfetto_stream *s = tp_perfetto_stream_open(&head, path, path, NULL, err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(tp_perfetto_stream_end(s, &a, path, NULL, err, sizeof(err)), 0);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static unsigned char bytes[1 << 16];
+    size_t len = fread(bytes, 1, sizeof(bytes), f);
+    fclose(f);
+    unlink(path);
+    assert_true(len > 0 && len < sizeof(bytes));
+    size_t prev = 0;
+    for (size_t n = 16; n <= len; n++) {
+        int cut = 0;
+        tp_read_opts o = {.cut_short_ok = 1, .cut_short = &cut};
+        tp_model b;
+        tp_model_init(&b);
+        if (tp_trace_read_mem_opts(bytes, n, "cut.partial.pftrace", &b, &o, err, sizeof(err)))
+            fail_msg("cut at %zu of %zu: %s", n, len, err);
+        assert_true(b.nevents >= prev && b.nevents <= 5);
+        prev = b.nevents;
+        for (size_t i = 0; i < b.nevents; i++) /* each slice whole, with its args */
+            assert_int_equal(b.events[i].dur, span[i][1]);
+        assert_int_equal(cut, n < len);
+        assert_int_equal(b.partial, n < len);
+        if (n == len) {
+            char *got = model_text(&b);
+            assert_string_equal(got, want);
+            free(got);
+        }
+        tp_model_free(&b);
+    }
+    assert_int_equal(prev, 5);
+    free(want);
+    tp_model_free(&head), tp_model_free(&whole), tp_model_free(&a);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_round_trip),
@@ -449,6 +517,7 @@ int main(void) {
         cmocka_unit_test(test_order_and_deadline),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_streamed_same_model),
+        cmocka_unit_test(test_streamed_cut_anywhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
