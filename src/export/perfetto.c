@@ -71,7 +71,7 @@ typedef struct pw {
     size_t ntracks;    /* the model's, plus one for events whose track is out of range */
     uint32_t *process; /* by track: the index of its process */
     uint32_t *nlanes;  /* by track: lanes described so far (lane 0 always is) */
-    size_t captracks;  /* room in process and nlanes (a stream's) */
+    size_t captracks;  /* room in process (a stream's, which grows) */
     lane *lanes;       /* the lanes of the track being written: nl in use, nalloc made */
     size_t nl, nalloc, capl;
     counter_track *counters;
@@ -706,6 +706,7 @@ int tp_perfetto_write(const tp_model *m, const tp_chrome_opts *o,
     size_t nstr = m->strings.n ? m->strings.n : 1;
     for (int i = 0; i < 3; i++)
         w.iid[i] = calloc(nstr, sizeof(*w.iid[i]));
+    w.niid = (uint32_t)nstr;
     w.next[ID_ARG_NAMES - 1] = 3; /* after the marks' */
     if (!w.iid[0] || !w.iid[1] || !w.iid[2] || put_tracks(&w)) w.failed = 1;
     if (!w.failed) put_events(&w);

@@ -467,15 +467,16 @@ enum { PIECE_EVENTS = 1 << 16 }; /* a piece's events before a cut is tried (less
 
 typedef struct art_stream {
     tp_chrome_stream *cs;
-    tp_perfetto_stream *ps; /* in place of cs with trace_format: perfetto */
-    tp_chrome_opts o;       /* the writer reads them until the end */
-    tp_model *pending;      /* the window's events not analysed yet; NULL once left out */
-    size_t streamed;        /* events of the segments written to the trace */
-    size_t next_try;        /* pending's size at which a cut is tried next */
-    size_t pieces;          /* analysed so far */
-    int64_t cut;            /* where the last piece ended (INT64_MIN: no piece yet) */
-    size_t early;           /* ranges that started before a cut and came after it */
-    char left_out[200];     /* why the summary leaves the window's rest out ("" when it does not) */
+    /* with trace_format: perfetto, in place of cs */
+    tp_perfetto_stream *ps;
+    tp_chrome_opts o;   /* the writer reads them until the end */
+    tp_model *pending;  /* the window's events not analysed yet; NULL once left out */
+    size_t streamed;    /* events of the segments written to the trace */
+    size_t next_try;    /* pending's size at which a cut is tried next */
+    size_t pieces;      /* analysed so far */
+    int64_t cut;        /* where the last piece ended (INT64_MIN: no piece yet) */
+    size_t early;       /* ranges that started before a cut and came after it */
+    char left_out[200]; /* why the summary leaves the window's rest out ("" when it does not) */
 } art_stream;
 
 /* A pending model on the trace's clock, as the segments' head says. */
