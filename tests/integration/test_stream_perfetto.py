@@ -24,6 +24,7 @@ from cli_helpers import ALL, check_sum, ref_sum, sigterm_mid_window, tprof
 from test_perfetto_format import decode, pb
 from test_stream import ops, profile
 
+from pftrace_layout import begins_end_at_once, lanes_nest_by_time, packets
 from run_files import files_dir
 
 PERFETTO = "--profiling.trace_format=perfetto"
@@ -37,47 +38,6 @@ def run(out, stream, *args):
 
 def pftraces(run_dir):
     return sorted(files_dir(run_dir).glob("trace_*.pftrace"))
-
-
-def packets(path):
-    trace = pb.Trace()
-    trace.ParseFromString(path.read_bytes())
-    return list(trace.packet)
-
-
-def begins_end_at_once(path):
-    """Whether each slice's end is the packet right after its begin, on its track: the streamed
-    layout (ranges written as they ended), not the whole window's (nested begins in time
-    order)."""
-    ps = packets(path)
-    slices = [i for i, p in enumerate(ps)
-              if p.HasField("track_event") and p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN]
-    assert slices
-    return all(ps[i + 1].track_event.type == pb.TrackEvent.TYPE_SLICE_END and
-               ps[i + 1].track_event.track_uuid == ps[i].track_event.track_uuid for i in slices)
-
-
-def lanes_nest_by_time(path):
-    """Whether the slices of each track nest once sorted by time, as a reader that sorts the
-    packets by timestamp (Perfetto's trace processor) pairs them: no two overlap without one
-    containing the other, and none starts with another (which a sort by time alone could not
-    order)."""
-    spans = collections.defaultdict(list)
-    for p in packets(path):
-        te = p.track_event
-        if p.HasField("track_event") and te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
-            spans[te.track_uuid].append([p.timestamp, None])
-        elif p.HasField("track_event") and te.type == pb.TrackEvent.TYPE_SLICE_END:
-            spans[te.track_uuid][-1][1] = p.timestamp
-    for lane in spans.values():
-        stack = []
-        for b, e in sorted(lane, key=lambda s: (s[0], -s[1])):
-            while stack and stack[-1][1] <= b:
-                stack.pop()
-            if stack and (stack[-1][1] < e or stack[-1][0] == b):
-                return False
-            stack.append((b, e))
-    return True
 
 
 def varint(data, i):

@@ -16,6 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
 
+from pftrace_layout import begins_end_at_once, lanes_nest_by_time, packets  # noqa: E402
 from run_files import artifact, files_dir  # noqa: E402
 from summary_files import analyze  # noqa: E402
 from test_torch_stream import LOOP, MAX_EVENTS, STEPS  # noqa: E402
@@ -23,31 +24,17 @@ from test_torch_stream import LOOP, MAX_EVENTS, STEPS  # noqa: E402
 SOURCE_KEYS = ("run", "rank_summary", "input", "windows")  # where the figures came from
 
 
-def slices(path):
-    """(name, begin, end) of each slice as Perfetto's definitions decode it, and whether each
-    end came right after its begin on its track (the streamed layout)."""
-    trace = pb.Trace()
-    with open(path, "rb") as f:
-        trace.ParseFromString(f.read())
-    names, open_, out, adjacent = {}, {}, [], True
-    prev = None
-    for p in trace.packet:
+def slice_names(path):
+    """The name of each slice (its begin's), as Perfetto's definitions decode them."""
+    names, out = {}, []
+    for p in packets(path):
         if p.sequence_flags & 1:  # SEQ_INCREMENTAL_STATE_CLEARED
             names.clear()
         for e in p.interned_data.event_names:
             names[e.iid] = e.name
-        te = p.track_event
-        if p.HasField("track_event") and te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
-            assert te.track_uuid not in open_
-            open_[te.track_uuid] = (names[te.name_iid], p.timestamp)
-        elif p.HasField("track_event") and te.type == pb.TrackEvent.TYPE_SLICE_END:
-            name, ts = open_.pop(te.track_uuid)
-            out.append((name, ts, p.timestamp))
-            adjacent &= prev is not None and prev.track_event.track_uuid == te.track_uuid and \
-                prev.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN
-        prev = p
-    assert not open_
-    return out, adjacent
+        if p.HasField("track_event") and p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+            out.append(names[p.track_event.name_iid])
+    return out
 
 
 def test_a_streamed_pftrace_has_the_figures_of_the_summary(tmp_path):
@@ -58,9 +45,10 @@ def test_a_streamed_pftrace_has_the_figures_of_the_summary(tmp_path):
     assert r.returncode == 0, r.stderr
     run = str(tmp_path / "run")
     [trace] = sorted(str(p) for p in files_dir(tmp_path / "run").glob("trace_*.pftrace"))
-    got, adjacent = slices(trace)
-    assert adjacent and len(got) > 2 * (MAX_EVENTS // 8)
-    calls = collections.Counter(name for name, _, _ in got)
+    assert begins_end_at_once(trace) and lanes_nest_by_time(trace)
+    names = slice_names(trace)
+    assert len(names) > 2 * (MAX_EVENTS // 8)
+    calls = collections.Counter(names)
     with open(artifact(run, "op_stats.csv"), encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) >= 10
