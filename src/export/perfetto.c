@@ -827,7 +827,7 @@ static void stream_slice(pw *w, const tp_event *ev) {
         }
         tr->lanes[tr->nl++] = (slane){.n = 0};
         k = 0;
-        if (l) put_lane(w, NULL, t, l);
+        if (l) put_lane(w, &zero_track, t, l); /* (an overlap lane: no names of its track) */
     }
     slane_put(&tr->lanes[l], k, b, e);
     uint64_t uuid = (uint64_t)l << 32 | (t + 1);
