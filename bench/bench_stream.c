@@ -11,9 +11,10 @@
  *   dropped    the trace's dropped_events (goal 0)
  *   peak RSS   the process's (getrusage; /usr/bin/time -f %M gives the same)
  *   summary    whether summary.json holds the window (its steps), and any line leaving it out
- * Usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [OUTPUT_DIR [SPIN_NS [STEP]]]]]:
- * SPIN_NS of busy work inside each op paces the loop (0: ranges back to back, faster than any
- * writer). Without arguments (scripts/bench): 2000000 1 1 4194304 bench_stream_out 500 0. */
+ * Usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [OUTPUT_DIR [SPIN_NS [STEP
+ * [FORMAT]]]]]]: SPIN_NS of busy work inside each op paces the loop (0: ranges back to back,
+ * faster than any writer); FORMAT the trace_format key (json, perfetto). Without arguments
+ * (scripts/bench): 2000000 1 1 4194304 bench_stream_out 500 0 json. */
 #include "bench.h"
 #include "tprof.h"
 
@@ -73,7 +74,8 @@ static long long summary_int(const char *in, const char *key) {
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr,
-                "usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [DIR [SPIN_NS]]]]\n");
+                "usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [DIR [SPIN_NS [STEP "
+                "[FORMAT]]]]]]\n");
         return 2;
     }
     long events = atol(argv[1]);
@@ -82,6 +84,7 @@ int main(int argc, char **argv) {
     const char *dir = argc > 5 ? argv[5] : "bench_stream_out";
     spin_s = argc > 6 ? atof(argv[6]) * 1e-9 : 0;
     step_blocks = argc > 7 ? atol(argv[7]) : 0;
+    const char *format = argc > 8 ? argv[8] : "json";
     if (events <= 0 || threads <= 0 || threads > 64) return 2;
     per_thread = events / threads;
     tprof_config *c = tprof_config_new();
@@ -93,6 +96,7 @@ int main(int argc, char **argv) {
     tprof_config_set(c, "run_id", "stream");
     tprof_config_set(c, "max_events", max);
     tprof_config_set(c, "stream", argv[2][0] == '1' ? "true" : "false");
+    tprof_config_set(c, "trace_format", format);
     if (tprof_start(c)) {
         fprintf(stderr, "bench_stream: %s\n", tprof_last_error());
         return 1;
@@ -108,8 +112,8 @@ int main(int argc, char **argv) {
     tprof_shutdown();
     double t2 = bench_now_s(CLOCK_MONOTONIC);
     long ranges = per_thread * threads;
-    printf("ranges %ld threads %d stream %s max_events %s spin %.0f ns\n", ranges, threads, argv[2],
-           max, spin_s * 1e9);
+    printf("ranges %ld threads %d stream %s max_events %s spin %.0f ns format %s\n", ranges,
+           threads, argv[2], max, spin_s * 1e9, format);
     printf("  record   %8.2f ns per range (spin included)\n",
            (t1 - t0) * 1e9 / (double)ranges * threads);
     printf("  tail     %8.3f s (tprof_shutdown after the loop)\n", t2 - t1);

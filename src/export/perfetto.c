@@ -7,7 +7,16 @@
  *
  * Slices: Perfetto pairs a track's begins and ends as a stack, so each track's ranges are sorted
  * by start (longest first on ties) and dealt to lanes: a range goes to the first lane whose open
- * ranges, once those that ended are closed, all contain it. Lane 0 is the track itself. */
+ * ranges, once those that ended are closed, all contain it. Lane 0 is the track itself.
+ *
+ * A streamed window (tp_perfetto_stream, last section) cannot sort: its ranges come segment by
+ * segment as they end, children before parents, and memory must not hold them. So each range's
+ * begin and end are written together (a reader pairing an end with the last begin of its track
+ * then pairs them in the file's order), on the first lane where it nests with that lane's
+ * earlier ranges by time (slane: a reader that sorts by timestamp, as Perfetto's trace processor
+ * does, pairs them too); the tracks and interned names get ids of the stream's own (a tp_model
+ * holding only them), as each segment is a model with ids of its own. Rejected: holding a
+ * track's ranges until its outermost one ends (a range around the loop holds the window). */
 #include "export/perfetto.h"
 
 #include "export/perfetto_proto.h"
@@ -18,6 +27,7 @@
 #include "util/pb.h"
 #include "util/vec.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,17 +65,20 @@ typedef struct pw {
     int first;         /* the next packet is the sequence's first */
     size_t nwritten;   /* events written */
     uint32_t *iid[3];  /* by string id: its iid as a category, a name, an arg key (0: none yet) */
+    uint32_t niid;     /* string ids the iid arrays have room for */
     uint32_t next[3];  /* the next iid of each */
     int marked[3];     /* mark_keys interned */
     size_t ntracks;    /* the model's, plus one for events whose track is out of range */
     uint32_t *process; /* by track: the index of its process */
     uint32_t *nlanes;  /* by track: lanes described so far (lane 0 always is) */
+    size_t captracks;  /* room in process (a stream's, which grows) */
     lane *lanes;       /* the lanes of the track being written: nl in use, nalloc made */
     size_t nl, nalloc, capl;
     counter_track *counters;
     size_t ncounters, capcounters;
     tp_hashtab counter_index;
-    tp_buf scratch; /* an interned_data message being gathered */
+    tp_buf scratch;             /* an interned_data message being gathered */
+    tp_perfetto_stream *stream; /* a streamed window's (see its section), else NULL */
 } pw;
 
 static const tp_track zero_track;
@@ -74,15 +87,79 @@ static const tp_track *track_of(const pw *w, uint32_t t) {
     return t < w->m->ntracks ? &w->m->tracks[t] : &zero_track;
 }
 
-static uint32_t event_track(const pw *w, const tp_event *ev) {
-    return ev->track < w->m->ntracks ? ev->track : (uint32_t)w->m->ntracks;
+/* ---- a streamed window's state (tp_perfetto_stream) --------------------------------------- */
+
+enum { LANE_SPANS = 64 }; /* a streamed lane's outermost ranges kept, at most */
+
+typedef struct span {
+    int64_t start, end;
+} span;
+
+/* A lane of a streamed track. Ranges come as they end (each thread's in the order they ended),
+ * so a range contains those of the lane that start at or after its start, and must start after
+ * the end of every other: the lane keeps its outermost ranges (disjoint, in time order), the
+ * oldest let go past LANE_SPANS into a floor that no range may start inside. */
+typedef struct slane {
+    span tops[LANE_SPANS];
+    uint32_t n;
+    int floored; /* spans were let go: they lie in [floor_start, floor_end) */
+    int64_t floor_start, floor_end;
+} slane;
+
+typedef struct strack {
+    slane *lanes;
+    size_t nl, cap;
+} strack;
+
+struct tp_perfetto_stream {
+    pw w;
+    tp_model ids;          /* tracks and strings by ids that hold from segment to segment */
+    uint32_t *smap, *tmap; /* the segment's string and track ids to the stream's + 1 (0: not yet) */
+    strack *tracks;        /* by stream track: its lanes */
+    size_t captracks;
+    uint32_t nproc;
+    size_t recorded;    /* events of the segments written */
+    tp_buf provisional; /* the header packet a checkpoint ends the file with */
+    tp_ofile *f;
+    char *path, *partial_path;
+    int published, write_failed;
+};
+
+/* ---- ids ----------------------------------------------------------------------------------- */
+
+/* The id of string s of the model being written that the iid tables use: its own for a whole
+ * window, the stream's for a segment (so a name is interned once per sequence). */
+static uint32_t str_id(pw *w, tp_str s) {
+    tp_perfetto_stream *st = w->stream;
+    if (!st || s == TP_STR_EMPTY) return s;
+    if (!st->smap[s]) {
+        tp_str id = tp_strtab_intern_from(&st->ids.strings, &w->m->strings, s);
+        if (st->ids.strings.failed) w->failed = 1;
+        st->smap[s] = id + 1;
+    }
+    return st->smap[s] - 1;
+}
+
+static uint32_t stream_track(pw *w, uint32_t t);
+
+/* The track ev is written on: the model's (out of range: one past them, pid 0, tid 0), or in a
+ * stream its track of the same ids, described at first sight. */
+static uint32_t event_track(pw *w, const tp_event *ev) {
+    uint32_t t = ev->track < w->m->ntracks ? ev->track : (uint32_t)w->m->ntracks;
+    return w->stream ? stream_track(w, t) : t;
 }
 
 /* ---- output ------------------------------------------------------------------------------ */
 
+static void checkpoint(tp_perfetto_stream *st);
+
 static void hand_on(pw *w, int final) {
     if (w->out.failed || w->scratch.failed) w->failed = 1;
     if (w->failed || (!final && w->out.len < CHUNK)) return;
+    if (w->stream) { /* a whole trace at every write */
+        checkpoint(w->stream);
+        return;
+    }
     if (w->out.len && w->write(w->ctx, w->out.data, w->out.len) != 0) w->failed = 1;
     w->out.len = 0;
 }
@@ -102,10 +179,28 @@ static void put_str(tp_buf *b, uint32_t field, const tp_model *m, tp_str s) {
 
 /* ---- interning --------------------------------------------------------------------------- */
 
+/* Room in the iid tables for string id `need` - 1 (a stream's grow); 0, or -1. */
+static int grow_iids(pw *w, uint32_t need) {
+    uint32_t n = w->niid * 2 > need ? w->niid * 2 : need < 256 ? 256 : need;
+    for (int i = 0; i < 3; i++) {
+        uint32_t *p = realloc(w->iid[i], n * sizeof(*p));
+        if (!p) return -1;
+        memset(p + w->niid, 0, (n - w->niid) * sizeof(*p));
+        w->iid[i] = p;
+    }
+    w->niid = n;
+    return 0;
+}
+
 /* The iid of string s in table which (ID_CATEGORIES, ID_NAMES, ID_ARG_NAMES), adding its entry
  * to the packet's interned_data (w->scratch) when new. */
 static uint32_t iid_of(pw *w, int which, tp_str s) {
-    uint32_t *slot = &w->iid[which - 1][s];
+    uint32_t id = str_id(w, s);
+    if (id >= w->niid && grow_iids(w, id + 1)) {
+        w->failed = 1;
+        return 0;
+    }
+    uint32_t *slot = &w->iid[which - 1][id];
     if (!*slot) {
         *slot = ++w->next[which - 1];
         size_t e = tp_pb_open(&w->scratch, (uint32_t)which);
@@ -150,9 +245,9 @@ static void put_process(pw *w, size_t index, const tp_track *t) {
     tp_pb_close(&w->out, p);
 }
 
-/* Lane `lane` of track t: the thread itself (lane 0) or an overlap track under it. */
-static void put_lane(pw *w, uint32_t t, uint32_t l) {
-    const tp_track *tr = track_of(w, t);
+/* Lane l of track t (tr: its ids and names in the model written): the thread itself (lane 0) or
+ * an overlap track under it. */
+static void put_lane(pw *w, const tp_track *tr, uint32_t t, uint32_t l) {
     size_t p = packet_open(w);
     size_t d = tp_pb_open(&w->out, PK_TRACK_DESC);
     tp_pb_uint(&w->out, TD_UUID, (uint64_t)l << 32 | (t + 1));
@@ -197,7 +292,7 @@ static int put_tracks(pw *w) {
             w->process[t] = (uint32_t)nproc++;
             put_process(w, w->process[t], tr);
         }
-        put_lane(w, t, 0);
+        put_lane(w, tr, t, 0);
         w->nlanes[t] = 1;
         hand_on(w, 0);
     }
@@ -335,7 +430,7 @@ static int counter_eq(const void *ctx, const tp_hslot *s, const void *key) {
 /* The uuid of the counter track of (track, name, key), described at its first use; 0 when out
  * of memory. */
 static uint64_t counter_uuid(pw *w, uint32_t track, tp_str name, tp_str key) {
-    counter_track c = {track, name, key};
+    counter_track c = {track, str_id(w, name), str_id(w, key)};
     uint32_t h = (uint32_t)tp_hash_bytes(&c, sizeof(c));
     if (tp_hashtab_reserve(&w->counter_index, 64)) return 0;
     size_t i = tp_hashtab_find(&w->counter_index, h, counter_eq, w->counters, &c);
@@ -454,7 +549,7 @@ static uint32_t lane_for(pw *w, uint32_t track, const tp_event *ev) {
     }
     w->lanes[w->nl++].n = 0;
     if (l >= w->nlanes[track]) {
-        put_lane(w, track, l);
+        put_lane(w, track_of(w, track), track, l);
         w->nlanes[track] = l + 1;
     }
     return l;
@@ -524,38 +619,65 @@ static int to_buf(void *ctx, const void *data, size_t len) {
     return ((tp_buf *)ctx)->failed ? -1 : 0;
 }
 
-/* The JSON trace's header and trailer around no events (chrome.c's own), as the metadata entry
- * TP_PERFETTO_HEADER; a trace cut short by the deadline says so in its tprof object. */
-static void put_header(pw *w) {
-    tp_model doc = *w->m;
+/* The JSON trace's header and trailer of m around no events (chrome.c's own), into json: a
+ * trace that holds `written` of `recorded` events says it was cut short in its tprof object, and
+ * a provisional one (a streamed trace's at a checkpoint) that it is partial and interrupted.
+ * 0, or -1 when out of memory. */
+static int header_json(const tp_model *m, const tp_chrome_opts *opts, size_t written,
+                       size_t recorded, int provisional, tp_buf *json) {
+    tp_model doc = *m;
     doc.nevents = 0;
     doc.ntracks = 0;
-    tp_chrome_opts o = *w->o;
+    tp_chrome_opts o = *opts;
     o.gzip = 0;
     o.deadline_ns = NULL;
     o.events_written = NULL;
-    tp_buf members, json;
+    tp_buf members;
     tp_buf_init(&members);
-    tp_buf_init(&json);
-    if (w->nwritten < w->m->nevents) {
+    if (written < recorded)
         tp_buf_printf(&members, "\"truncated\":true,\"events_written\":%zu,\"events_recorded\":%zu",
-                      w->nwritten, w->m->nevents);
+                      written, recorded);
+    if (provisional) {
+        doc.partial = 1;
+        tp_buf_printf(&members, "%s\"interrupted\":true", members.len ? "," : "");
+    }
+    if (members.len) {
         if (o.tprof_members) tp_buf_printf(&members, ",%s", o.tprof_members);
         tp_buf_putc(&members, '\0');
         o.tprof_members = members.data;
     }
-    if (members.failed || tp_chrome_write(&doc, &o, to_buf, &json)) w->failed = 1;
-    if (!w->failed) {
-        size_t p = packet_open(w);
-        size_t ce = tp_pb_open(&w->out, PK_CHROME_EVENTS);
-        size_t md = tp_pb_open(&w->out, CEB_METADATA);
-        tp_pb_bytes(&w->out, CM_NAME, TP_PERFETTO_HEADER, strlen(TP_PERFETTO_HEADER));
-        tp_pb_bytes(&w->out, CM_JSON, json.data, json.len);
-        tp_pb_close(&w->out, md);
-        tp_pb_close(&w->out, ce);
-        tp_pb_close(&w->out, p);
-    }
+    int rc = members.failed || tp_chrome_write(&doc, &o, to_buf, json) ? -1 : 0;
     tp_buf_free(&members);
+    return rc;
+}
+
+/* json as the metadata entry TP_PERFETTO_HEADER; `stateless`: in a packet that says nothing of
+ * the sequence's incremental state (a streamed trace's, which may come first). */
+static void put_meta(pw *w, const tp_buf *json, int stateless) {
+    size_t p;
+    if (stateless) {
+        p = tp_pb_open(&w->out, TRACE_PACKET);
+        tp_pb_uint(&w->out, PK_SEQ_ID, SEQ);
+    } else {
+        p = packet_open(w);
+    }
+    size_t ce = tp_pb_open(&w->out, PK_CHROME_EVENTS);
+    size_t md = tp_pb_open(&w->out, CEB_METADATA);
+    tp_pb_bytes(&w->out, CM_NAME, TP_PERFETTO_HEADER, strlen(TP_PERFETTO_HEADER));
+    tp_pb_bytes(&w->out, CM_JSON, json->data, json->len);
+    tp_pb_close(&w->out, md);
+    tp_pb_close(&w->out, ce);
+    tp_pb_close(&w->out, p);
+}
+
+/* The document's facts as the metadata entry (a trace cut short by the deadline says so). */
+static void put_header(pw *w) {
+    tp_buf json;
+    tp_buf_init(&json);
+    if (header_json(w->m, w->o, w->nwritten, w->m->nevents, 0, &json))
+        w->failed = 1;
+    else
+        put_meta(w, &json, 0);
     tp_buf_free(&json);
 }
 
@@ -584,6 +706,7 @@ int tp_perfetto_write(const tp_model *m, const tp_chrome_opts *o,
     size_t nstr = m->strings.n ? m->strings.n : 1;
     for (int i = 0; i < 3; i++)
         w.iid[i] = calloc(nstr, sizeof(*w.iid[i]));
+    w.niid = (uint32_t)nstr;
     w.next[ID_ARG_NAMES - 1] = 3; /* after the marks' */
     if (!w.iid[0] || !w.iid[1] || !w.iid[2] || put_tracks(&w)) w.failed = 1;
     if (!w.failed) put_events(&w);
@@ -618,4 +741,219 @@ int tp_perfetto_write_file(const tp_model *m, const char *path, const tp_chrome_
     tp_ofile_abort(fo.f);
     if (err && errlen) snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENOMEM));
     return -1;
+}
+
+/* ---- a streamed window (tp_perfetto_stream) ------------------------------------------------ */
+
+/* The stream's track for track t of the segment (one past its tracks: pid 0, tid 0), made and
+ * described (its process first, when new) at first sight; 0 with w->failed when out of memory. */
+static uint32_t stream_track(pw *w, uint32_t t) {
+    tp_perfetto_stream *st = w->stream;
+    if (st->tmap[t]) return st->tmap[t] - 1;
+    const tp_track *tr = track_of(w, t);
+    tp_model *ids = &st->ids;
+    size_t before = ids->ntracks; /* room first: a track made is set up at once */
+    uint32_t k = UINT32_MAX;
+    if (!TP_GROW(w->process, w->captracks, before + 1) &&
+        !TP_GROW(st->tracks, st->captracks, before + 1))
+        k = tp_model_track(ids, tr->pid, str_id(w, tr->pid_str), tr->tid, str_id(w, tr->tid_str));
+    if (k == UINT32_MAX) {
+        w->failed = 1;
+        return 0;
+    }
+    if (ids->ntracks > before) {
+        uint32_t j = 0;
+        while (j < k && !same_process(&ids->tracks[j], &ids->tracks[k]))
+            j++;
+        if (j < k) {
+            w->process[k] = w->process[j];
+        } else {
+            w->process[k] = st->nproc++;
+            put_process(w, w->process[k], tr);
+        }
+        put_lane(w, tr, k, 0);
+        st->tracks[k] = (strack){0};
+    }
+    st->tmap[t] = k + 1;
+    return k;
+}
+
+/* Whether range [b, e] fits lane ln (the lane's head comment); *k: its spans that stay outermost
+ * (those after them it contains). */
+static int slane_fits(const slane *ln, int64_t b, int64_t e, uint32_t *k) {
+    if (ln->n && e < ln->tops[ln->n - 1].end) return 0; /* not in end order */
+    if (ln->floored && (e < ln->floor_end || (b >= ln->floor_start && b < ln->floor_end))) return 0;
+    uint32_t i = ln->n;
+    while (i && ln->tops[i - 1].start >= b)
+        i--;
+    /* the same start: a reader sorting by time alone could not tell which is outer */
+    if (i < ln->n && ln->tops[i].start == b) return 0;
+    if (ln->floored && b == ln->floor_start) return 0;
+    if (i && ln->tops[i - 1].end > b) return 0;
+    *k = i;
+    return 1;
+}
+
+static void slane_put(slane *ln, uint32_t k, int64_t b, int64_t e) {
+    if (ln->floored && b < ln->floor_start) ln->floored = 0; /* it contains them */
+    ln->n = k;
+    if (ln->n == LANE_SPANS) { /* the older half let go, into the floor */
+        uint32_t half = LANE_SPANS / 2;
+        if (!ln->floored) ln->floor_start = ln->tops[0].start;
+        ln->floored = 1;
+        ln->floor_end = ln->tops[half - 1].end;
+        memmove(ln->tops, ln->tops + half, (LANE_SPANS - half) * sizeof(span));
+        ln->n -= half;
+    }
+    ln->tops[ln->n++] = (span){b, e};
+}
+
+/* A range of a segment, begin and end one after the other on the first lane of its track it
+ * fits (a new one, described, when none does): each lane's ranges nest, in time order as a
+ * reader sorting by time sees them, and in the file's order as a reader pairing each end with
+ * the last begin sees them. */
+static void stream_slice(pw *w, const tp_event *ev) {
+    tp_perfetto_stream *st = w->stream;
+    uint32_t t = event_track(w, ev), l = 0, k = 0;
+    if (w->failed) return;
+    strack *tr = &st->tracks[t];
+    int64_t b = ev->ts, e = end_of(ev);
+    while (l < tr->nl && !slane_fits(&tr->lanes[l], b, e, &k))
+        l++;
+    if (l == tr->nl) {
+        if (TP_GROW(tr->lanes, tr->cap, tr->nl + 1)) {
+            w->failed = 1;
+            return;
+        }
+        tr->lanes[tr->nl++] = (slane){.n = 0};
+        k = 0;
+        if (l) put_lane(w, &zero_track, t, l); /* (an overlap lane: no names of its track) */
+    }
+    slane_put(&tr->lanes[l], k, b, e);
+    uint64_t uuid = (uint64_t)l << 32 | (t + 1);
+    put_begin(w, ev, uuid);
+    put_end(w, e, uuid);
+}
+
+/* The output so far and the provisional header after it, in one write, the header's bytes
+ * provisional (util/fs.h): the file is a whole trace of what was written, under partial_path
+ * from the first checkpoint on. */
+static void checkpoint(tp_perfetto_stream *st) {
+    pw *w = &st->w;
+    size_t events = w->out.len;
+    tp_buf_put(&w->out, st->provisional.data, st->provisional.len);
+    if (w->out.failed || w->scratch.failed) w->failed = 1;
+    if (w->failed) return;
+    if (tp_ofile_write_provisional(st->f, w->out.data, w->out.len, w->out.len - events)) {
+        w->failed = st->write_failed = 1;
+        return;
+    }
+    w->out.len = 0;
+    if (!st->published) /* once: a file that cannot take the name keeps its temporary one */
+        tp_ofile_publish(st->f, st->partial_path);
+    st->published = 1;
+}
+
+/* m's events in its order, until the deadline if any (each thread's ranges as they ended). */
+static void write_segment(tp_perfetto_stream *st, const tp_model *m) {
+    pw *w = &st->w;
+    w->m = m;
+    st->smap = calloc(m->strings.n ? m->strings.n : 1, sizeof(*st->smap));
+    st->tmap = calloc(m->ntracks + 1, sizeof(*st->tmap));
+    if (!st->smap || !st->tmap) w->failed = 1;
+    for (size_t i = 0; i < m->nevents && !w->failed; i++) {
+        if (i % DEADLINE_EVERY == 0 && tp_chrome_past_deadline(w->o->deadline_ns)) break;
+        const tp_event *ev = &m->events[i];
+        if (is_slice(ev))
+            stream_slice(w, ev);
+        else if (ev->kind == TP_COUNTER)
+            put_counter(w, ev);
+        else
+            put_instant(w, ev);
+        w->nwritten++;
+        hand_on(w, 0);
+    }
+    st->recorded += m->nevents;
+    free(st->smap);
+    free(st->tmap);
+    st->smap = st->tmap = NULL;
+}
+
+static void stream_free(tp_perfetto_stream *st) {
+    for (size_t t = 0; t < st->ids.ntracks && st->tracks; t++)
+        free(st->tracks[t].lanes);
+    free(st->tracks);
+    tp_model_free(&st->ids);
+    tp_buf_free(&st->provisional);
+    pw_free(&st->w);
+    free(st->path);
+    free(st->partial_path);
+    free(st);
+}
+
+tp_perfetto_stream *tp_perfetto_stream_open(const tp_model *head, const char *path,
+                                            const char *partial_path, const tp_chrome_opts *o,
+                                            char *err, size_t errlen) {
+    static const tp_chrome_opts defaults;
+    tp_perfetto_stream *st = calloc(1, sizeof(*st));
+    tp_buf json;
+    tp_buf_init(&json);
+    if (st) {
+        tp_model_init(&st->ids);
+        st->w = (pw){.o = o ? o : &defaults, .first = 1, .stream = st};
+        st->w.next[ID_ARG_NAMES - 1] = 3; /* after the marks' */
+        st->path = strdup(path);
+        st->partial_path = strdup(partial_path);
+    }
+    if (!st || !st->path || !st->partial_path || header_json(head, st->w.o, 0, 0, 1, &json)) {
+        if (err && errlen) snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENOMEM));
+    } else {
+        put_meta(&st->w, &json, 1);
+        st->provisional = st->w.out; /* the packet, kept; the output starts empty */
+        tp_buf_init(&st->w.out);
+        if (!st->provisional.failed) st->f = tp_ofile_open(path, 0, err, errlen);
+    }
+    tp_buf_free(&json);
+    if (st && st->f) return st;
+    if (st) stream_free(st);
+    return NULL;
+}
+
+int tp_perfetto_stream_add(tp_perfetto_stream *st, const tp_model *segment) {
+    assert(st && segment);
+    if (!st->w.failed) write_segment(st, segment);
+    if (!st->w.failed) checkpoint(st);
+    return st->w.failed ? -1 : 0;
+}
+
+int tp_perfetto_stream_end(tp_perfetto_stream *st, const tp_model *last, const char *path,
+                           size_t *events_written, char *err, size_t errlen) {
+    pw *w = &st->w;
+    tp_buf json;
+    tp_buf_init(&json);
+    if (!w->failed) write_segment(st, last);
+    if (!w->failed && header_json(last, w->o, w->nwritten, st->recorded, 0, &json)) w->failed = 1;
+    if (!w->failed) put_meta(w, &json, 1);
+    tp_buf_free(&json);
+    if (w->out.failed) w->failed = 1;
+    if (!w->failed && tp_ofile_write_provisional(st->f, w->out.data, w->out.len, 0))
+        w->failed = st->write_failed = 1;
+    if (!w->failed && tp_ofile_rename_to(st->f, path)) w->failed = 1;
+    if (events_written) *events_written = w->nwritten;
+    int rc = -1;
+    if (!w->failed || st->write_failed) {
+        /* commit reports a failed write's reason and removes the file; renames only when whole */
+        rc = tp_ofile_commit(st->f, err, errlen) || w->failed ? -1 : 0;
+    } else {
+        tp_ofile_abort(st->f);
+        if (err && errlen) snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENOMEM));
+    }
+    stream_free(st);
+    return rc;
+}
+
+void tp_perfetto_stream_abort(tp_perfetto_stream *st) {
+    if (!st) return;
+    tp_ofile_abort(st->f);
+    stream_free(st);
 }

@@ -48,4 +48,36 @@ size_t tp_perfetto_order(const tp_model *m, size_t *order);
 int tp_perfetto_write_file(const tp_model *m, const char *path, const tp_chrome_opts *o, char *err,
                            size_t errlen);
 
+/* A streamed window's trace (`stream: true`, record/window.h's segments), appended segment by
+ * segment as the window records, in memory bounded by its tracks and names, not its events:
+ * each track's descriptor at its first event, each name interned at its first use (one packet
+ * sequence, its incremental state cleared by its first packet only, so an iid holds for the
+ * whole file), each range as its begin and end one after the other, on the first lane of its
+ * track its nesting fits (ranges come as they end: perfetto.c's slane), counters and instants
+ * as the whole window's. After each segment the file is a whole trace: the segment and a
+ * provisional header (the tprof object "partial" and "interrupted") in one write, the next
+ * segment overwriting that header; named partial_path from the first segment on, renamed to the
+ * window's name at its end with the final header. The same events as tp_perfetto_write of the
+ * window, in another order (segment by segment) and on other lanes of the same tracks: readers
+ * that pair begins and ends by track, in the file's order or by time, read the same ranges. */
+typedef struct tp_perfetto_stream tp_perfetto_stream;
+
+/* head: the document's facts known when the window opens (base_ns, rank); o as for
+ * tp_perfetto_write, read until the end (its deadline_ns then cuts the last segment). The file is
+ * made under a temporary name (O_EXCL|O_NOFOLLOW, util/fs.h). NULL with err = one line naming
+ * path and the reason. */
+tp_perfetto_stream *tp_perfetto_stream_open(const tp_model *head, const char *path,
+                                            const char *partial_path, const tp_chrome_opts *o,
+                                            char *err, size_t errlen);
+/* Appends segment's events (the caller keeps it). 0, or -1 once the output is lost. */
+int tp_perfetto_stream_add(tp_perfetto_stream *s, const tp_model *segment);
+/* Appends the last segment and the header (last's facts: devices, partial, dropped events) and
+ * renames the file to path (same folder); frees s. events_written (may be NULL): the events
+ * written, fewer than recorded when the deadline cut the last segment (then the first ones of
+ * last, in its order). 0, or -1 with err filled and nothing left behind. */
+int tp_perfetto_stream_end(tp_perfetto_stream *s, const tp_model *last, const char *path,
+                           size_t *events_written, char *err, size_t errlen);
+/* Removes the file; frees s. */
+void tp_perfetto_stream_abort(tp_perfetto_stream *s);
+
 #endif

@@ -72,7 +72,8 @@ int tp_run_file_kind(const char *name, int64_t *rank) {
 }
 
 int tp_run_is_partial(const char *name) {
-    static const char *const exts[] = {".json", ".json.gz", ".pt.trace.json", ".pt.trace.json.gz"};
+    static const char *const exts[] = {".json", ".json.gz", ".pt.trace.json", ".pt.trace.json.gz",
+                                       ".pftrace"};
     size_t len = strlen(name), n = strlen(TP_RUN_PARTIAL);
     for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
         size_t e = strlen(exts[i]);

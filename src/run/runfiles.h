@@ -26,8 +26,9 @@ typedef enum tp_run_kind {
 
 /* The part of a trace's name that says it is unfinished: a streamed window's (and the run's
  * top-level trace's) name while it is written, valid after each segment, which a process killed
- * outright leaves (trace_0003_streaming.partial.json, <worker>.partial.pt.trace.json). Read as
- * a trace, with a warning that the window was interrupted (run/inputs.c). */
+ * outright leaves (trace_0003_streaming.partial.json or .partial.pftrace,
+ * <worker>.partial.pt.trace.json). Read as a trace, with a warning that the window was
+ * interrupted (run/inputs.c). */
 #define TP_RUN_PARTIAL ".partial"
 
 /* 1 when a trace's file name (no folder) says it is unfinished (TP_RUN_PARTIAL before its

@@ -467,6 +467,8 @@ enum { PIECE_EVENTS = 1 << 16 }; /* a piece's events before a cut is tried (less
 
 typedef struct art_stream {
     tp_chrome_stream *cs;
+    /* with trace_format: perfetto, in place of cs */
+    tp_perfetto_stream *ps;
     tp_chrome_opts o;   /* the writer reads them until the end */
     tp_model *pending;  /* the window's events not analysed yet; NULL once left out */
     size_t streamed;    /* events of the segments written to the trace */
@@ -494,36 +496,41 @@ static void pending_free(art_stream *st) {
     st->pending = NULL;
 }
 
-/* A JSON trace under a temporary name, valid after each segment under the name
- * trace_<seq>_streaming[.rank<N>].partial.json[.gz] (a trace to tprof's readers, told from a
- * finished window by its name: run/runfiles.h), which a process killed while the window records
- * leaves, and a later run with its run_id removes; renamed at its end, when the window has its
- * name. */
+/* A JSON trace (or Perfetto's, export/perfetto.h's stream) under a temporary name, valid after
+ * each segment under the name trace_<seq>_streaming[.rank<N>].partial.json[.gz] (.pftrace) (a
+ * trace to tprof's readers, told from a finished window by its name: run/runfiles.h), which a
+ * process killed while the window records leaves, and a later run with its run_id removes;
+ * renamed at its end, when the window has its name. */
 static void *art_stream_open(void *ctx, const tp_model *head) {
     (void)ctx;
-    if (!art.dir_ok || art.perfetto) return NULL; /* Perfetto's format is written whole */
+    if (!art.dir_ok) return NULL;
     art_stream *st = calloc(1, sizeof(*st));
-    char *path = run_path(art.files_dir, "trace_streaming", ".json");
-    char stem[64];
+    const char *ext = art.perfetto ? ".pftrace" : art.gzip ? ".json.gz" : ".json";
+    char *path = run_path(art.files_dir, "trace_streaming", art.perfetto ? ".pftrace" : ".json");
+    char stem[64], pext[32];
     snprintf(stem, sizeof(stem), "trace_%04zu_streaming", art.seq + 1);
-    char *partial = run_path(art.files_dir, stem,
-                             art.gzip ? TP_RUN_PARTIAL ".json.gz" : TP_RUN_PARTIAL ".json");
+    snprintf(pext, sizeof(pext), "%s%s", TP_RUN_PARTIAL, ext);
+    char *partial = run_path(art.files_dir, stem, pext);
     char err[512];
     if (st && path && partial) {
         st->o = (tp_chrome_opts){.gzip = art.gzip, .config_json = art.config_json};
-        st->cs = tp_chrome_stream_open(head, path, &st->o, err, sizeof(err));
-        if (!st->cs) tp_log_warn("%s; the window is written when it ends", err);
+        if (art.perfetto)
+            st->ps = tp_perfetto_stream_open(head, path, partial, &st->o, err, sizeof(err));
+        else
+            st->cs = tp_chrome_stream_open(head, path, &st->o, err, sizeof(err));
+        if (!st->cs && !st->ps) tp_log_warn("%s; the window is written when it ends", err);
         if (st->cs && tp_chrome_stream_checkpoints(st->cs, partial))
             tp_log_warn("out of memory: a process killed while window %zu records leaves no "
                         "trace of it",
                         art.seq + 1);
-        st->pending = st->cs ? pending_new(head) : NULL;
+        st->pending = st->cs || st->ps ? pending_new(head) : NULL;
         st->cut = INT64_MIN;
-        if (st->cs && !st->pending) snprintf(st->left_out, sizeof(st->left_out), "out of memory");
+        if ((st->cs || st->ps) && !st->pending)
+            snprintf(st->left_out, sizeof(st->left_out), "out of memory");
     }
     free(partial);
     free(path);
-    if (st && st->cs) return st;
+    if (st && (st->cs || st->ps)) return st;
     free(st);
     return NULL;
 }
@@ -650,7 +657,10 @@ static void pending_add(art_stream *st, const tp_model *segment) {
 static void art_stream_add(void *ctx, void *trace, const tp_model *segment) {
     (void)ctx;
     art_stream *st = trace;
-    tp_chrome_stream_add_events(st->cs, segment);
+    if (st->ps)
+        tp_perfetto_stream_add(st->ps, segment);
+    else
+        tp_chrome_stream_add_events(st->cs, segment);
     st->streamed += segment->nevents;
     export_segment(segment);
     pending_add(st, segment);
@@ -660,6 +670,7 @@ static void art_stream_abort(void *ctx, void *trace) {
     (void)ctx;
     art_stream *st = trace;
     tp_chrome_stream_abort(st->cs);
+    tp_perfetto_stream_abort(st->ps);
     pending_free(st);
     free(st);
 }
@@ -710,10 +721,12 @@ static void art_stream_close(void *ctx, void *trace, tp_model *last, const tp_wi
     st->o.deadline_ns = w->deadline_ns;
     int rc = -1;
     if (path) {
-        rc = tp_chrome_stream_end(st->cs, last, path, &written, err, sizeof(err));
+        rc = st->ps ? tp_perfetto_stream_end(st->ps, last, path, &written, err, sizeof(err))
+                    : tp_chrome_stream_end(st->cs, last, path, &written, err, sizeof(err));
         trace_done(rc, name, path, w, written, written, err);
     } else {
         tp_chrome_stream_abort(st->cs);
+        tp_perfetto_stream_abort(st->ps);
     }
     export_window(last, w->deadline_ns);
     size_t kept = rc == 0 && written < st->streamed + last->nevents

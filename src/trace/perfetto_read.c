@@ -106,6 +106,7 @@ typedef struct rd {
     const tp_read_opts *o;
     uint64_t packet;  /* the packet being read, from 1; 0 for a problem of the whole trace */
     uint64_t packets; /* packets read */
+    int cut;          /* an unfinished trace (tp_read_opts.cut_short_ok) ended inside a packet */
     char why[200];    /* the problem, when one stopped the read */
 } rd;
 
@@ -959,11 +960,29 @@ static int next_field(rd *r, stream *s, tp_pb_field *f) {
         if (!tp_pb_read_varint(&h, &key) && (key & 7) == TP_PB_LEN && !tp_pb_read_varint(&h, &len))
             need = (size_t)(h.p - (s->data + s->start)) + (len < MAX_PACKET ? len : MAX_PACKET);
         r->packet++;
+        if (s->eof && need > avail && r->o && r->o->cut_short_ok) { /* killed inside a write */
+            r->packet--;
+            r->cut = 1;
+            return 0;
+        }
         if (s->eof || need <= avail) return bad(r, "a malformed packet");
         if (len >= MAX_PACKET) return bad(r, "a packet longer than 256 MB");
         r->packet--;
         if (refill(r, s, need)) return -1;
     }
+}
+
+/* A streamed trace cut inside the packet after a slice's begin (export/perfetto.h: a range's
+ * begin and end are written together): that slice, event i, the model's last, is left out. 1
+ * when it is (or was left out already), 0 when i is another (not the stream's layout). */
+static int drop_last(rd *r, size_t i) {
+    tp_model *m = r->m;
+    if (i == SIZE_MAX) return 1;
+    if (i + 1 != m->nevents) return 0;
+    const tp_event *ev = &m->events[i];
+    if (ev->nargs && ev->arg0 + ev->nargs == m->nargs) m->nargs = ev->arg0;
+    m->nevents--;
+    return 1;
 }
 
 static int read_packets(rd *r, stream *s) {
@@ -978,8 +997,14 @@ static int read_packets(rd *r, stream *s) {
     if (rc < 0 || check_budget(r)) return -1;
     r->packets = r->packet;
     r->packet = 0; /* what follows is of the whole trace */
-    for (size_t i = 0; i < r->nd; i++)
-        if (r->d[i].nopen) return bad(r, "a slice begun and never ended");
+    /* an unfinished trace is cut where it ends without its header, even at a packet's end */
+    if (r->o && r->o->cut_short_ok && !r->header) r->cut = 1;
+    for (size_t i = 0; i < r->nd; i++) {
+        desc *d = &r->d[i];
+        if (r->cut && d->nopen == 1 && drop_last(r, d->open[0]))
+            d->nopen = 0; /* its end was in the packet cut: the slice goes too */
+        if (d->nopen) return bad(r, "a slice begun and never ended");
+    }
     return 0;
 }
 
@@ -992,6 +1017,10 @@ static int read_stream(stream *s, const char *name, tp_model *out, const tp_read
     int rc = s->in ? refill(&r, s, WINDOW) : 0;
     if (rc == 0) rc = read_packets(&r, s);
     if (rc == 0) rc = header_facts(&r);
+    if (rc == 0 && r.cut) { /* as the JSON reader's cut-short trace (reader.h) */
+        out->partial = 1;
+        if (o->cut_short) *o->cut_short = 1;
+    }
     if (rc == 0) {
         name_tracks(&r);
         out->input_events += r.packets; /* its entries: packets, where JSON has events */

@@ -14,7 +14,8 @@
  * decisions), so that every figure tprof computes from either file is the same. The model's
  * input_events counts the packets. A packet of another kind, and an unknown field, are skipped;
  * a malformed one (a truncated field, an END without its BEGIN, an unknown track or iid) stops
- * the read with "PATH: packet N: problem". */
+ * the read with "PATH: packet N: problem", except the cut end of an unfinished trace
+ * (tp_read_opts.cut_short_ok: a streamed window's, killed inside a write). */
 #ifndef TP_TRACE_PERFETTO_READ_H
 #define TP_TRACE_PERFETTO_READ_H
 

@@ -45,7 +45,9 @@ typedef struct tp_read_opts {
      * killed while it wrote a segment): input that ends inside the object form's traceEvents is
      * no error; the events complete before the end are kept, the model is marked partial and
      * cut_short is set (the end of a trace, baseTimeNanoseconds and the tprof object among it,
-     * is lost with it). */
+     * is lost with it). A Perfetto trace likewise: one that ends inside a packet, or without
+     * its tprof_header entry, keeps its whole packets (a slice begun in the last, whose end was
+     * cut off, left out). */
     int cut_short_ok;
     int *cut_short; /* may be NULL */
 } tp_read_opts;

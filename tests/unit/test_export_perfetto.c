@@ -7,6 +7,8 @@
  * which differs by nature, set aside). Below the figures, the models themselves: the JSON trace
  * and the Perfetto trace of one model read back give the same events, args, tracks with their
  * names, devices and run facts (in another order: the Perfetto writer sorts ranges by track).
+ * A model streamed in segments (tp_perfetto_stream, each segment a model of its own) reads back
+ * after each segment, marked partial, and at its end as the model of the whole window's trace.
  * That the files are Perfetto's format is checked with the
  * Perfetto project's own definitions by tests/integration/test_perfetto_format.py. */
 #include <setjmp.h>
@@ -18,6 +20,7 @@
 #include "analysis/analysis.h"
 #include "export/chrome.h"
 #include "export/perfetto.h"
+#include "model/copy.h"
 #include "report/report.h"
 #include "trace/reader.h"
 #include "util/buf.h"
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int to_buf(void *ctx, const void *data, size_t len) {
@@ -347,6 +351,164 @@ static void test_malformed(void **state) {
     tp_model_free(&b);
 }
 
+/* ---- a streamed window ---------------------------------------------------------------------- */
+
+/* Events [from, from + n) of a as a segment of their own (strings and tracks its own); the
+ * last also with a's devices and run facts. */
+static void segment_of(const tp_model *a, size_t from, size_t n, int last, tp_model *seg) {
+    tp_model view = *a;
+    view.events = a->events + from;
+    view.nevents = n;
+    if (!last) view.ndevices = 0;
+    tp_model_init(seg);
+    seg->base_ns = a->base_ns;
+    seg->rank = a->rank;
+    seg->world_size = a->world_size;
+    tp_copy_opts co = {.map_track = tp_copy_track};
+    assert_int_equal(tp_model_append(seg, &view, &co), 0);
+    if (!last) return;
+    seg->partial = a->partial;
+    seg->dropped_events = a->dropped_events;
+    seg->flight_step = a->flight_step;
+    seg->flight_reason = tp_model_restr(seg, a, a->flight_reason);
+}
+
+/* a streamed `per` events a segment into dir; after each segment (the first ones, then every
+ * 256th: a read is of the whole file so far) the partial file reads back, marked partial; the
+ * finished trace read into out. */
+static void stream_model(const tp_model *a, size_t per, const char *dir, tp_model *out) {
+    char path[512], partial[512], final[512], err[512] = "";
+    snprintf(path, sizeof(path), "%s/trace_streaming.pftrace", dir);
+    snprintf(partial, sizeof(partial), "%s/trace_0001_streaming.partial.pftrace", dir);
+    snprintf(final, sizeof(final), "%s/trace_0001_window.pftrace", dir);
+    tp_model head;
+    tp_model_init(&head);
+    head.base_ns = a->base_ns, head.rank = a->rank, head.world_size = a->world_size;
+    tp_perfetto_stream *s = tp_perfetto_stream_open(&head, path, partial, NULL, err, sizeof(err));
+    if (!s) fail_msg("%s", err);
+    size_t from = 0, seen = 0;
+    for (size_t k = 0; a->nevents - from > per; from += per, k++) {
+        tp_model seg, r;
+        segment_of(a, from, per, 0, &seg);
+        assert_int_equal(tp_perfetto_stream_add(s, &seg), 0);
+        if (k >= 8 && k % 256) {
+            tp_model_free(&seg);
+            continue;
+        }
+        tp_model_init(&r);
+        if (tp_trace_read_file(partial, &r, NULL, err, sizeof(err))) fail_msg("%s", err);
+        assert_true(r.partial);
+        assert_true(r.nevents >= seen); /* (the reader leaves some instants out) */
+        seen = r.nevents;
+        tp_model_free(&seg), tp_model_free(&r);
+    }
+    tp_model last;
+    size_t written = 0;
+    segment_of(a, from, a->nevents - from, 1, &last);
+    if (tp_perfetto_stream_end(s, &last, final, &written, err, sizeof(err))) fail_msg("%s", err);
+    assert_int_equal(written, a->nevents);
+    struct stat st;
+    assert_int_equal(stat(partial, &st), -1); /* renamed */
+    tp_model_init(out);
+    if (tp_trace_read_file(final, out, NULL, err, sizeof(err))) fail_msg("%s", err);
+    unlink(final);
+    tp_model_free(&last);
+    tp_model_free(&head);
+}
+
+/* Each fixture streamed in segments of 7 events (names, tracks and flows across segments) reads
+ * back as the model of its whole Perfetto trace. */
+static void test_streamed_same_model(void **state) {
+    (void)state;
+    tp_log_set_quiet(1);
+    char dir[] = "/tmp/tprof_pfstream_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    for (size_t i = 0; i < NFIXTURES; i++) {
+        char path[1024], err[512] = "";
+        tp_model a, w, s;
+        tp_model_init(&a);
+        if (tp_trace_read_file(fixture(i, path, sizeof(path)), &a, NULL, err, sizeof(err)))
+            fail_msg("%s", err);
+        read_written(&a, 1, &w);
+        stream_model(&a, 7, dir, &s);
+        char *tw = model_text(&w), *ts = model_text(&s);
+        if (strcmp(tw, ts) != 0)
+            fail_msg("%s: whole and streamed models differ at:\n%.400s\n----\n%.400s", path,
+                     first_difference(tw, ts), first_difference(ts, tw));
+        free(tw), free(ts);
+        tp_model_free(&a), tp_model_free(&w), tp_model_free(&s);
+    }
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* A streamed trace cut anywhere (a kill inside the one write of a segment) reads as an unfinished
+ * trace (tp_read_opts.cut_short_ok): the slices whole before the cut, a slice whose end was cut
+ * off left out, marked partial and cut short; never an error. */
+static void test_streamed_cut_anywhere(void **state) {
+    (void)state;
+    tp_model a;
+    tp_model_init(&a);
+    a.base_ns = 1000000000;
+    uint32_t t = tp_model_track(&a, 7, 0, 8, 0);
+    /* as a thread's ranges come: in the order they end */
+    static const int64_t span[][2] = {{10, 5}, {10, 20}, {30, 0}, {35, 10}, {40, 10}};
+    for (size_t i = 0; i < 5; i++) {
+        tp_event *ev = tp_model_add_event(&a);
+        ev->ts = span[i][0], ev->dur = span[i][1], ev->track = t, ev->kind = TP_HOST_RANGE;
+        ev->name = tp_model_intern_cstr(&a, i % 2 ? "odd" : "even");
+        tp_model_arg_int(&a, ev, "i", (int64_t)i);
+    }
+    char dir[] = "/tmp/tprof_pfcut_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    tp_model whole;
+    stream_model(&a, 2, dir, &whole);
+    assert_int_equal(whole.nevents, 5);
+    assert_false(whole.partial);
+    char *want = model_text(&whole);
+    /* the streamed file again, one segment, its bytes this time */
+    char path[512];
+    snprintf(path, sizeof(path), "%s/w.pftrace", dir);
+    tp_model head;
+    tp_model_init(&head);
+    head.base_ns = a.base_ns;
+    char err[512] = "";
+    tp_perfetto_stream *s = tp_perfetto_stream_open(&head, path, path, NULL, err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(tp_perfetto_stream_end(s, &a, path, NULL, err, sizeof(err)), 0);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static unsigned char bytes[1 << 16];
+    size_t len = fread(bytes, 1, sizeof(bytes), f);
+    fclose(f);
+    unlink(path);
+    assert_true(len > 0 && len < sizeof(bytes));
+    size_t prev = 0;
+    for (size_t n = 16; n <= len; n++) {
+        int cut = 0;
+        tp_read_opts o = {.cut_short_ok = 1, .cut_short = &cut};
+        tp_model b;
+        tp_model_init(&b);
+        if (tp_trace_read_mem_opts(bytes, n, "cut.partial.pftrace", &b, &o, err, sizeof(err)))
+            fail_msg("cut at %zu of %zu: %s", n, len, err);
+        assert_true(b.nevents >= prev && b.nevents <= 5);
+        prev = b.nevents;
+        for (size_t i = 0; i < b.nevents; i++) /* each slice whole, with its args */
+            assert_int_equal(b.events[i].dur, span[i][1]);
+        assert_int_equal(cut, n < len);
+        assert_int_equal(b.partial, n < len);
+        if (n == len) {
+            char *got = model_text(&b);
+            assert_string_equal(got, want);
+            free(got);
+        }
+        tp_model_free(&b);
+    }
+    assert_int_equal(prev, 5);
+    free(want);
+    tp_model_free(&head), tp_model_free(&whole), tp_model_free(&a);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_round_trip),
@@ -354,6 +516,8 @@ int main(void) {
         cmocka_unit_test(test_overlaps_and_counters),
         cmocka_unit_test(test_order_and_deadline),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_streamed_same_model),
+        cmocka_unit_test(test_streamed_cut_anywhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
