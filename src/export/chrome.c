@@ -767,8 +767,7 @@ static void carry_gpu_tracks(writer *w, int events_only) {
         if (!numeric_track(k) || w->gpu[t] != events_only) continue;
         if (!events_only) {
             w->gpu[t] = (uint8_t)gpu_seen(w, k);
-        } else if (!gpu_seen(w, k) &&
-                   !TP_GROW(w->gpu_seen, w->cap_gpu_seen, w->ngpu_seen + 1)) {
+        } else if (!gpu_seen(w, k) && !TP_GROW(w->gpu_seen, w->cap_gpu_seen, w->ngpu_seen + 1)) {
             w->gpu_seen[w->ngpu_seen][0] = k->pid;
             w->gpu_seen[w->ngpu_seen++][1] = k->tid;
         }

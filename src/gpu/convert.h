@@ -188,7 +188,7 @@ typedef struct tp_cupti_emitted {
     struct tp_cupti_launch {
         uint32_t corr;
         int64_t start;
-    } *launches; /* sorted by corr */
+    } * launches; /* sorted by corr */
     size_t n, cap;
 } tp_cupti_emitted;
 void tp_cupti_emitted_free(tp_cupti_emitted *e);

@@ -8,7 +8,8 @@
  * made through the driver are caught by a callback on the launching thread (below); collect
  * flushes, waits briefly for kernels the window launched, and moves the window's records into the
  * model; while a streamed window records, collect_settled moves those whose place is final into
- * its segments (flushing every STREAM_FLUSH_MS), so they are not held the whole window. Failures warn once and leave tprof CPU-only; nothing here aborts or blocks for long. */
+ * its segments (flushing every STREAM_FLUSH_MS), so they are not held the whole window. Failures
+ * warn once and leave tprof CPU-only; nothing here aborts or blocks for long. */
 #include "gpu/cupti.h"
 
 #include "record/session.h"
@@ -524,8 +525,8 @@ static int64_t cupti_collect_settled(void *ctx, tp_model *m, const tp_window_inf
             size_t first = m->nevents;
             pthread_mutex_lock(&S.lock);
             take_called();
-            S.settled_ns = tp_cupti_pending_take_settled(&S.pending, &S.conv, m, w, upto,
-                                                         &S.emitted, &n);
+            S.settled_ns =
+                tp_cupti_pending_take_settled(&S.pending, &S.conv, m, w, upto, &S.emitted, &n);
             note_segment_tracks(m, first);
             pthread_mutex_unlock(&S.lock);
         }

@@ -160,8 +160,7 @@ typedef struct corr_sets {
 } corr_sets;
 
 /* Where r goes when the take moves the records of [start, end) (GPU work by its launch). */
-static enum placement place(const tp_cupti_rec *r, int64_t start, int64_t end,
-                            const corr_sets *s) {
+static enum placement place(const tp_cupti_rec *r, int64_t start, int64_t end, const corr_sets *s) {
     if (is_gpu_work(r) &&
         (has_corr(s->launches, s->nlaunches, r->corr) || emitted_has(s->e, r->corr)))
         return EMIT;

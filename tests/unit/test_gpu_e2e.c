@@ -646,10 +646,11 @@ static void record_steps(size_t max_pending, tp_model *segs, tp_model *last, int
     for (int i = 0; i < NSTEPS; i++) {
         int64_t t = BASE_NS + (int64_t)i * STEP_NS;
         now_ns = t;
-        CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, (uint64_t)t + 1000, step_corr(i));
+        CUpti_ActivityAPI a =
+            api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, (uint64_t)t + 1000, step_corr(i));
         int64_t ks = i == NSTEPS - 1 ? end + 1000 : t + 2000;
-        CUpti_ActivityKernel10 k = kernel((uint64_t)ks, (uint64_t)ks + 1000, step_corr(i),
-                                          "_Z4stepv");
+        CUpti_ActivityKernel10 k =
+            kernel((uint64_t)ks, (uint64_t)ks + 1000, step_corr(i), "_Z4stepv");
         assert_true(push(&a, sizeof(a)));
         if (i == LATE_STEP || i == NSTEPS - 1)
             assert_true(push_late(&k, sizeof(k), 3));
@@ -788,8 +789,8 @@ static void test_streamed_late_node_stays_in_its_window(void **state) {
     src.collect(src.ctx, &last, &w);
     assert_int_equal(count(&last, TP_KERNEL), 1);
     assert_int_equal(find(&last, TP_KERNEL, 60)->ts, 400000000);
-    tp_window_info w2 = {.start_ns = w.end_ns, .end_ns = BASE_NS + 900000000,
-                         .model_offset_ns = BASE_NS};
+    tp_window_info w2 = {
+        .start_ns = w.end_ns, .end_ns = BASE_NS + 900000000, .model_offset_ns = BASE_NS};
     src.collect(src.ctx, &next, &w2);
     assert_int_equal(count(&next, TP_KERNEL), 0); /* not the next window's */
     assert_int_equal(tp_log_count(), 0);
