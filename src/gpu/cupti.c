@@ -91,7 +91,7 @@ static struct {
     int created; /* between create and shutdown: the process's one source (ctl) */
     int alive;   /* subscribed, from the first window to shutdown (ctl and lock to write, either
                     to read) */
-    int enabled; /* the window kinds are on (ctl) */
+    int enabled; /* the window kinds are on (ctl to write; read atomically without it) */
     int held;    /* the session kinds are on (ctl) */
     int exiting; /* exit() began: CUDA may be torn down, so CUPTI is called no more (ctl; atomic) */
     int broken;  /* enabling failed: nothing more is enabled this session (ctl) */
@@ -359,7 +359,7 @@ static void start_window_kinds(void) {
                S.api.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS;
     tp_session_set_ext_corr(S.ext_on);
     leave_out_runtime_queries();
-    S.enabled = 1;
+    __atomic_store_n(&S.enabled, 1, __ATOMIC_RELAXED); /* read without ctl: on_action */
     return;
 broken:
     if (S.held) set_kinds(session_kinds, COUNT(session_kinds), 0);
@@ -379,7 +379,7 @@ static void stop_window_kinds(void) {
         S.api.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
         S.ext_on = 0;
     }
-    S.enabled = 0;
+    __atomic_store_n(&S.enabled, 0, __ATOMIC_RELAXED);
 }
 
 /* record/gpu_calls.h: on the op's thread, without a lock (CUPTI's stack of ids is per thread). The
@@ -415,11 +415,14 @@ static int claim_cupti(void) {
     return -1;
 }
 
+/* On the stepping thread at every step: when the kinds already are as the step wants them, it
+ * returns without taking ctl, which the writer holds across a streamed window's flushes. */
 static void cupti_on_action(void *ctx, tp_action action) {
     (void)ctx;
+    int want = action != TP_ACTION_NONE;
+    if (__atomic_load_n(&S.enabled, __ATOMIC_RELAXED) == want) return;
     pthread_mutex_lock(&S.ctl);
     if (S.created && !S.exiting && !S.broken) {
-        int want = action != TP_ACTION_NONE;
         if (want && !S.enabled && !claim_cupti()) start_window_kinds();
         if (!want && S.enabled) stop_window_kinds();
     }

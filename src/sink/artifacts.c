@@ -453,8 +453,14 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
  *
  * What holds the cut back: a range open across steps (a `train` range around the loop), or a
  * thread whose records wait in its buffer (it recorded a little, then nothing: its newest
- * chunk is not read while it records), or a source that adds events at the window's end (the
- * GPU's: no segment settles any time, as its work may fall in any step). Then `pending` grows,
+ * chunk is not read while it records), or a launch whose GPU work has not arrived (the GPU
+ * source adds a launch to a segment with its work, and settles the segment before the earliest
+ * launch it holds: record/source.h's collect_settled), or GPU work that runs after a step start
+ * while its launch came before it: the analysis joins work to its launch (by correlation id)
+ * within a piece, so a launch and its work are one span no cut falls in (mark_gpu_spanned); and
+ * a stream's idle gap across a cut is carried by the analysis to the next piece (analysis/
+ * idle.c). A source that adds its events at the window's end only (collect without
+ * collect_settled) keeps every segment from settling. Then `pending` grows,
  * up to max_events / 2 events (the bound of the read back before this design): past that the
  * summary leaves the rest of the window out and says so. Ranges written whole at their end
  * (record/record.h's tp_range_complete: those begun before the window, Python's tprof.range
@@ -686,8 +692,8 @@ static void pending_add(art_stream *st, const tp_model *segment) {
     if (cut != INT64_MIN) {
         cut_piece(st, cut);
     } else if ((uint64_t)m->nevents > art.max_events / 2) {
-        leave_out(st, "no step boundary to cut it at: a range open across its steps, or a thread "
-                      "whose records wait in its buffer, or GPU work");
+        leave_out(st, "no step boundary to cut it at: a range open across its steps, a thread "
+                      "whose records wait in its buffer, or GPU work behind its launches");
     } else {
         st->next_try = m->nevents + piece / 4; /* not at every segment */
     }
