@@ -36,6 +36,7 @@ enum {
     DRAIN_MS = 500,         /* how long collect waits for kernels its window launched */
     DRAIN_POLL_MS = 2,
     STREAM_FLUSH_MS = 100, /* a streamed window's flushes, at most this often (collect_settled) */
+    STREAM_WAIT_MS = 2000, /* how long a launch waits there for its work before going without */
 };
 
 typedef struct kind_info {
@@ -506,9 +507,11 @@ static void add_segment_tracks(tp_model *m) {
  * the call has returned (in a buffer apart from GPU work, which a default flush holds back while
  * a kernel runs); a call still running as a flush begins is handed over at a later one. So the
  * records are taken as settled up to when the flush before began: a call that started before it
- * has had a whole period to return. Between flushes the segment gets nothing, and the time
- * settled stays. A flush costs a lock and the buffer callbacks on the writer thread (in the fake
- * CUPTI, a thread per buffer handed over); at 10 a second it stays off the training threads. */
+ * has had a whole period to return. A launch whose work has not come STREAM_WAIT_MS after it
+ * goes without it (its work may never come; a later segment takes it when it does). Between
+ * flushes the segment gets nothing, and the time settled stays. A flush costs a lock and the buffer
+ * callbacks on the writer thread (in the fake CUPTI, a thread per buffer handed over); at 10 a
+ * second it stays off the training threads. */
 static int64_t cupti_collect_settled(void *ctx, tp_model *m, const tp_window_info *w) {
     (void)ctx;
     pthread_mutex_lock(&S.ctl);
@@ -528,8 +531,9 @@ static int64_t cupti_collect_settled(void *ctx, tp_model *m, const tp_window_inf
             size_t first = m->nevents;
             pthread_mutex_lock(&S.lock);
             take_called();
-            S.settled_ns =
-                tp_cupti_pending_take_settled(&S.pending, &S.conv, m, w, upto, &S.emitted, &n);
+            S.settled_ns = tp_cupti_pending_take_settled(&S.pending, &S.conv, m, w, upto,
+                                                         now - (int64_t)STREAM_WAIT_MS * 1000000,
+                                                         &S.emitted, &n);
             note_segment_tracks(m, first);
             pthread_mutex_unlock(&S.lock);
         }

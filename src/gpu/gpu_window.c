@@ -274,15 +274,16 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
     return appended;
 }
 
-/* The earliest start, from start up to upto, of a launch whose work has not arrived; upto when
- * there is none. p is sorted by start. */
-static int64_t first_unfinished(const tp_cupti_pending *p, int64_t start, int64_t upto) {
+/* The earliest start, from start up to upto, of a launch whose work has not arrived, of those
+ * that started from `wait_from` on; upto when there is none. p is sorted by start. */
+static int64_t first_unfinished(const tp_cupti_pending *p, int64_t start, int64_t upto,
+                                int64_t wait_from) {
     size_t nk;
     uint32_t *work = corr_set(p, is_work, 0, 0, &nk);
     int64_t t = upto;
     for (size_t i = 0; i < p->n && p->recs[i].start < t; i++) {
         const tp_cupti_rec *r = &p->recs[i];
-        if (is_launch_in(r, start, upto) &&
+        if (is_launch_in(r, start, upto) && r->start >= wait_from &&
             tp_cupti_launches_work(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid) &&
             !has_corr(work, nk, r->corr))
             t = r->start;
@@ -302,12 +303,12 @@ static void emitted_trim(tp_cupti_emitted *e, int64_t settled) {
 }
 
 int64_t tp_cupti_pending_take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
-                                      const tp_window_info *w, int64_t upto, tp_cupti_emitted *e,
-                                      long *appended) {
+                                      const tp_window_info *w, int64_t upto, int64_t wait_from,
+                                      tp_cupti_emitted *e, long *appended) {
     if (e->window_start_ns != w->start_ns) e->n = 0; /* another window's */
     e->window_start_ns = w->start_ns;
     if (p->n) qsort(p->recs, p->n, sizeof(*p->recs), cmp_rec);
-    int64_t settled = first_unfinished(p, w->start_ns, upto);
+    int64_t settled = first_unfinished(p, w->start_ns, upto, wait_from);
     if (settled < w->start_ns) settled = w->start_ns;
     corr_sets sets = {.e = e};
     sets.launches = corr_set(p, is_launch_in, w->start_ns, settled, &sets.nlaunches);

@@ -799,6 +799,51 @@ static void test_streamed_late_node_stays_in_its_window(void **state) {
     tp_model_free(&next);
 }
 
+/* A launch whose kernel does not come holds the segments back for a while (STREAM_WAIT_MS, 2 s),
+ * then goes without it, so that the records after it do not pile up; the kernel, arriving
+ * later, still goes to the launch's window. */
+static void test_streamed_launch_waits_for_its_work_a_while(void **state) {
+    (void)state;
+    tp_log_reset();
+    create();
+    now_ns = BASE_NS;
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    tp_window_info w = {.start_ns = BASE_NS, .end_ns = INT64_MAX, .model_offset_ns = BASE_NS};
+    CUpti_ActivityAPI lonely = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, BASE_NS + 1000, 70);
+    assert_true(push(&lonely, sizeof(lonely)));
+    tp_model seg[60], last;
+    int out = -1, held = 0;
+    for (int i = 0; i < 60; i++) {
+        int64_t t = BASE_NS + (int64_t)(i + 1) * STEP_NS;
+        CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, (uint64_t)t, 80 + (uint32_t)i);
+        CUpti_ActivityKernel10 k =
+            kernel((uint64_t)t + 100, (uint64_t)t + 200, a.correlationId, "_Z4stepv");
+        assert_true(push(&a, sizeof(a)) && push(&k, sizeof(k)));
+        now_ns = t + STEP_NS / 2;
+        tp_model_init(&seg[i]);
+        int64_t settled = src.collect_settled(src.ctx, &seg[i], &w);
+        if (out < 0 && find(&seg[i], TP_HOST_RANGE, 70)) out = i;
+        held += out < 0 && settled <= BASE_NS + 1000;
+    }
+    /* held for about 2 s (33 steps of 60 ms), not for good */
+    assert_true(out > 25 && out < 40);
+    assert_true(held > 25);
+    for (int i = 0; i < out; i++) /* those behind it waited, then came along */
+        assert_int_equal(seg[i].nevents, 0);
+    assert_true(count(&seg[out], TP_HOST_RANGE) >= (size_t)out - 2);
+    CUpti_ActivityKernel10 k = kernel(BASE_NS + 2000, BASE_NS + 3000, 70, "_Z4slowv");
+    assert_true(push(&k, sizeof(k)));
+    w.end_ns = BASE_NS + 62 * (int64_t)STEP_NS;
+    now_ns = w.end_ns + 1000;
+    tp_model_init(&last);
+    src.collect(src.ctx, &last, &w);
+    assert_non_null(find(&last, TP_KERNEL, 70)); /* by its launch, though it came so late */
+    assert_int_equal(tp_log_count(), 0);
+    for (int i = 0; i < 60; i++)
+        tp_model_free(&seg[i]);
+    tp_model_free(&last);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     if (!getenv("TPROF_TEST_FAKES")) {
@@ -826,6 +871,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_teardown(test_streamed_window_segments, end_source),
         cmocka_unit_test_teardown(test_streamed_window_pending_bounded, end_source),
         cmocka_unit_test_teardown(test_streamed_late_node_stays_in_its_window, end_source),
+        cmocka_unit_test_teardown(test_streamed_launch_waits_for_its_work_a_while, end_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
