@@ -166,9 +166,10 @@ static void stream_segments(tp_window *w, size_t passes, int recording) {
 static int stream_poll(void *ctx) {
     (void)ctx;
     tp_window *w = TP_LOAD_ACQ(&tp_sess.streaming);
-    if (w && !tp_writer_queued(&tp_sess.writer))
-        stream_segments(w, 8, 1); /* back soon to a flush a signal may ask for meanwhile */
-    return w && w->ws;
+    if (!w) return 0;
+    if (tp_writer_queued(&tp_sess.writer)) return 1; /* again once that window is written */
+    stream_segments(w, 8, 1); /* back soon to a flush a signal may ask for meanwhile */
+    return w->ws != NULL;
 }
 
 /* A closed window's model to the sources and the sink: built whole, or a streamed window's last
