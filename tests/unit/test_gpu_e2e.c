@@ -694,7 +694,7 @@ static void test_streamed_window_segments(void **state) {
     size_t in_segments = 0;
     for (int i = 0; i < NSTEPS; i++)
         in_segments += segs[i].nevents;
-    assert_true(in_segments >= (NSTEPS - 4) * 2); /* most are out before the window ends */
+    assert_true(in_segments >= (size_t)(NSTEPS - 4) * 2); /* most are out before the window ends */
     size_t total = in_segments + segs[NSTEPS].nevents;
     assert_int_equal(total, whole.nevents);
     assert_int_equal(count(&whole, TP_KERNEL), NSTEPS);
