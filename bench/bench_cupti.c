@@ -155,7 +155,7 @@ static int round_once(const raw_record *raw, tp_cupti_rec *reduced, size_t n, do
     tp_model_init(&m);
     tp_window_info w = {.name = "bench", .start_ns = 0, .end_ns = INT64_MAX / 2};
     t0 = bench_now_s(CLOCK_MONOTONIC);
-    *events = tp_cupti_pending_take(&p, &c, &m, &w);
+    *events = tp_cupti_pending_take(&p, &c, &m, &w, NULL);
     *t_take = bench_now_s(CLOCK_MONOTONIC) - t0;
     size_t nargs = m.nargs;
     tp_model_free(&m);

@@ -128,6 +128,7 @@ void tp_analysis_free(tp_analysis *a) {
     tp_ranks_free(a->rank_summary);
     if (pv) {
         tp_ranks_acc_free(pv->ranks);
+        tp_idle_carry_free(pv->carry);
         free(pv->patterns);
         free(pv->npatterns);
         tp_name_index_free(&pv->ops_ix);

@@ -47,12 +47,13 @@ struct tp_analysis_priv {
     size_t cap_shape_keys;
     char ***patterns; /* per stage, its patterns (copied) */
     size_t *npatterns;
-    int per_rank;               /* tp_analysis_opts.per_rank */
-    int one_thread;             /* tp_analysis_opts.threads == 1 */
-    struct tp_rank_accs *ranks; /* ranks.c: per rank, a sub-analysis and its collectives */
-    int told_failed;            /* the incomplete-results warning was added */
-    int told_run_facts;         /* the dropped-events and partial-window warnings were added */
-    uint64_t inputs_done;       /* models added that were no window's piece (tp_model.piece) */
+    int per_rank;                /* tp_analysis_opts.per_rank */
+    int one_thread;              /* tp_analysis_opts.threads == 1 */
+    struct tp_rank_accs *ranks;  /* ranks.c: per rank, a sub-analysis and its collectives */
+    int told_failed;             /* the incomplete-results warning was added */
+    int told_run_facts;          /* the dropped-events and partial-window warnings were added */
+    uint64_t inputs_done;        /* models added that were no window's piece (tp_model.piece) */
+    struct tp_idle_carry *carry; /* idle.c: a window's pieces, its streams' last work so far */
 };
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */
@@ -313,6 +314,7 @@ void tp_idle_streams_free(tp_idle_streams *st);
 /* idle.c: the idle gaps of each stream, explained, into the analysis' idle rows. Needs the
  * launches noted by the walks. 0 or -1. */
 int tp_gpu_idle(tp_walk *s, const tp_idle_streams *st);
+void tp_idle_carry_free(struct tp_idle_carry *c);
 /* The row of device pid (its idle breakdown, busy and window), created on first use; NULL when
  * out of memory. */
 tp_idle_row *tp_device_row(tp_analysis *a, int64_t pid);

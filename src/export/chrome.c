@@ -75,6 +75,11 @@ typedef struct writer {
     span *track;
     tp_buf tracks;
     uint8_t *gpu;
+    /* The GPU streams (numeric pid, tid) of the segments written without metadata: the metadata
+     * at the end names them as GPU streams though the last model may hold no work of theirs (a
+     * streamed window's GPU work goes out with its launches' segments). */
+    int64_t (*gpu_seen)[2];
+    size_t ngpu_seen, cap_gpu_seen;
     uint8_t *flow;     /* FLOW_* by event; NULL when no event starts or ends a flow */
     tp_str dataloader; /* the model's id of "dataloader" (UINT32_MAX: none), see put_event */
     /* A checkpointed stream's (tp_chrome_stream_checkpoints): called in place of a flush when
@@ -743,6 +748,32 @@ static void segment_free(writer *w) {
     w->m = NULL;
 }
 
+static int numeric_track(const tp_track *t) {
+    return t->pid_str == TP_STR_EMPTY && t->tid_str == TP_STR_EMPTY;
+}
+
+static int gpu_seen(const writer *w, const tp_track *t) {
+    for (size_t i = 0; i < w->ngpu_seen; i++)
+        if (w->gpu_seen[i][0] == t->pid && w->gpu_seen[i][1] == t->tid) return 1;
+    return 0;
+}
+
+/* A segment without metadata: its GPU streams are remembered (gpu_seen); one with metadata:
+ * those remembered are GPU streams in it too. Out of memory, a stream is named as a host thread. */
+static void carry_gpu_tracks(writer *w, int events_only) {
+    const tp_model *m = w->m;
+    for (size_t t = 0; t < m->ntracks && w->gpu; t++) {
+        const tp_track *k = &m->tracks[t];
+        if (!numeric_track(k) || w->gpu[t] != events_only) continue;
+        if (!events_only) {
+            w->gpu[t] = (uint8_t)gpu_seen(w, k);
+        } else if (!gpu_seen(w, k) && !TP_GROW(w->gpu_seen, w->cap_gpu_seen, w->ngpu_seen + 1)) {
+            w->gpu_seen[w->ngpu_seen][0] = k->pid;
+            w->gpu_seen[w->ngpu_seen++][1] = k->tid;
+        }
+    }
+}
+
 /* One model's part of the document: its tracks' metadata (unless `events_only`), then its events.
  * Metadata is dated at the earliest event of its segment and of the segments before it written
  * without metadata. */
@@ -750,6 +781,7 @@ static int write_segment(writer *w, const tp_model *m, int events_only) {
     w->m = m;
     w->nevents += m->nevents;
     if (prepare(w)) w->stop = 1;
+    carry_gpu_tracks(w, events_only);
     if (w->seen && (!m->nevents || w->seen_ts < w->first_ts)) w->first_ts = w->seen_ts;
     if (events_only && m->nevents) {
         w->seen_ts = w->first_ts;
@@ -805,6 +837,7 @@ static void writer_free(writer *w) {
     }
     tp_buf_free(&w->out);
     segment_free(w);
+    free(w->gpu_seen);
 }
 
 int tp_chrome_write(const tp_model *m, const tp_chrome_opts *o,

@@ -177,11 +177,42 @@ void tp_cupti_pending_prune(tp_cupti_pending *p, tp_cupti_conv *c, int64_t befor
 /* Launches in [start, end) (kernels, graphs) with no record of their GPU work yet: the GPU may
  * still run it. A graph's first record stands for all of it. */
 size_t tp_cupti_pending_unfinished(tp_cupti_pending *p, int64_t start, int64_t end);
+/* The launches of a streamed window already moved into its segments (correlation id and start),
+ * so that work of theirs arriving later still goes to their window, and a driver record of the
+ * same call is still left out. Launches that started TP_CUPTI_EMITTED_MS before the settled time
+ * are forgotten, so that it stays small however long the window (the source lets a launch go
+ * without its work after half that: cupti.c's STREAM_WAIT_MS). */
+enum { TP_CUPTI_EMITTED_MS = 4000 };
+typedef struct tp_cupti_emitted {
+    int64_t window_start_ns; /* the window they belong to (its start_ns) */
+    struct tp_cupti_launch {
+        uint32_t corr;
+        int64_t start;
+    } * launches; /* sorted by corr */
+    size_t n, cap;
+} tp_cupti_emitted;
+void tp_cupti_emitted_free(tp_cupti_emitted *e);
+
 /* Moves the records of window w into m (times - w->model_offset_ns); keeps later ones. API
  * records and GPU work whose correlation id has an external id (an op's, pushed while it ran)
  * get it as their "External id". External ids of calls not yet in a window wait with them; older
- * ones are dropped. Returns the number of events appended, or -1 when m ran out of memory. */
+ * ones are dropped. With `e` (a streamed window: NULL otherwise), work of the launches moved
+ * into its segments goes to w too, and e is emptied. Returns the number of events appended, or
+ * -1 when m ran out of memory. */
 long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
-                           const tp_window_info *w);
+                           const tp_window_info *w, tp_cupti_emitted *e);
+/* A streamed window's segment, while it records (w->end_ns not known yet): moves into m the
+ * records of w whose place is final, all those that start before a time T, and returns T (session
+ * clock): no later take of w holds a record that starts before T, except work of a launch in e
+ * (a graph's nodes coming one by one, work given up on) and host records CUPTI had not delivered
+ * by `upto` (calls still running then). T is the earliest of `upto` and the start of every launch
+ * of w whose work has not arrived, that started from `wait_from` on: such a launch waits with
+ * every record after it, so that a launch and its work go into the same segment; one older than
+ * that goes without its work (which may never come: memory stays bounded). The launches moved are
+ * added to e (emptied first when it held another window's). *appended counts the events, -1 when m
+ * ran out of memory. */
+int64_t tp_cupti_pending_take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
+                                      const tp_window_info *w, int64_t upto, int64_t wait_from,
+                                      tp_cupti_emitted *e, long *appended);
 
 #endif

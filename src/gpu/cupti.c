@@ -7,11 +7,14 @@
  * buffers come back on CUPTI's threads and are reduced into pending records at once; launches
  * made through the driver are caught by a callback on the launching thread (below); collect
  * flushes, waits briefly for kernels the window launched, and moves the window's records into the
- * model. Failures warn once and leave tprof CPU-only; nothing here aborts or blocks for long. */
+ * model; while a streamed window records, collect_settled moves those whose place is final into
+ * its segments (flushing every STREAM_FLUSH_MS), so they are not held the whole window. Failures
+ * warn once and leave tprof CPU-only; nothing here aborts or blocks for long. */
 #include "gpu/cupti.h"
 
 #include "record/session.h"
 #include "util/log.h"
+#include "util/vec.h"
 
 #include "gpu/cupti_api.h"
 #include "gpu/convert.h"
@@ -32,6 +35,8 @@ enum {
     PRUNE_MIN = 4096,       /* the flight recorder's pruning starts at this many records */
     DRAIN_MS = 500,         /* how long collect waits for kernels its window launched */
     DRAIN_POLL_MS = 2,
+    STREAM_FLUSH_MS = 100, /* a streamed window's flushes, at most this often (collect_settled) */
+    STREAM_WAIT_MS = 2000, /* how long a launch waits there for its work before going without */
 };
 
 typedef struct kind_info {
@@ -87,7 +92,7 @@ static struct {
     int created; /* between create and shutdown: the process's one source (ctl) */
     int alive;   /* subscribed, from the first window to shutdown (ctl and lock to write, either
                     to read) */
-    int enabled; /* the window kinds are on (ctl) */
+    int enabled; /* the window kinds are on (ctl to write; read atomically without it) */
     int held;    /* the session kinds are on (ctl) */
     int exiting; /* exit() began: CUDA may be torn down, so CUPTI is called no more (ctl; atomic) */
     int broken;  /* enabling failed: nothing more is enabled this session (ctl) */
@@ -104,6 +109,14 @@ static struct {
     int64_t retain_from_ns; /* the flight recorder keeps nothing before (atomic; 0: all) */
     size_t prune_at;        /* pending records at which the next prune runs */
     int exit_hooked;        /* exit_flush is registered, after CUDA's own exit teardown */
+    size_t max_pending;     /* of `pending` (ctl) */
+    /* a streamed window's segments (collect_settled; ctl, and lock for the first two): */
+    tp_cupti_emitted emitted; /* its launches already in a segment */
+    int64_t (*seg_tracks)[2]; /* the (pid, tid) tracks its segments' events went on */
+    size_t nseg_tracks, cap_seg_tracks;
+    int64_t stream_start_ns; /* the window being streamed (its start) */
+    int64_t flushed_at_ns;   /* when the last flush for it began (session clock; 0: none) */
+    int64_t settled_ns;      /* what the last take found settled */
     /* launch_lock: */
     pthread_mutex_t launch_lock;
     tp_cupti_pending called; /* driver launches caught, until moved into `pending` */
@@ -347,7 +360,7 @@ static void start_window_kinds(void) {
                S.api.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS;
     tp_session_set_ext_corr(S.ext_on);
     leave_out_runtime_queries();
-    S.enabled = 1;
+    __atomic_store_n(&S.enabled, 1, __ATOMIC_RELAXED); /* read without ctl: on_action */
     return;
 broken:
     if (S.held) set_kinds(session_kinds, COUNT(session_kinds), 0);
@@ -367,7 +380,7 @@ static void stop_window_kinds(void) {
         S.api.ActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
         S.ext_on = 0;
     }
-    S.enabled = 0;
+    __atomic_store_n(&S.enabled, 0, __ATOMIC_RELAXED);
 }
 
 /* record/gpu_calls.h: on the op's thread, without a lock (CUPTI's stack of ids is per thread). The
@@ -403,11 +416,14 @@ static int claim_cupti(void) {
     return -1;
 }
 
+/* On the stepping thread at every step: when the kinds already are as the step wants them, it
+ * returns without taking ctl, which the writer holds across a streamed window's flushes. */
 static void cupti_on_action(void *ctx, tp_action action) {
     (void)ctx;
+    int want = action != TP_ACTION_NONE;
+    if (__atomic_load_n(&S.enabled, __ATOMIC_RELAXED) == want) return;
     pthread_mutex_lock(&S.ctl);
     if (S.created && !S.exiting && !S.broken) {
-        int want = action != TP_ACTION_NONE;
         if (want && !S.enabled && !claim_cupti()) start_window_kinds();
         if (!want && S.enabled) stop_window_kinds();
     }
@@ -458,6 +474,76 @@ static void learn_devices(void) {
     S.devices_known = 1;
 }
 
+/* ---- a streamed window's segments ----------------------------------------------------------- */
+
+/* Notes the tracks of m's events from `first` on: the window's last model must have them all,
+ * for their names in the trace's metadata, as without streaming. S.lock held. */
+static void note_segment_tracks(const tp_model *m, size_t first) {
+    uint32_t last = UINT32_MAX;
+    for (size_t i = first; i < m->nevents; i++) {
+        uint32_t t = m->events[i].track;
+        if (t == last || t >= m->ntracks) continue;
+        last = t;
+        int64_t pid = m->tracks[t].pid, tid = m->tracks[t].tid;
+        size_t k = 0;
+        while (k < S.nseg_tracks && (S.seg_tracks[k][0] != pid || S.seg_tracks[k][1] != tid))
+            k++;
+        if (k < S.nseg_tracks || TP_GROW(S.seg_tracks, S.cap_seg_tracks, S.nseg_tracks + 1))
+            continue; /* out of memory: that track goes unnamed */
+        S.seg_tracks[S.nseg_tracks][0] = pid;
+        S.seg_tracks[S.nseg_tracks++][1] = tid;
+    }
+}
+
+/* The window's last model gets the tracks its segments' events went on. S.lock held. */
+static void add_segment_tracks(tp_model *m) {
+    for (size_t k = 0; k < S.nseg_tracks; k++)
+        tp_model_track(m, S.seg_tracks[k][0], 0, S.seg_tracks[k][1], 0);
+    S.nseg_tracks = 0;
+}
+
+/* While a streamed window records: at most every STREAM_FLUSH_MS, a flush, and the records whose
+ * place is final into the segment (gpu_window.c). CUPTI hands API records over at a flush once
+ * the call has returned (in a buffer apart from GPU work, which a default flush holds back while
+ * a kernel runs); a call still running as a flush begins is handed over at a later one. So the
+ * records are taken as settled up to when the flush before began: a call that started before it
+ * has had a whole period to return. A launch whose work has not come STREAM_WAIT_MS after it
+ * goes without it (its work may never come; a later segment takes it when it does). Between
+ * flushes the segment gets nothing, and the time settled stays. A flush costs a lock and the buffer
+ * callbacks on the writer thread (in the fake CUPTI, a thread per buffer handed over); at 10 a
+ * second it stays off the training threads. */
+static int64_t cupti_collect_settled(void *ctx, tp_model *m, const tp_window_info *w) {
+    (void)ctx;
+    pthread_mutex_lock(&S.ctl);
+    int64_t settled = INT64_MAX; /* a source that records nothing holds nothing back */
+    if (!S.alive) goto out;
+    if (S.stream_start_ns != w->start_ns) { /* a new window */
+        S.stream_start_ns = w->start_ns;
+        S.settled_ns = w->start_ns;
+        S.nseg_tracks = 0;
+    }
+    int64_t now = session_clock(), upto = S.flushed_at_ns;
+    if (!S.exiting && (!upto || now - upto >= (int64_t)STREAM_FLUSH_MS * 1000000)) {
+        S.flushed_at_ns = now;
+        S.api.ActivityFlushAll(0);
+        if (upto) {
+            long n;
+            size_t first = m->nevents;
+            pthread_mutex_lock(&S.lock);
+            take_called();
+            S.settled_ns = tp_cupti_pending_take_settled(&S.pending, &S.conv, m, w, upto,
+                                                         now - (int64_t)STREAM_WAIT_MS * 1000000,
+                                                         &S.emitted, &n);
+            note_segment_tracks(m, first);
+            pthread_mutex_unlock(&S.lock);
+        }
+    }
+    settled = S.settled_ns;
+out:
+    pthread_mutex_unlock(&S.ctl);
+    return settled;
+}
+
 static void cupti_collect(void *ctx, tp_model *m, const tp_window_info *w) {
     (void)ctx;
     pthread_mutex_lock(&S.ctl);
@@ -469,7 +555,9 @@ static void cupti_collect(void *ctx, tp_model *m, const tp_window_info *w) {
     pthread_mutex_lock(&S.lock);
     tp_cupti_add_devices(&S.conv, m);
     take_called();
-    tp_cupti_pending_take(&S.pending, &S.conv, m, w); /* out of memory shows as m->failed */
+    /* out of memory shows as m->failed */
+    tp_cupti_pending_take(&S.pending, &S.conv, m, w, &S.emitted);
+    add_segment_tracks(m);
     uint64_t dropped = S.cupti_dropped + S.pending.dropped - S.reported_dropped;
     S.reported_dropped += dropped;
     pthread_mutex_unlock(&S.lock);
@@ -488,6 +576,11 @@ static void release(void) {
     S.alive = 0;
     tp_cupti_conv_free(&S.conv);
     tp_cupti_pending_free(&S.pending);
+    tp_cupti_emitted_free(&S.emitted);
+    free(S.seg_tracks);
+    S.seg_tracks = NULL;
+    S.nseg_tracks = S.cap_seg_tracks = 0;
+    S.stream_start_ns = S.flushed_at_ns = 0;
     pthread_mutex_lock(&S.launch_lock);
     S.calls_kept = 0;
     tp_cupti_pending_free(&S.called);
@@ -623,9 +716,9 @@ static int start_cupti(char *cause, size_t n) {
     S.conv.api_name = api_name;
     S.conv.demangle = find_demangler();
     S.conv.clock_delta_ns = delta;
-    tp_cupti_pending_init(&S.pending, MAX_PENDING);
+    tp_cupti_pending_init(&S.pending, S.max_pending);
     pthread_mutex_lock(&S.launch_lock);
-    tp_cupti_pending_init(&S.called, MAX_PENDING);
+    tp_cupti_pending_init(&S.called, S.max_pending);
     pthread_mutex_unlock(&S.launch_lock);
     S.cupti_dropped = S.reported_dropped = 0;
     S.retain_from_ns = 0;
@@ -676,10 +769,12 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
     session_clock = o->now_ns ? o->now_ns : monotonic_ns;
     S.required = o->required;
     S.graph_level = o->graph_level && graph_level_usable();
+    S.max_pending = o->max_pending ? o->max_pending : MAX_PENDING;
     S.created = 1; /* CUPTI itself is claimed at the first window (claim_cupti) */
     *src = (tp_source){.name = "cupti",
                        .on_action = cupti_on_action,
                        .collect = cupti_collect,
+                       .collect_settled = cupti_collect_settled,
                        .retain = cupti_retain,
                        .shutdown = cupti_shutdown};
     rc = 0;

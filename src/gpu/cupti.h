@@ -16,6 +16,7 @@ typedef struct tp_gpu_opts {
     const char *const *extra_dirs; /* more folders to search, NULL-terminated, or NULL */
     int64_t (*now_ns)(void);       /* the session clock */
     int graph_level;               /* cuda_graphs: graph (one record per graph launch) */
+    size_t max_pending; /* records held for their window at most, beyond dropped (0: 4 M) */
 } tp_gpu_opts;
 
 /* Loads and initialises CUPTI and fills *src (see src/record/source.h). 0, or -1 after one warning

@@ -132,20 +132,45 @@ static int is_runtime_call(const tp_cupti_rec *r, int64_t start, int64_t end) {
     return r->kind == TP_CUPTI_RUNTIME;
 }
 
+static int cmp_launch(const void *a, const void *b) {
+    uint32_t x = ((const struct tp_cupti_launch *)a)->corr;
+    uint32_t y = ((const struct tp_cupti_launch *)b)->corr;
+    return (x > y) - (x < y);
+}
+
+static int emitted_has(const tp_cupti_emitted *e, uint32_t corr) {
+    struct tp_cupti_launch key = {.corr = corr};
+    return e && e->n && bsearch(&key, e->launches, e->n, sizeof(key), cmp_launch) != NULL;
+}
+
+void tp_cupti_emitted_free(tp_cupti_emitted *e) {
+    free(e->launches);
+    memset(e, 0, sizeof(*e));
+}
+
 enum placement { DROP, KEEP, EMIT, APPLY };
 
-/* The correlation ids of the window's launches and of every pending runtime call. */
+/* What a take knows of correlation ids: the launches it moves, those it holds back (a streamed
+ * window's, whose work has not all arrived), every pending runtime call, and the launches moved
+ * into earlier segments of the window (NULL outside a streamed window). */
 typedef struct corr_sets {
-    uint32_t *launches, *runtime;
-    size_t nlaunches, nruntime;
+    uint32_t *launches, *held, *runtime;
+    size_t nlaunches, nheld, nruntime;
+    const tp_cupti_emitted *e;
 } corr_sets;
 
-static enum placement place(const tp_cupti_rec *r, const tp_window_info *w, const corr_sets *s) {
-    if (is_gpu_work(r) && has_corr(s->launches, s->nlaunches, r->corr)) return EMIT;
+/* Where r goes when the take moves the records of [start, end) (GPU work by its launch). */
+static enum placement place(const tp_cupti_rec *r, int64_t start, int64_t end, const corr_sets *s) {
+    if (is_gpu_work(r) &&
+        (has_corr(s->launches, s->nlaunches, r->corr) || emitted_has(s->e, r->corr)))
+        return EMIT;
+    if (is_gpu_work(r) && has_corr(s->held, s->nheld, r->corr)) return KEEP;
     /* the driver call inside a runtime call: the runtime's record stands for both */
-    if (r->kind == TP_CUPTI_DRIVER && has_corr(s->runtime, s->nruntime, r->corr)) return DROP;
-    if (r->start >= w->end_ns) return KEEP;
-    if (r->start >= w->start_ns) return EMIT;
+    if (r->kind == TP_CUPTI_DRIVER &&
+        (has_corr(s->runtime, s->nruntime, r->corr) || emitted_has(s->e, r->corr)))
+        return DROP;
+    if (r->start >= end) return KEEP;
+    if (r->start >= start) return EMIT;
     return r->kind == TP_CUPTI_MEMORY ? APPLY : DROP;
 }
 
@@ -185,15 +210,21 @@ static tp_cupti_rec with_external(const tp_cupti_rec *r, const ext_pair *pairs, 
     return out;
 }
 
-long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
-                           const tp_window_info *w) {
-    if (p->n) qsort(p->recs, p->n, sizeof(*p->recs), cmp_rec);
-    size_t npairs;
+/* Notes a launch moved into a segment (its work may come later). Out of memory, it is not noted:
+ * such work then goes by its start, as work without a launch in the window. */
+static void note_emitted(tp_cupti_emitted *e, const tp_cupti_rec *r) {
+    if (!is_api(r) || !tp_cupti_launches_work(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid)) return;
+    if (TP_GROW(e->launches, e->cap, e->n + 1)) return;
+    e->launches[e->n++] = (struct tp_cupti_launch){r->corr, r->start};
+}
+
+/* Moves the records p holds (sorted) of [start, end) into m, as s places them; the launches moved
+ * are noted in `add` when given. Returns the events appended, -1 when m ran out of memory. */
+static long move_records(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m, int64_t start,
+                         int64_t end, int64_t offset_ns, const corr_sets *s,
+                         tp_cupti_emitted *add) {
+    size_t npairs, kept = 0;
     ext_pair *pairs = external_ids(p, &npairs);
-    corr_sets sets;
-    sets.launches = corr_set(p, is_launch_in, w->start_ns, w->end_ns, &sets.nlaunches);
-    sets.runtime = corr_set(p, is_runtime_call, 0, 0, &sets.nruntime);
-    size_t kept = 0;
     long appended = 0;
     int failed = 0;
     tp_cupti_out out;
@@ -204,16 +235,17 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
             p->recs[kept++] = *r;
             continue;
         }
-        switch (place(r, w, &sets)) {
+        switch (place(r, start, end, s)) {
         case KEEP:
             p->recs[kept++] = *r;
             break;
         case EMIT: {
             tp_cupti_rec e = with_external(r, pairs, npairs);
-            if (!failed && tp_cupti_emit(c, &out, &e, w->model_offset_ns) == 0)
+            if (!failed && tp_cupti_emit(c, &out, &e, offset_ns) == 0)
                 appended++;
             else
                 failed = 1;
+            if (add) note_emitted(add, r);
             break;
         }
         case APPLY:
@@ -225,8 +257,71 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
     }
     p->n = kept;
     drop_old_external(p);
-    free(sets.launches);
-    free(sets.runtime);
     free(pairs);
     return failed ? -1 : appended;
+}
+
+long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
+                           const tp_window_info *w, tp_cupti_emitted *e) {
+    if (p->n) qsort(p->recs, p->n, sizeof(*p->recs), cmp_rec);
+    corr_sets sets = {.e = e};
+    sets.launches = corr_set(p, is_launch_in, w->start_ns, w->end_ns, &sets.nlaunches);
+    sets.runtime = corr_set(p, is_runtime_call, 0, 0, &sets.nruntime);
+    long appended = move_records(p, c, m, w->start_ns, w->end_ns, w->model_offset_ns, &sets, NULL);
+    if (e) e->n = 0;
+    free(sets.launches);
+    free(sets.runtime);
+    return appended;
+}
+
+/* The earliest start, from start up to upto, of a launch whose work has not arrived, of those
+ * that started from `wait_from` on; upto when there is none. p is sorted by start. */
+static int64_t first_unfinished(const tp_cupti_pending *p, int64_t start, int64_t upto,
+                                int64_t wait_from) {
+    size_t nk;
+    uint32_t *work = corr_set(p, is_work, 0, 0, &nk);
+    int64_t t = upto;
+    for (size_t i = 0; i < p->n && p->recs[i].start < t; i++) {
+        const tp_cupti_rec *r = &p->recs[i];
+        if (is_launch_in(r, start, upto) && r->start >= wait_from &&
+            tp_cupti_launches_work(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid) &&
+            !has_corr(work, nk, r->corr))
+            t = r->start;
+    }
+    free(work);
+    return t;
+}
+
+/* Forgets the launches that started TP_CUPTI_EMITTED_MS before `settled`, and sorts the rest. */
+static void emitted_trim(tp_cupti_emitted *e, int64_t settled) {
+    int64_t horizon = settled - (int64_t)TP_CUPTI_EMITTED_MS * 1000000;
+    size_t kept = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->launches[i].start >= horizon) e->launches[kept++] = e->launches[i];
+    e->n = kept;
+    if (e->n) qsort(e->launches, e->n, sizeof(*e->launches), cmp_launch);
+}
+
+int64_t tp_cupti_pending_take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
+                                      const tp_window_info *w, int64_t upto, int64_t wait_from,
+                                      tp_cupti_emitted *e, long *appended) {
+    if (e->window_start_ns != w->start_ns) e->n = 0; /* another window's */
+    e->window_start_ns = w->start_ns;
+    if (p->n) qsort(p->recs, p->n, sizeof(*p->recs), cmp_rec);
+    int64_t settled = first_unfinished(p, w->start_ns, upto, wait_from);
+    if (settled < w->start_ns) settled = w->start_ns;
+    corr_sets sets = {.e = e};
+    sets.launches = corr_set(p, is_launch_in, w->start_ns, settled, &sets.nlaunches);
+    sets.held = corr_set(p, is_launch_in, settled, INT64_MAX, &sets.nheld);
+    sets.runtime = corr_set(p, is_runtime_call, 0, 0, &sets.nruntime);
+    tp_cupti_emitted add = {0};
+    *appended = move_records(p, c, m, w->start_ns, settled, w->model_offset_ns, &sets, &add);
+    for (size_t i = 0; i < add.n; i++)
+        if (!TP_GROW(e->launches, e->cap, e->n + 1)) e->launches[e->n++] = add.launches[i];
+    tp_cupti_emitted_free(&add);
+    emitted_trim(e, settled);
+    free(sets.launches);
+    free(sets.held);
+    free(sets.runtime);
+    return settled;
 }

@@ -87,9 +87,10 @@ static void fill_run_info(tp_run_info *run);
 
 /* The steps w ended since the last poll, handed to its conversion for the next segment: copied
  * under the session lock, as the stepping thread appends them, and only while w records (a
- * closing window's last step may be cut: the last segment has it). Sources that add their events
- * at the window's end (the GPU's) would add some to steps handed over already: with one, the
- * steps wait for the last segment as before, and no segment settles any time (window.h). */
+ * closing window's last step may be cut: the last segment has it). A source that adds its events
+ * at the window's end only (collect without collect_settled, source.h) would add some to steps
+ * handed over already: with one, the steps wait for the last segment as before, and no segment
+ * settles any time (window.h). */
 static void stream_steps(tp_window *w) {
     tp_step_span *copy = NULL;
     size_t n = 0, given = tp_wstream_given(w->ws);
@@ -98,7 +99,7 @@ static void stream_steps(tp_window *w) {
     int collects = 0;
     tp_session_lock();
     for (size_t i = 0; i < tp_sess.nsources; i++)
-        collects |= tp_sess.sources[i].collect != NULL;
+        collects |= tp_sess.sources[i].collect && !tp_sess.sources[i].collect_settled;
     if (!collects && TP_LOAD_RLX(&tp_sess.streaming) == w && w->nsteps > given &&
         (copy = malloc((w->nsteps - given) * sizeof(*copy)))) {
         n = w->nsteps - given;
@@ -110,6 +111,26 @@ static void stream_steps(tp_window *w) {
     if (collects) tp_wstream_settle_none(w->ws);
     if (n) tp_wstream_steps(w->ws, copy, n, tid, name); /* out of memory: they wait */
     free(copy);
+}
+
+/* The sources' events of w whose place is final join its segment m, whose settled_ts becomes the
+ * earliest of the window's and theirs (source.h: collect_settled). */
+static void sources_settle(tp_window *w, tp_model *m) {
+    tp_source src[TP_MAX_SOURCES];
+    tp_session_lock();
+    size_t n = tp_sess.nsources;
+    memcpy(src, tp_sess.sources, n * sizeof(src[0]));
+    tp_session_unlock();
+    tp_window_info info;
+    tp_wstream_info(w->ws, &info);
+    info.deadline_ns = &tp_sess.writer.deadline_ns;
+    for (size_t i = 0; i < n; i++) {
+        if (!src[i].collect_settled) continue;
+        int64_t t = src[i].collect_settled(src[i].ctx, m, &info);
+        if (t == INT64_MAX) continue; /* it holds nothing back */
+        int64_t ts = t > INT64_MIN + info.model_offset_ns ? t - info.model_offset_ns : INT64_MIN;
+        if (ts < m->settled_ts) m->settled_ts = ts;
+    }
 }
 
 /* A streamed window's next segments (up to `passes`) to the sink's trace: begun at the first,
@@ -130,6 +151,7 @@ static void stream_segments(tp_window *w, size_t passes, int recording) {
     for (size_t n = 1, k = 0; w->ws && n && k < passes; k++) {
         if (recording) stream_steps(w); /* at each pass: the loop steps on meanwhile */
         tp_model *m = tp_wstream_pass(w->ws);
+        if (m && recording) sources_settle(w, m);
         n = m ? m->nevents : 0;
         if (n) tp_sess.sink.stream_add(tp_sess.sink.ctx, w->trace, m);
         if (m) tp_model_free(m);
@@ -138,12 +160,16 @@ static void stream_segments(tp_window *w, size_t passes, int recording) {
 }
 
 /* The writer's poll: the streamed window recording now, if any, gives its filled chunks; polled
- * again soon while the sink takes its segments. */
+ * again soon while the sink takes its segments. Not while a closed window waits in the queue:
+ * the sources take that window's events at its end before the next window's segments take
+ * theirs (the GPU's work belongs to its launch's window, source.h). */
 static int stream_poll(void *ctx) {
     (void)ctx;
     tp_window *w = TP_LOAD_ACQ(&tp_sess.streaming);
-    if (w) stream_segments(w, 8, 1); /* back soon to a flush a signal may ask for meanwhile */
-    return w && w->ws;
+    if (!w) return 0;
+    if (tp_writer_queued(&tp_sess.writer)) return 1; /* again once that window is written */
+    stream_segments(w, 8, 1); /* back soon to a flush a signal may ask for meanwhile */
+    return w->ws != NULL;
 }
 
 /* A closed window's model to the sources and the sink: built whole, or a streamed window's last

@@ -2,7 +2,8 @@
  *
  * The CUPTI activity source (cupti.c) is one: it follows the schedule through on_action (started
  * in WARMUP so its start-up cost stays out of the window, stopped outside windows) and adds its
- * kernels, copies and runtime calls to each window's model through collect. */
+ * kernels, copies and runtime calls to each window's model through collect, and to a streamed
+ * window's segments through collect_settled while it records. */
 #ifndef TP_RECORD_SOURCE_H
 #define TP_RECORD_SOURCE_H
 
@@ -42,6 +43,16 @@ typedef struct tp_source {
      * source's memory flat however long the run. Called on the stepping thread: it must only
      * note the time. Optional. */
     void (*retain)(void *ctx, int64_t from_ns);
+    /* A streamed window (the `stream` key) records: append to m, its next segment, the source's
+     * events of the window whose place is final (times converted as for collect), and return the
+     * session-clock time T before which it holds no more event of the window: the segment's
+     * settled_ts is lowered to T, so that the sink's summary cuts the window only where the
+     * source has added all it will (record/window.h). w has no name and an end_ns of INT64_MAX
+     * yet. collect still comes at the window's end, with what the segments left. Called on the
+     * writer thread at each of its polls (every few ms): it must return quickly. Optional:
+     * without it, a source with collect keeps every segment of a streamed window from settling
+     * any time. */
+    int64_t (*collect_settled)(void *ctx, tp_model *m, const tp_window_info *w);
 } tp_source;
 
 /* Registers a source for the active session (the struct is copied). 0, or -1 if none is active

@@ -559,6 +559,15 @@ size_t tp_wstream_given(const tp_wstream *s) {
     return s->steps_given;
 }
 
+void tp_wstream_info(const tp_wstream *s, tp_window_info *info) {
+    const tp_window *w = s->cv.w;
+    *info = (tp_window_info){.start_ns = tp_clock_to_ns(&s->cv.cal, w->start_ticks),
+                             .end_ns = INT64_MAX,
+                             .first_step = w->first_step,
+                             .last_step = w->first_step,
+                             .model_offset_ns = s->cv.env->origin_ns};
+}
+
 void tp_wstream_settle_none(tp_wstream *s) {
     s->settle_none = 1;
 }

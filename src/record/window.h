@@ -82,6 +82,9 @@ tp_model *tp_wstream_pass(tp_wstream *s);
 int tp_wstream_steps(tp_wstream *s, const tp_step_span *steps, size_t n, int64_t tid,
                      const char *thread_name);
 size_t tp_wstream_given(const tp_wstream *s);
+/* The window's info as its sources see it while it records (source.h: collect_settled): its
+ * start and the model's offset as the last segment's info will give them, no name, no end. */
+void tp_wstream_info(const tp_wstream *s, tp_window_info *info);
 /* No segment from now on settles any time (a source adds events at the window's end). */
 void tp_wstream_settle_none(tp_wstream *s);
 /* The window closed (w's end fields set): the last segment, with w's info as tp_window_build

@@ -90,6 +90,13 @@ void tp_writer_push(tp_writer *wr, tp_window *w) {
     sem_post(&wr->wake);
 }
 
+int tp_writer_queued(tp_writer *wr) {
+    pthread_mutex_lock(&wr->lock);
+    int queued = wr->head != NULL;
+    pthread_mutex_unlock(&wr->lock);
+    return queued;
+}
+
 void tp_writer_poke(tp_writer *wr) {
     sem_post(&wr->wake);
 }

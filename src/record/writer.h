@@ -41,6 +41,8 @@ typedef struct tp_writer {
  * run on the writer). 0, or -1 when the thread cannot be created. */
 int tp_writer_start(tp_writer *wr);
 void tp_writer_push(tp_writer *wr, tp_window *w);
+/* 1 when a closed window waits in the queue. */
+int tp_writer_queued(tp_writer *wr);
 /* Wakes the thread for a poll (a streamed window opened). */
 void tp_writer_poke(tp_writer *wr);
 /* Async-signal-safe: asks the thread to call wr->flight. */

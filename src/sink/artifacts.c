@@ -45,6 +45,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/msg.h"
+#include "util/sort.h"
 #include "util/vec.h"
 
 #include <dirent.h>
@@ -452,8 +453,14 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
  *
  * What holds the cut back: a range open across steps (a `train` range around the loop), or a
  * thread whose records wait in its buffer (it recorded a little, then nothing: its newest
- * chunk is not read while it records), or a source that adds events at the window's end (the
- * GPU's: no segment settles any time, as its work may fall in any step). Then `pending` grows,
+ * chunk is not read while it records), or a launch whose GPU work has not arrived (the GPU
+ * source adds a launch to a segment with its work, and settles the segment before the earliest
+ * launch it holds: record/source.h's collect_settled), or GPU work that runs after a step start
+ * while its launch came before it: the analysis joins work to its launch (by correlation id)
+ * within a piece, so a launch and its work are one span no cut falls in (mark_gpu_spanned); and
+ * a stream's idle gap across a cut is carried by the analysis to the next piece (analysis/
+ * idle.c). A source that adds its events at the window's end only (collect without
+ * collect_settled) keeps every segment from settling. Then `pending` grows,
  * up to max_events / 2 events (the bound of the read back before this design): past that the
  * summary leaves the rest of the window out and says so. Ranges written whole at their end
  * (record/record.h's tp_range_complete: those begun before the window, Python's tprof.range
@@ -546,8 +553,63 @@ static int cmp_time(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Marks the times at[k] (sorted) inside (from, to): no cut there. */
+static void mark_spanned(const int64_t *at, size_t n, uint8_t *spanned, int64_t from, int64_t to) {
+    if (!n || to <= at[0] || from >= at[n - 1]) return;
+    size_t lo = 0, hi = n; /* the first at[] past from */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (at[mid] <= from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < n && at[k] < to; k++)
+        spanned[k] = 1;
+}
+
+static int cmp_keyed(const void *a, const void *b) {
+    uint64_t x = ((const tp_keyed *)a)->key, y = ((const tp_keyed *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* The start of the launch of device work e (the host range with its correlation id), e's own start
+ * when there is none; launches[0..n) sorted by correlation id, val the launch's start. */
+static int64_t launch_start(const tp_keyed *launches, size_t n, const tp_event *e) {
+    tp_keyed key = {.key = e->corr};
+    const tp_keyed *hit = n && e->corr ? bsearch(&key, launches, n, sizeof(key), cmp_keyed) : NULL;
+    return hit && (int64_t)hit->val < e->ts ? (int64_t)hit->val : e->ts;
+}
+
+/* GPU work and its launch go into one piece, as the analysis joins them in a piece (a launch's
+ * work often runs in the next step), and a piece of work is not cut: each marks the times from
+ * its launch to its end. Out of memory, no time is left to cut at. */
+static void mark_gpu_spanned(const tp_model *m, const int64_t *at, size_t n, uint8_t *spanned) {
+    tp_keyed *launches = NULL;
+    size_t nl = 0, cap = 0;
+    for (size_t i = 0; i < m->nevents; i++) {
+        const tp_event *e = &m->events[i];
+        if (e->kind != TP_HOST_RANGE || !e->corr) continue;
+        if (TP_GROW(launches, cap, nl + 1)) {
+            memset(spanned, 1, n);
+            free(launches);
+            return;
+        }
+        launches[nl++] = (tp_keyed){e->corr, (uint64_t)e->ts};
+    }
+    if (nl) qsort(launches, nl, sizeof(*launches), cmp_keyed);
+    for (size_t i = 0; i < m->nevents; i++) {
+        const tp_event *e = &m->events[i];
+        if (!tp_kind_is_device(e->kind)) continue;
+        int64_t end = e->ts + (e->dur > 0 ? e->dur : 0);
+        mark_spanned(at, n, spanned, launch_start(launches, nl, e), end > e->ts ? end : e->ts + 1);
+    }
+    free(launches);
+}
+
 /* The latest time, after the last cut and up to settled, that starts a step of m and that no
- * range of m spans (starts before, ends after); INT64_MIN when there is none. */
+ * range of m spans (starts before, ends after), nor GPU work with its launch; INT64_MIN when
+ * there is none. */
 static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
     int64_t *at = NULL;
     size_t n = 0, cap = 0;
@@ -562,19 +624,9 @@ static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
     for (size_t i = 0; spanned && i < m->nevents; i++) {
         const tp_event *e = &m->events[i];
         int64_t end = e->ts + (e->dur > 0 ? e->dur : 0);
-        if (e->kind != TP_HOST_RANGE || end <= e->ts || !n || end <= at[0] || e->ts >= at[n - 1])
-            continue;
-        size_t lo = 0, hi = n; /* the first at[] past e's start */
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (at[mid] <= e->ts)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (size_t k = lo; k < n && at[k] < end; k++)
-            spanned[k] = 1;
+        if (e->kind == TP_HOST_RANGE && end > e->ts) mark_spanned(at, n, spanned, e->ts, end);
     }
+    if (spanned) mark_gpu_spanned(m, at, n, spanned);
     int64_t cut = INT64_MIN;
     for (size_t k = n; spanned && k-- > 0;)
         if (!spanned[k]) {
@@ -647,8 +699,8 @@ static void pending_add(art_stream *st, const tp_model *segment) {
     if (cut != INT64_MIN) {
         cut_piece(st, cut);
     } else if ((uint64_t)m->nevents > art.max_events / 2) {
-        leave_out(st, "no step boundary to cut it at: a range open across its steps, or a thread "
-                      "whose records wait in its buffer, or GPU work");
+        leave_out(st, "no step boundary to cut it at: a range open across its steps, a thread "
+                      "whose records wait in its buffer, or GPU work behind its launches");
     } else {
         st->next_try = m->nevents + piece / 4; /* not at every segment */
     }

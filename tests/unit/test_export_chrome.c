@@ -705,6 +705,41 @@ static void test_stream_of_models(void **state) {
     tp_model_free(&r1);
 }
 
+/* A streamed window's GPU work goes out with its launches' segments (events only): the last
+ * model, which brings every track's metadata, may hold no work of a GPU stream, and the stream is
+ * still named as one (src/gpu/cupti.c gives the last model its tracks). */
+static void test_stream_names_gpu_streams_of_earlier_segments(void **state) {
+    (void)state;
+    char dir[] = "/tmp/tprof_test_chrome_XXXXXX", path[256], err[512], cmd[300];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/window.json", dir);
+    tp_model doc, seg, last;
+    tp_model_init(&doc);
+    tp_model_init(&seg);
+    tp_model_init(&last);
+    uint32_t host = tp_model_track(&seg, 4242, 0, 1, 0), stream = tp_model_track(&seg, 0, 0, 7, 0);
+    add_event(&seg, TP_HOST_RANGE, host, "cuda_runtime", "cudaLaunchKernel", 1000, 500)->corr = 3;
+    add_event(&seg, TP_KERNEL, stream, "kernel", "k", 2000, 300)->corr = 3;
+    add_event(&last, TP_HOST_RANGE, tp_model_track(&last, 4242, 0, 1, 0), "c", "step", 3000, 10);
+    tp_model_track(&last, 0, 0, 7, 0); /* no event of its own */
+    tp_model_track(&last, 0, 0, 9, 0); /* never carried work: a host thread's name */
+    tp_chrome_stream *s = tp_chrome_stream_open(&doc, path, NULL, err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(tp_chrome_stream_add_events(s, &seg), 0);
+    assert_int_equal(tp_chrome_stream_end(s, &last, path, NULL, err, sizeof(err)), 0);
+    char *t = read_whole(path);
+    assert_true(tp_json_valid(t, strlen(t)));
+    assert_contains(t, "\"pid\":0,\"tid\":0,\"args\":{\"name\":\"GPU 0\"}}");
+    assert_contains(t, "\"pid\":0,\"tid\":7,\"args\":{\"name\":\"stream 7\"}}");
+    assert_int_equal(count_of(t, "\"args\":{\"name\":\"stream 9\"}}"), 0);
+    free(t);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    tp_model_free(&doc);
+    tp_model_free(&seg);
+    tp_model_free(&last);
+}
+
 static void test_bad_model_references(void **state) {
     (void)state;
     tp_model m;
@@ -742,6 +777,7 @@ int main(void) {
         cmocka_unit_test(test_failed_writes_leave_nothing),
         cmocka_unit_test(test_bad_model_references),
         cmocka_unit_test(test_stream_of_models),
+        cmocka_unit_test(test_stream_names_gpu_streams_of_earlier_segments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -768,7 +768,7 @@ static void test_window_assignment(void **state) {
     tp_model m;
     tp_model_init(&m);
     tp_window_info w = {.name = "w1", .start_ns = 1000, .end_ns = 2000, .model_offset_ns = 1000};
-    assert_int_equal(tp_cupti_pending_take(&p, &c, &m, &w), 8);
+    assert_int_equal(tp_cupti_pending_take(&p, &c, &m, &w, NULL), 8);
     assert_int_equal(count_kind(&m, TP_HOST_RANGE), 4); /* launches 3, 4, 7 and the malloc */
     assert_int_equal(count_kind(&m, TP_KERNEL), 3);     /* kernels 2, 3, 4 */
     assert_int_equal(count_kind(&m, TP_MEMORY), 1);
@@ -788,7 +788,7 @@ static void test_window_assignment(void **state) {
 
     tp_model_init(&m);
     tp_window_info w2 = {.name = "w2", .start_ns = 2000, .end_ns = 3000, .model_offset_ns = 2000};
-    assert_int_equal(tp_cupti_pending_take(&p, &c, &m, &w2), 3);
+    assert_int_equal(tp_cupti_pending_take(&p, &c, &m, &w2, NULL), 3);
     assert_int_equal(count_kind(&m, TP_KERNEL), 1);
     assert_int_equal(m.events[0].ts, 100); /* sorted by time: the launch at 2100 first */
     for (size_t i = 0; i < m.nevents; i++)
@@ -835,7 +835,7 @@ static void test_flight_prune(void **state) {
     tp_model m;
     tp_model_init(&m);
     tp_window_info w = {.name = "flight", .start_ns = 1000, .end_ns = 2000, .model_offset_ns = 0};
-    assert_int_equal(tp_cupti_pending_take(&p, &c, &m, &w), 4);
+    assert_int_equal(tp_cupti_pending_take(&p, &c, &m, &w, NULL), 4);
     assert_int_equal(count_kind(&m, TP_KERNEL), 2);
     for (size_t i = 0; i < m.nevents; i++)
         if (m.events[i].kind == TP_MEMORY)

@@ -618,6 +618,232 @@ static void test_no_gpu(void **state) {
                                        "CPU-only");
 }
 
+/* ---- a streamed window: records delivered segment by segment (source.h: collect_settled) ---- */
+
+enum {
+    NSTEPS = 40,
+    STEP_NS = 60000000, /* 60 ms a step: a flush every other poll (the source flushes at most
+                           every 100 ms) */
+    LATE_STEP = 5,      /* its kernel completes three flushes late */
+};
+static const int64_t BASE_NS = 1000000000;
+
+static uint32_t step_corr(int i) {
+    return 100 + (uint32_t)i;
+}
+
+/* The same program, streamed (a poll at the end of each step, into segs[i]) or not (segs NULL),
+ * the window's last model into `last`. Each step launches a kernel; step LATE_STEP's
+ * completes late, and the last one's runs after the window's end. */
+static void record_steps(size_t max_pending, tp_model *segs, tp_model *last, int64_t *settled) {
+    tp_gpu_opts o = {.required = 1, .now_ns = test_clock, .max_pending = max_pending};
+    assert_int_equal(tp_cupti_source_create(&o, &src), 0);
+    now_ns = BASE_NS - STEP_NS;
+    src.on_action(src.ctx, TP_ACTION_WARMUP);
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    tp_window_info w = {.start_ns = BASE_NS, .end_ns = INT64_MAX, .model_offset_ns = BASE_NS};
+    int64_t end = BASE_NS + (int64_t)NSTEPS * STEP_NS;
+    for (int i = 0; i < NSTEPS; i++) {
+        int64_t t = BASE_NS + (int64_t)i * STEP_NS;
+        now_ns = t;
+        CUpti_ActivityAPI a =
+            api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, (uint64_t)t + 1000, step_corr(i));
+        int64_t ks = i == NSTEPS - 1 ? end + 1000 : t + 2000;
+        CUpti_ActivityKernel10 k =
+            kernel((uint64_t)ks, (uint64_t)ks + 1000, step_corr(i), "_Z4stepv");
+        assert_true(push(&a, sizeof(a)));
+        if (i == LATE_STEP || i == NSTEPS - 1)
+            assert_true(push_late(&k, sizeof(k), 3));
+        else
+            assert_true(push(&k, sizeof(k)));
+        now_ns = t + STEP_NS - 1000;
+        if (segs) settled[i] = src.collect_settled(src.ctx, &segs[i], &w);
+    }
+    now_ns = end + 2000;
+    w.end_ns = end;
+    src.on_action(src.ctx, TP_ACTION_NONE);
+    src.collect(src.ctx, last, &w);
+}
+
+/* The segment (index into segs) holding the event of this kind and correlation id; -1: none. */
+static int segment_of(const tp_model *segs, size_t n, int kind, uint32_t corr) {
+    for (size_t s = 0; s < n; s++)
+        if (find(&segs[s], kind, corr)) return (int)s;
+    return -1;
+}
+
+/* A kernel late by three flushes holds its launch, and every launch after it, back from the
+ * segments (the time settled stays before it) until it arrives, then both go into one segment;
+ * the window's last kernel, still running at its end, joins its launch in the last model; the
+ * segments and the last model hold, between them, the events one collect at the window's end
+ * gives the same program, each once; and the last model has the GPU stream's track, on which
+ * the segments put every kernel but the last, for its name in the trace. */
+static void test_streamed_window_segments(void **state) {
+    (void)state;
+    tp_log_reset();
+    tp_model segs[NSTEPS + 1], whole;
+    int64_t settled[NSTEPS];
+    for (int i = 0; i <= NSTEPS; i++)
+        tp_model_init(&segs[i]);
+    tp_model_init(&whole);
+    record_steps(0, segs, &segs[NSTEPS], settled);
+    end_source(NULL);
+    record_steps(0, NULL, &whole, NULL);
+    end_source(NULL);
+
+    size_t in_segments = 0;
+    for (int i = 0; i < NSTEPS; i++)
+        in_segments += segs[i].nevents;
+    assert_true(in_segments >= (size_t)(NSTEPS - 4) * 2); /* most are out before the window ends */
+    size_t total = in_segments + segs[NSTEPS].nevents;
+    assert_int_equal(total, whole.nevents);
+    assert_int_equal(count(&whole, TP_KERNEL), NSTEPS);
+    for (int i = 0; i < NSTEPS; i++) {
+        uint32_t corr = step_corr(i);
+        int sk = segment_of(segs, NSTEPS + 1, TP_KERNEL, corr);
+        assert_true(sk >= 0);
+        assert_int_equal(segment_of(segs, NSTEPS + 1, TP_HOST_RANGE, corr), sk);
+        const tp_event *a = find(&segs[sk], TP_KERNEL, corr), *b = find(&whole, TP_KERNEL, corr);
+        assert_non_null(b);
+        assert_int_equal(a->ts, b->ts);
+        assert_int_equal(a->dur, b->dur);
+        a = find(&segs[sk], TP_HOST_RANGE, corr), b = find(&whole, TP_HOST_RANGE, corr);
+        assert_non_null(b);
+        assert_int_equal(a->ts, b->ts);
+    }
+    int late = segment_of(segs, NSTEPS + 1, TP_KERNEL, step_corr(LATE_STEP));
+    assert_true(late > LATE_STEP && late < NSTEPS); /* held, then out before the window ends */
+    int64_t late_launch = BASE_NS + (int64_t)LATE_STEP * STEP_NS + 1000;
+    for (int i = LATE_STEP; i < late; i++)
+        assert_true(settled[i] <= late_launch);
+    assert_true(settled[NSTEPS - 2] > late_launch);
+    for (int i = 1; i < NSTEPS; i++)
+        assert_true(settled[i] >= settled[i - 1]);
+    assert_int_equal(segment_of(segs, NSTEPS + 1, TP_KERNEL, step_corr(NSTEPS - 1)), NSTEPS);
+    int stream_track = 0;
+    for (size_t t = 0; t < segs[NSTEPS].ntracks; t++)
+        stream_track |= segs[NSTEPS].tracks[t].pid == 0 && segs[NSTEPS].tracks[t].tid == 7;
+    assert_true(stream_track);
+    assert_int_equal(segs[NSTEPS].dropped_events, 0);
+    assert_int_equal(tp_log_count(), 0);
+    for (int i = 0; i <= NSTEPS; i++)
+        tp_model_free(&segs[i]);
+    tp_model_free(&whole);
+}
+
+/* The source's pending records no longer grow with a streamed window: with room for 24 records,
+ * the window's 80 go through its segments without a drop, where one collect at its end drops
+ * most of them. */
+static void test_streamed_window_pending_bounded(void **state) {
+    (void)state;
+    tp_log_reset();
+    tp_model segs[NSTEPS + 1], whole;
+    int64_t settled[NSTEPS];
+    for (int i = 0; i <= NSTEPS; i++)
+        tp_model_init(&segs[i]);
+    tp_model_init(&whole);
+    record_steps(24, segs, &segs[NSTEPS], settled);
+    end_source(NULL);
+    size_t kernels = 0;
+    for (int i = 0; i <= NSTEPS; i++)
+        kernels += count(&segs[i], TP_KERNEL);
+    assert_int_equal(kernels, NSTEPS);
+    assert_int_equal(segs[NSTEPS].dropped_events, 0);
+    assert_int_equal(tp_log_count(), 0);
+    record_steps(24, NULL, &whole, NULL); /* control: the same, not streamed */
+    end_source(NULL);
+    assert_true(whole.dropped_events > 0);
+    assert_true(count(&whole, TP_KERNEL) < NSTEPS);
+    for (int i = 0; i <= NSTEPS; i++)
+        tp_model_free(&segs[i]);
+    tp_model_free(&whole);
+}
+
+/* A graph launch is out with its first node; a node arriving after the window's end still goes
+ * to the launch's window (its last model), not to the window its start lies in. */
+static void test_streamed_late_node_stays_in_its_window(void **state) {
+    (void)state;
+    tp_log_reset();
+    create();
+    now_ns = BASE_NS;
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    tp_window_info w = {.start_ns = BASE_NS, .end_ns = INT64_MAX, .model_offset_ns = BASE_NS};
+    CUpti_ActivityAPI launch = api(CUPTI_ACTIVITY_KIND_RUNTIME, 311, BASE_NS + 1000, 60);
+    CUpti_ActivityKernel10 k1 = node_kernel(BASE_NS + 2000, 60, 4, 201);
+    CUpti_ActivityKernel10 k2 = node_kernel(BASE_NS + 400000000, 60, 4, 202);
+    assert_true(push(&launch, sizeof(launch)) && push(&k1, sizeof(k1)));
+    tp_model seg, last, next;
+    tp_model_init(&seg);
+    tp_model_init(&last);
+    tp_model_init(&next);
+    now_ns = BASE_NS + 10000;
+    src.collect_settled(src.ctx, &seg, &w); /* the first flush: nothing settled yet */
+    assert_int_equal(seg.nevents, 0);
+    now_ns = BASE_NS + 200000000;
+    assert_true(src.collect_settled(src.ctx, &seg, &w) > BASE_NS + 1000);
+    assert_non_null(find(&seg, TP_HOST_RANGE, 60));
+    assert_int_equal(count(&seg, TP_KERNEL), 1);
+    assert_true(push_late(&k2, sizeof(k2), 1)); /* the second node, after the window's end */
+    w.end_ns = BASE_NS + 300000000;
+    now_ns = BASE_NS + 500000000;
+    src.collect(src.ctx, &last, &w);
+    assert_int_equal(count(&last, TP_KERNEL), 1);
+    assert_int_equal(find(&last, TP_KERNEL, 60)->ts, 400000000);
+    tp_window_info w2 = {
+        .start_ns = w.end_ns, .end_ns = BASE_NS + 900000000, .model_offset_ns = BASE_NS};
+    src.collect(src.ctx, &next, &w2);
+    assert_int_equal(count(&next, TP_KERNEL), 0); /* not the next window's */
+    assert_int_equal(tp_log_count(), 0);
+    tp_model_free(&seg);
+    tp_model_free(&last);
+    tp_model_free(&next);
+}
+
+/* A launch whose kernel does not come holds the segments back for a while (STREAM_WAIT_MS, 2 s),
+ * then goes without it, so that the records after it do not pile up; the kernel, arriving
+ * later, still goes to the launch's window. */
+static void test_streamed_launch_waits_for_its_work_a_while(void **state) {
+    (void)state;
+    tp_log_reset();
+    create();
+    now_ns = BASE_NS;
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    tp_window_info w = {.start_ns = BASE_NS, .end_ns = INT64_MAX, .model_offset_ns = BASE_NS};
+    CUpti_ActivityAPI lonely = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, BASE_NS + 1000, 70);
+    assert_true(push(&lonely, sizeof(lonely)));
+    tp_model seg[60], last;
+    int out = -1, held = 0;
+    for (int i = 0; i < 60; i++) {
+        int64_t t = BASE_NS + (int64_t)(i + 1) * STEP_NS;
+        CUpti_ActivityAPI a = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, (uint64_t)t, 80 + (uint32_t)i);
+        CUpti_ActivityKernel10 k =
+            kernel((uint64_t)t + 100, (uint64_t)t + 200, a.correlationId, "_Z4stepv");
+        assert_true(push(&a, sizeof(a)) && push(&k, sizeof(k)));
+        now_ns = t + STEP_NS / 2;
+        tp_model_init(&seg[i]);
+        int64_t settled = src.collect_settled(src.ctx, &seg[i], &w);
+        if (out < 0 && find(&seg[i], TP_HOST_RANGE, 70)) out = i;
+        held += out < 0 && settled <= BASE_NS + 1000;
+    }
+    /* held for about 2 s (33 steps of 60 ms), not for good */
+    assert_true(out > 25 && out < 40);
+    assert_true(held > 25);
+    for (int i = 0; i < out; i++) /* those behind it waited, then came along */
+        assert_int_equal(seg[i].nevents, 0);
+    assert_true(count(&seg[out], TP_HOST_RANGE) >= (size_t)out - 2);
+    CUpti_ActivityKernel10 k = kernel(BASE_NS + 2000, BASE_NS + 3000, 70, "_Z4slowv");
+    assert_true(push(&k, sizeof(k)));
+    w.end_ns = BASE_NS + 62 * (int64_t)STEP_NS;
+    now_ns = w.end_ns + 1000;
+    tp_model_init(&last);
+    src.collect(src.ctx, &last, &w);
+    assert_non_null(find(&last, TP_KERNEL, 70)); /* by its launch, though it came so late */
+    assert_int_equal(tp_log_count(), 0);
+    for (int i = 0; i < 60; i++)
+        tp_model_free(&seg[i]);
+    tp_model_free(&last);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     if (!getenv("TPROF_TEST_FAKES")) {
@@ -642,6 +868,10 @@ int main(int argc, char **argv) {
         cmocka_unit_test_teardown(test_driver_launches_with_and_without_callbacks, end_source),
         cmocka_unit_test_teardown(test_clock_offset_without_callback, end_source),
         cmocka_unit_test_teardown(test_no_gpu, end_source),
+        cmocka_unit_test_teardown(test_streamed_window_segments, end_source),
+        cmocka_unit_test_teardown(test_streamed_window_pending_bounded, end_source),
+        cmocka_unit_test_teardown(test_streamed_late_node_stays_in_its_window, end_source),
+        cmocka_unit_test_teardown(test_streamed_launch_waits_for_its_work_a_while, end_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -654,7 +654,7 @@ static void test_sources_follow_the_schedule(void **state) {
                                      "2",    "repeat", "1",      NULL};
     static fake_source f;
     memset(&f, 0, sizeof(f));
-    tp_source src = {"fake", &f, fake_on_action, fake_collect, fake_shutdown, NULL};
+    tp_source src = {"fake", &f, fake_on_action, fake_collect, fake_shutdown, NULL, NULL};
     assert_int_equal(tp_session_add_source(&src), -1); /* no session */
     assert_int_equal(start_with(kv), 0);
     assert_int_equal(tp_session_add_source(&src), 0);

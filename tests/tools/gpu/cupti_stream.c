@@ -1,0 +1,120 @@
+/* cupti_stream.c - a training loop whose every step launches kernels, through a whole tprof
+ * session with the fake libcupti, for tests/integration/test_cupti_stream.py.
+ *
+ *   cupti_stream STEPS [--profiling.KEY=VALUE ...]
+ *
+ * CUDA_HOME must point at the fake's folder (tests/tools/gpu/CMakeLists.txt). Each step is a
+ * `forward` range of about 4.5 ms around LAUNCHES launches, each after OPS short `op` ranges (so
+ * that the thread fills a chunk of records every few steps: the writer reads only filled ones)
+ * and each a cudaLaunchKernel record and its kernel, timed on the session clock as CUPTI's records
+ * are; every LATE_EVERY-th step's first kernel completes two flushes late (the GPU running behind),
+ * and so does the last step's. Correlation ids count from 1, so two runs of the same program have
+ * the same ones. */
+#include "tprof.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { LAUNCHES = 4, OPS = 50, LATE_EVERY = 60, LAG_EVERY = 2 };
+
+static int (*push)(const void *rec, size_t size);
+static int (*push_late)(const void *rec, size_t size, int flushes);
+static uint64_t (*cupti_now)(void);
+
+static void *fake_fn(void *lib, const char *name) {
+    void *sym = dlsym(lib, name);
+    if (!sym) {
+        fprintf(stderr, "cupti_stream: %s not found (is CUDA_HOME the fake's?)\n", name);
+        exit(2);
+    }
+    return sym;
+}
+
+static void bind_fake(void) {
+    void *lib = dlopen(TPROF_FAKE_CUPTI, RTLD_NOW | RTLD_NOLOAD);
+    if (!lib) {
+        fprintf(stderr, "cupti_stream: the fake libcupti is not loaded\n");
+        exit(2);
+    }
+    void *sym = fake_fn(lib, "fake_cupti_push");
+    memcpy(&push, &sym, sizeof(sym));
+    sym = fake_fn(lib, "fake_cupti_push_late");
+    memcpy(&push_late, &sym, sizeof(sym));
+    sym = fake_fn(lib, "fake_cupti_now");
+    memcpy(&cupti_now, &sym, sizeof(sym));
+}
+
+static void spin_us(int64_t us) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
+
+/* One launch: the runtime call now, its kernel `lag_us` after (late by two flushes if asked). */
+static void launch(uint32_t corr, int late, uint64_t lag_us) {
+    uint64_t t = cupti_now();
+    CUpti_ActivityAPI a = {.kind = CUPTI_ACTIVITY_KIND_RUNTIME,
+                           .cbid = 211, /* cudaLaunchKernel_v7000 */
+                           .start = t,
+                           .end = t + 5000,
+                           .processId = (uint32_t)getpid(),
+                           .threadId = (uint32_t)gettid(), /* inside the step's ranges */
+                           .correlationId = corr};
+    CUpti_ActivityKernel10 k = {.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                .registersPerThread = 32,
+                                .start = t + lag_us * 1000,
+                                .end = t + lag_us * 1000 + 100000,
+                                .contextId = 1,
+                                .streamId = 7,
+                                .gridX = 64,
+                                .gridY = 1,
+                                .gridZ = 1,
+                                .blockX = 128,
+                                .blockY = 1,
+                                .blockZ = 1,
+                                .correlationId = corr,
+                                .name = "_Z4stepPfi"};
+    push(&a, sizeof(a));
+    if (late)
+        push_late(&k, sizeof(k), 2);
+    else
+        push(&k, sizeof(k));
+    spin_us(100);
+}
+
+int main(int argc, char **argv) {
+    int steps = argc > 1 ? atoi(argv[1]) : 0;
+    if (steps <= 0 || tprof_init(&argc, argv) != 0) {
+        fprintf(stderr, "usage: cupti_stream STEPS [--profiling.KEY=VALUE ...] (%s)\n",
+                tprof_last_error() ? tprof_last_error() : "");
+        return 2;
+    }
+    uint32_t corr = 0;
+    for (int s = 0; s < steps; s++) {
+        tprof_begin("forward");
+        if (tprof_is_recording() && !push) bind_fake();
+        for (int i = 0; i < LAUNCHES; i++) {
+            for (int j = 0; j < OPS; j++) {
+                tprof_begin("op");
+                tprof_end();
+            }
+            int late = i == 0 && (s % LATE_EVERY == LATE_EVERY - 1 || s == steps - 1);
+            int lag = i == LAUNCHES - 1 && s % LAG_EVERY == 0;
+            if (push) launch(++corr, late, lag ? 6000 : 20);
+        }
+        spin_us(4000);
+        tprof_end();
+        tprof_step();
+    }
+    tprof_shutdown();
+    printf("launches=%u\n", corr);
+    return 0;
+}
