@@ -120,8 +120,12 @@ def check_ops_agree(trace, averages):
         assert r["calls"] == a["count"], a["key"]
         assert (r["flops"] or 0) == a["flops"], a["key"]
         # torch lets self time go negative when children overlap their parent (a ProfilerStep
-        # range crossing Python frames); tprof stops at zero (docs/METRICS.md)
-        want = max(a["self_cpu_us"], 0.0)
+        # range crossing Python frames); tprof stops each call at zero (docs/METRICS.md). A row
+        # whose calls torch summed to less than zero mixes such calls with whole ones: its sum is
+        # no time to compare with (seen under load: the optimizer's wrapper, -170 us over 3 calls)
+        if a["self_cpu_us"] < 0:
+            continue
+        want = a["self_cpu_us"]
         err = abs(r["self_us"] - want)
         assert err <= max(2.0, 0.01 * want), (a["key"], r["self_us"], want)
         worst = max(worst, err)
@@ -152,7 +156,9 @@ def check_shapes_agree(trace, by_shape):
         r = rows[(a["key"], a["input_shapes"])]
         assert r["calls"] == a["count"], a
         assert r["flops"] == a["flops"], a
-        want = max(a["self_cpu_us"], 0.0)
+        if a["self_cpu_us"] < 0:  # as in check_ops_agree
+            continue
+        want = a["self_cpu_us"]
         assert abs(r["self_us"] - want) <= max(2.0, 0.01 * want), (a, r["self_us"])
 
 
