@@ -68,9 +68,14 @@ typedef struct reader {
     int progress, progress_tty, progress_shown;
     double next_progress;
     uint64_t charged; /* what this part added to its budget's use so far */
+    uint64_t gz_cut;  /* 1 + the offset where an unfinished gzip trace was cut (0: none) */
 } reader;
 
 static int fail_at(reader *r, uint64_t offset, const char *msg) {
+    if (r->gz_cut) { /* read on as an unfinished trace, and failed: the cut is the problem */
+        offset = r->gz_cut - 1;
+        msg = tp_input_error(r->pt->in);
+    }
     snprintf(r->pt->err, sizeof(r->pt->err), "%s: byte %llu: %s", r->pt->name,
              (unsigned long long)offset, msg);
     return -1;
@@ -447,6 +452,7 @@ static int refill(reader *r) {
         /* an unfinished gzip trace cut inside a member ends there: its whole events count */
         if (n < 0 && !(r->pt->cut_short_ok && tp_input_cut_short(r->pt->in)))
             return fail_at(r, sc->origin + len, tp_input_error(r->pt->in));
+        if (n < 0) r->gz_cut = 1 + sc->origin + len;
         if (n <= 0) {
             sc->eof = 1;
             break;
