@@ -12,7 +12,9 @@
 #    CUDA events, and checks the trace's kernel count (exact) and time (tolerance) against them;
 # 3. runs the same MLP in PyTorch under torch.profiler for a Kineto trace;
 #    and under tprof.profile (tprof.torch, tprof's own CUPTI source; when the Python package
-#    built), whose kernels per step must be torch.profiler's;
+#    built), whose kernels per step must be torch.profiler's; and again streamed (stream: true:
+#    CUPTI's records in the segments while the window records), with the same kernels and ops
+#    and its summary files what `tprof analyze` finds in its trace;
 # 4. runs `tprof analyze --json` on the traces and checks its kernel table against the traces
 #    themselves, then shows the example's and PyTorch's top kernels side by side;
 # 5. writes `tprof report` of each trace (report_tprof.html, report_torch.html, ...);
@@ -90,7 +92,7 @@ trace_of() {
 }
 
 # want SECTION: whether SECTION runs; CHECKS (a space-separated list of sections) picks some,
-# default all: unit events torch torch_tprof analyze report overhead floor graphs compiled
+# default all: unit events torch torch_tprof stream analyze report overhead floor graphs compiled
 # subscribers nsys. The build always runs.
 want() { [ -z "${CHECKS:-}" ] || [[ " $CHECKS " == *" $1 "* ]]; }
 
@@ -203,6 +205,32 @@ elif PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 
 else
   tail -n 20 "$OUT/torch_tprof_run.log"
   record torch_tprof FAIL '"see torch_tprof_run.log"'
+fi
+fi
+
+if want stream; then
+say "a streamed window with the GPU (issue 25): CUPTI's records in the segments as it records"
+# tprof.profile(stream=True): the same steps as torch_tprof's, the trace written while the window
+# records and its summary computed in pieces; its kernels must be torch.profiler's, each charged
+# to the same op, and its summary files what `tprof analyze` finds in its trace
+if [ ! -d "$BUILD/python/tprof" ]; then
+  record torch_stream SKIP '"the Python package was not built (see build.log)"'
+elif PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
+       --tprof "$OUT/torch_stream" --stream > "$OUT/torch_stream_run.log" 2>&1; then
+  tail -n 2 "$OUT/torch_stream_run.log"
+  trace=$(trace_in "$OUT/torch_stream/torch_mlp")
+  if [ -z "$trace" ]; then
+    record torch_stream FAIL '"no trace in the run directory"'
+  elif [ ! -f "$OUT/torch_trace.json" ]; then
+    record torch_stream SKIP '"no torch.profiler trace to compare with (CHECKS: add torch)"'
+  else
+    run_check torch_stream $CHECK same_kernels "$trace" "$OUT/torch_trace.json"
+    run_check torch_stream_ops $CHECK kernel_ops "$trace" "$OUT/torch_trace.json"
+  fi
+  [ -n "$trace" ] && run_check torch_stream_summary $CHECK summary "$OUT/torch_stream/torch_mlp" "$BUILD"
+else
+  tail -n 20 "$OUT/torch_stream_run.log"
+  record torch_stream FAIL '"see torch_stream_run.log"'
 fi
 fi
 

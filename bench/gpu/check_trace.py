@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks of GPU traces for bench/gpu/check.sh, with the Python standard library only.
+"""Checks of GPU traces for bench/gpu/check.sh, with the Python standard library only (summary:
+the source tree's tests/lib too).
 
   check_trace.py events TRACE EVENTS.jsonl     kernels of the trace's steps vs CUDA events
   check_trace.py analyze TRACE ANALYZE.json    `tprof analyze --json` top_gpu_kernels vs the trace
@@ -12,6 +13,7 @@
   check_trace.py compiled TRACE TORCH_TRACE ANALYZE.json   torch.compile's Triton kernels
   check_trace.py subscribers TORCH_TRACE REFERENCE LOG [TPROF_TRACE]   tprof beside torch.profiler
   check_trace.py overhead RUNS.txt             step times of unprofiled vs profiled runs
+  check_trace.py summary RUN_DIR BUILD_DIR     a streamed run's summary files vs its traces
   check_trace.py find DIR                      prints the first trace file under DIR
 
 Each prints a human summary and one JSON object (last line) with "status": PASS, FAIL or SKIP.
@@ -504,11 +506,35 @@ def cmd_find(directory):
     return 1
 
 
+def cmd_summary(run_dir, build_dir):
+    """A run directory's summary files (summary.json, op_stats.csv, stage_times.json) against
+    `tprof analyze` of its window traces and the reference reader, as the streamed-window tests
+    check them (tests/lib/summary_files.py, found beside this script in the source tree): a
+    streamed window's summary is computed in pieces while it records."""
+    os.environ["TPROF_BUILD_DIR"] = build_dir
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "tests", "lib"))
+    from summary_files import check_summary_files  # noqa: E402 (the path set just above)
+
+    traces = sorted(os.path.join(run_dir, "tprof", n) for n in os.listdir(
+        os.path.join(run_dir, "tprof")) if n.startswith("trace_") and ".json" in n)
+    if not traces:
+        return result("FAIL", reason=f"no window trace in {run_dir}/tprof")
+    try:
+        summary = check_summary_files(run_dir, traces)
+    except AssertionError as e:
+        problem = str(e)[:300] or "the summary files differ from `tprof analyze` of the traces"
+        return result("FAIL", traces=len(traces), problem=problem)
+    steps = summary.get("steps", {}).get("count")
+    print(f"{len(traces)} window trace(s), {steps} steps: summary files = tprof analyze")
+    return result("PASS", traces=len(traces), steps=steps)
+
+
 def main(argv):
     cmds = {"events": cmd_events, "analyze": cmd_analyze, "compare": cmd_compare,
             "same_kernels": cmd_same_kernels, "kernel_ops": cmd_kernel_ops, "graph": cmd_graph,
             "compiled": cmd_compiled, "subscribers": cmd_subscribers, "overhead": cmd_overhead,
-            "find": cmd_find}
+            "summary": cmd_summary, "find": cmd_find}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

@@ -3,12 +3,14 @@
 bench/gpu/check.sh: 64 -> 256 -> 128 -> 10 with ReLU, softmax cross-entropy and SGD, on ten
 Gaussian clusters, with the same stages as record_function ranges.
 
-  torch_mlp.py [--steps N] [--batch B] [--trace FILE | --tprof DIR | --profile-all] [--device cpu]
+  torch_mlp.py [--steps N] [--batch B] [--trace FILE | --tprof DIR [--stream] | --profile-all]
+               [--device cpu]
                [--cuda-graph | --compile] [--beside torch|tprof --trace FILE --tprof DIR]
 
 With --trace, torch.profiler records ten steps after wait 3 and warmup 2 (one cycle) and writes
 its Kineto trace to FILE; with --tprof, tprof.profile records the same steps (module ranges, GPU
-through tprof's own CUPTI source, gpu: on) into the run directory DIR/torch_mlp; with
+through tprof's own CUPTI source, gpu: on) into the run directory DIR/torch_mlp (--stream: the
+window streamed while it records, CUPTI's records in its segments); with
 --profile-all torch.profiler records every step (for the overhead comparison) and keeps no trace;
 with --cuda-graph forward, backward and the optimizer are captured once with torch.cuda.graph and
 replayed each step (a "graph replay" range; CUDA only); with --compile the model is
@@ -62,6 +64,8 @@ def main():
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--compile-mode", default="default",
                     help="torch.compile's mode with --compile (reduce-overhead: CUDA graphs)")
+    ap.add_argument("--stream", action="store_true",
+                    help="with --tprof: the window streamed (stream: true), its summary in pieces")
     ap.add_argument("--beside", choices=("torch", "tprof"),
                     help="both profilers at once, this one started first")
     a = ap.parse_args()
@@ -127,9 +131,12 @@ def main():
 
     def tprof_window():
         import tprof
+        # streamed: a budget small enough that the summary is cut into pieces (max_events / 8),
+        # and every op in it (as `tprof analyze --top 1000` lists them, check_trace.py summary)
+        streamed = {"stream": True, "max_events": 16384, "top_k": 1000} if a.stream else {}
         return tprof.profile(model=model, wait=3, warmup=2, active=10, repeat=1,
                              gpu="on" if cuda else "off", output_dir=a.tprof, run_id="torch_mlp",
-                             summary=False)
+                             summary=False, **streamed)
 
     makers = []
     if a.trace:

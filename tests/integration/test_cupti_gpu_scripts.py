@@ -247,6 +247,31 @@ def test_torch_workload_under_tprof_on_cpu(tmp_path):
     assert {"Sequential", "Sequential.0", "Sequential.4"} <= names  # the model's module ranges
 
 
+def test_streamed_torch_workload_and_its_summary_check_on_cpu(tmp_path):
+    """check.sh's streamed tprof.torch run (`stream` section), on the CPU: the window streamed,
+    and `check_trace.py summary` finding its summary files equal to `tprof analyze` of its trace;
+    a summary file altered is found."""
+    if os.environ.get("TPROF_SANITIZE") == "1":
+        pytest.skip("the Python package of a sanitizer build")  # as above
+    pytest.importorskip("torch")
+    p = subprocess.run([PYTHON, os.path.join(SCRIPTS, "torch_mlp.py"), "--device", "cpu",
+                        "--steps", "16", "--batch", "8", "--tprof", str(tmp_path), "--stream"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    run = tmp_path / "torch_mlp"
+    config = json.loads((run / "tprof" / "config.json").read_text())
+    assert config["stream"] is True
+    build = os.environ["TPROF_BUILD_DIR"]
+    rc, res, out = check("summary", run, build)
+    assert rc == 0 and res["steps"] == 10, out
+    summary = run / "tprof" / "summary.json"
+    data = json.loads(summary.read_text())
+    data["top_cpu_ops"][0]["calls"] += 1
+    summary.write_text(json.dumps(data))
+    rc, res, out = check("summary", run, build)
+    assert rc == 1 and res["problem"], out
+
+
 def test_check_script_parses():
     p = subprocess.run(["bash", "-n", os.path.join(SCRIPTS, "check.sh")], capture_output=True,
                        text=True)
