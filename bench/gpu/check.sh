@@ -182,30 +182,39 @@ else
 fi
 fi
 
+# torch_tprof_run NAME OPS_NAME DIR [ARGS...]: torch_mlp.py under tprof.profile (the Python
+# package, tprof's own CUPTI source) into DIR, with ARGS; its kernels per step must be
+# torch.profiler's (NAME) and each charged to the same op (OPS_NAME, issue 21: ops through torch's
+# observer); tprof must not warn about the GPU source. Leaves the trace in RUN_TRACE ("": none).
+torch_tprof_run() {
+  local name=$1 ops=$2 dir=$3; shift 3
+  RUN_TRACE=
+  if [ ! -d "$BUILD/python/tprof" ]; then
+    record "$name" SKIP '"the Python package was not built (see build.log)"'
+  elif PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
+         --tprof "$dir" "$@" > "${dir}_run.log" 2>&1; then
+    tail -n 2 "${dir}_run.log"
+    RUN_TRACE=$(trace_in "$dir/torch_mlp")
+    if grep -E 'tprof: .*(GPU|CUPTI)' "${dir}_run.log"; then
+      record "$name" FAIL '"tprof warned about the GPU source"'
+    elif [ -z "$RUN_TRACE" ]; then
+      record "$name" FAIL '"no trace in the run directory"'
+    elif [ ! -f "$OUT/torch_trace.json" ]; then
+      record "$name" SKIP '"no torch.profiler trace to compare with (CHECKS: add torch)"'
+    else
+      run_check "$name" $CHECK same_kernels "$RUN_TRACE" "$OUT/torch_trace.json"
+      run_check "$ops" $CHECK kernel_ops "$RUN_TRACE" "$OUT/torch_trace.json"
+    fi
+  else
+    tail -n 20 "${dir}_run.log"
+    record "$name" FAIL "\"see $(basename "$dir")_run.log\""
+  fi
+}
+
 if want torch_tprof; then
 say "PyTorch under tprof.profile (the Python package, tprof's own CUPTI source)"
-TORCH_TPROF_TRACE=
-if [ ! -d "$BUILD/python/tprof" ]; then
-  record torch_tprof SKIP '"the Python package was not built (see build.log)"'
-elif PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
-       --tprof "$OUT/torch_tprof" > "$OUT/torch_tprof_run.log" 2>&1; then
-  tail -n 2 "$OUT/torch_tprof_run.log"
-  TORCH_TPROF_TRACE=$(trace_in "$OUT/torch_tprof/torch_mlp")
-  if grep -E 'tprof: .*(GPU|CUPTI)' "$OUT/torch_tprof_run.log"; then
-    record torch_tprof FAIL '"tprof warned about the GPU source"'
-  elif [ -z "$TORCH_TPROF_TRACE" ]; then
-    record torch_tprof FAIL '"no trace in the run directory"'
-  elif [ ! -f "$OUT/torch_trace.json" ]; then
-    record torch_tprof SKIP '"no torch.profiler trace to compare with"'
-  else
-    run_check torch_tprof $CHECK same_kernels "$TORCH_TPROF_TRACE" "$OUT/torch_trace.json"
-    # issue 21: ops through torch's observer, each kernel charged to the op that launched it
-    run_check torch_kernel_ops $CHECK kernel_ops "$TORCH_TPROF_TRACE" "$OUT/torch_trace.json"
-  fi
-else
-  tail -n 20 "$OUT/torch_tprof_run.log"
-  record torch_tprof FAIL '"see torch_tprof_run.log"'
-fi
+torch_tprof_run torch_tprof torch_kernel_ops "$OUT/torch_tprof"
+TORCH_TPROF_TRACE=$RUN_TRACE
 fi
 
 if want stream; then
@@ -213,25 +222,8 @@ say "a streamed window with the GPU (issue 25): CUPTI's records in the segments 
 # tprof.profile(stream=True): the same steps as torch_tprof's, the trace written while the window
 # records and its summary computed in pieces; its kernels must be torch.profiler's, each charged
 # to the same op, and its summary files what `tprof analyze` finds in its trace
-if [ ! -d "$BUILD/python/tprof" ]; then
-  record torch_stream SKIP '"the Python package was not built (see build.log)"'
-elif PYTHONPATH=$BUILD/python timeout 300 $PY bench/gpu/torch_mlp.py --steps 30 --batch 1024 \
-       --tprof "$OUT/torch_stream" --stream > "$OUT/torch_stream_run.log" 2>&1; then
-  tail -n 2 "$OUT/torch_stream_run.log"
-  trace=$(trace_in "$OUT/torch_stream/torch_mlp")
-  if [ -z "$trace" ]; then
-    record torch_stream FAIL '"no trace in the run directory"'
-  elif [ ! -f "$OUT/torch_trace.json" ]; then
-    record torch_stream SKIP '"no torch.profiler trace to compare with (CHECKS: add torch)"'
-  else
-    run_check torch_stream $CHECK same_kernels "$trace" "$OUT/torch_trace.json"
-    run_check torch_stream_ops $CHECK kernel_ops "$trace" "$OUT/torch_trace.json"
-  fi
-  [ -n "$trace" ] && run_check torch_stream_summary $CHECK summary "$OUT/torch_stream/torch_mlp" "$BUILD"
-else
-  tail -n 20 "$OUT/torch_stream_run.log"
-  record torch_stream FAIL '"see torch_stream_run.log"'
-fi
+torch_tprof_run torch_stream torch_stream_ops "$OUT/torch_stream" --stream
+[ -n "$RUN_TRACE" ] && run_check torch_stream_summary $CHECK summary "$OUT/torch_stream/torch_mlp" "$BUILD"
 fi
 
 if want analyze; then
