@@ -759,15 +759,20 @@ static void test_streamed_window_pending_bounded(void **state) {
     tp_model_free(&whole);
 }
 
-/* A graph launch is out with its first node; a node arriving after the window's end still goes
- * to the launch's window (its last model), not to the window its start lies in. */
-static void test_streamed_late_node_stays_in_its_window(void **state) {
-    (void)state;
+/* A source recording a window opened at BASE_NS; the window as its segments see it (no end). */
+static tp_window_info streamed_window_started(void) {
     tp_log_reset();
     create();
     now_ns = BASE_NS;
     src.on_action(src.ctx, TP_ACTION_RECORD);
-    tp_window_info w = {.start_ns = BASE_NS, .end_ns = INT64_MAX, .model_offset_ns = BASE_NS};
+    return (tp_window_info){.start_ns = BASE_NS, .end_ns = INT64_MAX, .model_offset_ns = BASE_NS};
+}
+
+/* A graph launch is out with its first node; a node arriving after the window's end still goes
+ * to the launch's window (its last model), not to the window its start lies in. */
+static void test_streamed_late_node_stays_in_its_window(void **state) {
+    (void)state;
+    tp_window_info w = streamed_window_started();
     CUpti_ActivityAPI launch = api(CUPTI_ACTIVITY_KIND_RUNTIME, 311, BASE_NS + 1000, 60);
     CUpti_ActivityKernel10 k1 = node_kernel(BASE_NS + 2000, 60, 4, 201);
     CUpti_ActivityKernel10 k2 = node_kernel(BASE_NS + 400000000, 60, 4, 202);
@@ -804,11 +809,7 @@ static void test_streamed_late_node_stays_in_its_window(void **state) {
  * later, still goes to the launch's window. */
 static void test_streamed_launch_waits_for_its_work_a_while(void **state) {
     (void)state;
-    tp_log_reset();
-    create();
-    now_ns = BASE_NS;
-    src.on_action(src.ctx, TP_ACTION_RECORD);
-    tp_window_info w = {.start_ns = BASE_NS, .end_ns = INT64_MAX, .model_offset_ns = BASE_NS};
+    tp_window_info w = streamed_window_started();
     CUpti_ActivityAPI lonely = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, BASE_NS + 1000, 70);
     assert_true(push(&lonely, sizeof(lonely)));
     tp_model seg[60], last;
