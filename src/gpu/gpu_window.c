@@ -105,16 +105,19 @@ static int is_launch_in(const tp_cupti_rec *r, int64_t start, int64_t end) {
     return is_api(r) && r->start >= start && r->start < end;
 }
 
+/* Whether r is a launch in [start, end) none of whose work is in `work` (nk ids, sorted). */
+static int awaits_work(const tp_cupti_rec *r, int64_t start, int64_t end, const uint32_t *work,
+                       size_t nk) {
+    return is_launch_in(r, start, end) &&
+           tp_cupti_launches_work(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid) &&
+           !has_corr(work, nk, r->corr);
+}
+
 size_t tp_cupti_pending_unfinished(tp_cupti_pending *p, int64_t start, int64_t end) {
     size_t nk, missing = 0;
     uint32_t *work = corr_set(p, is_work, 0, 0, &nk);
-    for (size_t i = 0; i < p->n; i++) {
-        const tp_cupti_rec *r = &p->recs[i];
-        if (is_launch_in(r, start, end) &&
-            tp_cupti_launches_work(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid) &&
-            !has_corr(work, nk, r->corr))
-            missing++;
-    }
+    for (size_t i = 0; i < p->n; i++)
+        missing += awaits_work(&p->recs[i], start, end, work, nk);
     free(work);
     return missing;
 }
@@ -283,10 +286,7 @@ static int64_t first_unfinished(const tp_cupti_pending *p, int64_t start, int64_
     int64_t t = upto;
     for (size_t i = 0; i < p->n && p->recs[i].start < t; i++) {
         const tp_cupti_rec *r = &p->recs[i];
-        if (is_launch_in(r, start, upto) && r->start >= wait_from &&
-            tp_cupti_launches_work(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid) &&
-            !has_corr(work, nk, r->corr))
-            t = r->start;
+        if (r->start >= wait_from && awaits_work(r, start, upto, work, nk)) t = r->start;
     }
     free(work);
     return t;
