@@ -29,18 +29,26 @@ void tp_session_set_ext_corr(int on) {
     TP_STORE_RLX(&tp_opts.ext_corr, on);
 }
 
+/* Set before the mutex is taken and cleared after it is released, so that a signal handler on
+ * this thread never sees 0 while the thread holds the mutex (it would wait for the writer, which
+ * waits for the mutex). The fences keep the compiler from moving the stores across the calls;
+ * only this thread's handler reads it. */
 static __thread int lock_held;
 static tp_sink next_sink;
 static int next_sink_set;
 
 void tp_session_lock(void) {
-    pthread_mutex_lock(&tp_sess.lock);
     lock_held = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&tp_sess.lock);
 }
 
 void tp_session_unlock(void) {
-    lock_held = 0;
     pthread_mutex_unlock(&tp_sess.lock);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    lock_held = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    tp_signals_release_held(); /* a signal that came meanwhile takes its course now */
 }
 
 int tp_session_lock_held(void) {

@@ -7,7 +7,8 @@
  * never deadlocked. The writer writes the window's events in order until that time has passed,
  * then closes the trace there (marked truncated) and writes the run's summary files, for which
  * the grace is meant. Should it still not be done then, the handler removes the temporary files
- * it leaves, so no .tmp outlives the process.
+ * it leaves, so no .tmp outlives the process. A signal that lands while its thread holds the
+ * session lock is held back until the lock is released (hold), then takes the same way.
  *
  * While tprof_shutdown writes the last window and the run's files, the handlers stay: the first
  * signal then only cuts the trace being written at profiling.flush_timeout_ms from now, says so
@@ -71,6 +72,25 @@ static int defer(int sig, int limit) {
     return 1;
 }
 
+/* A thread holding the session lock (inside tprof_step, say) cannot wait for the writer, which
+ * may need that lock: the signal is held back and raised again as the lock is released
+ * (tp_signals_release_held), so that a window is not lost to a signal's unlucky moment. Only the
+ * holding thread reads and writes its note; the lock is held for microseconds. 1 when held. */
+static __thread volatile sig_atomic_t held;
+
+static int hold(int sig) {
+    if (!tp_session_lock_held()) return 0;
+    held = sig;
+    return 1;
+}
+
+void tp_signals_release_held(void) {
+    int sig = held;
+    if (!sig) return;
+    held = 0;
+    raise(sig); /* delivered before raise returns: this thread does not block it */
+}
+
 static void on_signal(int sig, siginfo_t *info, void *uctx) {
     int saved_errno = errno;
     int i = sig == SIGINT ? 0 : 1;
@@ -79,9 +99,12 @@ static void on_signal(int sig, siginfo_t *info, void *uctx) {
         errno = saved_errno;
         return;
     }
+    if (hold(sig)) {
+        errno = saved_errno;
+        return;
+    }
     if (tp_session_ending()) tp_fs_discard_temporaries(); /* a second one: the host's way now */
-    /* A thread holding the session lock cannot wait for the writer, which may need that lock. */
-    if (!tp_session_lock_held() && !__atomic_exchange_n(&flushing, 1, __ATOMIC_ACQ_REL) &&
+    if (!__atomic_exchange_n(&flushing, 1, __ATOMIC_ACQ_REL) &&
         tp_session_signal_flush(limit, limit + FLUSH_GRACE_MS) < 0) {
         static const char msg[] = "tprof: the signal's flush did not end within "
                                   "profiling.flush_timeout_ms; its unfinished files are removed\n";

@@ -9,6 +9,7 @@
 
 #include "test_record_capture.h"
 
+#include "record/session.h"
 #include "tprof.h"
 #include "util/log.h"
 
@@ -49,6 +50,7 @@ typedef struct child_opts {
     int own_handler; /* install previous_handler before tprof starts */
     int signals;     /* profiling.signals */
     int from_thread; /* the signal arrives while a worker thread records */
+    int under_lock;  /* the signal arrives while this thread holds the session lock */
 } child_opts;
 
 static void *worker(void *arg) {
@@ -83,7 +85,9 @@ static void run_child(const child_opts *o) {
         pthread_create(&th, NULL, worker, NULL);
         usleep(20000);
     }
+    if (o->under_lock) tp_session_lock(); /* as inside tprof_step, where a signal may land */
     kill(getpid(), o->sig);
+    if (o->under_lock) tp_session_unlock();
     static const char msg[] = "survived\n";
     if (write(report_fd, msg, sizeof(msg) - 1) < 0) _exit(93);
     _exit(0);
@@ -126,25 +130,25 @@ static void expect_child(child_opts o, int sig, int code, const char *want) {
 
 static void test_sigterm_default_action(void **state) {
     (void)state;
-    expect_child((child_opts){SIGTERM, 0, 1, 0}, SIGTERM, 0, flushed);
+    expect_child((child_opts){SIGTERM, 0, 1, 0, 0}, SIGTERM, 0, flushed);
 }
 
 static void test_sigint_default_action(void **state) {
     (void)state;
-    expect_child((child_opts){SIGINT, 0, 1, 0}, SIGINT, 0, flushed);
+    expect_child((child_opts){SIGINT, 0, 1, 0, 0}, SIGINT, 0, flushed);
 }
 
 static void test_previous_handler_runs_after_flush(void **state) {
     (void)state;
     char want[256];
     snprintf(want, sizeof(want), "%sprevious handler ran\n", flushed);
-    expect_child((child_opts){SIGTERM, 1, 1, 0}, 0, 7, want);
+    expect_child((child_opts){SIGTERM, 1, 1, 0, 0}, 0, 7, want);
 }
 
 /* Recording threads keep running while the writer flushes; the window still arrives whole. */
 static void test_signal_while_threads_record(void **state) {
     (void)state;
-    child_opts o = {SIGTERM, 0, 1, 1};
+    child_opts o = {SIGTERM, 0, 1, 1, 0};
     char out[1024];
     int st = child(&o, out, sizeof(out));
     assert_true(WIFSIGNALED(st));
@@ -154,10 +158,17 @@ static void test_signal_while_threads_record(void **state) {
     assert_true(work > 15);
 }
 
+/* A signal that lands while its thread holds the session lock (inside tprof_step, say) waits
+ * for the lock's release, then flushes as any other: the window is not lost. */
+static void test_signal_while_holding_the_lock(void **state) {
+    (void)state;
+    expect_child((child_opts){SIGTERM, 0, 1, 0, 1}, SIGTERM, 0, flushed);
+}
+
 /* signals: false leaves the host's signals alone: no flush, the default action. */
 static void test_signals_off(void **state) {
     (void)state;
-    expect_child((child_opts){SIGTERM, 0, 0, 0}, SIGTERM, 0, "");
+    expect_child((child_opts){SIGTERM, 0, 0, 0, 0}, SIGTERM, 0, "");
 }
 
 /* After tprof_shutdown, the host's handlers are back as they were. */
@@ -194,6 +205,7 @@ int main(void) {
         cmocka_unit_test(test_sigint_default_action),
         cmocka_unit_test(test_previous_handler_runs_after_flush),
         cmocka_unit_test(test_signal_while_threads_record),
+        cmocka_unit_test(test_signal_while_holding_the_lock),
         cmocka_unit_test(test_signals_off),
         cmocka_unit_test(test_handlers_restored),
     };
