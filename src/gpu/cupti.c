@@ -13,11 +13,12 @@
 #include "gpu/cupti.h"
 
 #include "record/session.h"
+#include "util/lock.h"
 #include "util/log.h"
 #include "util/vec.h"
 
-#include "gpu/cupti_api.h"
 #include "gpu/convert.h"
+#include "gpu/cupti_api.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -154,17 +155,17 @@ static void hook_exit_if(int cuda_runs) {
 
 static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records) {
     *max_records = 0;
-    pthread_mutex_lock(&S.lock);
+    tp_lock(&S.lock);
     hook_exit_if(1); /* CUPTI asks for a buffer when CUDA activity is recorded: CUDA runs */
     int ok = S.buffers_out < MAX_BUFFERS;
     S.buffers_out += ok;
-    pthread_mutex_unlock(&S.lock);
+    tp_unlock(&S.lock);
     *buf = ok ? aligned_alloc(8, BUFFER_BYTES) : NULL; /* CUPTI needs 8-byte alignment */
     *size = *buf ? BUFFER_BYTES : 0;
     if (ok && !*buf) {
-        pthread_mutex_lock(&S.lock);
+        tp_lock(&S.lock);
         S.buffers_out--;
-        pthread_mutex_unlock(&S.lock);
+        tp_unlock(&S.lock);
     }
 }
 
@@ -185,20 +186,20 @@ static void cupti_retain(void *ctx, int64_t from_ns) {
 
 /* Moves the driver launches the callbacks caught into the pending records. S.lock held. */
 static void take_called(void) {
-    pthread_mutex_lock(&S.launch_lock);
+    tp_lock(&S.launch_lock);
     for (size_t i = 0; i < S.called.n; i++)
         tp_cupti_pending_add(&S.pending, &S.called.recs[i]);
     S.pending.dropped += S.called.dropped;
     S.called.n = 0;
     S.called.dropped = 0;
-    pthread_mutex_unlock(&S.launch_lock);
+    tp_unlock(&S.launch_lock);
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
                                       size_t valid) {
     (void)size;
     if (!buf) return;
-    pthread_mutex_lock(&S.lock);
+    tp_lock(&S.lock);
     if (S.alive) {
         CUpti_Activity *raw = NULL;
         tp_cupti_rec r;
@@ -211,7 +212,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
             S.cupti_dropped += dropped;
     }
     S.buffers_out--;
-    pthread_mutex_unlock(&S.lock);
+    tp_unlock(&S.lock);
     free(buf);
 }
 
@@ -246,12 +247,12 @@ static void driver_launch_called(CUpti_CallbackId cbid, const CUpti_CallbackData
     tp_cupti_rec ext = {
         .kind = TP_CUPTI_EXTERNAL, .start = INT64_MAX, .end = INT64_MAX, .corr = cb->correlationId};
     if (ext_depth) ext.ext = ext_ids[(ext_depth < EXT_DEPTH ? ext_depth : EXT_DEPTH) - 1];
-    pthread_mutex_lock(&S.launch_lock);
+    tp_lock(&S.launch_lock);
     if (S.calls_kept) {
         tp_cupti_pending_add(&S.called, &r);
         if (ext.ext) tp_cupti_pending_add(&S.called, &ext);
     }
-    pthread_mutex_unlock(&S.launch_lock);
+    tp_unlock(&S.launch_lock);
 }
 
 /* Subscribed to hold CUPTI, and called back on the driver's launch functions while a window
@@ -311,9 +312,9 @@ static int set_driver_calls(int on) {
         while (i--)
             S.api.EnableCallback(0, S.sub, CUPTI_CB_DOMAIN_DRIVER_API, tp_cupti_driver_launches[i]);
     int ok = !on || i == n;
-    pthread_mutex_lock(&S.launch_lock);
+    tp_lock(&S.launch_lock);
     S.calls_kept = on && ok;
-    pthread_mutex_unlock(&S.launch_lock);
+    tp_unlock(&S.launch_lock);
     return ok ? 0 : -1;
 }
 
@@ -346,9 +347,9 @@ static void start_window_kinds(void) {
     /* the program usually runs CUDA before its first window: its driver is loaded then */
     void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
     if (driver) dlclose(driver); /* drops the reference RTLD_NOLOAD took */
-    pthread_mutex_lock(&S.lock);
+    tp_lock(&S.lock);
     hook_exit_if(driver != NULL);
-    pthread_mutex_unlock(&S.lock);
+    tp_unlock(&S.lock);
     if (!S.held) {
         if (enable_kinds(session_kinds, COUNT(session_kinds))) goto broken;
         S.held = 1;
@@ -422,12 +423,12 @@ static void cupti_on_action(void *ctx, tp_action action) {
     (void)ctx;
     int want = action != TP_ACTION_NONE;
     if (__atomic_load_n(&S.enabled, __ATOMIC_RELAXED) == want) return;
-    pthread_mutex_lock(&S.ctl);
+    tp_lock(&S.ctl);
     if (S.created && !S.exiting && !S.broken) {
         if (want && !S.enabled && !claim_cupti()) start_window_kinds();
         if (!want && S.enabled) stop_window_kinds();
     }
-    pthread_mutex_unlock(&S.ctl);
+    tp_unlock(&S.ctl);
 }
 
 static int64_t elapsed_ms(const struct timespec *t0) {
@@ -446,11 +447,11 @@ static void flush_and_drain(const tp_window_info *w) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         S.api.ActivityFlushAll(0);
-        pthread_mutex_lock(&S.lock);
+        tp_lock(&S.lock);
         take_called(); /* the driver's launches wait for their kernels too */
         size_t missing = tp_cupti_pending_unfinished(&S.pending, w->start_ns, w->end_ns);
         int held = S.buffers_out;
-        pthread_mutex_unlock(&S.lock);
+        tp_unlock(&S.lock);
         /* with the kinds off, CUPTI owes nothing once every buffer is back; with the next window
          * recording, its buffers stay out, and the window's own launches are what counts */
         if (!missing && (S.enabled || !held)) return;
@@ -468,9 +469,9 @@ static void learn_devices(void) {
     tp_cupti_dev *devs;
     size_t n;
     if (S.devices_known || tp_cuda_devices(&devs, &n)) return;
-    pthread_mutex_lock(&S.lock);
+    tp_lock(&S.lock);
     tp_cupti_conv_set_devices(&S.conv, devs, n);
-    pthread_mutex_unlock(&S.lock);
+    tp_unlock(&S.lock);
     S.devices_known = 1;
 }
 
@@ -514,7 +515,7 @@ static void add_segment_tracks(tp_model *m) {
  * second it stays off the training threads. */
 static int64_t cupti_collect_settled(void *ctx, tp_model *m, const tp_window_info *w) {
     (void)ctx;
-    pthread_mutex_lock(&S.ctl);
+    tp_lock(&S.ctl);
     int64_t settled = INT64_MAX; /* a source that records nothing holds nothing back */
     if (!S.alive) goto out;
     if (S.stream_start_ns != w->start_ns) { /* a new window */
@@ -529,30 +530,30 @@ static int64_t cupti_collect_settled(void *ctx, tp_model *m, const tp_window_inf
         if (upto) {
             long n;
             size_t first = m->nevents;
-            pthread_mutex_lock(&S.lock);
+            tp_lock(&S.lock);
             take_called();
             S.settled_ns = tp_cupti_pending_take_settled(&S.pending, &S.conv, m, w, upto,
                                                          now - (int64_t)STREAM_WAIT_MS * 1000000,
                                                          &S.emitted, &n);
             note_segment_tracks(m, first);
-            pthread_mutex_unlock(&S.lock);
+            tp_unlock(&S.lock);
         }
     }
     settled = S.settled_ns;
 out:
-    pthread_mutex_unlock(&S.ctl);
+    tp_unlock(&S.ctl);
     return settled;
 }
 
 static void cupti_collect(void *ctx, tp_model *m, const tp_window_info *w) {
     (void)ctx;
-    pthread_mutex_lock(&S.ctl);
+    tp_lock(&S.ctl);
     if (!S.alive) goto out;
     if (!S.exiting) {
         flush_and_drain(w);
         learn_devices();
     }
-    pthread_mutex_lock(&S.lock);
+    tp_lock(&S.lock);
     tp_cupti_add_devices(&S.conv, m);
     take_called();
     /* out of memory shows as m->failed */
@@ -560,7 +561,7 @@ static void cupti_collect(void *ctx, tp_model *m, const tp_window_info *w) {
     add_segment_tracks(m);
     uint64_t dropped = S.cupti_dropped + S.pending.dropped - S.reported_dropped;
     S.reported_dropped += dropped;
-    pthread_mutex_unlock(&S.lock);
+    tp_unlock(&S.lock);
     if (dropped) {
         m->dropped_events += dropped;
         tp_log_warn("%llu GPU activity records were dropped (buffers full); the GPU timeline of "
@@ -568,11 +569,11 @@ static void cupti_collect(void *ctx, tp_model *m, const tp_window_info *w) {
                     (unsigned long long)dropped, w->name ? w->name : "?");
     }
 out:
-    pthread_mutex_unlock(&S.ctl);
+    tp_unlock(&S.ctl);
 }
 
 static void release(void) {
-    pthread_mutex_lock(&S.lock);
+    tp_lock(&S.lock);
     S.alive = 0;
     tp_cupti_conv_free(&S.conv);
     tp_cupti_pending_free(&S.pending);
@@ -581,11 +582,11 @@ static void release(void) {
     S.seg_tracks = NULL;
     S.nseg_tracks = S.cap_seg_tracks = 0;
     S.stream_start_ns = S.flushed_at_ns = 0;
-    pthread_mutex_lock(&S.launch_lock);
+    tp_lock(&S.launch_lock);
     S.calls_kept = 0;
     tp_cupti_pending_free(&S.called);
-    pthread_mutex_unlock(&S.launch_lock);
-    pthread_mutex_unlock(&S.lock);
+    tp_unlock(&S.launch_lock);
+    tp_unlock(&S.lock);
 }
 
 /* Turns every kind off and takes back every buffer (forced: those still being filled too). Only
@@ -594,15 +595,15 @@ static void stop_all(void) {
     if (S.enabled) stop_window_kinds();
     if (S.held) set_kinds(session_kinds, COUNT(session_kinds), 0);
     S.held = 0;
-    pthread_mutex_lock(&S.lock);
+    tp_lock(&S.lock);
     int out = S.buffers_out;
-    pthread_mutex_unlock(&S.lock);
+    tp_unlock(&S.lock);
     if (out) S.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 static void cupti_shutdown(void *ctx) {
     (void)ctx;
-    pthread_mutex_lock(&S.ctl);
+    tp_lock(&S.ctl);
     if (S.alive) {
         if (!S.exiting) {
             stop_all();
@@ -611,17 +612,17 @@ static void cupti_shutdown(void *ctx) {
         release();
     }
     S.created = S.broken = S.devices_known = 0;
-    pthread_mutex_unlock(&S.ctl);
+    tp_unlock(&S.ctl);
 }
 
 /* exit() with a live source: stop and flush while CUDA still works, then never call CUPTI again
  * (a later tprof_shutdown from an earlier atexit handler would otherwise hang in a torn-down
  * driver). The records flushed here are still written by that shutdown's last collect. */
 static void exit_flush(void) {
-    pthread_mutex_lock(&S.ctl);
+    tp_lock(&S.ctl);
     if (S.alive && !S.exiting) stop_all();
     __atomic_store_n(&S.exiting, 1, __ATOMIC_RELAXED); /* read by tp_gpu_ext_push/pop too */
-    pthread_mutex_unlock(&S.ctl);
+    tp_unlock(&S.ctl);
 }
 
 /* ---- creation -------------------------------------------------------------------------------- */
@@ -711,20 +712,20 @@ static int start_cupti(char *cause, size_t n) {
         S.api.Unsubscribe(S.sub);
         return -1;
     }
-    pthread_mutex_lock(&S.lock);
+    tp_lock(&S.lock);
     tp_cupti_conv_init(&S.conv);
     S.conv.api_name = api_name;
     S.conv.demangle = find_demangler();
     S.conv.clock_delta_ns = delta;
     tp_cupti_pending_init(&S.pending, S.max_pending);
-    pthread_mutex_lock(&S.launch_lock);
+    tp_lock(&S.launch_lock);
     tp_cupti_pending_init(&S.called, S.max_pending);
-    pthread_mutex_unlock(&S.launch_lock);
+    tp_unlock(&S.launch_lock);
     S.cupti_dropped = S.reported_dropped = 0;
     S.retain_from_ns = 0;
     S.prune_at = PRUNE_MIN;
     S.alive = 1;
-    pthread_mutex_unlock(&S.lock);
+    tp_unlock(&S.lock);
     return 0;
 }
 
@@ -749,7 +750,7 @@ static int graph_level_usable(void) {
 int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
     char cause[1024];
     int rc = -1;
-    pthread_mutex_lock(&S.ctl);
+    tp_lock(&S.ctl);
     if (S.created) {
         tp_log_warn("GPU profiling: a CUPTI source is already active in this process");
         goto out;
@@ -779,6 +780,6 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
                        .shutdown = cupti_shutdown};
     rc = 0;
 out:
-    pthread_mutex_unlock(&S.ctl);
+    tp_unlock(&S.ctl);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include "gpu/cupti.h"
 
 #include "gpu/cupti_api.h"
+#include "util/lock.h"
 
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
@@ -60,9 +61,9 @@ static void find_profiler_api(void) {
 
 void tp_nsight_window(int begin) {
     if (!nsight_enabled()) return;
-    pthread_mutex_lock(&profiler_lock);
+    tp_lock(&profiler_lock);
     if (!profiler_start) find_profiler_api(); /* until CUDA is loaded there is nothing to find */
     int (*fn)(void) = begin ? profiler_start : profiler_stop;
-    pthread_mutex_unlock(&profiler_lock);
+    tp_unlock(&profiler_lock);
     if (fn) fn();
 }

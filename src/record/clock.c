@@ -7,6 +7,7 @@
 #include "record/clock.h"
 
 #include "config/config.h"
+#include "util/lock.h"
 #include "util/log.h"
 
 #include <assert.h>
@@ -113,11 +114,11 @@ int tp_clock_setup(int mode) {
 }
 
 void tp_clock_reset(const tp_clock_anchor *base) {
-    pthread_mutex_lock(&model.lock);
+    tp_lock(&model.lock);
     model.base = model.last = *base;
     model.mult = one_to_one;
     model.rebases = 0;
-    pthread_mutex_unlock(&model.lock);
+    tp_unlock(&model.lock);
 }
 
 int64_t tp_clock_now_ns(void) {
@@ -141,7 +142,7 @@ static int departs(uint64_t x, uint64_t y) {
 }
 
 void tp_clock_observe(const tp_clock_anchor *a) {
-    pthread_mutex_lock(&model.lock);
+    tp_lock(&model.lock);
     if (tp_clock_counter && a->ticks > model.last.ticks) {
         if (a->ns - model.last.ns >= TP_CLOCK_CHECK_NS) {
             /* Only once the base's rate is itself measured over a check's length. */
@@ -154,13 +155,13 @@ void tp_clock_observe(const tp_clock_anchor *a) {
         }
         model.mult = tp_clock_rate(&model.base, a); /* over the longest span there is */
     }
-    pthread_mutex_unlock(&model.lock);
+    tp_unlock(&model.lock);
 }
 
 uint64_t tp_clock_rebases(void) {
-    pthread_mutex_lock(&model.lock);
+    tp_lock(&model.lock);
     uint64_t n = model.rebases;
-    pthread_mutex_unlock(&model.lock);
+    tp_unlock(&model.lock);
     return n;
 }
 
@@ -179,9 +180,9 @@ void tp_clock_cal_span(tp_clock_cal *cal, const tp_clock_anchor *from, const tp_
         *cal = (tp_clock_cal){from->ticks, from->ns, tp_clock_rate(from, to)};
         return;
     }
-    pthread_mutex_lock(&model.lock);
+    tp_lock(&model.lock);
     *cal = (tp_clock_cal){to->ticks, to->ns, model.mult};
-    pthread_mutex_unlock(&model.lock);
+    tp_unlock(&model.lock);
 }
 
 void tp_clock_calibrate_span(tp_clock_cal *cal, const tp_clock_anchor *from) {

@@ -8,6 +8,7 @@
 
 #include "util/hash.h"
 #include "util/hashtab.h"
+#include "util/lock.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -39,18 +40,18 @@ static int slot_eq(const void *ctx, const tp_hslot *slot, const void *key) {
 }
 
 void tp_mem_start(void) {
-    pthread_mutex_lock(&mem_lock);
+    tp_lock(&mem_lock);
     tp_hashtab_free(&live);
     memset(totals, 0, sizeof(totals));
     tracking = 1;
-    pthread_mutex_unlock(&mem_lock);
+    tp_unlock(&mem_lock);
 }
 
 void tp_mem_stop(void) {
-    pthread_mutex_lock(&mem_lock);
+    tp_lock(&mem_lock);
     tp_hashtab_free(&live);
     tracking = 0;
-    pthread_mutex_unlock(&mem_lock);
+    tp_unlock(&mem_lock);
 }
 
 pthread_mutex_t *tp_mem_mutex(void) {
@@ -60,7 +61,7 @@ pthread_mutex_t *tp_mem_mutex(void) {
 int tp_mem_update(int device, uint64_t addr, int64_t bytes, int is_free, tp_mem_change *out) {
     if (addr == 0 || device < -1 || device >= TP_MEM_DEVICES - 1) return -1;
     int rc = -1;
-    pthread_mutex_lock(&mem_lock);
+    tp_lock(&mem_lock);
     if (!tracking) goto done;
     mem_slot k = {.h.ref = (uint32_t)(device + 2), .addr = addr};
     uint32_t h = slot_hash(addr, device);
@@ -87,18 +88,18 @@ int tp_mem_update(int device, uint64_t addr, int64_t bytes, int is_free, tp_mem_
     out->total = totals[device + 1];
     rc = 0;
 done:
-    pthread_mutex_unlock(&mem_lock);
+    tp_unlock(&mem_lock);
     return rc;
 }
 
 size_t tp_mem_totals(int *devices, int64_t *out, size_t max) {
     size_t n = 0;
-    pthread_mutex_lock(&mem_lock);
+    tp_lock(&mem_lock);
     for (int d = 0; d < TP_MEM_DEVICES && n < max; d++) {
         if (!tracking || !totals[d]) continue;
         devices[n] = d - 1;
         out[n++] = totals[d];
     }
-    pthread_mutex_unlock(&mem_lock);
+    tp_unlock(&mem_lock);
     return n;
 }

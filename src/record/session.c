@@ -9,6 +9,7 @@
 #include "record/memory.h"
 #include "record/record.h"
 #include "record/session.h"
+#include "util/lock.h"
 #include "util/log.h"
 
 #include <errno.h>
@@ -29,30 +30,15 @@ void tp_session_set_ext_corr(int on) {
     TP_STORE_RLX(&tp_opts.ext_corr, on);
 }
 
-/* Set before the mutex is taken and cleared after it is released, so that a signal handler on
- * this thread never sees 0 while the thread holds the mutex (it would wait for the writer, which
- * waits for the mutex). The fences keep the compiler from moving the stores across the calls;
- * only this thread's handler reads it. */
-static __thread int lock_held;
 static tp_sink next_sink;
 static int next_sink_set;
 
 void tp_session_lock(void) {
-    lock_held = 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    pthread_mutex_lock(&tp_sess.lock);
+    tp_lock(&tp_sess.lock);
 }
 
 void tp_session_unlock(void) {
-    pthread_mutex_unlock(&tp_sess.lock);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    lock_held = 0;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    tp_signals_release_held(); /* a signal that came meanwhile takes its course now */
-}
-
-int tp_session_lock_held(void) {
-    return lock_held;
+    tp_unlock(&tp_sess.lock); /* a signal that came meanwhile takes its course now (lock.h) */
 }
 
 void tp_session_set_sink(const tp_sink *sink) {
@@ -376,13 +362,13 @@ static void set_origin(void) {
  * tprof calls do nothing, as when profiling is disabled); the parent's goes on. */
 static void fork_prepare(void) {
     tp_session_lock();
-    pthread_mutex_lock(tp_threads_mutex());
-    pthread_mutex_lock(tp_mem_mutex());
+    tp_lock(tp_threads_mutex());
+    tp_lock(tp_mem_mutex());
 }
 
 static void fork_parent(void) {
-    pthread_mutex_unlock(tp_mem_mutex());
-    pthread_mutex_unlock(tp_threads_mutex());
+    tp_unlock(tp_mem_mutex());
+    tp_unlock(tp_threads_mutex());
     tp_session_unlock();
 }
 

@@ -82,12 +82,11 @@ typedef struct tp_session {
 
 extern tp_session tp_sess;
 
-/* The lock, with a per-thread note that this thread holds it: a signal handler that interrupts
- * the holder must not wait for the writer, which may need the lock, so it holds the signal back
- * and tp_session_unlock raises it again (signals.c). */
+/* The lock, through util/lock.h: a SIGINT or SIGTERM that lands while this thread holds it (or
+ * any tprof lock) waits for its release, since the handler waits for the writer, which may need
+ * the lock. */
 void tp_session_lock(void);
 void tp_session_unlock(void);
-int tp_session_lock_held(void);
 
 /* ---- steps and windows (steps.c); lock held ---- */
 /* The current step (its action set) begins at `now`: a window opens if it records. */
@@ -145,9 +144,6 @@ int tp_signals_deferred(void);
 /* At the end of tprof_shutdown: restores the host's handlers, then delivers the deferred signal,
  * if any, to them (the default action ends the process as it would have without tprof). */
 void tp_signals_end(void);
-/* After this thread released the session lock: raises again the SIGINT or SIGTERM its handler
- * held back while the lock was held, if any. */
-void tp_signals_release_held(void);
 /* SIGUSR1 asks the flight recorder for a save (flight_signal: true). */
 void tp_signals_install_flight(void);
 void tp_signals_restore_flight(void);

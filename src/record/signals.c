@@ -7,8 +7,8 @@
  * never deadlocked. The writer writes the window's events in order until that time has passed,
  * then closes the trace there (marked truncated) and writes the run's summary files, for which
  * the grace is meant. Should it still not be done then, the handler removes the temporary files
- * it leaves, so no .tmp outlives the process. A signal that lands while its thread holds the
- * session lock is held back until the lock is released (hold), then takes the same way.
+ * it leaves, so no .tmp outlives the process. A signal that lands while its thread holds one of
+ * tprof's locks is held back until the lock is released (util/lock.h), then takes the same way.
  *
  * While tprof_shutdown writes the last window and the run's files, the handlers stay: the first
  * signal then only cuts the trace being written at profiling.flush_timeout_ms from now, says so
@@ -23,6 +23,7 @@
  * reason the operator sent it. */
 #include "record/session.h"
 #include "util/fs.h"
+#include "util/lock.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -72,25 +73,6 @@ static int defer(int sig, int limit) {
     return 1;
 }
 
-/* A thread holding the session lock (inside tprof_step, say) cannot wait for the writer, which
- * may need that lock: the signal is held back and raised again as the lock is released
- * (tp_signals_release_held), so that a window is not lost to a signal's unlucky moment. Only the
- * holding thread reads and writes its note; the lock is held for microseconds. 1 when held. */
-static __thread volatile sig_atomic_t held;
-
-static int hold(int sig) {
-    if (!tp_session_lock_held()) return 0;
-    held = sig;
-    return 1;
-}
-
-void tp_signals_release_held(void) {
-    int sig = held;
-    if (!sig) return;
-    held = 0;
-    raise(sig); /* delivered before raise returns: this thread does not block it */
-}
-
 static void on_signal(int sig, siginfo_t *info, void *uctx) {
     int saved_errno = errno;
     int i = sig == SIGINT ? 0 : 1;
@@ -99,7 +81,10 @@ static void on_signal(int sig, siginfo_t *info, void *uctx) {
         errno = saved_errno;
         return;
     }
-    if (hold(sig)) {
+    /* A thread holding one of tprof's locks cannot wait for the writer, which may need it: the
+     * signal comes back at the lock's release (util/lock.h), so no window is lost to the moment
+     * it landed (inside tprof_step, say). */
+    if (tp_lock_defer_signal(sig)) {
         errno = saved_errno;
         return;
     }

@@ -5,6 +5,7 @@
  * it is freed as soon as the writer has written every window it recorded into. */
 #include "record/record.h"
 
+#include "util/lock.h"
 #include "util/log.h"
 #include "util/vec.h"
 
@@ -78,9 +79,9 @@ static void thread_exit(void *arg) {
     tp_thread *thr = arg;
     memset(&tp_tls_cur, 0, sizeof(tp_tls_cur)); /* a later tprof call here registers anew */
     TP_STORE_REL(&thr->exited, 1);
-    pthread_mutex_lock(&threads_lock);
+    tp_lock(&threads_lock);
     reap_locked();
-    pthread_mutex_unlock(&threads_lock);
+    tp_unlock(&threads_lock);
 }
 
 static void make_key(void) {
@@ -98,10 +99,10 @@ tp_thread *tp_thread_register(void) {
         thr->name =
             tp_strtab_get(&thr->strings, tp_strtab_intern(&thr->strings, name, strlen(name)));
     if (exit_key != (pthread_key_t)-1) pthread_setspecific(exit_key, thr);
-    pthread_mutex_lock(&threads_lock);
+    tp_lock(&threads_lock);
     thr->next = threads;
     threads = thr;
-    pthread_mutex_unlock(&threads_lock);
+    tp_unlock(&threads_lock);
     return thr;
 }
 
@@ -173,7 +174,7 @@ int tp_collect_chunks(uint32_t lo, uint32_t hi, tp_chunk_visit fn, void *ctx) {
     size_t nthr = 0, cap = 0, nchunks = 0;
     tp_thread **list = NULL;
     int rc = 0;
-    pthread_mutex_lock(&threads_lock);
+    tp_lock(&threads_lock);
     for (tp_thread *thr = threads; thr; thr = thr->next) {
         size_t mine = 0;
         for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c; c = c->next)
@@ -187,7 +188,7 @@ int tp_collect_chunks(uint32_t lo, uint32_t hi, tp_chunk_visit fn, void *ctx) {
         }
         list[nthr++] = thr;
     }
-    pthread_mutex_unlock(&threads_lock);
+    tp_unlock(&threads_lock);
     tp_chunk **chunks = NULL;
     size_t cap_chunks = 0;
     if (TP_GROW(chunks, cap_chunks, nchunks)) rc = -1; /* NOLINT(bugprone-sizeof-expression) */
@@ -231,7 +232,7 @@ int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx) {
     tp_thread **list = NULL;
     chunk_list l = {0};
     int rc = 0;
-    pthread_mutex_lock(&threads_lock); /* as tp_collect_chunks: gathered, visited outside it */
+    tp_lock(&threads_lock); /* as tp_collect_chunks: gathered, visited outside it */
     for (tp_thread *thr = threads; thr; thr = thr->next) {
         int mine = 0;
         for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c && !mine; c = c->next)
@@ -243,7 +244,7 @@ int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx) {
         }
         if (mine) list[nthr++] = thr;
     }
-    pthread_mutex_unlock(&threads_lock);
+    tp_unlock(&threads_lock);
     for (size_t i = 0; i < nthr && rc == 0; i++) {
         tp_thread *thr = list[i];
         if (unread_chunks(thr, gen, &l)) {
@@ -267,17 +268,17 @@ int tp_stream_chunks(uint32_t gen, int all, tp_chunk_visit fn, void *ctx) {
 }
 
 void tp_window_done(uint32_t gen) {
-    pthread_mutex_lock(&threads_lock);
+    tp_lock(&threads_lock);
     for (tp_thread *thr = threads; thr; thr = thr->next)
         for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c; c = c->next)
             if (TP_LOAD_ACQ(&c->gen) == gen) budget_return(c);
     TP_STORE_REL(&done_gen, gen);
     reap_locked();
-    pthread_mutex_unlock(&threads_lock);
+    tp_unlock(&threads_lock);
 }
 
 void tp_gens_release(uint32_t upto) {
-    pthread_mutex_lock(&threads_lock);
+    tp_lock(&threads_lock);
     if (upto > TP_LOAD_RLX(&done_gen)) {
         for (tp_thread *thr = threads; thr; thr = thr->next)
             for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c; c = c->next)
@@ -285,7 +286,7 @@ void tp_gens_release(uint32_t upto) {
         TP_STORE_REL(&done_gen, upto);
         reap_locked();
     }
-    pthread_mutex_unlock(&threads_lock);
+    tp_unlock(&threads_lock);
 }
 
 pthread_mutex_t *tp_threads_mutex(void) {
@@ -293,10 +294,10 @@ pthread_mutex_t *tp_threads_mutex(void) {
 }
 
 void tp_threads_session_end(void) {
-    pthread_mutex_lock(&threads_lock);
+    tp_lock(&threads_lock);
     for (tp_thread *thr = threads; thr; thr = thr->next)
         for (tp_chunk *c = TP_LOAD_ACQ(&thr->chunks); c; c = c->next)
             __atomic_store_n(&c->reserved, 0, __ATOMIC_RELAXED);
     reap_locked();
-    pthread_mutex_unlock(&threads_lock);
+    tp_unlock(&threads_lock);
 }

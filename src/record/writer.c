@@ -2,17 +2,18 @@
 #include "record/writer.h"
 
 #include "record/record.h"
+#include "util/lock.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
 
 static tp_window *pop(tp_writer *wr, int *stop) {
-    pthread_mutex_lock(&wr->lock);
+    tp_lock(&wr->lock);
     tp_window *w = wr->head;
     if (w && !(wr->head = w->next)) wr->tail = NULL;
     *stop = wr->stop;
-    pthread_mutex_unlock(&wr->lock);
+    tp_unlock(&wr->lock);
     return w;
 }
 
@@ -80,20 +81,20 @@ int tp_writer_start(tp_writer *wr) {
 
 void tp_writer_push(tp_writer *wr, tp_window *w) {
     w->next = NULL;
-    pthread_mutex_lock(&wr->lock);
+    tp_lock(&wr->lock);
     if (wr->tail)
         wr->tail->next = w;
     else
         wr->head = w;
     wr->tail = w;
-    pthread_mutex_unlock(&wr->lock);
+    tp_unlock(&wr->lock);
     sem_post(&wr->wake);
 }
 
 int tp_writer_queued(tp_writer *wr) {
-    pthread_mutex_lock(&wr->lock);
+    tp_lock(&wr->lock);
     int queued = wr->head != NULL;
-    pthread_mutex_unlock(&wr->lock);
+    tp_unlock(&wr->lock);
     return queued;
 }
 
@@ -109,9 +110,9 @@ void tp_writer_wake_flight(tp_writer *wr) {
 
 void tp_writer_stop(tp_writer *wr) {
     TP_STORE_REL(&wr->running, 0);
-    pthread_mutex_lock(&wr->lock);
+    tp_lock(&wr->lock);
     wr->stop = 1;
-    pthread_mutex_unlock(&wr->lock);
+    tp_unlock(&wr->lock);
     sem_post(&wr->wake);
     pthread_join(wr->thread, NULL);
     sem_destroy(&wr->wake);

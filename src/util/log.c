@@ -2,6 +2,7 @@
 #include "util/log.h"
 
 #include "util/buf.h"
+#include "util/lock.h"
 #include "util/msg.h"
 
 #include <assert.h>
@@ -60,7 +61,7 @@ static void log_line(tp_msg_kind kind, const char *raw) {
 
     char out[TP_LOG_LINE + sizeof(log_prefix) + 16];
     int print = 0;
-    pthread_mutex_lock(&log_lock);
+    tp_lock(&log_lock);
     int seen = 0;
     for (size_t i = 0; i < log_n && !seen; i++)
         seen = strcmp(log_msgs[i], line) == 0;
@@ -71,7 +72,7 @@ static void log_line(tp_msg_kind kind, const char *raw) {
         print = !log_quiet;
         if (print) snprintf(out, sizeof(out), "tprof: %s%s", log_prefix, line);
     }
-    pthread_mutex_unlock(&log_lock);
+    tp_unlock(&log_lock);
     if (print) tp_msg_printf(kind, "%s", out);
 }
 
@@ -98,15 +99,15 @@ void tp_log_error(const char *fmt, ...) {
 }
 
 void tp_log_set_prefix(const char *prefix) {
-    pthread_mutex_lock(&log_lock);
+    tp_lock(&log_lock);
     snprintf(log_prefix, sizeof(log_prefix), "%s", prefix ? prefix : "");
-    pthread_mutex_unlock(&log_lock);
+    tp_unlock(&log_lock);
 }
 
 void tp_log_set_quiet(int quiet) {
-    pthread_mutex_lock(&log_lock);
+    tp_lock(&log_lock);
     log_quiet = quiet;
-    pthread_mutex_unlock(&log_lock);
+    tp_unlock(&log_lock);
 }
 
 const char *tp_log_last(void) {
@@ -114,26 +115,26 @@ const char *tp_log_last(void) {
 }
 
 size_t tp_log_count(void) {
-    pthread_mutex_lock(&log_lock);
+    tp_lock(&log_lock);
     size_t n = log_n;
-    pthread_mutex_unlock(&log_lock);
+    tp_unlock(&log_lock);
     return n;
 }
 
 const char *tp_log_get(size_t i) {
-    pthread_mutex_lock(&log_lock);
+    tp_lock(&log_lock);
     const char *m = i < log_n ? log_msgs[i] : NULL;
-    pthread_mutex_unlock(&log_lock);
+    tp_unlock(&log_lock);
     return m;
 }
 
 void tp_log_reset(void) {
-    pthread_mutex_lock(&log_lock);
+    tp_lock(&log_lock);
     for (size_t i = 0; i < log_n; i++)
         free(log_msgs[i]);
     log_n = 0;
     log_latest[0] = '\0';
-    pthread_mutex_unlock(&log_lock);
+    tp_unlock(&log_lock);
 }
 
 const char *tp_shown(const char *s, char *buf) {

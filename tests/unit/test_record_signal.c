@@ -9,8 +9,10 @@
 
 #include "test_record_capture.h"
 
+#include "record/record.h"
 #include "record/session.h"
 #include "tprof.h"
+#include "util/lock.h"
 #include "util/log.h"
 
 #include <fcntl.h>
@@ -45,12 +47,14 @@ static void previous_handler(int sig) {
     _exit(sig == SIGTERM ? 7 : 8);
 }
 
+enum { SESSION_LOCK = 1, THREADS_LOCK = 2 }; /* the session's, the record buffers' registry */
+
 typedef struct child_opts {
     int sig;
     int own_handler; /* install previous_handler before tprof starts */
     int signals;     /* profiling.signals */
     int from_thread; /* the signal arrives while a worker thread records */
-    int under_lock;  /* the signal arrives while this thread holds the session lock */
+    int under_lock;  /* the signal arrives while this thread holds this lock of tprof's */
 } child_opts;
 
 static void *worker(void *arg) {
@@ -85,9 +89,13 @@ static void run_child(const child_opts *o) {
         pthread_create(&th, NULL, worker, NULL);
         usleep(20000);
     }
-    if (o->under_lock) tp_session_lock(); /* as inside tprof_step, where a signal may land */
+    /* as inside tprof_step, or as a new thread registers: the writer's flush takes both */
+    pthread_mutex_t *lock = o->under_lock == THREADS_LOCK ? tp_threads_mutex() : NULL;
+    if (o->under_lock == SESSION_LOCK) tp_session_lock();
+    if (lock) tp_lock(lock);
     kill(getpid(), o->sig);
-    if (o->under_lock) tp_session_unlock();
+    if (lock) tp_unlock(lock);
+    if (o->under_lock == SESSION_LOCK) tp_session_unlock();
     static const char msg[] = "survived\n";
     if (write(report_fd, msg, sizeof(msg) - 1) < 0) _exit(93);
     _exit(0);
@@ -158,11 +166,13 @@ static void test_signal_while_threads_record(void **state) {
     assert_true(work > 15);
 }
 
-/* A signal that lands while its thread holds the session lock (inside tprof_step, say) waits
- * for the lock's release, then flushes as any other: the window is not lost. */
-static void test_signal_while_holding_the_lock(void **state) {
+/* A signal that lands while its thread holds a lock the writer's flush takes (the session's,
+ * inside tprof_step; the thread registry's, as a thread starts or ends) waits for the lock's
+ * release, then flushes as any other: the window is not lost. */
+static void test_signal_while_holding_a_lock(void **state) {
     (void)state;
-    expect_child((child_opts){SIGTERM, 0, 1, 0, 1}, SIGTERM, 0, flushed);
+    expect_child((child_opts){SIGTERM, 0, 1, 0, SESSION_LOCK}, SIGTERM, 0, flushed);
+    expect_child((child_opts){SIGTERM, 0, 1, 0, THREADS_LOCK}, SIGTERM, 0, flushed);
 }
 
 /* signals: false leaves the host's signals alone: no flush, the default action. */
@@ -205,7 +215,7 @@ int main(void) {
         cmocka_unit_test(test_sigint_default_action),
         cmocka_unit_test(test_previous_handler_runs_after_flush),
         cmocka_unit_test(test_signal_while_threads_record),
-        cmocka_unit_test(test_signal_while_holding_the_lock),
+        cmocka_unit_test(test_signal_while_holding_a_lock),
         cmocka_unit_test(test_signals_off),
         cmocka_unit_test(test_handlers_restored),
     };
