@@ -6,29 +6,34 @@
 #include <assert.h>
 #include <signal.h>
 
-static __thread volatile sig_atomic_t held;     /* tprof mutexes this thread holds */
-static __thread volatile sig_atomic_t deferred; /* a signal noted meanwhile, or 0 */
+/* initial-exec, as the recorder's own thread state (record/record.c): no __tls_get_addr call on
+ * each access from a shared object (which would double an uncontended lock's cost), and none that
+ * could allocate inside a signal handler. */
+static __thread struct {
+    volatile sig_atomic_t held;     /* tprof mutexes this thread holds */
+    volatile sig_atomic_t deferred; /* a signal noted meanwhile, or 0 */
+} me __attribute__((tls_model("initial-exec")));
 
 void tp_lock(pthread_mutex_t *m) {
-    held = held + 1;
+    me.held = me.held + 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     pthread_mutex_lock(m);
 }
 
 void tp_unlock(pthread_mutex_t *m) {
-    assert(held > 0);
+    assert(me.held > 0);
     pthread_mutex_unlock(m);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    held = held - 1;
+    me.held = me.held - 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    int sig = deferred;
-    if (held || !sig) return;
-    deferred = 0;
+    int sig = me.deferred;
+    if (me.held || !sig) return;
+    me.deferred = 0;
     raise(sig); /* delivered before raise returns: the thread took it once, so it is unblocked */
 }
 
 int tp_lock_defer_signal(int sig) {
-    if (!held) return 0;
-    deferred = sig;
+    if (!me.held) return 0;
+    me.deferred = sig;
     return 1;
 }
