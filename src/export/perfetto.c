@@ -275,23 +275,31 @@ static void put_lane(pw *w, const tp_track *tr, uint32_t t, uint32_t l) {
     tp_pb_close(&w->out, p);
 }
 
+/* Track t's process (w->process[t]): that of the first of tracks[0 .. t-1] in probe's process,
+ * or the next new one (*nproc), described now from tr. probe is tr as tracks' string ids spell it
+ * (a stream's tracks hold its own ids). */
+static void set_process(pw *w, uint32_t t, const tp_track *tracks, const tp_track *probe,
+                        const tp_track *tr, uint32_t *nproc) {
+    uint32_t k = 0;
+    while (k < t && !same_process(&tracks[k], probe))
+        k++;
+    if (k < t) {
+        w->process[t] = w->process[k];
+        return;
+    }
+    w->process[t] = (*nproc)++;
+    put_process(w, w->process[t], tr);
+}
+
 /* Every process and track, lane 0 each. */
 static int put_tracks(pw *w) {
     w->process = calloc(w->ntracks, sizeof(*w->process));
     w->nlanes = calloc(w->ntracks, sizeof(*w->nlanes));
     if (!w->process || !w->nlanes) return -1;
-    size_t nproc = 0;
+    uint32_t nproc = 0;
     for (uint32_t t = 0; t < w->ntracks; t++) {
         const tp_track *tr = track_of(w, t);
-        uint32_t k = 0;
-        while (k < t && !same_process(track_of(w, k), tr))
-            k++;
-        if (k < t) {
-            w->process[t] = w->process[k];
-        } else {
-            w->process[t] = (uint32_t)nproc++;
-            put_process(w, w->process[t], tr);
-        }
+        set_process(w, t, w->m->tracks, tr, tr, &nproc); /* t <= ntracks: earlier ones are m's */
         put_lane(w, tr, t, 0);
         w->nlanes[t] = 1;
         hand_on(w, 0);
@@ -762,15 +770,7 @@ static uint32_t stream_track(pw *w, uint32_t t) {
         return 0;
     }
     if (ids->ntracks > before) {
-        uint32_t j = 0;
-        while (j < k && !same_process(&ids->tracks[j], &ids->tracks[k]))
-            j++;
-        if (j < k) {
-            w->process[k] = w->process[j];
-        } else {
-            w->process[k] = st->nproc++;
-            put_process(w, w->process[k], tr);
-        }
+        set_process(w, k, ids->tracks, &ids->tracks[k], tr, &st->nproc);
         put_lane(w, tr, k, 0);
         st->tracks[k] = (strack){0};
     }

@@ -107,14 +107,21 @@ static void stream_steps(tp_window *w) {
     free(copy);
 }
 
+/* The session's sources as they are now, copied under the lock so that they are called without
+ * it (a source may take it, or take long). Returns how many. */
+static size_t sources_now(tp_source out[TP_MAX_SOURCES]) {
+    tp_session_lock();
+    size_t n = tp_sess.nsources;
+    memcpy(out, tp_sess.sources, n * sizeof(out[0]));
+    tp_session_unlock();
+    return n;
+}
+
 /* The sources' events of w whose place is final join its segment m, whose settled_ts becomes the
  * earliest of the window's and theirs (source.h: collect_settled). */
 static void sources_settle(tp_window *w, tp_model *m) {
     tp_source src[TP_MAX_SOURCES];
-    tp_session_lock();
-    size_t n = tp_sess.nsources;
-    memcpy(src, tp_sess.sources, n * sizeof(src[0]));
-    tp_session_unlock();
+    size_t n = sources_now(src);
     tp_window_info info;
     tp_wstream_info(w->ws, &info);
     info.deadline_ns = &tp_sess.writer.deadline_ns;
@@ -178,10 +185,7 @@ static void build_window(tp_window *w) {
     info.deadline_ns = &tp_sess.writer.deadline_ns;
     if (m) {
         tp_source src[TP_MAX_SOURCES];
-        tp_session_lock();
-        size_t n = tp_sess.nsources;
-        memcpy(src, tp_sess.sources, n * sizeof(src[0]));
-        tp_session_unlock();
+        size_t n = sources_now(src);
         for (size_t i = 0; i < n; i++)
             if (src[i].collect) src[i].collect(src[i].ctx, m, &info);
         __atomic_fetch_add(&tp_sess.dropped, m->dropped_events, __ATOMIC_RELAXED);
@@ -501,8 +505,7 @@ int tprof_init(int *argc, char **argv) {
 
 static void finish_run(void) {
     tp_source src[TP_MAX_SOURCES];
-    size_t n = tp_sess.nsources;
-    memcpy(src, tp_sess.sources, n * sizeof(src[0]));
+    size_t n = sources_now(src);
     for (size_t i = 0; i < n; i++)
         if (src[i].shutdown) src[i].shutdown(src[i].ctx);
     tp_mem_stop();
