@@ -94,21 +94,27 @@ static void count_kernel(tp_analysis *a, tp_name_stats *ns, int64_t dur) {
     a->kernel_total_ns = tp_add_sat(a->kernel_total_ns, dur);
 }
 
+/* The number of the device (pid, pid_str), given on its first sight; UINT32_MAX when out of
+ * memory. */
+static uint32_t device_number(lists *l, int64_t pid, int64_t pid_str) {
+    size_t before = l->device_ids.n;
+    uint32_t d = tp_pairs_number(&l->device_ids, pid, pid_str);
+    if (d == UINT32_MAX || l->device_ids.n == before) return d;
+    if (TP_AGROW(&l->gpu, l->devices, l->cap_devices, l->device_ids.n)) {
+        l->device_ids.n = before; /* keep devices[] covering every number */
+        return UINT32_MAX;
+    }
+    l->devices[d] = (keyed_vec){0};
+    return d;
+}
+
 /* The work of the device of track t, numbered on its first work; NULL when out of memory. */
 static keyed_vec *device_work(const tp_model *m, lists *l, uint32_t t) {
     uint32_t d = l->device_of[t];
     if (d == UINT32_MAX) {
         const tp_track *tr = &m->tracks[t];
-        size_t before = l->device_ids.n;
-        d = tp_pairs_number(&l->device_ids, tr->pid, tr->pid_str);
+        d = device_number(l, tr->pid, tr->pid_str);
         if (d == UINT32_MAX) return NULL;
-        if (l->device_ids.n > before) {
-            if (TP_AGROW(&l->gpu, l->devices, l->cap_devices, l->device_ids.n)) {
-                l->device_ids.n = before; /* keep devices[] covering every number */
-                return NULL;
-            }
-            l->devices[d] = (keyed_vec){0};
-        }
         l->device_of[t] = d;
     }
     return &l->devices[d];
@@ -496,6 +502,44 @@ static int append_steps(tp_walk *s) {
     return 0;
 }
 
+/* A window's pieces (tp_model.piece): GPU work goes into its launch's piece (sink/artifacts.c),
+ * so it may run past the piece's end. What runs past it, from the end on, joins the next piece's
+ * busy time (overhang_in), as it does the window's; the pieces' busy times then add up to the
+ * window's. A device is told by its pid alone across pieces (each piece has its own strings), as
+ * its idle row is (tp_device_row). */
+static int overhang_in(tp_walk *s, lists *l) {
+    struct tp_analysis_priv *pv = s->a->priv;
+    for (size_t i = 0; pv && i < pv->noverhang; i++) {
+        const tp_overhang *o = &pv->overhang[i];
+        uint32_t d = 0;
+        while (d < l->device_ids.n && l->device_ids.v[d].a != o->pid)
+            d++;
+        if (d == l->device_ids.n && (d = device_number(l, o->pid, 0)) == UINT32_MAX) return -1;
+        if (keyed_push(&l->gpu, &l->devices[d], tp_time_key(o->start),
+                       (uint64_t)(o->end - o->start)))
+            return -1;
+    }
+    if (pv) pv->noverhang = 0;
+    return 0;
+}
+
+/* After a piece's busy time: its devices' work past `end` (the piece's end), for the next. */
+static int overhang_out(tp_walk *s, const lists *l, int64_t end) {
+    struct tp_analysis_priv *pv = s->a->priv;
+    if (!pv || !s->m->piece) return 0; /* the window's last piece, or a whole model */
+    for (size_t d = 0; d < l->device_ids.n; d++) {
+        const keyed_vec *w = &l->devices[d];
+        for (size_t i = 0; i < w->n; i++) {
+            int64_t ts = tp_key_time(w->v[i].key), e_end = tp_add_sat(ts, (int64_t)w->v[i].val);
+            if (e_end <= end) continue;
+            if (TP_GROW(pv->overhang, pv->cap_overhang, pv->noverhang + 1)) return -1;
+            pv->overhang[pv->noverhang++] =
+                (tp_overhang){l->device_ids.v[d].a, ts > end ? ts : end, e_end};
+        }
+    }
+    return 0;
+}
+
 /* GPU busy and capacity over the model's window: first step start to last step end, or the span
  * of all events when there are no steps. A piece of a window (tp_model.piece) runs to where the
  * next piece begins, so that the pieces' windows add up to the window's. */
@@ -512,6 +556,7 @@ static int add_gpu(tp_walk *s, lists *l) {
         }
         if (s->m->piece && s->m->piece_end > last) last = s->m->piece_end;
     }
+    if (overhang_in(s, l)) return -1;
     int64_t window = last > first ? tp_add_sat(last, -first) : 0, busy = 0;
     size_t devices = l->device_ids.n;
     for (size_t d = 0; d < devices; d++) {
@@ -524,6 +569,7 @@ static int add_gpu(tp_walk *s, lists *l) {
         row->window_ns = tp_add_sat(row->window_ns, window);
         assert(row->busy_ns <= row->window_ns);
     }
+    if (overhang_out(s, l, last)) return -1;
     a->window_ns = tp_add_sat(a->window_ns, window);
     a->gpu_busy_ns = tp_add_sat(a->gpu_busy_ns, busy);
     int64_t capacity;

@@ -152,54 +152,157 @@ static int gather(const tp_model *m, int64_t pid, dev_work *d) {
     return 0;
 }
 
-/* The union of comm and compute together, in the comm list grown to hold both. */
-static int union_both(dev_work *d, tp_order *o, int64_t *u) {
+/* The union of comm and compute together over [lo, hi), in the comm list grown to hold both. */
+static int union_both(dev_work *d, tp_order *o, int64_t lo, int64_t hi, int64_t *u) {
     size_t nc = d->n[WORK_COMM], n = nc + d->n[WORK_COMPUTE];
     if (TP_GROW(d->v[WORK_COMM], d->cap[WORK_COMM], n)) return -1;
     if (d->n[WORK_COMPUTE]) /* the list is NULL when empty */
         memcpy(d->v[WORK_COMM] + nc, d->v[WORK_COMPUTE], d->n[WORK_COMPUTE] * sizeof(tp_keyed));
-    return tp_gpu_union(o, d->v[WORK_COMM], n, d->first, d->last, u);
+    return tp_gpu_union(o, d->v[WORK_COMM], n, lo, hi, u);
 }
 
-static int split_device(const tp_model *m, int64_t pid, tp_order *o, tp_gpu_split *g) {
+/* A window's pieces (tp_model.piece) are split as the window is: GPU work goes into its launch's
+ * piece (sink/artifacts.c), so it may run past the piece's end; what does is carried, from that
+ * end on, into the next piece's unions, which each cover [previous piece's end, piece's end), so
+ * that their sums are the window's. Each device's first work's start, last work's end and union
+ * of all work are kept too: the last piece adds its idle time. A device is told by its pid. */
+typedef struct split_dev {
+    int64_t pid, first, last, work_ns; /* over the pieces so far */
+    tp_keyed *over[WORK_KINDS];        /* its work past the last piece's end, from there on */
+    size_t nover[WORK_KINDS], cap[WORK_KINDS];
+} split_dev;
+
+struct tp_split_carry {
+    split_dev *v;
+    size_t n, cap;
+    int64_t from; /* the last piece's end: where the next piece's unions begin */
+};
+
+void tp_split_carry_free(struct tp_split_carry *c) {
+    for (size_t i = 0; c && i < c->n; i++)
+        for (int k = 0; k < WORK_KINDS; k++)
+            free(c->v[i].over[k]);
+    if (c) free(c->v);
+    free(c);
+}
+
+/* The carried state of device pid, made on first sight; NULL when out of memory. */
+static split_dev *carried_dev(struct tp_split_carry *c, int64_t pid) {
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i].pid == pid) return &c->v[i];
+    if (TP_GROW(c->v, c->cap, c->n + 1)) return NULL;
+    split_dev *cd = &c->v[c->n++];
+    *cd = (split_dev){.pid = pid, .first = INT64_MAX, .last = INT64_MIN};
+    return cd;
+}
+
+/* The work cd carried joins d's; d's span widens to cover the window's so far. */
+static int take_carried(split_dev *cd, dev_work *d) {
+    for (int k = 0; k < WORK_KINDS; k++) {
+        size_t n = cd->nover[k];
+        if (n && TP_GROW(d->v[k], d->cap[k], d->n[k] + n)) return -1;
+        if (n) memcpy(d->v[k] + d->n[k], cd->over[k], n * sizeof(tp_keyed));
+        d->n[k] += n;
+        cd->nover[k] = 0;
+    }
+    if (cd->first < d->first) d->first = cd->first;
+    if (cd->last > d->last) d->last = cd->last;
+    cd->first = d->first;
+    cd->last = d->last;
+    return 0;
+}
+
+/* d's work past `end` into cd, from end on, for the next piece. */
+static int keep_past(split_dev *cd, const dev_work *d, int64_t end) {
+    for (int k = 0; k < WORK_KINDS; k++) {
+        for (size_t i = 0; i < d->n[k]; i++) {
+            int64_t ts = tp_key_time(d->v[k][i].key);
+            int64_t e_end = tp_add_sat(ts, (int64_t)d->v[k][i].val);
+            if (e_end <= end) continue;
+            if (TP_GROW(cd->over[k], cd->cap[k], cd->nover[k] + 1)) return -1;
+            if (ts < end) ts = end;
+            cd->over[k][cd->nover[k]++] = (tp_keyed){tp_time_key(ts), (uint64_t)(e_end - ts)};
+        }
+    }
+    return 0;
+}
+
+/* The device's split into g: over its work's span in a whole model (c NULL), else over the piece
+ * (c: the window's pieces so far). */
+static int split_device(const tp_model *m, int64_t pid, tp_order *o, tp_gpu_split *g,
+                        struct tp_split_carry *c) {
     dev_work d = {0};
     int64_t u[WORK_KINDS] = {0}, uboth = 0;
-    int rc = gather(m, pid, &d);
+    split_dev *cd = c ? carried_dev(c, pid) : NULL;
+    int rc = c && !cd ? -1 : gather(m, pid, &d);
+    if (rc == 0 && cd) rc = take_carried(cd, &d);
+    int64_t lo = c ? c->from : d.first, hi = !c ? d.last : m->piece ? m->piece_end : INT64_MAX;
     for (int k = 0; k < WORK_KINDS && rc == 0; k++)
-        rc = tp_gpu_union(o, d.v[k], d.n[k], d.first, d.last, &u[k]);
-    if (rc == 0 && d.n[WORK_ALL]) rc = union_both(&d, o, &uboth);
+        rc = tp_gpu_union(o, d.v[k], d.n[k], lo, hi, &u[k]);
+    if (rc == 0 && cd && m->piece) rc = keep_past(cd, &d, hi);
+    if (rc == 0 && d.n[WORK_ALL]) rc = union_both(&d, o, lo, hi, &uboth);
     if (rc == 0 && d.n[WORK_ALL]) {
         g->compute_ns += u[WORK_COMPUTE];
         g->comm_ns += u[WORK_COMM];
         /* |comm ∩ compute| = |comm| + |compute| - |comm ∪ compute| */
         g->overlap_ns += u[WORK_COMM] + u[WORK_COMPUTE] - uboth;
         g->work_ns += u[WORK_ALL];
-        g->idle_ns += d.last - d.first - u[WORK_ALL];
+        if (!c) g->idle_ns += d.last - d.first - u[WORK_ALL];
     }
+    if (cd) cd->work_ns += u[WORK_ALL];
     for (int k = 0; k < WORK_KINDS; k++)
         free(d.v[k]);
     return rc;
 }
 
-int tp_gpu_split_add(const tp_model *m, tp_gpu_split *g) {
-    int64_t *pids = NULL;
-    size_t npids = 0, cap = 0;
-    tp_order o = {0};
-    int rc = 0;
-    for (size_t i = 0; i < m->nevents && rc == 0; i++) {
-        const tp_event *e = &m->events[i];
-        if (!tp_kind_is_gpu_work(e->kind)) continue;
-        int64_t pid = m->tracks[e->track].pid;
+/* The devices of m, with those of the carry c, in pids; -1 when out of memory. */
+static int device_pids(const tp_model *m, const struct tp_split_carry *c, int64_t **pids,
+                       size_t *npids) {
+    size_t cap = 0;
+    for (size_t i = 0; i < m->nevents + (c ? c->n : 0); i++) {
+        int64_t pid;
+        if (i < m->nevents) {
+            const tp_event *e = &m->events[i];
+            if (!tp_kind_is_gpu_work(e->kind)) continue;
+            pid = m->tracks[e->track].pid;
+        } else {
+            pid = c->v[i - m->nevents].pid;
+        }
         size_t k = 0;
-        while (k < npids && pids[k] != pid)
+        while (k < *npids && (*pids)[k] != pid)
             k++;
-        if (k < npids) continue;
-        rc = TP_GROW(pids, cap, npids + 1);
-        if (rc == 0) pids[npids++] = pid;
+        if (k < *npids) continue;
+        if (TP_GROW(*pids, cap, *npids + 1)) return -1;
+        (*pids)[(*npids)++] = pid;
     }
+    return 0;
+}
+
+/* The window's last piece: each device's idle time over the window, and the carry is done. */
+static void finish_pieces(tp_gpu_split *g) {
+    struct tp_split_carry *c = g->carry;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i].last > c->v[i].first)
+            g->idle_ns += c->v[i].last - c->v[i].first - c->v[i].work_ns;
+    tp_split_carry_free(c);
+    g->carry = NULL;
+}
+
+int tp_gpu_split_add(const tp_model *m, tp_gpu_split *g) {
+    if (m->piece && !g->carry) {
+        if (!(g->carry = calloc(1, sizeof(*g->carry)))) return -1;
+        g->carry->from = INT64_MIN;
+    }
+    struct tp_split_carry *c = g->carry;
+    int64_t *pids = NULL;
+    size_t npids = 0;
+    tp_order o = {0};
+    int rc = device_pids(m, c, &pids, &npids);
     for (size_t k = 0; k < npids && rc == 0; k++)
-        rc = split_device(m, pids[k], &o, g);
+        rc = split_device(m, pids[k], &o, g, c);
     free(pids);
     tp_order_free(&o);
+    if (c && m->piece) c->from = m->piece_end;
+    if (c && !m->piece) finish_pieces(g);
     return rc ? -1 : 0;
 }

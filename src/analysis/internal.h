@@ -54,7 +54,15 @@ struct tp_analysis_priv {
     int told_run_facts;          /* the dropped-events and partial-window warnings were added */
     uint64_t inputs_done;        /* models added that were no window's piece (tp_model.piece) */
     struct tp_idle_carry *carry; /* idle.c: a window's pieces, its streams' last work so far */
+    struct tp_overhang
+        *overhang; /* add_model.c: a window's pieces, work past the last piece's end */
+    size_t noverhang, cap_overhang;
 };
+
+/* Part of a device's work (pid) that runs past the end of a window's piece: [start, end). */
+typedef struct tp_overhang {
+    int64_t pid, start, end;
+} tp_overhang;
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */
 

@@ -132,6 +132,7 @@ void tp_ranks_acc_free(struct tp_rank_accs *r) {
     for (size_t k = 0; k < r->n; k++) {
         if (r->v[k].a) tp_analysis_free(r->v[k].a);
         free(r->v[k].colls.v);
+        tp_split_carry_free(r->v[k].gpu.carry);
     }
     free(r->v);
     free(r);

@@ -49,10 +49,13 @@ typedef struct tp_gpu_split {
     int64_t overlap_ns; /* the part of comm_ns that compute kernels overlap */
     int64_t idle_ns;    /* first work's start to last work's end, less the union of all work */
     int64_t work_ns;    /* union of all work (kernels, copies, sets) */
+    struct tp_split_carry *carry; /* a window's pieces so far (tp_model.piece), else NULL */
 } tp_gpu_split;
 
-/* collectives.c: adds m's split into *g. 0, or -1 when out of memory. */
+/* collectives.c: adds m's split into *g; a window's pieces, added in order, add up to the
+ * window's split. 0, or -1 when out of memory. */
 int tp_gpu_split_add(const tp_model *m, tp_gpu_split *g);
+void tp_split_carry_free(struct tp_split_carry *c);
 
 typedef struct tp_rank_row {
     int64_t rank;

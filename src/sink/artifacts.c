@@ -455,14 +455,17 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
  * thread whose records wait in its buffer (it recorded a little, then nothing: its newest
  * chunk is not read while it records), or a launch whose GPU work has not arrived (the GPU
  * source adds a launch to a segment with its work, and settles the segment before the earliest
- * launch it holds: record/source.h's collect_settled), or GPU work that runs after a step start
- * while its launch came before it: the analysis joins work to its launch (by correlation id)
- * within a piece, so a launch and its work are one span no cut falls in (mark_gpu_spanned); and
- * a stream's idle gap across a cut is carried by the analysis to the next piece (analysis/
- * idle.c). A source that adds its events at the window's end only (collect without
- * collect_settled) keeps every segment from settling. Then `pending` grows,
- * up to max_events / 2 events (the bound of the read back before this design): past that the
- * summary leaves the rest of the window out and says so. Ranges written whole at their end
+ * launch it holds: record/source.h's collect_settled). GPU work that runs after a step start while
+ * its launch came before it (a GPU a step behind its host, the usual state of a loop that never
+ * waits for it) holds no cut back: the analysis joins work to its launch (by correlation id)
+ * within a piece, so each piece of work goes into its launch's piece (placement), and the
+ * analysis carries to the next piece what runs past a cut (GPU busy time and the GPU split,
+ * analysis/add_model.c and collectives.c) and each stream's last work, for the idle gap across
+ * the cut (analysis/idle.c); a stream's work must then keep its start order across the cut, which
+ * a GPU's streams do (mark_streams_spanned). A source that adds its events at the window's end only
+ * (collect without collect_settled) keeps every segment from settling. Then `pending` grows, up to
+ * max_events / 2 events (the bound of the read back before this design): past that the summary
+ * leaves the rest of the window out and says so. Ranges written whole at their end
  * (record/record.h's tp_range_complete: those begun before the window, Python's tprof.range
  * across the window's start and LightningProfiler's open actions, which start with it, and
  * torch's record_function ranges through the observer) sit on no stack while open, so nothing
@@ -573,43 +576,97 @@ static int cmp_keyed(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The start of the launch of device work e (the host range with its correlation id), e's own start
- * when there is none; launches[0..n) sorted by correlation id, val the launch's start. */
-static int64_t launch_start(const tp_keyed *launches, size_t n, const tp_event *e) {
-    tp_keyed key = {.key = e->corr};
-    const tp_keyed *hit = n && e->corr ? bsearch(&key, launches, n, sizeof(key), cmp_keyed) : NULL;
-    return hit && (int64_t)hit->val < e->ts ? (int64_t)hit->val : e->ts;
-}
-
-/* GPU work and its launch go into one piece, as the analysis joins them in a piece (a launch's
- * work often runs in the next step), and a piece of work is not cut: each marks the times from
- * its launch to its end. Out of memory, no time is left to cut at. */
-static void mark_gpu_spanned(const tp_model *m, const int64_t *at, size_t n, uint8_t *spanned) {
+/* Where each event of m falls for a cut: its start, but GPU work's is its launch's (the host
+ * range with its correlation id, when m holds it), since the analysis joins work to its launch
+ * within a piece: work launched before a cut goes into the piece before it, even where it runs
+ * after it (a GPU a step behind its host). NULL when out of memory. */
+static int64_t *placement(const tp_model *m) {
+    int64_t *at = malloc((m->nevents ? m->nevents : 1) * sizeof(*at));
     tp_keyed *launches = NULL;
     size_t nl = 0, cap = 0;
-    for (size_t i = 0; i < m->nevents; i++) {
+    for (size_t i = 0; at && i < m->nevents; i++) {
         const tp_event *e = &m->events[i];
+        at[i] = e->ts;
         if (e->kind != TP_HOST_RANGE || !e->corr) continue;
         if (TP_GROW(launches, cap, nl + 1)) {
-            memset(spanned, 1, n);
-            free(launches);
-            return;
+            free(at);
+            at = NULL;
+            break;
         }
         launches[nl++] = (tp_keyed){e->corr, (uint64_t)e->ts};
     }
-    if (nl) qsort(launches, nl, sizeof(*launches), cmp_keyed);
+    tp_sort_buf spare = {0};
+    if (at && nl && tp_sort_keyed(&spare, launches, nl)) {
+        free(at);
+        at = NULL;
+    }
+    tp_sort_buf_free(&spare);
+    for (size_t i = 0; at && nl && i < m->nevents; i++) {
+        const tp_event *e = &m->events[i];
+        if (!tp_kind_is_device(e->kind) || !e->corr) continue;
+        tp_keyed key = {.key = e->corr};
+        const tp_keyed *hit = bsearch(&key, launches, nl, sizeof(key), cmp_keyed);
+        if (hit) at[i] = (int64_t)hit->val;
+    }
+    free(launches);
+    return at;
+}
+
+typedef struct placed_work {
+    uint32_t track;
+    int64_t at, ts; /* its placement, its start */
+} placed_work;
+
+static int cmp_placed(const void *a, const void *b) {
+    const placed_work *x = a, *y = b;
+    if (x->track != y->track) return x->track < y->track ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* No cut between two pieces of work of one stream that would put the later-starting one in the
+ * earlier piece: the analysis' idle gaps take each stream's work in start order, carrying only
+ * its last work to the next piece (analysis/idle.c). A stream runs its launches in order, so
+ * this holds back no cut on a GPU; it keeps a trace that says otherwise exact too. Out of memory,
+ * no time is left to cut at. */
+static void mark_streams_spanned(const tp_model *m, const int64_t *place, const int64_t *at,
+                                 size_t n, uint8_t *spanned) {
+    placed_work *w = NULL;
+    size_t nw = 0, cap = 0;
     for (size_t i = 0; i < m->nevents; i++) {
         const tp_event *e = &m->events[i];
         if (!tp_kind_is_device(e->kind)) continue;
-        int64_t end = e->ts + (e->dur > 0 ? e->dur : 0);
-        mark_spanned(at, n, spanned, launch_start(launches, nl, e), end > e->ts ? end : e->ts + 1);
+        if (TP_GROW(w, cap, nw + 1)) {
+            memset(spanned, 1, n);
+            free(w);
+            return;
+        }
+        w[nw++] = (placed_work){e->track, place[i], e->ts};
     }
-    free(launches);
+    if (nw) qsort(w, nw, sizeof(*w), cmp_placed);
+    int64_t *latest = malloc((nw ? nw : 1) * sizeof(*latest)); /* the latest start so far */
+    if (!latest) memset(spanned, 1, n);
+    for (size_t g = 0, j = 0; latest && j < nw; j++) {
+        if (j && w[j].track != w[j - 1].track) g = j; /* a stream's first work */
+        latest[j] = j > g && latest[j - 1] > w[j].ts ? latest[j - 1] : w[j].ts;
+        size_t lo = g, hi = j; /* the first of the stream's earlier work that starts after it */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (latest[mid] > w[j].ts)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        if (lo < j && w[lo].at < w[j].at) mark_spanned(at, n, spanned, w[lo].at, w[j].at + 1);
+    }
+    free(latest);
+    free(w);
 }
 
 /* The latest time, after the last cut and up to settled, that starts a step of m and that no
- * range of m spans (starts before, ends after), nor GPU work with its launch; INT64_MIN when
- * there is none. */
+ * host range of m spans (starts before, ends after); INT64_MIN when there is none. GPU work
+ * goes with its launch (placement), and the analysis carries what runs past a cut to the next
+ * piece (GPU busy time and the GPU split, as the idle gaps), so it holds no cut back, but for a
+ * stream whose work would leave start order (mark_streams_spanned). */
 static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
     int64_t *at = NULL;
     size_t n = 0, cap = 0;
@@ -626,7 +683,12 @@ static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
         int64_t end = e->ts + (e->dur > 0 ? e->dur : 0);
         if (e->kind == TP_HOST_RANGE && end > e->ts) mark_spanned(at, n, spanned, e->ts, end);
     }
-    if (spanned) mark_gpu_spanned(m, at, n, spanned);
+    int64_t *place = spanned ? placement(m) : NULL;
+    if (place)
+        mark_streams_spanned(m, place, at, n, spanned);
+    else if (spanned)
+        memset(spanned, 1, n);
+    free(place);
     int64_t cut = INT64_MIN;
     for (size_t k = n; spanned && k-- > 0;)
         if (!spanned[k]) {
@@ -642,11 +704,13 @@ static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
 static void cut_piece(art_stream *st, int64_t cut) {
     tp_model *m = st->pending;
     size_t head = 0, tail = 0;
-    for (size_t i = 0; i < m->nevents; i++)
-        tail += m->events[i].ts >= cut;
-    tp_event *later = malloc((tail ? tail : 1) * sizeof(*later));
+    int64_t *at = placement(m);
+    for (size_t i = 0; at && i < m->nevents; i++)
+        tail += at[i] >= cut;
+    tp_event *later = at ? malloc((tail ? tail : 1) * sizeof(*later)) : NULL;
     tp_model *rest = pending_new(m);
     if (!later || !rest) {
+        free(at);
         free(later);
         free(rest);
         leave_out(st, "out of memory");
@@ -654,12 +718,13 @@ static void cut_piece(art_stream *st, int64_t cut) {
     }
     tail = 0;
     for (size_t i = 0; i < m->nevents; i++) /* stable: each thread's order is kept */
-        if (m->events[i].ts >= cut)
+        if (at[i] >= cut)
             later[tail++] = m->events[i];
         else
             m->events[head++] = m->events[i];
     memcpy(m->events + head, later, tail * sizeof(*later));
     free(later);
+    free(at);
     tp_model view = *m; /* the later events, with m's strings, args and tracks */
     view.events = m->events + head;
     view.nevents = tail;

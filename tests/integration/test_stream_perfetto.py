@@ -64,6 +64,8 @@ def torn_write_is_read_up_to_its_last_whole_packet(tmp_path, path):
         if i + size > cut:
             break
         whole = i + size
+    if whole == cut:  # (the sizes vary with the run's timing) a cut inside a packet, not after
+        cut += 1
     assert whole < cut
     torn = tmp_path / "torn" / path.name
     torn.parent.mkdir()

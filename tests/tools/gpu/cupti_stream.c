@@ -9,7 +9,9 @@
  * and each a cudaLaunchKernel record and its kernel, timed on the session clock as CUPTI's records
  * are; every LATE_EVERY-th step's first kernel completes two flushes late (the GPU running behind),
  * and so does the last step's. Correlation ids count from 1, so two runs of the same program have
- * the same ones. */
+ * the same ones. With CUPTI_STREAM_BEHIND=1 in the environment every kernel runs in the step
+ * after its launch's, its records made as that step begins (a GPU a step behind its host, as a
+ * loop that never waits for it runs), in launch order on the stream. */
 #include "tprof.h"
 
 #include <cupti.h>
@@ -58,20 +60,12 @@ static void spin_us(int64_t us) {
     while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
 }
 
-/* One launch: the runtime call now, its kernel `lag_us` after (late by two flushes if asked). */
-static void launch(uint32_t corr, int late, uint64_t lag_us) {
-    uint64_t t = cupti_now();
-    CUpti_ActivityAPI a = {.kind = CUPTI_ACTIVITY_KIND_RUNTIME,
-                           .cbid = 211, /* cudaLaunchKernel_v7000 */
-                           .start = t,
-                           .end = t + 5000,
-                           .processId = (uint32_t)getpid(),
-                           .threadId = (uint32_t)gettid(), /* inside the step's ranges */
-                           .correlationId = corr};
+/* The kernel of launch corr, from start (ns) for 100 us; late by two flushes if asked. */
+static void run_kernel(uint32_t corr, uint64_t start, int late) {
     CUpti_ActivityKernel10 k = {.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                 .registersPerThread = 32,
-                                .start = t + lag_us * 1000,
-                                .end = t + lag_us * 1000 + 100000,
+                                .start = start,
+                                .end = start + 100000,
                                 .contextId = 1,
                                 .streamId = 7,
                                 .gridX = 64,
@@ -82,12 +76,35 @@ static void launch(uint32_t corr, int late, uint64_t lag_us) {
                                 .blockZ = 1,
                                 .correlationId = corr,
                                 .name = "_Z4stepPfi"};
-    push(&a, sizeof(a));
     if (late)
         push_late(&k, sizeof(k), 2);
     else
         push(&k, sizeof(k));
+}
+
+/* One launch: the runtime call now, its kernel `lag_us` after, or later (lag_us < 0: the caller
+ * runs it). */
+static void launch(uint32_t corr, int late, int64_t lag_us) {
+    uint64_t t = cupti_now();
+    CUpti_ActivityAPI a = {.kind = CUPTI_ACTIVITY_KIND_RUNTIME,
+                           .cbid = 211, /* cudaLaunchKernel_v7000 */
+                           .start = t,
+                           .end = t + 5000,
+                           .processId = (uint32_t)getpid(),
+                           .threadId = (uint32_t)gettid(), /* inside the step's ranges */
+                           .correlationId = corr};
+    push(&a, sizeof(a));
+    if (lag_us >= 0) run_kernel(corr, t + (uint64_t)lag_us * 1000, late);
     spin_us(100);
+}
+
+/* A GPU a step behind: the kernels of the step before's launches (after corr, LAUNCHES of them)
+ * run now, one after the other on the stream, inside the step that begins. */
+static void run_behind(uint32_t corr) {
+    if (!push || corr < LAUNCHES) return; /* nothing launched yet */
+    uint64_t t = cupti_now();
+    for (uint32_t i = 0; i < LAUNCHES; i++)
+        run_kernel(corr - LAUNCHES + 1 + i, t + 200000 * (uint64_t)i, 0);
 }
 
 int main(int argc, char **argv) {
@@ -97,8 +114,11 @@ int main(int argc, char **argv) {
                 tprof_last_error() ? tprof_last_error() : "");
         return 2;
     }
+    const char *behind_env = getenv("CUPTI_STREAM_BEHIND");
+    int behind = behind_env && strcmp(behind_env, "1") == 0;
     uint32_t corr = 0;
     for (int s = 0; s < steps; s++) {
+        if (behind) run_behind(corr);
         tprof_begin("forward");
         if (tprof_is_recording() && !push) bind_fake();
         for (int i = 0; i < LAUNCHES; i++) {
@@ -108,12 +128,13 @@ int main(int argc, char **argv) {
             }
             int late = i == 0 && (s % LATE_EVERY == LATE_EVERY - 1 || s == steps - 1);
             int lag = i == LAUNCHES - 1 && s % LAG_EVERY == 0;
-            if (push) launch(++corr, late, lag ? 6000 : 20);
+            if (push) launch(++corr, late && !behind, behind ? -1 : lag ? 6000 : 20);
         }
         spin_us(4000);
         tprof_end();
         tprof_step();
     }
+    if (behind) run_behind(corr);
     tprof_shutdown();
     printf("launches=%u\n", corr);
     return 0;
