@@ -135,7 +135,8 @@ def test_gpu_a_step_behind_its_host_is_summarised_in_pieces(tmp_path):
     later = sum(1 for e in kernels(t)
                 if not any(a <= launched[e["args"]["correlation"]] < b and e["ts"] < b
                            for a, b in steps))
-    # (the last step's kernels, made after the window closed, may come after its collection)
+    # (the last step's may be missing: the fake makes their records as the next step begins,
+    # when the window may have turned its kinds off, and records nothing for a kind that is off)
     assert len(kernels(t)) >= (ACTIVE - 1) * LAUNCHES and later > 0.9 * len(kernels(t))
     s = check_summary_files(run, [path])
     assert s["steps"]["count"] == ACTIVE and s["gpu"]["kernel_count"] == len(kernels(t))
