@@ -664,10 +664,10 @@ static void mark_streams_spanned(const tp_model *m, const int64_t *place, const 
 
 /* The latest time, after the last cut and up to settled, that starts a step of m and that no
  * host range of m spans (starts before, ends after); INT64_MIN when there is none. GPU work
- * goes with its launch (placement), and the analysis carries what runs past a cut to the next
- * piece (GPU busy time and the GPU split, as the idle gaps), so it holds no cut back, but for a
- * stream whose work would leave start order (mark_streams_spanned). */
-static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
+ * goes with its launch (place: placement's), and the analysis carries what runs past a cut to
+ * the next piece (GPU busy time and the GPU split, as the idle gaps), so it holds no cut back,
+ * but for a stream whose work would leave start order (mark_streams_spanned). */
+static int64_t find_cut(const tp_model *m, const int64_t *place, int64_t after, int64_t settled) {
     int64_t *at = NULL;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < m->nevents; i++) {
@@ -683,12 +683,7 @@ static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
         int64_t end = e->ts + (e->dur > 0 ? e->dur : 0);
         if (e->kind == TP_HOST_RANGE && end > e->ts) mark_spanned(at, n, spanned, e->ts, end);
     }
-    int64_t *place = spanned ? placement(m) : NULL;
-    if (place)
-        mark_streams_spanned(m, place, at, n, spanned);
-    else if (spanned)
-        memset(spanned, 1, n);
-    free(place);
+    if (spanned) mark_streams_spanned(m, place, at, n, spanned);
     int64_t cut = INT64_MIN;
     for (size_t k = n; spanned && k-- > 0;)
         if (!spanned[k]) {
@@ -700,17 +695,16 @@ static int64_t find_cut(const tp_model *m, int64_t after, int64_t settled) {
     return cut;
 }
 
-/* pending's events before cut become a piece, analysed; those from cut on stay pending. */
-static void cut_piece(art_stream *st, int64_t cut) {
+/* pending's events placed before cut (at: placement's) become a piece, analysed; those from cut
+ * on stay pending. */
+static void cut_piece(art_stream *st, const int64_t *at, int64_t cut) {
     tp_model *m = st->pending;
     size_t head = 0, tail = 0;
-    int64_t *at = placement(m);
-    for (size_t i = 0; at && i < m->nevents; i++)
+    for (size_t i = 0; i < m->nevents; i++)
         tail += at[i] >= cut;
-    tp_event *later = at ? malloc((tail ? tail : 1) * sizeof(*later)) : NULL;
+    tp_event *later = malloc((tail ? tail : 1) * sizeof(*later));
     tp_model *rest = pending_new(m);
     if (!later || !rest) {
-        free(at);
         free(later);
         free(rest);
         leave_out(st, "out of memory");
@@ -724,7 +718,6 @@ static void cut_piece(art_stream *st, int64_t cut) {
             m->events[head++] = m->events[i];
     memcpy(m->events + head, later, tail * sizeof(*later));
     free(later);
-    free(at);
     tp_model view = *m; /* the later events, with m's strings, args and tracks */
     view.events = m->events + head;
     view.nevents = tail;
@@ -760,15 +753,19 @@ static void pending_add(art_stream *st, const tp_model *segment) {
     }
     tp_model *m = st->pending;
     if (m->nevents < piece || m->nevents < st->next_try) return;
-    int64_t cut = find_cut(m, st->cut, segment->settled_ts);
-    if (cut != INT64_MIN) {
-        cut_piece(st, cut);
+    int64_t *place = placement(m); /* where a cut puts each event: for find_cut and cut_piece */
+    int64_t cut = place ? find_cut(m, place, st->cut, segment->settled_ts) : INT64_MIN;
+    if (!place) {
+        leave_out(st, "out of memory");
+    } else if (cut != INT64_MIN) {
+        cut_piece(st, place, cut);
     } else if ((uint64_t)m->nevents > art.max_events / 2) {
         leave_out(st, "no step boundary to cut it at: a range open across its steps, a thread "
                       "whose records wait in its buffer, or GPU work behind its launches");
     } else {
         st->next_try = m->nevents + piece / 4; /* not at every segment */
     }
+    free(place);
 }
 
 static void art_stream_add(void *ctx, void *trace, const tp_model *segment) {
