@@ -515,9 +515,7 @@ static int overhang_in(tp_walk *s, lists *l) {
         while (d < l->device_ids.n && l->device_ids.v[d].a != o->pid)
             d++;
         if (d == l->device_ids.n && (d = device_number(l, o->pid, 0)) == UINT32_MAX) return -1;
-        if (keyed_push(&l->gpu, &l->devices[d], tp_time_key(o->start),
-                       (uint64_t)(o->end - o->start)))
-            return -1;
+        if (keyed_push(&l->gpu, &l->devices[d], o->part.key, o->part.val)) return -1;
     }
     if (pv) pv->noverhang = 0;
     return 0;
@@ -529,12 +527,11 @@ static int overhang_out(tp_walk *s, const lists *l, int64_t end) {
     if (!pv || !s->m->piece) return 0; /* the window's last piece, or a whole model */
     for (size_t d = 0; d < l->device_ids.n; d++) {
         const keyed_vec *w = &l->devices[d];
+        tp_keyed past;
         for (size_t i = 0; i < w->n; i++) {
-            int64_t ts = tp_key_time(w->v[i].key), e_end = tp_add_sat(ts, (int64_t)w->v[i].val);
-            if (e_end <= end) continue;
+            if (!tp_gpu_past(&w->v[i], end, &past)) continue;
             if (TP_GROW(pv->overhang, pv->cap_overhang, pv->noverhang + 1)) return -1;
-            pv->overhang[pv->noverhang++] =
-                (tp_overhang){l->device_ids.v[d].a, ts > end ? ts : end, e_end};
+            pv->overhang[pv->noverhang++] = (tp_overhang){l->device_ids.v[d].a, past};
         }
     }
     return 0;

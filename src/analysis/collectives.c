@@ -214,14 +214,12 @@ static int take_carried(split_dev *cd, dev_work *d) {
 
 /* d's work past `end` into cd, from end on, for the next piece. */
 static int keep_past(split_dev *cd, const dev_work *d, int64_t end) {
+    tp_keyed past;
     for (int k = 0; k < WORK_KINDS; k++) {
         for (size_t i = 0; i < d->n[k]; i++) {
-            int64_t ts = tp_key_time(d->v[k][i].key);
-            int64_t e_end = tp_add_sat(ts, (int64_t)d->v[k][i].val);
-            if (e_end <= end) continue;
+            if (!tp_gpu_past(&d->v[k][i], end, &past)) continue;
             if (TP_GROW(cd->over[k], cd->cap[k], cd->nover[k] + 1)) return -1;
-            if (ts < end) ts = end;
-            cd->over[k][cd->nover[k]++] = (tp_keyed){tp_time_key(ts), (uint64_t)(e_end - ts)};
+            cd->over[k][cd->nover[k]++] = past;
         }
     }
     return 0;
@@ -255,26 +253,28 @@ static int split_device(const tp_model *m, int64_t pid, tp_order *o, tp_gpu_spli
     return rc;
 }
 
-/* The devices of m, with those of the carry c, in pids; -1 when out of memory. */
-static int device_pids(const tp_model *m, const struct tp_split_carry *c, int64_t **pids,
-                       size_t *npids) {
-    size_t cap = 0;
-    for (size_t i = 0; i < m->nevents + (c ? c->n : 0); i++) {
-        int64_t pid;
-        if (i < m->nevents) {
-            const tp_event *e = &m->events[i];
-            if (!tp_kind_is_gpu_work(e->kind)) continue;
-            pid = m->tracks[e->track].pid;
-        } else {
-            pid = c->v[i - m->nevents].pid;
-        }
-        size_t k = 0;
-        while (k < *npids && (*pids)[k] != pid)
-            k++;
-        if (k < *npids) continue;
-        if (TP_GROW(*pids, cap, *npids + 1)) return -1;
-        (*pids)[(*npids)++] = pid;
+typedef struct pid_set {
+    int64_t *v;
+    size_t n, cap;
+} pid_set;
+
+/* pid into set unless there already; -1 when out of memory. */
+static int add_pid(pid_set *set, int64_t pid) {
+    for (size_t k = 0; k < set->n; k++)
+        if (set->v[k] == pid) return 0;
+    if (TP_GROW(set->v, set->cap, set->n + 1)) return -1;
+    set->v[set->n++] = pid;
+    return 0;
+}
+
+/* The devices of m, with those of the carry c, into set; -1 when out of memory. */
+static int device_pids(const tp_model *m, const struct tp_split_carry *c, pid_set *set) {
+    for (size_t i = 0; i < m->nevents; i++) {
+        const tp_event *e = &m->events[i];
+        if (tp_kind_is_gpu_work(e->kind) && add_pid(set, m->tracks[e->track].pid)) return -1;
     }
+    for (size_t i = 0; c && i < c->n; i++)
+        if (add_pid(set, c->v[i].pid)) return -1;
     return 0;
 }
 
@@ -294,13 +294,12 @@ int tp_gpu_split_add(const tp_model *m, tp_gpu_split *g) {
         g->carry->from = INT64_MIN;
     }
     struct tp_split_carry *c = g->carry;
-    int64_t *pids = NULL;
-    size_t npids = 0;
+    pid_set pids = {0};
     tp_order o = {0};
-    int rc = device_pids(m, c, &pids, &npids);
-    for (size_t k = 0; k < npids && rc == 0; k++)
-        rc = split_device(m, pids[k], &o, g, c);
-    free(pids);
+    int rc = device_pids(m, c, &pids);
+    for (size_t k = 0; k < pids.n && rc == 0; k++)
+        rc = split_device(m, pids.v[k], &o, g, c);
+    free(pids.v);
     tp_order_free(&o);
     if (c && m->piece) c->from = m->piece_end;
     if (c && !m->piece) finish_pieces(g);

@@ -29,3 +29,11 @@ int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi, 
     *busy_ns = tp_add_sat(busy, end - start);
     return 0;
 }
+
+int tp_gpu_past(const tp_keyed *w, int64_t end, tp_keyed *past) {
+    int64_t ts = tp_key_time(w->key), w_end = tp_add_sat(ts, (int64_t)w->val);
+    if (w_end <= end) return 0;
+    if (ts < end) ts = end;
+    *past = (tp_keyed){tp_time_key(ts), (uint64_t)(w_end - ts)};
+    return 1;
+}

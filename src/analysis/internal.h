@@ -59,9 +59,10 @@ struct tp_analysis_priv {
     size_t noverhang, cap_overhang;
 };
 
-/* Part of a device's work (pid) that runs past the end of a window's piece: [start, end). */
+/* Part of a device's work (pid) that runs past the end of a window's piece (tp_gpu_past). */
 typedef struct tp_overhang {
-    int64_t pid, start, end;
+    int64_t pid;
+    tp_keyed part;
 } tp_overhang;
 
 enum { TP_STAGE_UNKNOWN = -2 }; /* tp_name_stats.stage before the name was matched */
@@ -274,6 +275,10 @@ int tp_memory_allocs(tp_walk *s, const uint32_t *mem, size_t n);
  * as a tp_time_key, val: the duration), each clipped to the window [lo, hi); sorts work.
  * 0 or -1. */
 int tp_gpu_union(tp_order *o, tp_keyed *work, size_t n, int64_t lo, int64_t hi, int64_t *busy_ns);
+/* gpu.c: the part of one piece of work w (as tp_gpu_union's) that runs past `end`, from end on,
+ * into *past; 0 when it ends by then. What a window's piece carries to the next (add_model.c's
+ * busy time, collectives.c's GPU split). */
+int tp_gpu_past(const tp_keyed *w, int64_t end, tp_keyed *past);
 /* corr.c: charges each id's GPU work to the op noted with its launch during the walks; a launch
  * with no op around it on its thread, to the op its "External id" names (docs/METRICS.md). 0, or
  * -1 when out of memory. */
