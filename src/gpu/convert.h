@@ -188,7 +188,8 @@ typedef struct tp_cupti_emitted {
     struct tp_cupti_launch {
         uint32_t corr;
         int64_t start;
-    } * launches; /* sorted by corr */
+        int worked; /* work of it has arrived since */
+    } * launches;   /* sorted by corr */
     size_t n, cap;
 } tp_cupti_emitted;
 void tp_cupti_emitted_free(tp_cupti_emitted *e);
@@ -202,15 +203,18 @@ void tp_cupti_emitted_free(tp_cupti_emitted *e);
 long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
                            const tp_window_info *w, tp_cupti_emitted *e);
 /* A streamed window's segment, while it records (w->end_ns not known yet): moves into m the
- * records of w whose place is final, all those that start before a time T, and returns T (session
- * clock): no later take of w holds a record that starts before T, except work of a launch in e
- * (a graph's nodes coming one by one, work given up on) and host records CUPTI had not delivered
- * by `upto` (calls still running then). T is the earliest of `upto` and the start of every launch
- * of w whose work has not arrived, that started from `wait_from` on: such a launch waits with
- * every record after it, so that a launch and its work go into the same segment; one older than
- * that goes without its work (which may never come: memory stays bounded). The launches moved are
- * added to e (emptied first when it held another window's). *appended counts the events, -1 when m
- * ran out of memory. */
+ * records of w whose place is final, all those that start before a time S, and returns a time
+ * T <= S (session clock): no later take of w holds a record that starts before T, nor GPU work of
+ * a launch that starts before T, except a graph's nodes after its first (they may come one by one)
+ * and work coming after its launch is forgotten (below). S is the earliest of `upto` and the
+ * start of every launch of w whose work has not arrived, that started from `wait_from` on: such a
+ * launch waits with every record after it, so that a launch and its work go into the same
+ * segment; one older than that goes without its work (which may never come: memory stays
+ * bounded), and T stays at or before its start until its work comes or it is forgotten, so that
+ * the sink's summary does not cut the window between the two. Host records CUPTI had not
+ * delivered by `upto` (calls still running then) are the other exception. The launches moved are
+ * added to e (emptied first when it held another window's). *appended counts the events, -1 when
+ * m ran out of memory. */
 int64_t tp_cupti_pending_take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
                                       const tp_window_info *w, int64_t upto, int64_t wait_from,
                                       tp_cupti_emitted *e, long *appended);

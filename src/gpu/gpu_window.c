@@ -218,7 +218,7 @@ static tp_cupti_rec with_external(const tp_cupti_rec *r, const ext_pair *pairs, 
 static void note_emitted(tp_cupti_emitted *e, const tp_cupti_rec *r) {
     if (!is_api(r) || !tp_cupti_launches_work(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid)) return;
     if (TP_GROW(e->launches, e->cap, e->n + 1)) return;
-    e->launches[e->n++] = (struct tp_cupti_launch){r->corr, r->start};
+    e->launches[e->n++] = (struct tp_cupti_launch){r->corr, r->start, 0};
 }
 
 /* Moves the records p holds (sorted) of [start, end) into m, as s places them; the launches moved
@@ -277,18 +277,30 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
     return appended;
 }
 
-/* The earliest start, from start up to upto, of a launch whose work has not arrived, of those
- * that started from `wait_from` on; upto when there is none. p is sorted by start. */
+/* The earliest start, from start up to upto, of a launch whose work (ids `work`, sorted) has not
+ * arrived, of those that started from `wait_from` on; upto when there is none. p is sorted by
+ * start. */
 static int64_t first_unfinished(const tp_cupti_pending *p, int64_t start, int64_t upto,
-                                int64_t wait_from) {
-    size_t nk;
-    uint32_t *work = corr_set(p, is_work, 0, 0, &nk);
+                                int64_t wait_from, const uint32_t *work, size_t nk) {
     int64_t t = upto;
     for (size_t i = 0; i < p->n && p->recs[i].start < t; i++) {
         const tp_cupti_rec *r = &p->recs[i];
         if (r->start >= wait_from && awaits_work(r, start, upto, work, nk)) t = r->start;
     }
-    free(work);
+    return t;
+}
+
+/* Notes which launches of e have had work arrive (ids `work`, sorted). */
+static void emitted_note_work(tp_cupti_emitted *e, const uint32_t *work, size_t nk) {
+    for (size_t i = 0; i < e->n; i++)
+        e->launches[i].worked |= has_corr(work, nk, e->launches[i].corr);
+}
+
+/* The earliest start of a launch of e whose work has not arrived; INT64_MAX when none. */
+static int64_t emitted_first_waiting(const tp_cupti_emitted *e) {
+    int64_t t = INT64_MAX;
+    for (size_t i = 0; i < e->n; i++)
+        if (!e->launches[i].worked && e->launches[i].start < t) t = e->launches[i].start;
     return t;
 }
 
@@ -308,7 +320,9 @@ int64_t tp_cupti_pending_take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_
     if (e->window_start_ns != w->start_ns) e->n = 0; /* another window's */
     e->window_start_ns = w->start_ns;
     if (p->n) qsort(p->recs, p->n, sizeof(*p->recs), cmp_rec);
-    int64_t settled = first_unfinished(p, w->start_ns, upto, wait_from);
+    size_t nk;
+    uint32_t *work = corr_set(p, is_work, 0, 0, &nk); /* all of it goes now, or with its launch */
+    int64_t settled = first_unfinished(p, w->start_ns, upto, wait_from, work, nk);
     if (settled < w->start_ns) settled = w->start_ns;
     corr_sets sets = {.e = e};
     sets.launches = corr_set(p, is_launch_in, w->start_ns, settled, &sets.nlaunches);
@@ -319,9 +333,12 @@ int64_t tp_cupti_pending_take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_
     for (size_t i = 0; i < add.n; i++)
         if (!TP_GROW(e->launches, e->cap, e->n + 1)) e->launches[e->n++] = add.launches[i];
     tp_cupti_emitted_free(&add);
+    emitted_note_work(e, work, nk);
     emitted_trim(e, settled);
+    free(work);
     free(sets.launches);
     free(sets.held);
     free(sets.runtime);
-    return settled;
+    int64_t waiting = emitted_first_waiting(e);
+    return waiting < settled ? waiting : settled;
 }

@@ -626,8 +626,9 @@ static int cmp_placed(const void *a, const void *b) {
 /* No cut between two pieces of work of one stream that would put the later-starting one in the
  * earlier piece: the analysis' idle gaps take each stream's work in start order, carrying only
  * its last work to the next piece (analysis/idle.c). A stream runs its launches in order, so
- * this holds back no cut on a GPU; it keeps a trace that says otherwise exact too. Out of memory,
- * no time is left to cut at. */
+ * this holds back no cut on a GPU; it keeps a trace that says otherwise exact too, as far as its
+ * work has arrived (work that comes after a cut is taken to keep its stream's launch order, as a
+ * GPU's does). Out of memory, no time is left to cut at. */
 static void mark_streams_spanned(const tp_model *m, const int64_t *place, const int64_t *at,
                                  size_t n, uint8_t *spanned) {
     placed_work *w = NULL;

@@ -1,6 +1,7 @@
 """A streamed window (`stream: true`, docs/CONFIG.md) with the GPU source on, through a whole
-session with the fake libcupti (tests/tools/gpu/cupti_stream.c: every step launches kernels, some
-of which complete late, the last one after the window's end).
+session with the fake libcupti (tests/tools/gpu/cupti_stream.c: every step launches kernels, run
+in launch order on their stream as a GPU runs them, some of which complete late, the last one after
+the window's end).
 
 The GPU's records go out with the window's segments as it records (source.h: collect_settled),
 not all at its end: the streamed trace holds kernels before its metadata (which comes with the
@@ -33,17 +34,19 @@ pytestmark = pytest.mark.skipif(not os.path.exists(PROGRAM),
 STEPS, ACTIVE, LAUNCHES = 430, 400, 4
 
 
-def profile(out, stream, *args, behind=False):
-    """Runs the program into out/run (behind: its GPU a step behind); returns the run directory
-    and its one trace."""
+def profile(out, stream, *args, behind=False, give_up=False, steps=STEPS, active=ACTIVE):
+    """Runs the program into out/run (behind: its GPU a step behind; give_up: one kernel's record
+    comes after the GPU source has given up waiting for it); returns the run directory and its
+    one trace."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TPROF_")}
     env.update(CUDA_HOME=os.path.join(TOOLS, "fake_cuda_home"),
                LD_LIBRARY_PATH=os.path.join(TOOLS, "fake_driver"),
-               CUPTI_STREAM_BEHIND="1" if behind else "0")
+               CUPTI_STREAM_BEHIND="1" if behind else "0",
+               CUPTI_STREAM_GIVE_UP="1" if give_up else "0")
     r = subprocess.run(
-        [PROGRAM, str(STEPS), "--profile", "--profiling.gpu=on", "--profiling.output_dir",
+        [PROGRAM, str(steps), "--profile", "--profiling.gpu=on", "--profiling.output_dir",
          str(out), "--profiling.run_id=run", "--profiling.wait=0", "--profiling.warmup=2",
-         f"--profiling.active={ACTIVE}", "--profiling.repeat=1", "--profiling.summary=false",
+         f"--profiling.active={active}", "--profiling.repeat=1", "--profiling.summary=false",
          "--profiling.top_k=1000", f"--profiling.stream={stream}", *args],
         capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -142,3 +145,32 @@ def test_gpu_a_step_behind_its_host_is_summarised_in_pieces(tmp_path):
     assert s["steps"]["count"] == ACTIVE and s["gpu"]["kernel_count"] == len(kernels(t))
     split = {k: s["rank_summary"][k] for k in ("compute_ns", "communication_ns", "idle_ns")}
     assert split == gpu_split(t)
+
+
+def test_work_come_after_its_launch_was_given_up_on_joins_it_in_the_summary(tmp_path):
+    # One kernel's record comes 2.5 s after its launch (the program holds it; under load a
+    # buffer can come that late): the GPU source has written the launch into a segment without
+    # it by then (cupti.c's STREAM_WAIT_MS, 2 s), and the kernel goes into a later one. The
+    # summary's pieces (65536 events, ~300 steps) must not be cut between the two: the kernel is
+    # analysed with its launch (its op, the idle gap before it), as `tprof analyze` does. (While
+    # the launch waits its 2 s, no piece is cut after it: max_events is large enough for that.)
+    steps = 800
+    run, path = profile(tmp_path / "streamed", "true", "--profiling.max_events=524288",
+                        give_up=True, steps=steps + 30, active=steps)
+    t = load(path)
+    assert t["tprof"]["dropped_events"] == 0
+    order = t["traceEvents"]
+    launched = {e["args"]["correlation"]: (i, e["ts"]) for i, e in enumerate(order)
+                if e.get("cat") == "cuda_runtime"}
+    # the held kernel: written after events that began 2 s past its launch (a later segment)
+    late = []
+    for i, e in enumerate(order):
+        if e.get("cat") != "kernel":
+            continue
+        li, lts = launched[e["args"]["correlation"]]
+        if any(o.get("ph") == "X" and o["ts"] > lts + 2e6 for o in order[li:i]):
+            late.append(e)
+    assert len(late) == 1
+    assert len(kernels(t)) == len(launched) >= (steps - 1) * LAUNCHES
+    s = check_summary_files(run, [path])
+    assert s["steps"]["count"] == steps and s["gpu"]["kernel_count"] == len(kernels(t))

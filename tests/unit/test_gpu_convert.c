@@ -808,6 +808,65 @@ static void test_window_assignment(void **state) {
     tp_cupti_conv_free(&c);
 }
 
+/* One take_settled of a streamed window's records: what it moved into a fresh model (count of
+ * kind), and the settled time it returned. */
+static int64_t take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_cupti_emitted *e,
+                            int64_t upto, int64_t wait_from, int kind, size_t *moved) {
+    tp_window_info w = {.start_ns = 0, .end_ns = INT64_MAX, .model_offset_ns = 0};
+    tp_model m;
+    tp_model_init(&m);
+    long n;
+    int64_t settled = tp_cupti_pending_take_settled(p, c, &m, &w, upto, wait_from, e, &n);
+    assert_true(n >= 0);
+    *moved = count_kind(&m, kind);
+    tp_model_free(&m);
+    return settled;
+}
+
+/* A streamed window: a launch waits for its work (the settled time stays before it); one older
+ * than wait_from goes into the segment without it, and the settled time still stays before it
+ * until its work comes (so that the summary is not cut between them, sink/artifacts.c) or it is
+ * forgotten (TP_CUPTI_EMITTED_MS). */
+static void test_streamed_take_waits_for_work_given_up_on(void **state) {
+    (void)state;
+    enum { LAUNCH = 211 };
+    const int64_t forget = (int64_t)TP_CUPTI_EMITTED_MS * 1000000;
+    tp_cupti_conv c;
+    tp_cupti_conv_init(&c);
+    tp_cupti_pending p;
+    tp_cupti_pending_init(&p, 100);
+    tp_cupti_emitted e = {0};
+    size_t moved;
+    tp_cupti_rec recs[] = {api_at(1000, 1, LAUNCH), kernel_at(1100, 1), api_at(2000, 2, LAUNCH),
+                           api_at(3000, 3, LAUNCH), kernel_at(3100, 3)};
+    for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
+        tp_cupti_pending_add(&p, &recs[i]);
+    /* launch 2 waits for its kernel: the segment stops before it */
+    assert_int_equal(take_settled(&p, &c, &e, 5000, 1500, TP_HOST_RANGE, &moved), 2000);
+    assert_int_equal(moved, 1);
+    /* given up on: it and launch 3 go, the settled time stays at launch 2 */
+    assert_int_equal(take_settled(&p, &c, &e, 6000, 2500, TP_HOST_RANGE, &moved), 2000);
+    assert_int_equal(moved, 2);
+    assert_int_equal(take_settled(&p, &c, &e, 7000, 2500, TP_HOST_RANGE, &moved), 2000);
+    /* its kernel comes: it goes too (its launch is in an earlier segment), and the time moves */
+    tp_cupti_rec k2 = kernel_at(2100, 2);
+    tp_cupti_pending_add(&p, &k2);
+    assert_int_equal(take_settled(&p, &c, &e, 8000, 2500, TP_KERNEL, &moved), 8000);
+    assert_int_equal(moved, 1);
+    /* a launch whose work never comes holds the time until it is forgotten */
+    tp_cupti_rec l4 = api_at(9000, 4, LAUNCH);
+    tp_cupti_pending_add(&p, &l4);
+    assert_int_equal(take_settled(&p, &c, &e, 10000, 9500, TP_HOST_RANGE, &moved), 9000);
+    assert_int_equal(moved, 1);
+    assert_int_equal(take_settled(&p, &c, &e, 9000 + forget, 9500, TP_HOST_RANGE, &moved), 9000);
+    assert_int_equal(take_settled(&p, &c, &e, 9001 + forget, 9500, TP_HOST_RANGE, &moved),
+                     9001 + forget);
+    assert_int_equal(p.n, 0);
+    tp_cupti_emitted_free(&e);
+    tp_cupti_pending_free(&p);
+    tp_cupti_conv_free(&c);
+}
+
 /* The flight recorder's ring moved past 1000: older records go, memory ones counted first, and
  * the ring's window still gets its own, with the device total they moved. */
 static void test_flight_prune(void **state) {
@@ -859,6 +918,7 @@ int main(void) {
         cmocka_unit_test(test_memory_totals),
         cmocka_unit_test(test_other_kinds_and_devices),
         cmocka_unit_test(test_window_assignment),
+        cmocka_unit_test(test_streamed_take_waits_for_work_given_up_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

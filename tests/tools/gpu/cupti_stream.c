@@ -7,11 +7,15 @@
  * `forward` range of about 4.5 ms around LAUNCHES launches, each after OPS short `op` ranges (so
  * that the thread fills a chunk of records every few steps: the writer reads only filled ones)
  * and each a cudaLaunchKernel record and its kernel, timed on the session clock as CUPTI's records
- * are; every LATE_EVERY-th step's first kernel completes two flushes late (the GPU running behind),
- * and so does the last step's. Correlation ids count from 1, so two runs of the same program have
+ * are, one after the other on their stream as a GPU runs a stream's work (in launch order); every
+ * LATE_EVERY-th step's first kernel completes two flushes late (the GPU running behind), and so
+ * does the last step's. Correlation ids count from 1, so two runs of the same program have
  * the same ones. With CUPTI_STREAM_BEHIND=1 in the environment every kernel runs in the step
  * after its launch's, its records made as that step begins (a GPU a step behind its host, as a
- * loop that never waits for it runs), in launch order on the stream. */
+ * loop that never waits for it runs), in launch order on the stream. With CUPTI_STREAM_GIVE_UP=1
+ * the first kernel of the window's sixth step ran at once but its record comes GIVE_UP_MS later
+ * (two flushes after the program hands it over): tprof's GPU source has written its launch
+ * without it by then (cupti.c's STREAM_WAIT_MS), and the kernel joins a later segment. */
 #include "tprof.h"
 
 #include <cupti.h>
@@ -23,7 +27,14 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { LAUNCHES = 4, OPS = 50, LATE_EVERY = 60, LAG_EVERY = 2 };
+enum {
+    LAUNCHES = 4,
+    OPS = 50,
+    LATE_EVERY = 60,
+    LAG_EVERY = 2,
+    GIVE_UP_STEP = 5,
+    GIVE_UP_MS = 2500
+};
 
 static int (*push)(const void *rec, size_t size);
 static int (*push_late)(const void *rec, size_t size, int flushes);
@@ -60,22 +71,33 @@ static void spin_us(int64_t us) {
     while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
 }
 
-/* The kernel of launch corr, from start (ns) for 100 us; late by two flushes if asked. */
-static void run_kernel(uint32_t corr, uint64_t start, int late) {
-    CUpti_ActivityKernel10 k = {.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                .registersPerThread = 32,
-                                .start = start,
-                                .end = start + 100000,
-                                .contextId = 1,
-                                .streamId = 7,
-                                .gridX = 64,
-                                .gridY = 1,
-                                .gridZ = 1,
-                                .blockX = 128,
-                                .blockY = 1,
-                                .blockZ = 1,
-                                .correlationId = corr,
-                                .name = "_Z4stepPfi"};
+static uint64_t stream_free; /* when the stream's last kernel ends (ns) */
+
+/* The kernel of launch corr, 100 us long, from `ready` (ns) or when the stream's kernel before
+ * it ends. */
+static CUpti_ActivityKernel10 kernel(uint32_t corr, uint64_t ready) {
+    uint64_t start = ready > stream_free ? ready : stream_free;
+    stream_free = start + 100000;
+    return (CUpti_ActivityKernel10){.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                    .registersPerThread = 32,
+                                    .start = start,
+                                    .end = start + 100000,
+                                    .contextId = 1,
+                                    .streamId = 7,
+                                    .gridX = 64,
+                                    .gridY = 1,
+                                    .gridZ = 1,
+                                    .blockX = 128,
+                                    .blockY = 1,
+                                    .blockZ = 1,
+                                    .correlationId = corr,
+                                    .name = "_Z4stepPfi"};
+}
+
+/* The kernel of launch corr, ready from `ready` (ns), handed over now; late by two flushes if
+ * asked. */
+static void run_kernel(uint32_t corr, uint64_t ready, int late) {
+    CUpti_ActivityKernel10 k = kernel(corr, ready);
     if (late)
         push_late(&k, sizeof(k), 2);
     else
@@ -83,8 +105,8 @@ static void run_kernel(uint32_t corr, uint64_t start, int late) {
 }
 
 /* One launch: the runtime call now, its kernel `lag_us` after, or later (lag_us < 0: the caller
- * runs it). */
-static void launch(uint32_t corr, int late, int64_t lag_us) {
+ * runs it). Returns the launch's time. */
+static uint64_t launch(uint32_t corr, int late, int64_t lag_us) {
     uint64_t t = cupti_now();
     CUpti_ActivityAPI a = {.kind = CUPTI_ACTIVITY_KIND_RUNTIME,
                            .cbid = 211, /* cudaLaunchKernel_v7000 */
@@ -96,6 +118,21 @@ static void launch(uint32_t corr, int late, int64_t lag_us) {
     push(&a, sizeof(a));
     if (lag_us >= 0) run_kernel(corr, t + (uint64_t)lag_us * 1000, late);
     spin_us(100);
+    return t;
+}
+
+/* CUPTI_STREAM_GIVE_UP's kernel (see the head of this file): held from its launch at `at` until
+ * GIVE_UP_MS have passed, then handed over. */
+typedef struct held_kernel {
+    int held;
+    uint64_t at;
+    CUpti_ActivityKernel10 k;
+} held_kernel;
+
+static void hand_over_if_due(held_kernel *h) {
+    if (!h->held || cupti_now() - h->at < (uint64_t)GIVE_UP_MS * 1000000) return;
+    push_late(&h->k, sizeof(h->k), 2);
+    h->held = 0;
 }
 
 /* A GPU a step behind: the kernels of the step before's launches (after corr, LAUNCHES of them)
@@ -115,10 +152,14 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *behind_env = getenv("CUPTI_STREAM_BEHIND");
+    const char *give_up_env = getenv("CUPTI_STREAM_GIVE_UP");
     int behind = behind_env && strcmp(behind_env, "1") == 0;
+    int give_up = give_up_env && strcmp(give_up_env, "1") == 0;
     uint32_t corr = 0;
-    for (int s = 0; s < steps; s++) {
+    held_kernel held = {0};
+    for (int s = 0, recorded = 0; s < steps; s++) {
         if (behind) run_behind(corr);
+        if (push) hand_over_if_due(&held);
         tprof_begin("forward");
         if (tprof_is_recording() && !push) bind_fake();
         for (int i = 0; i < LAUNCHES; i++) {
@@ -128,8 +169,12 @@ int main(int argc, char **argv) {
             }
             int late = i == 0 && (s % LATE_EVERY == LATE_EVERY - 1 || s == steps - 1);
             int lag = i == LAUNCHES - 1 && s % LAG_EVERY == 0;
-            if (push) launch(++corr, late && !behind, behind ? -1 : lag ? 6000 : 20);
+            int hold = give_up && recorded == GIVE_UP_STEP && i == 0;
+            int64_t lag_us = behind || hold ? -1 : lag ? 6000 : 20;
+            uint64_t at = push ? launch(++corr, late && !behind, lag_us) : 0;
+            if (hold) held = (held_kernel){1, at, kernel(corr, at + 20000)};
         }
+        recorded += tprof_is_recording();
         spin_us(4000);
         tprof_end();
         tprof_step();
