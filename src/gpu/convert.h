@@ -188,9 +188,11 @@ typedef struct tp_cupti_emitted {
     struct tp_cupti_launch {
         uint32_t corr;
         int64_t start;
-        int worked; /* work of it has arrived since */
-    } * launches;   /* sorted by corr */
+        uint32_t work_take; /* the take (below) that last brought work of it; 0: none yet */
+        int nodes;          /* that work held a graph's nodes: more may come */
+    } * launches;           /* sorted by corr */
     size_t n, cap;
+    uint32_t takes; /* the window's takes so far */
 } tp_cupti_emitted;
 void tp_cupti_emitted_free(tp_cupti_emitted *e);
 
@@ -205,16 +207,17 @@ long tp_cupti_pending_take(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
 /* A streamed window's segment, while it records (w->end_ns not known yet): moves into m the
  * records of w whose place is final, all those that start before a time S, and returns a time
  * T <= S (session clock): no later take of w holds a record that starts before T, nor GPU work of
- * a launch that starts before T, except a graph's nodes after its first (they may come one by one)
- * and work coming after its launch is forgotten (below). S is the earliest of `upto` and the
+ * a launch that starts before T, except work coming after its launch is forgotten (below) and a
+ * graph's nodes coming a whole take after the one before. S is the earliest of `upto` and the
  * start of every launch of w whose work has not arrived, that started from `wait_from` on: such a
  * launch waits with every record after it, so that a launch and its work go into the same
  * segment; one older than that goes without its work (which may never come: memory stays
  * bounded), and T stays at or before its start until its work comes or it is forgotten, so that
- * the sink's summary does not cut the window between the two. Host records CUPTI had not
- * delivered by `upto` (calls still running then) are the other exception. The launches moved are
- * added to e (emptied first when it held another window's). *appended counts the events, -1 when
- * m ran out of memory. */
+ * the sink's summary does not cut the window between the two. A graph's nodes come one by one as
+ * they run (per-node tracing): T stays at or before its launch until a take brings none of them.
+ * Host records CUPTI had not delivered by `upto` (calls still running then) are the other
+ * exception. The launches moved are added to e (emptied first when it held another window's).
+ * *appended counts the events, -1 when m ran out of memory. */
 int64_t tp_cupti_pending_take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
                                       const tp_window_info *w, int64_t upto, int64_t wait_from,
                                       tp_cupti_emitted *e, long *appended);

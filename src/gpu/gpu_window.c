@@ -218,7 +218,7 @@ static tp_cupti_rec with_external(const tp_cupti_rec *r, const ext_pair *pairs, 
 static void note_emitted(tp_cupti_emitted *e, const tp_cupti_rec *r) {
     if (!is_api(r) || !tp_cupti_launches_work(r->kind == TP_CUPTI_DRIVER, r->u.api.cbid)) return;
     if (TP_GROW(e->launches, e->cap, e->n + 1)) return;
-    e->launches[e->n++] = (struct tp_cupti_launch){r->corr, r->start, 0};
+    e->launches[e->n++] = (struct tp_cupti_launch){.corr = r->corr, .start = r->start};
 }
 
 /* Moves the records p holds (sorted) of [start, end) into m, as s places them; the launches moved
@@ -290,17 +290,33 @@ static int64_t first_unfinished(const tp_cupti_pending *p, int64_t start, int64_
     return t;
 }
 
-/* Notes which launches of e have had work arrive (ids `work`, sorted). */
-static void emitted_note_work(tp_cupti_emitted *e, const uint32_t *work, size_t nk) {
-    for (size_t i = 0; i < e->n; i++)
-        e->launches[i].worked |= has_corr(work, nk, e->launches[i].corr);
+static int is_graph_node(const tp_cupti_rec *r, int64_t start, int64_t end) {
+    (void)start, (void)end;
+    return is_gpu_work(r) && r->kind != TP_CUPTI_GRAPH && r->graph_id;
 }
 
-/* The earliest start of a launch of e whose work has not arrived; INT64_MAX when none. */
+/* Notes the launches of e (sorted) whose work (ids `work`, sorted) came in this take, and
+ * whether it held a graph's nodes (ids `nodes`). */
+static void emitted_note_work(tp_cupti_emitted *e, const uint32_t *work, size_t nk,
+                              const uint32_t *nodes, size_t nn) {
+    for (size_t i = 0; e->n && i < nk; i++) {
+        struct tp_cupti_launch key = {.corr = work[i]}, *l;
+        l = bsearch(&key, e->launches, e->n, sizeof(key), cmp_launch);
+        if (!l) continue;
+        l->work_take = e->takes;
+        l->nodes = has_corr(nodes, nn, l->corr);
+    }
+}
+
+/* The earliest start of a launch of e that waits for work: none has come yet, or a graph's nodes
+ * came in this take (more may follow); INT64_MAX when none. */
 static int64_t emitted_first_waiting(const tp_cupti_emitted *e) {
     int64_t t = INT64_MAX;
-    for (size_t i = 0; i < e->n; i++)
-        if (!e->launches[i].worked && e->launches[i].start < t) t = e->launches[i].start;
+    for (size_t i = 0; i < e->n; i++) {
+        const struct tp_cupti_launch *l = &e->launches[i];
+        int waits = !l->work_take || (l->nodes && l->work_take == e->takes);
+        if (waits && l->start < t) t = l->start;
+    }
     return t;
 }
 
@@ -317,11 +333,13 @@ static void emitted_trim(tp_cupti_emitted *e, int64_t settled) {
 int64_t tp_cupti_pending_take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_model *m,
                                       const tp_window_info *w, int64_t upto, int64_t wait_from,
                                       tp_cupti_emitted *e, long *appended) {
-    if (e->window_start_ns != w->start_ns) e->n = 0; /* another window's */
+    if (e->window_start_ns != w->start_ns) e->n = e->takes = 0; /* another window's */
     e->window_start_ns = w->start_ns;
+    e->takes++;
     if (p->n) qsort(p->recs, p->n, sizeof(*p->recs), cmp_rec);
-    size_t nk;
+    size_t nk, nn;
     uint32_t *work = corr_set(p, is_work, 0, 0, &nk); /* all of it goes now, or with its launch */
+    uint32_t *nodes = corr_set(p, is_graph_node, 0, 0, &nn);
     int64_t settled = first_unfinished(p, w->start_ns, upto, wait_from, work, nk);
     if (settled < w->start_ns) settled = w->start_ns;
     corr_sets sets = {.e = e};
@@ -333,9 +351,10 @@ int64_t tp_cupti_pending_take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_
     for (size_t i = 0; i < add.n; i++)
         if (!TP_GROW(e->launches, e->cap, e->n + 1)) e->launches[e->n++] = add.launches[i];
     tp_cupti_emitted_free(&add);
-    emitted_note_work(e, work, nk);
     emitted_trim(e, settled);
+    emitted_note_work(e, work, nk, nodes, nn);
     free(work);
+    free(nodes);
     free(sets.launches);
     free(sets.held);
     free(sets.runtime);

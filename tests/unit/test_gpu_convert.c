@@ -867,6 +867,40 @@ static void test_streamed_take_waits_for_work_given_up_on(void **state) {
     tp_cupti_conv_free(&c);
 }
 
+/* A graph launch traced per node: its nodes come as they run, over several takes; the settled
+ * time stays before the launch until a take brings none of them. */
+static void test_streamed_take_waits_for_a_graphs_nodes(void **state) {
+    (void)state;
+    enum { GRAPH_LAUNCH = 311 }; /* cudaGraphLaunch_v10000 */
+    tp_cupti_conv c;
+    tp_cupti_conv_init(&c);
+    tp_cupti_pending p;
+    tp_cupti_pending_init(&p, 100);
+    tp_cupti_emitted e = {0};
+    size_t moved;
+    tp_cupti_rec launch = api_at(1000, 1, GRAPH_LAUNCH), node1 = kernel_at(1100, 1),
+                 node2 = kernel_at(1200, 1), after = api_at(1500, 2, 20 /* cudaMalloc */);
+    node1.graph_id = node2.graph_id = 5;
+    node1.graph_node = 1;
+    node2.graph_node = 2;
+    tp_cupti_pending_add(&p, &launch);
+    tp_cupti_pending_add(&p, &node1);
+    tp_cupti_pending_add(&p, &after);
+    /* the first node stands for the graph in the segment, which takes every record */
+    assert_int_equal(take_settled(&p, &c, &e, 2000, 0, TP_KERNEL, &moved), 1000);
+    assert_int_equal(moved, 1);
+    assert_int_equal(p.n, 0);
+    tp_cupti_pending_add(&p, &node2);
+    assert_int_equal(take_settled(&p, &c, &e, 3000, 0, TP_KERNEL, &moved), 1000);
+    assert_int_equal(moved, 1);
+    /* a take without a node of it: the graph is taken as done */
+    assert_int_equal(take_settled(&p, &c, &e, 4000, 0, TP_KERNEL, &moved), 4000);
+    assert_int_equal(moved, 0);
+    tp_cupti_emitted_free(&e);
+    tp_cupti_pending_free(&p);
+    tp_cupti_conv_free(&c);
+}
+
 /* The flight recorder's ring moved past 1000: older records go, memory ones counted first, and
  * the ring's window still gets its own, with the device total they moved. */
 static void test_flight_prune(void **state) {
@@ -919,6 +953,7 @@ int main(void) {
         cmocka_unit_test(test_other_kinds_and_devices),
         cmocka_unit_test(test_window_assignment),
         cmocka_unit_test(test_streamed_take_waits_for_work_given_up_on),
+        cmocka_unit_test(test_streamed_take_waits_for_a_graphs_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
