@@ -508,33 +508,74 @@ static int append_steps(tp_walk *s) {
  * window's. A device is told by its pid alone across pieces (each piece has its own strings), as
  * its idle row is (tp_device_row). */
 static int overhang_in(tp_walk *s, lists *l) {
-    struct tp_analysis_priv *pv = s->a->priv;
-    for (size_t i = 0; pv && i < pv->noverhang; i++) {
-        const tp_overhang *o = &pv->overhang[i];
+    struct tp_gpu_pieces *gp = s->a->priv ? &s->a->priv->gpu_pieces : NULL;
+    for (size_t i = 0; gp && i < gp->noverhang; i++) {
+        const tp_overhang *o = &gp->overhang[i];
         uint32_t d = 0;
         while (d < l->device_ids.n && l->device_ids.v[d].a != o->pid)
             d++;
         if (d == l->device_ids.n && (d = device_number(l, o->pid, 0)) == UINT32_MAX) return -1;
         if (keyed_push(&l->gpu, &l->devices[d], o->part.key, o->part.val)) return -1;
     }
-    if (pv) pv->noverhang = 0;
+    if (gp) gp->noverhang = 0;
     return 0;
 }
 
 /* After a piece's busy time: its devices' work past `end` (the piece's end), for the next. */
 static int overhang_out(tp_walk *s, const lists *l, int64_t end) {
-    struct tp_analysis_priv *pv = s->a->priv;
-    if (!pv || !s->m->piece) return 0; /* the window's last piece, or a whole model */
+    struct tp_gpu_pieces *gp = s->a->priv ? &s->a->priv->gpu_pieces : NULL;
+    if (!gp || !s->m->piece) return 0; /* the window's last piece, or a whole model */
     for (size_t d = 0; d < l->device_ids.n; d++) {
         const keyed_vec *w = &l->devices[d];
         tp_keyed past;
         for (size_t i = 0; i < w->n; i++) {
             if (!tp_gpu_past(&w->v[i], end, &past)) continue;
-            if (TP_GROW(pv->overhang, pv->cap_overhang, pv->noverhang + 1)) return -1;
-            pv->overhang[pv->noverhang++] = (tp_overhang){l->device_ids.v[d].a, past};
+            if (TP_GROW(gp->overhang, gp->cap_overhang, gp->noverhang + 1)) return -1;
+            gp->overhang[gp->noverhang++] = (tp_overhang){l->device_ids.v[d].a, past};
         }
     }
     return 0;
+}
+
+static int has_pid(const int64_t *pids, size_t n, int64_t pid) {
+    for (size_t i = 0; i < n; i++)
+        if (pids[i] == pid) return 1;
+    return 0;
+}
+
+/* The GPU capacity of a model's window (ns): each device with work in it has that window. In a
+ * window's pieces a device has the whole window's, as it does when the window is analysed whole,
+ * even where it has no work in some pieces: one first seen in a piece gets the earlier pieces'
+ * windows too, and each seen before gets every later piece's. */
+static int add_capacity(tp_walk *s, const lists *l, int64_t window) {
+    tp_analysis *a = s->a;
+    struct tp_gpu_pieces whole = {0}, *gp = a->priv ? &a->priv->gpu_pieces : &whole;
+    int rc = 0;
+    for (size_t d = 0; d < l->device_ids.n && rc == 0; d++) {
+        int64_t pid = l->device_ids.v[d].a;
+        if (has_pid(gp->devices, gp->ndevices, pid)) continue;
+        tp_idle_row *row = tp_device_row(a, pid);
+        if (!row || TP_GROW(gp->devices, gp->cap_devices, gp->ndevices + 1)) {
+            rc = -1;
+            break;
+        }
+        gp->devices[gp->ndevices++] = pid;
+        row->window_ns = tp_add_sat(row->window_ns, gp->window_ns);
+        a->gpu_capacity_ns = tp_add_sat(a->gpu_capacity_ns, gp->window_ns);
+    }
+    for (size_t d = 0; d < gp->ndevices && rc == 0; d++) {
+        tp_idle_row *row = tp_device_row(a, gp->devices[d]);
+        if (!row) rc = -1;
+        if (!row) break;
+        row->window_ns = tp_add_sat(row->window_ns, window);
+        a->gpu_capacity_ns = tp_add_sat(a->gpu_capacity_ns, window);
+        assert(row->busy_ns <= row->window_ns);
+    }
+    gp->window_ns = tp_add_sat(gp->window_ns, window);
+    if (gp->ndevices > a->gpu_devices) a->gpu_devices = gp->ndevices;
+    if (!s->m->piece) gp->ndevices = 0, gp->window_ns = 0; /* the window is done */
+    free(whole.devices);
+    return rc;
 }
 
 /* GPU busy and capacity over the model's window: first step start to last step end, or the span
@@ -555,24 +596,17 @@ static int add_gpu(tp_walk *s, lists *l) {
     }
     if (overhang_in(s, l)) return -1;
     int64_t window = last > first ? tp_add_sat(last, -first) : 0, busy = 0;
-    size_t devices = l->device_ids.n;
-    for (size_t d = 0; d < devices; d++) {
+    for (size_t d = 0; d < l->device_ids.n; d++) {
         int64_t one;
         if (tp_gpu_union(&s->order, l->devices[d].v, l->devices[d].n, first, last, &one)) return -1;
         busy = tp_add_sat(busy, one);
         tp_idle_row *row = tp_device_row(a, l->device_ids.v[d].a);
         if (!row) return -1;
         row->busy_ns = tp_add_sat(row->busy_ns, one);
-        row->window_ns = tp_add_sat(row->window_ns, window);
-        assert(row->busy_ns <= row->window_ns);
     }
-    if (overhang_out(s, l, last)) return -1;
+    if (overhang_out(s, l, last) || add_capacity(s, l, window)) return -1;
     a->window_ns = tp_add_sat(a->window_ns, window);
     a->gpu_busy_ns = tp_add_sat(a->gpu_busy_ns, busy);
-    int64_t capacity;
-    if (__builtin_mul_overflow(window, (int64_t)devices, &capacity)) capacity = INT64_MAX;
-    a->gpu_capacity_ns = tp_add_sat(a->gpu_capacity_ns, capacity);
-    if (devices > a->gpu_devices) a->gpu_devices = devices;
     return 0;
 }
 

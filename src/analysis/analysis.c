@@ -129,7 +129,8 @@ void tp_analysis_free(tp_analysis *a) {
     if (pv) {
         tp_ranks_acc_free(pv->ranks);
         tp_idle_carry_free(pv->carry);
-        free(pv->overhang);
+        free(pv->gpu_pieces.overhang);
+        free(pv->gpu_pieces.devices);
         free(pv->patterns);
         free(pv->npatterns);
         tp_name_index_free(&pv->ops_ix);

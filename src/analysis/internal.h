@@ -54,9 +54,13 @@ struct tp_analysis_priv {
     int told_run_facts;          /* the dropped-events and partial-window warnings were added */
     uint64_t inputs_done;        /* models added that were no window's piece (tp_model.piece) */
     struct tp_idle_carry *carry; /* idle.c: a window's pieces, its streams' last work so far */
-    struct tp_overhang
-        *overhang; /* add_model.c: a window's pieces, work past the last piece's end */
-    size_t noverhang, cap_overhang;
+    struct tp_gpu_pieces {       /* add_model.c: a window's pieces so far, for the GPU's figures */
+        struct tp_overhang *overhang; /* work past the last piece's end */
+        size_t noverhang, cap_overhang;
+        int64_t *devices; /* the pids of the devices with work in them */
+        size_t ndevices, cap_devices;
+        int64_t window_ns; /* their windows */
+    } gpu_pieces;
 };
 
 /* Part of a device's work (pid) that runs past the end of a window's piece (tp_gpu_past). */

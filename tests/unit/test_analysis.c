@@ -307,6 +307,68 @@ static void test_gpu_busy(void **state) {
     tp_model_free(&m);
 }
 
+/* Four steps of 1000 ns on thread (100, 1), each launching a kernel on device 0 ([200, 500) of
+ * the step); step 0 also one on device 1 ([400, 600)). With `from`/`to`: only the events placed
+ * in [from, to) (GPU work by its launch), as a streamed window's pieces hold them. */
+static void two_devices(tp_model *m, int64_t from, int64_t to) {
+    for (int64_t k = 0; k < 4; k++) {
+        int64_t t = k * 1000;
+        if (t < from || t >= to) continue;
+        tb_add(m, TP_HOST_RANGE, 100, 1, k % 2 ? "ProfilerStep#1" : "ProfilerStep#0", "cpu_op", t,
+               1000)
+            ->flags |= TP_EVF_STEP;
+        tb_add(m, TP_HOST_RANGE, 100, 1, "cudaLaunchKernel", "cuda_runtime", t + 100, 10)->corr =
+            (uint64_t)(10 + k);
+        tb_add(m, TP_KERNEL, 0, 7, "K", NULL, t + 200, 300)->corr = (uint64_t)(10 + k);
+        if (k) continue;
+        tb_add(m, TP_HOST_RANGE, 100, 1, "cudaLaunchKernel", "cuda_runtime", t + 150, 10)->corr =
+            99;
+        tb_add(m, TP_KERNEL, 1, 7, "K1", NULL, t + 400, 200)->corr = 99;
+    }
+}
+
+/* A window analysed in pieces (sink/artifacts.c) gives the figures of the whole window, also for
+ * a device with work in only some pieces: it counts in the whole window's capacity. */
+static void test_gpu_in_pieces(void **state) {
+    (void)state;
+    tp_model whole, first, rest;
+    tp_model_init(&whole);
+    tp_model_init(&first);
+    tp_model_init(&rest);
+    two_devices(&whole, INT64_MIN, INT64_MAX);
+    two_devices(&first, INT64_MIN, 2000);
+    two_devices(&rest, 2000, INT64_MAX);
+    first.piece = 1;
+    first.piece_end = 2000;
+    tp_analysis *w = analyse(&whole), *p = tp_analysis_new(NULL);
+    assert_non_null(p);
+    assert_int_equal(tp_analysis_add_model(p, &first, "piece"), 0);
+    assert_int_equal(tp_analysis_add_model(p, &rest, "piece"), 0);
+    tp_analysis_finish(p);
+    /* by hand: a window of 4000 ns, two devices: capacity 8000, busy 1200 + 200 */
+    assert_int_equal(w->gpu_capacity_ns, 8000);
+    assert_int_equal(w->gpu_busy_ns, 1400);
+    assert_int_equal(p->gpu_capacity_ns, w->gpu_capacity_ns);
+    assert_int_equal(p->gpu_busy_ns, w->gpu_busy_ns);
+    assert_int_equal(p->gpu_devices, w->gpu_devices);
+    assert_int_equal(p->window_ns, w->window_ns);
+    assert_int_equal(p->nidle, w->nidle);
+    for (size_t i = 0; i < w->nidle; i++) {
+        const tp_idle_row *x = &w->idle[i], *y = &p->idle[i];
+        assert_int_equal(y->device, x->device);
+        assert_int_equal(y->busy_ns, x->busy_ns);
+        assert_int_equal(y->window_ns, x->window_ns);
+        assert_int_equal(y->idle_ns, x->idle_ns);
+        assert_int_equal(y->host_ns, x->host_ns);
+        assert_int_equal(y->other_ns, x->other_ns);
+    }
+    tp_analysis_free(w);
+    tp_analysis_free(p);
+    tp_model_free(&whole);
+    tp_model_free(&first);
+    tp_model_free(&rest);
+}
+
 /* ---- stages --------------------------------------------------------------------------------- */
 
 static void test_stages_default_patterns(void **state) {
@@ -886,6 +948,7 @@ int main(void) {
         cmocka_unit_test(test_steps),
         cmocka_unit_test(test_percentiles),
         cmocka_unit_test(test_gpu_busy),
+        cmocka_unit_test(test_gpu_in_pieces),
         cmocka_unit_test(test_stages_default_patterns),
         cmocka_unit_test(test_stages_custom_and_glob),
         cmocka_unit_test(test_memory),
