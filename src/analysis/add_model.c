@@ -388,7 +388,7 @@ void *tp_row_for(tp_name_index *ix, void **rows, size_t *n, size_t *cap, size_t 
 }
 
 void tp_op_row_add(tp_op_row *r, const tp_name_stats *ns) {
-    if (r->calls == 0 || ns->min_ns < r->min_ns) r->min_ns = ns->min_ns;
+    if (ns->calls && (r->calls == 0 || ns->min_ns < r->min_ns)) r->min_ns = ns->min_ns;
     if (ns->max_ns > r->max_ns) r->max_ns = ns->max_ns;
     r->calls += ns->calls;
     r->total_ns = tp_add_sat(r->total_ns, ns->total_ns);
@@ -432,7 +432,7 @@ static int merge_names(tp_walk *s) {
     for (size_t i = 0; i < s->nstats; i++) {
         const tp_name_stats *ns = &s->stats[i];
         const char *name = tp_model_str(s->m, ns->name);
-        if (ns->calls) {
+        if (ns->calls || ns->total_ns) { /* (parts of a range have time, no call) */
             tp_op_row *r =
                 tp_row_for(&pv->ops_ix, (void **)&a->ops, &a->nops, &a->cap_ops, sizeof(*r), name);
             if (!r) return -1;
@@ -695,6 +695,7 @@ static int pass_scan(pipeline *p) {
         tp_strtab_find(&s->m->strings, tp_karg_concrete_inputs, TP_KLEN(tp_karg_concrete_inputs));
     s->itype_key = tp_strtab_find(&s->m->strings, tp_karg_input_type, strlen(tp_karg_input_type));
     s->setup_key = tp_strtab_find(&s->m->strings, tp_karg_setup, strlen(tp_karg_setup));
+    s->part_key = tp_strtab_find(&s->m->strings, TP_PART_WHOLE_DUR, strlen(TP_PART_WHOLE_DUR));
     tp_shapes_begin(s);
     if (!s->slot_of || note_devices(s->a, s->m)) return -1;
     return alloc_lists(&p->l, s->m->ntracks);

@@ -109,12 +109,13 @@ int tp_evidence_open(tp_walk *s, const tp_event *e, tp_name_stats *ns, int is_op
                      uint32_t op_stat) {
     tp_analysis *a = s->a;
     tp_walk_name_flags(s, ns, e);
-    int64_t dur = tp_ev_dur(e);
+    int64_t dur = tp_call_dur(s, e), ts = tp_call_ts(s, e);          /* a call, counted whole */
+    if (dur < 0) return in_optim || (ns->what & TP_NAME_OPTIM_STEP); /* a part: no call */
     if (s->setup_key != UINT32_MAX && e->nargs) {
         const tp_arg *su = tp_event_arg(s->m, e, s->setup_key);
         if (su && su->type == TP_ARG_STR) tp_setup_parse(&a->setup, tp_model_str(s->m, su->v.s));
     }
-    if ((ns->what & TP_NAME_GC) && tp_step_at(s, e->ts) >= 0) {
+    if ((ns->what & TP_NAME_GC) && tp_step_at(s, ts) >= 0) {
         a->gc_ns = tp_add_sat(a->gc_ns, dur);
         a->gc_calls++;
         if (dur > a->gc_max_ns) a->gc_max_ns = dur;
@@ -129,7 +130,7 @@ int tp_evidence_open(tp_walk *s, const tp_event *e, tp_name_stats *ns, int is_op
     size_t nsync = s->nsync_ends;
     if ((ns->what & TP_NAME_SYNC) && !TP_AGROW(&s->keep, s->sync_ends, s->cap_sync_ends, nsync + 1))
         s->sync_ends[s->nsync_ends++] = tp_ev_end(e); /* lost if out of memory */
-    if ((ns->what & TP_NAME_SYNC) && tp_step_at(s, e->ts) >= 0) {
+    if ((ns->what & TP_NAME_SYNC) && tp_step_at(s, ts) >= 0) {
         a->sync_ns = tp_add_sat(a->sync_ns, dur);
         a->sync_calls++;
         tp_name_stats *caller = op_stat != UINT32_MAX ? &s->stats[op_stat] : ns;

@@ -180,6 +180,7 @@ typedef struct tp_walk {
     tp_str fcm_key;   /* ... of "flops_fcm" */
     tp_str conc_key;  /* ... of "Concrete Inputs" */
     tp_str itype_key, setup_key; /* of "Input type" and "tprof.setup", likewise */
+    tp_str part_key;             /* ... of TP_PART_WHOLE_DUR (tp_call_dur) */
     tp_shape_scan shapes;
     tp_corr_table corr;
 
@@ -236,15 +237,32 @@ static inline unsigned tp_walk_name_flags(const tp_walk *s, tp_name_stats *ns, c
  * step, runtime or driver call, python_function, or setup record. */
 int tp_walk_is_op(tp_walk *s, const tp_event *e);
 
-/* Counts one call of an op lasting dur in ns, with flops FLOPs (NaN: it carries none). */
-static inline void tp_stats_call(tp_name_stats *ns, int64_t dur, double flops) {
+/* The length of e's call: its duration, but for a range a streamed window's summary cut into
+ * parts (model.h's TP_EVF_PART), which is one call, on its last part, lasting the whole range:
+ * -1 on a part before the last (no call). Each part's own time still counts where times add up
+ * (totals, self time). */
+static inline int64_t tp_call_dur(const tp_walk *s, const tp_event *e) {
+    if (e->flags & TP_EVF_PART) return -1;
+    if (!(e->flags & TP_EVF_LAST_PART)) return tp_ev_dur(e);
+    const tp_arg *a = s->part_key != UINT32_MAX ? tp_event_arg(s->m, e, s->part_key) : NULL;
+    return a && a->type == TP_ARG_INT && a->v.i > 0 ? a->v.i : tp_ev_dur(e);
+}
+/* The start of e's call: e's, but a last part's range began before it (tp_call_dur). */
+static inline int64_t tp_call_ts(const tp_walk *s, const tp_event *e) {
+    return e->flags & TP_EVF_LAST_PART ? tp_ev_end(e) - tp_call_dur(s, e) : e->ts;
+}
+
+/* Counts an op's range lasting `time` in ns, and its call lasting `call` (tp_call_dur: -1 for
+ * none) with flops FLOPs (NaN: it carries none). */
+static inline void tp_stats_call(tp_name_stats *ns, int64_t time, int64_t call, double flops) {
+    ns->total_ns = tp_add_sat(ns->total_ns, time);
+    if (call < 0) return;
     ns->calls++;
-    ns->total_ns = tp_add_sat(ns->total_ns, dur);
-    if (ns->calls == 1 || dur < ns->min_ns) ns->min_ns = dur;
-    if (dur > ns->max_ns) ns->max_ns = dur;
+    if (ns->calls == 1 || call < ns->min_ns) ns->min_ns = call;
+    if (call > ns->max_ns) ns->max_ns = call;
     if (flops != flops) return; /* NaN: no count */
     ns->flops = tp_add_flops(ns->flops, flops);
-    ns->flops_time_ns = tp_add_sat(ns->flops_time_ns, dur);
+    ns->flops_time_ns = tp_add_sat(ns->flops_time_ns, call);
 }
 /* add_model.c: adds one model's stats of an op to its row of the analysis. */
 void tp_op_row_add(tp_op_row *r, const tp_name_stats *ns);
@@ -255,9 +273,10 @@ void *tp_row_for(tp_name_index *ix, void **rows, size_t *n, size_t *cap, size_t 
 
 /* shapes.c: from the model's "Input Dims" key on, the op table by input shape. */
 void tp_shapes_begin(tp_walk *s);
-/* shapes.c: counts e (an op lasting dur with flops, as tp_stats_call) in its (name, shapes)
- * pair, whose index goes into *pair. 0, or -1 when out of memory. */
-int tp_shapes_count(tp_walk *s, const tp_event *e, int64_t dur, double flops, uint32_t *pair);
+/* shapes.c: counts e (an op's range and call, as tp_stats_call) in its (name, shapes) pair,
+ * whose index goes into *pair. 0, or -1 when out of memory. */
+int tp_shapes_count(tp_walk *s, const tp_event *e, int64_t time, int64_t call, double flops,
+                    uint32_t *pair);
 /* shapes.c: the pair op e was counted in, UINT32_MAX when none. */
 uint32_t tp_shapes_find(const tp_walk *s, const tp_event *e);
 /* shapes.c: the model's pairs added to the analysis' ops_by_shape rows, then freed. 0 or -1. */

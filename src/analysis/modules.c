@@ -333,7 +333,7 @@ static int open_op(tp_walk *s, const tp_event *e, mframe *f) {
     }
     if (f->op != NONE) return 0;
     if ((f->op = op_of(s, f->node, 0, e->name)) == NONE) return -1;
-    t->ops[f->op].calls++;
+    t->ops[f->op].calls += tp_call_dur(s, e) >= 0; /* a range cut into parts: one call */
     t->ops[f->op].total_ns = tp_add_sat(t->ops[f->op].total_ns, tp_ev_dur(e));
     return 0;
 }
@@ -345,8 +345,9 @@ static void note_path_module(tp_walk *s, const tp_event *e, tp_str mod) {
     struct tp_module_scan *ms = s->mods;
     if (mod == TP_STR_EMPTY || (ms->what[mod] & S_KINETO_MODULE)) return;
     tp_name_stats *ns = tp_walk_name(s, e->name); /* counted by nesting.c: no new row */
-    int64_t dur = tp_ev_dur(e);
+    int64_t dur = tp_call_dur(s, e);
     assert(ns && ms->path_longest);
+    if (dur < 0) return; /* a part of a range before its last: no call */
     if (ns->module != TP_STR_EMPTY && (ms->what[ns->module] & S_KINETO_MODULE)) return;
     if (ns->module == TP_STR_EMPTY || dur > ms->path_longest[e->name]) {
         ns->module = mod, ms->path_longest[e->name] = dur;
@@ -366,7 +367,7 @@ static int open_range(tp_walk *s, uint32_t ev, const tp_event *e, mframe *f) {
         uint32_t row = node_of(s, f->node, e->name);
         if (row == NONE) return -1;
         tp_module_row *r = &t->rows[row];
-        r->calls++;
+        r->calls += tp_call_dur(s, e) >= 0; /* a range cut into parts: one call */
         r->fwd_ns = tp_add_sat(r->fwd_ns, dur);
         r->fwd_self_ns = tp_add_sat(r->fwd_self_ns, dur);
         if (f->node != NONE) t->rows[f->node].fwd_self_ns -= dur; /* <= its own duration */

@@ -191,7 +191,7 @@ static double count_flops(tp_walk *s, const tp_event *e) {
     if (!arg || (arg->type != TP_ARG_INT && arg->type != TP_ARG_DOUBLE)) return NAN;
     double flops = arg->type == TP_ARG_INT ? (double)arg->v.i : arg->v.d;
     if (flops != flops) return NAN;
-    ptrdiff_t k = tp_step_at(s, e->ts);
+    ptrdiff_t k = tp_step_at(s, tp_call_ts(s, e));
     if (k >= 0) s->step_flops[k] = tp_add_flops(s->step_flops[k], flops);
     return flops;
 }
@@ -215,7 +215,7 @@ static double count_fcm(tp_walk *s, const tp_event *e) {
                             tp_model_str(s->m, conc->v.s), tp_strtab_len(st, conc->v.s));
     }
     if (n <= 0) return 0;
-    ptrdiff_t k = tp_step_at(s, e->ts);
+    ptrdiff_t k = tp_step_at(s, tp_call_ts(s, e));
     if (k >= 0) s->step_fcm_flops[k] = tp_add_flops(s->step_fcm_flops[k], (double)n);
     return (double)n;
 }
@@ -250,8 +250,9 @@ static int place_stack(tp_walk *s, const tp_event *e, const tp_name_stats *ns, i
     f->py = parent ? parent->py : TP_STACK_NONE;
     if ((e->flags & TP_EVF_STEP) || merged || (cls != CAT_PYTHON && f->node == TP_STACK_NONE))
         return 0; /* steps and merged ranges are their parent's frame */
-    if (f->py != TP_STACK_NONE && !(ns->what & TP_NAME_SETUP) &&
-        tp_stacks_walk_call(s, e->name, 0, f->py, tp_ev_dur(e)))
+    int64_t call = tp_call_dur(s, e);
+    if (f->py != TP_STACK_NONE && !(ns->what & TP_NAME_SETUP) && call >= 0 &&
+        tp_stacks_walk_call(s, e->name, 0, f->py, call))
         return -1;
     f->node = tp_stacks_walk_node(s, f->node, e->name, cls == CAT_PYTHON);
     if (cls == CAT_PYTHON) f->py = f->node;
@@ -266,19 +267,19 @@ static int count_op(tp_walk *s, const tp_event *e, tp_name_stats *ns, uint32_t *
     *pair = UINT32_MAX;
     if (tp_walk_name_flags(s, ns, e) & TP_NAME_SETUP)
         return 0; /* metadata (tprof.torch's setup), no row */
-    int64_t dur = tp_ev_dur(e);
-    if (module != TP_STR_EMPTY && dur > ns->max_ns) { /* its longest call's */
+    int64_t time = tp_ev_dur(e), call = tp_call_dur(s, e);
+    if (module != TP_STR_EMPTY && call > ns->max_ns) { /* its longest call's */
         ns->module = module;
-        ns->module_ns = dur;
+        ns->module_ns = call;
         ns->module_path = 0;
     }
     double flops = count_flops(s, e);
     double fcm = (ns->what & TP_NAME_FCM) && !in_fcm && e->nargs ? count_fcm(s, e) : 0;
-    tp_stats_call(ns, dur, flops);
+    tp_stats_call(ns, time, call, flops);
     ns->fcm_flops = tp_add_flops(ns->fcm_flops, fcm);
     tp_evidence_call(s, e, ns);
     if (s->shapes.dims_key == UINT32_MAX) return 0;
-    if (tp_shapes_count(s, e, dur, flops, pair)) return -1;
+    if (tp_shapes_count(s, e, time, call, flops, pair)) return -1;
     tp_name_stats *shaped = &s->shapes.stats[*pair];
     shaped->fcm_flops = tp_add_flops(shaped->fcm_flops, fcm);
     return 0;

@@ -73,12 +73,13 @@ static uint32_t pair_of(tp_shape_scan *sh, tp_str name, tp_str shapes) {
     return (uint32_t)sh->n++;
 }
 
-int tp_shapes_count(tp_walk *s, const tp_event *e, int64_t dur, double flops, uint32_t *pair) {
+int tp_shapes_count(tp_walk *s, const tp_event *e, int64_t time, int64_t call, double flops,
+                    uint32_t *pair) {
     tp_shape_scan *sh = &s->shapes;
     assert(sh->dims_key != UINT32_MAX);
     uint64_t key = key_of(s, e);
     if ((*pair = pair_of(sh, (tp_str)(key >> 32), (tp_str)key)) == UINT32_MAX) return -1;
-    tp_stats_call(&sh->stats[*pair], dur, flops);
+    tp_stats_call(&sh->stats[*pair], time, call, flops);
     if (sh->itypes[*pair] == TP_STR_EMPTY && sh->itype_key != UINT32_MAX && e->nargs) {
         const tp_arg *t = tp_event_arg(s->m, e, sh->itype_key);
         if (t && t->type == TP_ARG_JSON) sh->itypes[*pair] = t->v.s;

@@ -51,7 +51,8 @@ static int copy_event(copier *c, const tp_event *se, const tp_copy_opts *o, int6
     ev->name = restr(c, se->name);
     ev->cat = restr(c, se->cat);
     ev->track = track;
-    return copy_args(c, ev, se);
+    if (copy_args(c, ev, se)) return -1;
+    return o->on_event ? o->on_event(o->ctx, c->dst, ev) : 0;
 }
 
 void tp_model_copy_devices(tp_model *dst, const tp_model *src) {

@@ -15,6 +15,9 @@ typedef struct tp_copy_opts {
     /* The destination track of src's track t, UINT32_MAX to leave its events out, or
      * UINT32_MAX - 1 when out of memory. Called once per source track. */
     uint32_t (*map_track)(void *ctx, tp_model *dst, const tp_model *src, uint32_t t);
+    /* Called with each event copied, the last of dst's with its args: it may change the event
+     * and add args to it. 0, or -1 when out of memory. Optional. */
+    int (*on_event)(void *ctx, tp_model *dst, tp_event *ev);
     void *ctx;
 } tp_copy_opts;
 

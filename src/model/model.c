@@ -27,6 +27,7 @@ void tp_model_free(tp_model *m) {
     free(m->tracks);
     tp_hashtab_free(&m->track_index);
     free(m->devices);
+    free(m->open);
     memset(m, 0, sizeof(*m));
 }
 

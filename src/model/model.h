@@ -40,7 +40,21 @@ static inline int tp_kind_is_gpu_work(int kind) {
 enum tp_event_flag {
     TP_EVF_STEP = 1u << 0,      /* a host range named ProfilerStep#<n> */
     TP_EVF_TRUNCATED = 1u << 1, /* still open when its window closed; tprof closed it there */
+    /* A streamed window's summary cuts a range open across a cut into parts, one per piece
+     * (src/sink/artifacts.c): each counts its own time; the last is the range's call, with the
+     * range's whole duration in its arg TP_PART_WHOLE_DUR. Only in the sink's pieces. */
+    TP_EVF_PART = 1u << 2,      /* a part before the last */
+    TP_EVF_LAST_PART = 1u << 3, /* the last part */
 };
+#define TP_PART_WHOLE_DUR "tprof whole duration"
+
+/* A range still open on its thread when a streamed window's segment was made (record/window.c),
+ * which the sink may cut at a piece's end (TP_EVF_PART). */
+typedef struct tp_stacked_range {
+    uint32_t track;
+    tp_str name, cat;
+    int64_t ts;
+} tp_stacked_range;
 
 /* A flight recorder's save marks its triggering step for trace viewers: an arg of this name on
  * its ProfilerStep range and an instant event of this name at its start, both with the save's
@@ -129,6 +143,10 @@ typedef struct tp_model {
      * counts as no window, and its time runs to piece_end, where the next piece begins. */
     int piece;
     int64_t piece_end;
+    /* A streamed window's segment: the ranges still open on its threads, outermost first per
+     * thread (record/window.h). */
+    tp_stacked_range *open;
+    size_t nopen, cap_open;
 } tp_model;
 
 void tp_model_init(tp_model *m);

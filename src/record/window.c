@@ -447,15 +447,16 @@ tp_model *tp_window_build(const tp_window *w, const tp_window_env *env, tp_windo
 /* ---- a streamed window ---------------------------------------------------------------------- */
 
 /* Each segment says up to when the window is settled (tp_model.settled_ts): the earliest time
- * at which an event of a later segment may start. A thread's later events are the ranges open on
- * its stack and the records not read yet, which follow the last one read in time; of those the
- * first unread chunk's first record, when it has a time, is the earliest. A thread with no chunk
- * of the window when the pass lists them takes one before it reads the clock for its first
- * record (record.c: room, then the clock), so its events start after the pass began. The step
- * still running starts where the last step handed over ended. Ranges written whole at their end
- * (record.h's tp_range_complete: those begun before the window, which start with it, and the
+ * at which an event of a later segment may start, but for the ranges open on the threads' stacks,
+ * which the segment lists (tp_model.open) for the sink to cut across (src/sink/artifacts.c). A
+ * thread's later events are the records not read yet, which follow the last one read in time; of
+ * those the first unread chunk's first record, when it has a time, is the earliest. A thread with
+ * no chunk of the window when the pass lists them takes one before it reads the clock for its
+ * first record (record.c: room, then the clock), so its events start after the pass began. The
+ * step still running starts where the last step handed over ended. Ranges written whole at their
+ * end (record.h's tp_range_complete: those begun before the window, which start with it, and the
  * observer's record_function ranges) are the exception: no stack shows them while they are
- * open, and a sink that cuts the window (src/sink/artifacts.c) knows it. */
+ * open, and a sink that cuts the window knows it. */
 
 struct tp_wstream {
     convert cv;
@@ -514,7 +515,6 @@ static int64_t thread_settled(const convert *cv, const thread_conv *tc, const tp
             kind == TP_REC_MEMORY)
             t = model_ts(cv, c->recs[0].a);
     }
-    if (tc->depth && tc->stack[0].ts < t) t = tc->stack[0].ts;
     return t;
 }
 
@@ -531,6 +531,25 @@ static void stream_visit(void *ctx, tp_thread *thr, tp_chunk **chunks, size_t n)
     if (!s->final) { /* chunks[n] is its first unread chunk (tp_stream_chunks) */
         int64_t t = thread_settled(&s->cv, tc, chunks[n]);
         if (t < s->settled) s->settled = t;
+    }
+}
+
+/* tc's open ranges into the segment's list (tp_model.open), outermost first. */
+static void list_open(convert *cv, const thread_conv *tc) {
+    if (!tc->depth) return;
+    uint32_t track = track_of(cv, tc->tid, tc->name);
+    tp_model *m = cv->m;
+    if (track == UINT32_MAX || TP_GROW(m->open, m->cap_open, m->nopen + tc->depth)) {
+        m->failed = 1;
+        return;
+    }
+    for (size_t d = 0; d < tc->depth; d++) {
+        const open_range *r = &tc->stack[d];
+        m->open[m->nopen++] =
+            (tp_stacked_range){.track = track,
+                               .name = name_id(cv, r->name),
+                               .cat = name_id(cv, r->cat ? r->cat : tp_kcat_user_annotation),
+                               .ts = r->ts};
     }
 }
 
@@ -584,10 +603,8 @@ tp_model *tp_wstream_pass(tp_wstream *s) {
     convert *cv = &s->cv;
     s->settled = model_ts(cv, tp_clock_ticks()); /* threads not listed yet start later */
     if (tp_stream_chunks(cv->w->gen, 0, stream_visit, s)) m->failed = 1;
-    for (size_t i = 0; i < s->nthreads; i++) { /* threads not listed: their open ranges */
-        const thread_conv *tc = s->threads[i];
-        if (tc->depth && tc->stack[0].ts < s->settled) s->settled = tc->stack[0].ts;
-    }
+    for (size_t i = 0; i < s->nthreads; i++)
+        list_open(cv, s->threads[i]);
     int64_t step = model_ts(cv, s->step_end); /* the step running now began there */
     m->settled_ts = s->settle_none ? INT64_MIN : step < s->settled ? step : s->settled;
     add_given_steps(s);

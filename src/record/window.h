@@ -72,8 +72,9 @@ tp_wstream *tp_wstream_new(const tp_window *w, const tp_window_env *env);
 /* A segment of the chunks the threads filled since the last one, up to TP_STREAM_BATCH per
  * thread, and of the steps handed over since (the caller owns it; it may be empty); NULL when out
  * of memory. Their owners may reuse those chunks as it returns. Its settled_ts says how far the
- * window is settled: no later segment holds an event that starts before it, except ranges written
- * whole at their end (window.c says why; INT64_MIN: nothing is, after tp_wstream_settle_none). */
+ * window is settled: no later segment holds an event that starts before it, except the ranges
+ * still open on the threads' stacks, which it lists (tp_model.open), and ranges written whole at
+ * their end (window.c says why; INT64_MIN: nothing is, after tp_wstream_settle_none). */
 tp_model *tp_wstream_pass(tp_wstream *s);
 /* Steps the window ended while it records, steps[0 .. n) (copied), on thread tid named
  * thread_name, for the next segment: in order, the first being the tp_wstream_given()-th of the

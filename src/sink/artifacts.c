@@ -48,6 +48,7 @@
 #include "util/sort.h"
 #include "util/vec.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -444,17 +445,29 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
  * (around its longest call in the window, add_model.c). So the segments (record/window.h: ranges
  * that ended, and the steps that ended, as the window records) are kept in `pending`, and once it
  * holds a piece's worth of events it is cut at the latest step start T that no range of it spans
- * and that the window has settled (tp_model.settled_ts: no later segment starts an event before it;
- * the writer knows which ranges are still open and which records are not read yet). Rejected:
- * cutting anywhere and carrying what a range open at the cut lacks (its children's time for
- * its self time) across pieces, as its children's nesting (stage carving, module, call stack,
- * the op an allocation is charged to) would need the whole stack carried into every pass of
- * the analysis, and step figures need each step whole anyway.
+ * and that the window has settled (tp_model.settled_ts: no later segment starts an event before it,
+ * but for the ranges still open on the threads' stacks; the writer knows which records are not
+ * read yet). Rejected: cutting anywhere and carrying what a range open at the cut lacks (its
+ * children's time for its self time) across pieces, as its children's nesting (stage carving,
+ * module, call stack, the op an allocation is charged to) would need the whole stack carried into
+ * every pass of the analysis, and step figures need each step whole anyway.
  *
- * What holds the cut back: a range open across steps (a `train` range around the loop), or a
- * thread whose records wait in its buffer (it recorded a little, then nothing: its newest
- * chunk is not read while it records), or a launch whose GPU work has not arrived (the GPU
- * source adds a launch to a segment with its work, and settles the segment before the earliest
+ * Parts. A range still open on a stack across T (a `train` or epoch range around the loop,
+ * Lightning's run_training_epoch: the segment lists them, tp_model.open) is cut there into parts
+ * (model.h's TP_EVF_PART): the piece gets its part from its start (or the last cut) to T, and
+ * when it ends it comes as its last part from the last cut on, with its whole duration. Each part
+ * counts its own time and self time, which add up to the range's; the range's call (calls, min,
+ * max, its module, FLOPs, call stack) counts once, on its last part, with the whole duration
+ * (analysis/internal.h's tp_call_dur). Nesting is kept: T is cut only where the step starting
+ * there ended before the segment's settled time, so a range open then holds that whole step, as
+ * in the whole window, and a part is at least as long as any range of its piece that starts with
+ * it and ahead of it in the piece's order (add_parts, front_last_parts). A range that ended and
+ * spans T (begun in one step, ended in the next) still holds the cut back.
+ *
+ * What holds the cut back: a range that ended across every step start (a range around the
+ * `step()` call), or a thread whose records wait in its buffer (it recorded a little, then nothing:
+ * its newest chunk is not read while it records), or a launch whose GPU work has not arrived (the
+ * GPU source adds a launch to a segment with its work, and settles the segment before the earliest
  * launch it holds: record/source.h's collect_settled). GPU work that runs after a step start while
  * its launch came before it (a GPU a step behind its host, the usual state of a loop that never
  * waits for it) holds no cut back: the analysis joins work to its launch (by correlation id)
@@ -475,17 +488,26 @@ static void art_window(void *ctx, tp_model *m, const tp_window_info *w) {
 
 enum { PIECE_EVENTS = 1 << 16 }; /* a piece's events before a cut is tried (less: max_events) */
 
+/* A range open on its thread's stack, by (pid, tid, ts, name); `from`: where its parts so far end
+ * (the last cut across it), INT64_MIN when it has none. */
+typedef struct spanning {
+    int64_t pid, tid, ts, from;
+    char *name, *cat;
+} spanning;
+
 typedef struct art_stream {
     tp_chrome_stream *cs;
     /* with trace_format: perfetto, in place of cs */
     tp_perfetto_stream *ps;
-    tp_chrome_opts o;   /* the writer reads them until the end */
-    tp_model *pending;  /* the window's events not analysed yet; NULL once left out */
-    size_t streamed;    /* events of the segments written to the trace */
-    size_t next_try;    /* pending's size at which a cut is tried next */
-    size_t pieces;      /* analysed so far */
-    int64_t cut;        /* where the last piece ended (INT64_MIN: no piece yet) */
-    size_t early;       /* ranges that started before a cut and came after it */
+    tp_chrome_opts o;  /* the writer reads them until the end */
+    tp_model *pending; /* the window's events not analysed yet; NULL once left out */
+    size_t streamed;   /* events of the segments written to the trace */
+    size_t next_try;   /* pending's size at which a cut is tried next */
+    size_t pieces;     /* analysed so far */
+    int64_t cut;       /* where the last piece ended (INT64_MIN: no piece yet) */
+    size_t early;      /* ranges that started before a cut and came after it */
+    spanning *open;    /* the ranges open on a stack as of the last segment (tp_model.open) */
+    size_t nopen, cap_open;
     char left_out[200]; /* why the summary leaves the window's rest out ("" when it does not) */
 } art_stream;
 
@@ -504,6 +526,14 @@ static void pending_free(art_stream *st) {
     if (st->pending) tp_model_free(st->pending);
     free(st->pending);
     st->pending = NULL;
+}
+
+static void spanning_free(spanning *v, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].name);
+        free(v[i].cat);
+    }
+    free(v);
 }
 
 /* A JSON trace (or Perfetto's, export/perfetto.h's stream) under a temporary name, valid after
@@ -663,17 +693,29 @@ static void mark_streams_spanned(const tp_model *m, const int64_t *place, const 
     free(w);
 }
 
-/* The latest time, after the last cut and up to settled, that starts a step of m and that no
- * host range of m spans (starts before, ends after); INT64_MIN when there is none. GPU work
+/* Whether a range open on a stack starts before t: a cut at t cuts it into parts. */
+static int cuts_open(const art_stream *st, int64_t t) {
+    for (size_t i = 0; i < st->nopen; i++)
+        if (st->open[i].ts < t) return 1;
+    return 0;
+}
+
+/* The latest time, after the last cut and up to settled, that starts a step of pending and that
+ * no host range of it spans (starts before, ends after); INT64_MIN when there is none. GPU work
  * goes with its launch (place: placement's), and the analysis carries what runs past a cut to
  * the next piece (GPU busy time and the GPU split, as the idle gaps), so it holds no cut back,
- * but for a stream whose work would leave start order (mark_streams_spanned). */
-static int64_t find_cut(const tp_model *m, const int64_t *place, int64_t after, int64_t settled) {
+ * but for a stream whose work would leave start order (mark_streams_spanned). A range open on a
+ * stack across the time is cut into parts (cut_piece), provided that the step it starts ended
+ * before settled: the range, open then, ends after that step, and holds it as it does in the
+ * whole window. */
+static int64_t find_cut(const art_stream *st, const int64_t *place, int64_t settled) {
+    const tp_model *m = st->pending;
     int64_t *at = NULL;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < m->nevents; i++) {
         const tp_event *e = &m->events[i];
-        if (!(e->flags & TP_EVF_STEP) || e->ts <= after || e->ts > settled) continue;
+        if (!(e->flags & TP_EVF_STEP) || e->ts <= st->cut || e->ts > settled) continue;
+        if (cuts_open(st, e->ts) && e->dur >= settled - e->ts - 1) continue; /* ends too late */
         if (TP_GROW(at, cap, n + 1)) break;
         at[n++] = e->ts;
     }
@@ -694,6 +736,85 @@ static int64_t find_cut(const tp_model *m, const int64_t *place, int64_t after, 
     free(at);
     free(spanned);
     return cut;
+}
+
+typedef struct last_part {
+    int64_t start; /* its range's */
+    size_t at;     /* its index */
+} last_part;
+
+static int cmp_last_part(const void *a, const void *b) {
+    const last_part *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* Moves the last parts among m's events from index `from` on (TP_EVF_LAST_PART) ahead of the
+ * others there, those of ranges begun earlier first. The analysis orders a thread's ranges by
+ * start, then length, then index: a last part as long as a range that starts with it (two ranges
+ * ended together at the window's end) stands for one that began earlier, the other's parent, as
+ * in the whole window. 0, or -1 when out of memory. */
+static int front_last_parts(tp_model *m, size_t from) {
+    tp_str key = tp_strtab_find(&m->strings, TP_PART_WHOLE_DUR, strlen(TP_PART_WHOLE_DUR));
+    if (key == UINT32_MAX) return 0; /* none */
+    last_part *lp = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = from; i < m->nevents; i++) {
+        const tp_event *e = &m->events[i];
+        if (!(e->flags & TP_EVF_LAST_PART)) continue;
+        const tp_arg *whole = tp_event_arg(m, e, key);
+        if (TP_GROW(lp, cap, n + 1)) {
+            free(lp);
+            return -1;
+        }
+        lp[n++] = (last_part){e->ts + e->dur - (whole ? whole->v.i : e->dur), i};
+    }
+    tp_event *moved = n ? malloc((m->nevents - from) * sizeof(*moved)) : NULL;
+    if (n && !moved) {
+        free(lp);
+        return -1;
+    }
+    if (n) qsort(lp, n, sizeof(*lp), cmp_last_part);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        moved[k++] = m->events[lp[i].at];
+    for (size_t i = from; n && i < m->nevents; i++)
+        if (!(m->events[i].flags & TP_EVF_LAST_PART)) moved[k++] = m->events[i];
+    if (n) memcpy(m->events + from, moved, k * sizeof(*moved));
+    free(moved);
+    free(lp);
+    return 0;
+}
+
+/* The parts before cut of the ranges open across it, into piece m at the head of its events (a
+ * part and a range of the same start and length: the part is the parent, as the range it stands
+ * for is longer). 0, or -1 when out of memory. */
+static int add_parts(art_stream *st, tp_model *m, int64_t cut) {
+    size_t nparts = 0;
+    for (size_t i = 0; i < st->nopen; i++)
+        nparts += st->open[i].ts < cut;
+    size_t n = m->nevents;
+    for (size_t k = 0; k < nparts; k++) /* room at the end, then moved to the head */
+        if (!tp_model_add_event(m)) return -1;
+    memmove(m->events + nparts, m->events, n * sizeof(*m->events));
+    size_t k = 0;
+    for (size_t i = 0; i < st->nopen; i++) {
+        spanning *sp = &st->open[i];
+        if (sp->ts >= cut) continue;
+        int64_t from = sp->from == INT64_MIN ? sp->ts : sp->from;
+        uint32_t track = tp_model_track(m, sp->pid, 0, sp->tid, 0);
+        if (track == UINT32_MAX) return -1;
+        m->events[k++] = (tp_event){.kind = TP_HOST_RANGE,
+                                    .flags = TP_EVF_PART,
+                                    .ts = from,
+                                    .dur = cut - from,
+                                    .track = track,
+                                    .name = tp_model_intern_cstr(m, sp->name),
+                                    .cat = tp_model_intern_cstr(m, sp->cat),
+                                    .arg0 = (uint32_t)m->nargs};
+        sp->from = cut;
+    }
+    return 0;
 }
 
 /* pending's events placed before cut (at: placement's) become a piece, analysed; those from cut
@@ -725,6 +846,10 @@ static void cut_piece(art_stream *st, const int64_t *at, int64_t cut) {
     tp_copy_opts co = {.map_track = tp_copy_track};
     int rc = tp_model_append(rest, &view, &co);
     m->nevents = head;
+    size_t nparts = m->nevents;
+    if (add_parts(st, m, cut)) rc = -1;
+    nparts = m->nevents - nparts; /* at the head, ahead of the last parts */
+    if (front_last_parts(m, nparts)) rc = -1;
     m->piece = 1;
     m->piece_end = cut;
     st->pending = rest;
@@ -734,35 +859,92 @@ static void cut_piece(art_stream *st, const int64_t *at, int64_t cut) {
     if (rc) leave_out(st, "out of memory");
 }
 
-/* Counts m's ranges that start before the last cut (the design above: written whole at their
- * end). */
-static void count_early(art_stream *st, const tp_model *m) {
-    for (size_t i = 0; st->pieces && i < m->nevents; i++)
-        st->early += m->events[i].kind == TP_HOST_RANGE && m->events[i].ts < st->cut;
+/* The open range of st that the range ev, just come on dst, closes, when it was cut into parts;
+ * NULL when none. */
+static spanning *parts_of(art_stream *st, const tp_model *dst, const tp_event *ev) {
+    const tp_track *tr = &dst->tracks[ev->track];
+    for (size_t i = 0; i < st->nopen; i++) {
+        spanning *sp = &st->open[i];
+        if (sp->from != INT64_MIN && sp->ts == ev->ts && sp->pid == tr->pid && sp->tid == tr->tid &&
+            strcmp(sp->name, tp_model_str(dst, ev->name)) == 0)
+            return sp;
+    }
+    return NULL;
+}
+
+/* Each event of a segment as it joins pending (tp_copy_opts.on_event): a range cut into parts
+ * becomes its last part, from the last cut on, with its whole duration; one written whole at
+ * its end that starts before the last cut is counted (the design above). */
+static int on_arrival(void *ctx, tp_model *dst, tp_event *ev) {
+    art_stream *st = ctx;
+    if (ev->kind != TP_HOST_RANGE) return 0;
+    spanning *sp = parts_of(st, dst, ev);
+    if (!sp) {
+        st->early += st->pieces && ev->ts < st->cut;
+        return 0;
+    }
+    int64_t whole = ev->dur, end = ev->ts + ev->dur;
+    assert(end >= sp->from); /* it was open when the segment before was read, after the cut */
+    ev->ts = sp->from;
+    ev->dur = end - sp->from;
+    ev->flags |= TP_EVF_LAST_PART;
+    sp->from = INT64_MIN; /* ended */
+    return tp_model_arg_int(dst, ev, TP_PART_WHOLE_DUR, whole);
+}
+
+/* The ranges open as of segment become st's, those cut into parts keeping where their parts
+ * end. Out of memory, the summary leaves the rest out (a part would lack its range). */
+static void note_open(art_stream *st, const tp_model *segment) {
+    spanning *now = calloc(segment->nopen ? segment->nopen : 1, sizeof(*now));
+    for (size_t i = 0; now && i < segment->nopen; i++) {
+        const tp_stacked_range *o = &segment->open[i];
+        const tp_track *tr = &segment->tracks[o->track];
+        const char *name = tp_model_str(segment, o->name);
+        spanning *sp = &now[i];
+        *sp = (spanning){.pid = tr->pid, .tid = tr->tid, .ts = o->ts, .from = INT64_MIN};
+        for (size_t k = 0; k < st->nopen; k++) {
+            const spanning *was = &st->open[k];
+            if (was->ts == o->ts && was->pid == tr->pid && was->tid == tr->tid &&
+                strcmp(was->name, name) == 0)
+                sp->from = was->from;
+        }
+        sp->name = strdup(name);
+        sp->cat = strdup(tp_model_str(segment, o->cat));
+        if (!sp->name || !sp->cat) {
+            spanning_free(now, i + 1);
+            now = NULL;
+        }
+    }
+    spanning_free(st->open, st->nopen);
+    st->open = now;
+    st->nopen = now ? segment->nopen : 0;
+    st->cap_open = st->nopen;
+    if (!now) leave_out(st, "out of memory");
 }
 
 /* The segment's events join pending; a piece is cut off when it is big enough and the window
  * is settled far enough (the design above). */
 static void pending_add(art_stream *st, const tp_model *segment) {
     size_t piece = art.max_events / 8 < PIECE_EVENTS ? (size_t)art.max_events / 8 : PIECE_EVENTS;
-    tp_copy_opts co = {.map_track = tp_copy_track};
+    tp_copy_opts co = {.map_track = tp_copy_track, .on_event = on_arrival, .ctx = st};
     if (!st->pending) return;
-    count_early(st, segment);
     if (tp_model_append(st->pending, segment, &co)) {
         leave_out(st, "out of memory");
         return;
     }
+    note_open(st, segment);
     tp_model *m = st->pending;
-    if (m->nevents < piece || m->nevents < st->next_try) return;
+    if (!m || m->nevents < piece || m->nevents < st->next_try) return;
     int64_t *place = placement(m); /* where a cut puts each event: for find_cut and cut_piece */
-    int64_t cut = place ? find_cut(m, place, st->cut, segment->settled_ts) : INT64_MIN;
+    int64_t cut = place ? find_cut(st, place, segment->settled_ts) : INT64_MIN;
     if (!place) {
         leave_out(st, "out of memory");
     } else if (cut != INT64_MIN) {
         cut_piece(st, place, cut);
     } else if ((uint64_t)m->nevents > art.max_events / 2) {
-        leave_out(st, "no step boundary to cut it at: a range open across its steps, a thread "
-                      "whose records wait in its buffer, or GPU work behind its launches");
+        leave_out(st, "no step boundary to cut it at: a range across every step start (around "
+                      "the step call), a thread whose records wait in its buffer, or GPU work "
+                      "behind its launches");
     } else {
         st->next_try = m->nevents + piece / 4; /* not at every segment */
     }
@@ -787,6 +969,7 @@ static void art_stream_abort(void *ctx, void *trace) {
     tp_chrome_stream_abort(st->cs);
     tp_perfetto_stream_abort(st->ps);
     pending_free(st);
+    spanning_free(st->open, st->nopen);
     free(st);
 }
 
@@ -795,9 +978,8 @@ static void art_stream_abort(void *ctx, void *trace) {
  * left its rest out, the window's facts alone and why. Frees pending. */
 static void add_last_piece(art_stream *st, tp_model *last, size_t kept, const tp_window_info *w,
                            const char *path) {
-    tp_copy_opts co = {.map_track = tp_copy_track};
+    tp_copy_opts co = {.map_track = tp_copy_track, .on_event = on_arrival, .ctx = st};
     if (kept < last->nevents) last->nevents = kept;
-    count_early(st, last);
     if (st->pending && tp_model_append(st->pending, last, &co)) leave_out(st, "out of memory");
     if (st->early) {
         int one = st->early == 1;
@@ -817,6 +999,7 @@ static void add_last_piece(art_stream *st, tp_model *last, size_t kept, const tp
     }
     tp_model *m = st->pending;
     if (!m) return; /* left out, as said above */
+    if (front_last_parts(m, 0)) m->failed = 1;
     st->pending = NULL;
     m->dropped_events = last->dropped_events;
     m->partial = last->partial;
@@ -849,6 +1032,7 @@ static void art_stream_close(void *ctx, void *trace, tp_model *last, const tp_wi
                       : last->nevents;
     add_last_piece(st, last, kept, w, rc == 0 ? path : NULL);
     pending_free(st);
+    spanning_free(st->open, st->nopen);
     free(st);
     tp_model_free(last);
     free(last);

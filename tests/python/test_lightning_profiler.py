@@ -1,6 +1,8 @@
 """Trainer(profiler=tprof.torch.LightningProfiler(...)): Lightning's actions as ranges, stages
 that never overlap under the optimizer's closure, steps in fit, validate and test, the summary
 (Lightning's action table beside tprof's tables, cross-checked against the trace), failures."""
+import csv
+import io
 import logging
 import os
 
@@ -12,6 +14,7 @@ pl = pytest.importorskip("lightning.pytorch")
 import tprof.torch  # noqa: E402
 from conftest import inside, ranges, read_json, run_traces, step_numbers, trace_events  # noqa: E402
 from run_files import artifact  # noqa: E402
+from summary_files import analyze  # noqa: E402
 from test_lightning import STAGES, Net, assert_stages_partition_steps, loader, stage_names, trainer  # noqa: E402
 
 
@@ -166,3 +169,29 @@ def test_an_epoch_open_as_the_window_opens_is_in_it(out_dir, keys, recorded):
     rows = action_rows(prof.summary())
     assert rows["run_training_epoch"][0] == 1
     assert rows["run_training_epoch"][1] == pytest.approx(epoch["dur"] / 1e6, rel=1e-3)
+
+
+def test_a_streamed_fit_keeps_its_summary(out_dir, capfd):
+    """stream: true with a window larger than the summary holds uncut (max_events / 2 events):
+    run_training_epoch is open around every step, and the summary cuts it into parts at its
+    pieces' ends (src/sink/artifacts.c) rather than leaving the window out; its op table is the
+    trace's (`tprof analyze`), run_training_epoch one call of the trace's length."""
+    prof = tprof.torch.LightningProfiler(output_dir=out_dir, summary=False, stream=True,
+                                         max_events=65536, top_k=1000)
+    trainer(profiler=prof, max_epochs=1).fit(Net(), loader(400))
+    assert "leaves" not in capfd.readouterr().err
+    run_dir = prof.session.run_dir
+    [trace] = run_traces(run_dir)
+    events = trace_events(trace)
+    assert len(events) > 65536 // 2
+    with open(artifact(run_dir, "op_stats.csv"), encoding="utf-8") as f:
+        rows = {r["name"]: r for r in csv.DictReader(f)}
+    whole = {}
+    for r in csv.DictReader(io.StringIO(analyze([trace], "--csv", "--top", "1000"))):
+        if r.pop("kind") == "op":
+            del r["pct"]
+            whole[r["name"]] = r
+    assert rows == whole
+    (epoch,) = [e for e in ranges(events) if e["name"] == "run_training_epoch"]
+    assert rows["run_training_epoch"]["calls"] == "1"
+    assert float(rows["run_training_epoch"]["total_us"]) == pytest.approx(epoch["dur"], abs=0.002)

@@ -67,6 +67,51 @@ def test_a_window_in_pieces_has_the_figures_of_its_trace(tmp_path, with_stack):
     assert len(s["modules"]) >= 3 and ("call_stacks" in s) == with_stack
 
 
+AROUND = """
+import sys
+import torch
+import tprof
+from torch import nn
+model = nn.Linear(16, 4)
+x = torch.randn(8, 16)
+steps = int(sys.argv[2])
+with tprof.profile(model=model, record_ops=True, output_dir=sys.argv[1], run_id="run",
+                   summary=False, stream=True, max_events=int(sys.argv[3]), wait=0, warmup=0,
+                   active=steps, repeat=1, top_k=1000) as prof:
+    with tprof.range("epoch"):  # around every step, as Lightning's run_training_epoch
+        with tprof.range("loop"):  # nested in it, the same
+            for _ in range(steps):
+                with tprof.range("forward"):
+                    model(x).sum().backward()
+                prof.step()
+"""
+
+
+def test_ranges_open_around_the_steps_are_cut_into_parts(tmp_path):
+    """Ranges open on the stack around every step (an epoch range, Lightning's
+    run_training_epoch) leave no step start to cut at: the summary cuts them into parts, one per
+    piece (src/sink/artifacts.c), each counting its own time, the last one the call; so the
+    window, twice the events the summary may hold uncut, keeps its summary, which is the trace's
+    to the nanosecond (the epoch range's self time, calls, min and max)."""
+    steps = 4 * STEPS
+    r = subprocess.run([sys.executable, "-c", AROUND, str(tmp_path), str(steps), str(MAX_EVENTS)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "leaves" not in r.stderr, r.stderr
+    run = str(tmp_path / "run")
+    [trace] = run_traces(run)
+    events = trace_events(trace)
+    assert len(events) > MAX_EVENTS // 2  # more than a window the summary holds uncut
+    epoch = [e for e in events if e.get("name") == "epoch"]
+    assert len(epoch) == 1 and epoch[0]["args"].get("tprof truncated")  # open at the end
+    s = check_summary_files(run, [trace])
+    assert s["run"]["errors"] == ["window steps_0-%d: 2 ranges still open at its end were closed "
+                                  'there and flagged truncated (first: "loop")' % (steps - 1)]
+    assert s["steps"]["count"] == steps
+    ops = {o["name"]: o for o in s["top_cpu_ops"]}
+    assert ops["epoch"]["calls"] == ops["loop"]["calls"] == 1
+
+
 EARLY = """
 import sys
 import torch

@@ -22,6 +22,11 @@ static tp_event *host(tp_model *m, const char *name, int64_t ts, int64_t dur) {
     return tb_add(m, TP_HOST_RANGE, 1, 1, name, "cpu_op", ts, dur);
 }
 
+/* A host range on thread (100, 1). */
+static tp_event *host_on(tp_model *m, const char *name, int64_t ts, int64_t dur) {
+    return tb_add(m, TP_HOST_RANGE, 100, 1, name, "cpu_op", ts, dur);
+}
+
 static tp_analysis *analyse(const tp_model *m) {
     tp_analysis *a = tp_analysis_new(NULL);
     assert_non_null(a);
@@ -367,6 +372,73 @@ static void test_gpu_in_pieces(void **state) {
     tp_model_free(&whole);
     tp_model_free(&first);
     tp_model_free(&rest);
+}
+
+/* A range around four steps on thread (100, 1), epoch [50, 4200), steps of 999 ns every 1000 ns
+ * from 100, each with an op "fwd" of 500 ns. part: the window's first piece, up to the third
+ * step (epoch cut there: its part before the last), or its second (epoch's last part). */
+enum { WHOLE, FIRST, SECOND };
+static void around_steps(tp_model *m, int part) {
+    const int64_t cut = 2100;
+    if (part == WHOLE) host_on(m, "epoch", 50, 4150);
+    if (part == FIRST) host_on(m, "epoch", 50, cut - 50)->flags |= TP_EVF_PART;
+    for (int64_t k = 0; k < 4; k++) {
+        int64_t t = 100 + k * 1000;
+        if ((part == FIRST && t >= cut) || (part == SECOND && t < cut)) continue;
+        tb_add(m, TP_HOST_RANGE, 100, 1, "ProfilerStep#1", "cpu_op", t, 999);
+        host_on(m, "fwd", t + 10, 500);
+    }
+    if (part == SECOND) {
+        tp_event *last = host_on(m, "epoch", cut, 4200 - cut);
+        last->flags |= TP_EVF_LAST_PART;
+        assert_int_equal(tp_model_arg_int(m, last, TP_PART_WHOLE_DUR, 4150), 0);
+    }
+    if (part == FIRST) {
+        m->piece = 1;
+        m->piece_end = cut;
+    }
+}
+
+/* A range cut into parts across a window's pieces (model.h, TP_EVF_PART) is one call: the op
+ * table, steps and stages are the whole window's. */
+static void test_parts_of_a_range_in_pieces(void **state) {
+    (void)state;
+    tp_model whole, first, second;
+    tp_model_init(&whole);
+    tp_model_init(&first);
+    tp_model_init(&second);
+    around_steps(&whole, WHOLE);
+    around_steps(&first, FIRST);
+    around_steps(&second, SECOND);
+    tp_analysis *w = analyse(&whole), *p = tp_analysis_new(NULL);
+    assert_non_null(p);
+    assert_int_equal(tp_analysis_add_model(p, &first, "piece"), 0);
+    assert_int_equal(tp_analysis_add_model(p, &second, "piece"), 0);
+    tp_analysis_finish(p);
+    /* by hand: epoch lasts 4150 ns, its children the four steps (999 each) */
+    const tp_op_row *e = op(p, "epoch");
+    assert_int_equal(e->calls, 1);
+    assert_int_equal(e->total_ns, 4150);
+    assert_int_equal(e->self_ns, 4150 - 4 * 999);
+    assert_int_equal(e->min_ns, 4150);
+    assert_int_equal(e->max_ns, 4150);
+    assert_int_equal(p->nops, w->nops);
+    for (size_t i = 0; i < w->nops; i++) {
+        const tp_op_row *x = &w->ops[i], *y = op(p, x->name);
+        assert_int_equal(y->calls, x->calls);
+        assert_int_equal(y->total_ns, x->total_ns);
+        assert_int_equal(y->self_ns, x->self_ns);
+        assert_int_equal(y->min_ns, x->min_ns);
+        assert_int_equal(y->max_ns, x->max_ns);
+    }
+    assert_int_equal(p->nsteps, w->nsteps);
+    assert_int_equal(p->steps_total_ns, w->steps_total_ns);
+    assert_int_equal(p->lead_ns, w->lead_ns);
+    tp_analysis_free(w);
+    tp_analysis_free(p);
+    tp_model_free(&whole);
+    tp_model_free(&first);
+    tp_model_free(&second);
 }
 
 /* ---- stages --------------------------------------------------------------------------------- */
@@ -949,6 +1021,7 @@ int main(void) {
         cmocka_unit_test(test_percentiles),
         cmocka_unit_test(test_gpu_busy),
         cmocka_unit_test(test_gpu_in_pieces),
+        cmocka_unit_test(test_parts_of_a_range_in_pieces),
         cmocka_unit_test(test_stages_default_patterns),
         cmocka_unit_test(test_stages_custom_and_glob),
         cmocka_unit_test(test_memory),
