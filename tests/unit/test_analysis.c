@@ -36,6 +36,17 @@ static tp_analysis *analyse(const tp_model *m) {
     return a;
 }
 
+/* A window analysed in two pieces (first->piece set), as a streamed window's summary is. */
+static tp_analysis *analyse_pieces(const tp_model *first, const tp_model *second) {
+    tp_analysis *a = tp_analysis_new(NULL);
+    assert_non_null(a);
+    assert_int_equal(tp_analysis_add_model(a, first, "piece"), 0);
+    assert_int_equal(tp_analysis_add_model(a, second, "piece"), 0);
+    tp_analysis_finish(a);
+    assert_int_equal(a->failed, 0);
+    return a;
+}
+
 static const tp_op_row *op(const tp_analysis *a, const char *name) {
     for (size_t i = 0; i < a->nops; i++)
         if (strcmp(a->ops[i].name, name) == 0) return &a->ops[i];
@@ -345,11 +356,7 @@ static void test_gpu_in_pieces(void **state) {
     two_devices(&rest, 2000, INT64_MAX);
     first.piece = 1;
     first.piece_end = 2000;
-    tp_analysis *w = analyse(&whole), *p = tp_analysis_new(NULL);
-    assert_non_null(p);
-    assert_int_equal(tp_analysis_add_model(p, &first, "piece"), 0);
-    assert_int_equal(tp_analysis_add_model(p, &rest, "piece"), 0);
-    tp_analysis_finish(p);
+    tp_analysis *w = analyse(&whole), *p = analyse_pieces(&first, &rest);
     /* by hand: a window of 4000 ns, two devices: capacity 8000, busy 1200 + 200 */
     assert_int_equal(w->gpu_capacity_ns, 8000);
     assert_int_equal(w->gpu_busy_ns, 1400);
@@ -410,11 +417,7 @@ static void test_parts_of_a_range_in_pieces(void **state) {
     around_steps(&whole, WHOLE);
     around_steps(&first, FIRST);
     around_steps(&second, SECOND);
-    tp_analysis *w = analyse(&whole), *p = tp_analysis_new(NULL);
-    assert_non_null(p);
-    assert_int_equal(tp_analysis_add_model(p, &first, "piece"), 0);
-    assert_int_equal(tp_analysis_add_model(p, &second, "piece"), 0);
-    tp_analysis_finish(p);
+    tp_analysis *w = analyse(&whole), *p = analyse_pieces(&first, &second);
     /* by hand: epoch lasts 4150 ns, its children the four steps (999 each) */
     const tp_op_row *e = op(p, "epoch");
     assert_int_equal(e->calls, 1);
