@@ -4,7 +4,8 @@
  * Records `events` ranges (begin+end, 2 records each) on each of `threads` threads, as a loop of
  * `op` ranges inside a `block` range every 1000 ops, in the one window of a session without a
  * schedule (it closes at tprof_shutdown), the first thread calling tprof_step after every
- * STEP blocks (0: never, the window is one step), then prints
+ * STEP blocks (0: never, the window is one step), inside an `epoch` range around them all with
+ * AROUND 1 (a range open across every step, which the summary cuts into parts), then prints
  *   record     ns per range on the recording threads (wall time of the loop / ranges)
  *   tail       the wall time tprof_shutdown takes after the loop (the writer finishing)
  *   written    ranges per second from the loop's start to the end of the shutdown
@@ -12,9 +13,9 @@
  *   peak RSS   the process's (getrusage; /usr/bin/time -f %M gives the same)
  *   summary    whether summary.json holds the window (its steps), and any line leaving it out
  * Usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [OUTPUT_DIR [SPIN_NS [STEP
- * [FORMAT]]]]]]: SPIN_NS of busy work inside each op paces the loop (0: ranges back to back,
- * faster than any writer); FORMAT the trace_format key (json, perfetto). Without arguments
- * (scripts/bench): 2000000 1 1 4194304 bench_stream_out 500 0 json. */
+ * [FORMAT [AROUND]]]]]]]: SPIN_NS of busy work inside each op paces the loop (0: ranges back to
+ * back, faster than any writer); FORMAT the trace_format key (json, perfetto). Without arguments
+ * (scripts/bench): 2000000 1 1 4194304 bench_stream_out 500 0 json 0. */
 #include "bench.h"
 #include "tprof.h"
 
@@ -30,6 +31,7 @@ enum { BLOCK = 1000 };
 static long per_thread;
 static double spin_s;    /* work inside each op, so that the loop runs at a training loop's pace */
 static long step_blocks; /* blocks per step on the first thread (0: no tprof_step) */
+static int around;       /* an `epoch` range around the first thread's loop */
 
 static void spin(void) {
     if (spin_s <= 0) return;
@@ -40,6 +42,7 @@ static void spin(void) {
 
 static void *record(void *first) { /* first: non-NULL on the first thread, which steps */
     int steps = step_blocks > 0 && first;
+    if (around && first) tprof_begin("epoch");
     for (long i = 0, b = 0; i < per_thread; i += BLOCK) {
         tprof_begin("block");
         for (long k = 1; k < BLOCK && i + k < per_thread; k++) {
@@ -50,6 +53,7 @@ static void *record(void *first) { /* first: non-NULL on the first thread, which
         tprof_end();
         if (steps && ++b % step_blocks == 0) tprof_step();
     }
+    if (around && first) tprof_end();
     return NULL;
 }
 
@@ -75,7 +79,7 @@ int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr,
                 "usage: bench_stream EVENTS STREAM(0|1) [THREADS [MAX_EVENTS [DIR [SPIN_NS [STEP "
-                "[FORMAT]]]]]]\n");
+                "[FORMAT [AROUND]]]]]]]\n");
         return 2;
     }
     long events = atol(argv[1]);
@@ -85,6 +89,7 @@ int main(int argc, char **argv) {
     spin_s = argc > 6 ? atof(argv[6]) * 1e-9 : 0;
     step_blocks = argc > 7 ? atol(argv[7]) : 0;
     const char *format = argc > 8 ? argv[8] : "json";
+    around = argc > 9 && argv[9][0] == '1';
     if (events <= 0 || threads <= 0 || threads > 64) return 2;
     per_thread = events / threads;
     tprof_config *c = tprof_config_new();
@@ -112,8 +117,9 @@ int main(int argc, char **argv) {
     tprof_shutdown();
     double t2 = bench_now_s(CLOCK_MONOTONIC);
     long ranges = per_thread * threads;
-    printf("ranges %ld threads %d stream %s max_events %s spin %.0f ns format %s\n", ranges,
-           threads, argv[2], max, spin_s * 1e9, format);
+    printf("ranges %ld threads %d stream %s max_events %s spin %.0f ns format %s%s\n", ranges,
+           threads, argv[2], max, spin_s * 1e9, format,
+           around ? " (an epoch around the steps)" : "");
     printf("  record   %8.2f ns per range (spin included)\n",
            (t1 - t0) * 1e9 / (double)ranges * threads);
     printf("  tail     %8.3f s (tprof_shutdown after the loop)\n", t2 - t1);
