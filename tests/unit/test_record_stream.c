@@ -240,6 +240,14 @@ static void test_segments_hold_the_windows_events(void **state) {
         assert_settled(seg, settled);
         assert_true(seg->settled_ts > INT64_MIN);
         if (seg->settled_ts > settled) settled = seg->settled_ts;
+        /* each worker is inside an aten::mm whose children fill its chunks: listed open */
+        assert_int_equal(seg->nopen, NTHREADS);
+        for (size_t i = 0; i < seg->nopen; i++) {
+            assert_string_equal(tp_model_str(seg, seg->open[i].name), "aten::mm");
+            for (size_t k = 0; k < i; k++)
+                assert_true(seg->tracks[seg->open[k].track].tid !=
+                            seg->tracks[seg->open[i].track].tid);
+        }
         if (n) {
             segments++;
             add_model(&b, seg);
@@ -254,7 +262,9 @@ static void test_segments_hold_the_windows_events(void **state) {
     tp_model *last = tp_wstream_finish(s, &ib);
     assert_non_null(last);
     assert_settled(last, settled);
-    /* main_open, open since before the first segment, held every segment's bound back */
+    assert_int_equal(last->nopen, 0); /* the last segment closes every range */
+    /* main_open's begin, in the main thread's newest chunk (not read while the window records),
+     * held every segment's bound back */
     assert_true(settled <= range_ts(whole, "main_open"));
     add_model(&b, last);
     assert_int_equal(last->dropped_events, whole->dropped_events);
