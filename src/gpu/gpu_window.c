@@ -141,9 +141,14 @@ static int cmp_launch(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int emitted_has(const tp_cupti_emitted *e, uint32_t corr) {
+/* The launch of e (sorted) with id corr; NULL when none. */
+static struct tp_cupti_launch *emitted_find(const tp_cupti_emitted *e, uint32_t corr) {
     struct tp_cupti_launch key = {.corr = corr};
-    return e && e->n && bsearch(&key, e->launches, e->n, sizeof(key), cmp_launch) != NULL;
+    return e && e->n ? bsearch(&key, e->launches, e->n, sizeof(key), cmp_launch) : NULL;
+}
+
+static int emitted_has(const tp_cupti_emitted *e, uint32_t corr) {
+    return emitted_find(e, corr) != NULL;
 }
 
 void tp_cupti_emitted_free(tp_cupti_emitted *e) {
@@ -299,9 +304,8 @@ static int is_graph_node(const tp_cupti_rec *r, int64_t start, int64_t end) {
  * whether it held a graph's nodes (ids `nodes`). */
 static void emitted_note_work(tp_cupti_emitted *e, const uint32_t *work, size_t nk,
                               const uint32_t *nodes, size_t nn) {
-    for (size_t i = 0; e->n && i < nk; i++) {
-        struct tp_cupti_launch key = {.corr = work[i]}, *l;
-        l = bsearch(&key, e->launches, e->n, sizeof(key), cmp_launch);
+    for (size_t i = 0; i < nk; i++) {
+        struct tp_cupti_launch *l = emitted_find(e, work[i]);
         if (!l) continue;
         l->work_take = e->takes;
         l->nodes = has_corr(nodes, nn, l->corr);
