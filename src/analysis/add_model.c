@@ -565,8 +565,10 @@ static int add_capacity(tp_walk *s, const lists *l, int64_t window) {
     }
     for (size_t d = 0; d < gp->ndevices && rc == 0; d++) {
         tp_idle_row *row = tp_device_row(a, gp->devices[d]);
-        if (!row) rc = -1;
-        if (!row) break;
+        if (!row) {
+            rc = -1;
+            break;
+        }
         row->window_ns = tp_add_sat(row->window_ns, window);
         a->gpu_capacity_ns = tp_add_sat(a->gpu_capacity_ns, window);
         assert(row->busy_ns <= row->window_ns);

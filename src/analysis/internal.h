@@ -244,8 +244,8 @@ int tp_walk_is_op(tp_walk *s, const tp_event *e);
 static inline int64_t tp_call_dur(const tp_walk *s, const tp_event *e) {
     if (e->flags & TP_EVF_PART) return -1;
     if (!(e->flags & TP_EVF_LAST_PART)) return tp_ev_dur(e);
-    const tp_arg *a = s->part_key != UINT32_MAX ? tp_event_arg(s->m, e, s->part_key) : NULL;
-    return a && a->type == TP_ARG_INT && a->v.i > 0 ? a->v.i : tp_ev_dur(e);
+    int64_t whole = tp_part_whole_dur(s->m, e, s->part_key);
+    return whole > 0 ? whole : 0;
 }
 /* The start of e's call: e's, but a last part's range began before it (tp_call_dur). */
 static inline int64_t tp_call_ts(const tp_walk *s, const tp_event *e) {

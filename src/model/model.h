@@ -183,6 +183,13 @@ int tp_model_arg_json(tp_model *m, tp_event *ev, const char *key, const char *js
 const tp_arg *tp_event_arg(const tp_model *m, const tp_event *ev, tp_str key);
 /* A numeric arg (int or double) as a double; 0 when found, -1 when absent or not numeric. */
 int tp_event_arg_number(const tp_model *m, const tp_event *ev, const char *key, double *out);
+/* The whole duration of the range a last part stands for (TP_EVF_LAST_PART): its positive int arg
+ * TP_PART_WHOLE_DUR (key: m's id of that name, UINT32_MAX when m has none), else the part's own
+ * duration. */
+static inline int64_t tp_part_whole_dur(const tp_model *m, const tp_event *e, tp_str key) {
+    const tp_arg *a = key != UINT32_MAX ? tp_event_arg(m, e, key) : NULL;
+    return a && a->type == TP_ARG_INT && a->v.i > 0 ? a->v.i : e->dur;
+}
 
 /* The device with this id, added if new (NULL when out of memory). */
 tp_device *tp_model_device(tp_model *m, int64_t id);

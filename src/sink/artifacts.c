@@ -507,7 +507,7 @@ typedef struct art_stream {
     int64_t cut;       /* where the last piece ended (INT64_MIN: no piece yet) */
     size_t early;      /* ranges that started before a cut and came after it */
     spanning *open;    /* the ranges open on a stack as of the last segment (tp_model.open) */
-    size_t nopen, cap_open;
+    size_t nopen;
     char left_out[200]; /* why the summary leaves the window's rest out ("" when it does not) */
 } art_stream;
 
@@ -762,12 +762,11 @@ static int front_last_parts(tp_model *m, size_t from) {
     for (size_t i = from; i < m->nevents; i++) {
         const tp_event *e = &m->events[i];
         if (!(e->flags & TP_EVF_LAST_PART)) continue;
-        const tp_arg *whole = tp_event_arg(m, e, key);
         if (TP_GROW(lp, cap, n + 1)) {
             free(lp);
             return -1;
         }
-        lp[n++] = (last_part){e->ts + e->dur - (whole ? whole->v.i : e->dur), i};
+        lp[n++] = (last_part){e->ts + e->dur - tp_part_whole_dur(m, e, key), i};
     }
     tp_event *moved = n ? malloc((m->nevents - from) * sizeof(*moved)) : NULL;
     if (n && !moved) {
@@ -859,14 +858,18 @@ static void cut_piece(art_stream *st, const int64_t *at, int64_t cut) {
     if (rc) leave_out(st, "out of memory");
 }
 
+/* Whether sp is the range of that name begun at ts on track tr. */
+static int is_range(const spanning *sp, const tp_track *tr, int64_t ts, const char *name) {
+    return sp->ts == ts && sp->pid == tr->pid && sp->tid == tr->tid && strcmp(sp->name, name) == 0;
+}
+
 /* The open range of st that the range ev, just come on dst, closes, when it was cut into parts;
  * NULL when none. */
 static spanning *parts_of(art_stream *st, const tp_model *dst, const tp_event *ev) {
-    const tp_track *tr = &dst->tracks[ev->track];
     for (size_t i = 0; i < st->nopen; i++) {
         spanning *sp = &st->open[i];
-        if (sp->from != INT64_MIN && sp->ts == ev->ts && sp->pid == tr->pid && sp->tid == tr->tid &&
-            strcmp(sp->name, tp_model_str(dst, ev->name)) == 0)
+        if (sp->from != INT64_MIN &&
+            is_range(sp, &dst->tracks[ev->track], ev->ts, tp_model_str(dst, ev->name)))
             return sp;
     }
     return NULL;
@@ -902,12 +905,8 @@ static void note_open(art_stream *st, const tp_model *segment) {
         const char *name = tp_model_str(segment, o->name);
         spanning *sp = &now[i];
         *sp = (spanning){.pid = tr->pid, .tid = tr->tid, .ts = o->ts, .from = INT64_MIN};
-        for (size_t k = 0; k < st->nopen; k++) {
-            const spanning *was = &st->open[k];
-            if (was->ts == o->ts && was->pid == tr->pid && was->tid == tr->tid &&
-                strcmp(was->name, name) == 0)
-                sp->from = was->from;
-        }
+        for (size_t k = 0; k < st->nopen; k++)
+            if (is_range(&st->open[k], tr, o->ts, name)) sp->from = st->open[k].from;
         sp->name = strdup(name);
         sp->cat = strdup(tp_model_str(segment, o->cat));
         if (!sp->name || !sp->cat) {
@@ -918,7 +917,6 @@ static void note_open(art_stream *st, const tp_model *segment) {
     spanning_free(st->open, st->nopen);
     st->open = now;
     st->nopen = now ? segment->nopen : 0;
-    st->cap_open = st->nopen;
     if (!now) leave_out(st, "out of memory");
 }
 
