@@ -808,15 +808,35 @@ static void test_window_assignment(void **state) {
     tp_cupti_conv_free(&c);
 }
 
+/* A streamed window's GPU state as the source keeps it, for take_settled. */
+typedef struct streamed {
+    tp_cupti_conv c;
+    tp_cupti_pending p;
+    tp_cupti_emitted e;
+} streamed;
+
+static void streamed_init(streamed *st) {
+    tp_cupti_conv_init(&st->c);
+    tp_cupti_pending_init(&st->p, 100);
+    st->e = (tp_cupti_emitted){0};
+}
+
+static void streamed_free(streamed *st) {
+    tp_cupti_emitted_free(&st->e);
+    tp_cupti_pending_free(&st->p);
+    tp_cupti_conv_free(&st->c);
+}
+
 /* One take_settled of a streamed window's records: what it moved into a fresh model (count of
  * kind), and the settled time it returned. */
-static int64_t take_settled(tp_cupti_pending *p, tp_cupti_conv *c, tp_cupti_emitted *e,
-                            int64_t upto, int64_t wait_from, int kind, size_t *moved) {
+static int64_t take_settled(streamed *st, int64_t upto, int64_t wait_from, int kind,
+                            size_t *moved) {
     tp_window_info w = {.start_ns = 0, .end_ns = INT64_MAX, .model_offset_ns = 0};
     tp_model m;
     tp_model_init(&m);
     long n;
-    int64_t settled = tp_cupti_pending_take_settled(p, c, &m, &w, upto, wait_from, e, &n);
+    int64_t settled =
+        tp_cupti_pending_take_settled(&st->p, &st->c, &m, &w, upto, wait_from, &st->e, &n);
     assert_true(n >= 0);
     *moved = count_kind(&m, kind);
     tp_model_free(&m);
@@ -831,40 +851,34 @@ static void test_streamed_take_waits_for_work_given_up_on(void **state) {
     (void)state;
     enum { LAUNCH = 211 };
     const int64_t forget = (int64_t)TP_CUPTI_EMITTED_MS * 1000000;
-    tp_cupti_conv c;
-    tp_cupti_conv_init(&c);
-    tp_cupti_pending p;
-    tp_cupti_pending_init(&p, 100);
-    tp_cupti_emitted e = {0};
+    streamed st;
+    streamed_init(&st);
     size_t moved;
     tp_cupti_rec recs[] = {api_at(1000, 1, LAUNCH), kernel_at(1100, 1), api_at(2000, 2, LAUNCH),
                            api_at(3000, 3, LAUNCH), kernel_at(3100, 3)};
     for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
-        tp_cupti_pending_add(&p, &recs[i]);
+        tp_cupti_pending_add(&st.p, &recs[i]);
     /* launch 2 waits for its kernel: the segment stops before it */
-    assert_int_equal(take_settled(&p, &c, &e, 5000, 1500, TP_HOST_RANGE, &moved), 2000);
+    assert_int_equal(take_settled(&st, 5000, 1500, TP_HOST_RANGE, &moved), 2000);
     assert_int_equal(moved, 1);
     /* given up on: it and launch 3 go, the settled time stays at launch 2 */
-    assert_int_equal(take_settled(&p, &c, &e, 6000, 2500, TP_HOST_RANGE, &moved), 2000);
+    assert_int_equal(take_settled(&st, 6000, 2500, TP_HOST_RANGE, &moved), 2000);
     assert_int_equal(moved, 2);
-    assert_int_equal(take_settled(&p, &c, &e, 7000, 2500, TP_HOST_RANGE, &moved), 2000);
+    assert_int_equal(take_settled(&st, 7000, 2500, TP_HOST_RANGE, &moved), 2000);
     /* its kernel comes: it goes too (its launch is in an earlier segment), and the time moves */
     tp_cupti_rec k2 = kernel_at(2100, 2);
-    tp_cupti_pending_add(&p, &k2);
-    assert_int_equal(take_settled(&p, &c, &e, 8000, 2500, TP_KERNEL, &moved), 8000);
+    tp_cupti_pending_add(&st.p, &k2);
+    assert_int_equal(take_settled(&st, 8000, 2500, TP_KERNEL, &moved), 8000);
     assert_int_equal(moved, 1);
     /* a launch whose work never comes holds the time until it is forgotten */
     tp_cupti_rec l4 = api_at(9000, 4, LAUNCH);
-    tp_cupti_pending_add(&p, &l4);
-    assert_int_equal(take_settled(&p, &c, &e, 10000, 9500, TP_HOST_RANGE, &moved), 9000);
+    tp_cupti_pending_add(&st.p, &l4);
+    assert_int_equal(take_settled(&st, 10000, 9500, TP_HOST_RANGE, &moved), 9000);
     assert_int_equal(moved, 1);
-    assert_int_equal(take_settled(&p, &c, &e, 9000 + forget, 9500, TP_HOST_RANGE, &moved), 9000);
-    assert_int_equal(take_settled(&p, &c, &e, 9001 + forget, 9500, TP_HOST_RANGE, &moved),
-                     9001 + forget);
-    assert_int_equal(p.n, 0);
-    tp_cupti_emitted_free(&e);
-    tp_cupti_pending_free(&p);
-    tp_cupti_conv_free(&c);
+    assert_int_equal(take_settled(&st, 9000 + forget, 9500, TP_HOST_RANGE, &moved), 9000);
+    assert_int_equal(take_settled(&st, 9001 + forget, 9500, TP_HOST_RANGE, &moved), 9001 + forget);
+    assert_int_equal(st.p.n, 0);
+    streamed_free(&st);
 }
 
 /* A graph launch traced per node: its nodes come as they run, over several takes; the settled
@@ -872,33 +886,28 @@ static void test_streamed_take_waits_for_work_given_up_on(void **state) {
 static void test_streamed_take_waits_for_a_graphs_nodes(void **state) {
     (void)state;
     enum { GRAPH_LAUNCH = 311 }; /* cudaGraphLaunch_v10000 */
-    tp_cupti_conv c;
-    tp_cupti_conv_init(&c);
-    tp_cupti_pending p;
-    tp_cupti_pending_init(&p, 100);
-    tp_cupti_emitted e = {0};
+    streamed st;
+    streamed_init(&st);
     size_t moved;
     tp_cupti_rec launch = api_at(1000, 1, GRAPH_LAUNCH), node1 = kernel_at(1100, 1),
                  node2 = kernel_at(1200, 1), after = api_at(1500, 2, 20 /* cudaMalloc */);
     node1.graph_id = node2.graph_id = 5;
     node1.graph_node = 1;
     node2.graph_node = 2;
-    tp_cupti_pending_add(&p, &launch);
-    tp_cupti_pending_add(&p, &node1);
-    tp_cupti_pending_add(&p, &after);
+    tp_cupti_pending_add(&st.p, &launch);
+    tp_cupti_pending_add(&st.p, &node1);
+    tp_cupti_pending_add(&st.p, &after);
     /* the first node stands for the graph in the segment, which takes every record */
-    assert_int_equal(take_settled(&p, &c, &e, 2000, 0, TP_KERNEL, &moved), 1000);
+    assert_int_equal(take_settled(&st, 2000, 0, TP_KERNEL, &moved), 1000);
     assert_int_equal(moved, 1);
-    assert_int_equal(p.n, 0);
-    tp_cupti_pending_add(&p, &node2);
-    assert_int_equal(take_settled(&p, &c, &e, 3000, 0, TP_KERNEL, &moved), 1000);
+    assert_int_equal(st.p.n, 0);
+    tp_cupti_pending_add(&st.p, &node2);
+    assert_int_equal(take_settled(&st, 3000, 0, TP_KERNEL, &moved), 1000);
     assert_int_equal(moved, 1);
     /* a take without a node of it: the graph is taken as done */
-    assert_int_equal(take_settled(&p, &c, &e, 4000, 0, TP_KERNEL, &moved), 4000);
+    assert_int_equal(take_settled(&st, 4000, 0, TP_KERNEL, &moved), 4000);
     assert_int_equal(moved, 0);
-    tp_cupti_emitted_free(&e);
-    tp_cupti_pending_free(&p);
-    tp_cupti_conv_free(&c);
+    streamed_free(&st);
 }
 
 /* The flight recorder's ring moved past 1000: older records go, memory ones counted first, and
