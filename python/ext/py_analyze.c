@@ -27,7 +27,7 @@ typedef struct analyze_job {
     size_t top_k;
     char **specs; /* the stages as "name" or "name=pattern|pattern", split in place */
     tp_stage_def *stages;
-    size_t nstages; /* 0: the default stages */
+    size_t nstages; /* 0: the stages the inputs were recorded with */
     tp_buf out;
     char err[1024];
 } analyze_job;
@@ -37,22 +37,36 @@ static void out_of_memory(analyze_job *job) {
 }
 
 /* A side's files read as `tprof analyze` reads its inputs (run/inputs.c: several ranks analysed
- * each apart too, a file given twice refused) into one finished analysis; NULL with job->err on
- * the first unreadable file or when memory runs out. Runs without the GIL. */
-static tp_analysis *analysis_of(analyze_job *job, const side *s) {
+ * each apart too, a file given twice refused) into one finished analysis, with the stages of
+ * every side's inputs (stages_of: both sides' paths of a comparison, so that they agree); NULL
+ * with job->err on the first unreadable file or when memory runs out. Runs without the GIL. */
+static tp_analysis *analysis_of(analyze_job *job, const side *s, char *const *stages_of,
+                                size_t nstages_of) {
     tp_inputs_opts opts;
     tp_inputs_opts_init(&opts);
     opts.progress = TP_INPUTS_PROGRESS_OFF; /* a library call draws no progress line */
     opts.stages = job->stages;
     opts.nstages = job->nstages;
+    opts.stages_of = stages_of;
+    opts.nstages_of = nstages_of;
     return tp_inputs_analyse(s->paths, s->n, &opts, job->err, sizeof(job->err));
 }
 
 /* The analysis of one side, or the comparison of two, as JSON into job->out; -1 with job->err.
  * Runs without the GIL. */
 static int run_job(analyze_job *job) {
-    tp_analysis *a = analysis_of(job, &job->sides[0]);
-    tp_analysis *b = a && job->nsides == 2 ? analysis_of(job, &job->sides[1]) : NULL;
+    size_t n = job->sides[0].n + (job->nsides == 2 ? job->sides[1].n : 0);
+    char **all = malloc((n ? n : 1) * sizeof(*all));
+    if (!all) {
+        out_of_memory(job);
+        return -1;
+    }
+    for (size_t i = 0, k = 0; i < job->nsides; i++)
+        for (size_t f = 0; f < job->sides[i].n; f++)
+            all[k++] = job->sides[i].paths[f];
+    tp_analysis *a = analysis_of(job, &job->sides[0], all, n);
+    tp_analysis *b = a && job->nsides == 2 ? analysis_of(job, &job->sides[1], all, n) : NULL;
+    free(all);
     tp_report_opts o = {.top_k = job->top_k};
     if (a && job->nsides == 1) {
         tp_report_json(&job->out, a, &o);
@@ -94,8 +108,8 @@ static int side_of(PyObject *list, side *s) {
     return rc;
 }
 
-/* The stages argument (a list of str, or None: the default stages) into job, parsed as the
- * stages key is: 0, or -1 with an exception set. */
+/* The stages argument (a list of str, or None: the inputs' own, run/recorded_stages.h) into job,
+ * parsed as the stages key is: 0, or -1 with an exception set. */
 static int take_stages(analyze_job *job, PyObject *stages) {
     if (stages == Py_None) return 0;
     PyObject *seq = PySequence_Fast(stages, "stages must be a list of str");
@@ -185,7 +199,7 @@ static PyObject *py_compare(PyObject *mod, PyObject *args) {
 PyMethodDef tp_py_analyze_methods[] = {
     {"analyze", py_analyze, METH_VARARGS,
      "analyze(paths, top_k=10, stages=None, /)\n--\n\nThe traces' analysis as `tprof analyze "
-     "--json` writes it, a str (stages: the stages key's list, None for the default stages)."},
+     "--json` writes it, a str (stages: the stages key's list, None for the inputs' own)."},
     {"compare", py_compare, METH_VARARGS,
      "compare(paths_a, paths_b, top_k=10, /)\n--\n\nTwo runs compared as `tprof compare "
      "--json` writes it (a str)."},

@@ -237,7 +237,8 @@ def analyze(path: _Run, top_k: int = 10, stages: list[str] | None = None) -> Ana
     --json` (docs/ANALYZE_JSON.md), its tables also as pandas DataFrames; a notebook displays it
     as tables. Any Chrome/Kineto trace works: tprof's own (also as .pftrace), torch.profiler's,
     plain or gzip. stages: a list of "name" or "name=pattern|pattern" as the stages key and
-    `tprof analyze --stage` take (None: the default stages). An unreadable file raises ValueError
+    `tprof analyze --stage` take (None: those the run was recorded with, its config.json's stages
+    key, else the default stages). An unreadable file raises ValueError
     naming the file, the byte offset and the problem."""
     title = "tprof analyze: %s" % os.fspath(getattr(path, "run_dir", None) or path)
     return Analysis(json.loads(_tprof.analyze(_files(path), top_k, stages)), title)

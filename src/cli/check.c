@@ -7,6 +7,7 @@
 #include "cli/check.h"
 
 #include "cli/cli.h"
+#include "run/recorded_stages.h"
 #include "run/rundir.h"
 #include "trace/reader.h"
 #include "util/log.h"
@@ -134,11 +135,33 @@ static int gather(group *g, const tp_run_dir *d, int64_t rank) {
     return 0;
 }
 
+/* A new analysis with the stages the run in dir was recorded with (as `tprof analyze DIR`
+ * takes them); *stages_ok 0 when they do not read and the default ones are taken, reported
+ * unless config.json is already reported as no JSON object (config_ok 0). */
+static tp_analysis *new_analysis(tp_checker *c, const char *dir, const group *g, int config_ok,
+                                 int *stages_ok) {
+    tp_recorded_stages rs;
+    if (tp_recorded_stages_find(&dir, 1, &rs)) {
+        tp_recorded_stages_free(&rs);
+        return NULL;
+    }
+    *stages_ok = !rs.warning[0];
+    if (rs.warning[0] && config_ok)
+        tp_check_problem(c, g->artifacts[TP_RUN_CONFIG] ? g->artifacts[TP_RUN_CONFIG]->path : dir,
+                         "%s", rs.warning);
+    tp_analysis_opts o = {.stages = rs.defs, .nstages = rs.n};
+    tp_analysis *a = tp_analysis_new(&o);
+    tp_recorded_stages_free(&rs);
+    return a;
+}
+
 /* The traces of g read into one analysis; NULL when one cannot be read (each such trace
  * reported: all are read, so that every unreadable one is named). */
-static tp_analysis *analyse(tp_checker *c, const group *g) {
-    tp_analysis *a = tp_analysis_new(NULL);
+static tp_analysis *analyse(tp_checker *c, const char *dir, const group *g, int config_ok,
+                            int *stages_ok) {
+    tp_analysis *a = new_analysis(c, dir, g, config_ok, stages_ok);
     int ok = a != NULL;
+    if (!a) tp_check_problem(c, dir, "out of memory");
     for (size_t i = 0; a && i < g->ntraces; i++) {
         const char *path = g->traces[i].path;
         tp_model m;
@@ -231,15 +254,18 @@ static void check_group(tp_checker *c, const char *dir, const group *g, totals *
     const json_t *summary = docs[TP_RUN_SUMMARY];
     if (summary) check_trace_list(c, g->artifacts[TP_RUN_SUMMARY]->path, summary, g);
     tp_analysis *a = NULL;
+    int stages_ok = 0;
     if (!g->ntraces && flight_without_trigger(docs[TP_RUN_CONFIG], summary)) {
         /* nothing to check against a trace */
     } else if (!g->ntraces) {
         const json_t *why = json_object_get(json_object_get(summary, "run"), "no_window_reason");
         tp_check_problem(c, dir, "no trace%s%s%s", g->label, json_is_string(why) ? ": " : "",
                          json_is_string(why) ? json_string_value(why) : "");
-    } else if ((a = analyse(c, g))) {
+    } else if ((a = analyse(c, dir, g, json_is_object(docs[TP_RUN_CONFIG]), &stages_ok))) {
         if (docs[TP_RUN_STAGE_TIMES])
             tp_check_steps(c, g->artifacts[TP_RUN_STAGE_TIMES]->path, docs[TP_RUN_STAGE_TIMES], a);
+        if (docs[TP_RUN_STAGE_TIMES] && stages_ok)
+            tp_check_stages(c, g->artifacts[TP_RUN_STAGE_TIMES]->path, docs[TP_RUN_STAGE_TIMES], a);
         if (g->artifacts[TP_RUN_OP_STATS])
             tp_check_op_stats(c, g->artifacts[TP_RUN_OP_STATS]->path, a);
         if (summary) tp_check_summary(c, g->artifacts[TP_RUN_SUMMARY]->path, summary, a);

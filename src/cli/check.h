@@ -36,6 +36,9 @@ int tp_check_json_us(const json_t *v, int64_t *ns);
 
 /* stage_times.json's steps: the same step numbers as the traces, with the same durations. */
 void tp_check_steps(tp_checker *c, const char *path, const json_t *doc, const tp_analysis *a);
+/* stage_times.json's stages: those of the analysis (taken with the run's own stages, as
+ * `tprof analyze RUN` takes them), each with the same count and total time. */
+void tp_check_stages(tp_checker *c, const char *path, const json_t *doc, const tp_analysis *a);
 /* op_stats.csv: one row per op of the traces, with the same calls, total, self, min and max. */
 void tp_check_op_stats(tp_checker *c, const char *path, const tp_analysis *a);
 /* summary.json: the step count and the top ops of the traces. */

@@ -101,6 +101,41 @@ void tp_check_steps(tp_checker *c, const char *path, const json_t *doc, const tp
     free(t);
 }
 
+/* One row of stage_times.json's stages against the analysis' row r. */
+static void check_stage(tp_checker *c, const char *path, size_t i, const json_t *v,
+                        const tp_stage_row *r) {
+    const json_t *name = json_object_get(v, tp_col_stage),
+                 *count = json_object_get(v, tp_col_count);
+    int64_t total_ns;
+    tp_buf b;
+    tp_buf_init(&b);
+    if (!json_is_string(name) || !json_is_integer(count) ||
+        tp_check_json_us(json_object_get(v, tp_col_total), &total_ns)) {
+        tp_check_problem(c, path, "stages[%zu] has no stage name, integer count and total_us", i);
+    } else if (strcmp(json_string_value(name), r->name) != 0) {
+        tp_check_problem(c, path, "stages[%zu] is %s, the run's stages (its config.json) say %s", i,
+                         show(&b, json_string_value(name)), r->name);
+    } else if ((uint64_t)json_integer_value(count) != r->count || total_ns != r->total_ns) {
+        tp_check_problem(c, path, "stage %s: count %lld, total_us %s; the traces say %llu, %s",
+                         show(&b, r->name), (long long)json_integer_value(count), us(total_ns).s,
+                         (unsigned long long)r->count, us(r->total_ns).s);
+    }
+    tp_buf_free(&b);
+}
+
+void tp_check_stages(tp_checker *c, const char *path, const json_t *doc, const tp_analysis *a) {
+    const json_t *list = json_object_get(doc, "stages");
+    if (!json_is_array(list)) {
+        tp_check_problem(c, path, "no stages list");
+    } else if (json_array_size(list) != a->nstages) {
+        tp_check_problem(c, path, "%zu stages; the run's stages (its config.json) are %zu",
+                         json_array_size(list), a->nstages);
+    } else {
+        for (size_t i = 0; i < a->nstages; i++)
+            check_stage(c, path, i, json_array_get(list, i), &a->stages[i]);
+    }
+}
+
 /* ---- op_stats.csv ---- */
 
 /* Decimal microseconds ("-12.345") as nanoseconds, exactly; digits past the third decimal must

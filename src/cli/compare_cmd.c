@@ -195,12 +195,24 @@ static void render(tp_buf *out, const tp_compare *c, const tp_cli_shared *s) {
 }
 
 static int compare(const compare_args *x) {
-    const tp_inputs_opts *r = &x->shared.read;
     for (int i = 0; i < 2; i++)
         if (tp_cli_check_output(x->shared.output, x->sides[i].inputs, x->sides[i].n))
             return TP_EXIT_ERROR;
-    tp_analysis *a = tp_cli_analyse(x->sides[0].inputs, x->sides[0].n, r);
-    tp_analysis *b = a ? tp_cli_analyse(x->sides[1].inputs, x->sides[1].n, r) : NULL;
+    /* Both sides analysed with the same stages: those every input was recorded with. */
+    size_t n0 = x->sides[0].n, n1 = x->sides[1].n;
+    char **both = malloc((n0 + n1) * sizeof(*both));
+    if (!both) {
+        tp_cli_error("out of memory");
+        return TP_EXIT_ERROR;
+    }
+    memcpy(both, x->sides[0].inputs, n0 * sizeof(*both));
+    memcpy(both + n0, x->sides[1].inputs, n1 * sizeof(*both));
+    tp_inputs_opts read = x->shared.read;
+    read.stages_of = both;
+    read.nstages_of = n0 + n1;
+    tp_analysis *a = tp_cli_analyse(x->sides[0].inputs, n0, &read);
+    tp_analysis *b = a ? tp_cli_analyse(x->sides[1].inputs, n1, &read) : NULL;
+    free(both);
     tp_compare *c = b ? tp_compare_new(a, b) : NULL;
     int rc = TP_EXIT_ERROR;
     if (b && !c) tp_cli_error("out of memory");

@@ -105,5 +105,10 @@ const char *tp_config_find_path(int argc, char **argv);
  * tp_config_find_path, the environment, then argv (consumed; argc/argv may be NULL). All run;
  * 0, or -1 with cfg->err holding the first error. */
 int tp_config_load_sources(tprof_config *cfg, int *argc, char **argv);
+/* The stages key of a run's config.json (tprof_config_to_json's mapping of every key, which
+ * libyaml reads as YAML's flow form) into cfg; the other keys are skipped, so the file of another
+ * tprof version reads too, and a file without the key leaves cfg as it was. 0, or -1 with
+ * cfg->err naming the file, line and column (yaml.c). */
+int tp_config_load_run_stages(tprof_config *cfg, const char *path);
 
 #endif

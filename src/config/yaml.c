@@ -6,7 +6,10 @@
  * loader seconds), and only the profiling: values are kept. A profiling: mapping without an
  * enabled key turns profiling on (adding the section is how a use case asks for it); enabled:
  * false still wins. Only a regular file is read, and opening one never blocks (a FIFO, a device).
- * Every message names the file, line and column, as "<file>:<line>:<column>". */
+ * Every message names the file, line and column, as "<file>:<line>:<column>".
+ *
+ * A run's config.json (tprof_config_to_json's flat object) reads through the same events: JSON is
+ * YAML's flow form, and its top-level mapping is then the keys themselves (tp_yaml.only). */
 #include "config/table.h"
 
 #include "util/vec.h"
@@ -32,6 +35,9 @@ typedef struct tp_yaml {
     char **anchors; /* anchored plain values, as pairs: name, value (the second pass) */
     size_t nanchors, cap;
     tprof_config *cfg;
+    /* NULL: a host's file, whose profiling: mapping holds the keys; else a run's config.json,
+     * whose top-level mapping does, of which only the key named here is read. */
+    const char *only;
     char path[TP_SHOWN_SIZE]; /* the file, as messages show it */
 } tp_yaml;
 
@@ -206,7 +212,12 @@ static int read_document(tp_yaml *y) {
         if (next(y)) return -1;
         if (y->ev.type == YAML_MAPPING_END_EVENT) break;
         const char *key = scalar(y);
-        int profiling = key && strcmp(key, "profiling") == 0;
+        if (y->only && key && strcmp(key, y->only) == 0) {
+            int enabled_seen = 0;
+            if (apply_pair(y, &enabled_seen)) return -1;
+            continue;
+        }
+        int profiling = !y->only && key && strcmp(key, "profiling") == 0;
         if (skip_node(y) || next(y)) return -1;
         if (profiling ? apply_profiling(y) : skip_node(y)) return -1;
     }
@@ -251,11 +262,10 @@ static int read_file(tp_yaml *y, FILE *f, int apply) {
     return rc;
 }
 
-int tprof_config_load_yaml(tprof_config *cfg, const char *path) {
-    if (!cfg) return -1;
+/* The file's keys into cfg, as tp_yaml.only says which. */
+static int load(tprof_config *cfg, const char *path, const char *only) {
     cfg->err[0] = '\0'; /* the error of this call, "" when it succeeds (tprof.h) */
-    if (!path) return TP_CONFIG_FAIL(cfg, "tprof_config_load_yaml: no file name");
-    tp_yaml y = {.cfg = cfg};
+    tp_yaml y = {.cfg = cfg, .only = only};
     char shown[TP_SHOWN_SIZE];
     snprintf(y.path, sizeof(y.path), "%s", tp_shown_path(path, shown));
     FILE *f = open_regular(cfg, path, y.path);
@@ -268,4 +278,14 @@ int tprof_config_load_yaml(tprof_config *cfg, const char *path) {
     if (rc == 0) rc = read_file(&y, f, 1);
     fclose(f);
     return rc;
+}
+
+int tprof_config_load_yaml(tprof_config *cfg, const char *path) {
+    if (!cfg) return -1;
+    if (!path) return TP_CONFIG_FAIL(cfg, "tprof_config_load_yaml: no file name");
+    return load(cfg, path, NULL);
+}
+
+int tp_config_load_run_stages(tprof_config *cfg, const char *path) {
+    return load(cfg, path, tp_config_keys[TP_KEY_STAGES].name);
 }

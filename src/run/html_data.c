@@ -41,10 +41,12 @@ int tp_run_html_analyse(tp_run_html *r, char *const *inputs, size_t n, const tp_
     tp_trace_view_init(&r->trace);
     r->has_trace = o->trace;
     feed fa = {&r->series, o->trace ? &r->trace : NULL}, fb = {&r->series_b, NULL};
-    r->a = analyse(inputs, o->compare ? 1 : n, o->read, fa, err, errlen);
+    tp_inputs_opts read = *o->read;
+    if (o->compare) read.stages_of = inputs, read.nstages_of = 2; /* both sides' stages */
+    r->a = analyse(inputs, o->compare ? 1 : n, &read, fa, err, errlen);
     if (!r->a) return -1;
     if (!o->compare) return 0;
-    r->b = analyse(inputs + 1, 1, o->read, fb, err, errlen);
+    r->b = analyse(inputs + 1, 1, &read, fb, err, errlen);
     r->c = r->b ? tp_compare_new(r->a, r->b) : NULL;
     if (r->b && !r->c) snprintf(err, errlen, "out of memory");
     return r->c ? 0 : -1;

@@ -9,6 +9,7 @@
  * link, inside a run directory also given) it is refused. */
 #include "run/inputs.h"
 
+#include "run/recorded_stages.h"
 #include "run/rundir.h"
 #include "run/runfiles.h"
 #include "trace/reader.h"
@@ -186,14 +187,33 @@ static int per_rank(char *const *inputs, size_t n, const tp_inputs_opts *r) {
     return count_traces(inputs, n) > 1 ? TP_PER_RANK_ON : TP_PER_RANK_MERGED;
 }
 
-tp_analysis *tp_inputs_analyse(char *const *inputs, size_t n, const tp_inputs_opts *r, char *err,
-                               size_t errlen) {
+/* A new analysis with the stages of --stage, else those the inputs (or r->stages_of) were
+ * recorded with (a warning when they disagree). */
+static tp_analysis *new_analysis(char *const *inputs, size_t n, const tp_inputs_opts *r) {
     tp_analysis_opts ao = {.stages = r->nstages ? r->stages : NULL,
                            .nstages = r->nstages,
                            .peak_tflops = r->peak_tflops,
                            .per_rank = per_rank(inputs, n, r),
                            .threads = r->threads};
+    tp_recorded_stages recorded = {0};
+    char *const *of = r->stages_of ? r->stages_of : inputs;
+    size_t nof = r->stages_of ? r->nstages_of : n;
+    if (!r->nstages && tp_recorded_stages_find((const char *const *)of, nof, &recorded)) {
+        tp_recorded_stages_free(&recorded);
+        return NULL;
+    }
+    if (recorded.defs) ao.stages = recorded.defs, ao.nstages = recorded.n;
     tp_analysis *a = tp_analysis_new(&ao);
+    if (a && recorded.warning[0])
+        tp_analysis_add_warning(a, "%s: the default stages are taken (--stage sets them)",
+                                recorded.warning);
+    tp_recorded_stages_free(&recorded);
+    return a;
+}
+
+tp_analysis *tp_inputs_analyse(char *const *inputs, size_t n, const tp_inputs_opts *r, char *err,
+                               size_t errlen) {
+    tp_analysis *a = new_analysis(inputs, n, r);
     if (!a) {
         snprintf(err, errlen, "out of memory");
         return NULL;

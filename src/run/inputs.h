@@ -21,10 +21,14 @@ typedef struct tp_inputs_opts {
     int64_t rank;         /* --rank N: only traces of this rank; TP_INPUTS_ALL_RANKS for all */
     int progress;         /* tp_read_opts.progress; see TP_INPUTS_PROGRESS_* */
     int threads;          /* --threads N: tp_read_opts.threads (0: the cores available) */
-    tp_stage_def *stages; /* --stage (parsed); NULL: the default stages */
+    tp_stage_def *stages; /* --stage (parsed); NULL: the inputs' own (run/recorded_stages.h) */
     size_t nstages, cap_stages;
     char **specs; /* the strings the stages point into (the command's: it parsed them) */
     size_t cap_specs;
+    /* Without --stage, whose recorded stages the analysis takes: these inputs' (a comparison
+     * names both sides', so that its two analyses have the same stages); NULL: its own. */
+    char *const *stages_of;
+    size_t nstages_of;
     double peak_tflops; /* --peak-tflops: a device's peak for MFU; 0 for the GPU table */
     /* --max-memory SIZE: what one analysis of the inputs may take, as the reader estimates it
      * (tp_read_memory_estimate), all inputs together; 0 for no limit. */
@@ -40,7 +44,7 @@ typedef struct tp_inputs_opts {
  * default); on even when stderr is not a terminal (--progress). */
 enum { TP_INPUTS_PROGRESS_OFF = 0, TP_INPUTS_PROGRESS_AUTO = 1, TP_INPUTS_PROGRESS_FORCE = 2 };
 
-/* Every rank, progress on a terminal, no memory limit, the default stages. */
+/* Every rank, progress on a terminal, no memory limit, the stages the inputs were recorded with. */
 void tp_inputs_opts_init(tp_inputs_opts *r);
 
 /* The files read so far, by device and inode: a trace given twice (the same path, a link, a

@@ -1,8 +1,9 @@
 /* fuzz_config.c - libFuzzer target: any bytes through every source of the configuration.
  *
- * Each input is read as a YAML file (tprof_config_load_yaml, on an in-memory file), then its lines
- * serve as command-line arguments (tprof_config_load_args), as "key=value" pairs for
- * tprof_config_set, and as TPROF_<KEY> environment values (tprof_config_load_env). Every call
+ * Each input is read as a YAML file (tprof_config_load_yaml, on an in-memory file) and as a run's
+ * config.json (tp_config_load_run_stages, its stages key), then its lines serve as command-line
+ * arguments (tprof_config_load_args), as "key=value" pairs for tprof_config_set, and as
+ * TPROF_<KEY> environment values (tprof_config_load_env). Every call
  * must return 0, or -1 with a one-line error; the arguments left to the program must be its own,
  * in order; the effective configuration must stay valid JSON. The sanitizers check the rest. */
 #include "tprof.h"
@@ -121,6 +122,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     tprof_config *cfg = tprof_config_new();
     if (!cfg) return 0;
     check_rc(cfg, tprof_config_load_yaml(cfg, yaml_path));
+    check_json(cfg);
+    check_rc(cfg, tp_config_load_run_stages(cfg, yaml_path)); /* as a run's config.json */
     check_json(cfg);
 
     char *text = strndup((const char *)data, size), *lines[MAX_LINES];

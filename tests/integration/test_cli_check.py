@@ -1,7 +1,8 @@
 """`tprof check RUN_DIR`: a clean run passes; each kind of damage (a missing artifact, corrupt JSON,
 a changed, missing or extra op_stats.csv row, a step removed from or changed in stage_times.json,
-a truncated trace, a summary that disagrees) exits 1 with one line naming the file and the
-problem; a directory that cannot be read exits 2. op_stats.csv is RFC 4180: a run whose op names
+a stage there that is not the run's or whose time differs, a truncated trace, a summary that
+disagrees) exits 1 with one line naming the file and the problem; a directory that cannot be read
+exits 2. op_stats.csv is RFC 4180: a run whose op names
 hold commas, quotes and line breaks passes, and a damaged quoted row is found."""
 
 import csv
@@ -137,6 +138,37 @@ def test_step_removed_from_stage_times(run):
     lines = problems(run, 2)
     assert "%s: step %d: dur_us" % (path, doc["steps"][0]["number"]) in lines[0]
     assert lines[1] == "%s: step %d of the traces is missing" % (path, removed["number"])
+
+
+def test_stage_changed_in_stage_times(run):
+    path = files_dir(run) / "stage_times.json"
+    doc = json.loads(path.read_text())
+    doc["stages"][1]["total_us"] = round(doc["stages"][1]["total_us"] + 0.001, 3)
+    doc["stages"][2]["stage"] = "fwd"
+    path.write_text(json.dumps(doc))
+    lines = problems(run, 2)
+    assert "%s: stage \"%s\": count" % (path, doc["stages"][1]["stage"]) in lines[0]
+    assert lines[1] == ("%s: stages[2] is \"fwd\", the run's stages (its config.json) say %s"
+                        % (path, "backward"))
+
+
+def test_a_run_of_its_own_stages_is_checked_with_them(tmp_path):
+    """stage_times.json holds the run's own stages (the stages key): check takes them from its
+    config.json, as `tprof analyze RUN` does; stages there that do not read are a problem."""
+    run = profiled_run(tmp_path, "own", "--profiling.stages",
+                       "layers=linear?|relu?,grad=*.backward")
+    assert tprof("check", run, rc=0).stdout.decode().startswith("%s: ok" % run)
+    config = files_dir(run) / "config.json"
+    doc = json.loads(config.read_text())
+    doc["stages"] = ["layers=linear?|relu?"]
+    config.write_text(json.dumps(doc))
+    (line,) = problems(run, 1)
+    assert line.startswith("%s: 2 stages; the run's stages (its config.json) are 1" % (
+        files_dir(run) / "stage_times.json")), line
+    doc["stages"] = ["layers="]
+    config.write_text(json.dumps(doc))
+    (line,) = problems(run, 1)
+    assert line.startswith('%s: invalid value "[layers=]" for profiling.stages' % config), line
 
 
 def test_truncated_trace(run):

@@ -124,6 +124,34 @@ def test_a_range_open_as_its_window_opens_is_in_it(out_dir):
     assert ph["dur"] < ep["dur"]  # nested as they were
 
 
+def test_analyze_and_compare_take_the_stages_a_run_was_recorded_with(out_dir):
+    """tprof.analyze and tprof.compare given no stages: those of the runs (their config.json),
+    so that the analysis' stage table is the run's summary's; runs of other stages are compared
+    with the default ones."""
+    def run(run_id, **keys):
+        with tprof.profile(output_dir=out_dir, run_id=run_id, summary=False, **keys) as prof:
+            for _ in range(3):
+                with tprof.range("load_batch"):
+                    pass
+                with tprof.range("forward"):
+                    pass
+                prof.step()
+        return prof
+
+    own = [run("own%d" % i, stages=["io=load_*", "forward"]) for i in range(2)]
+    plain = run("plain")
+    got = tprof.analyze(own[0])
+    assert [s["stage"] for s in got["stages"]] == ["io", "forward"]
+    assert got["stages"] == own[0].summary()["stages"]
+    assert got["stages"][0]["count"] == 3
+    assert tprof.analyze(own[0], stages=["forward"])["stages"][0]["stage"] == "forward"
+    assert [r["name"] for r in tprof.compare(own[0], own[1])["stages"]] == ["io", "forward",
+                                                                           "other"]
+    default = [s["stage"] for s in tprof.analyze(plain)["stages"]]
+    assert "io" not in default and "dataloader" in default
+    assert [r["name"] for r in tprof.compare(own[0], plain)["stages"]] == default + ["other"]
+
+
 def test_profile_as_decorator_runs_a_session_per_call(out_dir):
     @tprof.profile(output_dir=out_dir, summary=False)
     def train(n):

@@ -3,6 +3,7 @@ that never overlap under the optimizer's closure, steps in fit, validate and tes
 (Lightning's action table beside tprof's tables, cross-checked against the trace), failures."""
 import csv
 import io
+import json
 import logging
 import os
 
@@ -192,6 +193,11 @@ def test_a_streamed_fit_keeps_its_summary(out_dir, capfd):
             del r["pct"]
             whole[r["name"]] = r
     assert rows == whole
+    # its stages too: the trace analysed alone takes the run's (Lightning's, in config.json)
+    report = json.loads(analyze([trace], "--json"))
+    with open(artifact(run_dir, "summary.json"), encoding="utf-8") as f:
+        assert [s["stage"] for s in report["stages"]] == list(STAGES)
+        assert json.load(f)["stages"] == report["stages"]
     (epoch,) = [e for e in ranges(events) if e["name"] == "run_training_epoch"]
     assert rows["run_training_epoch"]["calls"] == "1"
     assert float(rows["run_training_epoch"]["total_us"]) == pytest.approx(epoch["dur"], abs=0.002)

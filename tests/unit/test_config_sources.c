@@ -397,6 +397,46 @@ static void test_yaml_source(void **state) {
     tprof_config_free(c);
 }
 
+/* A run's config.json, as tprof_config_to_json writes it: only its stages key is read, whatever
+ * else it holds (keys of another tprof version, values of any type). */
+static void test_run_config_stages(void **state) {
+    (void)state;
+    tprof_config *w = tprof_config_new();
+    assert_int_equal(tprof_config_set(w, "stages", "data=*load*, fwd"), 0);
+    assert_int_equal(tprof_config_set(w, "warmup", "3"), 0);
+    char *json = tprof_config_to_json(w);
+    tprof_config *c = tprof_config_new();
+    assert_int_equal(tp_config_load_run_stages(c, yaml(json)), 0);
+    assert_int_equal(c->nstages, 2);
+    assert_string_equal(c->stages[0], "data=*load*");
+    assert_string_equal(c->stages[1], "fwd");
+    assert_int_equal(c->warmup, 0); /* the other keys are not taken */
+    free(json);
+    tprof_config_free(w);
+    /* Unknown keys and nested values beside it; a file without the key changes nothing. */
+    assert_int_equal(
+        tp_config_load_run_stages(c, yaml("{\"colour\": {\"x\": [1]}, \"stages\": [\"a\"], "
+                                          "\"profiling\": {\"stages\": [\"b\"]}}")),
+        0);
+    assert_int_equal(c->nstages, 1);
+    assert_string_equal(c->stages[0], "a");
+    assert_int_equal(tp_config_load_run_stages(c, yaml("{\"active\": 1}")), 0);
+    assert_int_equal(c->nstages, 1);
+    /* A stage that does not parse, and a cut file: the file, line and column. */
+    char want[256];
+    const char *path = yaml("{\"stages\":\n  [\"a=\"]}");
+    assert_int_equal(tp_config_load_run_stages(c, path), -1);
+    snprintf(want, sizeof(want), "invalid value \"[a=]\" for profiling.stages (from %s:2:3)", path);
+    assert_memory_equal(tprof_config_error(c), want, strlen(want));
+    path = yaml("{\"stages\": [\"a\",");
+    assert_int_equal(tp_config_load_run_stages(c, path), -1);
+    snprintf(want, sizeof(want), "%s:", path);
+    assert_memory_equal(tprof_config_error(c), want, strlen(want));
+    assert_non_null(strstr(tprof_config_error(c), "invalid YAML"));
+    assert_int_equal(c->nstages, 1); /* a file taken whole or not at all */
+    tprof_config_free(c);
+}
+
 static void yaml_error(const char *text, const char *want_after_path) {
     const char *path = yaml(text);
     tprof_config *c = tprof_config_new();
@@ -1045,6 +1085,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_idle_note, teardown),
         cmocka_unit_test_teardown(test_run_id_every_source, teardown),
         cmocka_unit_test_teardown(test_echo_capped, teardown),
+        cmocka_unit_test_teardown(test_run_config_stages, teardown),
         cmocka_unit_test_teardown(test_config_not_regular, teardown),
         cmocka_unit_test_teardown(test_yaml_depth, teardown),
         cmocka_unit_test_teardown(test_cycle_with_wait_only, teardown),

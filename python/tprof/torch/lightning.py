@@ -179,25 +179,23 @@ def _epoch_reports(prof: _session.Profile, trainer: Any) -> _EpochReports:
     assert prof.config is not None
     config = json.loads(prof.config.to_json())
     return _EpochReports(prof.run_dir, config["top_k"], getattr(trainer, "global_rank", 0),
-                        config["epochs"], config["stages"])
+                         config["epochs"])
 
 
 class _EpochReports:
     """After a profiled epoch, its top ops and bottleneck lines on stderr (rank 0, its own
     traces): each window the run saved (trace_<n>_epoch_<e>[.rank0].json) reported once,
-    analysed by tprof.analyze with the run's stages (its summary's, so the shares agree with it
-    and add up to the step)."""
+    analysed by tprof.analyze, which takes the stages the run was recorded with (its summary's,
+    so the shares agree with it and add up to the step)."""
 
     _EPOCH = re.compile(r"trace_\d+_epoch_(\d+)(?:\.rank(\d+))?\.json(?:\.gz)?$")
 
     # How long the end of fit waits for the writer thread to write the last windows' traces.
     _WAIT_S = 5.0
 
-    def __init__(self, run_dir: str | None, top_k: int, rank: int, epochs: Iterable[int],
-                 stages: list[str] | None = None) -> None:
+    def __init__(self, run_dir: str | None, top_k: int, rank: int, epochs: Iterable[int]) -> None:
         self.run_dir = run_dir
         self.top_k = top_k
-        self.stages = stages or None  # the run's (its summary's); None: the default stages
         self.rank = rank
         self.epochs = set(epochs)  # the listed epochs (the configuration's)
         self.marked: set[int] = set()  # the epochs the session was told of (tprof.epoch)
@@ -244,7 +242,7 @@ class _EpochReports:
                 continue
             self.done.add(path)
             try:
-                analysis = tprof.analyze(path, self.top_k, self.stages)
+                analysis = tprof.analyze(path, self.top_k)
             except ValueError as e:
                 _keys.note("epoch report: %s" % e)
                 continue
