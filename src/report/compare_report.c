@@ -6,6 +6,7 @@
 #include "report/jsonw.h"
 
 #include <math.h>
+#include <string.h>
 
 static const char *status_name(tp_delta_status s) {
     return s == TP_DELTA_ADDED ? "added" : s == TP_DELTA_REMOVED ? "removed" : "changed";
@@ -54,6 +55,24 @@ static void stage_table(tp_doc *d, const tp_compare *c) {
     }
 }
 
+static int has_warning(const tp_analysis *x, const char *line) {
+    for (size_t i = 0; i < x->nwarnings; i++)
+        if (strcmp(x->warnings[i], line) == 0) return 1;
+    return 0;
+}
+
+/* Each side's warnings (dropped events, partial windows, the stages taken), a line both sides
+ * say once. */
+static void warnings(tp_doc *d, const tp_compare *c) {
+    if (!c->a->nwarnings && !c->b->nwarnings) return;
+    tp_doc_heading(d, "Warnings");
+    for (size_t i = 0; i < c->a->nwarnings; i++)
+        tp_doc_line(d, "%s: %s", has_warning(c->b, c->a->warnings[i]) ? "A, B" : "A",
+                    c->a->warnings[i]);
+    for (size_t i = 0; i < c->b->nwarnings; i++)
+        if (!has_warning(c->a, c->b->warnings[i])) tp_doc_line(d, "B: %s", c->b->warnings[i]);
+}
+
 typedef struct compare_args {
     const tp_compare *c;
     const tp_report_opts *o;
@@ -71,6 +90,7 @@ static void build(tp_doc *d, const void *arg) {
     else
         tp_doc_line(d, "mean step time: A %s, B %s, change %s", tp_fmt_dur(c->a_mean_ns).s,
                     tp_fmt_dur(c->b_mean_ns).s, tp_fmt_change(c->step_change_pct).s);
+    warnings(d, c);
     stage_table(d, c);
     delta_table(d, "op", "self time", c->ops, c->nops, c->ops_added, c->ops_removed, o);
     delta_table(d, "kernel", "total time", c->kernels, c->nkernels, c->kernels_added,
@@ -90,6 +110,10 @@ static void side(tp_jw *w, const char *key, const tp_analysis *x, int64_t mean_n
     tp_jw_str(w, "path", x->input_path ? x->input_path : "");
     tp_jw_u64(w, "steps", x->nsteps);
     tp_jw_us_opt(w, "mean_step_us", x->nsteps ? mean_ns : -1);
+    tp_jw_array(w, "warnings");
+    for (size_t i = 0; i < x->nwarnings; i++)
+        tp_jw_str(w, NULL, x->warnings[i]);
+    tp_jw_end_array(w);
     tp_jw_end_object(w);
 }
 

@@ -116,4 +116,14 @@ def test_a_comparison_takes_the_stages_both_sides_were_recorded_with(runs):
     # sides of different stages: both the default ones, so that their rows pair up
     assert compared_stages(runs["own"], runs["default"]) == DEFAULT + ["other"]
     assert compared_stages(window_trace(runs["default"]), runs["own"]) == DEFAULT + ["other"]
+    # which each side's warnings say, once in the text report
+    report = json.loads(tprof("compare", "--json", runs["own"], runs["default"], rc=0).stdout)
+    [said] = report["a"]["warnings"]
+    assert said.endswith("were recorded with different stages: the default stages are taken "
+                         "(--stage sets them)") and report["b"]["warnings"] == [said]
+    assert not json.loads(tprof("compare", "--json", runs["own"], runs["own2"],
+                                rc=0).stdout)["a"]["warnings"]
+    text = tprof("compare", "--markdown", runs["own"], runs["default"], rc=0).stdout.decode()
+    assert text.count("were recorded with different stages") == 1
+    assert "\n- A, B: %s\n" % said in text
 

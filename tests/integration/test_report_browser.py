@@ -330,14 +330,21 @@ def test_live_page_fetches_and_follows_the_run(browser, tmp_path):
         assert browser.execute_script("return window.tprofTestMarker;") == 42  # no reload
         assert errors(browser) == []
     finally:
+        # away from the live page first: its polls of a server gone would be the next test's
+        # console errors
+        browser.get("about:blank")
+        errors(browser)
         server.shutdown()
         server.server_close()
 
 
-def test_compare_view(browser, demo_run, gpu_report, tmp_path):
+def test_compare_view(browser, gpu_report, tmp_path):
+    # A recorded with stages of its own, B with none: both compared with the default stages,
+    # which each side's warnings say
+    run = profiled_run(tmp_path, "own", "--profiling.stages", "layers=linear?|relu?", steps=30)
     out = tmp_path / "cmp.html"
-    tprof("report", "--compare", demo_run, GPU_TRACE, "-o", out, rc=0)
-    want = json.loads(tprof("compare", "--json", "--top", "500", demo_run, GPU_TRACE, rc=0).stdout)
+    tprof("report", "--compare", run, GPU_TRACE, "-o", out, rc=0)
+    want = json.loads(tprof("compare", "--json", "--top", "500", run, GPU_TRACE, rc=0).stdout)
     open_report(browser, out)
     browser.find_element(By.CSS_SELECTOR, "button[data-view=compare]").click()
     v, t = figure(browser, "cmp-change")
@@ -349,6 +356,10 @@ def test_compare_view(browser, demo_run, gpu_report, tmp_path):
     # regressions first: the largest increase of B over A at the top
     first = sorted(want["ops"], key=lambda r: (-r["delta_us"], r["name"]))
     assert names == [r["name"] for r in first]
+    [said] = want["a"]["warnings"]
+    assert "were recorded with different stages" in said and want["b"]["warnings"] == [said]
+    assert [w.text for w in browser.find_elements(By.CSS_SELECTOR, ".cmp-warn")] == [
+        "A, B: " + said]
     browser.save_screenshot(str(SCREENS / "compare.png"))
     assert errors(browser) == []
 

@@ -518,6 +518,12 @@
       card('cmp-a-mean', 'A mean step (' + c.a.path + ')', c.a.mean_step_us, 'us'),
       card('cmp-b-mean', 'B mean step (' + c.b.path + ')', c.b.mean_step_us, 'us'),
       card('cmp-change', 'step time change', c.step_change_pct, 'pct')]));
+    // each side's warnings, a line both sides say once (as the text report's Warnings)
+    var wa = c.a.warnings || [], wb = c.b.warnings || [];
+    wa.map(function (w) { return (wb.indexOf(w) >= 0 ? 'A, B: ' : 'A: ') + w; })
+      .concat(wb.filter(function (w) { return wa.indexOf(w) < 0; })
+        .map(function (w) { return 'B: ' + w; }))
+      .forEach(function (w) { box.appendChild(el('div', { 'class': 'warn cmp-warn', text: w })); });
     var cols = function (what) {
       return [{ key: 'name', label: what }, { key: 'status', label: 'status' },
               { key: 'a_us', label: 'A', format: 'us' }, { key: 'b_us', label: 'B', format: 'us' },
