@@ -10,6 +10,7 @@
 
 #include "util/vec.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,12 +62,24 @@ static const tp_op_row *op_named(const tp_analysis *a, const char *pattern) {
     return NULL;
 }
 
+/* The loading time the steps would still wait for with `target` workers instead of w. The
+ * model: a worker loads a batch as fast as the training process loaded it, in parallel with the
+ * rest of the step (rest_ns), and the process waits only for what the workers cannot hide
+ * behind it. With w = 0 the process did all the loading (load_ns) itself; with w workers it
+ * waited load_ns while they worked all the step, w x (load_ns + rest_ns) of loading. */
+static int64_t loading_left(int64_t load_ns, int64_t rest_ns, int64_t w, int64_t target) {
+    double work = w > 0 ? (double)w * (double)(load_ns + rest_ns) : (double)load_ns;
+    double left = work / (double)target - (double)rest_ns;
+    assert(target > w);
+    return left > 0 ? (int64_t)left : 0;
+}
+
 /* What to change in the DataLoader, from the setup tprof.torch recorded (tp_setup; -1 unknown):
- * its workers against the CPUs, then pinning and persistence. ns is the loading time; the
- * estimate assumes loading time shrinks in proportion to the workers added. */
-static void loader_action(const tp_analysis *a, int64_t ns, char *out, size_t size) {
+ * its workers against the CPUs, then pinning and persistence. ns is the loading time; returns
+ * what the change could save (loading_left's estimate where workers are to be added, else ns). */
+static int64_t loader_action(const tp_analysis *a, int64_t ns, char *out, size_t size) {
     const tp_setup *su = &a->setup;
-    int64_t w = su->num_workers, cpus = su->cpu_count;
+    int64_t w = su->num_workers, cpus = su->cpu_count, saving = ns;
     int n = 0;
     if (w >= 0 && cpus > 0 && w >= cpus)
         n = snprintf(out, size,
@@ -77,12 +90,14 @@ static void loader_action(const tp_analysis *a, int64_t ns, char *out, size_t si
                      (long long)w, (long long)cpus);
     else if (w >= 0 && cpus > 0) {
         int64_t target = cpus > 1 && w < cpus - 1 ? cpus - 1 : cpus;
-        double kept = (double)(w > 0 ? w : 1) / (double)target;
+        int64_t rest = a->steps_total_ns > ns ? a->steps_total_ns - ns : 0;
+        saving = ns - loading_left(ns, rest, w, target);
         n = snprintf(out, size,
                      "raise DataLoader(num_workers=%lld) to num_workers=%lld (this machine has "
-                     "%lld CPUs): loading in %lld workers could save about %.1f ms of the %.1f ms",
+                     "%lld CPUs): loading in %lld worker%s beside the step could save about %.1f "
+                     "ms of the %.1f ms",
                      (long long)w, (long long)target, (long long)cpus, (long long)target,
-                     ms(ns) * (1.0 - kept), ms(ns));
+                     target == 1 ? "" : "s", ms(saving), ms(ns));
     } else if (w >= 0)
         n = snprintf(out, size,
                      "DataLoader(num_workers=%lld): raise it up to the CPUs the process may use "
@@ -94,12 +109,13 @@ static void loader_action(const tp_analysis *a, int64_t ns, char *out, size_t si
                      "load batches in parallel workers (DataLoader num_workers up to the CPUs "
                      "the process may use; when it is there already, the CPU is the limit), and "
                      "make __getitem__ cheaper (decode and augment once, cache)");
-    if (n < 0 || (size_t)n >= size) return;
+    if (n < 0 || (size_t)n >= size) return saving;
     if (su->pin_memory == 0 && strcmp(su->device, "cuda") == 0)
         n += snprintf(out + n, size - (size_t)n, "; pin_memory=True");
     if (n >= 0 && (size_t)n < size && su->persistent_workers == 0 && w > 0)
         snprintf(out + n, size - (size_t)n,
                  "; persistent_workers=True (workers now restart every epoch)");
+    return saving;
 }
 
 /* Loading batches: the dataloader stage, or, when no range marks the loader, the lead of each
@@ -118,7 +134,7 @@ static void dataloader(reco_list *l) {
                                   "before its first range (where `for batch in loader` fetches) "
                                   "takes";
     char action[400];
-    loader_action(a, ns, action, sizeof(action));
+    int64_t saving = loader_action(a, ns, action, sizeof(action));
     if (op_named(a, "*_SingleProcessDataLoaderIter*") && a->setup.num_workers < 0)
         add(l, "dataloader", ns,
             "%s %.1f%% of step time (%.1f ms of %.1f ms), and the DataLoader loads in the "
@@ -127,7 +143,7 @@ static void dataloader(reco_list *l) {
             "pin_memory=True, persistent_workers=True.",
             what, pct, ms(ns), ms(a->steps_total_ns));
     else
-        add(l, "dataloader", ns, "%s %.1f%% of step time (%.1f ms of %.1f ms); %s.", what, pct,
+        add(l, "dataloader", saving, "%s %.1f%% of step time (%.1f ms of %.1f ms); %s.", what, pct,
             ms(ns), ms(a->steps_total_ns), action);
 }
 

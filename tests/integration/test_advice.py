@@ -135,6 +135,29 @@ def test_loader_workers_saturated_vs_too_few():
     assert "%.1f%% of step time" % share in few and "%.1f%% of step time" % share in sat
 
 
+@pytest.mark.parametrize("workers,cpus,target", [(0, 2, 1), (1, 4, 3), (2, 8, 7)])
+def test_loader_workers_estimate(tmp_path, workers, cpus, target):
+    """What more workers could save, computed here from the trace: each worker loads a batch as
+    fast as the process did, beside the rest of the step, so the steps still wait for
+    max(0, work / target - rest), the work being the loading (num_workers=0: the process loaded
+    alone) or, with W workers busy all the step, W x the step time."""
+    doc = trace_doc("setup_loader_few.json.gz")
+    text = json.dumps(doc).replace("num_workers=2;", "num_workers=%d;" % workers)
+    path = tmp_path / "loader.json"
+    path.write_text(text.replace("cpu_count=8", "cpu_count=%d" % cpus))
+    load = sum(e["dur"] for e in named(doc, "dataloader"))
+    steps = sum(e["dur"] for e in doc["traceEvents"] if e["name"].startswith("ProfilerStep#"))
+    rest = steps - load
+    work = load if workers == 0 else workers * steps
+    want = load - max(0, work / target - rest)
+    [r] = [r for r in json.loads(tprof("analyze", "--json", path, rc=0).stdout)[
+        "recommendations"] if r["id"] == "dataloader"]
+    assert r["saving_us"] == pytest.approx(want, abs=0.002)
+    assert "to num_workers=%d" % target in r["message"]
+    assert "could save about %.1f ms of the %.1f ms" % (want / 1e3, load / 1e3) in r["message"]
+    assert 0 < want < load or workers == 2  # the third case hides all of the loading
+
+
 def test_loader_without_setup_stays_generic():
     """A foreign trace holds no setup: no number of workers is made up, and "more workers" is
     not said without the CPU count."""

@@ -300,6 +300,7 @@ static void test_compare_reports(void **state) {
     tp_buf_putc(&out, '\0');
     contains(out.data, "A: trace.json (2 steps)");
     contains(out.data, "mean step time: A 2.000 ms, B 2.000 ms, change +0.0%");
+    contains(out.data, "\nWarnings\n  A, B: a warning with 42 in it\n"); /* said by both: once */
     contains(out.data, "ops by change in self time (top 3 of 3; 0 added, 0 removed)");
     tp_buf_free(&out);
     tp_compare_free(c);
@@ -310,14 +311,17 @@ static void test_compare_reports(void **state) {
     tp_buf_putc(&out, '\0');
     contains(out.data, "# tprof compare\n");
     contains(out.data, "- mean step time: n/a (B has no ProfilerStep#<n> ranges)");
+    contains(out.data, "## Warnings\n\n- A: a warning with 42 in it\n");
     contains(out.data, "| aten::mm | 2.000 ms | - | -2.000 ms | -100.0% | removed |");
     contains(out.data, "| aten::add | - | 100 ns | +100 ns | n/a | added |");
     tp_buf_free(&out);
     tp_buf_init(&out);
     tp_report_compare_json(&out, c, &(tp_report_opts){.top_k = 1});
     tp_buf_putc(&out, '\0');
-    contains(out.data, "\"a\": {\"path\": \"trace.json\", \"steps\": 2, \"mean_step_us\": 2000}");
-    contains(out.data, "\"b\": {\"path\": \"\", \"steps\": 0, \"mean_step_us\": null}");
+    contains(out.data, "\"a\": {\"path\": \"trace.json\", \"steps\": 2, \"mean_step_us\": 2000, "
+                       "\"warnings\": [\"a warning with 42 in it\"]}");
+    contains(out.data,
+             "\"b\": {\"path\": \"\", \"steps\": 0, \"mean_step_us\": null, \"warnings\": []}");
     contains(out.data, "\"step_change_pct\": null");
     contains(out.data,
              "\"ops\": [{\"name\": \"aten::mm\", \"status\": \"removed\", \"a_calls\": 1, "
