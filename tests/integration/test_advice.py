@@ -154,7 +154,7 @@ def test_loader_workers_estimate(tmp_path, workers, cpus, target):
         "recommendations"] if r["id"] == "dataloader"]
     assert r["saving_us"] == pytest.approx(want, abs=0.002)
     assert "to num_workers=%d" % target in r["message"]
-    assert "could save about %.1f ms of the %.1f ms" % (want / 1e3, load / 1e3) in r["message"]
+    assert "could save up to %.1f ms of the %.1f ms" % (want / 1e3, load / 1e3) in r["message"]
     assert 0 < want < load or workers == 2  # the third case hides all of the loading
 
 
