@@ -537,12 +537,6 @@ static int overhang_out(tp_walk *s, const lists *l, int64_t end) {
     return 0;
 }
 
-static int has_pid(const int64_t *pids, size_t n, int64_t pid) {
-    for (size_t i = 0; i < n; i++)
-        if (pids[i] == pid) return 1;
-    return 0;
-}
-
 /* The GPU capacity of a model's window (ns): each device with work in it has that window. In a
  * window's pieces a device has the whole window's, as it does when the window is analysed whole,
  * even where it has no work in some pieces: one first seen in a piece gets the earlier pieces'
@@ -553,7 +547,7 @@ static int add_capacity(tp_walk *s, const lists *l, int64_t window) {
     int rc = 0;
     for (size_t d = 0; d < l->device_ids.n && rc == 0; d++) {
         int64_t pid = l->device_ids.v[d].a;
-        if (has_pid(gp->devices, gp->ndevices, pid)) continue;
+        if (tp_pid_in(gp->devices, gp->ndevices, pid)) continue;
         tp_idle_row *row = tp_device_row(a, pid);
         if (!row || TP_GROW(gp->devices, gp->cap_devices, gp->ndevices + 1)) {
             rc = -1;

@@ -260,8 +260,7 @@ typedef struct pid_set {
 
 /* pid into set unless there already; -1 when out of memory. */
 static int add_pid(pid_set *set, int64_t pid) {
-    for (size_t k = 0; k < set->n; k++)
-        if (set->v[k] == pid) return 0;
+    if (tp_pid_in(set->v, set->n, pid)) return 0;
     if (TP_GROW(set->v, set->cap, set->n + 1)) return -1;
     set->v[set->n++] = pid;
     return 0;

@@ -38,6 +38,12 @@ static inline int64_t tp_ev_dur(const tp_event *e) {
 static inline int64_t tp_ev_end(const tp_event *e) {
     return tp_add_sat(e->ts, tp_ev_dur(e));
 }
+/* Whether pid is among the n of pids (a device's, in the short lists of devices seen). */
+static inline int tp_pid_in(const int64_t *pids, size_t n, int64_t pid) {
+    for (size_t i = 0; i < n; i++)
+        if (pids[i] == pid) return 1;
+    return 0;
+}
 
 /* The analysis' own state behind tp_analysis.priv. */
 struct tp_analysis_priv {
