@@ -9,15 +9,20 @@
 #include "run/rundir.h"
 #include "util/log.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The folder of path ("." for a bare name); malloc'd, NULL when out of memory. */
-static char *folder_of(const char *path) {
+/* The folder of path, resolved (a trace named from inside its folder: "trace.json" in
+ * RUN/tprof); malloc'd, NULL when it cannot be (*oom set when out of memory). */
+static char *folder_of(const char *path, int *oom) {
     const char *slash = strrchr(path, '/');
-    if (!slash) return strdup(".");
-    return slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+    char *named = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    char *folder = named ? realpath(named, NULL) : NULL;
+    *oom = !named || (!folder && errno == ENOMEM);
+    free(named);
+    return folder;
 }
 
 static int is_files_dir(const char *dir) {
@@ -32,15 +37,19 @@ static int run_of(const char *input, char **run) {
     *run = NULL;
     if (strcmp(input, "-") == 0) return 0;
     if (tp_run_is_dir(input)) return (*run = strdup(input)) ? 0 : -1;
-    char *folder = folder_of(input), *files = folder ? tp_run_files_dir(folder) : NULL;
-    int rc = folder && files ? 0 : -1;
-    if (rc == 0 && is_files_dir(folder))
-        rc = (*run = folder_of(folder)) ? 0 : -1;
-    else if (rc == 0 && strcmp(files, folder) != 0) /* it holds a tprof/ folder */
+    int oom = 0;
+    char *folder = folder_of(input, &oom), *files = folder ? tp_run_files_dir(folder) : NULL;
+    if (folder && !files) oom = 1;
+    if (!oom && files && is_files_dir(folder)) {
+        char *up = strrchr(folder, '/'); /* resolved: absolute */
+        *run = up == folder ? strdup("/") : strndup(folder, (size_t)(up - folder));
+        oom = !*run;
+    } else if (!oom && files && strcmp(files, folder) != 0) { /* it holds a tprof/ folder */
         *run = folder, folder = NULL;
+    }
     free(folder);
     free(files);
-    return rc;
+    return oom ? -1 : 0;
 }
 
 /* The configuration of the run's first config file, holding its stages key, into *cfg (NULL

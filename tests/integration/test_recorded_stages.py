@@ -9,9 +9,10 @@ analyses both sides with the same stages: those both were recorded with, else th
 import glob
 import json
 import os
+import subprocess
 
 import pytest
-from cli_helpers import profiled_run, tprof
+from cli_helpers import TPROF, profiled_run, tprof
 
 import tprof_ref
 from run_files import artifact, files_dir
@@ -60,6 +61,10 @@ def test_the_run_and_its_traces_are_analysed_with_its_stages(runs):
         assert stage_rows(got) == [(s["stage"], s["count"], s["total_us"]) for s in want], given
         assert got["stages"] == summary["stages"], given
         assert not got["warnings"], given
+    # a trace named from inside its folder
+    p = subprocess.run([str(TPROF), "analyze", "--json", os.path.basename(trace)],
+                       cwd=os.path.dirname(trace), capture_output=True, timeout=60)
+    assert p.returncode == 0 and json.loads(p.stdout)["stages"] == summary["stages"]
 
 
 def test_stage_replaces_the_runs_own(runs):
