@@ -37,14 +37,16 @@ static int run_of(const char *input, char **run) {
     *run = NULL;
     if (strcmp(input, "-") == 0) return 0;
     if (tp_run_is_dir(input)) return (*run = strdup(input)) ? 0 : -1;
-    int oom = 0;
-    char *folder = folder_of(input, &oom), *files = folder ? tp_run_files_dir(folder) : NULL;
-    if (folder && !files) oom = 1;
-    if (!oom && files && is_files_dir(folder)) {
+    int oom;
+    char *folder = folder_of(input, &oom), *files = NULL;
+    if (!folder) return oom ? -1 : 0;
+    if (is_files_dir(folder)) {
         char *up = strrchr(folder, '/'); /* resolved: absolute */
         *run = up == folder ? strdup("/") : strndup(folder, (size_t)(up - folder));
         oom = !*run;
-    } else if (!oom && files && strcmp(files, folder) != 0) { /* it holds a tprof/ folder */
+    } else if (!(files = tp_run_files_dir(folder))) {
+        oom = 1;
+    } else if (strcmp(files, folder) != 0) { /* it holds a tprof/ folder */
         *run = folder, folder = NULL;
     }
     free(folder);
