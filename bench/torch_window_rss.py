@@ -19,7 +19,8 @@ child's ru_maxrss from os.wait4 (the whole process: interpreter, torch, model, p
 past --rss-limit-gb or --timeout-s is killed and reported as such ("killed at N GB"). Printed per
 configuration: the op events the trace holds (`"cat":"cpu_op"` events counted in the file, against
 steps x ops per step counted by torch.profiler on the same model in a separate child), tprof's
-dropped_events (from the trace), peak RSS, wall time per step inside the window, the time the
+dropped_events (from the trace), the steps tprof's summary.json analysed (0: the window was left
+out of it), peak RSS, wall time per step inside the window, the time the
 window's end takes (tprof's stop, torch.profiler's stop + export), the window's trace's size on
 disk and that of all the files the run left (tprof's run directory holds each window twice:
 tprof/trace_*.json and the top-level <worker>.pt.trace.json), and the ratios of RSS and step
@@ -234,6 +235,15 @@ def _traces(out: str, mode: str) -> list[str]:
     return found
 
 
+def _summary_steps(out: str) -> int:
+    """The steps tprof's summary.json analysed (a window it left out has none), -1 without one."""
+    for root, _, files in os.walk(out):
+        if "summary.json" in files:
+            with open(os.path.join(root, "summary.json")) as f:
+                return int(json.load(f).get("steps", {}).get("count", 0))
+    return -1
+
+
 def _measure(args: argparse.Namespace, mode: str, steps: int, max_events: int) -> dict[str, Any]:
     """Run one configuration in a fresh folder; add its trace's events, drops and size."""
     out = tempfile.mkdtemp(prefix="tprof_rss_", dir=args.tmp)
@@ -246,6 +256,7 @@ def _measure(args: argparse.Namespace, mode: str, steps: int, max_events: int) -
             r["dropped"] = max(r["dropped"], dropped)
             r["trace_bytes"] += os.path.getsize(path)
             r["files"].append(os.path.relpath(path, out))
+        r["summary_steps"] = _summary_steps(out) if mode.startswith("tprof") else -1
         r["disk_bytes"] = sum(os.path.getsize(os.path.join(root, f))
                               for root, _, files in os.walk(out) for f in files
                               if f != "child.log")
@@ -268,7 +279,7 @@ def _row(events: int, mode: str, steps: int, expected: int, runs: list[dict[str,
         why = r["killed"] + (f", in its stop (at the loop's end {_mb(r['loop_hwm_kb'])} MB, "
                              f"{r['step_s'] * 1e3:.2f} ms per step)" if "step_s" in r
                              else ", in its loop")
-        return f"| {events:,} | {mode} | {steps} | {why} ||||||||||"
+        return f"| {events:,} | {mode} | {steps} | {why} |||||||||||"
     rss = statistics.median(r["maxrss_kb"] for r in done)
     step = statistics.median(r["step_s"] for r in done)
     end = statistics.median(r["end_s"] for r in done)
@@ -281,6 +292,8 @@ def _row(events: int, mode: str, steps: int, expected: int, runs: list[dict[str,
              "/".join(f"{o:,}" for o in ops) if mode != "unprofiled" else "",
              f"{expected:,}",
              "/".join(str(d) for d in drops) if mode.startswith("tprof") else "",
+             "/".join(str(n) for n in sorted({r["summary_steps"] for r in done}))
+             if mode.startswith("tprof") else "",
              _mb(rss), f"{rss / base['rss']:.2f}", f"{step * 1e3:.2f}",
              f"{step / base['step']:.2f}", f"{end:.1f}",
              f"{size / 1e6:.0f}" if size else "", f"{disk / 1e6:.0f}" if disk else ""]
@@ -331,9 +344,9 @@ def main() -> None:
           f"steps); width {args.width}, depth {args.depth}, batch 1; {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
     header = ("| events | mode | steps | cpu_op events in the trace | expected | dropped "
-              "| peak RSS MB | RSS ratio | ms per step | step ratio | end s | trace MB "
-              "| all files MB |")
-    rows = [header, "|" + "---|" * 13]
+              "| summary's steps | peak RSS MB | RSS ratio | ms per step | step ratio | end s "
+              "| trace MB | all files MB |")
+    rows = [header, "|" + "---|" * 14]
     for events in (int(float(e)) for e in args.events.split(",")):
         steps = math.ceil(events / per_step)
         expected = round(steps * per_step)
