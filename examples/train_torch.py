@@ -79,6 +79,8 @@ def parse(argv):
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
+    p.add_argument("--persistent-workers", action="store_true",
+                   help="keep the workers between epochs (with --workers)")
     p.add_argument("--decode-ms", type=float, default=1.0, help="delay per sample loaded")
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--record-ops", action=argparse.BooleanOptionalAction, default=None,
@@ -98,7 +100,8 @@ def main():
     torch.manual_seed(0)
     data = Stripes(args.steps * args.batch, args.decode_ms)
     loader = torch.utils.data.DataLoader(data, batch_size=args.batch, shuffle=True,
-                                         num_workers=args.workers)
+                                         num_workers=args.workers,
+                                         persistent_workers=args.persistent_workers)
     model = Net()
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     step = 0

@@ -157,6 +157,13 @@ typedef struct tp_setup {
     char optimizer[32];     /* its class name */
     char param_dtype[24];   /* the model's parameters' dtype ("float32", "mixed") */
     char device[16];        /* where the parameters are ("cpu", "cuda") */
+    /* CPU time over the intervals tprof.torch read (python/tprof/torch/loader_cpu.py), summed:
+     * the DataLoader's workers', the training process's, and the intervals' wall time; all 0
+     * when none was read */
+    int64_t loader_cpu_ns, process_cpu_ns, reading_ns;
+    /* The fetches that started the workers (iter()) and stopped them (the epoch's end), summed,
+     * and the starts (python/tprof/torch/data.py); all 0 when none was recorded */
+    int64_t loader_start_ns, loader_starts, loader_stop_ns;
 } tp_setup;
 
 typedef struct tp_analysis {
@@ -268,6 +275,7 @@ typedef struct tp_analysis {
 /* Recommendation thresholds (docs/SEMANTICS.md §3; docs/METRICS.md). A recommendation fires when
  * its figure is strictly beyond the threshold. */
 #define TP_RECO_DATALOADER_PCT     5.0   /* dataloader stage, % of step time */
+#define TP_RECO_LOADER_IDLE        0.5   /* idle CPUs, share of loading share x CPUs */
 #define TP_RECO_GPU_IDLE_PCT       50.0  /* GPU utilization below this */
 #define TP_RECO_MEMORY_PCT         90.0  /* peak device memory, % of totalGlobalMem */
 #define TP_RECO_NCCL_PCT           10.0  /* NCCL kernels, % of step time */

@@ -38,21 +38,41 @@ unsigned tp_name_flags(const char *name) {
     return f;
 }
 
-/* One "key=value" of a setup string into the setup; unknown keys are skipped (a newer tprof's
+/* A setup value as a count >= 0 into *out; 0 when it is not one. */
+static int setup_count(const char *val, size_t vlen, int64_t *out) {
+    char num[24], *end;
+    if (vlen == 0 || vlen >= sizeof(num)) return 0;
+    memcpy(num, val, vlen);
+    num[vlen] = '\0';
+    long long v = strtoll(num, &end, 10);
+    if (*end != '\0' || v < 0) return 0;
+    *out = v;
+    return 1;
+}
+
+/* One "key=value" of a setup string into the setup: a setting (the last value read wins) or a
+ * CPU-time reading (summed over the readings); unknown keys are skipped (a newer tprof's
  * records read by an older one). */
 static void setup_pair(tp_setup *su, const char *key, size_t klen, const char *val, size_t vlen) {
     static const struct {
         const char *key;
         size_t off;
+        int summed;
     } ints[] = {
-        {"cpu_count", offsetof(tp_setup, cpu_count)},
-        {"num_workers", offsetof(tp_setup, num_workers)},
-        {"pin_memory", offsetof(tp_setup, pin_memory)},
-        {"persistent_workers", offsetof(tp_setup, persistent_workers)},
-        {"batch_size", offsetof(tp_setup, batch_size)},
-        {"prefetch_factor", offsetof(tp_setup, prefetch_factor)},
-        {"foreach", offsetof(tp_setup, foreach)},
-        {"fused", offsetof(tp_setup, fused)},
+        {"cpu_count", offsetof(tp_setup, cpu_count), 0},
+        {"num_workers", offsetof(tp_setup, num_workers), 0},
+        {"pin_memory", offsetof(tp_setup, pin_memory), 0},
+        {"persistent_workers", offsetof(tp_setup, persistent_workers), 0},
+        {"batch_size", offsetof(tp_setup, batch_size), 0},
+        {"prefetch_factor", offsetof(tp_setup, prefetch_factor), 0},
+        {"foreach", offsetof(tp_setup, foreach), 0},
+        {"fused", offsetof(tp_setup, fused), 0},
+        {"loader_cpu_ns", offsetof(tp_setup, loader_cpu_ns), 1},
+        {"process_cpu_ns", offsetof(tp_setup, process_cpu_ns), 1},
+        {"reading_ns", offsetof(tp_setup, reading_ns), 1},
+        {"loader_start_ns", offsetof(tp_setup, loader_start_ns), 1},
+        {"loader_starts", offsetof(tp_setup, loader_starts), 1},
+        {"loader_stop_ns", offsetof(tp_setup, loader_stop_ns), 1},
     };
     static const struct {
         const char *key;
@@ -62,15 +82,10 @@ static void setup_pair(tp_setup *su, const char *key, size_t klen, const char *v
         {"param_dtype", offsetof(tp_setup, param_dtype), sizeof(su->param_dtype)},
         {"device", offsetof(tp_setup, device), sizeof(su->device)},
     };
-    char num[24];
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         if (strlen(ints[i].key) != klen || memcmp(ints[i].key, key, klen) != 0) continue;
-        if (vlen == 0 || vlen >= sizeof(num)) return;
-        memcpy(num, val, vlen);
-        num[vlen] = '\0';
-        char *end;
-        long long v = strtoll(num, &end, 10);
-        if (*end == '\0' && v >= 0) *(int64_t *)((char *)su + ints[i].off) = v;
+        int64_t v, *field = (int64_t *)((char *)su + ints[i].off);
+        if (setup_count(val, vlen, &v)) *field = ints[i].summed ? tp_add_sat(*field, v) : v;
         return;
     }
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {

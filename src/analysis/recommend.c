@@ -26,7 +26,7 @@ static void add(reco_list *l, const char *id, int64_t saving_ns, const char *fmt
 
 static void add(reco_list *l, const char *id, int64_t saving_ns, const char *fmt, ...) {
     tp_analysis *a = l->a;
-    char msg[768];
+    char msg[1536];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -76,31 +76,116 @@ static int64_t loading_left(int64_t load_ns, int64_t rest_ns, int64_t w, int64_t
     return left > 0 ? (int64_t)left : 0;
 }
 
+/* The CPUs the process and its DataLoader workers kept busy over the intervals tprof.torch read
+ * (python/tprof/torch/loader_cpu.py), and the workers' part of it; -1 without a reading. */
+static double cpus_busy(const tp_setup *su, double *workers) {
+    double wall = (double)su->reading_ns;
+    *workers = wall > 0 ? (double)su->loader_cpu_ns / wall : -1;
+    return wall > 0 ? (double)tp_add_sat(su->loader_cpu_ns, su->process_cpu_ns) / wall : -1;
+}
+
+/* The loading time of the steps, split: the fetches that started and stopped the DataLoader's
+ * workers (cycle_ns: tprof.torch.dataloader's setup pairs, with workers only), which more
+ * workers lengthen and persistent_workers removes, and the steady fetches of batches. */
+typedef struct loading {
+    int64_t ns, steady_ns, cycle_ns;
+    int64_t rest_ns; /* the rest of the steps: what the workers can load beside */
+    char of[96];     /* " of the X ms" the estimates are of */
+} loading;
+
+static loading loading_of(const tp_analysis *a, int64_t ns) {
+    const tp_setup *su = &a->setup;
+    loading ld = {.ns = ns, .rest_ns = a->steps_total_ns > ns ? a->steps_total_ns - ns : 0};
+    if (su->num_workers > 0) ld.cycle_ns = tp_add_sat(su->loader_start_ns, su->loader_stop_ns);
+    if (ld.cycle_ns > ns) ld.cycle_ns = ns;
+    ld.steady_ns = ns - ld.cycle_ns;
+    snprintf(ld.of, sizeof(ld.of),
+             ld.cycle_ns ? "of the %.1f ms of steady fetches" : "of the %.1f ms", ms(ld.steady_ns));
+    return ld;
+}
+
+/* As many workers as CPUs or more: the CPU is the limit, unless the readings show CPUs idle
+ * while the steps wait for batches. Workers the CPU limits would keep every CPU busy then; when
+ * more than TP_RECO_LOADER_IDLE of the CPUs the waiting could have used (loading share x CPUs)
+ * sat idle, the workers wait on storage, the network or a lock, which more workers hide
+ * (estimated as loading_left's, doubling them). Returns the saving. */
+static int64_t loader_at_cpus(const tp_analysis *a, const loading *ld, int64_t w, int64_t cpus,
+                              char *out, size_t size) {
+    double workers, busy = cpus_busy(&a->setup, &workers), idle = (double)cpus - busy;
+    double share = a->steps_total_ns > 0 ? (double)ld->ns / (double)a->steps_total_ns : 0;
+    if (busy >= 0 && idle > TP_RECO_LOADER_IDLE * share * (double)cpus) {
+        int64_t more = 2 * w;
+        int64_t saving = ld->steady_ns - loading_left(ld->steady_ns, ld->rest_ns, w, more);
+        snprintf(out, size,
+                 "the DataLoader has %lld workers for %lld CPUs, yet %.1f of the CPUs sat idle "
+                 "on average (the process and its workers kept %.1f busy, the workers %.1f) "
+                 "while the steps waited for batches: the workers wait on something other than "
+                 "the CPU (storage, the network, a lock). Raise num_workers to %lld (or "
+                 "prefetch_factor) to hide that wait: could save up to %.1f ms %s, less what "
+                 "starting workers and handing batches over costs; faster storage or a local "
+                 "copy of the data removes it",
+                 (long long)w, (long long)cpus, idle, busy, workers, (long long)more, ms(saving),
+                 ld->of);
+        return saving;
+    }
+    int n = snprintf(out, size,
+                     "the DataLoader's %lld workers already use all %lld CPUs, so more workers "
+                     "will not help: the CPU is the limit",
+                     (long long)w, (long long)cpus);
+    if (busy >= 0 && n >= 0 && (size_t)n < size)
+        n += snprintf(out + n, size - (size_t)n,
+                      " (the process and its workers kept %.1f of them busy, the workers %.1f)",
+                      busy, workers);
+    if (n >= 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n,
+                 ". Make each batch cheaper to load (decode and augment once and cache, lighter "
+                 "transforms, augment on the GPU, pre-processed shards) or run on a machine with "
+                 "more CPUs");
+    return ld->ns;
+}
+
+/* persistent_workers=True, with what starting and stopping the workers cost when the setup
+ * says; appended to out at n. Persistent workers start once: the window keeps one start (their
+ * mean) and no stop. Returns what that saves. */
+static int64_t loader_persist(const tp_setup *su, const loading *ld, char *out, size_t size,
+                              int n) {
+    if (n < 0 || (size_t)n >= size) return 0;
+    if (!ld->cycle_ns || su->loader_starts <= 0) {
+        snprintf(out + n, size - (size_t)n,
+                 "; persistent_workers=True (workers now restart every epoch)");
+        return 0;
+    }
+    int64_t once = su->loader_start_ns / su->loader_starts;
+    int64_t saving = ld->cycle_ns > once ? ld->cycle_ns - once : 0;
+    snprintf(out + n, size - (size_t)n,
+             "; persistent_workers=True: starting the workers (%lld times, at each epoch) and "
+             "stopping them took %.1f ms of the loading, about %.1f ms more than starting them "
+             "once",
+             (long long)su->loader_starts, ms(ld->cycle_ns), ms(saving));
+    return saving;
+}
+
 /* What to change in the DataLoader, from the setup tprof.torch recorded (tp_setup; -1 unknown):
  * its workers against the CPUs, then pinning and persistence. ns is the loading time; returns
- * what the change could save (loading_left's estimate where workers are to be added, else ns). */
+ * what the changes could save (loading_left's estimate where workers are to be added, else ns;
+ * plus what persistent workers save, at most ns in all). */
 static int64_t loader_action(const tp_analysis *a, int64_t ns, char *out, size_t size) {
     const tp_setup *su = &a->setup;
     int64_t w = su->num_workers, cpus = su->cpu_count, saving = ns;
+    loading ld = loading_of(a, ns);
     int n = 0;
-    if (w >= 0 && cpus > 0 && w >= cpus)
-        n = snprintf(out, size,
-                     "the DataLoader's %lld workers already use all %lld CPUs, so more workers "
-                     "will not help: the CPU is the limit. Make each batch cheaper to load "
-                     "(decode and augment once and cache, lighter transforms, augment on the "
-                     "GPU, pre-processed shards) or run on a machine with more CPUs",
-                     (long long)w, (long long)cpus);
-    else if (w >= 0 && cpus > 0) {
+    if (w > 0 && cpus > 0 && w >= cpus) {
+        saving = loader_at_cpus(a, &ld, w, cpus, out, size);
+        n = (int)strlen(out);
+    } else if (w >= 0 && cpus > 0) {
         int64_t target = cpus > 1 && w < cpus - 1 ? cpus - 1 : cpus;
-        int64_t rest = a->steps_total_ns > ns ? a->steps_total_ns - ns : 0;
-        saving = ns - loading_left(ns, rest, w, target);
+        saving = ld.steady_ns - loading_left(ld.steady_ns, ld.rest_ns, w, target);
         n = snprintf(out, size,
                      "raise DataLoader(num_workers=%lld) to num_workers=%lld (this machine has "
                      "%lld CPUs): loading in %lld worker%s beside the step could save up to "
-                     "%.1f ms of the %.1f ms, less what starting workers and handing batches "
-                     "over costs",
+                     "%.1f ms %s, less what starting workers and handing batches over costs",
                      (long long)w, (long long)target, (long long)cpus, (long long)target,
-                     target == 1 ? "" : "s", ms(saving), ms(ns));
+                     target == 1 ? "" : "s", ms(saving), ld.of);
     } else if (w >= 0)
         n = snprintf(out, size,
                      "DataLoader(num_workers=%lld): raise it up to the CPUs the process may use "
@@ -115,10 +200,9 @@ static int64_t loader_action(const tp_analysis *a, int64_t ns, char *out, size_t
     if (n < 0 || (size_t)n >= size) return saving;
     if (su->pin_memory == 0 && strcmp(su->device, "cuda") == 0)
         n += snprintf(out + n, size - (size_t)n, "; pin_memory=True");
-    if (n >= 0 && (size_t)n < size && su->persistent_workers == 0 && w > 0)
-        snprintf(out + n, size - (size_t)n,
-                 "; persistent_workers=True (workers now restart every epoch)");
-    return saving;
+    if (su->persistent_workers == 0 && w > 0)
+        saving = tp_add_sat(saving, loader_persist(su, &ld, out, size, n));
+    return saving > ns ? ns : saving;
 }
 
 /* Loading batches: the dataloader stage, or, when no range marks the loader, the lead of each
@@ -136,7 +220,7 @@ static void dataloader(reco_list *l) {
                                 : "No range marks the data loader, but the start of each step "
                                   "before its first range (where `for batch in loader` fetches) "
                                   "takes";
-    char action[400];
+    char action[1024];
     int64_t saving = loader_action(a, ns, action, sizeof(action));
     if (op_named(a, "*_SingleProcessDataLoaderIter*") && a->setup.num_workers < 0)
         add(l, "dataloader", ns,

@@ -158,6 +158,70 @@ def test_loader_workers_estimate(tmp_path, workers, cpus, target):
     assert 0 < want < load or workers == 2  # the third case hides all of the loading
 
 
+@pytest.mark.parametrize("loader_ms,process_ms", [(300, 200), (1500, 400)])
+def test_loader_workers_at_the_cpus_waiting_or_busy(tmp_path, loader_ms, process_ms):
+    """As many workers as CPUs: the CPU time tprof.torch read over the window (loader_cpu.py's
+    readings, summed) tells workers that wait on something else (CPUs idle while the steps wait
+    for batches: more workers hide the wait, estimated as for too few, doubling them) from
+    workers the CPU limits (every CPU busy)."""
+    doc = trace_doc("setup_loader_saturated.json.gz")
+    text = json.dumps(doc)
+    halves = "loader_cpu_ns=%d;process_cpu_ns=%d;reading_ns=500000000"
+    readings = [halves % (loader_ms * 1e6 / 2, process_ms * 1e6 / 2)] * 2  # summed
+    for i, reading in enumerate(readings):  # one more setup range per reading
+        extra = {"ph": "X", "cat": "user_annotation", "name": "tprof.setup", "pid": 4242,
+                 "tid": 4242, "ts": 7.0 + i, "dur": 1, "args": {"tprof.setup": reading}}
+        text = text.replace('"traceEvents": [', '"traceEvents": [' + json.dumps(extra) + ", ", 1)
+    path = tmp_path / "loader.json"
+    path.write_text(text)
+    [r] = [r for r in json.loads(tprof("analyze", "--json", path, rc=0).stdout)[
+        "recommendations"] if r["id"] == "dataloader"]
+    busy, workers = (loader_ms + process_ms) / 1e3, loader_ms / 1e3
+    load = sum(e["dur"] for e in named(doc, "dataloader"))
+    steps = sum(e["dur"] for e in doc["traceEvents"] if e["name"].startswith("ProfilerStep#"))
+    if 2 - busy > 0.5 * (load / steps) * 2:  # CPUs idle while the steps waited
+        want = load - max(0, 2 * steps / 4 - (steps - load))  # 2 workers busy all step, then 4
+        assert "yet %.1f of the CPUs sat idle on average (the process and its workers kept " \
+               "%.1f busy, the workers %.1f)" % (2 - busy, busy, workers) in r["message"]
+        assert "Raise num_workers to 4" in r["message"] and "CPU is the limit" not in r["message"]
+        assert r["saving_us"] == pytest.approx(want, abs=0.002)
+        assert "could save up to %.1f ms of the %.1f ms" % (want / 1e3, load / 1e3) in r["message"]
+    else:
+        assert "CPU is the limit (the process and its workers kept %.1f of them busy, the " \
+               "workers %.1f)" % (busy, workers) in r["message"]
+        assert "raise" not in r["message"].lower()
+        assert r["saving_us"] == pytest.approx(load, abs=0.002)
+
+
+def test_loader_worker_starts_and_stops(tmp_path):
+    """The fetches that started and stopped the workers (tprof.torch.dataloader's setup pairs)
+    are left out of what more workers could save, and are what persistent_workers saves, less
+    one start: computed here from the trace and the pairs."""
+    doc = trace_doc("setup_loader_few.json.gz")  # 2 workers, 8 CPUs, persistent_workers=0
+    start_ns, stop_ns = 6_000_000, 2_000_000
+    extra = {"ph": "X", "cat": "user_annotation", "name": "tprof.setup", "pid": 4242,
+             "tid": 4242, "ts": 7.0, "dur": 1,
+             "args": {"tprof.setup": "loader_start_ns=%d;loader_starts=2;loader_stop_ns=%d"
+                      % (start_ns, stop_ns)}}
+    doc["traceEvents"].append(extra)
+    path = tmp_path / "loader.json"
+    path.write_text(json.dumps(doc))
+    [r] = [r for r in json.loads(tprof("analyze", "--json", path, rc=0).stdout)[
+        "recommendations"] if r["id"] == "dataloader"]
+    load = sum(e["dur"] for e in named(doc, "dataloader"))
+    steps = sum(e["dur"] for e in doc["traceEvents"] if e["name"].startswith("ProfilerStep#"))
+    cycle = (start_ns + stop_ns) / 1e3
+    steady, rest = load - cycle, steps - load
+    workers = steady - max(0, 2 * (steady + rest) / 7 - rest)  # 2 workers, then 7
+    persist = cycle - start_ns / 2 / 1e3  # one start kept
+    assert r["saving_us"] == pytest.approx(workers + persist, abs=0.002)
+    assert "could save up to %.1f ms of the %.1f ms of steady fetches" % (
+        workers / 1e3, steady / 1e3) in r["message"]
+    assert "persistent_workers=True: starting the workers (2 times, at each epoch) and " \
+           "stopping them took %.1f ms of the loading, about %.1f ms more than starting them " \
+           "once" % (cycle / 1e3, persist / 1e3) in r["message"]
+
+
 def test_loader_without_setup_stays_generic():
     """A foreign trace holds no setup: no number of workers is made up, and "more workers" is
     not said without the CPU count."""

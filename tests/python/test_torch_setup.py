@@ -90,13 +90,17 @@ def test_setup_and_gc_ranges(tmp_path):
     assert 2 in seen  # the explicit gc.collect() inside a recorded step
 
 
-def test_saturated_workers_say_the_cpu_is_the_limit(tmp_path):
-    """The issue's case, live: a slow Dataset, num_workers equal to the CPUs the process may
-    use (pinned to one): the advice must not be "more workers"."""
+@pytest.mark.parametrize("load", ["spin", "sleep"])
+def test_workers_at_the_cpus_busy_or_waiting(tmp_path, load):
+    """num_workers equal to the CPUs the process may use (pinned to one), a Dataset that works on
+    the CPU (spin) or waits (sleep, as on storage): the first must not be told "more workers"
+    (the CPU is the limit), the second must (the CPU idles). tprof's readings of the worker's CPU
+    time (loader_cpu.py) are checked against the kernel's own account of the reaped worker
+    (RUSAGE_CHILDREN), and the batches against an unprofiled pass."""
     if not hasattr(os, "sched_setaffinity"):
         pytest.skip("no sched_setaffinity")
     code = """
-        import json, os, sys, time
+        import json, os, resource, sys, time
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
         import torch, tprof, tprof.torch
 
@@ -105,25 +109,103 @@ def test_saturated_workers_say_the_cpu_is_the_limit(tmp_path):
                 return 256
 
             def __getitem__(self, i):
-                time.sleep(0.004)
-                return torch.randn(8), torch.randn(1)
+                t = time.perf_counter()
+                if sys.argv[2] == "sleep":
+                    time.sleep(0.004)
+                while time.perf_counter() - t < 0.004:
+                    pass
+                return torch.full((8,), float(i)), torch.ones(1)
+
+        def epoch(batches, prof):
+            sums = []
+            for x, y in batches:
+                sums.append(float(x.sum()))
+                if prof is not None:
+                    prof.step()
+            return sums
 
         loader = torch.utils.data.DataLoader(Slow(), batch_size=4, num_workers=1)
-        model = torch.nn.Linear(8, 1)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01)
-        with tprof.profile(output_dir=sys.argv[1], run_id="w", wait=1, active=6,
+        plain = epoch(loader, None)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        with tprof.profile(output_dir=sys.argv[1], run_id="w", wait=1, active=62,
                            summary=False) as prof:
-            for i, (x, y) in enumerate(tprof.torch.dataloader(loader)):
-                torch.nn.functional.mse_loss(model(x), y).backward()
-                opt.step()
-                prof.step()
-                if i == 7:
-                    break
+            profiled = epoch(tprof.torch.dataloader(loader), prof)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the epoch's worker, reaped
+        worker_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        print(json.dumps({"same": plain == profiled, "worker_s": worker_s,
+                          "process_s": time.process_time(),
+                          "recos": prof.summary()["recommendations"]}))
+    """
+    out = run_python(code, args=(str(tmp_path), load))
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["same"]  # the program is unchanged
+    readings = [e["args"]["tprof.setup"] for tr in run_traces(os.path.join(str(tmp_path), "w"))
+                for e in ranges(trace_events(tr))
+                if e["name"] == "tprof.setup" and "reading_ns" in e["args"]["tprof.setup"]]
+    assert len(readings) >= 3  # a window of about 1 s, read at most every 0.2 s
+    sums = {k: 0 for k in ("loader_cpu_ns", "process_cpu_ns", "reading_ns")}
+    for text in readings:
+        pairs = dict(p.split("=", 1) for p in text.split(";"))
+        assert pairs["loader_workers"] == "1"
+        for k in sums:
+            sums[k] += int(pairs[k])
+    tick = 1e9 / os.sysconf("SC_CLK_TCK")
+    # what tprof read of the worker, a part of the window, is within the worker's whole time
+    assert sums["loader_cpu_ns"] <= res["worker_s"] * 1e9 + 2 * tick
+    assert sums["process_cpu_ns"] <= res["process_s"] * 1e9
+    busy = (sums["loader_cpu_ns"] + sums["process_cpu_ns"]) / sums["reading_ns"]
+    msg = {r["id"]: r["message"] for r in res["recos"]}["dataloader"]
+    if load == "spin":
+        assert sums["loader_cpu_ns"] >= 0.5 * res["worker_s"] * 1e9  # most of the epoch read
+        assert busy > 0.8
+        assert "1 workers already use all 1 CPUs" in msg and "CPU is the limit" in msg
+        assert "raise" not in msg.lower()
+    else:
+        assert busy < 0.5
+        assert "yet %.1f of the CPUs sat idle" % (1 - busy) in msg
+        assert "Raise num_workers to 2" in msg
+
+
+def test_worker_starts_and_stops(tmp_path):
+    """A loader with workers, two epochs in one window: the fetches that started the workers
+    (iter()) and stopped them (StopIteration) are recorded as setup pairs equal to those fetches'
+    ranges in the trace, and the advice weighs persistent_workers against them."""
+    code = """
+        import json, sys, time
+        import torch, tprof, tprof.torch
+
+        class Slow(torch.utils.data.Dataset):
+            def __len__(self):
+                return 24
+
+            def __getitem__(self, i):
+                time.sleep(0.002)
+                return torch.full((8,), float(i))
+
+        loader = torch.utils.data.DataLoader(Slow(), batch_size=4, num_workers=1)
+        with tprof.profile(output_dir=sys.argv[1], run_id="c", summary=False) as prof:
+            for epoch in range(2):
+                for x in tprof.torch.dataloader(loader):
+                    prof.step()
         print(json.dumps(prof.summary()["recommendations"]))
     """
     out = run_python(code, args=(str(tmp_path),))
     assert out.returncode == 0, out.stderr
-    recos = {r["id"]: r["message"] for r in json.loads(out.stdout.strip().splitlines()[-1])}
-    msg = recos["dataloader"]
-    assert "1 workers already use all 1 CPUs" in msg and "CPU is the limit" in msg
-    assert "raise" not in msg
+    events = [e for tr in run_traces(os.path.join(str(tmp_path), "c")) for e in trace_events(tr)]
+    fetches = sorted((e for e in ranges(events) if e["name"] == "dataloader"),
+                     key=lambda e: e["ts"])
+    assert len(fetches) == 2 * (6 + 1)  # six batches and the StopIteration, twice
+    got = setups(events)  # the last of each key
+    pairs = [dict(p.split("=", 1) for p in e["args"]["tprof.setup"].split(";"))
+             for e in ranges(events) if e["name"] == "tprof.setup"]
+    starts = [int(p["loader_start_ns"]) for p in pairs if "loader_start_ns" in p]
+    stops = [int(p["loader_stop_ns"]) for p in pairs if "loader_stop_ns" in p]
+    assert got["num_workers"] == "1" and len(starts) == 2 and len(stops) == 2
+    for ns, fetch in zip(starts + stops, [fetches[0], fetches[7], fetches[6], fetches[13]]):
+        # timed in Python around the range's own begin and end
+        assert ns / 1e3 == pytest.approx(fetch["dur"], rel=0.1, abs=200)
+    msg = {r["id"]: r["message"] for r in json.loads(out.stdout.strip().splitlines()[-1])}
+    cycle = (sum(starts) + sum(stops)) / 1e6
+    assert "persistent_workers=True: starting the workers (2 times" in msg["dataloader"]
+    assert "took %.1f ms of the loading" % cycle in msg["dataloader"]

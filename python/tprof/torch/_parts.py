@@ -7,6 +7,7 @@ import torch
 
 from tprof import _tprof
 from tprof.torch import distributed, observer
+from tprof.torch.loader_cpu import LoaderCpu
 from tprof.torch.memory import CudaMemory
 from tprof.torch.modules import ModuleRanges
 from tprof.torch.ops import OpRecording
@@ -68,8 +69,9 @@ def _op_parts(opts: dict[str, Any], effective: dict[str, Any]) -> list[Any]:
 def build(cfg: _tprof.Config, effective: dict[str, Any], opts: dict[str, Any]) -> list[Any]:
     """The parts for opts (tprof.profile's PyTorch options); may turn cfg's gpu off."""
     _one_cupti_subscriber(cfg, effective, opts["torch_profiler"])
-    # the setup the recommendations read, and garbage collections, in every window
-    parts: list[Any] = [SetupRecord(opts["model"]), GcRanges()]
+    # the setup the recommendations read, the loader's CPU time, and garbage collections, in
+    # every window
+    parts: list[Any] = [SetupRecord(opts["model"]), LoaderCpu(), GcRanges()]
     if opts["model"] is not None and opts["with_modules"]:
         parts.append(ModuleRanges(opts["model"]))
     op_parts = _op_parts(opts, effective)

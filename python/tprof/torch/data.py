@@ -1,7 +1,14 @@
 """The data-loading stage: each next() of a loader timed as a range (default "dataloader", the
 name the summary's dataloader stage and its recommendation look for). A torch DataLoader's
 settings (num_workers, pin_memory, ...) are recorded in the first fetch of each window, for the
-recommendation (setup.py)."""
+recommendation (setup.py).
+
+A loader with workers starts them in the fetch that calls iter() and, unless persistent_workers,
+stops them in the fetch that ends its epoch (StopIteration): such fetches are the workers' cost,
+not the batches', and more workers make them longer. Their durations in recording windows are
+recorded as setup pairs (loader_start_ns, loader_starts, loader_stop_ns), so that the advice
+weighs more workers against the steady fetches and persistent_workers against these."""
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -25,22 +32,29 @@ class dataloader(Generic[_T]):
         rng = self.range
         it: Iterator[_T] | None = None
         said = False  # the loader's setup was recorded in this window
+        workers = (getattr(self.loader, "num_workers", 0) or 0) > 0
         while True:
             rng.begin()
+            began = time.perf_counter_ns()
             recording = _tprof.is_recording()
             if recording and not said:
                 setup = loader_setup(self.loader)
                 if setup is not None:
                     record_setup(setup)
             said = recording
+            starts, ended = it is None, False
             try:
                 if it is None:  # a DataLoader starts its workers here: part of the first fetch
                     it = iter(self.loader)
                 batch = next(it)
             except StopIteration:
-                return
+                ended = True
             finally:
                 rng.end()
+            if workers and recording and (starts or ended):
+                _record_cycle(starts, ended, time.perf_counter_ns() - began)
+            if ended:
+                return
             yield batch
 
     def __len__(self) -> int:
@@ -50,3 +64,13 @@ class dataloader(Generic[_T]):
         if name == "loader":  # not set yet (a copy being built): no recursion
             raise AttributeError(name)
         return getattr(self.loader, name)
+
+
+def _record_cycle(starts: bool, ended: bool, fetch_ns: int) -> None:
+    """A fetch that started the workers, stopped them, or both (an empty epoch), as setup pairs."""
+    values: dict[str, Any] = {}
+    if starts:
+        values.update(loader_start_ns=fetch_ns, loader_starts=1)
+    if ended:
+        values["loader_stop_ns"] = 0 if starts else fetch_ns
+    record_setup(values)

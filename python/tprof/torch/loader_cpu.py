@@ -1,0 +1,102 @@
+"""The CPU time of the DataLoader's workers and of the training process, read while windows
+record, for the dataloader advice (docs/METRICS.md, "The run's setup").
+
+Whether more workers would help depends on what the workers wait for. Workers that keep the CPUs
+busy are CPU-bound: more of them only share the same CPUs. Workers that wait on storage, the
+network or a lock leave the CPUs idle, and more of them hide that wait. A trace cannot tell the two
+apart, so at a step of a recording window, at most every READ_EVERY_NS, LoaderCpu reads the CPU
+time of the process (time.process_time_ns: all its threads) and of its daemonic multiprocessing
+children (a DataLoader's workers are daemonic; /proc/<pid>/stat's utime + stime), and records
+what the interval added as a "tprof.setup" range: loader_cpu_ns, process_cpu_ns, reading_ns (the
+interval's wall time) and loader_workers (the workers read). The analysis sums the intervals of
+the window. It only reads /proc and the multiprocessing module's list of children (without
+reaping them, as multiprocessing.active_children would): the workers run as they would.
+"""
+from __future__ import annotations
+
+import multiprocessing.process
+import os
+import time
+
+from tprof import _tprof
+from tprof.torch.setup import record_setup
+
+__all__ = ["LoaderCpu", "READ_EVERY_NS", "workers_cpu_ns"]
+
+READ_EVERY_NS = 200_000_000
+"""The shortest interval between two readings: a reading costs about 15 us per worker."""
+
+_TICK_NS = 1_000_000_000 // (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+
+
+def _cpu_ns(pid: int) -> int | None:
+    """A process's user + system CPU time in ns (all its threads), None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text[text.rindex(b")") + 2:].split()  # the name, in parentheses, may hold spaces
+    return (int(fields[11]) + int(fields[12])) * _TICK_NS  # utime, stime: fields 14, 15
+
+
+def workers_cpu_ns() -> dict[int, int]:
+    """Each live daemonic multiprocessing child's CPU time in ns, by pid."""
+    found = {}
+    for child in list(getattr(multiprocessing.process, "_children", ())):
+        try:
+            if not child.daemon or child.pid is None:
+                continue
+            pid = int(child.pid)
+        except (ValueError, AttributeError):  # a closed Process object
+            continue
+        ns = _cpu_ns(pid)
+        if ns is not None:
+            found[pid] = ns
+    return found
+
+
+class LoaderCpu:
+    """The profile part that reads the workers' and the process's CPU time in recording windows."""
+
+    name = "loader_cpu"
+
+    def __init__(self) -> None:
+        self.last: tuple[int, int, dict[int, int]] | None = None  # wall, process, workers
+
+    def start(self) -> None:
+        pass
+
+    def step(self) -> None:
+        """Before the library's step: the interval since the last reading, when long enough."""
+        self._read(READ_EVERY_NS)
+
+    def _read(self, every_ns: int) -> None:
+        if not _tprof.is_recording():
+            self.last = None
+            return
+        now = time.monotonic_ns()
+        if self.last is not None and now - self.last[0] < every_ns:
+            return
+        reading = (now, time.process_time_ns(), workers_cpu_ns())
+        if self.last is not None and (reading[2] or self.last[2]):
+            self._record(self.last, reading)
+        self.last = reading
+
+    @staticmethod
+    def _record(before: tuple[int, int, dict[int, int]],
+                after: tuple[int, int, dict[int, int]]) -> None:
+        """One interval as a setup range; a worker started within it counts from zero."""
+        workers = after[2]
+        loader = sum(ns - before[2].get(pid, 0) for pid, ns in workers.items())
+        record_setup({"loader_cpu_ns": max(0, loader), "process_cpu_ns": after[1] - before[1],
+                      "reading_ns": after[0] - before[0], "loader_workers": len(workers)})
+
+    def window_changed(self) -> None:
+        if not _tprof.is_recording():
+            self.last = None
+
+    def stop(self) -> None:
+        """A window that ends with the session: its last interval, however short."""
+        self._read(1)
+        self.last = None
