@@ -233,6 +233,29 @@ def test_callback_records_the_loader_and_module_setup(out_dir):
     assert sum("num_workers=" in text for text in texts) == 1  # one window, once
 
 
+def test_callback_times_each_epochs_first_fetch(out_dir):
+    """A loader with workers (not persistent): each epoch's first fetch, where Lightning's iter()
+    starts them, is recorded for the advice (loader_start_ns) and equals that epoch's first
+    dataloader stage range in the trace; the advice then names what persistent_workers saves."""
+    g = torch.Generator().manual_seed(0)
+    data = [(torch.randn(8, generator=g), i % 3) for i in range(32)]
+    workers = torch.utils.data.DataLoader(data, batch_size=4, num_workers=1)
+    cb = tprof.torch.Callback(output_dir=out_dir, summary=False)
+    trainer([cb], max_epochs=2, limit_val_batches=0).fit(Net(), workers)
+    events = all_events(cb.profile.run_dir)
+    fetches = sorted((e for e in ranges(events) if e["name"] == "dataloader"),
+                     key=lambda e: e["ts"])
+    assert len(fetches) == 2 * (8 + 1)  # per epoch: 8 batches' fetches, then the epoch's end
+    starts = [int(dict(p.split("=", 1) for p in e["args"]["tprof.setup"].split(";"))
+                  ["loader_start_ns"]) for e in ranges(events)
+              if e["name"] == "tprof.setup" and "loader_start_ns" in e["args"]["tprof.setup"]]
+    assert len(starts) == 2
+    for ns, fetch in zip(starts, (fetches[0], fetches[9])):
+        assert ns / 1e3 == pytest.approx(fetch["dur"], rel=0.1, abs=200)
+    recos = {r["id"]: r["message"] for r in cb.profile.summary()["recommendations"]}
+    assert "starting the workers (2 times, at each epoch)" in recos["dataloader"]
+
+
 def test_stages_gradient_accumulation(out_dir):
     events, _ = fit_whole_run(out_dir, Net(), accumulate_grad_batches=4, limit_val_batches=0)
     per_step = assert_stages_partition_steps(events)

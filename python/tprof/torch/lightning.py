@@ -310,6 +310,7 @@ class CallbackLogic:
         self._reports: _EpochReports | None = None
         self._params: dict[str, Any] = {}  # the module's parameters' setup, read before a window
         self._setup_said = False  # this window has the loader's and the module's setup
+        self._epoch_fetch: int | None = None  # when a recorded epoch began to fetch its first batch
 
     # ---- the stages ----
 
@@ -380,10 +381,20 @@ class CallbackLogic:
             assert self._reports is not None
             self._reports.mark(trainer.current_epoch)
             self._switch("dataloader")
+            loader = _train_loader(trainer)
+            workers = (getattr(loader, "num_workers", 0) or 0) > 0
+            self._epoch_fetch = (time.perf_counter_ns()
+                                 if workers and _tprof.is_recording() else None)
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int,
                              *args: Any) -> None:
         if self._active:
+            if self._epoch_fetch is not None:
+                # the epoch's first fetch: Lightning's iter() of the loader, which starts its
+                # workers, then the first batch (as tprof.torch.dataloader records it)
+                record_setup({"loader_start_ns": time.perf_counter_ns() - self._epoch_fetch,
+                              "loader_starts": 1})
+                self._epoch_fetch = None
             self._switch("forward")
 
     def on_before_zero_grad(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
