@@ -14,6 +14,9 @@ the same run.
    ranges), with record_ops=True, with with_stack=True, and under torch.profiler without and
    with with_stack. Every profiler records every step in one window (warmup 1, then all steps
    active); only the loop is timed, not the saving after it.
+5. The DataLoader workers' CPU reading (python/tprof/torch/loader_cpu.py): one reading of 8
+   daemonic children (sleeping processes standing for a loader's workers), against the check a
+   step makes when no reading is due and against a plain range (1.).
 
 Times are medians over repetitions; per-range figures include the loop (the baseline has the same
 loop). Run with the project's interpreter: .venv/bin/python bench/bench_python.py build
@@ -256,12 +259,41 @@ def training(out):
               (label, med[key], med[key] / med["none"], low[key], low[key] / low["none"]))
 
 
+def _sleeper():
+    time.sleep(3600)
+
+
+def loader_cpu(out):
+    import multiprocessing
+
+    from tprof.torch.loader_cpu import LoaderCpu, workers_cpu_ns
+    children = [multiprocessing.Process(target=_sleeper, daemon=True) for _ in range(8)]
+    for c in children:
+        c.start()
+    try:
+        part = LoaderCpu()
+        with tprof.profile(output_dir=out, run_id="loader_cpu", summary=False, html_report=False):
+            part.step()  # the baseline reading: the next ones are not due for 0.2 s
+            not_due = best_call_ns(lambda n: [part.step() for _ in range(n)], 10_000)
+            rng = best_call_ns(loop_range, 10_000)
+        assert len(workers_cpu_ns()) == 8
+        reading = best_call_ns(lambda n: [workers_cpu_ns() for _ in range(n)], 200)
+    finally:
+        for c in children:
+            c.kill()
+    print("\n5. DataLoader workers' CPU reading (8 children)")
+    print("%-44s %8.1f ns  %.2fx a range" % ("a step, no reading due", not_due, not_due / rng))
+    print("%-44s %8.1f us  %.0fx a range; %.1f us a worker" %
+          ("a reading (at most every 0.2 s)", reading / 1e3, reading / rng, reading / 8e3))
+
+
 def main():
     with tempfile.TemporaryDirectory() as out:
         ranges(out)
         python_calls(out)
         aten_ops(out)
         training(out)
+        loader_cpu(out)
 
 
 if __name__ == "__main__":
