@@ -209,3 +209,43 @@ def test_worker_starts_and_stops(tmp_path):
     cycle = (sum(starts) + sum(stops)) / 1e6
     assert "persistent_workers=True: starting the workers (2 times" in msg["dataloader"]
     assert "took %.1f ms of the loading" % cycle in msg["dataloader"]
+
+
+def test_worker_cpu_reading_parses_any_process_name():
+    """A worker's CPU time is read from /proc/<pid>/stat, whose second field is the process's
+    name in parentheses, which may itself hold spaces and parentheses: a child named so, that
+    spins 0.3 s of CPU, then sleeps, reads as about 0.3 s (at least 0.25, at most its wall)."""
+    if not os.path.exists("/proc/self/stat"):
+        pytest.skip("no /proc")
+    import multiprocessing
+    import time
+
+    from tprof.torch.loader_cpu import workers_cpu_ns
+
+    ready = multiprocessing.Event()
+    child = multiprocessing.Process(target=_spin_then_sleep, args=(ready,), daemon=True)
+    t0 = time.monotonic()
+    child.start()
+    try:
+        assert ready.wait(30)
+        wall = time.monotonic() - t0
+        with open("/proc/%d/comm" % child.pid) as f:
+            assert f.read().strip() == ") x (y) "[:15].strip()
+        ns = workers_cpu_ns()[child.pid]
+        assert 0.25e9 <= ns <= wall * 1e9 + 2e7
+    finally:
+        child.kill()
+        child.join()
+
+
+def _spin_then_sleep(ready):
+    import ctypes
+    import time
+
+    libc = ctypes.CDLL(None)
+    libc.prctl(15, b") x (y) ", 0, 0, 0)  # PR_SET_NAME
+    t = time.process_time()
+    while time.process_time() - t < 0.3:
+        pass
+    ready.set()
+    time.sleep(60)

@@ -36,8 +36,11 @@ def _cpu_ns(pid: int) -> int | None:
             text = f.read()
     except OSError:
         return None
-    fields = text[text.rindex(b")") + 2:].split()  # the name, in parentheses, may hold spaces
-    return (int(fields[11]) + int(fields[12])) * _TICK_NS  # utime, stime: fields 14, 15
+    try:  # the name, in parentheses, may hold spaces and parentheses: the last ")" ends it
+        fields = text[text.rindex(b")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) * _TICK_NS  # utime, stime: fields 14, 15
+    except (ValueError, IndexError):  # not the stat file of Linux's proc(5)
+        return None
 
 
 def workers_cpu_ns() -> dict[int, int]:
