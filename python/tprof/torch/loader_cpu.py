@@ -43,10 +43,15 @@ def _cpu_ns(pid: int) -> int | None:
         return None
 
 
-def workers_cpu_ns() -> dict[int, int]:
-    """Each live daemonic multiprocessing child's CPU time in ns, by pid."""
+def workers_cpu_ns() -> dict[int, int] | None:
+    """Each live daemonic multiprocessing child's CPU time in ns, by pid; None when another
+    thread was changing the list of children (a reading to skip)."""
     found = {}
-    for child in list(getattr(multiprocessing.process, "_children", ())):
+    try:
+        children = list(getattr(multiprocessing.process, "_children", ()))
+    except RuntimeError:  # the set changed size while it was copied
+        return None
+    for child in children:
         try:
             if not child.daemon or child.pid is None:
                 continue
@@ -81,7 +86,10 @@ class LoaderCpu:
         now = time.monotonic_ns()
         if self.last is not None and now - self.last[0] < every_ns:
             return
-        reading = (now, time.process_time_ns(), workers_cpu_ns())
+        workers = workers_cpu_ns()
+        if workers is None:
+            return
+        reading = (now, time.process_time_ns(), workers)
         if self.last is not None and (reading[2] or self.last[2]):
             self._record(self.last, reading)
         self.last = reading
