@@ -51,8 +51,8 @@ static int setup_count(const char *val, size_t vlen, int64_t *out) {
 }
 
 /* One "key=value" of a setup string into the setup: a setting (the last value read wins) or a
- * CPU-time reading (summed over the readings); unknown keys are skipped (a newer tprof's
- * records read by an older one). */
+ * measurement, which each record holds a part of (CPU time over an interval, a worker start or
+ * stop: summed); unknown keys are skipped (a newer tprof's records read by an older one). */
 static void setup_pair(tp_setup *su, const char *key, size_t klen, const char *val, size_t vlen) {
     static const struct {
         const char *key;
