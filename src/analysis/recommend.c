@@ -112,7 +112,8 @@ static loading loading_of(const tp_analysis *a, int64_t ns) {
 static int64_t loader_at_cpus(const tp_analysis *a, const loading *ld, int64_t w, int64_t cpus,
                               char *out, size_t size) {
     double workers, busy = cpus_busy(&a->setup, &workers), idle = (double)cpus - busy;
-    double share = a->steps_total_ns > 0 ? (double)ld->ns / (double)a->steps_total_ns : 0;
+    double share = step_pct(a, ld->ns) / 100.0;
+    assert(a->steps_total_ns > 0); /* dataloader() fired on the loading's share of the steps */
     if (busy >= 0 && idle > TP_RECO_LOADER_IDLE * share * (double)cpus) {
         int64_t more = 2 * w;
         int64_t saving = ld->steady_ns - loading_left(ld->steady_ns, ld->rest_ns, w, more);
