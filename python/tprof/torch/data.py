@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from tprof import _tprof
-from tprof.torch.setup import loader_setup, record_setup
+from tprof.torch.setup import has_workers, loader_setup, record_setup, record_worker_cycle
 
 __all__ = ["dataloader"]
 
@@ -32,7 +32,7 @@ class dataloader(Generic[_T]):
         rng = self.range
         it: Iterator[_T] | None = None
         said = False  # the loader's setup was recorded in this window
-        workers = (getattr(self.loader, "num_workers", 0) or 0) > 0
+        workers = has_workers(self.loader)
         while True:
             rng.begin()
             began = time.perf_counter_ns()
@@ -52,7 +52,7 @@ class dataloader(Generic[_T]):
             finally:
                 rng.end()
             if workers and recording and (starts or ended):
-                _record_cycle(starts, ended, time.perf_counter_ns() - began)
+                record_worker_cycle(starts, ended, time.perf_counter_ns() - began)
             if ended:
                 return
             yield batch
@@ -65,12 +65,3 @@ class dataloader(Generic[_T]):
             raise AttributeError(name)
         return getattr(self.loader, name)
 
-
-def _record_cycle(starts: bool, ended: bool, fetch_ns: int) -> None:
-    """A fetch that started the workers, stopped them, or both (an empty epoch), as setup pairs."""
-    values: dict[str, Any] = {}
-    if starts:
-        values.update(loader_start_ns=fetch_ns, loader_starts=1)
-    if ended:
-        values["loader_stop_ns"] = 0 if starts else fetch_ns
-    record_setup(values)

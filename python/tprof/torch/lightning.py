@@ -34,7 +34,13 @@ import tprof
 from tprof import _keys, _session, _tprof
 from tprof._analyze import _files_dir
 from tprof.torch import lightning_metrics, lightning_report
-from tprof.torch.setup import loader_setup, params_setup, record_setup
+from tprof.torch.setup import (
+    has_workers,
+    loader_setup,
+    params_setup,
+    record_setup,
+    record_worker_cycle,
+)
 
 __all__ = ["STAGES", "CallbackLogic"]
 
@@ -381,8 +387,7 @@ class CallbackLogic:
             assert self._reports is not None
             self._reports.mark(trainer.current_epoch)
             self._switch("dataloader")
-            loader = _train_loader(trainer)
-            workers = (getattr(loader, "num_workers", 0) or 0) > 0
+            workers = has_workers(_train_loader(trainer))
             self._epoch_fetch = (time.perf_counter_ns()
                                  if workers and _tprof.is_recording() else None)
 
@@ -392,8 +397,7 @@ class CallbackLogic:
             if self._epoch_fetch is not None:
                 # the epoch's first fetch: Lightning's iter() of the loader, which starts its
                 # workers, then the first batch (as tprof.torch.dataloader records it)
-                record_setup({"loader_start_ns": time.perf_counter_ns() - self._epoch_fetch,
-                              "loader_starts": 1})
+                record_worker_cycle(True, False, time.perf_counter_ns() - self._epoch_fetch)
                 self._epoch_fetch = None
             self._switch("forward")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import multiprocessing.process
 import os
 import time
+from typing import NamedTuple
 
 from tprof import _tprof
 from tprof.torch.setup import record_setup
@@ -64,13 +65,19 @@ def workers_cpu_ns() -> dict[int, int] | None:
     return found
 
 
+class _Reading(NamedTuple):
+    wall_ns: int  # time.monotonic_ns
+    process_ns: int  # time.process_time_ns
+    workers: dict[int, int]  # each worker's CPU time in ns, by pid
+
+
 class LoaderCpu:
     """The profile part that reads the workers' and the process's CPU time in recording windows."""
 
     name = "loader_cpu"
 
     def __init__(self) -> None:
-        self.last: tuple[int, int, dict[int, int]] | None = None  # wall, process, workers
+        self.last: _Reading | None = None
 
     def start(self) -> None:
         pass
@@ -84,24 +91,24 @@ class LoaderCpu:
             self.last = None
             return
         now = time.monotonic_ns()
-        if self.last is not None and now - self.last[0] < every_ns:
+        if self.last is not None and now - self.last.wall_ns < every_ns:
             return
         workers = workers_cpu_ns()
         if workers is None:
             return
-        reading = (now, time.process_time_ns(), workers)
-        if self.last is not None and (reading[2] or self.last[2]):
+        reading = _Reading(now, time.process_time_ns(), workers)
+        if self.last is not None and (reading.workers or self.last.workers):
             self._record(self.last, reading)
         self.last = reading
 
     @staticmethod
-    def _record(before: tuple[int, int, dict[int, int]],
-                after: tuple[int, int, dict[int, int]]) -> None:
+    def _record(before: _Reading, after: _Reading) -> None:
         """One interval as a setup range; a worker started within it counts from zero."""
-        workers = after[2]
-        loader = sum(ns - before[2].get(pid, 0) for pid, ns in workers.items())
-        record_setup({"loader_cpu_ns": max(0, loader), "process_cpu_ns": after[1] - before[1],
-                      "reading_ns": after[0] - before[0], "loader_workers": len(workers)})
+        loader = sum(ns - before.workers.get(pid, 0) for pid, ns in after.workers.items())
+        record_setup({"loader_cpu_ns": max(0, loader),
+                      "process_cpu_ns": after.process_ns - before.process_ns,
+                      "reading_ns": after.wall_ns - before.wall_ns,
+                      "loader_workers": len(after.workers)})
 
     def window_changed(self) -> None:
         if not _tprof.is_recording():

@@ -10,7 +10,9 @@ trace holds none of it, so tprof.torch records it once per window as a "tprof.se
 - optimizer, foreach, fused (as the optimizer will run: torch's own default resolved): in the
   first Optimizer.step of each window, through torch's global step pre-hook, which only reads;
 - num_workers, pin_memory, persistent_workers, batch_size, prefetch_factor: in the first fetch of
-  each window of a loader wrapped by tprof.torch.dataloader (data.py).
+  each window of a loader wrapped by tprof.torch.dataloader (data.py);
+- the fetches that started a loader's workers and stopped them (record_worker_cycle: data.py, the
+  Lightning callback), and the CPU time of the workers and the process (loader_cpu.py), summed.
 
 A foreign trace (torch.profiler's) has none of these: the advice then stays generic.
 
@@ -29,8 +31,8 @@ import torch
 
 from tprof import _tprof
 
-__all__ = ["GcRanges", "SetupRecord", "cpu_count", "loader_setup", "params_setup",
-           "record_setup", "setup_text"]
+__all__ = ["GcRanges", "SetupRecord", "cpu_count", "has_workers", "loader_setup", "params_setup",
+           "record_setup", "record_worker_cycle", "setup_text"]
 
 
 def cpu_count() -> int:
@@ -85,6 +87,22 @@ def loader_setup(loader: Any) -> dict[str, Any] | None:
             "batch_size": getattr(loader, "batch_size", None),
             "prefetch_factor": getattr(loader, "prefetch_factor", None),
             "cpu_count": cpu_count()}
+
+
+def has_workers(loader: Any) -> bool:
+    """Whether a loader loads in worker processes (a torch DataLoader with num_workers > 0)."""
+    return (getattr(loader, "num_workers", 0) or 0) > 0
+
+
+def record_worker_cycle(started: bool, stopped: bool, fetch_ns: int) -> None:
+    """A fetch that started a loader's workers, stopped them, or both (an empty epoch), as setup
+    pairs the analysis sums: loader_start_ns, loader_starts, loader_stop_ns."""
+    values: dict[str, Any] = {}
+    if started:
+        values.update(loader_start_ns=fetch_ns, loader_starts=1)
+    if stopped:
+        values["loader_stop_ns"] = 0 if started else fetch_ns
+    record_setup(values)
 
 
 # Where torch's optimizers default to their foreach implementation (torch.optim.optimizer's
