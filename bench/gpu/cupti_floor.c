@@ -13,8 +13,12 @@
  * and graph launches turned off one by one: does CUPTI's cost follow the records or the kind?),
  * `launch_callback` (no activity kind: a callback on the runtime's kernel and graph launches,
  * which takes two clock readings and the correlation id into a per-thread array, as a tracer
- * that ties kernel records to launches by itself would).
- * `all` is tprof's set (src/gpu/cupti.c). At exit
+ * that ties kernel records to launches by itself would), `driver_launch_callback` (the same
+ * callback on the driver's launch functions, which the runtime's launches call too, as tprof
+ * catches Triton's launches), `queries_off` (the runtime's queries, cudaGetDevice and the like,
+ * turned off one by one, as tprof does: does CUPTI's cost rise once functions are filtered?).
+ * `all` is tprof's former set (the whole DRIVER kind); `tprof` its set now (src/gpu/cupti.c).
+ * At exit
  * it prints one line to stderr: the kinds and the records CUPTI handed back by then.
  *
  * libcupti is found as tprof finds it ($TPROF_FLOOR_CUPTI, else libcupti.so.13/.12 on the
@@ -141,14 +145,51 @@ static void CUPTIAPI on_launch(void *user, CUpti_CallbackDomain domain, CUpti_Ca
     __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
 }
 
-/* Callbacks on the launches, no activity kind. */
-static int enable_launch_callbacks(void) {
-    CUpti_SubscriberHandle sub;
-    if (!C.subscribe || !C.enable_callback || C.subscribe(&sub, on_launch, NULL) != CUPTI_SUCCESS)
-        return -1;
-    for (size_t i = 0; i < NLAUNCH_IDS; i++)
-        if (C.enable_callback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, launch_ids[i]) != CUPTI_SUCCESS)
-            return -1;
+/* The driver's launch functions (tprof's tp_cupti_driver_launches). */
+static const CUpti_CallbackId driver_launch_ids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+/* The one subscriber the launch callbacks share (CUPTI takes one per process). */
+static CUpti_SubscriberHandle subscriber(void) {
+    static CUpti_SubscriberHandle sub;
+    static int tried;
+    if (!tried && C.subscribe && C.enable_callback &&
+        C.subscribe(&sub, on_launch, NULL) != CUPTI_SUCCESS)
+        sub = NULL;
+    tried = 1;
+    return C.enable_callback ? sub : NULL;
+}
+
+/* Callbacks on the n launch functions ids of domain, no activity kind. */
+static int enable_launch_callbacks(CUpti_CallbackDomain domain, const CUpti_CallbackId *ids,
+                                   size_t n) {
+    CUpti_SubscriberHandle sub = subscriber();
+    if (!sub) return -1;
+    for (size_t i = 0; i < n; i++)
+        if (C.enable_callback(1, sub, domain, ids[i]) != CUPTI_SUCCESS) return -1;
+    return 0;
+}
+
+/* The runtime's queries off (tprof's tp_cupti_runtime_queries). */
+static int turn_queries_off(void) {
+    static const CUpti_CallbackId queries[] = {
+        CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+        CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+        CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+    };
+    if (!C.enable_runtime_api) return -1;
+    for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
+        if (C.enable_runtime_api(queries[i], 0) != CUPTI_SUCCESS) return -1;
     return 0;
 }
 
@@ -172,7 +213,12 @@ static int enable_named(const char *name) {
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if (!strcmp(name, kinds[i].name)) return C.enable(kinds[i].kind) == CUPTI_SUCCESS ? 0 : -1;
     if (!strcmp(name, "runtime_launch")) return enable_runtime_launches();
-    if (!strcmp(name, "launch_callback")) return enable_launch_callbacks();
+    if (!strcmp(name, "launch_callback"))
+        return enable_launch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, launch_ids, NLAUNCH_IDS);
+    if (!strcmp(name, "driver_launch_callback"))
+        return enable_launch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, driver_launch_ids,
+                                       sizeof(driver_launch_ids) / sizeof(driver_launch_ids[0]));
+    if (!strcmp(name, "queries_off")) return turn_queries_off();
     if (!strcmp(name, "clock"))
         return C.register_clock && C.register_clock(monotonic_clock) == CUPTI_SUCCESS ? 0 : -1;
     return -1;
@@ -187,6 +233,9 @@ int InitializeInjection(void) {
     if (!want || !*want) return 1;
     if (!strcmp(want, "all"))
         want = "kernel,runtime,memcpy,memcpy2,memset,sync,memory,context,driver,clock";
+    else if (!strcmp(want, "tprof"))
+        want = "kernel,runtime,queries_off,memcpy,memcpy2,memset,sync,memory,context,clock,"
+               "driver_launch_callback";
     snprintf(kinds_named, sizeof(kinds_named), "%s", want);
     if (load() || C.register_callbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) {
         fprintf(stderr, "cupti_floor: cannot load or start libcupti\n");

@@ -227,6 +227,31 @@ static _Thread_local int ext_depth;
 static _Thread_local int64_t launch_begin_ns;    /* the thread's driver launch, at its entry */
 static _Thread_local uint32_t launch_begin_corr; /* and its correlation id */
 
+/* The launching thread's process and OS thread ids, read once a thread: getpid and gettid are
+ * system calls, and every kernel launch is called back (the runtime's too: cudaLaunchKernel
+ * calls cuLaunchKernel), so reading them at each would cost two system calls a launch. A fork
+ * gives the child new ids: the cache is kept per fork generation (forked_child, at load). */
+static unsigned fork_generation;
+static _Thread_local struct {
+    uint32_t pid, tid;
+    unsigned generation; /* fork_generation + 1 when read; 0: never read */
+} self_ids;
+
+static void forked_child(void) {
+    __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
+}
+
+static void launching_thread(uint32_t *pid, uint32_t *tid) {
+    unsigned now = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED) + 1;
+    if (self_ids.generation != now) {
+        self_ids.pid = (uint32_t)getpid();
+        self_ids.tid = (uint32_t)gettid();
+        self_ids.generation = now;
+    }
+    *pid = self_ids.pid;
+    *tid = self_ids.tid;
+}
+
 /* A driver launch function, called back on the launching thread at its entry and exit: the record
  * CUPTI's DRIVER kind would give (the session clock, the OS thread, the correlation id that its
  * kernel's record and an op's external id carry), at the cost of two clock readings. */
@@ -242,8 +267,7 @@ static void driver_launch_called(CUpti_CallbackId cbid, const CUpti_CallbackData
                       .end = session_clock(),
                       .corr = cb->correlationId};
     r.u.api.cbid = cbid;
-    r.u.api.pid = (uint32_t)getpid();
-    r.u.api.tid = (uint32_t)gettid();
+    launching_thread(&r.u.api.pid, &r.u.api.tid);
     tp_cupti_rec ext = {
         .kind = TP_CUPTI_EXTERNAL, .start = INT64_MAX, .end = INT64_MAX, .corr = cb->correlationId};
     if (ext_depth) ext.ext = ext_ids[(ext_depth < EXT_DEPTH ? ext_depth : EXT_DEPTH) - 1];
@@ -638,12 +662,20 @@ static demangle_fn find_demangler(void) {
     return h && !tp_dlsym_fn(h, "__cxa_demangle", &f) ? f : NULL;
 }
 
+/* The name CUPTI gave the subscriber holding it, or the usual suspects where it gave none: an
+ * older CUPTI says nothing, and a holder that subscribed without a name (Nsight Systems 2025.3
+ * on an H100) comes as "CUPTI for <not provided>". */
+static const char *holder_name(const char *holder) {
+    return holder[0] && !strstr(holder, "<not provided>")
+               ? holder
+               : "Nsight Systems, Nsight Compute, torch.profiler or similar";
+}
+
 /* Why cuptiSubscribe failed, as one clause. */
 static void subscribe_cause(CUptiResult r, const char *holder, char *cause, size_t n) {
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         snprintf(cause, n, "another profiler holds CUPTI (%s): cuptiSubscribe returned %s",
-                 holder[0] ? holder : "Nsight Systems, Nsight Compute, torch.profiler or similar",
-                 result_str(r));
+                 holder_name(holder), result_str(r));
         return;
     }
     char driver[320];
@@ -766,6 +798,7 @@ int tp_cupti_source_create(const tp_gpu_opts *o, tp_source *src) {
             goto out;
         }
         S.loaded = 1;
+        pthread_atfork(NULL, NULL, forked_child); /* once: libcupti is never unloaded */
     }
     session_clock = o->now_ns ? o->now_ns : monotonic_ns;
     S.required = o->required;

@@ -4,6 +4,7 @@ workload on the CPU, and the driver script's syntax."""
 import gzip
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -386,3 +387,36 @@ def test_h100_graphs(tmp_path, name, nodes, per_step):
     rc, res, out = check("graph", trace, _analysis(tmp_path, trace), "node", *args)
     assert rc == 0 and res["steps"] == 10 and res["work_per_step"] == [per_step], out
     assert res["attributed_us"] < res["work_us"]  # the work launched before the window
+
+
+def test_h100_streamed_window(tmp_path):
+    """Issue 25's streamed window on real CUPTI (H100, check.sh's `stream` section,
+    tests/fixtures/gpu-h100/torch_mlp_stream.tprof.json.gz, its summary files in expected/):
+    tprof.torch with `stream: true`, CUPTI's records moved into the segments while the window
+    recorded and the summary computed as it went. Its kernels and their ops are torch.profiler's
+    (the same program's run in the fixtures), every piece of GPU work is charged, and its summary
+    files are what `tprof analyze` finds in its trace; a GPU figure of the summary altered is
+    found."""
+    run = tmp_path / "torch_mlp"  # the run directory as the run wrote it (its trace's name too)
+    shutil.copytree(os.path.join(H100, "expected", "torch_mlp_stream"), run / "tprof")
+    (run / ".tprof").touch()
+    trace = run / "tprof" / "trace_0001_steps_5-14.json.gz"
+    shutil.copyfile(os.path.join(H100, "torch_mlp_stream.tprof.json.gz"), trace)
+    kineto = os.path.join(H100, "torch_mlp.torch_profiler.pt.trace.json.gz")
+    rc, res, out = check("same_kernels", trace, kineto)
+    assert rc == 0 and res["kernels"] == [170, 170], out
+    rc, res, out = check("kernel_ops", trace, kineto)
+    assert rc == 0 and res["pairs"] == 9 and not res["differ"], out
+    assert "0 without an op, 0 whose External id names another op" in out
+    build = os.environ["TPROF_BUILD_DIR"]
+    rc, res, out = check("summary", run, build)
+    assert rc == 0 and res["steps"] == 10, out
+    summary = run / "tprof" / "summary.json"
+    data = json.loads(summary.read_text())
+    gpu = data["gpu"]
+    assert gpu["kernel_count"] == 390 and gpu["attributed_us"] == gpu["work_us"] > 0
+    assert len(tprof_analyze(str(trace))["top_gpu_kernels"]) == len(data["top_gpu_kernels"])
+    data["top_gpu_kernels"][0]["total_us"] += 1
+    summary.write_text(json.dumps(data))
+    rc, res, out = check("summary", run, build)
+    assert rc == 1 and res["problem"], out

@@ -20,9 +20,11 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -578,6 +580,61 @@ static void test_driver_launches_with_and_without_callbacks(void **state) {
     }
 }
 
+/* The process and OS thread of the driver launch `corr` in the window collected into m. */
+static void collect_launches(tp_model *m) {
+    tp_model_init(m);
+    tp_window_info w = {.name = "w", .start_ns = 15000, .end_ns = 16000, .model_offset_ns = 15000};
+    src.collect(src.ctx, m, &w);
+}
+
+static int launched_by(const tp_model *m, uint32_t corr, int64_t pid, int64_t tid) {
+    const tp_event *ev = find(m, TP_HOST_RANGE, corr);
+    return ev && m->tracks[ev->track].pid == pid && m->tracks[ev->track].tid == tid;
+}
+
+static void *launch_on_thread(void *corr) {
+    driver_launch(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, (uint32_t)(uintptr_t)corr);
+    return (void *)(intptr_t)gettid();
+}
+
+/* The driver callbacks read the launching thread's ids once a thread (system calls otherwise at
+ * every launch): each thread's launches still carry its own ids, and a forked child's its own,
+ * not those its parent's thread had read before the fork. */
+static void test_driver_launch_ids_per_thread_and_after_fork(void **state) {
+    (void)state;
+    create();
+    src.on_action(src.ctx, TP_ACTION_RECORD);
+    now_ns = 15100;
+    assert_true(driver_launch(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 95)); /* this thread read */
+    pthread_t t;
+    void *other = NULL;
+    assert_int_equal(pthread_create(&t, NULL, launch_on_thread, (void *)(uintptr_t)96), 0);
+    assert_int_equal(pthread_join(t, &other), 0);
+    assert_true(driver_launch(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 97)); /* read before */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) { /* launches again, and checks its record: the exit status says */
+        driver_launch(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 98);
+        src.on_action(src.ctx, TP_ACTION_NONE);
+        tp_model m;
+        collect_launches(&m);
+        _exit(launched_by(&m, 98, getpid(), gettid()) ? 0 : 1);
+    }
+    int status = -1;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    src.on_action(src.ctx, TP_ACTION_NONE);
+    tp_model m;
+    collect_launches(&m);
+    assert_true(launched_by(&m, 95, getpid(), gettid()));
+    assert_true((int64_t)(intptr_t)other != gettid());
+    assert_true(launched_by(&m, 96, getpid(), (int64_t)(intptr_t)other));
+    assert_true(launched_by(&m, 97, getpid(), gettid()));
+    assert_null(find(&m, TP_HOST_RANGE, 98)); /* the child's */
+    tp_model_free(&m);
+}
+
 /* A CUPTI that cannot use the session clock: its own is mapped by the offset at start. */
 static void test_clock_offset_without_callback(void **state) {
     (void)state;
@@ -873,6 +930,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_teardown(test_graph_level_refused_by_old_cupti, end_source),
         cmocka_unit_test_teardown(test_external_ids, end_source),
         cmocka_unit_test_teardown(test_driver_launches_with_and_without_callbacks, end_source),
+        cmocka_unit_test_teardown(test_driver_launch_ids_per_thread_and_after_fork, end_source),
         cmocka_unit_test_teardown(test_clock_offset_without_callback, end_source),
         cmocka_unit_test_teardown(test_no_gpu, end_source),
         cmocka_unit_test_teardown(test_streamed_window_segments, end_source),

@@ -177,11 +177,20 @@ static void test_another_subscriber(void **state) {
     expect_one_warning(&r,
                        (const char *[]){"another profiler holds CUPTI (CUPTI for Nsight Systems)",
                                         "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED", NULL});
-    a.env[1] = NULL; /* an older CUPTI does not say who */
+    a.env[1] = "FAKE_CUPTI_HOLDER=Nsight Compute"; /* as Nsight Compute 2025.3 says it */
     in_child(create_only, &a, &r);
-    expect_one_warning(&r, (const char *[]){"another profiler holds CUPTI (Nsight Systems, Nsight "
+    expect_one_warning(&r, (const char *[]){"another profiler holds CUPTI (Nsight Compute)", NULL});
+    /* an older CUPTI does not say who, and a holder without a name (Nsight Systems 2025.3 on an
+     * H100) comes with none: the usual suspects are named instead */
+    const char *unnamed[] = {NULL, "FAKE_CUPTI_HOLDER=CUPTI for <not provided>"};
+    for (size_t i = 0; i < 2; i++) {
+        a.env[1] = unnamed[i];
+        in_child(create_only, &a, &r);
+        expect_one_warning(&r,
+                           (const char *[]){"another profiler holds CUPTI (Nsight Systems, Nsight "
                                             "Compute, torch.profiler or similar)",
                                             NULL});
+    }
 }
 
 /* Another tool subscribed first (sharing CUPTI or not), then tprof creates its source and starts
