@@ -30,7 +30,9 @@ import importlib.machinery
 import os
 import sys
 import threading
+import time
 import types
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -116,18 +118,52 @@ def _after_optimizer_step(optimizer: Any, args: Any, kwargs: Any) -> None:
         prof.step()
 
 
+def _fetch_begins(it: Any, said: weakref.WeakKeyDictionary[Any, bool], recording: bool) -> None:
+    """The loader's settings, recorded at an iterator's first fetch of a recording window (`said`:
+    whether this window had it); never an error into the script's loop."""
+    try:
+        if said.get(it, False) == recording:
+            return
+        said[it] = recording
+    except TypeError:  # an iterator class that cannot be weakly referenced: its settings unsaid
+        return
+    from tprof.torch.setup import iterator_setup, record_setup  # loaded by the profile already
+
+    settings = iterator_setup(it) if recording else None
+    if settings is not None:
+        record_setup(settings)
+
+
 def _timed_next(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """A DataLoader iterator's __next__ inside the dataloader stage (when the hooks act)."""
+    """A DataLoader iterator's __next__ inside the dataloader stage (when the hooks act), with
+    what tprof.torch.dataloader records beside its fetches (tprof/torch/data.py), so that the
+    advice on the loader is the measured one here too: the loader's settings at an iterator's
+    first fetch in each recording window, and the durations of the fetches that start its workers
+    (an epoch's first: iter() started them, or reset persistent ones) and stop them (the one
+    ending in StopIteration)."""
+    said: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
     @functools.wraps(original)
     def __next__(self: Any) -> Any:
         if not _acting() or _started() is None:
             return original(self)
+        first = getattr(self, "_num_yielded", None) == 0
+        recording = _tprof.is_recording()
+        ended = False
         _DATALOADER.begin()
+        began = time.perf_counter_ns()
         try:
+            _fetch_begins(self, said, recording)
             return original(self)
+        except StopIteration:
+            ended = True
+            raise
         finally:
             _DATALOADER.end()
+            if recording and (first or ended) and getattr(self, "_num_workers", 0):
+                from tprof.torch.setup import record_worker_cycle
+
+                record_worker_cycle(first, ended, time.perf_counter_ns() - began)
 
     return __next__
 

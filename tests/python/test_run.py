@@ -145,6 +145,71 @@ def test_plain_loop(tmp_path, workers):
     assert run_summary(named[0])["run"]["partial_windows"] == 0  # none cut short
 
 
+# As many DataLoader workers as CPUs, each sample a 10 ms wait (slow storage): the CPUs idle while
+# the steps wait for batches.
+WAITING_LOADER = """
+import os, time
+import torch
+from torch import nn
+
+class Waits(torch.utils.data.Dataset):
+    def __len__(self):
+        return 48
+
+    def __getitem__(self, i):
+        time.sleep(0.01)
+        return torch.full((8,), float(i)), i % 3
+
+loader = torch.utils.data.DataLoader(Waits(), batch_size=4,
+                                     num_workers=len(os.sched_getaffinity(0)))
+torch.manual_seed(0)
+model = nn.Linear(8, 3)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+print("loss %.6f" % loss.item())
+"""
+
+
+def test_plain_loop_gets_the_measured_loader_advice(tmp_path):
+    """A plain script's DataLoader under `tprof run`, as many workers as CPUs that wait on a
+    Dataset: the iterators' fetches record what tprof.torch.dataloader records (the settings,
+    the fetches that start and stop the workers), so the advice is the measured one (the CPUs
+    sat idle: more workers), not the generic one; the start and stop figures are those fetches'
+    ranges in the trace, and the script's output is its own."""
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no sched_getaffinity")
+    cpus = len(os.sched_getaffinity(0))
+    cmd = [PYTHON, write(tmp_path, "train.py", WAITING_LOADER)]
+    plain = run(cmd, tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    p, named = profiled(tmp_path, cmd)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == plain.stdout
+    events = [e for tr in run_traces(named[0]) for e in trace_events(tr)]
+    fetches = sorted((e for e in ranges(events) if e["name"] == "dataloader"),
+                     key=lambda e: e["ts"])
+    assert len(fetches) == 2 * (12 + 1)  # twelve batches and the StopIteration, twice
+    pairs = [dict(kv.split("=", 1) for kv in e["args"]["tprof.setup"].split(";"))
+             for e in ranges(events) if e["name"] == "tprof.setup"]
+    settings = [x for x in pairs if "num_workers" in x]
+    assert settings and settings[0]["num_workers"] == str(cpus)
+    assert settings[0]["batch_size"] == "4" and settings[0]["persistent_workers"] == "0"
+    starts = [int(x["loader_start_ns"]) for x in pairs if "loader_start_ns" in x]
+    stops = [int(x["loader_stop_ns"]) for x in pairs if "loader_stop_ns" in x]
+    assert len(starts) == 2 and len(stops) == 2
+    for ns, fetch in zip(starts + stops, [fetches[0], fetches[13], fetches[12], fetches[25]]):
+        assert ns / 1e3 == pytest.approx(fetch["dur"], rel=0.1, abs=200)  # around the range
+    recos = {r["id"]: r["message"] for r in run_summary(named[0])["recommendations"]}
+    assert "of the CPUs sat idle" in recos["dataloader"], recos["dataloader"]
+    assert "Raise num_workers to %d" % (2 * cpus) in recos["dataloader"]
+    assert "persistent_workers=True: starting the workers (2 times" in recos["dataloader"]
+
+
 # A loop of 8 optimizer steps of 50 ms (sleeps: steady on a loaded machine), its first slowed by
 # a lazy initialisation and its end by a teardown; argv[1] lists the steps slowed further (an
 # unstable loop).

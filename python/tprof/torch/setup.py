@@ -31,8 +31,8 @@ import torch
 
 from tprof import _tprof
 
-__all__ = ["GcRanges", "SetupRecord", "cpu_count", "has_workers", "loader_setup", "params_setup",
-           "record_setup", "record_worker_cycle", "setup_text"]
+__all__ = ["GcRanges", "SetupRecord", "cpu_count", "has_workers", "iterator_setup", "loader_setup",
+           "params_setup", "record_setup", "record_worker_cycle", "setup_text"]
 
 
 def cpu_count() -> int:
@@ -86,6 +86,22 @@ def loader_setup(loader: Any) -> dict[str, Any] | None:
             "persistent_workers": getattr(loader, "persistent_workers", None),
             "batch_size": getattr(loader, "batch_size", None),
             "prefetch_factor": getattr(loader, "prefetch_factor", None),
+            "cpu_count": cpu_count()}
+
+
+def iterator_setup(it: Any) -> dict[str, Any] | None:
+    """The settings of the DataLoader that a torch DataLoader iterator (_BaseDataLoaderIter)
+    iterates, as loader_setup gives them, read from what the iterator keeps of its loader (`tprof
+    run` times the iterators' fetches and never sees the loader); None for another iterator.
+    pin_memory is the one the iterator uses: off where no accelerator is there to pin for."""
+    if not hasattr(it, "_num_workers"):
+        return None
+    sampler = getattr(it, "_index_sampler", None) if getattr(it, "_auto_collation", 0) else None
+    return {"num_workers": it._num_workers,
+            "pin_memory": getattr(it, "_pin_memory", None),
+            "persistent_workers": getattr(it, "_persistent_workers", None),
+            "batch_size": getattr(sampler, "batch_size", None),
+            "prefetch_factor": getattr(it, "_prefetch_factor", None),
             "cpu_count": cpu_count()}
 
 
