@@ -211,6 +211,24 @@ def test_worker_starts_and_stops(tmp_path):
     assert "took %.1f ms of the loading" % cycle in msg["dataloader"]
 
 
+def test_worker_cpu_interval_with_an_exited_worker_is_left_out(monkeypatch):
+    """An interval in which a worker exited (an epoch's end without persistent_workers) lost that
+    worker's CPU time since the last reading, so it is not recorded (it would read as idle CPUs);
+    a worker started within an interval counts from zero, and the next interval is recorded."""
+    from tprof.torch import loader_cpu
+
+    readings = iter([{1: 100}, {1: 300, 2: 50}, {2: 80}, {2: 100, 3: 10}])
+    recorded = []
+    monkeypatch.setattr(loader_cpu, "workers_cpu_ns", lambda: next(readings))
+    monkeypatch.setattr(loader_cpu, "record_setup", recorded.append)
+    monkeypatch.setattr(loader_cpu._tprof, "is_recording", lambda: True)
+    part = loader_cpu.LoaderCpu()
+    for _ in range(4):
+        part._read(0)
+    assert [r["loader_cpu_ns"] for r in recorded] == [250, 30]  # 200 + 50; worker 1's exit; 20 + 10
+    assert [r["loader_workers"] for r in recorded] == [2, 2]
+
+
 def test_worker_cpu_reading_parses_any_process_name():
     """A worker's CPU time is read from /proc/<pid>/stat, whose second field is the process's
     name in parentheses, which may itself hold spaces and parentheses: a child named so, that

@@ -97,13 +97,17 @@ class LoaderCpu:
         if workers is None:
             return
         reading = _Reading(now, time.process_time_ns(), workers)
-        if self.last is not None and (reading.workers or self.last.workers):
+        if self.last is not None and (reading.workers or self.last.workers) and \
+                self.last.workers.keys() <= reading.workers.keys():
             self._record(self.last, reading)
         self.last = reading
 
     @staticmethod
     def _record(before: _Reading, after: _Reading) -> None:
-        """One interval as a setup range; a worker started within it counts from zero."""
+        """One interval as a setup range; a worker started within it counts from zero. (An
+        interval in which a worker exited is not recorded (_read): its CPU time since the last
+        reading went with it, and the interval would read as idle CPUs: an epoch's end without
+        persistent_workers, the session's last reading after the loader stopped them.)"""
         loader = sum(ns - before.workers.get(pid, 0) for pid, ns in after.workers.items())
         record_setup({"loader_cpu_ns": max(0, loader),
                       "process_cpu_ns": after.process_ns - before.process_ns,
