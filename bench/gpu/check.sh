@@ -14,7 +14,8 @@
 #    and under tprof.profile (tprof.torch, tprof's own CUPTI source; when the Python package
 #    built), whose kernels per step must be torch.profiler's; and again streamed (stream: true:
 #    CUPTI's records in the segments while the window records), with the same kernels and ops
-#    and its summary files what `tprof analyze` finds in its trace;
+#    and its summary files what `tprof analyze` finds in its trace; and once more unchanged under
+#    `tprof run` (autorun: no profiler in the script, gpu: auto), with the same kernels;
 # 4. runs `tprof analyze --json` on the traces and checks its kernel table against the traces
 #    themselves, then shows the example's and PyTorch's top kernels side by side;
 # 5. writes `tprof report` of each trace (report_tprof.html, report_torch.html, ...);
@@ -95,8 +96,8 @@ trace_of() {
 }
 
 # want SECTION: whether SECTION runs; CHECKS (a space-separated list of sections) picks some,
-# default all: unit events torch torch_tprof stream analyze report overhead floor graphs compiled
-# subscribers nsys. The build always runs.
+# default all: unit events torch torch_tprof stream autorun analyze report overhead floor graphs
+# compiled subscribers nsys. The build always runs.
 want() { [ -z "${CHECKS:-}" ] || [[ " $CHECKS " == *" $1 "* ]]; }
 
 say "machine"
@@ -227,6 +228,36 @@ say "a streamed window with the GPU (issue 25): CUPTI's records in the segments 
 # to the same op, and its summary files what `tprof analyze` finds in its trace
 torch_tprof_run torch_stream torch_stream_ops "$OUT/torch_stream" --stream
 [ -n "$RUN_TRACE" ] && run_check torch_stream_summary $CHECK summary "$OUT/torch_stream/torch_mlp" "$BUILD"
+fi
+
+if want autorun; then
+say "tprof run: the PyTorch script unchanged, profiled on the GPU (gpu: auto)"
+# the same MLP with no profiler of its own, under tprof run with torch.profiler's schedule (steps
+# 5-14): its steps are its optimizer steps; the kernels of those steps must be torch.profiler's
+# (no op ranges: tprof run records no model), and its summary files what `tprof analyze` finds
+rm -rf "$OUT/autorun"
+if [ ! -d "$BUILD/python/tprof" ]; then
+  record autorun SKIP '"the Python package was not built (see build.log)"'
+elif PYTHONPATH=$BUILD/python timeout 300 "$BUILD/tprof" run --output_dir "$OUT/autorun" --wait 3 \
+       --warmup 2 --active 10 --repeat 1 --top_k 1000 -- $PY bench/gpu/torch_mlp.py --steps 30 \
+       --batch 1024 \
+       > "$OUT/autorun.log" 2>&1; then
+  run_dir=$(sed -n 's/^tprof: run directory: //p' "$OUT/autorun.log" | tail -n 1)
+  trace=$(trace_in "$run_dir")
+  if grep -E 'tprof: .*(GPU|CUPTI)' "$OUT/autorun.log"; then
+    record autorun FAIL '"tprof warned about the GPU source"'
+  elif [ -z "$trace" ]; then
+    record autorun FAIL '"no trace in the run directory named: see autorun.log"'
+  elif [ ! -f "$OUT/torch_trace.json" ]; then
+    record autorun SKIP '"no torch.profiler trace to compare with (CHECKS: add torch)"'
+  else
+    run_check autorun $CHECK same_kernels "$trace" "$OUT/torch_trace.json"
+    run_check autorun_summary $CHECK summary "$run_dir" "$BUILD"
+  fi
+else
+  tail -n 20 "$OUT/autorun.log"
+  record autorun FAIL '"tprof run failed: see autorun.log"'
+fi
 fi
 
 if want analyze; then

@@ -8,8 +8,9 @@ training does its work, with no code of the script changed:
 - torch imported: torch's global optimizer-step hooks. Each optimizer step is one step (the
   "optimizer" stage around it, then tprof.step()), and the first one, or the first batch a
   DataLoader yields, starts a tprof.profile with the configuration of the environment (the
-  TPROF_<KEY> variables `tprof run` sets from its options). Each next() of a DataLoader's iterator
-  is the "dataloader" stage.
+  TPROF_<KEY> variables `tprof run` sets from its options), which records torch's ops through the
+  observer (the record_ops key's auto: installed() says so). Each next() of a DataLoader's
+  iterator is the "dataloader" stage.
 - Lightning imported: each Trainer built gets tprof's Lightning callback (appended to
   trainer.callbacks; the list the script passed is not touched), which profiles its fit and steps
   at its batches; the global hooks then stand aside. A Trainer that has a tprof callback or
@@ -38,7 +39,7 @@ from typing import Any
 
 from tprof import _session, _tprof
 
-__all__ = ["install"]
+__all__ = ["install", "installed"]
 
 _WATCHED = ("torch", "lightning.pytorch", "pytorch_lightning")
 
@@ -60,6 +61,11 @@ class _State:
 _state: _State | None = None
 _OPTIMIZER = _tprof.range("optimizer")
 _DATALOADER = _tprof.range("dataloader")
+
+
+def installed() -> bool:
+    """Whether this process runs under `tprof run` (install() ran in it)."""
+    return _state is not None
 
 
 def _acting() -> bool:

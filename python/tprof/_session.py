@@ -216,8 +216,9 @@ class Profile(contextlib.ContextDecorator):
 
     The PyTorch options (tprof.torch; docs/PYTHON.md): model, an nn.Module whose forward calls
     become ranges named by their path (with_modules); record_ops, a range per op as torch's
-    RecordFunction sees it (through tprof's C++ observer; default None: on when model is given
-    and the observer is built), with its FLOPs (and input shapes with record_shapes=True, torch's
+    RecordFunction sees it (through tprof's C++ observer; default None: the record_ops key,
+    whose auto is on when model is given, or under `tprof run`, and the observer is built),
+    with its FLOPs (and input shapes with record_shapes=True, torch's
     allocations with profile_memory=True); torch_profiler, a torch.profiler run on the
     same schedule whose traces tprof analyzes; cuda_memory, allocated/reserved/peak counters per
     step (default: when CUDA is in use). with_stack=True (a configuration key) records each

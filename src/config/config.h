@@ -24,6 +24,9 @@ enum tp_graphs_mode { TP_GRAPHS_NODE, TP_GRAPHS_GRAPH };
 enum tp_clock_mode { TP_CLOCK_AUTO, TP_CLOCK_TSC, TP_CLOCK_MONOTONIC };
 /* The `trace_format` key (the same list's order). */
 enum tp_trace_format { TP_TRACE_JSON, TP_TRACE_PERFETTO };
+/* The `record_ops` key (the same list's order): torch's ops recorded by tprof.torch; auto, with a
+ * model given and under `tprof run` (python/tprof/torch/_parts.py). */
+enum tp_record_ops { TP_RECORD_OPS_AUTO, TP_RECORD_OPS_ON, TP_RECORD_OPS_OFF };
 
 #define TP_CONFIG_ENUM(ID, name, type, min, max, deflt) TP_KEY_##ID,
 enum tp_config_key { TP_CONFIG_KEYS(TP_CONFIG_ENUM) TP_NKEYS };
@@ -43,6 +46,7 @@ struct tprof_config {
     int record_shapes, profile_memory, with_flops;
     int with_stack;   /* Python call stacks (the extension) */
     int with_modules; /* module ranges (tprof.torch) */
+    int record_ops;   /* tp_record_ops (tprof.torch) */
     char **stages;    /* "name" or "name=pattern|pattern" */
     size_t nstages;
     int gzip, tensorboard_names;

@@ -40,10 +40,12 @@ enum tp_key_type {
 #define TP_CHOICES_CLOCK        0
 #define TP_CHOICES_TRACE_FORMAT 1
 #define TP_CHOICES_CUDA_GRAPHS  2
+#define TP_CHOICES_RECORD_OPS   3
 #define TP_CONFIG_CHOICES                                                                          \
     {                                                                                              \
-        {"auto", "tsc", "monotonic", NULL}, {"json", "perfetto", NULL, NULL}, {                    \
-            "node", "graph", NULL, NULL                                                            \
+        {"auto", "tsc", "monotonic", NULL}, {"json", "perfetto", NULL, NULL},                      \
+            {"node", "graph", NULL, NULL}, {                                                       \
+            "auto", "on", "off", NULL                                                              \
         }                                                                                          \
     }
 
@@ -68,6 +70,7 @@ enum tp_key_type {
     X(WITH_FLOPS, with_flops, TP_T_BOOL, 0, 0, "true")                                             \
     X(WITH_STACK, with_stack, TP_T_BOOL, 0, 0, "false")                                            \
     X(WITH_MODULES, with_modules, TP_T_BOOL, 0, 0, "true")                                         \
+    X(RECORD_OPS, record_ops, TP_T_CHOICE, TP_CHOICES_RECORD_OPS, 0, "auto")                       \
     X(STAGES, stages, TP_T_STRS, 0, 0, "")                                                         \
     X(GZIP, gzip, TP_T_BOOL, 0, 0, "false")                                                        \
     X(TRACE_FORMAT, trace_format, TP_T_CHOICE, TP_CHOICES_TRACE_FORMAT, 0, "json")                 \

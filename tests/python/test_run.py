@@ -145,6 +145,33 @@ def test_plain_loop(tmp_path, workers):
     assert run_summary(named[0])["run"]["partial_windows"] == 0  # none cut short
 
 
+@pytest.mark.parametrize("record_ops", ["auto", "off"])
+def test_ops_recorded_by_default(tmp_path, record_ops):
+    """`tprof run` knows no model, yet records torch's ops through the observer (the record_ops
+    key's auto): the op table has the loop's aten ops, the backward stage autograd's nodes, and
+    each step its ops; `--record_ops off` records none of them. The script's output is its own
+    either way."""
+    pytest.importorskip("tprof._observer", reason="a build without torch's observer")
+    script = write(tmp_path, "train.py", PLAIN)
+    cmd = [PYTHON, script, "0", "0"]
+    plain = run(cmd, tmp_path)
+    p, named = profiled(tmp_path, cmd, "--record_ops", record_ops)
+    assert p.returncode == 0 and p.stdout == plain.stdout, p.stderr
+    summary = run_summary(named[0])
+    ops = {o["name"]: o["calls"] for o in json.loads(subprocess.run(
+        [TPROF, "analyze", "--json", "--top", "1000", named[0]], capture_output=True,
+        text=True, timeout=120, check=True).stdout)["top_cpu_ops"]}
+    stages = {s["stage"]: s["count"] for s in summary["stages"]}
+    if record_ops == "off":
+        assert not [o for o in ops if o.startswith(("aten::", "autograd::"))], ops
+        assert stages["backward"] == 0
+        return
+    # 20 optimizer steps, each with one nn.Linear forward (addmm) and its backward
+    assert ops["aten::addmm"] == 20 and ops["Optimizer.step#SGD.step"] == 20, ops
+    # the backward stage: autograd's nodes, the same ones in each of the 20 steps
+    assert stages["backward"] > 0 and stages["backward"] % 20 == 0, stages
+
+
 # As many DataLoader workers as CPUs, each sample a 10 ms wait (slow storage): the CPUs idle while
 # the steps wait for batches.
 WAITING_LOADER = """

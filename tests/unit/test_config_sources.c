@@ -80,7 +80,7 @@ static void test_defaults(void **state) {
         "d[\"slow_step_factor\"] == 3.0 and d[\"flight_warmup_steps\"] == 50 and "
         "d[\"flight_cooldown_steps\"] == 100 and d[\"flight_max_saves\"] == 10 and "
         "d[\"flight_signal\"] is False and d[\"clock\"] == \"auto\" and d[\"trace_format\"] == "
-        "\"json\" and d[\"stream\"] is False and len(d) == 42",
+        "\"json\" and d[\"stream\"] is False and d[\"record_ops\"] == \"auto\" and len(d) == 43",
         (int)getpid());
     assert_int_equal(python_check(json, pid_expr), 0);
     free(json);
@@ -127,6 +127,7 @@ static void test_each_key_from_set(void **state) {
         {"flush_timeout_ms", "250"},
         {"with_stack", "True"},
         {"with_modules", "False"},
+        {"record_ops", "OFF"},
         {"peak_tflops", "989.5"},
         {"nsight_output", "prof.nsys-rep"},
         {"clock", "Monotonic"},
@@ -157,7 +158,7 @@ static void test_each_key_from_set(void **state) {
                   "\"top_k\": 25, \"html_report\": False, \"config\": \"c.yaml\", \"signals\": "
                   "False, \"gpu\": \"off\", \"cuda_graphs\": \"graph\", "
                   "\"nsight\": True, \"flush_timeout_ms\": 250, \"with_stack\": True, "
-                  "\"with_modules\": False, \"peak_tflops\": 989.5, "
+                  "\"with_modules\": False, \"record_ops\": \"off\", \"peak_tflops\": 989.5, "
                   "\"nsight_output\": \"prof.nsys-rep\", \"clock\": \"monotonic\", "
                   "\"trace_format\": \"perfetto\", "
                   "\"schedule_every_n_steps\": 20, "

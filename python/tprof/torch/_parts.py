@@ -5,7 +5,7 @@ from typing import Any
 
 import torch
 
-from tprof import _tprof
+from tprof import _autorun, _tprof
 from tprof.torch import distributed, observer
 from tprof.torch.loader_cpu import LoaderCpu
 from tprof.torch.memory import CudaMemory
@@ -39,14 +39,18 @@ def _one_cupti_subscriber(cfg: _tprof.Config, effective: dict[str, Any],
 
 def _op_parts(opts: dict[str, Any], effective: dict[str, Any]) -> list[Any]:
     """Ops and allocations: through torch's C++ observer where it loads, else ops through the
-    dispatch mode (record_ops=True only) and one line saying why. record_ops=None (the
-    default) records ops when a model is given and the observer is there."""
+    dispatch mode (record_ops on) and one line saying why. record_ops=None (the default) takes
+    the `record_ops` key: auto records ops where the observer is there and a model is given, or
+    under `tprof run` (whose profile of an unchanged script knows no model: the ops, autograd's
+    backward nodes and the script's record_function ranges are what it would lack)."""
     if opts["torch_profiler"]:
         return []  # torch.profiler records the ops and allocations itself
     record_ops = opts["record_ops"]
     has_observer = observer.available()
     if record_ops is None:
-        record_ops = opts["model"] is not None and has_observer
+        mode = effective.get("record_ops", "auto")
+        record_ops = mode == "on" or (mode == "auto" and has_observer and (
+            opts["model"] is not None or _autorun.installed()))
     parts: list[Any] = []
     if record_ops and has_observer:
         parts.append(observer.OpObserver(effective["record_shapes"], effective["with_flops"]))
