@@ -19,6 +19,9 @@ endif()
 if(TPROF_GPU_CUPTI AND NOT TPROF_SANITIZE)
   add_library(cupti_floor MODULE bench/gpu/cupti_floor.c)
   target_include_directories(cupti_floor SYSTEM PRIVATE ${TPROF_CUDA_INCLUDES})
+  # src/gpu/cupti_ids.h: tprof's lists of launch and query functions, so that "tprof's kinds"
+  # under CUPTI alone are tprof's own
+  target_include_directories(cupti_floor PRIVATE ${CMAKE_SOURCE_DIR}/src)
   target_link_libraries(cupti_floor PRIVATE ${CMAKE_DL_LIBS})
   set_target_properties(cupti_floor PROPERTIES PREFIX "lib"
     LIBRARY_OUTPUT_DIRECTORY ${TPROF_OUT}/bench)

@@ -25,6 +25,8 @@
  * loader's path, where CUDA's lib64 is) and loaded with dlopen: nothing links CUDA. */
 #include <cupti.h>
 
+#include "gpu/cupti_ids.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,17 +147,8 @@ static void CUPTIAPI on_launch(void *user, CUpti_CallbackDomain domain, CUpti_Ca
     __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
 }
 
-/* The driver's launch functions (tprof's tp_cupti_driver_launches). */
-static const CUpti_CallbackId driver_launch_ids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-};
+/* The driver's launch functions, tprof's (src/gpu/cupti_ids.h). */
+static const CUpti_CallbackId driver_launch_ids[] = {TP_CUPTI_DRIVER_LAUNCH_IDS};
 
 /* The one subscriber the launch callbacks share (CUPTI takes one per process). */
 static CUpti_SubscriberHandle subscriber(void) {
@@ -178,15 +171,9 @@ static int enable_launch_callbacks(CUpti_CallbackDomain domain, const CUpti_Call
     return 0;
 }
 
-/* The runtime's queries off (tprof's tp_cupti_runtime_queries). */
+/* The runtime's queries off, tprof's (src/gpu/cupti_ids.h). */
 static int turn_queries_off(void) {
-    static const CUpti_CallbackId queries[] = {
-        CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
-        CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
-        CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
-        CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
-        CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
-    };
+    static const CUpti_CallbackId queries[] = {TP_CUPTI_RUNTIME_QUERY_IDS};
     if (!C.enable_runtime_api) return -1;
     for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
         if (C.enable_runtime_api(queries[i], 0) != CUPTI_SUCCESS) return -1;

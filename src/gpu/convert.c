@@ -5,6 +5,7 @@
  * tp_cupti_rec) happens as CUPTI hands a buffer back; emission (tp_cupti_rec -> event) when its
  * window closes. */
 #include "gpu/convert.h"
+#include "gpu/cupti_ids.h"
 
 #include "util/vec.h"
 
@@ -312,28 +313,11 @@ int tp_cupti_convert(tp_cupti_conv *c, tp_model *m, const CUpti_Activity *raw, i
     return tp_cupti_emit(c, &out, &r, offset_ns) ? -1 : 1;
 }
 
-/* Runtime queries: no work, no copy, no allocation, no wait; frequent (PyTorch asks for the
- * current device hundreds of times a step). Kineto's traces leave most of them out too. */
-const uint32_t tp_cupti_runtime_queries[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
-};
+const uint32_t tp_cupti_runtime_queries[] = {TP_CUPTI_RUNTIME_QUERY_IDS};
 const size_t tp_cupti_nruntime_queries =
     sizeof(tp_cupti_runtime_queries) / sizeof(tp_cupti_runtime_queries[0]);
 
-const uint32_t tp_cupti_driver_launches[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-};
+const uint32_t tp_cupti_driver_launches[] = {TP_CUPTI_DRIVER_LAUNCH_IDS};
 const size_t tp_cupti_ndriver_launches =
     sizeof(tp_cupti_driver_launches) / sizeof(tp_cupti_driver_launches[0]);
 
