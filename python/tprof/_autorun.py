@@ -124,20 +124,39 @@ def _after_optimizer_step(optimizer: Any, args: Any, kwargs: Any) -> None:
         prof.step()
 
 
-def _fetch_begins(it: Any, said: weakref.WeakKeyDictionary[Any, bool], recording: bool) -> None:
-    """The loader's settings, recorded at an iterator's first fetch of a recording window (`said`:
-    whether this window had it); never an error into the script's loop."""
+_loader_warned = False
+
+
+def _beside_fetch(record: Callable[..., None], *args: Any) -> None:
+    """Runs one of tprof's records beside a DataLoader fetch: an error there is one warning for
+    the run, never the script's (nor in place of its StopIteration)."""
+    global _loader_warned
     try:
-        if said.get(it, False) == recording:
-            return
-        said[it] = recording
-    except TypeError:  # an iterator class that cannot be weakly referenced: its settings unsaid
+        record(*args)
+    except Exception as e:
+        if not _loader_warned:
+            _loader_warned = True
+            _tprof.warn("tprof run: the DataLoader's setup is not recorded: %s: %s"
+                        % (type(e).__name__, e))
+
+
+def _loader_settings(it: Any, said: weakref.WeakKeyDictionary[Any, bool], recording: bool) -> None:
+    """The loader's settings, recorded at an iterator's first fetch of a recording window (`said`:
+    whether this window had it)."""
+    if said.get(it, False) == recording:
         return
+    said[it] = recording
     from tprof.torch.setup import iterator_setup, record_setup  # loaded by the profile already
 
     settings = iterator_setup(it) if recording else None
     if settings is not None:
         record_setup(settings)
+
+
+def _worker_cycle(first: bool, ended: bool, fetch_ns: int) -> None:
+    from tprof.torch.setup import record_worker_cycle
+
+    record_worker_cycle(first, ended, fetch_ns)
 
 
 def _timed_next(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -159,7 +178,7 @@ def _timed_next(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         _DATALOADER.begin()
         began = time.perf_counter_ns()
         try:
-            _fetch_begins(self, said, recording)
+            _beside_fetch(_loader_settings, self, said, recording)
             return original(self)
         except StopIteration:
             ended = True
@@ -167,9 +186,7 @@ def _timed_next(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         finally:
             _DATALOADER.end()
             if recording and (first or ended) and getattr(self, "_num_workers", 0):
-                from tprof.torch.setup import record_worker_cycle
-
-                record_worker_cycle(first, ended, time.perf_counter_ns() - began)
+                _beside_fetch(_worker_cycle, first, ended, time.perf_counter_ns() - began)
 
     return __next__
 

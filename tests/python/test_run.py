@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from conftest import PYTHON, ranges, run_traces, step_numbers, trace_events  # noqa: E402
+from conftest import PYTHON, ranges, run_python, run_traces, step_numbers, trace_events  # noqa: E402
 from lightning_jobs import lightning_script
 from run_files import artifact, files_dir  # noqa: E402
 
@@ -170,6 +170,24 @@ def test_ops_recorded_by_default(tmp_path, record_ops):
     assert ops["aten::addmm"] == 20 and ops["Optimizer.step#SGD.step"] == 20, ops
     # the backward stage: autograd's nodes, the same ones in each of the 20 steps
     assert stages["backward"] > 0 and stages["backward"] % 20 == 0, stages
+
+
+def test_loader_records_never_raise_into_the_loop():
+    """What `tprof run` records beside a DataLoader fetch cannot raise into the script's loop
+    (nor replace its StopIteration): an error is one warning for the run."""
+    p = run_python("""
+        from tprof import _autorun
+
+        def broken(*args):
+            raise ValueError("no settings")
+
+        _autorun._beside_fetch(broken, 1)
+        _autorun._beside_fetch(broken, 2)
+        print("the loop goes on")
+    """)
+    assert p.returncode == 0 and p.stdout == "the loop goes on\n", p.stderr
+    assert p.stderr.count("tprof run: the DataLoader's setup is not recorded: ValueError: "
+                          "no settings") == 1, p.stderr
 
 
 # As many DataLoader workers as CPUs, each sample a 10 ms wait (slow storage): the CPUs idle while
