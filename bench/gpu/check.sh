@@ -186,6 +186,25 @@ else
 fi
 fi
 
+# same_as_torch NAME LOG TRACE: a tprof run of torch_mlp.py (its log, its trace) against
+# torch.profiler's trace of the same program: a FAIL where tprof warned about the GPU source or
+# wrote no trace, a SKIP without torch.profiler's trace, else check_trace.py same_kernels (the
+# same kernels in the steps); status 0 when it compared, so that the caller's checks follow.
+same_as_torch() {
+  local name=$1 log=$2 trace=$3
+  if grep -E 'tprof: .*(GPU|CUPTI)' "$log"; then
+    record "$name" FAIL '"tprof warned about the GPU source"'
+  elif [ -z "$trace" ]; then
+    record "$name" FAIL '"no trace in the run directory"'
+  elif [ ! -f "$OUT/torch_trace.json" ]; then
+    record "$name" SKIP '"no torch.profiler trace to compare with (CHECKS: add torch)"'
+  else
+    run_check "$name" $CHECK same_kernels "$trace" "$OUT/torch_trace.json"
+    return 0
+  fi
+  return 1
+}
+
 # torch_tprof_run NAME OPS_NAME DIR [ARGS...]: torch_mlp.py under tprof.profile (the Python
 # package, tprof's own CUPTI source) into DIR, with ARGS; its kernels per step must be
 # torch.profiler's (NAME) and each charged to the same op (OPS_NAME, issue 21: ops through torch's
@@ -199,16 +218,8 @@ torch_tprof_run() {
          --tprof "$dir" "$@" > "${dir}_run.log" 2>&1; then
     tail -n 2 "${dir}_run.log"
     RUN_TRACE=$(trace_in "$dir/torch_mlp")
-    if grep -E 'tprof: .*(GPU|CUPTI)' "${dir}_run.log"; then
-      record "$name" FAIL '"tprof warned about the GPU source"'
-    elif [ -z "$RUN_TRACE" ]; then
-      record "$name" FAIL '"no trace in the run directory"'
-    elif [ ! -f "$OUT/torch_trace.json" ]; then
-      record "$name" SKIP '"no torch.profiler trace to compare with (CHECKS: add torch)"'
-    else
-      run_check "$name" $CHECK same_kernels "$RUN_TRACE" "$OUT/torch_trace.json"
+    same_as_torch "$name" "${dir}_run.log" "$RUN_TRACE" &&
       run_check "$ops" $CHECK kernel_ops "$RUN_TRACE" "$OUT/torch_trace.json"
-    fi
   else
     tail -n 20 "${dir}_run.log"
     record "$name" FAIL "\"see $(basename "$dir")_run.log\""
@@ -233,8 +244,8 @@ fi
 if want autorun; then
 say "tprof run: the PyTorch script unchanged, profiled on the GPU (gpu: auto)"
 # the same MLP with no profiler of its own, under tprof run with torch.profiler's schedule (steps
-# 5-14): its steps are its optimizer steps; the kernels of those steps must be torch.profiler's
-# (no op ranges: tprof run records no model), and its summary files what `tprof analyze` finds
+# 5-14): its steps are its optimizer steps; the kernels of those steps must be torch.profiler's,
+# and its summary files what `tprof analyze` finds
 rm -rf "$OUT/autorun"
 if [ ! -d "$BUILD/python/tprof" ]; then
   record autorun SKIP '"the Python package was not built (see build.log)"'
@@ -244,16 +255,8 @@ elif PYTHONPATH=$BUILD/python timeout 300 "$BUILD/tprof" run --output_dir "$OUT/
        > "$OUT/autorun.log" 2>&1; then
   run_dir=$(sed -n 's/^tprof: run directory: //p' "$OUT/autorun.log" | tail -n 1)
   trace=$(trace_in "$run_dir")
-  if grep -E 'tprof: .*(GPU|CUPTI)' "$OUT/autorun.log"; then
-    record autorun FAIL '"tprof warned about the GPU source"'
-  elif [ -z "$trace" ]; then
-    record autorun FAIL '"no trace in the run directory named: see autorun.log"'
-  elif [ ! -f "$OUT/torch_trace.json" ]; then
-    record autorun SKIP '"no torch.profiler trace to compare with (CHECKS: add torch)"'
-  else
-    run_check autorun $CHECK same_kernels "$trace" "$OUT/torch_trace.json"
+  same_as_torch autorun "$OUT/autorun.log" "$trace" &&
     run_check autorun_summary $CHECK summary "$run_dir" "$BUILD"
-  fi
 else
   tail -n 20 "$OUT/autorun.log"
   record autorun FAIL '"tprof run failed: see autorun.log"'
