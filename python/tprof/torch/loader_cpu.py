@@ -97,7 +97,8 @@ class LoaderCpu:
         if workers is None:
             return
         reading = _Reading(now, time.process_time_ns(), workers)
-        if self.last is not None and (reading.workers or self.last.workers) and \
+        # an interval with workers, none of which exited in it (_record says why)
+        if self.last is not None and reading.workers and \
                 self.last.workers.keys() <= reading.workers.keys():
             self._record(self.last, reading)
         self.last = reading

@@ -10,9 +10,11 @@ trace holds none of it, so tprof.torch records it once per window as a "tprof.se
 - optimizer, foreach, fused (as the optimizer will run: torch's own default resolved): in the
   first Optimizer.step of each window, through torch's global step pre-hook, which only reads;
 - num_workers, pin_memory, persistent_workers, batch_size, prefetch_factor: in the first fetch of
-  each window of a loader wrapped by tprof.torch.dataloader (data.py);
+  each window of a loader wrapped by tprof.torch.dataloader (data.py), or of a DataLoader iterator
+  under `tprof run` (iterator_setup: tprof/_autorun.py);
 - the fetches that started a loader's workers and stopped them (record_worker_cycle: data.py, the
-  Lightning callback), and the CPU time of the workers and the process (loader_cpu.py), summed.
+  Lightning callback, `tprof run`), and the CPU time of the workers and the process
+  (loader_cpu.py), summed.
 
 A foreign trace (torch.profiler's) has none of these: the advice then stays generic.
 
